@@ -1,0 +1,1 @@
+"""PlanBoard's engine: plans, planner, executor, scheduler, tools and storage (no Streamlit)."""

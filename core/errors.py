@@ -1,0 +1,120 @@
+"""The one exception tree of PlanBoard; every message says what happened and what to do.
+
+    PlanBoardError                  base: anything PlanBoard reports to a user
+    ├── ConfigError                 settings are missing or wrong (no API key, bad number)
+    ├── LLMError                    talking to the OpenAI-compatible endpoint failed
+    │   ├── LLMAuthError            the endpoint refused the API key (401/403)
+    │   ├── LLMConnectionError      the endpoint could not be reached or timed out
+    │   ├── LLMModelNotFoundError   the endpoint does not serve the configured model
+    │   └── LLMResponseError        any other error answer, or an unusable reply
+    │       └── LLMBadRequestError  the endpoint rejected the request itself (400/422)
+    ├── PlanError                   a plan could not be produced or is not acceptable
+    │   ├── PlanParseError          model output holds no recognisable plan (keeps ``raw``)
+    │   └── PlanValidationError     a plan has problems (keeps ``problems``)
+    ├── ToolError                   a tool could not be used
+    │   ├── UnknownToolError        no tool of that name is registered
+    │   ├── ToolArgumentError       arguments do not match the tool's schema
+    │   └── ToolExecutionError      the tool ran and failed (bad SQL, refused refund, ...)
+    └── StoreError                  the run store could not do what was asked
+        └── RunNotFoundError        no run has that id
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "LLMAuthError",
+    "LLMBadRequestError",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMModelNotFoundError",
+    "LLMResponseError",
+    "PlanBoardError",
+    "PlanError",
+    "PlanParseError",
+    "PlanValidationError",
+    "RunNotFoundError",
+    "StoreError",
+    "ToolArgumentError",
+    "ToolError",
+    "ToolExecutionError",
+    "UnknownToolError",
+]
+
+
+class PlanBoardError(Exception):
+    """Base of every error PlanBoard shows to a user as one line."""
+
+
+class ConfigError(PlanBoardError):
+    """Raised when settings are missing or invalid."""
+
+
+class LLMError(PlanBoardError):
+    """Raised when a call to the language model endpoint fails."""
+
+
+class LLMAuthError(LLMError):
+    """Raised when the endpoint rejects the API key."""
+
+
+class LLMConnectionError(LLMError):
+    """Raised when the endpoint cannot be reached or does not answer in time."""
+
+
+class LLMModelNotFoundError(LLMError):
+    """Raised when the endpoint does not know the configured model."""
+
+
+class LLMResponseError(LLMError):
+    """Raised for any other error status, or a reply PlanBoard cannot use."""
+
+
+class LLMBadRequestError(LLMResponseError):
+    """Raised when the endpoint rejects the request (for example an unsupported tool_choice)."""
+
+
+class PlanError(PlanBoardError):
+    """Raised when a plan cannot be produced or accepted."""
+
+
+class PlanParseError(PlanError):
+    """Raised when text holds no recognisable plan; ``raw`` keeps the text."""
+
+    def __init__(self, message: str, raw: str = "") -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class PlanValidationError(PlanError):
+    """Raised when a plan has problems; ``problems`` lists them by step id."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(
+            "The plan has problems: " + "; ".join(problems) + ". Fix them and try again."
+        )
+        self.problems = problems
+
+
+class ToolError(PlanBoardError):
+    """Raised when a tool cannot be used."""
+
+
+class UnknownToolError(ToolError):
+    """Raised when no tool of the given name is registered."""
+
+
+class ToolArgumentError(ToolError):
+    """Raised when arguments do not match a tool's parameter schema."""
+
+
+class ToolExecutionError(ToolError):
+    """Raised when a tool runs and fails for a reason it can explain."""
+
+
+class StoreError(PlanBoardError):
+    """Raised when the run store cannot do what was asked."""
+
+
+class RunNotFoundError(StoreError):
+    """Raised when no run has the given id."""

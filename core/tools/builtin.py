@@ -1,0 +1,50 @@
+"""Built-in tools every PlanBoard has: a safe calculator and the current time."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from core.errors import ToolArgumentError, ToolExecutionError
+from core.safe_eval import ExpressionError
+from core.safe_eval import calculate as safe_calculate
+from core.tools.registry import ToolRegistry, tool
+
+__all__ = ["calculate", "get_current_time", "register_builtin_tools"]
+
+
+@tool(keywords=("calculate", "compute", "sum", "total", "计算", "算", "合计", "总价"))
+def calculate(expression: str) -> dict:
+    """Evaluate an arithmetic expression safely (numbers, + - * / // % **, sqrt, log, round ...).
+
+    Args:
+        expression: the arithmetic expression, for example "1999 * 0.9 + 15".
+    """
+    try:
+        value = safe_calculate(expression)
+    except ExpressionError as exc:
+        raise ToolExecutionError(f"calculate: {exc}") from None
+    return {"expression": expression, "value": value}
+
+
+@tool(keywords=("time", "date", "today", "now", "时间", "日期", "今天", "现在"))
+def get_current_time(timezone: str = "Asia/Shanghai") -> dict:
+    """Return the current date and time in a time zone.
+
+    Args:
+        timezone: an IANA time zone name such as "Asia/Shanghai" or "Europe/London".
+    """
+    try:
+        zone = ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ToolArgumentError(
+            f"get_current_time: unknown time zone {timezone!r}; use an IANA name "
+            "such as 'Asia/Shanghai'"
+        ) from None
+    return {"timezone": timezone, "iso": datetime.now(zone).isoformat(timespec="seconds")}
+
+
+def register_builtin_tools(registry: ToolRegistry) -> None:
+    """Add the built-in tools to ``registry``."""
+    registry.add(calculate)
+    registry.add(get_current_time)

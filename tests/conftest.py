@@ -1,0 +1,21 @@
+"""Shared fixtures: every test gets its own PLANBOARD_HOME and a clean environment."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+_ISOLATED_PREFIXES = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path, monkeypatch):
+    """No test sees the developer's keys or data; each one has a fresh home directory."""
+    for name in list(os.environ):
+        if name.startswith(_ISOLATED_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "planboard-home"
+    monkeypatch.setenv("PLANBOARD_HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    return home
