@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+pytest_plugins = ["tests.fake_openai"]
+
 _ISOLATED_PREFIXES = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")
 
 

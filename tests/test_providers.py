@@ -1,0 +1,54 @@
+"""Provider profiles: detection from the base URL, overrides, and the quirks each one carries."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.errors import ConfigError
+from core.providers import GENERIC, PROFILES, detect_profile, profile_names
+
+
+@pytest.mark.parametrize(
+    ("base_url", "expected"),
+    [
+        (None, "openai"),
+        ("https://api.openai.com/v1", "openai"),
+        ("https://dashscope.aliyuncs.com/compatible-mode/v1", "dashscope"),
+        ("https://api.deepseek.com/v1", "deepseek"),
+        ("http://localhost:11434/v1", "ollama"),
+        ("http://ollama.internal/v1", "ollama"),
+        ("http://127.0.0.1:1234/v1", "lmstudio"),
+        ("http://localhost:8080/v1", "llamacpp"),
+        ("http://llama-server.lan/v1", "llamacpp"),
+        ("http://gpu-box:8000/v1", "vllm"),
+        ("https://my-gateway.example.com/v1", "generic"),
+    ],
+)
+def test_detected_from_the_base_url(base_url, expected):
+    assert detect_profile(base_url).name == expected
+
+
+def test_override_wins_and_auto_detects():
+    assert detect_profile("http://localhost:11434/v1", "deepseek").name == "deepseek"
+    assert detect_profile("http://localhost:11434/v1", "auto").name == "ollama"
+    assert detect_profile("http://localhost:11434/v1", " LMStudio ").name == "lmstudio"
+
+
+def test_unknown_override_lists_every_name():
+    with pytest.raises(ConfigError) as caught:
+        detect_profile("http://x/v1", "bedrock")
+    for name in profile_names():
+        assert name in str(caught.value)
+
+
+def test_quirks_of_each_profile():
+    assert PROFILES["openai"].tool_choice_ladder == ("named", "required", "auto")
+    assert GENERIC.tool_choice_ladder == ("named", "required", "auto")
+    assert PROFILES["dashscope"].forced_extra_body == {"enable_thinking": False}
+    assert PROFILES["deepseek"].forced_extra_body == {"thinking": {"type": "disabled"}}
+    assert PROFILES["ollama"].tool_choice_ladder == ("auto",)
+    assert PROFILES["llamacpp"].tool_choice_ladder == ("auto",)
+    assert PROFILES["lmstudio"].tool_choice_ladder == ("required", "auto")
+    assert not PROFILES["lmstudio"].supports_json_mode
+    assert all(PROFILES[n].needs_key for n in ("openai", "dashscope", "deepseek", "generic"))
+    assert not any(PROFILES[n].needs_key for n in ("ollama", "lmstudio", "llamacpp", "vllm"))
