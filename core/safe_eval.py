@@ -39,6 +39,7 @@ _MATH_FUNCTIONS = {
 _MATH_CONSTANTS = {"pi": math.pi, "e": math.e}
 _MAX_EXPRESSION_LENGTH = 500
 _MAX_EXPONENT = 1000
+_MAX_RESULT_BITS = 10_000
 
 
 class ExpressionError(ValueError):
@@ -111,7 +112,9 @@ def _eval_condition(node: ast.expr, results: dict[str, Any]) -> Any:
         return all(values) if isinstance(node.op, ast.And) else any(values)
     if isinstance(node, ast.UnaryOp):
         value = _eval_condition(node.operand, results)
-        return (not value) if isinstance(node.op, ast.Not) else -value
+        if isinstance(node.op, ast.Not):
+            return not value
+        return -value if isinstance(value, (int, float)) else None
     if isinstance(node, ast.Compare):
         return _compare(node, results)
     raise ExpressionError(f"unsupported construct {type(node).__name__}")
@@ -154,8 +157,21 @@ def calculate(expression: str) -> int | float:
         raise
     except ZeroDivisionError:
         raise ExpressionError(f"division by zero in {expression!r}") from None
-    except (OverflowError, ValueError) as exc:
+    except (OverflowError, ValueError, TypeError) as exc:
         raise ExpressionError(f"cannot compute {expression!r}: {exc}") from None
+
+
+def _check_power(base: int | float, exponent: int | float) -> None:
+    """Refuse powers whose result would be astronomically large (they hang the process)."""
+    if abs(exponent) > _MAX_EXPONENT:
+        raise ExpressionError(f"exponent {exponent} is too large (limit {_MAX_EXPONENT})")
+    if (
+        isinstance(base, int) and isinstance(exponent, int)
+        and base.bit_length() * abs(exponent) > _MAX_RESULT_BITS
+    ):
+        raise ExpressionError(
+            f"{base} ** {exponent} is too large (too many digits); use smaller numbers"
+        )
 
 
 def _eval_arithmetic(node: ast.expr) -> int | float:
@@ -170,8 +186,8 @@ def _eval_arithmetic(node: ast.expr) -> int | float:
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
         left, right = _eval_arithmetic(node.left), _eval_arithmetic(node.right)
-        if isinstance(node.op, ast.Pow) and abs(right) > _MAX_EXPONENT:
-            raise ExpressionError(f"exponent {right} is too large (limit {_MAX_EXPONENT})")
+        if isinstance(node.op, ast.Pow):
+            _check_power(left, right)
         return _ARITHMETIC[type(node.op)](left, right)
     if (
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name)

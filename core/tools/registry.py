@@ -125,7 +125,7 @@ def make_tool(
     """Build a Tool from ``fn``: the schema from its signature, descriptions from its docstring."""
     summary, param_docs = _parse_docstring(inspect.getdoc(fn) or "")
     fields: dict[str, Any] = {}
-    for param in inspect.signature(fn).parameters.values():
+    for param in inspect.signature(fn, eval_str=True).parameters.values():
         if param.name == "self":
             continue
         annotation = param.annotation if param.annotation is not inspect.Parameter.empty else Any

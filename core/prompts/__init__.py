@@ -1,0 +1,1 @@
+"""Prompt templates of PlanBoard, one module per role (planning, execution)."""

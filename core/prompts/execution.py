@@ -1,0 +1,103 @@
+"""The executor's named prompts: forced tool call, bounded ReAct, synthesis, condition judge."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = [
+    "CONDITION_JUDGE_SYSTEM",
+    "FORCED_TOOL_SYSTEM",
+    "LANGUAGE_NAMES",
+    "REACT_FINAL_NUDGE",
+    "REACT_SYSTEM",
+    "SYNTHESIS_SYSTEM",
+    "condition_messages",
+    "forced_tool_messages",
+    "react_messages",
+    "synthesis_messages",
+]
+
+LANGUAGE_NAMES = {"zh": "Chinese (简体中文)", "en": "English"}
+
+FORCED_TOOL_SYSTEM = """\
+You are the executor of a plan. Do exactly the current step and nothing else.
+Call the tool {tool_name} once, with arguments taken from the goal and the results below.
+Do not invent values that are not in the context; use the values already known as given.
+{known_args}
+{context}"""
+
+REACT_SYSTEM = """\
+You are the executor of a plan, working on one step. Rules:
+- Do only what the current step describes; later steps belong to other steps.
+- Call at most one tool at a time, and only when the results below are not enough.
+- As soon as the step's goal is met, reply with the result as plain text and stop.
+- Reply in {language}.
+You have at most {rounds} rounds.
+
+{context}"""
+
+REACT_FINAL_NUDGE = (
+    "This is the last round: no more tools. Reply now with the result of the current step."
+)
+
+SYNTHESIS_SYSTEM = """\
+You write the final answer for the user from the results of the plan's steps below.
+Do not call any tool. Answer the goal directly and completely, say plainly if something
+could not be done, and do not invent facts that the results do not contain.
+Answer in the language of the request: {language}.
+
+{context}"""
+
+CONDITION_JUDGE_SYSTEM = """\
+You decide whether a plan step should run. Its condition is: "{condition}".
+Judge it only from the results below. Reply with exactly one word: yes or no.
+
+{context}"""
+
+
+def forced_tool_messages(
+    context: str, tool_name: str, known_args: dict[str, Any], goal: str
+) -> list[dict[str, Any]]:
+    """Messages for the one forced call that fills in a tool step's missing arguments."""
+    known = (
+        "Values already known (use them as they are): "
+        + json.dumps(known_args, ensure_ascii=False, default=str)
+        if known_args else ""
+    )
+    system = FORCED_TOOL_SYSTEM.format(tool_name=tool_name, known_args=known, context=context)
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": f"Request: {goal}"},
+    ]
+
+
+def react_messages(context: str, goal: str, language: str, rounds: int) -> list[dict[str, Any]]:
+    """Opening messages of a reasoning step's bounded ReAct loop."""
+    system = REACT_SYSTEM.format(
+        context=context, language=LANGUAGE_NAMES.get(language, language), rounds=rounds
+    )
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": f"Request: {goal}"},
+    ]
+
+
+def synthesis_messages(context: str, goal: str, language: str) -> list[dict[str, Any]]:
+    """Messages of the synthesis call (sent with no tools at all)."""
+    system = SYNTHESIS_SYSTEM.format(
+        context=context, language=LANGUAGE_NAMES.get(language, language)
+    )
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": goal},
+    ]
+
+
+def condition_messages(context: str, condition: str) -> list[dict[str, Any]]:
+    """Messages asking the model for a yes/no verdict on a condition written in prose."""
+    return [
+        {"role": "system", "content": CONDITION_JUDGE_SYSTEM.format(
+            condition=condition, context=context)},
+        {"role": "user", "content": f"Should the step run? Condition: {condition}"},
+    ]

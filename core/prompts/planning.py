@@ -1,0 +1,266 @@
+"""Prompt templates of the planner and the replanner, and the small functions that fill them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from string import Template
+from typing import Any
+
+from core.language import Language
+
+__all__ = [
+    "CORRECTIVE_TEMPLATE",
+    "FALLBACK_SYNTHESIS",
+    "FALLBACK_WORK",
+    "LANGUAGE_NAMES",
+    "LESSONS_TEMPLATE",
+    "PLANNER_INTRO",
+    "PLANNER_SYSTEM_TEMPLATE",
+    "PLANNER_USER_TEMPLATE",
+    "PLANNING_PRINCIPLES",
+    "PLAN_FORMAT",
+    "REPLANNER_INTRO",
+    "REPLANNER_RULES",
+    "REPLANNER_USER_TEMPLATE",
+    "SYNTHESIS_DESCRIPTION",
+    "corrective_prompt",
+    "describe_tools",
+    "fallback_descriptions",
+    "lessons_block",
+    "planner_system_prompt",
+    "planner_user_prompt",
+    "replanner_system_prompt",
+    "replanner_user_prompt",
+]
+
+LANGUAGE_NAMES: dict[str, str] = {"en": "English", "zh": "Chinese (简体中文)"}
+
+PLANNER_INTRO = (
+    "You are a task planner. Break the user's request into a short plan of steps that an "
+    "executor will carry out one by one. You do not call tools yourself: you only decide "
+    "which step uses which tool."
+)
+
+REPLANNER_INTRO = (
+    "You are a replanner. A plan ran into a problem while it was being executed. Keep what "
+    "has been done and plan the remaining steps again. You do not call tools yourself."
+)
+
+PLANNING_PRINCIPLES = """\
+Planning principles:
+1. One action per step: one tool call or one piece of reasoning.
+2. Declare dependencies: "depends_on" lists every earlier step whose result the step needs.
+   Steps that do not need each other stay independent, so that they can run in parallel.
+3. Split a conditional request ("if X, then do Y") into a check step and an act step. The
+   act step depends on the check step and has a "condition", a small expression over earlier
+   results such as "s2.status == 'delivered'" (allowed: ==, !=, <, >, <=, >=, in, and, or,
+   not, literals and sN.field). When the condition is false the step is skipped.
+4. Use 3 to 10 steps. Describe each step at the level of its goal (what it achieves), not
+   implementation detail; never split one tool call into several steps.
+5. Use only the tools listed above, spelled exactly; "tool": null means a reasoning step.
+   Give "args" when the values are known from the request. To use a value from an earlier
+   step write "{{sN.field}}" (or "{{sN}}" for its whole result) and list sN in depends_on.
+   Leave "args" out when the values can only be worked out while the plan runs.
+6. A tool marked [side effect] changes something in the world (a refund, an order, a
+   message): use it only when the request asks for that action, and put a check step and
+   a condition in front of it when the request is conditional.
+7. The last step is a synthesis step with "tool": null that depends on the steps whose
+   results it needs and writes the final answer for the user.
+8. Step ids are s1, s2, s3 ... in order; a step depends only on steps before it.
+9. Write every description, the definition_of_done and the constraints in $language, the
+   language of the request.
+10. Output only the JSON object: no prose, no code fences."""
+
+PLAN_FORMAT = """\
+Output format (JSON):
+{
+  "goal": "the user's request in one sentence",
+  "definition_of_done": "how we know the whole task is finished",
+  "constraints": ["budget <= 2000"],
+  "steps": [
+    {"id": "s1", "description": "Look up order 88231 and its status",
+     "tool": "query_order", "args": {"order_id": "88231"},
+     "depends_on": [], "success_criteria": "order status is known"},
+    {"id": "s2", "description": "If the order was delivered, request a refund",
+     "tool": "apply_refund", "args": {"order_id": "88231", "reason": "item is broken"},
+     "depends_on": ["s1"], "condition": "s1.status == 'delivered'"},
+    {"id": "s3", "description": "Summarise the results for the user",
+     "tool": null, "depends_on": ["s1", "s2"]}
+  ]
+}
+(The tools in this example may not exist here: use only the tools listed above.)"""
+
+LESSONS_TEMPLATE = Template(
+    "Lessons from earlier runs (avoid repeating these mistakes):\n$lessons"
+)
+
+PLANNER_SYSTEM_TEMPLATE = Template(
+    "$intro\n\nAvailable tools:\n$tools\n\n$principles\n\n$format$extra"
+)
+
+PLANNER_USER_TEMPLATE = Template("Make a plan for this request:\n\n$request")
+
+REPLANNER_RULES = """\
+Replanning rules:
+- The completed steps are kept with their results: do not repeat them. New steps may use
+  their results through depends_on and "{{sN.field}}".
+- Fix the cause of the failure first; when it cannot be fixed, take another route (another
+  tool, a reduced answer) instead of repeating what failed.
+- Plan only the remaining steps and end with the synthesis step.
+- Number the new steps from $next_id on; never reuse an earlier id.
+- Answer in the same JSON format, with only the new steps in "steps"."""
+
+REPLANNER_USER_TEMPLATE = Template(
+    "Goal: $goal\n\n"
+    "Progress of the current plan:\n$summary\n\n"
+    "Results of the completed steps:\n$results\n\n"
+    "What went wrong:\n$failure\n\n"
+    "Plan the remaining steps. Number them from $next_id on."
+)
+
+CORRECTIVE_TEMPLATE = Template(
+    "Your plan could not be used:\n$errors\n\n"
+    "Send the corrected plan as one JSON object in the same format, and nothing else."
+)
+
+SYNTHESIS_DESCRIPTION: dict[str, str] = {
+    "en": "Combine the results above into the final answer for the user",
+    "zh": "综合以上结果，给出最终回复",
+}
+FALLBACK_WORK: dict[str, str] = {
+    "en": "Work on the request directly: {request}",
+    "zh": "直接处理用户的请求：{request}",
+}
+FALLBACK_SYNTHESIS = SYNTHESIS_DESCRIPTION
+
+_RESULT_CHARS = 1200
+
+
+def describe_tools(catalogue: Sequence[dict[str, Any]]) -> str:
+    """The tool catalogue as lines: name, parameters, description and the side-effect mark."""
+    if not catalogue:
+        return "(no tools: every step is a reasoning step with \"tool\": null)"
+    lines = []
+    for entry in catalogue:
+        params = _describe_parameters(entry.get("parameters") or {})
+        mark = " [side effect]" if entry.get("side_effect") else ""
+        lines.append(f"- {entry['name']}({params}){mark}: {entry.get('description', '')}")
+    return "\n".join(lines)
+
+
+def _describe_parameters(schema: dict[str, Any]) -> str:
+    required = set(schema.get("required", []))
+    parts = []
+    for name, prop in (schema.get("properties") or {}).items():
+        text = f"{name}: {_type_name(prop)}"
+        if name not in required:
+            default = prop.get("default")
+            text += f" = {json.dumps(default, ensure_ascii=False)}"
+        if prop.get("description"):
+            text += f" ({prop['description']})"
+        parts.append(text)
+    return ", ".join(parts)
+
+
+def _type_name(prop: dict[str, Any]) -> str:
+    if "enum" in prop:
+        return " | ".join(json.dumps(v, ensure_ascii=False) for v in prop["enum"])
+    if "type" in prop:
+        kind = prop["type"]
+        if kind == "array" and isinstance(prop.get("items"), dict):
+            return f"array of {_type_name(prop['items'])}"
+        return str(kind)
+    options = prop.get("anyOf") or prop.get("oneOf")
+    if options:
+        return " | ".join(_type_name(option) for option in options)
+    return "any"
+
+
+def lessons_block(lessons: Iterable[str]) -> str:
+    """The "lessons from earlier runs" block, or "" when there are none."""
+    items = [lesson.strip() for lesson in lessons if lesson and lesson.strip()]
+    if not items:
+        return ""
+    return LESSONS_TEMPLATE.substitute(lessons="\n".join(f"- {item}" for item in items))
+
+
+def _system_prompt(
+    intro: str,
+    catalogue: Sequence[dict[str, Any]],
+    language: Language,
+    extra_blocks: Sequence[str],
+) -> str:
+    principles = Template(PLANNING_PRINCIPLES).substitute(
+        language=LANGUAGE_NAMES.get(language, "English")
+    )
+    extra = "".join(f"\n\n{block}" for block in extra_blocks if block)
+    return PLANNER_SYSTEM_TEMPLATE.substitute(
+        intro=intro,
+        tools=describe_tools(catalogue),
+        principles=principles,
+        format=PLAN_FORMAT,
+        extra=extra,
+    )
+
+
+def planner_system_prompt(
+    catalogue: Sequence[dict[str, Any]],
+    *,
+    language: Language = "en",
+    lessons: Iterable[str] = (),
+) -> str:
+    """The planner's system prompt: tools, principles, output format, and any lessons."""
+    return _system_prompt(PLANNER_INTRO, catalogue, language, [lessons_block(lessons)])
+
+
+def planner_user_prompt(request: str) -> str:
+    """The planner's user message for ``request``."""
+    return PLANNER_USER_TEMPLATE.substitute(request=request.strip())
+
+
+def replanner_system_prompt(
+    catalogue: Sequence[dict[str, Any]],
+    *,
+    next_id: str,
+    language: Language = "en",
+    lessons: Iterable[str] = (),
+) -> str:
+    """The replanner's system prompt: the planner's, plus the rules of replanning."""
+    rules = Template(REPLANNER_RULES).substitute(next_id=next_id)
+    return _system_prompt(REPLANNER_INTRO, catalogue, language, [rules, lessons_block(lessons)])
+
+
+def replanner_user_prompt(
+    *,
+    goal: str,
+    summary: str,
+    results: dict[str, Any],
+    failure: str,
+    next_id: str,
+) -> str:
+    """The replanner's user message: progress, completed results (folded), the failure."""
+    lines = [f"- {step_id}: {_fold(value)}" for step_id, value in results.items()]
+    return REPLANNER_USER_TEMPLATE.substitute(
+        goal=goal,
+        summary=summary,
+        results="\n".join(lines) or "(none)",
+        failure=failure.strip() or "(no details)",
+        next_id=next_id,
+    )
+
+
+def _fold(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= _RESULT_CHARS else text[: _RESULT_CHARS - 1] + "…"
+
+
+def corrective_prompt(errors: Sequence[str]) -> str:
+    """The follow-up message that sends the problems of a plan back to the model."""
+    return CORRECTIVE_TEMPLATE.substitute(errors="\n".join(f"- {error}" for error in errors))
+
+
+def fallback_descriptions(request: str, language: Language) -> tuple[str, str]:
+    """Descriptions of the fallback plan's two steps (work on the request, then synthesise)."""
+    work = FALLBACK_WORK.get(language, FALLBACK_WORK["en"]).format(request=request.strip())
+    return work, FALLBACK_SYNTHESIS.get(language, FALLBACK_SYNTHESIS["en"])

@@ -1,0 +1,390 @@
+"""Tests of the planner and replanner with a scripted chat model (no network)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.engine import Engine
+from core.errors import ConfigError, LLMConnectionError, PlanError
+from core.plan import Plan, Step
+from core.planner import (
+    fallback_plan,
+    make_plan,
+    normalise_tool_names,
+    plan_request,
+    replan,
+    replan_request,
+)
+from core.prompts.planning import describe_tools, lessons_block, planner_system_prompt
+from core.tools.builtin import register_builtin_tools
+from core.tools.registry import ToolRegistry, tool
+from tests.fakes import ScriptedChatModel
+
+
+@tool
+def query_order(order_id: str) -> dict:
+    """Look up an order and its status.
+
+    Args:
+        order_id: the order number.
+    """
+    return {"order_id": order_id, "status": "delivered"}
+
+
+@tool(side_effect=True)
+def apply_refund(order_id: str, reason: str = "not given") -> dict:
+    """Request a refund for an order.
+
+    Args:
+        order_id: the order number.
+        reason: why.
+    """
+    return {"order_id": order_id, "refund": "requested"}
+
+
+REQUEST = "Check order 88231 and refund it if it was delivered"
+GOOD = {
+    "goal": REQUEST,
+    "definition_of_done": "the user knows the refund status",
+    "constraints": [],
+    "steps": [
+        {"id": "s1", "description": "Look up order 88231", "tool": "query_order",
+         "args": {"order_id": "88231"}, "depends_on": []},
+        {"id": "s2", "description": "Refund it if delivered", "tool": "apply_refund",
+         "args": {"order_id": "{{s1.order_id}}"}, "depends_on": ["s1"],
+         "condition": "s1.status == 'delivered'"},
+        {"id": "s3", "description": "Tell the user", "tool": None, "depends_on": ["s1", "s2"]},
+    ],
+}
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    registry = ToolRegistry()
+    register_builtin_tools(registry)
+    registry.add(query_order)
+    registry.add(apply_refund)
+    return registry
+
+
+def engine_with(registry: ToolRegistry, *replies) -> tuple[Engine, ScriptedChatModel]:
+    model = ScriptedChatModel(replies=list(replies))
+    return Engine(registry=registry, model=model), model
+
+
+# ---- planning -----------------------------------------------------------------------------
+
+
+def test_without_a_model_planning_says_how_to_configure_one(registry):
+    with pytest.raises(ConfigError, match=r"No LLM is configured: set OPENAI_API_KEY.*--offline"):
+        make_plan(REQUEST, Engine(registry=registry))
+
+
+def test_one_plain_json_call_without_tools(registry):
+    engine, model = engine_with(registry, json.dumps(GOOD))
+    result = plan_request(REQUEST, engine)
+    assert result.plan is not None and result.plan.canonical() == GOOD
+    assert (result.attempts, result.fallback, result.errors) == (1, False, [])
+    assert result.usage.llm_calls == 1 and result.usage.prompt_tokens == 100
+    assert result.raw_replies == [json.dumps(GOOD)]
+    [request] = model.requests
+    assert request["role"] == "planner"
+    assert request["tools"] is None and request["tool_choice"] is None
+    assert request["json_mode"] is True
+    system, user = request["messages"]
+    assert system["role"] == "system" and user["role"] == "user"
+    assert REQUEST in user["content"]
+
+
+def test_system_prompt_holds_the_catalogue_and_the_principles(registry):
+    engine, model = engine_with(registry, json.dumps(GOOD))
+    make_plan(REQUEST, engine)
+    system = model.requests[0]["messages"][0]["content"]
+    assert "- query_order(order_id: string (the order number.)): Look up an order" in system
+    assert (
+        '- apply_refund(order_id: string (the order number.), reason: string = "not given" '
+        "(why.)) [side effect]: Request a refund" in system
+    )
+    for principle in ("One action per step", "3 to 10 steps", "s2.status == 'delivered'",
+                      "{{sN.field}}", "synthesis step", "in English", '"definition_of_done"'):
+        assert principle in system
+    assert "Lessons from earlier runs" not in system
+
+
+def test_descriptions_follow_the_language_of_the_request(registry):
+    engine, model = engine_with(registry, json.dumps(GOOD))
+    make_plan("查一下订单 88231 到了没，到了就退掉", engine)
+    assert "the constraints in Chinese (简体中文), the" in (
+        model.requests[0]["messages"][0]["content"]
+    )
+
+
+def test_lessons_are_injected_into_the_prompt(registry):
+    engine, model = engine_with(registry, json.dumps(GOOD))
+    make_plan(REQUEST, engine, lessons=["Check the order before refunding", "  ", ""])
+    system = model.requests[0]["messages"][0]["content"]
+    assert "Lessons from earlier runs (avoid repeating these mistakes):\n" in system
+    assert "- Check the order before refunding" in system
+    assert lessons_block([]) == "" and lessons_block(["  "]) == ""
+
+
+def test_seed_format_with_camel_case_tools_is_normalised_and_accepted(registry):
+    reply = json.dumps([
+        {"stepId": 1, "description": "查询订单 88231", "toolHint": "queryOrder"},
+        {"stepId": 2, "description": "如果已签收就退款", "toolHint": "applyRefund"},
+        {"stepId": 3, "description": "综合以上结果", "toolHint": None},
+    ], ensure_ascii=False)
+    engine, _ = engine_with(registry, f"好的：\n```json\n{reply}\n```")
+    plan = make_plan("订单 88231 到了就退", engine)
+    assert [s.tool for s in plan.steps] == ["query_order", "apply_refund", None]
+    assert plan.validate(registry) == []
+
+
+def test_corrective_retry_sends_the_parse_error_back(registry):
+    engine, model = engine_with(registry, "Sorry, I am not sure.", json.dumps(GOOD))
+    result = plan_request(REQUEST, engine)
+    assert result.plan is not None and result.plan.canonical() == GOOD
+    assert result.attempts == 2 and result.usage.llm_calls == 2
+    assert result.errors == [
+        "attempt 1: the reply holds no JSON object or array; answer with the plan as JSON"
+    ]
+    retry = model.requests[1]
+    assert retry["tools"] is None and retry["json_mode"] is True
+    messages = retry["messages"]
+    assert messages[:2] == model.requests[0]["messages"][:2]
+    assert messages[2] == {"role": "assistant", "content": "Sorry, I am not sure."}
+    assert messages[3]["role"] == "user"
+    assert "- the reply holds no JSON object or array" in messages[3]["content"]
+    assert "corrected plan" in messages[3]["content"]
+
+
+def test_corrective_retry_sends_validation_problems_back(registry):
+    bad = json.loads(json.dumps(GOOD))
+    bad["steps"][0]["tool"] = "fly"
+    bad["steps"][2]["depends_on"] = ["s1", "s9"]
+    engine, model = engine_with(registry, json.dumps(bad), json.dumps(GOOD))
+    plan = make_plan(REQUEST, engine)
+    assert plan.step("s1").tool == "query_order"
+    feedback = model.requests[1]["messages"][3]["content"]
+    assert "- s1 uses unknown tool 'fly'" in feedback
+    assert "- s3 depends on unknown step s9" in feedback
+
+
+def test_garbage_twice_gives_the_fallback_plan_with_every_error(registry):
+    engine, model = engine_with(registry, "no plan", "<think>hmm</think> still no plan")
+    result = plan_request(REQUEST, engine)
+    plan = result.plan
+    assert result.fallback is True and result.attempts == 2 and len(model.requests) == 2
+    assert plan is not None and plan.ids() == ["s1", "s2"]
+    assert plan.step("s1").tool is None and plan.step("s2").depends_on == ["s1"]
+    assert plan.synthesis_step() is plan.step("s2")
+    assert plan.warnings[0].startswith("The planner's output could not be used")
+    assert plan.warnings[1:] == [
+        "attempt 1: the reply holds no JSON object or array; answer with the plan as JSON",
+        "attempt 2: the reply holds no JSON object or array; answer with the plan as JSON",
+    ]
+    assert plan.goal == REQUEST and REQUEST in plan.step("s1").description
+    assert plan.validate(registry) == []
+
+
+def test_fallback_plan_speaks_the_language_of_the_request():
+    plan = fallback_plan("帮我查一下订单", ["attempt 1: bad"])
+    assert plan.step("s1").description == "直接处理用户的请求：帮我查一下订单"
+    assert plan.step("s2").description == "综合以上结果，给出最终回复"
+    assert plan.warnings == ["规划器的输出无法使用，已改用简单的两步计划", "attempt 1: bad"]
+
+
+def test_a_missing_synthesis_step_is_added(registry):
+    data = {"steps": [
+        {"id": "s1", "description": "Look up", "tool": "query_order",
+         "args": {"order_id": "1"}, "depends_on": []},
+        {"id": "s2", "description": "Time", "tool": "get_current_time", "depends_on": []},
+    ]}
+    engine, _ = engine_with(registry, json.dumps(data))
+    plan = make_plan(REQUEST, engine)
+    assert plan.ids() == ["s1", "s2", "s3"]
+    assert plan.step("s3").tool is None and plan.step("s3").depends_on == ["s1", "s2"]
+    assert plan.synthesis_step() is plan.step("s3")
+
+
+def test_llm_errors_are_not_swallowed(registry):
+    engine, _ = engine_with(registry, LLMConnectionError("cannot reach the endpoint"))
+    with pytest.raises(LLMConnectionError):
+        make_plan(REQUEST, engine)
+
+
+# ---- replanning ---------------------------------------------------------------------------
+
+
+def failed_plan() -> Plan:
+    plan = Plan(goal=REQUEST, definition_of_done="done", version=1, steps=[
+        Step(id="s1", description="Look up", tool="query_order", args={"order_id": "88231"},
+             status="completed", result={"order_id": "88231", "status": "delivered"}),
+        Step(id="s2", description="Refund", tool="apply_refund",
+             args={"order_id": "{{s1.order_id}}"}, depends_on=["s1"], status="failed",
+             error="refund service timed out"),
+        Step(id="s3", description="Tell the user", depends_on=["s1", "s2"]),
+    ])
+    return plan
+
+
+def test_replan_keeps_completed_results_and_continues_numbering(registry):
+    reply = {"steps": [
+        {"id": "s4", "description": "Retry the refund", "tool": "apply_refund",
+         "args": {"order_id": "{{s1.order_id}}", "reason": "retry"}, "depends_on": ["s1"]},
+        {"id": "s5", "description": "Tell the user", "tool": None, "depends_on": ["s4"]},
+    ]}
+    engine, model = engine_with(registry, json.dumps(reply))
+    old = failed_plan()
+    before = old.model_dump()
+    new = replan(old, "s2 failed: refund service timed out", engine)
+    assert old.model_dump() == before  # the old version is untouched
+    assert new.version == 2 and new.id == old.id and new.goal == old.goal
+    assert new.ids() == ["s1", "s4", "s5"]
+    kept = new.step("s1")
+    assert kept.status == "completed" and kept.result == {"order_id": "88231",
+                                                          "status": "delivered"}
+    assert new.step("s4").status == "pending"
+    assert new.step("s5").depends_on == ["s1", "s4"]  # synthesis sees the kept result too
+    assert new.validate(registry) == []
+    [request] = model.requests
+    assert request["role"] == "planner" and request["tools"] is None and request["json_mode"]
+    system, user = (m["content"] for m in request["messages"])
+    assert "Number the new steps from s4 on" in system
+    assert "s2 failed: refund service timed out" in user
+    assert "✓ s1: Look up" in user and "✗ s2: Refund → refund service timed out" in user
+    assert '"status": "delivered"' in user
+
+
+def test_replan_renumbers_steps_that_reuse_old_ids(registry):
+    reply = {"steps": [
+        {"id": "s2", "description": "Retry the refund", "tool": "apply_refund",
+         "args": {"order_id": "{{s1.order_id}}"}, "depends_on": ["s1"],
+         "condition": "s1.status == 'delivered'"},
+        {"id": "s3", "description": "Check the time", "tool": "get_current_time",
+         "depends_on": ["s2"]},
+        {"id": "s4", "description": "Answer", "tool": None, "depends_on": ["s2", "s3"]},
+    ]}
+    engine, _ = engine_with(registry, json.dumps(reply))
+    new = replan(failed_plan(), "refund failed", engine)
+    assert new.ids() == ["s1", "s4", "s5", "s6"]
+    assert new.step("s4").args == {"order_id": "{{s1.order_id}}"}
+    assert new.step("s4").condition == "s1.status == 'delivered'"
+    assert new.step("s5").depends_on == ["s4"]
+    assert new.step("s6").depends_on == ["s1", "s4", "s5"]
+    assert new.validate(registry) == []
+
+
+def test_replan_drops_a_repeated_completed_step(registry):
+    reply = {"steps": [
+        {"id": "s1", "description": "Look up", "tool": "query_order",
+         "args": {"order_id": "88231"}, "depends_on": []},
+        {"id": "s2", "description": "Refund again", "tool": "apply_refund",
+         "args": {"order_id": "{{s1.order_id}}"}, "depends_on": ["s1"]},
+        {"id": "s3", "description": "Answer", "tool": None, "depends_on": ["s1", "s2"]},
+    ]}
+    engine, _ = engine_with(registry, json.dumps(reply))
+    new = replan(failed_plan(), "refund failed", engine)
+    assert new.ids() == ["s1", "s4", "s5"]
+    assert new.step("s4").depends_on == ["s1"]
+    assert new.step("s5").depends_on == ["s1", "s4"]
+
+
+def test_replan_keeps_skipped_steps_only_when_their_dependencies_are_kept(registry):
+    plan = failed_plan()
+    plan.steps.insert(1, Step(id="s4", description="Maybe", tool="get_current_time",
+                              depends_on=["s1"], status="skipped", error="condition false"))
+    plan.steps.append(Step(id="s5", description="Blocked", tool="get_current_time",
+                           depends_on=["s2"], status="skipped", error="s2 failed"))
+    reply = {"steps": [{"id": "s6", "description": "Answer", "tool": None, "depends_on": []}]}
+    engine, model = engine_with(registry, json.dumps(reply))
+    new = replan(plan, "refund failed", engine)
+    assert new.ids() == ["s1", "s4", "s6"]
+    assert new.step("s4").status == "skipped"
+    assert "from s6 on" in model.requests[0]["messages"][0]["content"]
+
+
+def test_replan_corrective_retry_then_success(registry):
+    good = {"steps": [{"id": "s4", "description": "Answer", "tool": None, "depends_on": []}]}
+    bad = {"steps": [{"id": "s4", "description": "Answer", "tool": None,
+                      "depends_on": ["s2"]}]}
+    engine, model = engine_with(registry, json.dumps(bad), json.dumps(good))
+    result = replan_request(failed_plan(), "refund failed", engine)
+    assert result.plan is not None and result.plan.ids() == ["s1", "s4"]
+    assert result.attempts == 2 and result.usage.llm_calls == 2
+    assert "- s4 depends on unknown step s2" in model.requests[1]["messages"][3]["content"]
+
+
+def test_replan_failing_twice_raises_plan_error_with_the_reasons(registry):
+    engine, _ = engine_with(registry, "nope", "still nope")
+    result = replan_request(failed_plan(), "refund failed", engine)
+    assert result.plan is None and result.usage.llm_calls == 2 and len(result.errors) == 2
+    engine, _ = engine_with(registry, "nope", "still nope")
+    with pytest.raises(PlanError, match=r"^Replanning failed: .*attempt 2: the reply holds no"):
+        replan(failed_plan(), "refund failed", engine)
+
+
+def test_replan_without_a_model_is_a_config_error(registry):
+    with pytest.raises(ConfigError, match="No LLM is configured"):
+        replan(failed_plan(), "x", Engine(registry=registry))
+
+
+def test_replan_lessons_and_language(registry):
+    plan = failed_plan()
+    plan.goal = "查一下订单 88231，到了就退"
+    reply = {"steps": [{"id": "s4", "description": "回复用户", "tool": None, "depends_on": []}]}
+    engine, model = engine_with(registry, json.dumps(reply, ensure_ascii=False))
+    new = replan(plan, "退款失败", engine, lessons=["退款前先确认状态"])
+    system = model.requests[0]["messages"][0]["content"]
+    assert "- 退款前先确认状态" in system and "Chinese" in system
+    assert new.version == 2
+
+
+# ---- tool names and prompts ---------------------------------------------------------------
+
+
+def test_normalise_tool_names(registry):
+    registry.add(tool(name="query_orders")(lambda order_id: {}))
+    plan = Plan(goal="g", steps=[
+        Step(id="s1", description="a", tool="queryOrder"),
+        Step(id="s2", description="b", tool="functions.apply_refund"),
+        Step(id="s3", description="c", tool="Get-Current-Time"),
+        Step(id="s4", description="d", tool="teleport"),
+        Step(id="s5", description="e", tool="CALCULATE"),
+        Step(id="s6", description="f"),
+    ])
+    fixed = normalise_tool_names(plan, registry)
+    assert [s.tool for s in fixed.steps] == [
+        "query_order", "apply_refund", "get_current_time", "teleport", "calculate", None,
+    ]
+    assert plan.step("s1").tool == "queryOrder"  # the input is not changed
+
+
+def test_describe_tools_without_tools():
+    assert "no tools" in describe_tools([])
+    assert "no tools" in planner_system_prompt([])
+
+
+def test_a_long_plan_is_accepted_with_a_warning(registry):
+    steps = [{"id": f"s{i}", "description": f"step {i}", "tool": "get_current_time",
+              "depends_on": []} for i in range(1, 12)]
+    steps.append({"id": "s12", "description": "answer", "tool": None, "depends_on": []})
+    engine, _ = engine_with(registry, json.dumps({"steps": steps}))
+    plan = make_plan(REQUEST, engine)
+    assert len(plan.steps) == 12
+    assert plan.warnings == [
+        "the plan has 12 steps; plans of 3 to 10 steps work best, so consider merging some"
+    ]
+
+
+def test_replanner_prompt_folds_long_results(registry):
+    plan = failed_plan()
+    plan.step("s1").result = {"text": "x" * 5000}
+    reply = {"steps": [{"id": "s4", "description": "Answer", "tool": None, "depends_on": []}]}
+    engine, model = engine_with(registry, json.dumps(reply))
+    replan(plan, "boom", engine)
+    user = model.requests[0]["messages"][1]["content"]
+    line = next(x for x in user.splitlines() if x.startswith("- s1: "))
+    assert len(line) == len("- s1: ") + 1200 and line.endswith("…")
