@@ -1,0 +1,1 @@
+"""Benchmarks that print tables of ratios (run with ``python -m bench``)."""

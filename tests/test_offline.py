@@ -1,0 +1,226 @@
+"""The offline planner and synthesiser, executed by hand (no LLM, no engine)."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+import pytest
+
+from core.errors import ToolError
+from core.offline import compose_answer, offline_plan, split_clauses
+from core.plan import REFERENCE, Plan
+from core.safe_eval import evaluate_condition
+from core.scenarios import SCENARIOS
+from core.tools.catalog import default_registry
+from core.tools.registry import ToolRegistry
+
+SEED_ZH = SCENARIOS[0].request_zh
+SEED_EN = SCENARIOS[0].request_en
+
+
+def _resolve(value: Any, results: dict[str, Any]) -> Any:
+    if isinstance(value, str):
+        match = REFERENCE.fullmatch(value.strip())
+        if not match:
+            return value
+        found = results[match.group(1)]
+        for name, index in re.findall(r"\.([\w\-]+)|\[(\d+)\]", match.group(2)):
+            found = found[name] if name else found[int(index)]
+        return found
+    if isinstance(value, dict):
+        return {k: _resolve(v, results) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v, results) for v in value]
+    return value
+
+
+def execute_by_hand(plan: Plan, registry: ToolRegistry, run_id: str = "run") -> str:
+    """Run a plan the way the executor does offline; return the synthesis answer."""
+    synthesis = plan.synthesis_step()
+    for step in plan.topological_order():
+        failed_dep = any(plan.step(dep).status == "failed" for dep in step.depends_on)
+        if failed_dep and step is not synthesis:  # the answer still reports the failures
+            step.advance("skipped")
+            continue
+        if step.condition and not evaluate_condition(step.condition, plan.results()):
+            step.error = f"condition {step.condition} is false"
+            step.advance("skipped")
+            continue
+        step.advance("running")
+        if step is synthesis:
+            step.result = compose_answer(plan)
+            step.advance("completed")
+        elif step.tool is None:
+            step.error = "a reasoning step needs an LLM"
+            step.advance("failed")
+        else:
+            try:
+                step.result = registry.call(
+                    step.tool, _resolve(step.args or {}, plan.results()),
+                    idempotency_key=f"{run_id}:{step.id}:v{plan.version}",
+                )
+                step.advance("completed")
+            except ToolError as exc:
+                step.error = str(exc)
+                step.advance("failed")
+    assert synthesis is not None and isinstance(synthesis.result, str)
+    return synthesis.result
+
+
+@pytest.fixture
+def registry():
+    return default_registry({})
+
+
+def _shape(plan: Plan) -> list[tuple[str | None, str | None]]:
+    return [(s.tool, s.condition) for s in plan.steps]
+
+
+@pytest.mark.parametrize("request_text", [SEED_ZH, SEED_EN])
+def test_seed_000_plan_shape(registry, request_text):
+    plan = offline_plan(request_text, registry)
+    assert plan.validate(registry) == []
+    assert _shape(plan) == [
+        ("search_knowledge", None), ("query_order", None),
+        ("apply_refund", "s2.status == 'delivered'"), (None, None),
+    ]
+    assert plan.steps[1].args == {"order_id": "88231"}
+    assert plan.steps[2].depends_on == ["s2"]
+    assert plan.steps[3].depends_on == ["s1", "s2", "s3"]
+    assert plan.constraints == ["budget <= 2000"]
+
+
+def test_seed_000_refund_then_no_second_refund(registry):
+    first = offline_plan(SEED_ZH, registry)
+    answer = execute_by_hand(first, registry, "run-a")
+    refund_id = first.steps[2].result["refund_id"]
+    assert first.steps[2].result["created"] is True
+    assert "比特 S10 Lite" in answer and "1599" in answer
+    assert refund_id in answer
+    second = offline_plan(SEED_ZH, registry)
+    again = execute_by_hand(second, registry, "run-b")
+    assert second.steps[2].status == "skipped"
+    assert refund_id in again
+    assert "已有退款" in again
+
+
+def test_english_answer_is_english(registry):
+    plan = offline_plan(SEED_EN, registry)
+    answer = execute_by_hand(plan, registry)
+    assert "比特 S10 Lite" in answer
+    assert "Refund requested" in answer and plan.steps[2].result["refund_id"] in answer
+    assert "以下是" not in answer
+
+
+def test_order_in_transit_is_not_refunded(registry):
+    plan = offline_plan(SEED_ZH.replace("88231", "70412"), registry)
+    answer = execute_by_hand(plan, registry)
+    assert plan.steps[2].status == "skipped"
+    assert "运输中" in answer and "没有申请退款" in answer
+    english = offline_plan(SEED_EN.replace("88231", "70412"), registry)
+    assert "not delivered" in execute_by_hand(english, registry)
+
+
+def test_order_already_refunding_is_not_refunded_again(registry):
+    plan = offline_plan(SEED_EN.replace("88231", "66001"), registry)
+    answer = execute_by_hand(plan, registry)
+    assert plan.steps[2].status == "skipped"
+    assert "RF20260620001" in answer and "no second refund" in answer
+
+
+def test_clauses_split_on_joining_words():
+    assert split_clauses("查订单 88231。另外推荐扫地机；顺便看看物流") == [
+        "查订单 88231", "推荐扫地机", "看看物流"]
+    assert split_clauses("check order 1. Also find a vacuum, then stop") == [
+        "check order 1", "find a vacuum", "stop"]
+
+
+def test_logistics_and_tracking_numbers(registry):
+    plan = offline_plan("帮我查一下订单 88231 的物流", registry)
+    assert _shape(plan)[:2] == [("query_order", None), ("query_logistics", None)]
+    assert plan.steps[1].args == {"tracking_no": "{{s1.tracking_no}}"}
+    answer = execute_by_hand(plan, registry)
+    assert "SF1234567890" in answer
+    direct = offline_plan("where is parcel SF1234567890", registry)
+    assert direct.steps[0].args == {"tracking_no": "SF1234567890"}
+
+
+def test_unmappable_clause_becomes_a_reasoning_step(registry):
+    plan = offline_plan("写一首关于秋天的诗", registry)
+    assert [s.tool for s in plan.steps] == [None, None]
+    assert "无法离线完成" in plan.steps[0].description
+    answer = execute_by_hand(plan, registry)
+    assert "未完成" in answer
+
+
+def test_refund_without_order_number_asks_for_it(registry):
+    plan = offline_plan("I want a refund", registry)
+    assert all(s.tool is None for s in plan.steps)
+    assert "order number" in plan.steps[0].description
+
+
+def test_builtin_tools_are_matched(registry):
+    calc = offline_plan("计算 1999*0.9+15", registry)
+    assert calc.steps[0].tool == "calculate"
+    assert "1814.1" in execute_by_hand(calc, registry)
+    assert offline_plan("what time is it now", registry).steps[0].tool == "get_current_time"
+
+
+def test_named_service_and_literal_sql(registry):
+    plan = offline_plan("检查 order 服务并给出扩容建议", registry)
+    assert [s.tool for s in plan.steps] == ["check_health", "suggest_scale", None]
+    assert "order-service" in execute_by_hand(plan, registry)
+    sql = offline_plan("SELECT COUNT(*) FROM users", registry)
+    assert sql.steps[0].tool == "run_sql"
+    assert "3000" in execute_by_hand(sql, registry)
+
+
+def test_only_registered_tools_are_used():
+    bare = ToolRegistry()
+    plan = offline_plan(SEED_ZH, bare)
+    assert plan.validate(bare) == []
+    assert all(s.tool is None for s in plan.steps)
+
+
+ODD_INPUTS = [
+    "", " ", "\n\n", "😀" * 50, "？？？", "。。。;;;", "x" * 10_000, "订单" * 3000,
+    "88231 " * 500, "{{s1.status}}", "s1.status == 'delivered'", "如果", "if if if then",
+    "退款退款退款", "DROP TABLE orders; --", "\x00\x1f", "检查 all 服务", "预算 ¥ 以内",
+    "order #", "1/0", "9" * 400 + "+1", "SELECT", "another-service 服务健康", "🙂 order 88231 🙂",
+]
+
+
+@pytest.mark.parametrize("request_text", ODD_INPUTS)
+def test_odd_inputs_never_crash_and_always_validate(registry, request_text):
+    plan = offline_plan(request_text, registry)
+    assert plan.validate(registry) == []
+    assert plan.synthesis_step() is not None
+    assert len(plan.steps) <= 26
+    assert isinstance(compose_answer(plan), str)
+
+
+def test_non_string_request_does_not_crash(registry):
+    assert offline_plan(None, registry).validate(registry) == []  # type: ignore[arg-type]
+
+
+def test_mixed_clause_gets_both_the_search_and_the_refund(registry):
+    plan = offline_plan(
+        "recommend a robot vacuum for elderly people under 2000 and refund order 88231 if it "
+        "was delivered", registry)
+    tools = [s.tool for s in plan.steps]
+    assert tools == ["query_order", "apply_refund", "search_knowledge", None]
+    assert "88231" not in plan.steps[2].args["query"]
+
+
+def test_random_fragments_always_give_valid_plans(registry):
+    fragments = ["订单 88231", "退掉", "如果", "到了的话", "扫地机", "老人", "预算 2000", "另外",
+                 "health", "扩容", "all services", "churn", "SELECT", "调研", "order 70412",
+                 "SF1234567890", "refund", "then", "。", "；", "?", "1+1", "😀", "{{s9}}",
+                 "payment-service", "流失", "web", "\n", "and also", "if delivered"]
+    rng = random.Random(0)
+    for _ in range(150):
+        text = " ".join(rng.choice(fragments) for _ in range(rng.randint(0, 14)))
+        plan = offline_plan(text, registry)
+        assert plan.validate(registry) == [], text
