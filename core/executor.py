@@ -89,13 +89,15 @@ def step_mode(plan: Plan, step: Step, registry: ToolRegistry) -> StepMode:
     return "forced_tool"
 
 
-def predict_llm_calls(plan: Plan, registry: ToolRegistry) -> int:
+def predict_llm_calls(plan: Plan, registry: ToolRegistry, *, offline: bool = False) -> int:
     """Expected LLM calls to run the plan's unfinished steps (planning not included).
 
     0 for a tool step with complete arguments (or an unknown tool, which fails), 1 for a
     forced tool call, a reasoning step (its ReAct loop may take up to 3) and the synthesis;
-    plus 1 for every condition written in prose.
+    plus 1 for every condition written in prose. Offline nothing calls a model: 0.
     """
+    if offline:
+        return 0
     calls = 0
     for step in plan.steps:
         if step.status not in {"pending", "running"}:

@@ -1,33 +1,48 @@
-"""Runs a plan: ready steps in parallel up to a limit, replanning on failure, then the answer."""
+"""Runs a plan: ready steps in parallel up to a limit, checkpoints, replanning, the answer.
+
+Checkpoint policies (``RunOptions.checkpoint``, seed 003): ``rigid`` never replans;
+``on_failure`` (the default) replans when a step fails fatally or misses its success
+criteria; ``adaptive`` also runs a checkpoint after each completed step, which may change
+the pending steps; ``every_step`` replans after each completed step. Failures are
+classified (seed 004, pit 2): an "ignorable" one is recorded and the run goes on — the
+steps that depend on it (by construction only the synthesis) still run, with its error
+in their context — and a "fatal" one blocks its dependents and triggers a replan.
+"""
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from core.checkpoint import run_checkpoint
 from core.context import failure_note, fallback_answer
+from core.coordinator import Coordinator, RunBook, retire, tr
 from core.engine import Engine
+from core.errors import PlanError
 from core.events import EventKind, EventSink, RunEvent
-from core.executor import StepOutcome, execute_step, is_synthesis
+from core.executor import is_synthesis
 from core.plan import Plan, Step
-from core.run_control import ControlWake, RunControl
-from core.safe_eval import ExpressionError, evaluate_condition, is_expression_condition
+from core.run_control import RunControl
 from core.usage import Usage
 
-__all__ = ["Replanner", "RunOptions", "RunOutcome", "RunStatus", "run_plan"]
+if TYPE_CHECKING:
+    from core.planner import PlanningResult
+
+__all__ = ["CheckpointPolicy", "Replanner", "RunOptions", "RunOutcome", "RunStatus",
+           "run_plan"]
 
 logger = logging.getLogger(__name__)
 
 RunStatus = Literal["completed", "failed", "cancelled", "paused"]
-Replanner = Callable[[Plan, str, Engine], Plan]
-_POLL_S = 0.5  # bounded wait, so that subclassed (store-backed) controls are re-read
-_CANCELLED = "cancelled by a person"
-_REJECTED = "rejected by a person"
+CheckpointPolicy = Literal["rigid", "on_failure", "adaptive", "every_step"]
+Replanner = Callable[[Plan, str, Engine], "Plan | PlanningResult"]
+MAX_CHECKPOINT_VERSIONS = 12  # a replanner that always changes something cannot loop forever
+_IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]*\d{4,}[A-Za-z0-9]*")
 
 
 class RunOptions(BaseModel):
@@ -37,6 +52,7 @@ class RunOptions(BaseModel):
     max_replans: int = Field(default=2, ge=0, le=10)
     confirm_side_effects: bool = False
     run_id: str | None = None
+    checkpoint: CheckpointPolicy = "on_failure"
 
 
 class RunOutcome(BaseModel):
@@ -50,7 +66,7 @@ class RunOutcome(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
-class _Emitter:
+class Emitter:
     """Sends events to the sink one at a time, in order; a failing sink is logged, not fatal."""
 
     def __init__(self, sink: EventSink | None) -> None:
@@ -69,196 +85,6 @@ class _Emitter:
                 logger.exception("event sink failed on %s", kind)
 
 
-class _Coordinator:
-    """Runs one plan version as far as it can go; every plan change happens in this thread."""
-
-    def __init__(self, plan: Plan, engine: Engine, options: RunOptions, control: RunControl,
-                 emit: _Emitter) -> None:
-        self.plan, self.engine, self.options = plan, engine, options
-        self.control, self.emit = control, emit
-        self.running: dict[Future[StepOutcome], Step] = {}
-        self.confirming: dict[Future[bool], Step] = {}
-        self.futures: list[Future[Any]] = []  # every future started, kept to the end
-        self.confirmed: set[str] = set()
-        self.cancel_announced = False
-
-    def run(self, *, hold_synthesis: bool) -> Literal["done", "paused", "cancelled"]:
-        wake = ControlWake()
-        self.control.add_listener(wake.fire)
-        workers = self.options.max_parallel + sum(self._needs_confirmation(s)
-                                                  for s in self.plan.steps)
-        try:
-            with ThreadPoolExecutor(max_workers=workers,
-                                    thread_name_prefix="planboard-step") as pool:
-                while True:
-                    if self.control.is_cancelled():
-                        self._cancel_pending()
-                    elif not self.control.is_paused():
-                        self._launch(pool, hold_synthesis=hold_synthesis)
-                    if not self.running and not self.confirming:
-                        break
-                    waiting = [*self.running, *self.confirming, wake.future]
-                    done, _ = wait(waiting, timeout=_POLL_S, return_when=FIRST_COMPLETED)
-                    wake.rearm()
-                    for future in done:
-                        if future in self.running:
-                            self._apply(self.running.pop(future), future)
-                        elif future in self.confirming:
-                            self._confirmation_done(self.confirming.pop(future), future)
-        finally:
-            self.control.remove_listener(wake.fire)
-        if self.control.is_cancelled():
-            self._cancel_pending()
-            return "cancelled"
-        if self.control.is_paused() and any(s.status == "pending" for s in self.plan.steps):
-            return "paused"
-        return "done"
-
-    # ---- launching ----------------------------------------------------------------------
-
-    def _launch(self, pool: ThreadPoolExecutor, *, hold_synthesis: bool) -> None:
-        progressed = True
-        while progressed:
-            progressed = False
-            busy = {s.id for s in self.confirming.values()}
-            for step in self.plan.ready_steps():
-                if step.id in busy or not self._may_start(step, hold_synthesis):
-                    continue
-                if self._condition_false(step):
-                    progressed = True
-                    continue
-                if self._needs_confirmation(step) and step.id not in self.confirmed:
-                    progressed |= self._ask_confirmation(pool, step)
-                    continue
-                if len(self.running) >= self.options.max_parallel:
-                    continue  # no free slot; later steps may still ask for confirmation
-                self._start(pool, step)
-                progressed = True
-
-    def _may_start(self, step: Step, hold_synthesis: bool) -> bool:
-        if not is_synthesis(self.plan, step):
-            return True
-        others = [s for s in self.plan.steps if s.id != step.id]
-        if any(s.status in {"pending", "running"} for s in others):
-            return False  # the synthesis always comes last
-        return not (hold_synthesis and any(s.status == "failed" for s in others))
-
-    def _condition_false(self, step: Step) -> bool:
-        """Skip, without starting it, a step whose expression condition is already false."""
-        if not step.condition or not is_expression_condition(step.condition):
-            return False
-        try:
-            holds = evaluate_condition(step.condition, self.plan.results())
-        except ExpressionError:
-            return False  # the executor reports it as the step's failure
-        if holds:
-            return False
-        self._finish(step, StepOutcome(status="skipped", mode="condition",
-                                       error=f"condition not met: {step.condition}"))
-        return True
-
-    def _needs_confirmation(self, step: Step) -> bool:
-        if not self.options.confirm_side_effects or step.tool is None:
-            return False
-        return step.tool in self.engine.registry and self.engine.registry.get(
-            step.tool).side_effect
-
-    def _ask_confirmation(self, pool: ThreadPoolExecutor, step: Step) -> bool:
-        decision = self.control.decision(step.id)
-        if decision is True:
-            self.confirmed.add(step.id)
-            self.emit("confirmed", self.plan, step.id)
-            return True
-        if decision is False:
-            self._reject(step)
-            return True
-        self.emit("waiting_confirmation", self.plan, step.id, tool=step.tool,
-                  args=step.args, description=step.description)
-        future = pool.submit(self.control.wait_for_confirmation, step)
-        self.futures.append(future)
-        self.confirming[future] = step
-        return False
-
-    def _start(self, pool: ThreadPoolExecutor, step: Step) -> None:
-        step.advance("running")
-        self.emit("step_started", self.plan, step.id, tool=step.tool,
-                  description=step.description)
-        run_id = self.options.run_id or self.plan.id
-        key = f"{run_id}:{step.id}:v{self.plan.version}"
-        future = pool.submit(execute_step, self.plan, step, self.engine,
-                             cancel=self.control.cancel_event, idempotency_key=key)
-        self.futures.append(future)
-        self.running[future] = step
-
-    # ---- finishing ----------------------------------------------------------------------
-
-    def _apply(self, step: Step, future: Future[StepOutcome]) -> None:
-        try:
-            outcome = future.result()
-        except Exception as exc:  # execute_step never raises; this guards the guarantee
-            logger.exception("step %s raised out of the executor", step.id)
-            outcome = StepOutcome(status="failed", error=f"{type(exc).__name__}: {exc}")
-        self._finish(step, outcome)
-
-    def _finish(self, step: Step, outcome: StepOutcome) -> None:
-        step.advance(outcome.status)
-        step.result = outcome.result
-        step.error = outcome.error
-        if outcome.resolved_args is not None:
-            step.resolved_args = outcome.resolved_args
-        usage = outcome.usage
-        step.add_usage(usage.llm_calls, usage.prompt_tokens, usage.completion_tokens)
-        kind: EventKind = f"step_{outcome.status}"  # type: ignore[assignment]
-        self.emit(kind, self.plan, step.id, result=outcome.result, error=outcome.error,
-                  resolved_args=outcome.resolved_args, mode=outcome.mode,
-                  usage=usage.model_dump(), notes=outcome.notes)
-
-    def _confirmation_done(self, step: Step, future: Future[bool]) -> None:
-        if step.status != "pending":
-            return
-        try:
-            confirmed = future.result()
-        except Exception:
-            logger.exception("waiting for confirmation of %s failed", step.id)
-            confirmed = False
-        if confirmed:
-            self.confirmed.add(step.id)
-            self.emit("confirmed", self.plan, step.id)
-        elif self.control.is_cancelled():
-            self._cancel_pending()
-        elif self.control.decision(step.id) is False or not self.control.is_paused():
-            self._reject(step)
-        # else: woken by a pause; the step stays pending and is asked again on resume
-
-    def _reject(self, step: Step) -> None:
-        self.emit("rejected", self.plan, step.id)
-        self._finish(step, StepOutcome(status="skipped", error=_REJECTED, mode="direct"))
-
-    def _cancel_pending(self) -> None:
-        if not self.cancel_announced:
-            self.cancel_announced = True
-            self.emit("cancelled", self.plan)
-        for step in self.plan.steps:
-            if step.status == "pending":
-                self._finish(step, StepOutcome(status="skipped", error=_CANCELLED))
-
-    def skip_blocked(self) -> None:
-        """End as skipped the pending steps that wait on a failed step, naming it."""
-        failed = {s.id for s in self.plan.steps if s.status == "failed"}
-        for step in self.plan.blocked_steps():
-            culprits = [d for d in step.depends_on if d in failed] or step.depends_on
-            error = f"skipped: depends on failed step {', '.join(culprits)}"
-            self._finish(step, StepOutcome(status="skipped", error=error))
-            failed.add(step.id)
-
-    def skip_leftovers(self) -> None:
-        """End as skipped any step that could never become ready (it should not happen)."""
-        for step in self.plan.steps:
-            if step.status == "pending":
-                self._finish(step, StepOutcome(
-                    status="skipped", error="skipped: its dependencies never finished"))
-
-
 # ---- the run ------------------------------------------------------------------------------
 
 
@@ -274,99 +100,203 @@ def run_plan(
     """Run ``plan`` (in place) to the end, a pause or a cancellation, and compose the answer.
 
     A plan with finished steps may be passed again (after a pause or a crash): finished
-    steps are not re-run. On failure, ``replanner(plan, failure, engine)`` makes the next
-    version, at most ``options.max_replans`` times per call; past that the run finishes
-    "failed" and the answer says what failed. Usage totals add up every step of every
-    version (planning usage is the caller's to add).
+    steps are not re-run. On a fatal failure (or a missed success criterion), unless the
+    policy is rigid, ``replanner(plan, failure, engine)`` makes the next version, at most
+    ``options.max_replans`` times per call; past that the run finishes "failed" and the
+    answer says what failed. Checkpoint versions (adaptive / every_step) do not count
+    against ``max_replans``. Usage totals add up every step of every version plus replans,
+    checkpoints and success checks (planning usage is the caller's to add).
     """
     options = options or RunOptions()
     control = control or RunControl()
+    replanning_offline = replanner is None and engine.offline
     if replanner is None:
-        from core.planner import replan as replanner
-    emit = _Emitter(on_event)
-    versions = [plan]
-    warnings: list[str] = []
+        from core.planner import replan_request as replanner
+    emit = Emitter(on_event)
+    book = RunBook(versions=[plan])
     emit("run_started", plan, goal=plan.goal, steps=len(plan.steps),
          resumed=any(s.status != "pending" for s in plan.steps))
     for step in plan.steps:
         if step.status == "running":  # left running by a process that died: run it again
             step.reset_after_crash()
             emit("step_reset", plan, step.id)
+    limit = 0 if options.checkpoint == "rigid" else options.max_replans
+    checkpoints = None
+    if options.checkpoint == "adaptive" or (options.checkpoint == "every_step"
+                                            and not engine.offline):  # it needs a model
+        checkpoints = _Checkpoints(options.checkpoint, engine, book,
+                                   None if replanning_offline else replanner)
     replans = 0
     while True:
-        coordinator = _Coordinator(plan, engine, options, control, emit)
-        state = coordinator.run(hold_synthesis=replans < options.max_replans)
+        coordinator = Coordinator(plan, engine, options, control, emit, book,
+                                  checkpointer=checkpoints)
+        state = coordinator.run(hold_synthesis=replans < limit)
+        plan = coordinator.plan
         if state != "done":
-            return _stop(state, plan, versions, warnings, emit)
-        failure = _failure_text(plan)
-        if failure and replans < options.max_replans:
-            new_plan = _replan(plan, failure, engine, replanner, warnings)
+            return _stop(state, plan, book, emit)
+        failure = _failure_text(plan, book)
+        if failure and replanning_offline and replans < limit:
+            book.warnings.append(tr(plan, "重规划需要大模型；离线时运行以已完成的结果结束。",
+                                    "Replanning needs an LLM; offline, the run finishes "
+                                    "with what completed."))
+            replans = limit
+        if failure and replans < limit:
+            new_plan, usage = _replan(plan, failure, engine, replanner, book.warnings)
+            book.usage += usage
             if new_plan is not None:
                 replans += 1
-                _retire(plan, new_plan)
+                for step_id in book.misses:  # the new version answers them
+                    book.unmet.pop(step_id, None)
+                book.misses.clear()
+                retire(plan, new_plan)
                 emit("replanned", new_plan, from_version=plan.version,
-                     to_version=new_plan.version, reason=failure)
+                     to_version=new_plan.version, reason=failure, source="failure")
                 plan = new_plan
-                versions.append(plan)
+                book.versions.append(plan)
                 continue
-            replans = options.max_replans  # the replanner cannot help: finish what is left
+            replans = limit  # the replanner cannot help: finish what is left
         if failure:
             coordinator.skip_blocked()
             state = coordinator.run(hold_synthesis=False)
+            plan = coordinator.plan
             if state != "done":
-                return _stop(state, plan, versions, warnings, emit)
+                return _stop(state, plan, book, emit)
             coordinator.skip_blocked()
         coordinator.skip_leftovers()
         break
-    return _finish_run(plan, versions, warnings, emit)
+    return _finish_run(plan, book, emit)
 
 
-def _failure_text(plan: Plan) -> str:
-    """What failed in this version (the synthesis step does not count: it has a fallback)."""
-    return "; ".join(
+class _Checkpoints:
+    """The after-step checkpoint of a run: the new version to adopt (or None) and why.
+
+    It runs in the coordinator's thread while no step runs. A new version is refused (with
+    a warning) when it is invalid or touches a completed step: only pending steps change.
+    """
+
+    def __init__(self, policy: str, engine: Engine, book: RunBook,
+                 replanner: Replanner | None) -> None:
+        self.policy, self.engine, self.book, self.replanner = policy, engine, book, replanner
+        self.made = 0
+
+    def __call__(self, plan: Plan, step: Step) -> tuple[Plan | None, str]:
+        if self.made >= MAX_CHECKPOINT_VERSIONS:
+            return None, ""
+        spent = Usage()
+
+        def plan_only(old: Plan, reason: str, engine: Engine) -> Plan:
+            nonlocal spent
+            new, usage = _as_plan(self.replanner(old, reason, engine))  # type: ignore[misc]
+            spent += usage
+            return new
+
+        try:
+            result = run_checkpoint(self.policy, plan, step, self.engine,
+                                    replanner=plan_only if self.replanner else None)
+        except Exception as exc:  # a checkpoint is optional: never end the run
+            logger.warning("checkpoint after %s failed: %s", step.id, exc)
+            self.book.usage += spent
+            self.book.warnings.append(tr(plan, f"{step.id} 之后的检查点没有生效：{exc}",
+                                         f"the checkpoint after {step.id} changed nothing: {exc}"))
+            return None, ""
+        self.book.usage += result.usage + spent
+        self.book.warnings.extend(result.warnings)
+        if result.plan is None:
+            return None, ""
+        problems = result.plan.validate(self.engine.registry) + _finished_changes(
+            plan, result.plan)
+        if problems:
+            self.book.warnings.append(tr(
+                plan, f"{step.id} 之后的检查点给出的计划不可用：" + "；".join(problems),
+                f"the checkpoint after {step.id} gave an unusable plan: " + "; ".join(problems)))
+            return None, ""
+        if result.decision is not None and result.reason:
+            self.book.notes.append(result.reason)
+        self.made += 1
+        if self.made == MAX_CHECKPOINT_VERSIONS:
+            self.book.warnings.append(tr(
+                plan, f"检查点已生成 {self.made} 个版本，之后不再调整计划",
+                f"checkpoints made {self.made} versions; they change the plan no more"))
+        return result.plan, result.reason
+
+
+def _as_plan(result: Plan | PlanningResult) -> tuple[Plan, Usage]:
+    """A replanner's Plan, or the plan of its PlanningResult (PlanError when it has none)."""
+    from core.planner import PlanningResult
+
+    if not isinstance(result, PlanningResult):
+        return result, Usage()
+    if result.plan is None:
+        raise PlanError("Replanning failed: " + "; ".join(result.errors))
+    return result.plan, result.usage
+
+
+def _finished_changes(old: Plan, new: Plan) -> list[str]:
+    """Problems when ``new`` changed or dropped a completed or running step of ``old``."""
+    problems = []
+    for step in old.steps:
+        if step.status not in {"completed", "running"}:
+            continue
+        if step.id not in new.ids():
+            problems.append(f"{step.id} ({step.status}) is missing")
+            continue
+        twin = new.step(step.id)
+        if (twin.status, twin.result, twin.tool, twin.args) != (
+                step.status, step.result, step.tool, step.args):
+            problems.append(f"{step.id} ({step.status}) was changed; only pending steps may change")
+    return problems
+
+
+def _failure_text(plan: Plan, book: RunBook) -> str:
+    """What failed fatally in this version, and which success criteria were missed.
+
+    The synthesis step does not count (it has a fallback), nor do ignorable failures.
+    """
+    failed = [
         f"{s.id} ({s.tool or 'reasoning'}: {s.description}) failed: {s.error}"
         for s in plan.steps
-        if s.status == "failed" and not is_synthesis(plan, s)
-    )
+        if s.status == "failed" and not is_synthesis(plan, s) and s.id not in book.ignorable
+    ]
+    missed = [text for step_id, text in book.misses.items() if step_id in plan.ids()]
+    return "; ".join([*failed, *missed])
 
 
 def _replan(plan: Plan, failure: str, engine: Engine, replanner: Replanner,
-            warnings: list[str]) -> Plan | None:
+            warnings: list[str]) -> tuple[Plan | None, Usage]:
+    """The next version and what making it cost; None (with a warning) when it failed."""
+    from core.planner import PlanningResult
+
     try:
-        new_plan = replanner(plan, failure, engine)
+        result = replanner(plan, failure, engine)
     except Exception as exc:  # includes a missing model; the run still finishes
         logger.warning("replanning failed: %s", exc)
         warnings.append(f"Replanning failed ({exc}); the run continued with plan v{plan.version}.")
-        return None
-    problems = new_plan.validate(engine.registry)
+        return None, Usage()
+    usage = Usage()
+    if isinstance(result, PlanningResult):
+        usage = result.usage
+        if result.plan is None:
+            warnings.append("Replanning failed: " + "; ".join(result.errors))
+            return None, usage
+        result = result.plan
+    problems = result.validate(engine.registry)
     if problems:
         warnings.append("The replanned plan was not usable: " + "; ".join(problems))
-        return None
-    return new_plan
+        return None, usage
+    return result, usage
 
 
-def _retire(old: Plan, new: Plan) -> None:
-    """End, silently, the old version's pending steps that the new version replaced."""
-    carried = {id(s) for s in new.steps}
-    for step in old.steps:
-        if step.status == "pending" and id(step) not in carried:
-            step.advance("skipped")
-            step.error = f"replaced by plan version {new.version}"
-
-
-def _stop(state: str, plan: Plan, versions: list[Plan], warnings: list[str],
-          emit: _Emitter) -> RunOutcome:
+def _stop(state: str, plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:
     status: RunStatus = "paused" if state == "paused" else "cancelled"
     if status == "paused":
         emit("paused", plan)
-    usage = _total_usage(versions)
     emit("run_finished", plan, status=status, answer=None)
-    return RunOutcome(status=status, plan=plan, versions=versions, usage=usage,
-                      warnings=warnings)
+    return RunOutcome(status=status, plan=plan, versions=book.versions,
+                      usage=_total_usage(book.versions) + book.usage, warnings=book.warnings)
 
 
-def _finish_run(plan: Plan, versions: list[Plan], warnings: list[str],
-                emit: _Emitter) -> RunOutcome:
+def _finish_run(plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:
+    warnings = book.warnings
     synthesis = plan.synthesis_step()
     if synthesis is not None and synthesis.status == "completed":
         answer = str(synthesis.result)
@@ -378,13 +308,36 @@ def _finish_run(plan: Plan, versions: list[Plan], warnings: list[str],
                 "completed steps' results instead."
             )
     failed = [s for s in plan.steps if s.status == "failed" and not is_synthesis(plan, s)]
-    unmentioned = [s for s in failed if (s.error or s.id) not in answer]
+    fatal = [s for s in failed if s.id not in book.ignorable]
+    unmentioned = [s for s in fatal if (s.error or s.id) not in answer]
     if unmentioned:  # the answer must say what failed
         answer = f"{answer}\n\n{failure_note(plan, unmentioned)}".strip()
-    status: RunStatus = "failed" if failed else "completed"
+    notes = [note for note in dict.fromkeys(book.notes) if not _says(answer, note)]
+    if notes:  # the answer must say why the plan changed (e.g. a refund already under way)
+        title = tr(plan, "计划调整：", "Plan adjusted: ")
+        answer = "\n\n".join([answer, *(title + note for note in notes)]).strip()
+    warnings.extend(_ignored(plan, failed, book))
+    status: RunStatus = "failed" if fatal else "completed"
     emit("run_finished", plan, status=status, answer=answer)
-    return RunOutcome(status=status, plan=plan, versions=versions, answer=answer,
-                      usage=_total_usage(versions), warnings=warnings)
+    return RunOutcome(status=status, plan=plan, versions=book.versions, answer=answer,
+                      usage=_total_usage(book.versions) + book.usage, warnings=warnings)
+
+
+def _ignored(plan: Plan, failed: list[Step], book: RunBook) -> list[str]:
+    """Warnings for ignorable failures and for success criteria that stayed unmet."""
+    lines = [tr(plan, f"{s.id}（{s.description}）失败但可忽略：{s.error}",
+                f"{s.id} ({s.description}) failed but was ignorable: {s.error}")
+             for s in failed if s.id in book.ignorable]
+    lines += [tr(plan, f"{step_id} 没有达到成功标准：{text}",
+                 f"{step_id} did not meet its success criteria: {text}")
+              for step_id, text in book.unmet.items() if step_id in plan.ids()]
+    return lines
+
+
+def _says(answer: str, reason: str) -> bool:
+    """True when ``answer`` already says ``reason``: it names every id or number in it."""
+    names = _IDENTIFIER.findall(reason)
+    return all(n in answer for n in names) if names else reason in answer
 
 
 def _total_usage(versions: list[Plan]) -> Usage:

@@ -1,0 +1,128 @@
+"""Clarifying questions: ask for what a plan cannot do without, instead of guessing.
+
+Offline, conservative rules ask for an order number when an order action names none, and
+for a budget when a recommendation says the price matters but gives no figure. With an
+LLM, the planner may answer ``{"questions": [...]}`` instead of a plan
+(:data:`core.prompts.adaptive.CLARIFY_INSTRUCTION`), read by :func:`parse_questions`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from core.engine import Engine
+from core.errors import PlanParseError
+from core.language import Language, detect_language
+from core.offline import cues, extract_entities, split_clauses
+from core.prompts.adaptive import CLARIFY_INSTRUCTION, CLARIFY_SYSTEM, decision_json
+from core.tools.registry import ToolRegistry
+from core.usage import Usage
+
+__all__ = [
+    "MAX_QUESTIONS",
+    "Clarification",
+    "clarify_with_llm",
+    "merge_answers",
+    "needs_clarification_offline",
+    "parse_questions",
+]
+
+logger = logging.getLogger(__name__)
+
+MAX_QUESTIONS = 3
+_ORDER_ACTION = re.compile(
+    r"我的订单|这个订单|那个订单|订单.{0,8}(?:到了|状态|物流|到哪|签收)|(?:查|看).{0,4}订单"
+    r"|\bmy order\b|\bthe order\b|\border status\b|\bwhere is my\b", re.IGNORECASE,
+)
+_PRICE_MATTERS = re.compile(
+    r"预算|价位|便宜|性价比|实惠|不要太贵|别太贵|budget|cheap|affordable|price range|not too "
+    r"expensive|value for money", re.IGNORECASE,
+)
+_RECOMMEND = re.compile(r"推荐|想买|想要|要买|选购|买一?[台个款]|recommend|suggest|buy|looking for",
+                        re.IGNORECASE)
+
+
+class Clarification(BaseModel):
+    """Questions to ask the person before planning."""
+
+    questions: list[str] = Field(default_factory=list)
+
+
+def _t(lang: Language, zh: str, en: str) -> str:
+    return zh if lang == "zh" else en
+
+
+def needs_clarification_offline(request: str, registry: ToolRegistry) -> list[str]:
+    """Questions the request must answer before it can be planned (usually none)."""
+    text = request or ""
+    lang = detect_language(text)
+    questions: list[str] = []
+    everything = extract_entities(text)
+    has_order_tools = "query_order" in registry or "apply_refund" in registry
+    for clause in split_clauses(text):
+        flags = cues(clause)
+        refund_action = "refund" in flags and "policy" not in flags
+        wants_order = refund_action or bool(_ORDER_ACTION.search(clause))
+        if (has_order_tools and wants_order and not everything.orders
+                and not everything.tracking):
+            questions.append(_t(lang, "请提供订单号（例如 88231），这样才能查询或办理。",
+                                "Which order is it? Please give the order number (for "
+                                "example 88231)."))
+        if (_RECOMMEND.search(clause) and _PRICE_MATTERS.search(clause)
+                and everything.budget is None and not everything.numbers):
+            questions.append(_t(lang, "您的预算大概是多少？", "What is your budget, roughly?"))
+    return list(dict.fromkeys(questions))[:MAX_QUESTIONS]
+
+
+def parse_questions(text: str) -> list[str] | None:
+    """The questions of a ``{"questions": [...]}`` reply, or None when it is not one.
+
+    A reply that holds a plan (``"steps"``) is never read as questions.
+    """
+    try:
+        data = decision_json(text or "", ["questions", "steps"], what="planner")
+    except PlanParseError:
+        return None
+    if "steps" in data:
+        return None
+    raw = data.get("questions")
+    if not isinstance(raw, list):
+        return None
+    questions = [str(q).strip() for q in raw if isinstance(q, (str, int, float)) and str(q).strip()]
+    return questions[:MAX_QUESTIONS] or None
+
+
+def clarify_with_llm(request: str, engine: Engine) -> tuple[list[str], Usage]:
+    """Ask the model (one plain call, no tools) whether the request lacks something.
+
+    Offline the rules of :func:`needs_clarification_offline` answer instead.
+    """
+    if engine.model is None:
+        return needs_clarification_offline(request, engine.registry), Usage()
+    messages = [
+        {"role": "system", "content": CLARIFY_SYSTEM.substitute(
+            instruction=CLARIFY_INSTRUCTION, tools=", ".join(engine.registry.names()))},
+        {"role": "user", "content": request},
+    ]
+    reply = engine.model.chat(messages, role="planner", tools=None, json_mode=True)
+    questions = parse_questions(reply.content or "")
+    if questions is None and "questions" not in (reply.content or ""):
+        raise PlanParseError('the clarification reply holds no {"questions": [...]} object; '
+                             "answer with that JSON only", raw=reply.content or "")
+    return questions or [], reply.usage
+
+
+def merge_answers(request: str, questions: Sequence[str], answers: Sequence[str]) -> str:
+    """The request with the person's answers appended (unanswered questions left out)."""
+    lang = detect_language(request)
+    pairs = [(q.strip(), a.strip()) for q, a in zip(questions, answers, strict=False)
+             if a and a.strip()]
+    if not pairs:
+        return request
+    head = _t(lang, "补充信息：", "Additional details:")
+    lines = [f"- {q} {a}" if q else f"- {a}" for q, a in pairs]
+    return "\n".join([request.rstrip(), "", head, *lines])

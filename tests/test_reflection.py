@@ -1,0 +1,182 @@
+"""Tests of reflection after a failed run and of the review of a run that needed a replan."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from core.engine import Engine
+from core.errors import PlanParseError
+from core.lessons import LessonBook
+from core.plan import Plan, Step
+from core.reflection import (
+    Reflection,
+    reflect,
+    reflect_offline,
+    review_success,
+    run_attempts,
+    trajectory,
+)
+from core.store import RunStore
+from core.tools.registry import ToolRegistry
+from tests.fakes import ScriptedChatModel
+
+OFFLINE = Engine(ToolRegistry())
+
+
+def failed_plan(goal: str, error: str, tool: str | None = "apply_refund") -> Plan:
+    return Plan(goal=goal, version=3, steps=[
+        Step(id="s1", description="Look up order 70412", tool="query_order",
+             args={"order_id": "70412"}, status="completed",
+             result={"order_id": "70412", "status": "in_transit"}),
+        Step(id="s2", description="Refund order 70412", tool=tool,
+             args={"order_id": "70412"}, depends_on=["s1"], status="failed", error=error),
+        Step(id="s3", description="Summarise", depends_on=["s1", "s2"]),
+    ])
+
+
+REFUSED = "order 70412 is in transit (运输中), not delivered; a refund can be requested once"
+
+
+def test_reflect_with_llm_is_one_plain_call() -> None:
+    answer = {"root_cause": "refund before delivery", "lesson": "check delivery first",
+              "should_retry": True, "retry_hint": "add a condition on s1.status"}
+    model = ScriptedChatModel(["<think>why?</think>```json\n" + json.dumps(answer) + "\n```"])
+    plan = failed_plan("Refund order 70412", REFUSED)
+    found, usage = reflect(plan, "s2 failed", Engine(ToolRegistry(), model))
+    assert found.lesson == "check delivery first" and found.should_retry
+    assert found.retry_hint == "add a condition on s1.status"
+    assert found.tools == ["apply_refund"]
+    assert usage.llm_calls == 1
+    sent = model.requests[0]
+    assert sent["role"] == "planner" and sent["tools"] is None and sent["json_mode"]
+    user = sent["messages"][1]["content"]
+    assert "not delivered" in user and "Plan versions tried: 3" in user
+    assert "at least one concrete decision" in sent["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("reply", [
+    "The run failed because of bad luck.",
+    '{"root_cause": "x", "lesson": "", "should_retry": false, "retry_hint": ""}',
+])
+def test_unusable_reflection_raises(reply: str) -> None:
+    with pytest.raises(PlanParseError) as caught:
+        reflect(failed_plan("g", "x"), "x", Engine(ToolRegistry(), ScriptedChatModel([reply])))
+    assert caught.value.raw == reply
+
+
+def test_offline_reflection_on_a_refused_refund() -> None:
+    found, usage = reflect(failed_plan("Refund order 70412", REFUSED), "", OFFLINE)
+    assert usage.llm_calls == 0
+    assert "query_order" in found.lesson and "apply_refund" in found.lesson
+    assert "s2" in found.root_cause and not found.should_retry
+    assert found.tools == ["apply_refund"]
+    chinese = reflect_offline(failed_plan("帮我把订单 70412 退掉", REFUSED))
+    assert "签收" in chinese.lesson
+
+
+@pytest.mark.parametrize(("error", "retry", "word"), [
+    ("query_order timed out after 10 s", True, "retry"),
+    ("order '12345' does not exist; check the number", False, "confirm the id"),
+    ("unknown tool 'refund'; registered tools are: query_order", True, "registered"),
+    ("apply_refund: order_id: Field required (check the tool's parameter schema)", True,
+     "argument"),
+    ("this reasoning step needs an LLM; configure one", False, "without an LLM"),
+    ("something odd happened", False, "another route"),
+])
+def test_offline_reflection_rules(error: str, retry: bool, word: str) -> None:
+    found = reflect_offline(failed_plan("Refund order 70412", error))
+    assert found.should_retry is retry
+    assert word in found.lesson + found.retry_hint
+
+
+def test_offline_reflection_without_failed_steps() -> None:
+    plan = Plan(goal="g", steps=[Step(id="s1", description="x")])
+    found = reflect_offline(plan, "cancelled by a person")
+    assert found.root_cause == "cancelled by a person" and found.lesson
+
+
+def test_trajectory_lists_every_step() -> None:
+    lines = trajectory(failed_plan("g", REFUSED)).splitlines()
+    assert [json.loads(line)["status"] for line in lines] == ["completed", "failed", "pending"]
+
+
+def test_review_success_after_a_replan() -> None:
+    first = failed_plan("Track order 88231", "query_logistics timed out", "query_logistics")
+    final = first.model_copy(deep=True, update={"version": 2})
+    final.steps = [first.steps[0].model_copy(), first.steps[1].model_copy(), Step(
+        id="s4", description="Look up the order again", tool="query_order",
+        status="completed", result={"status": "delivered"})]
+    found, usage = review_success([first, final], OFFLINE)
+    assert isinstance(found, Reflection) and usage.llm_calls == 0
+    assert "query_logistics" in found.lesson and "query_order" in found.lesson
+    assert review_success([final], OFFLINE) == (None, usage)
+    model = ScriptedChatModel(['{"root_cause": "timeout", "lesson": "use query_order", '
+                               '"should_retry": true, "retry_hint": ""}'])
+    found, usage = review_success([first, final], Engine(ToolRegistry(), model))
+    assert found is not None and found.lesson == "use query_order"
+    assert not found.should_retry and usage.llm_calls == 1
+    assert "Version 2" in model.requests[0]["messages"][1]["content"]
+
+
+@dataclass
+class FakeOutcome:
+    status: str
+    plan: Plan
+    versions: list[Plan]
+
+
+def test_run_attempts_reflects_stores_and_carries_the_lesson() -> None:
+    book = LessonBook(RunStore())
+    timeout = failed_plan("Track order 70412", "query_logistics timed out", "query_logistics")
+    good = Plan(goal="Track order 70412", steps=[Step(id="s1", description="x",
+                                                      status="completed")])
+    seen: list[list[str]] = []
+    outcomes = [FakeOutcome("failed", timeout, [timeout]), FakeOutcome("completed", good, [good])]
+
+    def plan_fn(request: str, lessons: list[str]) -> Plan:
+        seen.append(list(lessons))
+        return good
+
+    report = run_attempts("Track order 70412", OFFLINE, plan_fn=plan_fn,
+                          run_fn=lambda plan: outcomes.pop(0), lessons=["old lesson"],
+                          book=book, run_id="run42")
+    assert report.attempts == 2 and report.outcome.status == "completed"
+    assert seen[0] == ["old lesson"]
+    assert seen[1][0] == "old lesson" and "query_logistics" in seen[1][1]
+    assert [lesson.run_id for lesson in book.list_lessons()] == ["run42"]
+    assert report.lessons[0].tools == ["query_logistics"]
+
+
+def test_run_attempts_stops_when_retrying_cannot_help() -> None:
+    refused = failed_plan("Refund order 70412", REFUSED)
+    model = ScriptedChatModel(["not json"])  # the reflection falls back to the rules
+    calls: list[int] = []
+
+    def run_fn(plan: Plan) -> FakeOutcome:
+        calls.append(1)
+        return FakeOutcome("failed", refused, [refused])
+
+    report = run_attempts("Refund order 70412", Engine(ToolRegistry(), model),
+                          plan_fn=lambda r, lessons: refused, run_fn=run_fn, max_attempts=3)
+    assert len(calls) == 1 and report.attempts == 1
+    assert not report.reflections[0].should_retry
+    assert "apply_refund" in report.reflections[0].lesson
+
+
+def test_run_attempts_keeps_a_lesson_from_a_success_that_needed_a_replan() -> None:
+    book = LessonBook(RunStore())
+    first = failed_plan("Track order 88231", "query_logistics timed out", "query_logistics")
+    final = first.model_copy(deep=True, update={"version": 2})
+    final.steps.append(Step(id="s4", description="Look up again", tool="query_order",
+                            status="completed", result={}))
+    report = run_attempts("Track order 88231", OFFLINE, plan_fn=lambda r, lessons: first,
+                          run_fn=lambda plan: FakeOutcome("completed", final, [first, final]),
+                          book=book, run_id="run7")
+    assert report.attempts == 1 and len(report.lessons) == 1
+    assert "query_order" in book.list_lessons()[0].text
+    cancelled = run_attempts("x", OFFLINE, plan_fn=lambda r, lessons: first,
+                             run_fn=lambda plan: FakeOutcome("cancelled", first, [first]))
+    assert cancelled.reflections == [] and cancelled.attempts == 1

@@ -1,0 +1,191 @@
+"""Tests of the router: rule and LLM routing, the knowledge workflow and direct answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.engine import Engine
+from core.errors import PlanParseError
+from core.llm import OpenAIChatModel
+from core.router import (
+    Route,
+    answer_direct,
+    answer_knowledge,
+    decide_route,
+    person_route,
+    route,
+    route_offline,
+    route_with_llm,
+)
+from core.tools.builtin import register_builtin_tools
+from core.tools.catalog import default_registry
+from core.tools.registry import ToolRegistry
+from tests.fake_openai import text
+from tests.fakes import ScriptedChatModel, tool_reply
+
+SEED_REQUEST = (
+    "我家老人想要一台扫地机，预算 2000 以内，要好操作的。另外帮我看看订单 88231 到了没，"
+    "到了的话帮我把那台坏的退掉。"
+)
+REQUIRED = [
+    ("退货政策是什么？", "knowledge"),
+    ("查一下订单 88231", "direct"),
+    (SEED_REQUEST, "plan"),
+]
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    return default_registry({})
+
+
+@pytest.mark.parametrize(("request_text", "mode"), [
+    *REQUIRED,
+    ("What is the return policy?", "knowledge"),
+    ("check order 88231", "direct"),
+    ("比特 S10 Lite 适合老人用吗", "knowledge"),
+    ("Is order 70412 delivered yet?", "direct"),
+    ("帮我查一下物流 SF1234567890", "direct"),
+    ("order 66001 arrived broken, refund it", "plan"),
+    ("检查所有服务的健康状态并给出扩容建议", "plan"),
+    ("Check order 88231, and if it was delivered refund it", "plan"),
+    ("", "plan"),
+])
+def test_route_offline(request_text: str, mode: str) -> None:
+    decided = route_offline(request_text)
+    assert decided.mode == mode
+    assert decided.reason
+    assert decided.source == "rules"
+
+
+def test_offline_reasons_follow_the_request_language() -> None:
+    assert "知识" in route_offline("退货政策是什么？").reason
+    assert "condition" in route_offline("Check order 88231 and if delivered refund it").reason
+    assert "子任务" in route_offline("查一下订单 88231。另外查一下订单 70412").reason
+
+
+@pytest.mark.parametrize(("request_text", "mode"), REQUIRED)
+def test_route_with_scripted_llm(registry: ToolRegistry, request_text: str, mode: str) -> None:
+    model = ScriptedChatModel([json.dumps({"mode": mode, "reason": "因为如此"})])
+    decided = route(request_text, Engine(registry, model))
+    assert decided == Route(mode=mode, reason="因为如此", source="llm")
+    sent = model.requests[0]
+    assert sent["role"] == "planner"
+    assert sent["tools"] is None
+    assert sent["json_mode"] is True
+    assert sent["messages"][-1]["content"] == request_text
+    assert "knowledge" in sent["messages"][0]["content"]
+    assert "Chinese" in sent["messages"][0]["content"]
+
+
+def test_route_reply_wrapped_in_think_fences_and_prose() -> None:
+    reply = (
+        "<think>two sub-tasks and a condition</think>Sure, here it is:\n```json\n"
+        '{"mode": "plan", "reason": "two parts",}\n```\nHope this helps.'
+    )
+    decided, usage = route_with_llm(SEED_REQUEST, ScriptedChatModel([reply]))
+    assert (decided.mode, decided.reason) == ("plan", "two parts")
+    assert usage.llm_calls == 1
+
+
+@pytest.mark.parametrize(("word", "mode"), [("react", "direct"), ("plan", "plan"),
+                                            ("workflow", "knowledge")])
+def test_route_accepts_a_one_word_answer_and_aliases(word: str, mode: str) -> None:
+    decided, _ = route_with_llm("anything", ScriptedChatModel([word]))
+    assert decided.mode == mode
+
+
+def test_unusable_router_reply_raises_with_raw_text_and_route_falls_back() -> None:
+    with pytest.raises(PlanParseError) as caught:
+        route_with_llm("x", ScriptedChatModel(['{"mode": "sometimes"}']))
+    assert caught.value.raw == '{"mode": "sometimes"}'
+    registry = default_registry({})
+    decided, usage = decide_route("退货政策是什么？", Engine(registry, ScriptedChatModel(["??"])))
+    assert decided.mode == "knowledge"
+    assert decided.source == "rules"
+    assert usage.llm_calls == 0
+
+
+def test_knowledge_route_needs_the_knowledge_tool() -> None:
+    registry = ToolRegistry()
+    register_builtin_tools(registry)
+    decided = route("退货政策是什么？", Engine(registry))
+    assert decided.mode == "plan"
+
+
+def test_answer_knowledge_offline_answers_from_the_policy_document(
+    registry: ToolRegistry,
+) -> None:
+    answer, usage, hits = answer_knowledge("退货政策是什么？", Engine(registry))
+    assert hits[0].source == "local:return-refund-policy.md"
+    assert "7 天" in answer
+    assert "return-refund-policy.md" in answer
+    assert usage.llm_calls == 0
+    english, _, _ = answer_knowledge("What is the return policy?", Engine(registry))
+    assert "Within 7 days" in english
+    assert "七天" not in english
+
+
+def test_answer_knowledge_with_llm_gets_the_documents_and_no_tools(
+    registry: ToolRegistry,
+) -> None:
+    model = ScriptedChatModel(["签收后 7 天内可以无理由退货。"])
+    answer, usage, hits = answer_knowledge("退货政策是什么？", Engine(registry, model))
+    assert answer == "签收后 7 天内可以无理由退货。"
+    assert usage.llm_calls == 1
+    assert hits
+    sent = model.requests[0]
+    assert sent["tools"] is None
+    assert "七天无理由退货" in sent["messages"][0]["content"]
+    assert sent["messages"][1]["content"] == "退货政策是什么？"
+
+
+def test_answer_direct_offline_runs_the_lookup(registry: ToolRegistry) -> None:
+    answer, usage, calls = answer_direct("查一下订单 88231", Engine(registry))
+    assert [c.name for c in calls] == ["query_order"]
+    assert calls[0].args == {"order_id": "88231"}
+    assert calls[0].result["status"] == "delivered"
+    assert "88231" in answer and "已签收" in answer
+    assert usage.llm_calls == 0
+
+
+def test_answer_direct_offline_never_runs_a_side_effect(registry: ToolRegistry) -> None:
+    _, _, calls = answer_direct("order 88231 arrived broken, refund it", Engine(registry))
+    assert "apply_refund" not in [c.name for c in calls]
+    assert registry.call("query_order", {"order_id": "88231"})["refund"] is None
+
+
+def test_answer_direct_with_llm_is_a_short_read_only_loop(registry: ToolRegistry) -> None:
+    model = ScriptedChatModel([
+        tool_reply("query_order", {"order_id": "88231"}),
+        "Order 88231 was delivered on 2026-06-22.",
+    ])
+    answer, usage, calls = answer_direct("check order 88231", Engine(registry, model))
+    assert answer == "Order 88231 was delivered on 2026-06-22."
+    assert usage.llm_calls == 2
+    assert [(c.name, c.args) for c in calls] == [("query_order", {"order_id": "88231"})]
+    offered = {spec["function"]["name"] for spec in model.requests[0]["tools"]}
+    assert "query_order" in offered and "apply_refund" not in offered
+    observation = model.requests[1]["messages"][-1]
+    assert observation["role"] == "tool" and "delivered" in observation["content"]
+
+
+def test_route_against_the_fake_endpoint(fake_openai, registry: ToolRegistry) -> None:
+    fake_openai.script(text('{"mode": "direct", "reason": "one lookup"}'))
+    with OpenAIChatModel(fake_openai.settings()) as model:
+        decided, usage = decide_route("查一下订单 88231", Engine(registry, model))
+    assert decided == Route(mode="direct", reason="one lookup", source="llm")
+    assert usage.llm_calls == 1
+    body = fake_openai.chat_bodies[0]
+    assert "tools" not in body
+    assert body["messages"][-1]["content"] == "查一下订单 88231"
+
+
+def test_person_route() -> None:
+    chosen = person_route("direct", "退货政策是什么？")
+    assert (chosen.mode, chosen.source) == ("direct", "person")
+    assert "用户" in chosen.reason
+    with pytest.raises(ValueError):
+        person_route("auto")
