@@ -1,0 +1,173 @@
+"""Runs across processes: control requests read from the store, and recovery after a crash.
+
+A run is executed by one process, but a person may steer it from another (the CLI, a second
+dashboard). :class:`StoreBackedControl` applies the requests those processes write to the
+store. :func:`recover_interrupted` finds runs whose process died and records them as
+``interrupted``, putting their running steps back to pending so that ``resume`` can go on.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from core.errors import StoreError
+from core.events import RunEvent
+from core.run_control import RunControl
+from core.store import RunRecord, RunStore, owner_alive
+
+if TYPE_CHECKING:
+    from core.engine import Engine
+
+__all__ = [
+    "IN_PROCESS",
+    "InProcessRuns",
+    "StoreBackedControl",
+    "await_resume_taken",
+    "engine_for_record",
+    "recover_interrupted",
+    "recover_run",
+]
+
+logger = logging.getLogger(__name__)
+
+
+class StoreBackedControl(RunControl):
+    """A RunControl that also obeys pause/resume/cancel/confirm requests stored in the DB.
+
+    Requests are read when the scheduler asks (``is_paused`` / ``is_cancelled``, at most
+    every ``min_interval_s``) and by the runner's watcher thread; ``on_action(action)`` is
+    called after each one is applied.
+    """
+
+    def __init__(self, store: RunStore, run_id: str, *, min_interval_s: float = 0.2,
+                 on_action: Callable[[str], None] | None = None) -> None:
+        super().__init__()
+        self._store = store
+        self._on_action = on_action
+        self._run_id = run_id
+        self._min_interval_s = min_interval_s
+        self._last_sync = 0.0
+        self._sync_lock = threading.Lock()
+
+    def sync(self) -> str | None:
+        """Apply the control request waiting in the store, if any; return it."""
+        with self._sync_lock:
+            self._last_sync = time.monotonic()
+            try:
+                action = self._store.pending_control(self._run_id)
+            except StoreError:
+                logger.exception("cannot read control requests of run %s", self._run_id)
+                return None
+        if action is not None:
+            logger.info("run %s: applying control request %s", self._run_id, action)
+            self.apply(action)
+            if self._on_action is not None:
+                self._on_action(action)
+        return action
+
+    def apply(self, action: str) -> None:
+        """Apply one action: pause, resume, cancel, confirm:sN or reject:sN."""
+        verb, _, step_id = action.partition(":")
+        if verb == "pause":
+            self.pause()
+        elif verb == "resume":
+            self.resume()
+        elif verb == "cancel":
+            self.cancel()
+        elif verb == "confirm":
+            self.confirm(step_id)
+        elif verb == "reject":
+            self.reject(step_id)
+
+    def _maybe_sync(self) -> None:
+        if time.monotonic() - self._last_sync >= self._min_interval_s:
+            self.sync()
+
+    def is_paused(self) -> bool:
+        self._maybe_sync()
+        return super().is_paused()
+
+    def is_cancelled(self) -> bool:
+        self._maybe_sync()
+        return super().is_cancelled()
+
+
+def recover_interrupted(store: RunStore, *, live_here: set[str] | None = None,
+                        stale_after_s: float = 30.0) -> list[str]:
+    """Record every run whose owner died as interrupted; return their ids.
+
+    ``live_here``: the runs this process executes (runs owned by this process but not in
+    the set are treated as orphans).
+    """
+    recovered = []
+    for record in store.find_stale_running(stale_after_s, live_here=live_here):
+        if recover_run(store, store.get_run(record.run_id)):
+            recovered.append(record.run_id)
+    if recovered:
+        logger.warning("runs interrupted by a crash: %s", ", ".join(recovered))
+    return recovered
+
+
+def recover_run(store: RunStore, record: RunRecord) -> bool:
+    """Reset the run's running steps (step_reset events) and mark it interrupted, at once."""
+    plan = record.plan
+    resets = []
+    if plan is not None:
+        for step in plan.steps:
+            if step.status == "running":
+                step.reset_after_crash()
+                resets.append(RunEvent(
+                    kind="step_reset", step_id=step.id, plan_version=plan.version,
+                    data={"reason": "the process running it stopped; back to pending"},
+                ))
+    event = RunEvent(kind="interrupted", plan_version=plan.version if plan else 1,
+                     data={"owner_pid": record.owner_pid, "owner_host": record.owner_host,
+                           "status": record.status})
+    return store.mark_interrupted(record, plan, resets, event)
+
+
+class InProcessRuns:
+    """Ids of the runs that any Runner of this process is executing right now."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids: set[str] = set()
+
+    def add(self, run_id: str) -> None:
+        with self._lock:
+            self._ids.add(run_id)
+
+    def discard(self, run_id: str) -> None:
+        with self._lock:
+            self._ids.discard(run_id)
+
+    def snapshot(self) -> set[str]:
+        with self._lock:
+            return set(self._ids)
+
+
+IN_PROCESS = InProcessRuns()
+
+
+def engine_for_record(record: RunRecord) -> Engine:
+    """The engine for a run continued in a new process: tools plus the model it was set up with."""
+    from core.session import build_engine
+
+    return build_engine(offline=bool(record.settings.get("offline", True)))
+
+
+def await_resume_taken(store: RunStore, run_id: str, *, timeout: float = 10.0,
+                       stale_after_s: float = 30.0, poll_s: float = 0.1) -> None:
+    """Wait (bounded) until the process that owns the run has taken a resume request."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while time.monotonic() < deadline:
+        record = store.get_run(run_id)
+        taken = record.control_request is None and record.status != "paused"
+        if taken or not owner_alive(record, stale_after_s):
+            return
+        pause.wait(poll_s)

@@ -1,0 +1,328 @@
+"""Tables and records of the run store, and the migrations that bring older databases up to date.
+
+The schema is written with SQLAlchemy Core (``Table`` objects), not the ORM: the store is a
+handful of small, explicit transactions and Core keeps every statement visible. Each
+migration is a function applied once, in order, inside one transaction, and recorded in the
+``schema_version`` table; migrations only add tables and columns, they never drop data.
+:func:`scrub_settings` decides what of a run's settings may be stored (never a secret).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from pydantic import BaseModel, Field
+from sqlalchemy.engine import Connection
+
+from core.events import RunEvent
+from core.plan import Plan
+from core.usage import Usage
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "LATEST_VERSION",
+    "MIGRATIONS",
+    "STATUSES",
+    "TERMINAL_STATUSES",
+    "PlanVersion",
+    "RunRecord",
+    "RunStatus",
+    "StoredEvent",
+    "as_utc",
+    "events",
+    "lessons",
+    "metadata",
+    "migrate",
+    "plan_versions",
+    "runs",
+    "schema_version",
+    "scrub_settings",
+    "utc_now",
+]
+
+logger = logging.getLogger(__name__)
+
+_TS = sa.DateTime(timezone=True)
+
+RunStatus = Literal[
+    "planned", "running", "paused", "waiting_confirmation", "completed", "failed",
+    "cancelled", "interrupted",
+]
+STATUSES = frozenset(RunStatus.__args__)  # type: ignore[attr-defined]
+TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+ACTIVE_STATUSES = frozenset({"planned", "running", "waiting_confirmation"})
+
+
+_SECRET_NAME = re.compile(r"(^|_)(api_?key|key|token|password|passwd|secret)$|secret|password",
+                          re.IGNORECASE)
+_SECRET_VALUE = re.compile(r"^(sk|pk|rk)-[A-Za-z0-9_\-]{6,}|^Bearer\s", re.IGNORECASE)
+
+
+def scrub_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``settings`` without anything that looks like a secret (by name or by value).
+
+    A text value under a secret-looking name (api_key, token, password, secret, ...) or a
+    value shaped like a key (``sk-...``) is dropped; flags such as ``has_key: true`` stay.
+    """
+    clean: dict[str, Any] = {}
+    for name, value in settings.items():
+        if isinstance(value, dict):
+            clean[str(name)] = scrub_settings(value)
+            continue
+        if isinstance(value, list | tuple):
+            value = [scrub_settings(v) if isinstance(v, dict) else v for v in value
+                     if not (isinstance(v, str) and _SECRET_VALUE.search(v))]
+        secret_name = bool(_SECRET_NAME.search(str(name)))
+        if isinstance(value, str | bytes) and (
+            (secret_name and value) or _SECRET_VALUE.search(str(value))
+        ):
+            logger.warning("not storing setting %r: it looks like a secret", name)
+            continue
+        if secret_name and not isinstance(value, bool | int | float | type(None)):
+            logger.warning("not storing setting %r: it looks like a secret", name)
+            continue
+        clean[str(name)] = value
+    return clean
+
+
+def utc_now() -> datetime:
+    """The current time in UTC (what every stored time uses)."""
+    return datetime.now(UTC)
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """``value`` with its UTC zone restored (SQLite returns naive datetimes)."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+class RunRecord(BaseModel):
+    """A run as stored: its fields, its latest plan and how many plan versions it has."""
+
+    run_id: str
+    request: str
+    settings: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
+    status: RunStatus
+    answer: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    owner_pid: int | None = None
+    owner_host: str | None = None
+    heartbeat_at: datetime | None = None
+    control_request: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None = None
+    plan: Plan | None = None
+    versions: int = 0
+
+    @property
+    def wall_s(self) -> float:
+        """Seconds from creation to finish (or to now while the run is unfinished)."""
+        end = self.finished_at or utc_now()
+        return round((end - self.created_at).total_seconds(), 3)
+
+
+class PlanVersion(BaseModel):
+    """One stored plan version of a run."""
+
+    version: int
+    plan: Plan
+    reason: str | None = None
+    created_at: datetime
+
+
+class StoredEvent(RunEvent):
+    """A run event with its run id and its place in the run's log."""
+
+    run_id: str
+    seq: int
+
+
+
+metadata = sa.MetaData()
+
+schema_version = sa.Table(
+    "schema_version",
+    metadata,
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("description", sa.String(200), nullable=False),
+    sa.Column("applied_at", _TS, nullable=False),
+)
+
+runs = sa.Table(
+    "runs",
+    metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("request", sa.Text, nullable=False),
+    sa.Column("settings", sa.JSON, nullable=False),
+    sa.Column("status", sa.String(32), nullable=False, index=True),
+    sa.Column("answer", sa.Text),
+    sa.Column("usage", sa.JSON, nullable=False),
+    sa.Column("created_at", _TS, nullable=False, index=True),
+    sa.Column("updated_at", _TS, nullable=False),
+    sa.Column("finished_at", _TS),
+    # added by migration 2
+    sa.Column("options", sa.JSON),
+    sa.Column("owner_pid", sa.Integer),
+    sa.Column("owner_host", sa.String(255)),
+    sa.Column("heartbeat_at", _TS),
+    sa.Column("control_request", sa.String(64)),
+    sa.Column("control_at", _TS),
+    sa.Column("event_seq", sa.Integer, nullable=False, server_default="0"),
+)
+
+plan_versions = sa.Table(
+    "plan_versions",
+    metadata,
+    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id"), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("plan", sa.JSON, nullable=False),
+    sa.Column("reason", sa.Text),
+    sa.Column("created_at", _TS, nullable=False),
+    # added by migration 2
+    sa.Column("updated_at", _TS),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id"), primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("kind", sa.String(40), nullable=False),
+    sa.Column("step_id", sa.String(40)),
+    sa.Column("plan_version", sa.Integer, nullable=False),
+    sa.Column("data", sa.JSON, nullable=False),
+    sa.Column("at", _TS, nullable=False),
+)
+
+lessons = sa.Table(
+    "lessons",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(40)),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("tools", sa.JSON, nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False, server_default=sa.true()),
+    sa.Column("created_at", _TS, nullable=False),
+    sa.Column("updated_at", _TS, nullable=False),
+)
+
+
+# ---- migrations ------------------------------------------------------------------------
+
+def _v1_initial(conn: Connection) -> None:
+    """The first schema: runs, plan versions and events, without ownership or control."""
+    old = sa.MetaData()
+    sa.Table(
+        "runs", old,
+        sa.Column("id", sa.String(40), primary_key=True),
+        sa.Column("request", sa.Text, nullable=False),
+        sa.Column("settings", sa.JSON, nullable=False),
+        sa.Column("status", sa.String(32), nullable=False, index=True),
+        sa.Column("answer", sa.Text),
+        sa.Column("usage", sa.JSON, nullable=False),
+        sa.Column("created_at", _TS, nullable=False, index=True),
+        sa.Column("updated_at", _TS, nullable=False),
+        sa.Column("finished_at", _TS),
+    )
+    sa.Table(
+        "plan_versions", old,
+        sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id"), primary_key=True),
+        sa.Column("version", sa.Integer, primary_key=True),
+        sa.Column("plan", sa.JSON, nullable=False),
+        sa.Column("reason", sa.Text),
+        sa.Column("created_at", _TS, nullable=False),
+    )
+    sa.Table(
+        "events", old,
+        sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id"), primary_key=True),
+        sa.Column("seq", sa.Integer, primary_key=True),
+        sa.Column("kind", sa.String(40), nullable=False),
+        sa.Column("step_id", sa.String(40)),
+        sa.Column("plan_version", sa.Integer, nullable=False),
+        sa.Column("data", sa.JSON, nullable=False),
+        sa.Column("at", _TS, nullable=False),
+    )
+    old.create_all(conn)
+
+
+def _add_column(conn: Connection, table: sa.Table, name: str) -> None:
+    column = table.c[name]
+    ddl = column.type.compile(dialect=conn.dialect)
+    default = f" DEFAULT {column.server_default.arg}" if column.server_default is not None else ""
+    not_null = " NOT NULL" if not column.nullable and default else ""
+    conn.execute(sa.text(f"ALTER TABLE {table.name} ADD COLUMN {name} {ddl}{default}{not_null}"))
+
+
+def _v2_ownership_control_lessons(conn: Connection) -> None:
+    """Owner pid/host + heartbeat, control requests, the event counter, options, lessons."""
+    for name in (
+        "options", "owner_pid", "owner_host", "heartbeat_at", "control_request", "control_at",
+        "event_seq",
+    ):
+        _add_column(conn, runs, name)
+    _add_column(conn, plan_versions, "updated_at")
+    # existing runs: continue numbering after the events they already have
+    conn.execute(
+        runs.update().values(
+            event_seq=sa.select(sa.func.coalesce(sa.func.max(events.c.seq), 0))
+            .where(events.c.run_id == runs.c.id)
+            .scalar_subquery()
+        )
+    )
+    lessons.create(conn)
+
+
+Migration = tuple[int, str, Callable[[Connection], None]]
+
+MIGRATIONS: list[Migration] = [
+    (1, "runs, plan versions, events", _v1_initial),
+    (2, "ownership, heartbeat, control requests, event counter, options, lessons",
+     _v2_ownership_control_lessons),
+]
+LATEST_VERSION = MIGRATIONS[-1][0]
+
+
+def current_version(conn: Connection) -> int:
+    """The highest migration applied to the database (0 for an empty database)."""
+    if not sa.inspect(conn).has_table("schema_version"):
+        return 0
+    return conn.execute(sa.select(sa.func.coalesce(sa.func.max(schema_version.c.version), 0))
+                        ).scalar_one()
+
+
+def migrate(engine: sa.Engine, target: int = LATEST_VERSION) -> int:
+    """Apply every pending migration up to ``target``, each in its own transaction.
+
+    Safe when several processes open the same database at once: each migration first
+    inserts its ``schema_version`` row (which takes the write lock); a process that finds
+    the row already there leaves the migration to whoever inserted it.
+    """
+    try:
+        with engine.begin() as conn:
+            schema_version.create(conn, checkfirst=True)
+    except sa.exc.OperationalError:  # created meanwhile by another process
+        with engine.connect() as conn:
+            if not sa.inspect(conn).has_table("schema_version"):
+                raise
+    for number, description, apply in MIGRATIONS:
+        if number > target:
+            break
+        try:
+            with engine.begin() as conn:
+                conn.execute(schema_version.insert().values(
+                    version=number, description=description, applied_at=datetime.now(UTC),
+                ))
+                logger.info("applying store migration %d: %s", number, description)
+                apply(conn)
+        except sa.exc.IntegrityError:
+            continue  # already applied (by us earlier or by another process)
+    with engine.connect() as conn:
+        return current_version(conn)

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install everything the tests need, then lint and run every test (browser test included).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages: chromium for the browser test, graphviz for SVG export.
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v dot >/dev/null || missing+=(graphviz)
+if ((${#missing[@]})); then
+  as_root=()
+  [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+  "${as_root[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq "${missing[@]}"
+fi
+
+python -m pip install -q -r requirements-dev.txt
+python -m ruff check .
+python -m pytest "$@"

@@ -1,0 +1,278 @@
+"""The ``python -m core`` command line: issue 2 and 3 end to end, in-process and as a process."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+from core.runner import reset_runner
+from core.tools.shop import ensure_shop_db
+from tests.fake_openai import FakeOpenAI, text, tool_call
+
+REPO = Path(__file__).resolve().parents[1]
+SEED_000_ZH = (
+    "我家老人想要一台扫地机，预算 2000 以内，要好操作的。"
+    "另外帮我看看订单 {order} 到了没，到了的话帮我把那台坏的退掉。"
+)
+SEED_000_EN = (
+    "My elderly parents want a robot vacuum under 2000 that is easy to use. Also check "
+    "whether order {order} has arrived, and if it has, refund the broken one."
+)
+
+
+@pytest.fixture(autouse=True)
+def fresh_runner():
+    """Each test gets a runner bound to its own PLANBOARD_HOME."""
+    reset_runner()
+    yield
+    reset_runner()
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def run_json(capsys, *argv: str) -> dict:
+    code, out, err = run_cli(capsys, *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def write_plan(tmp_path: Path, steps: list[dict], goal: str = "test goal") -> str:
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({"goal": goal, "steps": steps}), encoding="utf-8")
+    return str(path)
+
+
+def use_endpoint(monkeypatch, server: FakeOpenAI, key: str | None = None) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", key or server.api_key)
+    monkeypatch.setenv("OPENAI_MODEL", "gpt-4o-mini")
+    monkeypatch.setenv("PLANBOARD_MAX_RETRIES", "0")
+
+
+def refunds_for(order_id: str) -> list[tuple]:
+    with sqlite3.connect(ensure_shop_db()) as conn:
+        return conn.execute(
+            "SELECT refund_id FROM refunds WHERE order_id = ?", (order_id,)
+        ).fetchall()
+
+
+# ---- tools and call ----------------------------------------------------------------------
+
+
+def test_tools_json_lists_every_tool_with_its_schema(capsys):
+    tools = run_json(capsys, "tools")
+    by_name = {t["name"]: t for t in tools}
+    assert by_name["apply_refund"]["side_effect"] is True
+    assert by_name["calculate"]["parameters"]["required"] == ["expression"]
+    assert "web_search" not in by_name  # no SearXNG configured
+
+
+def test_call_prints_exactly_the_tool_result(capsys):
+    result = run_json(capsys, "call", "search_knowledge", "--args",
+                      '{"query": "扫地机 老人"}')
+    assert list(result) == ["hits"]
+    assert "S10 Lite" in result["hits"][0]["content"]
+
+
+def test_call_with_arguments_that_are_not_json_says_how_to_fix_it(capsys):
+    code, _, err = run_cli(capsys, "call", "calculate", "--args", "{expression: 1}")
+    assert code == 1
+    assert err.startswith("error: --args is not valid JSON") and err.count("\n") == 1
+
+
+# ---- runs on a fake endpoint -------------------------------------------------------------
+
+
+def test_llm_calls_per_step_kind_on_a_fake_endpoint(tmp_path, capsys, monkeypatch,
+                                                    fake_openai):
+    use_endpoint(monkeypatch, fake_openai)
+    fake_openai.script(tool_call("calculate", {"expression": "2 + 3"}),
+                       text("Both sums are done: 4 and 5."))
+    plan = write_plan(tmp_path, [
+        {"id": "s1", "description": "Add two and two", "tool": "calculate",
+         "args": {"expression": "2 + 2"}, "depends_on": []},
+        {"id": "s2", "description": "Add two and three", "tool": "calculate",
+         "depends_on": []},
+        {"id": "s3", "description": "Report both sums", "tool": None,
+         "depends_on": ["s1", "s2"]},
+    ])
+    result = run_json(capsys, "run", "--plan", plan, "--yes")
+    assert result["status"] == "completed"
+    steps = {s["id"]: s for s in result["plan"]["steps"]}
+    assert [steps[i]["llm_calls"] for i in ("s1", "s2", "s3")] == [0, 1, 1]
+    assert steps["s2"]["result"]["value"] == 5
+    forced, synthesis = fake_openai.chat_bodies
+    assert [t["function"]["name"] for t in forced["tools"]] == ["calculate"]
+    assert "tools" not in synthesis
+    assert result["usage"]["llm_calls"] == 2
+    assert result["usage"]["prompt_tokens"] > 0
+    assert result["answer"] == "Both sums are done: 4 and 5."
+
+
+def test_a_failing_step_is_replanned_into_version_2(tmp_path, capsys, monkeypatch,
+                                                    fake_openai):
+    use_endpoint(monkeypatch, fake_openai)
+    replacement = {"goal": "divide", "steps": [
+        {"id": "s4", "description": "Divide six by two instead", "tool": "calculate",
+         "args": {"expression": "6 / 2"}, "depends_on": []},
+        {"id": "s5", "description": "Report the results", "tool": None,
+         "depends_on": ["s4"]},
+    ]}
+    fake_openai.script(text(json.dumps(replacement)), text("1+1 is 2 and 6/2 is 3."))
+    plan = write_plan(tmp_path, [
+        {"id": "s1", "description": "Add", "tool": "calculate",
+         "args": {"expression": "1 + 1"}, "depends_on": []},
+        {"id": "s2", "description": "Divide by zero", "tool": "calculate",
+         "args": {"expression": "1 / 0"}, "depends_on": []},
+        {"id": "s3", "description": "Report", "tool": None, "depends_on": ["s1", "s2"]},
+    ], goal="divide")
+    result = run_json(capsys, "run", "--plan", plan, "--yes")
+    assert result["status"] == "completed"
+    assert result["versions"] == 2
+    steps = {s["id"]: s for s in result["plan"]["steps"]}
+    assert steps["s1"]["status"] == "completed" and steps["s1"]["result"]["value"] == 2
+    assert "s2" not in steps or steps["s2"]["status"] != "completed"
+    assert any(s["status"] == "completed" and (s["result"] or {}).get("value") == 3
+               for s in steps.values() if isinstance(s["result"], dict))
+    assert result["answer"] == "1+1 is 2 and 6/2 is 3."
+    assert result["usage"]["llm_calls"] == 2  # the replanning call and the synthesis
+
+
+def test_without_a_key_the_cli_points_to_the_offline_planner(capsys):
+    code, _, err = run_cli(capsys, "plan", "check order 88231")
+    assert code == 1
+    assert "--offline" in err and "OPENAI_API_KEY" in err
+
+
+def test_run_asks_before_executing_and_stops_on_no(capsys, monkeypatch):
+    monkeypatch.setattr("builtins.input", lambda _question: "n")
+    code, out, _ = run_cli(capsys, "run", "check order 70412", "--offline")
+    assert code == 1
+    assert "Not executed." in out
+    assert refunds_for("70412") == []
+
+
+# ---- the offline seed-000 scenario (issue 3) ---------------------------------------------
+
+
+def test_seed_000_offline_refunds_once_and_names_the_refund(capsys):
+    first = run_json(capsys, "run", SEED_000_ZH.format(order="88231"), "--offline", "--yes")
+    tools = [s["tool"] for s in first["plan"]["steps"]]
+    assert tools == ["search_knowledge", "query_order", "apply_refund", None]
+    assert "status" in first["plan"]["steps"][2]["condition"]
+    refund_id = first["plan"]["steps"][2]["result"]["refund_id"]
+    assert first["status"] == "completed"
+    assert "比特 S10 Lite" in first["answer"] and refund_id in first["answer"]
+
+    second = run_json(capsys, "run", SEED_000_ZH.format(order="88231"), "--offline", "--yes")
+    assert second["status"] == "completed"
+    assert refund_id in second["answer"]
+    assert len(refunds_for("88231")) == 1
+
+
+def test_seed_000_in_english_has_the_same_plan_shape(capsys):
+    result = run_json(capsys, "run", SEED_000_EN.format(order="88231"), "--offline", "--yes")
+    assert [s["tool"] for s in result["plan"]["steps"]] == [
+        "search_knowledge", "query_order", "apply_refund", None]
+    assert "S10 Lite" in result["answer"]
+
+
+def test_an_order_in_transit_is_not_refunded_and_the_answer_says_why(capsys):
+    result = run_json(capsys, "run", SEED_000_ZH.format(order="70412"), "--offline", "--yes")
+    refund = result["plan"]["steps"][2]
+    assert refund["status"] == "skipped"
+    assert refunds_for("70412") == []
+    assert "70412" in result["answer"] and "运输" in result["answer"]
+
+
+def test_an_order_already_refunding_gets_no_second_refund(capsys):
+    before = refunds_for("66001")
+    result = run_json(capsys, "run", SEED_000_ZH.format(order="66001"), "--offline", "--yes")
+    assert result["status"] == "completed"
+    assert refunds_for("66001") == before
+    assert before[0][0] in result["answer"]
+
+
+def test_the_operations_scenario_names_every_unhealthy_service(capsys):
+    from core.scenarios import get_scenario
+
+    health = run_json(capsys, "call", "check_health", "--args", '{"service": "all"}')
+    unhealthy = health["unhealthy"]
+    assert unhealthy
+    result = run_json(capsys, "run", get_scenario("ops-health").request_en, "--offline",
+                      "--yes")
+    assert result["status"] == "completed"
+    for service in unhealthy:
+        assert service in result["answer"]
+
+
+# ---- bad input, as a user sees it: one line, non-zero exit, no traceback -----------------
+
+
+def cli_process(tmp_path: Path, *argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("OPENAI_", "PLANBOARD_"))}
+    environment.update(PYTHONPATH=str(REPO), PLANBOARD_HOME=str(tmp_path / "home"),
+                       PLANBOARD_MAX_RETRIES="0", **(env or {}))
+    return subprocess.run([sys.executable, "-m", "core", *argv], cwd=tmp_path, env=environment,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def test_a_plan_file_with_an_unknown_tool_is_refused(tmp_path):
+    plan = write_plan(tmp_path, [{"id": "s1", "description": "fly", "tool": "teleport",
+                                  "depends_on": []}])
+    assert_one_line_error(cli_process(tmp_path, "run", "--plan", plan, "--yes", "--offline"),
+                          "s1", "teleport")
+
+
+def test_a_cyclic_plan_file_is_refused(tmp_path):
+    plan = write_plan(tmp_path, [
+        {"id": "s1", "description": "a", "tool": "calculate",
+         "args": {"expression": "1"}, "depends_on": ["s2"]},
+        {"id": "s2", "description": "b", "tool": "calculate",
+         "args": {"expression": "2"}, "depends_on": ["s1"]},
+    ])
+    assert_one_line_error(cli_process(tmp_path, "run", "--plan", plan, "--yes", "--offline"),
+                          "cycle")
+
+
+def test_invalid_tool_arguments_are_refused(tmp_path):
+    assert_one_line_error(
+        cli_process(tmp_path, "call", "calculate", "--args", '{"formula": "1+1"}'),
+        "calculate", "expression")
+
+
+def test_a_wrong_key_is_reported(tmp_path):
+    with FakeOpenAI() as server:
+        result = cli_process(tmp_path, "plan", "check order 88231", env={
+            "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-wrong"})
+    assert_one_line_error(result, "API key")
+    assert "sk-wrong" not in result.stderr
+
+
+def test_an_unreachable_endpoint_is_reported(tmp_path):
+    with FakeOpenAI() as server:
+        closed = server.base_url  # the port is closed once the server stops
+    result = cli_process(tmp_path, "plan", "check order 88231", env={
+        "OPENAI_BASE_URL": closed, "OPENAI_API_KEY": "sk-any", "PLANBOARD_TIMEOUT": "5"})
+    assert_one_line_error(result, "Cannot reach")

@@ -1,0 +1,256 @@
+"""The run commands: runs, show, pause, resume, cancel, export (through the real CLI main)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import core.runner as runner_module
+from core import export as export_module
+from core.cli import main
+from core.engine import Engine
+from core.events import RunEvent
+from core.plan import Plan, Step
+from core.runner import reset_runner
+from core.store import RunStore
+from core.store_schema import runs
+from core.tools.registry import make_tool
+
+REPO = Path(__file__).resolve().parents[1]
+FAKE_KEY = "sk-test-SECRET123"
+
+
+@pytest.fixture(autouse=True)
+def fresh_runner():
+    """Every test gets its own process-wide runner over its own PLANBOARD_HOME."""
+    reset_runner()
+    yield
+    reset_runner()
+
+
+@pytest.fixture
+def store():
+    made = RunStore()
+    yield made
+    made.close()
+
+
+def calc_plan() -> Plan:
+    return Plan(goal="sums", steps=[
+        Step(id="s1", description="multiply", tool="calculate", args={"expression": "6*7"}),
+        Step(id="s2", description="add", tool="calculate", args={"expression": "1+1"},
+             depends_on=["s1"]),
+    ])
+
+
+def interrupted_run(store: RunStore) -> str:
+    """A run whose process died after s1 completed, while s2 was running."""
+    plan = calc_plan()
+    plan.steps[0].advance("running")
+    plan.steps[0].advance("completed")
+    plan.steps[0].result = {"value": 42, "original": True}
+    plan.steps[1].advance("running")
+    run_id = store.create_run("sums", {"offline": True}, plan, status="running")
+    with store.engine.begin() as conn:
+        conn.execute(runs.update().where(runs.c.id == run_id).values(owner_pid=2**22 + 3))
+    return run_id
+
+
+def run_json(capsys, *argv: str) -> tuple[int, object]:
+    code = main(list(argv))
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out.strip() else None
+
+
+def test_runs_lists_newest_first_and_recovers_crashed_runs(store, capsys):
+    assert run_json(capsys, "runs", "--json") == (0, [])
+    first = store.create_run("first", {}, calc_plan(), status="completed")
+    crashed = interrupted_run(store)
+    code, listed = run_json(capsys, "runs", "--json")
+    assert code == 0
+    assert [r["run_id"] for r in listed] == [crashed, first]
+    assert listed[0]["status"] == "interrupted"  # found at start-up: its owner is dead
+    assert set(listed[0]) == {"run_id", "status", "request", "created_at"}
+    assert main(["runs"]) == 0
+    assert crashed in capsys.readouterr().out
+
+
+def test_show_json_is_the_run_object_plus_events(store, capsys):
+    run_id = store.create_run("sums", {}, calc_plan(), status="completed")
+    store.append_event(run_id, RunEvent(kind="run_started"))
+    code, shown = run_json(capsys, "show", run_id, "--json")
+    assert code == 0
+    assert {"run_id", "status", "answer", "plan", "versions", "usage", "wall_s",
+            "events"} <= set(shown)
+    assert shown["usage"] == {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    assert shown["plan"]["steps"][0]["id"] == "s1" and shown["versions"] == 1
+    assert [e["kind"] for e in shown["events"]] == ["run_started"]
+    assert main(["show", run_id]) == 0
+    assert "Plan v1: sums" in capsys.readouterr().out
+
+
+def test_unknown_run_is_exit_code_1(capsys):
+    assert main(["show", "nope"]) == 1
+    assert "no run 'nope'" in capsys.readouterr().err
+
+
+def test_resume_yes_json_completes_an_interrupted_run(store, capsys):
+    run_id = interrupted_run(store)
+    code, result = run_json(capsys, "resume", run_id, "--yes", "--json")
+    assert code == 0
+    assert result["run_id"] == run_id and result["status"] == "completed"
+    steps = result["plan"]["steps"]
+    assert steps[0]["result"] == {"value": 42, "original": True}  # not re-run
+    assert steps[1]["result"]["value"] == 2
+    kinds = [e.kind for e in store.events(run_id)]
+    assert kinds[:3] == ["step_reset", "interrupted", "resumed"]
+    assert main(["resume", run_id, "--yes"]) == 1  # nothing left to resume
+    assert "already completed" in capsys.readouterr().err
+
+
+def test_resume_without_yes_asks(store, capsys, monkeypatch):
+    run_id = interrupted_run(store)
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    assert main(["resume", run_id]) == 1
+    assert "Not resumed." in capsys.readouterr().out
+
+
+def test_pause_and_cancel_from_the_command_line(store, capsys):
+    run_id = interrupted_run(store)
+    assert main(["pause", run_id]) == 1  # nobody runs it
+    assert "resume it first" in capsys.readouterr().err
+    assert main(["cancel", run_id]) == 0
+    assert "cancelled" in capsys.readouterr().out
+    record = store.get_run(run_id)
+    assert record.status == "cancelled" and record.finished_at is not None
+    assert [e.kind for e in store.events(run_id)][-1] == "cancelled"
+
+
+def test_export_formats_and_missing_graphviz(store, capsys, tmp_path, monkeypatch):
+    run_id = store.create_run("sums", {}, calc_plan(), status="completed")
+    out = tmp_path / "report.md"
+    assert main(["export", run_id, "--format", "md", "--out", str(out)]) == 0
+    assert "## Plan versions" in out.read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main(["export", run_id, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["run_id"] == run_id
+    assert main(["export", run_id, "--format", "dot"]) == 0
+    assert capsys.readouterr().out.startswith("digraph")
+    monkeypatch.setattr(export_module.shutil, "which", lambda name: None)
+    assert main(["export", run_id, "--format", "svg", "--out", str(tmp_path / "x.svg")]) == 1
+    assert "Graphviz 'dot' program" in capsys.readouterr().err
+    assert not (tmp_path / "x.svg").exists()
+
+
+def test_cli_run_records_it_and_no_key_reaches_db_or_exports(tmp_path, capsys, monkeypatch,
+                                                             isolated_environment):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(calc_plan().to_json())
+    code, result = run_json(capsys, "run", "sums", "--plan", str(plan_file), "--yes",
+                            "--json", "--offline")
+    assert code == 0 and result["status"] == "completed"
+    run_id = result["run_id"]
+    texts = [json.dumps(run_json(capsys, "show", run_id, "--json")[1])]
+    for fmt in ("json", "md", "dot"):
+        assert main(["export", run_id, "--format", fmt]) == 0
+        texts.append(capsys.readouterr().out)
+    assert all(FAKE_KEY not in text for text in texts)
+    reset_runner()  # closes the database so that the files can be read whole
+    for path in isolated_environment.glob("planboard.db*"):
+        assert FAKE_KEY.encode() not in path.read_bytes()
+
+
+# ---- the crash journey: SIGKILL mid-run, `resume --yes --json`, still one refund ------------
+
+CRASH_SCRIPT = r'''
+import sys, time
+from core.engine import Engine
+from core.plan import Plan, Step
+from core.runner import Runner
+from core.scheduler import RunOptions
+from core.store import RunStore
+from core.tools.catalog import default_registry
+from core.tools.registry import make_tool
+
+def slow(label: str) -> dict:
+    """Take a long time.
+
+    Args:
+        label: any text.
+    """
+    time.sleep(60)
+    return {"label": label}
+
+registry = default_registry()
+registry.add(make_tool(slow))
+plan = Plan(goal="refund 88231", steps=[
+    Step(id="s1", description="refund", tool="apply_refund", args={"order_id": "88231"}),
+    Step(id="s2", description="slow", tool="slow", args={"label": "x"}, depends_on=["s1"]),
+    Step(id="s3", description="add", tool="calculate", args={"expression": "2+2"},
+         depends_on=["s2"]),
+])
+runner = Runner(RunStore(), poll_s=0.05)
+run_id = runner.start(plan.goal, plan, engine=Engine(registry=registry),
+                      settings_public={"offline": True})
+print(run_id, flush=True)
+runner.wait(run_id)
+'''
+
+
+def test_sigkill_then_cli_resume_completes_with_one_refund(tmp_path, store, capsys,
+                                                          monkeypatch):
+    from core.tools.catalog import default_registry
+    from core.tools.shop import shop_db_path
+
+    script = tmp_path / "crash.py"
+    script.write_text(CRASH_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    run_id = proc.stdout.readline().strip()
+    deadline = time.monotonic() + 30
+    while "s2" not in {e.step_id for e in store.events(run_id) if e.kind == "step_started"}:
+        assert time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    proc.stdout.close()
+    proc.stderr.close()
+    before = store.get_run(run_id).plan.step("s1")
+
+    code, listed = run_json(capsys, "runs", "--json")
+    assert {r["run_id"]: r["status"] for r in listed}[run_id] == "interrupted"
+
+    def engine_with_fast_slow(record):
+        registry = default_registry()
+        registry.add(make_tool(_fast_slow, name="slow"))
+        return Engine(registry=registry)
+
+    monkeypatch.setattr(runner_module, "engine_for_record", engine_with_fast_slow)
+    code, result = run_json(capsys, "resume", run_id, "--yes", "--json")
+    assert code == 0 and result["status"] == "completed"
+    s1 = result["plan"]["steps"][0]
+    assert s1["result"] == before.result
+    assert s1["started_at"] == before.started_at.isoformat().replace("+00:00", "Z")
+    assert s1["finished_at"] == before.finished_at.isoformat().replace("+00:00", "Z")
+    with sqlite3.connect(shop_db_path()) as conn:
+        refunds = conn.execute("SELECT COUNT(*) FROM refunds WHERE order_id = '88231'")
+        assert refunds.fetchone()[0] == 1
+
+
+def _fast_slow(label: str) -> dict:
+    """Return at once.
+
+    Args:
+        label: any text.
+    """
+    return {"label": label}

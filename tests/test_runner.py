@@ -1,0 +1,449 @@
+"""The runner: background runs recorded in the store; pause, resume, cancel, confirm, recovery."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from core.engine import Engine
+from core.errors import StoreError
+from core.events import RunEvent
+from core.plan import Plan, Step
+from core.runner import Runner, get_runner, reset_runner
+from core.scheduler import RunOptions
+from core.store import RunStore
+from core.store_schema import runs
+from core.tools.builtin import register_builtin_tools
+from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class Gate:
+    """A slow tool that blocks until the test opens the gate, and a side-effecting tool."""
+
+    def __init__(self) -> None:
+        self.open = threading.Event()
+        self.entered = threading.Event()
+        self.keys: list[str | None] = []
+
+    def engine(self) -> Engine:
+        registry = ToolRegistry()
+        register_builtin_tools(registry)
+
+        def slow(label: str) -> dict:
+            """Wait until the gate opens, then echo the label.
+
+            Args:
+                label: any text.
+            """
+            self.entered.set()
+            self.open.wait(10)
+            return {"label": label, "at": time.time()}
+
+        def refund(order_id: str) -> dict:
+            """Refund an order (a side effect).
+
+            Args:
+                order_id: the order.
+            """
+            self.keys.append(current_idempotency_key())
+            return {"refunded": order_id}
+
+        registry.add(make_tool(slow))
+        registry.add(make_tool(refund, side_effect=True))
+        return Engine(registry=registry, model=None)
+
+
+def calc_plan(goal: str = "sums", expression: str = "6*7") -> Plan:
+    return Plan(goal=goal, steps=[
+        Step(id="s1", description="first", tool="calculate", args={"expression": expression}),
+        Step(id="s2", description="second", tool="calculate",
+             args={"expression": "1+1"}, depends_on=["s1"]),
+    ])
+
+
+def slow_plan() -> Plan:
+    return Plan(goal="slow work", steps=[
+        Step(id="s1", description="slow one", tool="slow", args={"label": "a"}),
+        Step(id="s2", description="slow two", tool="slow", args={"label": "b"},
+             depends_on=["s1"]),
+        Step(id="s3", description="add", tool="calculate", args={"expression": "2+3"},
+             depends_on=["s2"]),
+    ])
+
+
+@pytest.fixture
+def runner():
+    made = Runner(RunStore(), poll_s=0.05)
+    yield made
+    made.shutdown()
+    made.store.close()
+
+
+def kinds(store: RunStore, run_id: str) -> list[str]:
+    return [e.kind for e in store.events(run_id)]
+
+
+def test_start_records_and_completes(runner):
+    seen: list[RunEvent] = []
+    run_id = runner.start("sums", calc_plan(), engine=Gate().engine(),
+                          settings_public={"planner_model": "m", "api_key": "sk-test-SECRET123"},
+                          on_event=seen.append)
+    record = runner.wait(run_id, timeout=10)
+    assert record.status == "completed"
+    assert record.settings == {"planner_model": "m"}
+    assert record.options["run_id"] == run_id
+    assert [s.result["value"] for s in record.plan.steps] == [42, 2]
+    assert record.finished_at is not None and record.owner_pid is None
+    events = runner.store.events(run_id)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert [e.kind for e in events] == [
+        "run_started", "step_started", "step_completed", "step_started", "step_completed",
+        "run_finished"]
+    assert [e.kind for e in seen] == [e.kind for e in events]
+    assert events[2].data["result"]["value"] == 42
+
+
+def broken_plan() -> Plan:
+    return Plan(goal="divide", steps=[
+        Step(id="s1", description="divide", tool="calculate", args={"expression": "1/0"})])
+
+
+def test_replanned_versions_are_all_stored(runner):
+    def fix(plan: Plan, failure: str, engine: Engine) -> Plan:
+        return Plan(goal=plan.goal, version=plan.version + 1, steps=[
+            Step(id="s2", description="fixed", tool="calculate", args={"expression": "2*21"})])
+
+    run_id = runner.start("divide", broken_plan(), engine=Gate().engine(), replanner=fix)
+    record = runner.wait(run_id, timeout=10)
+    assert record.status == "completed"
+    assert record.plan.version == 2 and record.plan.steps[0].result["value"] == 42
+    versions = runner.store.plan_versions(run_id)
+    assert [v.version for v in versions] == [1, 2]
+    assert versions[0].plan.steps[0].status == "failed"
+    assert "s1" in versions[1].reason and "failed" in versions[1].reason
+    replanned = [e for e in runner.store.events(run_id) if e.kind == "replanned"]
+    assert [(e.plan_version, e.data["from_version"]) for e in replanned] == [(2, 1)]
+
+
+def test_an_unusable_replan_is_not_stored(runner):
+    def bad(plan: Plan, failure: str, engine: Engine) -> Plan:
+        return Plan(goal=plan.goal, version=2, steps=[
+            Step(id="s2", description="x", tool="no_such_tool")])
+
+    run_id = runner.start("divide", broken_plan(), engine=Gate().engine(), replanner=bad)
+    record = runner.wait(run_id, timeout=10)
+    assert record.status == "failed"
+    assert [v.version for v in runner.store.plan_versions(run_id)] == [1]
+    assert record.plan.steps[0].status == "failed"
+
+
+def test_pause_then_resume_keeps_finished_steps(runner):
+    gate = Gate()
+    run_id = runner.start("slow", slow_plan(), engine=gate.engine())
+    assert gate.entered.wait(5)
+    runner.pause(run_id)
+    gate.open.set()
+    record = runner.wait(run_id, timeout=10)
+    assert record.status == "paused"
+    assert [s.status for s in record.plan.steps] == ["completed", "pending", "pending"]
+    first = record.plan.steps[0]
+    runner.resume(run_id, engine=gate.engine())
+    record = runner.wait(run_id, timeout=10)
+    assert record.status == "completed"
+    assert record.plan.steps[0].result == first.result
+    assert record.plan.steps[0].finished_at == first.finished_at
+    assert record.plan.steps[2].result["value"] == 5
+    sequence = kinds(runner.store, run_id)
+    assert sequence.index("paused") < sequence.index("resumed")
+    assert sequence.count("step_started") == 3  # nothing ran twice
+
+
+def test_cancel_returns_once_recorded(runner):
+    gate = Gate()
+    run_id = runner.start("slow", slow_plan(), engine=gate.engine())
+    assert gate.entered.wait(5)
+    threading.Timer(0.2, gate.open.set).start()
+    record = runner.cancel(run_id, timeout=10)
+    assert record.status == "cancelled"
+    assert "cancelled" in kinds(runner.store, run_id)
+    assert record.plan.steps[2].status == "skipped"
+    with pytest.raises(StoreError, match="already cancelled"):
+        runner.cancel(run_id)
+
+
+def test_control_from_another_process_goes_through_the_store(runner):
+    gate = Gate()
+    other = Runner(RunStore(runner.store.url), poll_s=0.05)  # as a CLI process would
+    run_id = runner.start("slow", slow_plan(), engine=gate.engine())
+    assert gate.entered.wait(5)
+    assert other.recover_interrupted() == []  # a run of this process is not an orphan
+    other.pause(run_id)
+    deadline = time.monotonic() + 5
+    while not runner._live[run_id].control.is_paused() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    gate.open.set()
+    assert runner.wait(run_id, timeout=10).status == "paused"
+    other.resume(run_id, engine=gate.engine())  # nobody runs it now: resumes in `other`
+    assert other.wait(run_id, timeout=10).status == "completed"
+    other.shutdown()
+    other.store.close()
+
+
+def test_resume_requested_by_another_process_while_pausing(runner):
+    gate = Gate()
+    other = Runner(RunStore(runner.store.url), poll_s=0.05)
+    run_id = runner.start("slow", slow_plan(), engine=gate.engine())
+    assert gate.entered.wait(5)
+    other.pause(run_id)
+    control = runner._live[run_id].control
+    deadline = time.monotonic() + 5
+    while not control.is_paused() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    other.resume(run_id)  # the owner is alive: the request goes through the store
+    while control.is_paused() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    gate.open.set()
+    record = runner.wait(run_id, timeout=10)
+    assert record.status == "completed"
+    resumed = [e for e in runner.store.events(run_id) if e.kind == "resumed"]
+    assert [e.data for e in resumed] == [{"requested_by": "another process"}]
+    other.shutdown()
+    other.store.close()
+
+
+def test_confirmation_is_waited_for_and_recorded(runner):
+    gate = Gate()
+    plan = Plan(goal="refund", steps=[
+        Step(id="s1", description="refund", tool="refund", args={"order_id": "88231"})])
+    run_id = runner.start("refund", plan, engine=gate.engine(),
+                          options=RunOptions(confirm_side_effects=True))
+    record = runner.wait(run_id, timeout=10, until_confirmation=True)
+    assert record.status == "waiting_confirmation"
+    assert gate.keys == []
+    other = Runner(RunStore(runner.store.url))
+    other.confirm(run_id, "s1")
+    record = runner.wait(run_id, timeout=10)
+    assert record.status == "completed"
+    assert gate.keys == [f"{run_id}:s1:v1"]
+    assert kinds(runner.store, run_id)[1:3] == ["waiting_confirmation", "confirmed"]
+    other.shutdown()
+
+
+def test_reject_skips_the_step(runner):
+    gate = Gate()
+    plan = Plan(goal="refund", steps=[
+        Step(id="s1", description="refund", tool="refund", args={"order_id": "1"})])
+    run_id = runner.start("refund", plan, engine=gate.engine(),
+                          options=RunOptions(confirm_side_effects=True))
+    runner.wait(run_id, timeout=10, until_confirmation=True)
+    runner.reject(run_id, "s1")
+    record = runner.wait(run_id, timeout=10)
+    assert record.plan.steps[0].status == "skipped"
+    assert "rejected" in kinds(runner.store, run_id)
+    assert gate.keys == []
+
+
+def test_recover_interrupted_then_resume(runner):
+    plan = calc_plan()
+    plan.steps[0].advance("running")
+    plan.steps[0].advance("completed")
+    plan.steps[0].result = {"value": 42, "original": True}
+    plan.steps[1].advance("running")
+    run_id = runner.store.create_run("sums", {}, plan, status="running")
+    with runner.store.engine.begin() as conn:
+        conn.execute(runs.update().where(runs.c.id == run_id).values(owner_pid=2**22 + 11))
+    assert runner.recover_interrupted() == [run_id]
+    record = runner.store.get_run(run_id)
+    assert record.status == "interrupted"
+    assert [s.status for s in record.plan.steps] == ["completed", "pending"]
+    assert kinds(runner.store, run_id) == ["step_reset", "interrupted"]
+    assert runner.recover_interrupted() == []
+    runner.resume(run_id, engine=Gate().engine())
+    record = runner.wait(run_id, timeout=10)
+    assert record.status == "completed"
+    assert record.plan.steps[0].result == {"value": 42, "original": True}
+    assert record.plan.steps[0].finished_at == plan.steps[0].finished_at
+    assert record.plan.steps[1].result["value"] == 2
+
+
+def test_get_runner_is_one_per_process():
+    try:
+        found: list[Runner] = []
+        threads = [threading.Thread(target=lambda: found.append(get_runner()))
+                   for _ in range(5)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len({id(r) for r in found}) == 1
+    finally:
+        reset_runner()
+
+
+# ---- separate processes --------------------------------------------------------------------
+
+SCRIPT = r'''
+import json, sys, time
+from pathlib import Path
+from core.engine import Engine
+from core.plan import Plan
+from core.runner import Runner
+from core.scheduler import RunOptions
+from core.store import RunStore
+from core.tools.builtin import register_builtin_tools
+from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
+
+url, plan_file, keys_file, delay = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+
+def slow(label: str) -> dict:
+    """Sleep a while, then echo.
+
+    Args:
+        label: any text.
+    """
+    time.sleep(delay)
+    return {"label": label}
+
+def refund(order_id: str) -> dict:
+    """Refund (a side effect that notes its idempotency key).
+
+    Args:
+        order_id: the order.
+    """
+    with open(keys_file, "a") as handle:
+        handle.write(str(current_idempotency_key()) + "\n")
+    if order_id == "slow":
+        time.sleep(delay)
+    return {"refunded": order_id}
+
+registry = ToolRegistry()
+register_builtin_tools(registry)
+registry.add(make_tool(slow))
+registry.add(make_tool(refund, side_effect=True))
+runner = Runner(RunStore(url), poll_s=0.05)
+plan = Plan.model_validate_json(Path(plan_file).read_text())
+run_id = runner.start(plan.goal, plan, engine=Engine(registry=registry),
+                      settings_public={"api_key": "sk-test-SECRET123", "model": "m"},
+                      options=RunOptions(max_parallel=2))
+print(run_id, flush=True)
+print(json.dumps({"status": runner.wait(run_id, timeout=60).status}), flush=True)
+runner.shutdown()
+'''
+
+
+def _spawn(tmp_path: Path, url: str, plan: Plan, name: str, delay: float = 0.0):
+    script = tmp_path / "run_script.py"
+    if not script.exists():  # written once: other processes may be reading it
+        script.write_text(SCRIPT)
+    plan_file = tmp_path / f"{name}.json"
+    plan_file.write_text(plan.to_json())
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OPENAI_API_KEY": "sk-test-SECRET123"}
+    return subprocess.Popen(
+        [sys.executable, str(script), url, str(plan_file), str(tmp_path / "keys.txt"),
+         str(delay)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def test_ten_runs_in_separate_processes(tmp_path):
+    store = RunStore()
+    procs = [_spawn(tmp_path, store.url, calc_plan(f"run {n}", f"{n}*100+1"), f"p{n}")
+             for n in range(10)]
+    results = {}
+    for n, proc in enumerate(procs):
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        run_id, status = out.splitlines()[:2]
+        assert json.loads(status) == {"status": "completed"}
+        results[run_id] = n
+    assert len(results) == 10
+    for run_id, n in results.items():
+        record = store.get_run(run_id)
+        assert record.request == f"run {n}"
+        assert record.plan.steps[0].result["value"] == n * 100 + 1
+        events = store.events(run_id)
+        assert [e.seq for e in events] == list(range(1, 7))
+        assert events[0].kind == "run_started" and events[-1].kind == "run_finished"
+        assert {e.data["result"]["value"] for e in events if e.kind == "step_completed"} == {
+            n * 100 + 1, 2}
+    store.close()
+
+
+def test_sigkill_mid_run_then_resume(tmp_path):
+    store = RunStore()
+    plan = Plan(goal="crash me", steps=[
+        Step(id="s1", description="quick", tool="calculate", args={"expression": "40+2"}),
+        Step(id="s2", description="refund", tool="refund", args={"order_id": "88231"},
+             depends_on=["s1"]),
+        Step(id="s3", description="slow", tool="slow", args={"label": "x"}, depends_on=["s2"]),
+        Step(id="s4", description="after", tool="calculate", args={"expression": "1+1"},
+             depends_on=["s3"]),
+    ])
+    proc = _spawn(tmp_path, store.url, plan, "crash", delay=30)
+    run_id = proc.stdout.readline().strip()
+    deadline = time.monotonic() + 30
+    while "s3" not in {e.step_id for e in store.events(run_id) if e.kind == "step_started"}:
+        assert time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    proc.stdout.close()
+    proc.stderr.close()
+    before = store.get_run(run_id).plan
+
+    runner = Runner(RunStore(store.url), poll_s=0.05)
+    assert runner.recover_interrupted() == [run_id]
+    assert store.get_run(run_id).status == "interrupted"
+    assert store.latest_plan(run_id).step("s3").status == "pending"
+    gate = Gate()
+    gate.open.set()
+    runner.resume(run_id, engine=gate.engine())
+    record = runner.wait(run_id, timeout=20)
+    assert record.status == "completed"
+    for step_id in ("s1", "s2"):  # finished before the crash: not re-run, untouched
+        assert record.plan.step(step_id).result == before.step(step_id).result
+        assert record.plan.step(step_id).started_at == before.step(step_id).started_at
+        assert record.plan.step(step_id).finished_at == before.step(step_id).finished_at
+    assert gate.keys == []  # the refund did not run again
+    assert (tmp_path / "keys.txt").read_text().split() == [f"{run_id}:s2:v1"]
+    sequence = kinds(store, run_id)
+    assert sequence.count("step_started") == 5  # s1, s2, s3 (killed), s3 again, s4
+    assert [k for k in sequence if k in {
+        "step_reset", "interrupted"}] == ["step_reset", "interrupted"]
+    assert "resumed" in sequence
+    runner.shutdown()
+    store.close()
+
+
+def test_sigkill_during_a_side_effect_resumes_with_the_same_idempotency_key(tmp_path):
+    store = RunStore()
+    plan = Plan(goal="refund", steps=[
+        Step(id="s1", description="refund", tool="refund", args={"order_id": "slow"})])
+    proc = _spawn(tmp_path, store.url, plan, "refund", delay=30)
+    run_id = proc.stdout.readline().strip()
+    keys = tmp_path / "keys.txt"
+    deadline = time.monotonic() + 30
+    while not keys.exists() or not keys.read_text().strip():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    proc.stdout.close()
+    proc.stderr.close()
+    runner = Runner(RunStore(store.url), poll_s=0.05)
+    assert runner.recover_interrupted() == [run_id]
+    gate = Gate()
+    runner.resume(run_id, engine=gate.engine())
+    assert runner.wait(run_id, timeout=20).status == "completed"
+    # the repeated call carries the key of the first one, so an idempotent tool refunds once
+    assert keys.read_text().split() == gate.keys == [f"{run_id}:s1:v1"]
+    runner.shutdown()
+    store.close()

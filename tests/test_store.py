@@ -1,0 +1,243 @@
+"""The run store: round trips, migrations, concurrent event appends, and no secrets on disk."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from datetime import timedelta
+
+import pytest
+import sqlalchemy as sa
+
+from core.errors import RunNotFoundError, StoreError
+from core.events import RunEvent
+from core.plan import Plan, Step
+from core.store import RunStore, scrub_settings
+from core.store_schema import LATEST_VERSION, migrate, runs
+from core.usage import Usage
+
+FAKE_KEY = "sk-test-SECRET123"
+
+
+def small_plan(goal: str = "add numbers") -> Plan:
+    return Plan(goal=goal, steps=[
+        Step(id="s1", description="add", tool="calculate", args={"expression": "1+2"}),
+        Step(id="s2", description="summarise", depends_on=["s1"]),
+    ])
+
+
+@pytest.fixture
+def store() -> RunStore:
+    made = RunStore()
+    yield made
+    made.close()
+
+
+def test_default_url_is_sqlite_under_home_in_wal_mode(store, isolated_environment):
+    assert store.url == f"sqlite:///{isolated_environment / 'planboard.db'}"
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+
+
+def test_db_url_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLANBOARD_DB_URL", f"sqlite:///{tmp_path / 'other.db'}")
+    other = RunStore()
+    other.create_run("hello", {}, small_plan())
+    assert (tmp_path / "other.db").exists()
+    other.close()
+
+
+def test_run_round_trip(store):
+    plan = small_plan()
+    run_id = store.create_run("add numbers", {"planner_model": "m1"}, plan,
+                              options={"max_parallel": 2})
+    record = store.get_run(run_id)
+    assert record.run_id == run_id
+    assert record.request == "add numbers"
+    assert record.status == "planned"
+    assert record.settings == {"planner_model": "m1"}
+    assert record.options == {"max_parallel": 2}
+    assert record.plan == plan
+    assert record.versions == 1
+    assert record.owner_pid == os.getpid()
+    assert record.created_at.tzinfo is not None
+
+    plan.steps[0].advance("running")
+    plan.steps[0].advance("completed")
+    plan.steps[0].result = {"value": 3}
+    store.save_plan_version(run_id, plan)
+    assert store.get_run(run_id).versions == 1
+    assert store.latest_plan(run_id).steps[0].result == {"value": 3}
+    assert store.latest_plan(run_id).steps[0].finished_at == plan.steps[0].finished_at
+
+    second = plan.model_copy(deep=True, update={"version": 2})
+    store.save_plan_version(run_id, second, reason="s2 failed")
+    versions = store.plan_versions(run_id)
+    assert [v.version for v in versions] == [1, 2]
+    assert versions[1].reason == "s2 failed"
+    assert versions[0].reason == "initial plan"
+
+    store.set_status(run_id, "completed", event=RunEvent(kind="run_finished"))
+    store.set_answer(run_id, "3")
+    store.set_usage(run_id, Usage(llm_calls=2, prompt_tokens=10, completion_tokens=5))
+    record = store.get_run(run_id)
+    assert (record.status, record.answer, record.usage.llm_calls) == ("completed", "3", 2)
+    assert record.finished_at is not None and record.wall_s >= 0
+    assert [e.kind for e in store.events(run_id)] == ["run_finished"]
+
+
+def test_list_runs_newest_first_and_by_status(store):
+    ids = [store.create_run(f"r{i}", {}, small_plan()) for i in range(3)]
+    store.set_status(ids[1], "failed")
+    assert [r.run_id for r in store.list_runs()] == list(reversed(ids))
+    assert [r.run_id for r in store.list_runs(status="failed")] == [ids[1]]
+    assert len(store.list_runs(limit=2)) == 2
+
+
+def test_unknown_run_and_bad_values_raise_store_errors(store):
+    with pytest.raises(RunNotFoundError, match="python -m core runs"):
+        store.get_run("nope")
+    with pytest.raises(RunNotFoundError):
+        store.append_event("nope", RunEvent(kind="paused"))
+    run_id = store.create_run("x", {}, None)
+    with pytest.raises(StoreError, match="unknown run status"):
+        store.set_status(run_id, "exploded")
+    with pytest.raises(StoreError, match="unknown control action"):
+        store.request_control(run_id, "explode")
+
+
+def test_events_are_numbered_per_run(store):
+    a = store.create_run("a", {}, None)
+    b = store.create_run("b", {}, None)
+    assert store.append_event(a, RunEvent(kind="run_started")) == 1
+    assert store.append_event(b, RunEvent(kind="run_started")) == 1
+    assert store.append_event(a, RunEvent(kind="step_started", step_id="s1",
+                                          data={"x": [1, "两"]})) == 2
+    got = store.events(a)
+    assert [(e.seq, e.kind, e.step_id) for e in got] == [
+        (1, "run_started", None), (2, "step_started", "s1")]
+    assert got[1].data == {"x": [1, "两"]}
+    assert [e.seq for e in store.events(a, after=1)] == [2]
+
+
+def test_control_requests_are_taken_once(store):
+    run_id = store.create_run("x", {}, None)
+    assert store.pending_control(run_id) is None
+    store.request_control(run_id, "pause")
+    assert store.pending_control(run_id, clear=False) == "pause"
+    assert store.pending_control(run_id) == "pause"
+    assert store.pending_control(run_id) is None
+    store.request_control(run_id, "confirm:s3")
+    assert store.get_run(run_id).control_request == "confirm:s3"
+
+
+def test_stale_runs_are_found_by_dead_pid_or_old_heartbeat(store):
+    alive = store.create_run("mine", {}, None, status="running")
+    dead = store.create_run("dead", {}, None, status="running")
+    remote = store.create_run("remote", {}, None, status="running")
+    done = store.create_run("done", {}, None, status="completed")
+    with store.engine.begin() as conn:
+        conn.execute(runs.update().where(runs.c.id.in_([dead, done])).values(owner_pid=2**22 + 7))
+        conn.execute(runs.update().where(runs.c.id == remote).values(
+            owner_host="elsewhere", heartbeat_at=sa.func.datetime("now", "-1 hour")))
+    assert {r.run_id for r in store.find_stale_running()} == {dead, remote}
+    store.heartbeat(alive)
+    assert alive not in {r.run_id for r in store.find_stale_running()}
+    assert store.get_run(alive).heartbeat_at > store.get_run(alive).created_at - timedelta(1)
+
+
+def test_secrets_are_scrubbed_from_settings(store):
+    settings = {"api_key": FAKE_KEY, "OPENAI_API_KEY": "x", "token": "t", "password": "p",
+                "client_secret": "s", "base_url": "http://h", "max_tokens": 5,
+                "nested": {"key": "k", "note": FAKE_KEY, "model": "m"}, "other": FAKE_KEY,
+                "api_key_list": [FAKE_KEY]}
+    assert scrub_settings(settings) == {"base_url": "http://h", "max_tokens": 5,
+                                        "nested": {"model": "m"}, "api_key_list": []}
+    assert scrub_settings({"has_key": True, "api_key": None}) == {
+        "has_key": True, "api_key": None}
+    run_id = store.create_run("x", settings, small_plan())
+    assert store.get_run(run_id).settings == scrub_settings(settings)
+    store.close()
+    assert_no_secret_in_files(store.engine.url.database)
+
+
+def assert_no_secret_in_files(database: str) -> None:
+    """The fake key appears nowhere in the database file or its WAL."""
+    for path in database, database + "-wal":
+        if os.path.exists(path):
+            with open(path, "rb") as handle:
+                assert FAKE_KEY.encode() not in handle.read()
+
+
+def test_migration_from_an_old_schema_keeps_data(tmp_path):
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = sa.create_engine(url)
+    assert migrate(engine, target=1) == 1
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO runs (id, request, settings, status, usage, created_at, updated_at) "
+            "VALUES ('old1', 'old request', '{}', 'completed', '{\"llm_calls\": 3}', "
+            "'2025-01-01 10:00:00', '2025-01-01 10:00:00')")
+        conn.exec_driver_sql(
+            "INSERT INTO events (run_id, seq, kind, plan_version, data, at) VALUES "
+            "('old1', 1, 'run_started', 1, '{}', '2025-01-01 10:00:00'),"
+            "('old1', 2, 'run_finished', 1, '{}', '2025-01-01 10:00:01')")
+        assert "owner_pid" not in {c["name"] for c in sa.inspect(conn).get_columns("runs")}
+    engine.dispose()
+
+    store = RunStore(url)
+    record = store.get_run("old1")
+    assert (record.request, record.usage.llm_calls, record.options) == ("old request", 3, {})
+    assert store.append_event("old1", RunEvent(kind="paused")) == 3
+    with store.engine.connect() as conn:
+        versions = conn.exec_driver_sql("SELECT version FROM schema_version").scalars().all()
+        assert sorted(versions) == list(range(1, LATEST_VERSION + 1))
+        assert sa.inspect(conn).has_table("lessons")
+    store.close()
+    reopened = RunStore(url)  # opening again applies nothing and loses nothing
+    assert [e.seq for e in reopened.events("old1")] == [1, 2, 3]
+    reopened.close()
+
+
+def test_concurrent_appends_from_threads(store):
+    run_ids = [store.create_run(f"r{i}", {}, None) for i in range(2)]
+
+    def writer(n: int) -> None:
+        for i in range(15):
+            store.append_event(run_ids[n % 2], RunEvent(kind="step_started", data={"w": n, "i": i}))
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for run_id in run_ids:
+        got = store.events(run_id)
+        assert [e.seq for e in got] == list(range(1, 46))
+        for w in {e.data["w"] for e in got}:  # each writer's events stay in its own order
+            assert [e.data["i"] for e in got if e.data["w"] == w] == list(range(15))
+
+
+def _process_writer(url: str, run_id: str, n: int) -> None:
+    writer = RunStore(url)
+    for i in range(10):
+        writer.append_event(run_id, RunEvent(kind="step_completed", data={"w": n, "i": i}))
+    writer.close()
+
+
+def test_concurrent_appends_from_processes(store):
+    run_id = store.create_run("shared", {}, None)
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_process_writer, args=(store.url, run_id, n))
+               for n in range(4)]
+    for p in workers:
+        p.start()
+    for p in workers:
+        p.join(60)
+        assert p.exitcode == 0
+    got = store.events(run_id)
+    assert [e.seq for e in got] == list(range(1, 41))
+    for w in range(4):
+        assert [e.data["i"] for e in got if e.data["w"] == w] == list(range(10))
