@@ -117,12 +117,14 @@ def clarify_with_llm(request: str, engine: Engine) -> tuple[list[str], Usage]:
 
 
 def merge_answers(request: str, questions: Sequence[str], answers: Sequence[str]) -> str:
-    """The request with the person's answers appended (unanswered questions left out)."""
+    """The request with the person's answers added inline (unanswered questions left out).
+
+    Inline and without the questions' own wording (which may hold examples such as an
+    order number), so that the offline planner reads the answers as part of the request.
+    """
     lang = detect_language(request)
-    pairs = [(q.strip(), a.strip()) for q, a in zip(questions, answers, strict=False)
-             if a and a.strip()]
-    if not pairs:
+    given = [a.strip() for _, a in zip(questions, answers, strict=False) if a and a.strip()]
+    if not given:
         return request
-    head = _t(lang, "补充信息：", "Additional details:")
-    lines = [f"- {q} {a}" if q else f"- {a}" for q, a in pairs]
-    return "\n".join([request.rstrip(), "", head, *lines])
+    base = request.rstrip().rstrip("。.")
+    return _t(lang, f"{base}（{'，'.join(given)}）", f"{base} ({', '.join(given)})")

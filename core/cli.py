@@ -10,14 +10,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+from core.cli_output import ask, ask_text, print_json, print_progress
+from core.cli_runs import report_run
 from core.errors import ConfigError, PlanBoardError
-from core.events import RunEvent
-from core.plan import STATUS_ICONS, Plan
+from core.plan import Plan
 from core.usage import Usage
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
+
+_CHECKPOINTS = ("rigid", "on_failure", "adaptive", "every_step")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command."""
+    from core.cli_adaptive import add_adaptive_commands
     from core.cli_runs import add_run_commands
 
     parser = argparse.ArgumentParser(
@@ -65,8 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("request", nargs="?", default="")
     run.add_argument("--plan", type=Path, help="run this plan file instead of planning")
     run.add_argument("--yes", action="store_true", help="run without asking for approval")
-    run.add_argument("--max-parallel", type=_positive_int, default=4)
-    run.add_argument("--max-replans", type=_non_negative_int, default=2)
+    run.add_argument("--max-parallel", type=_bounded_int(1, 64), default=4)
+    run.add_argument("--max-replans", type=_bounded_int(0, 10), default=2)
+    run.add_argument("--max-attempts", type=_bounded_int(1, 5), default=2,
+                     help="attempts when a failed run's reflection advises a retry")
+    run.add_argument("--checkpoint", choices=_CHECKPOINTS, default="on_failure",
+                     help="when to revise the plan while it runs")
     _add_planning_options(run)
     run.set_defaults(handler=cmd_run)
 
@@ -81,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     add_run_commands(commands)
+    add_adaptive_commands(commands)
     return parser
 
 
@@ -89,23 +98,23 @@ def _add_planning_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--offline", action="store_true", help="use the rule-based planner, no LLM"
     )
+    parser.add_argument(
+        "--mode", choices=("plan", "knowledge", "direct", "auto"), default="plan",
+        help="plan (default), a knowledge or direct answer, or auto (let the router decide)",
+    )
 
 
-def _positive_int(text: str) -> int:
-    value = _non_negative_int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
-    return value
+def _bounded_int(low: int, high: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {text}")
+        return value
 
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, got {text}")
-    return value
+    return parse
 
 
 # ---- commands ---------------------------------------------------------------------------
@@ -116,7 +125,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
     registry = default_registry()
     if args.json:
-        _print_json(registry.catalogue())
+        print_json(registry.catalogue())
         return 0
     for entry in registry:
         flag = "  [side effect]" if entry.side_effect else ""
@@ -129,18 +138,27 @@ def cmd_call(args: argparse.Namespace) -> int:
     from core.tools.catalog import default_registry
 
     arguments = _parse_json_object(args.args, "--args")
-    result = default_registry().call(args.tool, arguments)
-    _print_json(result)
+    print_json(default_registry().call(args.tool, arguments))
     return 0
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from core.session import build_engine, plan_for_request
+    from core.session import build_engine, choose_route
 
     engine = build_engine(offline=args.offline)
-    plan, _usage = plan_for_request(args.request, engine)
+    route, _ = choose_route(args.request, engine, args.mode)
+    if route.mode != "plan":
+        note = {"mode": route.mode, "route_reason": route.reason, "plan": None}
+        if args.json:
+            print_json(note)
+        else:
+            print(f"No plan needed: the {route.mode} workflow answers this ({route.reason}).")
+        return 0
+    from core.store import RunStore
+
+    plan, _ = _draft(args.request, engine, ask_questions=True, store=RunStore())
     if args.json:
-        _print_json(plan.canonical())
+        print_json(plan.canonical())
     else:
         print(plan.summary())
         for warning in plan.warnings:
@@ -149,47 +167,48 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from core.executor import predict_llm_calls
     from core.runner import get_runner
-    from core.scheduler import RunOptions
-    from core.session import build_engine, plan_for_request, public_settings
+    from core.session import build_engine, choose_route, public_settings
 
     if not args.request and not args.plan:
         raise ConfigError("Give a request to plan, or a plan file with --plan FILE.")
     engine = build_engine(offline=args.offline)
-    if args.plan:
-        plan, planning_usage = _load_plan_file(args.plan, args.request), Usage()
-    else:
-        plan, planning_usage = plan_for_request(args.request, engine)
-    plan.raise_if_invalid(engine.registry)
     out = sys.stderr if args.json else sys.stdout
-    print(plan.summary(), file=out)
-    print(
-        f"{len(plan.steps)} steps, critical path {plan.critical_path_length()}, "
-        f"about {predict_llm_calls(plan, engine.registry, offline=engine.offline)} LLM calls",
-        file=out,
-    )
-    if not args.yes and not _ask("Execute? [y/N] "):
-        print("Not executed.", file=out)
-        return 1
-    options = RunOptions(max_parallel=args.max_parallel, max_replans=args.max_replans)
     started = time.monotonic()
     runner = get_runner()
-    run_id = runner.start(
-        plan.goal, plan, engine=engine, options=options,
-        settings_public=public_settings(offline=engine.offline),
-        on_event=lambda event: _print_progress(event, out), planning_usage=planning_usage,
-    )
+    settings = public_settings(offline=engine.offline)
+    if args.plan:
+        plan, usage, route = _load_plan_file(args.plan, args.request), Usage(), None
+    else:
+        route, usage = choose_route(args.request, engine, args.mode)
+        if route.mode != "plan":
+            from core.quick_runs import answer_without_plan
+
+            print(f"{route.mode}: {route.reason}", file=out)
+            run_id = answer_without_plan(args.request, route, engine, runner.store,
+                                         settings_public=settings, usage_before=usage)
+            return report_run(runner.store.get_run(run_id), args.json, started, out, route)
+        plan, planning = _draft(args.request, engine, ask_questions=not args.yes,
+                                store=runner.store)
+        usage += planning
+    if not _approved(plan, engine, args.yes, out):
+        return 1
+    from core.scheduler import RunOptions
+
+    options = RunOptions(max_parallel=args.max_parallel, max_replans=args.max_replans,
+                         checkpoint=args.checkpoint, max_attempts=args.max_attempts)
+    run_id = runner.start(plan.goal, plan, engine=engine, options=options,
+                          settings_public=settings, planning_usage=usage,
+                          on_event=lambda event: print_progress(event, out))
     print(f"run {run_id}", file=out)
-    record = runner.wait(run_id)
-    return _report_run(record, args.json, time.monotonic() - started, out)
+    return report_run(runner.wait(run_id), args.json, started, out, route)
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
     from core.scenarios import SCENARIOS
 
     if args.json:
-        _print_json([scenario.model_dump() for scenario in SCENARIOS])
+        print_json([scenario.model_dump() for scenario in SCENARIOS])
         return 0
     for scenario in SCENARIOS:
         print(f"{scenario.id}: {scenario.title_en} / {scenario.title_zh}")
@@ -200,35 +219,49 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 def cmd_demo_reset(args: argparse.Namespace) -> int:
     from core.demo import reset_demo_data
 
-    location = reset_demo_data()
-    print(f"Demo data recreated in {location}")
+    print(f"Demo data recreated in {reset_demo_data()}")
     return 0
 
 
 # ---- helpers ----------------------------------------------------------------------------
 
 
-def _report_run(record: Any, as_json: bool, wall_s: float, out: Any) -> int:
-    from core.cli_runs import run_summary_json
+def _draft(request: str, engine: Any, *, ask_questions: bool, store: Any = None
+           ) -> tuple[Plan, Usage]:
+    """Draft a plan; answer the planner's clarifying questions on the terminal first."""
+    from core.clarify import merge_answers
+    from core.session import draft_plan
 
-    summary = run_summary_json(record)
-    summary["wall_s"] = round(wall_s, 3)
-    if as_json:
-        _print_json(summary)
-    else:
-        print(f"\n{summary['status']}: {summary['answer'] or '(no answer)'}", file=out)
-    return 0 if summary["status"] == "completed" else 1
+    draft = draft_plan(request, engine, store=store)
+    usage = draft.usage
+    if draft.questions:
+        if not ask_questions:
+            raise ConfigError("The request needs more detail before planning: "
+                              + " / ".join(q.rstrip("。.") for q in draft.questions)
+                              + ". Add it to the request and try again.")
+        answers = [ask_text(f"{question} ") for question in draft.questions]
+        merged = merge_answers(request, draft.questions, answers)
+        draft = draft_plan(merged, engine, store=store, allow_questions=False)
+        usage += draft.usage
+    assert draft.plan is not None  # without questions a draft always holds a plan
+    return draft.plan, usage
 
 
-def _print_progress(event: RunEvent, out: Any) -> None:
-    if event.step_id is None or not event.kind.startswith("step_"):
-        if event.kind in {"replanned", "waiting_confirmation", "paused", "cancelled"}:
-            print(f"  [{event.kind}] {event.data.get('reason', '')}".rstrip(), file=out)
-        return
-    status = event.kind.removeprefix("step_")
-    icon = STATUS_ICONS.get("running" if status == "started" else status, "·")
-    detail = event.data.get("error") or event.data.get("mode") or ""
-    print(f"  {icon} {event.step_id} {status} {detail}".rstrip(), file=out, flush=True)
+def _approved(plan: Plan, engine: Any, yes: bool, out: Any) -> bool:
+    """Validate, show the plan and its expected cost, and ask "Execute? [y/N]"."""
+    from core.executor import predict_llm_calls
+
+    plan.raise_if_invalid(engine.registry)
+    print(plan.summary(), file=out)
+    for warning in plan.warnings:
+        print(f"warning: {warning}", file=out)
+    calls = predict_llm_calls(plan, engine.registry, offline=engine.offline)
+    print(f"{len(plan.steps)} steps, critical path {plan.critical_path_length()}, "
+          f"about {calls} LLM calls", file=out)
+    if yes or ask("Execute? [y/N] "):
+        return True
+    print("Not executed.", file=out)
+    return False
 
 
 def _load_plan_file(path: Path, request: str) -> Plan:
@@ -253,15 +286,3 @@ def _parse_json_object(text: str, option: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError(f"{option} must be a JSON object like '{{\"key\": \"value\"}}'.")
     return value
-
-
-def _ask(question: str) -> bool:
-    try:
-        return input(question).strip().lower() in {"y", "yes"}
-    except EOFError:  # no terminal and nothing piped in: treat as "no"
-        print("\nNo answer read; pass --yes to run without asking.", file=sys.stderr)
-        return False
-
-
-def _print_json(value: Any) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+from core.cli_output import ask, print_json, print_progress, short
 from core.errors import PlanBoardError
-from core.events import RunEvent
-from core.plan import STATUS_ICONS
 from core.store import RunRecord
 
 __all__ = [
@@ -21,6 +20,7 @@ __all__ = [
     "cmd_resume",
     "cmd_runs",
     "cmd_show",
+    "report_run",
     "run_summary_json",
 ]
 
@@ -93,13 +93,13 @@ def cmd_runs(args: argparse.Namespace) -> int:
     rows = [{"run_id": r.run_id, "status": r.status, "request": r.request,
              "created_at": r.created_at.isoformat()} for r in records]
     if args.json:
-        _print_json(rows)
+        print_json(rows)
         return 0
     if not rows:
         print("No runs yet. / 还没有运行记录。")
     for row in rows:
         created = row["created_at"][:19].replace("T", " ")
-        print(f"{row['run_id']}  {row['status']:<21} {created}  {_short(row['request'])}")
+        print(f"{row['run_id']}  {row['status']:<21} {created}  {short(row['request'])}")
     return 0
 
 
@@ -112,7 +112,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         summary = run_summary_json(record)
         summary["request"] = record.request
         summary["events"] = [e.model_dump(mode="json", exclude={"run_id"}) for e in events]
-        _print_json(summary)
+        print_json(summary)
         return 0
     print(f"run {record.run_id} · {record.status} · {record.request}")
     if record.plan is not None:
@@ -148,7 +148,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     out = sys.stderr if args.json else sys.stdout
     if record.plan is not None:
         print(record.plan.summary(), file=out)
-    if not args.yes and not _ask(f"Resume run {args.run_id}? [y/N] "):
+    if not args.yes and not ask(f"Resume run {args.run_id}? [y/N] "):
         print("Not resumed.", file=out)
         return 1
     options = None
@@ -158,11 +158,11 @@ def cmd_resume(args: argparse.Namespace) -> int:
         stored = {k: v for k, v in record.options.items() if k in RunOptions.model_fields}
         options = RunOptions.model_validate({**stored, "confirm_side_effects": False})
     runner.resume(args.run_id, options=options,
-                  on_event=lambda event: _print_progress(event, out))
+                  on_event=lambda event: print_progress(event, out))
     print(f"run {args.run_id}", file=out)
     record = _wait_answering(runner, args.run_id, out)
     if args.json:
-        _print_json(run_summary_json(record))
+        print_json(run_summary_json(record))
     else:
         print(f"\n{record.status}: {record.answer or '(no answer)'}", file=out)
     return 0 if record.status == "completed" else 1
@@ -179,7 +179,7 @@ def _wait_answering(runner: Any, run_id: str, out: Any) -> RunRecord:
         if step_id is None:
             return record
         print(f"Step {step_id} has side effects.", file=out)
-        if _ask(f"Run step {step_id}? [y/N] "):
+        if ask(f"Run step {step_id}? [y/N] "):
             runner.confirm(run_id, step_id)
         else:
             runner.reject(run_id, step_id)
@@ -207,28 +207,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_progress(event: RunEvent, out: Any) -> None:
-    if event.step_id is None or not event.kind.startswith("step_"):
-        print(f"  [{event.kind}]", file=out, flush=True)
-        return
-    status = event.kind.removeprefix("step_")
-    icon = STATUS_ICONS.get("running" if status == "started" else status, "·")
-    detail = event.data.get("error") or ""
-    print(f"  {icon} {event.step_id} {status} {detail}".rstrip(), file=out, flush=True)
-
-
-def _ask(question: str) -> bool:
-    try:
-        return input(question).strip().lower() in {"y", "yes"}
-    except EOFError:
-        print("\nNo answer read; pass --yes to continue without asking.", file=sys.stderr)
-        return False
-
-
-def _short(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _print_json(value: Any) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+def report_run(record: Any, as_json: bool, started: float, out: Any, route: Any) -> int:
+    """Print how a run ended (JSON or the answer); exit code 0 only when it completed."""
+    summary = run_summary_json(record)
+    summary["wall_s"] = round(time.monotonic() - started, 3)
+    if route is not None:
+        summary["mode"], summary["route_reason"] = route.mode, route.reason
+    if as_json:
+        print_json(summary)
+    else:
+        print(f"\n{summary['status']}: {summary['answer'] or '(no answer)'}", file=out)
+    return 0 if summary["status"] == "completed" else 1

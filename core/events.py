@@ -22,6 +22,7 @@ EventKind = Literal[
     "confirmed",
     "rejected",
     "replanned",
+    "reflected",
     "paused",
     "resumed",
     "cancelled",

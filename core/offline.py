@@ -59,7 +59,7 @@ _CUES: dict[str, str] = {
                r"|kettle|cooker|政策|policy|运费|到账",
 }
 _COMPILED = {name: re.compile(pattern, re.IGNORECASE) for name, pattern in _CUES.items()}
-_ORDER_CONTEXT = re.compile(r"订单|order(?!-service)", re.IGNORECASE)
+_ORDER_CONTEXT = re.compile(r"订单|退款|退货|退掉|退了|order(?!-service)|refund", re.IGNORECASE)
 _ORDER_ID = re.compile(
     r"(?:订单|order)\s*(?:号|编号|no\.?|number|id)?\s*[:：#]?\s*(\d{4,12})(?!\d)", re.IGNORECASE
 )

@@ -8,12 +8,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.clarify import parse_questions
 from core.engine import Engine
 from core.errors import ConfigError, PlanError, PlanParseError, PlanValidationError
 from core.language import Language, detect_language
 from core.llm import ChatModel
 from core.plan import REFERENCE, Plan, Step
 from core.plan_parser import parse_plan
+from core.prompts.adaptive import CLARIFY_INSTRUCTION
 from core.prompts.planning import (
     SYNTHESIS_DESCRIPTION,
     corrective_prompt,
@@ -64,31 +66,46 @@ class PlanningResult:
     raw_replies: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     fallback: bool = False
+    questions: list[str] = field(default_factory=list)
 
 
 # ---- planning -----------------------------------------------------------------------------
 
 
+class ClarificationNeeded(Exception):
+    """The planner asked questions instead of planning (internal to this module)."""
+
+    def __init__(self, questions: list[str]) -> None:
+        super().__init__("; ".join(questions))
+        self.questions = questions
+
+
 def plan_request(
-    request: str, engine: Engine, *, lessons: Iterable[str] = ()
+    request: str, engine: Engine, *, lessons: Iterable[str] = (), allow_questions: bool = False
 ) -> PlanningResult:
     """Ask the planner model for a plan; retry once with the errors; else fall back.
 
-    LLM errors (authentication, connection ...) propagate: only unusable output falls back.
+    With ``allow_questions`` the model may ask clarifying questions instead: they come back
+    in ``questions`` and ``plan`` stays None. LLM errors (authentication, connection ...)
+    propagate: only unusable output falls back.
     """
     model = _require_model(engine)
     language = detect_language(request)
+    system = planner_system_prompt(
+        engine.registry.catalogue(), language=language, lessons=list(lessons)
+    )
+    if allow_questions:
+        system = f"{system}\n\n{CLARIFY_INSTRUCTION}"
     messages = [
-        {
-            "role": "system",
-            "content": planner_system_prompt(
-                engine.registry.catalogue(), language=language, lessons=list(lessons)
-            ),
-        },
+        {"role": "system", "content": system},
         {"role": "user", "content": planner_user_prompt(request)},
     ]
 
     def accept(text: str) -> Plan:
+        if allow_questions:
+            questions = parse_questions(text)
+            if questions:
+                raise ClarificationNeeded(questions)
         plan = normalise_tool_names(parse_plan(text, request), engine.registry)
         _ensure_synthesis(plan, language)
         _raise_problems(plan, engine.registry)
@@ -100,6 +117,8 @@ def plan_request(
         return plan
 
     result = _converse(model, messages, accept)
+    if result.questions:
+        return result
     if result.plan is None:
         logger.warning("planner output unusable twice; using the fallback plan: %s", result.errors)
         result.plan = fallback_plan(request, result.errors)
@@ -346,6 +365,9 @@ def _converse(
         result.raw_replies.append(text)
         try:
             result.plan = accept(text)
+            return result
+        except ClarificationNeeded as exc:
+            result.questions = exc.questions
             return result
         except PlanParseError as exc:
             problems = [str(exc)]

@@ -5,17 +5,17 @@ addresses them by run id. Every event of a run is written to the store together 
 plan snapshot it leaves behind, so a run can be followed from any tab or process and
 continued after a crash. Runs executed by another process are steered through control
 requests written to the database, which that process's :class:`StoreBackedControl` picks up.
+This module is the manager (pool, registry of live runs, steering by id, the process-wide
+singleton); how one run is executed and recorded lives in :mod:`core.run_execution`.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 from core.engine import Engine
@@ -30,7 +30,8 @@ from core.recovery import (
     recover_interrupted,
     recover_run,
 )
-from core.scheduler import RunOptions, run_plan
+from core.run_execution import LiveRun, Replanner
+from core.scheduler import RunOptions
 from core.store import (
     ACTIVE_STATUSES,
     TERMINAL_STATUSES,
@@ -42,29 +43,7 @@ from core.usage import Usage
 
 __all__ = ["Runner", "StoreBackedControl", "get_runner", "reset_runner"]  # control re-exported
 
-logger = logging.getLogger(__name__)
-
-Replanner = Callable[[Plan, str, Engine], Plan]
 EngineFactory = Callable[[RunRecord], Engine]
-_HEARTBEAT_S = 2.0
-
-
-@dataclass
-class _LiveRun:
-    """What this process knows about a run it executes."""
-
-    run_id: str
-    engine: Engine
-    options: Any
-    plan: Plan
-    on_event: EventSink | None = None
-    replanner: Replanner | None = None
-    options_extra: dict[str, Any] = field(default_factory=dict)
-    done: threading.Event = field(default_factory=threading.Event)
-    changed: threading.Condition = field(default_factory=threading.Condition)
-    status: str = "planned"
-    candidate: Plan | None = None  # a replanned version not yet accepted by the scheduler
-    control: StoreBackedControl = field(init=False)
 
 
 class Runner:
@@ -86,7 +65,7 @@ class Runner:
         self._engine_factory = engine_factory
         self._poll_s = poll_s
         self._stale_after_s = stale_after_s
-        self._live: dict[str, _LiveRun] = {}
+        self._live: dict[str, LiveRun] = {}
         self._lock = threading.Lock()
 
     # ---- starting and continuing ----------------------------------------------------
@@ -135,7 +114,7 @@ class Runner:
         live = self._live_run(run_id)
         if live is not None:
             live.control.resume()
-            self._record(live, RunEvent(kind="resumed", plan_version=live.plan.version))
+            live.record(RunEvent(kind="resumed", plan_version=live.plan.version))
             return
         record = self.store.get_run(run_id)
         if record.status in TERMINAL_STATUSES:
@@ -156,13 +135,41 @@ class Runner:
         self._launch(run_id, record.plan, engine or factory(record), stored,
                      on_event, replanner, resumed_from=record.status, extra=record.options)
 
+    def follow_up(self, run_id: str, text: str, *, engine: Engine,
+                  on_event: EventSink | None = None) -> Plan:
+        """Extend a finished run with a follow-up request and run the new steps.
+
+        Completed steps and results are kept; the new version adds steps and a new
+        synthesis, and only those run. Returns the new plan version.
+        """
+        from core.followup import extend_plan_request
+
+        record = self.store.get_run(run_id)
+        if record.status not in {"completed", "failed"} or record.plan is None:
+            raise StoreError(f"run {run_id} is {record.status}; a follow-up needs a finished "
+                             "run (wait for it, or start a new request)")
+        plan, usage = extend_plan_request(record.plan, text, engine)
+        extra = dict(record.options)
+        spent = Usage.model_validate(extra.get("followup_usage") or {}) + usage
+        extra["followup_usage"] = spent.model_dump()
+        self.store.set_options(run_id, extra)
+        self.store.save_plan_version(run_id, plan, reason=f"follow-up: {text}")
+        self.store.append_event(run_id, RunEvent(
+            kind="replanned", plan_version=plan.version,
+            data={"from_version": record.plan.version, "to_version": plan.version,
+                  "source": "follow-up", "reason": text}))
+        options = RunOptions.model_validate(
+            {k: v for k, v in extra.items() if k in RunOptions.model_fields} | {"run_id": run_id})
+        self._launch(run_id, plan, engine, options, on_event, None,
+                     resumed_from=record.status, extra=extra)
+        return plan
+
     def _launch(self, run_id: str, plan: Plan, engine: Engine, options: RunOptions,
                 on_event: EventSink | None, replanner: Replanner | None,
                 resumed_from: str | None, extra: dict[str, Any]) -> None:
-        live = _LiveRun(run_id=run_id, engine=engine, options=options, plan=plan, on_event=on_event,
-                        replanner=replanner, options_extra=dict(extra))
-        live.control = StoreBackedControl(
-            self.store, run_id, on_action=lambda action: self._remote_action(live, action))
+        live = LiveRun(store=self.store, run_id=run_id, engine=engine, options=options,
+                       plan=plan, on_event=on_event, replanner=replanner,
+                       options_extra=dict(extra), poll_s=self._poll_s)
         self.store.pending_control(run_id)  # requests addressed to an earlier owner are void
         with self._lock:
             if run_id in self._live or run_id in IN_PROCESS.snapshot():
@@ -179,125 +186,16 @@ class Runner:
 
     # ---- executing ------------------------------------------------------------------
 
-    def _execute(self, live: _LiveRun) -> None:
-        stop = threading.Event()
-        watcher = threading.Thread(target=self._watch, args=(live, stop), daemon=True,
-                                   name=f"planboard-watch-{live.run_id}")
-        watcher.start()
+    def _execute(self, live: LiveRun) -> None:
         try:
-            outcome = self._run_until_settled(live)
-            self._finish(live, outcome)
-        except Exception as exc:
-            logger.exception("run %s stopped with an error", live.run_id)
-            self._fail(live, exc)
+            live.run()
         finally:
-            stop.set()
-            watcher.join()
             with self._lock:
                 self._live.pop(live.run_id, None)
                 IN_PROCESS.discard(live.run_id)
-            resumed_meanwhile = live.status == "paused" and not (
-                live.control.is_paused() or live.control.is_cancelled())
-            live.done.set()
-            with live.changed:
-                live.changed.notify_all()
-            if resumed_meanwhile:  # resume() arrived while the run was stopping
+            if live.mark_done():  # resume() arrived while the run was stopping
                 self.resume(live.run_id, engine=live.engine, on_event=live.on_event,
                             replanner=live.replanner)
-
-    def _run_until_settled(self, live: _LiveRun) -> Any:
-        def replanner(plan: Plan, failure: str, engine: Engine) -> Plan:
-            if live.replanner is not None:
-                live.candidate = live.replanner(plan, failure, engine)
-            else:
-                live.candidate = self._default_replan(live, plan, failure, engine)
-            return live.candidate  # adopted on the "replanned" event
-
-        while True:
-            outcome = run_plan(live.plan, live.engine, options=live.options,
-                               control=live.control, on_event=lambda e: self._record(live, e),
-                               replanner=replanner)
-            live.plan = outcome.plan
-            if outcome.status != "paused":
-                return outcome
-            live.control.sync()
-            if live.control.is_paused() or live.control.is_cancelled():
-                return outcome
-            # resumed while the running steps were finishing: go on with this plan
-
-    def _default_replan(self, live: _LiveRun, plan: Plan, failure: str,
-                        engine: Engine) -> Plan:
-        """core.planner's replanning, with its LLM usage added to the run's."""
-        from core.errors import PlanError
-        from core.planner import replan_request
-
-        result = replan_request(plan, failure, engine)
-        spent = Usage.model_validate(live.options_extra.get("replan_usage") or {}) + result.usage
-        live.options_extra["replan_usage"] = spent.model_dump()
-        self.store.set_options(live.run_id, live.options_extra)
-        if result.plan is None:
-            raise PlanError(
-                "Replanning failed: the model's new steps could not be used ("
-                + "; ".join(result.errors) + "); finish with the results so far"
-            )
-        return result.plan
-
-    def _watch(self, live: _LiveRun, stop: threading.Event) -> None:
-        last_beat = time.monotonic()
-        while not stop.wait(self._poll_s):
-            try:
-                live.control.sync()
-                if time.monotonic() - last_beat >= _HEARTBEAT_S:
-                    self.store.heartbeat(live.run_id)
-                    last_beat = time.monotonic()
-            except Exception:
-                logger.exception("watcher of run %s", live.run_id)
-
-    def _record(self, live: _LiveRun, event: RunEvent) -> None:
-        """Write the event with the plan snapshot; follow the status; tell the listener."""
-        if event.kind == "replanned" and live.candidate is not None:
-            live.plan, live.candidate = live.candidate, None
-            self.store.save_plan_version(live.run_id, live.plan,
-                                         reason=str(event.data.get("reason") or "replanned"))
-        self.store.record_step(live.run_id, event, live.plan)
-        status = {"waiting_confirmation": "waiting_confirmation", "confirmed": "running",
-                  "rejected": "running", "paused": "paused", "resumed": "running"}.get(event.kind)
-        if status is not None and status != live.status:
-            self.store.set_status(live.run_id, status)
-            live.status = status
-        with live.changed:
-            live.changed.notify_all()
-        if live.on_event is not None:
-            try:
-                live.on_event(event)
-            except Exception:
-                logger.exception("event listener of run %s failed", live.run_id)
-
-    def _remote_action(self, live: _LiveRun, action: str) -> None:
-        """Record a resume requested by another process (pause/cancel the scheduler records)."""
-        if action == "resume":
-            self._record(live, RunEvent(kind="resumed", plan_version=live.plan.version,
-                                        data={"requested_by": "another process"}))
-
-    def _finish(self, live: _LiveRun, outcome: Any) -> None:
-        status = outcome.status if outcome.status in TERMINAL_STATUSES | {"paused"} else "failed"
-        extra = live.options_extra
-        planning = Usage.model_validate(extra.get("planning_usage") or {}) + Usage.model_validate(
-            extra.get("replan_usage") or {})
-        self.store.finish_run(live.run_id, status, answer=outcome.answer,
-                              usage=planning + outcome.usage,
-                              plans=[*outcome.versions, outcome.plan])
-        live.status = status
-
-    def _fail(self, live: _LiveRun, exc: Exception) -> None:
-        try:
-            event = RunEvent(kind="run_finished", plan_version=live.plan.version,
-                             data={"status": "failed", "error": f"{type(exc).__name__}: {exc}"})
-            self.store.save_plan_version(live.run_id, live.plan)
-            self.store.set_status(live.run_id, "failed", event=event, owner=False)
-            live.status = "failed"
-        except Exception:
-            logger.exception("cannot record the failure of run %s", live.run_id)
 
     # ---- steering -------------------------------------------------------------------
 
@@ -355,7 +253,7 @@ class Runner:
             )
         return record
 
-    def _live_run(self, run_id: str) -> _LiveRun | None:
+    def _live_run(self, run_id: str) -> LiveRun | None:
         with self._lock:
             return self._live.get(run_id)
 

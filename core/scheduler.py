@@ -53,6 +53,7 @@ class RunOptions(BaseModel):
     confirm_side_effects: bool = False
     run_id: str | None = None
     checkpoint: CheckpointPolicy = "on_failure"
+    max_attempts: int = Field(default=2, ge=1, le=5)  # attempts after reflection (runner)
 
 
 class RunOutcome(BaseModel):

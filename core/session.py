@@ -1,22 +1,51 @@
-"""Assembling an engine from the settings, and planning a request online or offline."""
+"""Assembling an engine from the settings, routing a request, and drafting its plan.
+
+The command line and the dashboard both start a request here, so that they plan, route,
+ask clarifying questions and use lessons the same way.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from core.engine import Engine
 from core.errors import ConfigError
 from core.plan import Plan
 from core.usage import Usage
 
-__all__ = ["NO_KEY_MESSAGE", "build_engine", "plan_for_request", "public_settings"]
+if TYPE_CHECKING:
+    from core.router import Route
+    from core.store import RunStore
 
+__all__ = [
+    "MODES",
+    "NO_KEY_MESSAGE",
+    "Draft",
+    "build_engine",
+    "choose_route",
+    "draft_plan",
+    "public_settings",
+]
+
+Mode = Literal["auto", "plan", "knowledge", "direct"]
+MODES: tuple[str, ...] = ("auto", "plan", "knowledge", "direct")
 NO_KEY_MESSAGE = (
     "No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for another provider) "
     "in the environment or a .env file, or pass --offline to use the offline planner."
 )
+
+
+@dataclass
+class Draft:
+    """A drafted plan and what drafting cost, or the questions to answer first."""
+
+    plan: Plan | None
+    usage: Usage = field(default_factory=Usage)
+    questions: list[str] = field(default_factory=list)
+    lessons: list[str] = field(default_factory=list)
 
 
 def build_engine(*, offline: bool, environ: Mapping[str, str] | None = None) -> Engine:
@@ -34,22 +63,44 @@ def build_engine(*, offline: bool, environ: Mapping[str, str] | None = None) -> 
     return Engine(registry=registry, model=OpenAIChatModel(settings))
 
 
-def plan_for_request(request: str, engine: Engine) -> tuple[Plan, Usage]:
-    """A plan and what planning cost: from the LLM planner, or the rule-based one offline.
+def choose_route(request: str, engine: Engine, mode: str) -> tuple[Route, Usage]:
+    """The route of a request: decided by the model or rules for "auto", else the person's."""
+    from core.router import decide_route, person_route
 
-    The LLM planner falls back to a minimal plan with its errors in ``plan.warnings``.
+    _require_request(request)
+    if mode == "auto":
+        return decide_route(request, engine)
+    if mode not in MODES:
+        raise ConfigError(f"Unknown mode {mode!r}; use one of: {', '.join(MODES)}.")
+    return person_route(mode, request), Usage()
+
+
+def draft_plan(
+    request: str, engine: Engine, *, store: RunStore | None = None,
+    allow_questions: bool = True,
+) -> Draft:
+    """A plan for ``request`` (LLM planner, or the rule-based one offline) or questions.
+
+    Relevant lessons from the store go into the planner prompt. The LLM planner falls back
+    to a minimal plan with its errors in ``plan.warnings``.
     """
-    if not request.strip():
-        raise ConfigError("The request is empty; say what you want done.")
+    _require_request(request)
     if engine.offline:
+        from core.clarify import needs_clarification_offline
         from core.offline import offline_plan
 
-        return offline_plan(request, engine.registry), Usage()
+        questions = needs_clarification_offline(request, engine.registry) if (
+            allow_questions) else []
+        if questions:
+            return Draft(plan=None, questions=questions)
+        return Draft(plan=offline_plan(request, engine.registry))
+    from core.learning import lessons_for_request
     from core.planner import plan_request
 
-    result = plan_request(request, engine)
-    assert result.plan is not None  # plan_request always returns a plan (maybe the fallback)
-    return result.plan, result.usage
+    lessons = lessons_for_request(store, request, engine) if store is not None else []
+    result = plan_request(request, engine, lessons=lessons, allow_questions=allow_questions)
+    return Draft(plan=result.plan, usage=result.usage, questions=result.questions,
+                 lessons=lessons)
 
 
 def public_settings(
@@ -61,3 +112,8 @@ def public_settings(
     from core.settings import LLMSettings
 
     return {"offline": False, **LLMSettings.from_env(environ or os.environ).public_dict()}
+
+
+def _require_request(request: str) -> None:
+    if not request.strip():
+        raise ConfigError("The request is empty; say what you want done.")

@@ -16,7 +16,7 @@ import os
 import re
 import socket
 import uuid
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -34,10 +34,14 @@ from core.store_schema import (
     StoredEvent,
     as_utc,
     events,
+    insert_event,
     migrate,
     plan_versions,
+    record_from_row,
     runs,
     scrub_settings,
+    update_run,
+    upsert_plan,
     utc_now,
 )
 from core.usage import Usage
@@ -59,6 +63,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 CONTROL_ACTIONS = re.compile(r"^(pause|resume|cancel|(confirm|reject):s\d+)$")
+
+
 def default_db_url() -> str:
     """PLANBOARD_DB_URL, or a SQLite file in the PlanBoard home directory."""
     url = os.environ.get("PLANBOARD_DB_URL", "").strip()
@@ -133,7 +139,7 @@ class RunStore:
                 owner_host=socket.gethostname(), heartbeat_at=at, event_seq=0,
             ))
             if plan is not None:
-                _upsert_plan(conn, run_id, plan, "initial plan", at)
+                upsert_plan(conn, run_id, plan, "initial plan", at)
         return run_id
 
     def get_run(self, run_id: str) -> RunRecord:
@@ -152,7 +158,7 @@ class RunStore:
                 sa.select(sa.func.count()).select_from(plan_versions)
                 .where(plan_versions.c.run_id == run_id)
             ).scalar_one()
-        return _record(row, Plan.model_validate(latest) if latest else None, count)
+        return record_from_row(row, Plan.model_validate(latest) if latest else None, count)
 
     def list_runs(self, status: str | None = None, limit: int = 100) -> list[RunRecord]:
         """Runs newest first (without their plans), optionally only those in ``status``."""
@@ -160,7 +166,7 @@ class RunStore:
         if status is not None:
             query = query.where(runs.c.status == status)
         with self.engine.connect() as conn:
-            return [_record(row, None, 0) for row in conn.execute(query).mappings()]
+            return [record_from_row(row, None, 0) for row in conn.execute(query).mappings()]
 
     def set_status(
         self, run_id: str, status: RunStatus, *, event: RunEvent | None = None,
@@ -180,9 +186,9 @@ class RunStore:
         elif owner is False:
             values.update(owner_pid=None, owner_host=None)
         with self.engine.begin() as conn:
-            _update_run(conn, run_id, **values)
+            update_run(conn, run_id, **values)
             if event is not None:
-                _insert_event(conn, run_id, event)
+                insert_event(conn, run_id, event)
 
     def finish_run(self, run_id: str, status: RunStatus, *, answer: str | None, usage: Usage,
                    plans: list[Plan]) -> None:
@@ -192,34 +198,34 @@ class RunStore:
         """
         at = utc_now()
         with self.engine.begin() as conn:
-            _update_run(conn, run_id, status=status, answer=answer, usage=usage.model_dump(),
-                        updated_at=at, owner_pid=None, owner_host=None,
-                        finished_at=at if status in TERMINAL_STATUSES else None)
+            update_run(conn, run_id, status=status, answer=answer, usage=usage.model_dump(),
+                       updated_at=at, owner_pid=None, owner_host=None,
+                       finished_at=at if status in TERMINAL_STATUSES else None)
             for plan in plans:
-                _upsert_plan(conn, run_id, plan, None, at)
+                upsert_plan(conn, run_id, plan, None, at)
 
     def set_answer(self, run_id: str, answer: str | None) -> None:
         """Record the final answer."""
         with self.engine.begin() as conn:
-            _update_run(conn, run_id, answer=answer, updated_at=utc_now())
+            update_run(conn, run_id, answer=answer, updated_at=utc_now())
 
     def set_usage(self, run_id: str, usage: Usage) -> None:
         """Record the run's total usage."""
         with self.engine.begin() as conn:
-            _update_run(conn, run_id, usage=usage.model_dump(), updated_at=utc_now())
+            update_run(conn, run_id, usage=usage.model_dump(), updated_at=utc_now())
 
     def set_options(self, run_id: str, options: dict[str, Any]) -> None:
         """Record the run options used (max_parallel, confirm_side_effects, ...)."""
         with self.engine.begin() as conn:
-            _update_run(conn, run_id, options=options, updated_at=utc_now())
+            update_run(conn, run_id, options=options, updated_at=utc_now())
 
     # ---- plan versions --------------------------------------------------------------
 
     def save_plan_version(self, run_id: str, plan: Plan, reason: str | None = None) -> int:
         """Store ``plan`` as version ``plan.version`` (replacing that version's snapshot)."""
         with self.engine.begin() as conn:
-            _update_run(conn, run_id, updated_at=utc_now())
-            _upsert_plan(conn, run_id, plan, reason, utc_now())
+            update_run(conn, run_id, updated_at=utc_now())
+            upsert_plan(conn, run_id, plan, reason, utc_now())
         return plan.version
 
     def latest_plan(self, run_id: str) -> Plan | None:
@@ -244,13 +250,13 @@ class RunStore:
     def append_event(self, run_id: str, event: RunEvent) -> int:
         """Append ``event`` to the run's log; return its sequence number (1, 2, 3, ...)."""
         with self.engine.begin() as conn:
-            return _insert_event(conn, run_id, event)
+            return insert_event(conn, run_id, event)
 
     def record_step(self, run_id: str, event: RunEvent, plan: Plan) -> int:
         """Append ``event`` and store the plan snapshot in one transaction."""
         with self.engine.begin() as conn:
-            seq = _insert_event(conn, run_id, event)
-            _upsert_plan(conn, run_id, plan, None, utc_now())
+            seq = insert_event(conn, run_id, event)
+            upsert_plan(conn, run_id, plan, None, utc_now())
         return seq
 
     def events(self, run_id: str, *, after: int = 0) -> list[StoredEvent]:
@@ -277,7 +283,7 @@ class RunStore:
                 "confirm:<step> or reject:<step>"
             )
         with self.engine.begin() as conn:
-            _update_run(conn, run_id, control_request=action, control_at=utc_now())
+            update_run(conn, run_id, control_request=action, control_at=utc_now())
 
     def pending_control(self, run_id: str, *, clear: bool = True) -> str | None:
         """The control action waiting for the run (taken off the run unless ``clear=False``)."""
@@ -339,20 +345,20 @@ class RunStore:
             if not changed.rowcount:
                 return False
             for reset in reset_events:
-                _insert_event(conn, record.run_id, reset)
+                insert_event(conn, record.run_id, reset)
             if plan is not None:
-                _upsert_plan(conn, record.run_id, plan, None, at)
-            _insert_event(conn, record.run_id, event)
+                upsert_plan(conn, record.run_id, plan, None, at)
+            insert_event(conn, record.run_id, event)
         return True
 
     def _active_runs(self) -> list[RunRecord]:
         query = runs.select().where(runs.c.status.in_(sorted(ACTIVE_STATUSES | {"paused"})))
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
-        return [_record(r, None, 0) for r in rows if r["owner_pid"] is not None]
+        return [record_from_row(r, None, 0) for r in rows if r["owner_pid"] is not None]
 
 
-# ---- helpers (all run inside the caller's transaction) ----------------------------------
+# ---- opening the database ----------------------------------------------------------------
 
 def _make_engine(url: str) -> sa.Engine:
     try:
@@ -371,46 +377,3 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous = NORMAL")
     cursor.execute("PRAGMA foreign_keys = ON")
     cursor.close()
-
-
-def _update_run(conn: sa.Connection, run_id: str, **values: Any) -> None:
-    done = conn.execute(runs.update().where(runs.c.id == run_id).values(**values))
-    if not done.rowcount:
-        raise RunNotFoundError(f"no run {run_id!r}; list the runs with: python -m core runs")
-
-
-def _insert_event(conn: sa.Connection, run_id: str, event: RunEvent) -> int:
-    _update_run(conn, run_id, event_seq=runs.c.event_seq + 1, updated_at=utc_now())
-    seq = conn.execute(sa.select(runs.c.event_seq).where(runs.c.id == run_id)).scalar_one()
-    conn.execute(events.insert().values(
-        run_id=run_id, seq=seq, kind=event.kind, step_id=event.step_id,
-        plan_version=event.plan_version, data=event.model_dump(mode="json")["data"], at=event.at,
-    ))
-    return seq
-
-
-def _upsert_plan(conn: sa.Connection, run_id: str, plan: Plan, reason: str | None,
-                 at: datetime) -> None:
-    data = plan.model_dump(mode="json")
-    key = (plan_versions.c.run_id == run_id) & (plan_versions.c.version == plan.version)
-    values: dict[str, Any] = {"plan": data, "updated_at": at}
-    if reason is not None:
-        values["reason"] = reason
-    if conn.execute(plan_versions.update().where(key).values(**values)).rowcount:
-        return
-    conn.execute(plan_versions.insert().values(
-        run_id=run_id, version=plan.version, plan=data, reason=reason, created_at=at,
-        updated_at=at,
-    ))
-
-
-def _record(row: Any, plan: Plan | None, versions: int) -> RunRecord:
-    return RunRecord(
-        run_id=row["id"], request=row["request"], settings=row["settings"] or {},
-        options=row["options"] or {}, status=row["status"], answer=row["answer"],
-        usage=Usage.model_validate(row["usage"] or {}), owner_pid=row["owner_pid"],
-        owner_host=row["owner_host"], heartbeat_at=as_utc(row["heartbeat_at"]),
-        control_request=row["control_request"], created_at=as_utc(row["created_at"]),
-        updated_at=as_utc(row["updated_at"]), finished_at=as_utc(row["finished_at"]),
-        plan=plan, versions=versions,
-    )

@@ -4,6 +4,8 @@ The schema is written with SQLAlchemy Core (``Table`` objects), not the ORM: the
 handful of small, explicit transactions and Core keeps every statement visible. Each
 migration is a function applied once, in order, inside one transaction, and recorded in the
 ``schema_version`` table; migrations only add tables and columns, they never drop data.
+The row-level statements every store transaction shares (update a run, append an event,
+upsert a plan snapshot, turn a row into a :class:`RunRecord`) live here as well.
 :func:`scrub_settings` decides what of a run's settings may be stored (never a secret).
 """
 
@@ -19,6 +21,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, Field
 from sqlalchemy.engine import Connection
 
+from core.errors import RunNotFoundError
 from core.events import RunEvent
 from core.plan import Plan
 from core.usage import Usage
@@ -35,13 +38,17 @@ __all__ = [
     "StoredEvent",
     "as_utc",
     "events",
+    "insert_event",
     "lessons",
     "metadata",
     "migrate",
     "plan_versions",
+    "record_from_row",
     "runs",
     "schema_version",
     "scrub_settings",
+    "update_run",
+    "upsert_plan",
     "utc_now",
 ]
 
@@ -326,3 +333,52 @@ def migrate(engine: sa.Engine, target: int = LATEST_VERSION) -> int:
             continue  # already applied (by us earlier or by another process)
     with engine.connect() as conn:
         return current_version(conn)
+
+
+# ---- statements shared by the store's transactions (run inside the caller's) ----------
+
+def update_run(conn: Connection, run_id: str, **values: Any) -> None:
+    """Update the run's row (taking the write lock); RunNotFoundError when there is none."""
+    done = conn.execute(runs.update().where(runs.c.id == run_id).values(**values))
+    if not done.rowcount:
+        raise RunNotFoundError(f"no run {run_id!r}; list the runs with: python -m core runs")
+
+
+def insert_event(conn: Connection, run_id: str, event: RunEvent) -> int:
+    """Append ``event`` as the run's next event; return its sequence number."""
+    update_run(conn, run_id, event_seq=runs.c.event_seq + 1, updated_at=utc_now())
+    seq = conn.execute(sa.select(runs.c.event_seq).where(runs.c.id == run_id)).scalar_one()
+    conn.execute(events.insert().values(
+        run_id=run_id, seq=seq, kind=event.kind, step_id=event.step_id,
+        plan_version=event.plan_version, data=event.model_dump(mode="json")["data"], at=event.at,
+    ))
+    return seq
+
+
+def upsert_plan(conn: Connection, run_id: str, plan: Plan, reason: str | None,
+                at: datetime) -> None:
+    """Store ``plan`` as version ``plan.version`` of the run, replacing that snapshot."""
+    data = plan.model_dump(mode="json")
+    key = (plan_versions.c.run_id == run_id) & (plan_versions.c.version == plan.version)
+    values: dict[str, Any] = {"plan": data, "updated_at": at}
+    if reason is not None:
+        values["reason"] = reason
+    if conn.execute(plan_versions.update().where(key).values(**values)).rowcount:
+        return
+    conn.execute(plan_versions.insert().values(
+        run_id=run_id, version=plan.version, plan=data, reason=reason, created_at=at,
+        updated_at=at,
+    ))
+
+
+def record_from_row(row: Any, plan: Plan | None, versions: int) -> RunRecord:
+    """The :class:`RunRecord` of a ``runs`` row, with its latest plan and version count."""
+    return RunRecord(
+        run_id=row["id"], request=row["request"], settings=row["settings"] or {},
+        options=row["options"] or {}, status=row["status"], answer=row["answer"],
+        usage=Usage.model_validate(row["usage"] or {}), owner_pid=row["owner_pid"],
+        owner_host=row["owner_host"], heartbeat_at=as_utc(row["heartbeat_at"]),
+        control_request=row["control_request"], created_at=as_utc(row["created_at"]),
+        updated_at=as_utc(row["updated_at"]), finished_at=as_utc(row["finished_at"]),
+        plan=plan, versions=versions,
+    )

@@ -3,10 +3,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: chromium for the browser test, graphviz for SVG export.
+# Debian packages: chromium for the browser test, graphviz for SVG export, and fonts so
+# that the screenshots show Chinese text and emoji.
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v dot >/dev/null || missing+=(graphviz)
+[ -d /usr/share/fonts/opentype/noto ] || missing+=(fonts-noto-cjk)
+[ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || missing+=(fonts-noto-color-emoji)
 if ((${#missing[@]})); then
   as_root=()
   [ "$(id -u)" -eq 0 ] || as_root=(sudo)

@@ -64,9 +64,9 @@ def test_parse_questions(reply: str, expected: list[str] | None) -> None:
 
 def test_merge_answers() -> None:
     merged = merge_answers("帮我把那台坏的退掉", ["订单号是多少？", "原因？"], ["88231", " "])
-    assert merged == "帮我把那台坏的退掉\n\n补充信息：\n- 订单号是多少？ 88231"
-    english = merge_answers("Refund my order", ["Which order?"], ["88231"])
-    assert english.endswith("Additional details:\n- Which order? 88231")
+    assert merged == "帮我把那台坏的退掉（88231）"
+    english = merge_answers("Refund my order.", ["Which order?"], ["88231"])
+    assert english == "Refund my order (88231)"
     assert merge_answers("x", ["q"], [""]) == "x"
 
 

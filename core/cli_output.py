@@ -1,0 +1,54 @@
+"""What the command line prints and asks: JSON, progress lines, yes/no questions."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from core.events import RunEvent
+from core.plan import STATUS_ICONS
+
+__all__ = ["ask", "ask_text", "print_json", "print_progress", "short"]
+
+_NOTED_EVENTS = {"replanned", "reflected", "waiting_confirmation", "paused", "resumed",
+                 "cancelled"}
+
+
+def print_json(value: Any) -> None:
+    """Print ``value`` as indented JSON, keeping Chinese text readable."""
+    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def print_progress(event: RunEvent, out: Any) -> None:
+    """One live line per step transition, and a note for replans, pauses and the like."""
+    if event.step_id is None or not event.kind.startswith("step_"):
+        if event.kind in _NOTED_EVENTS:
+            detail = event.data.get("reason") or event.data.get("lesson") or ""
+            print(f"  [{event.kind}] {short(str(detail), 100)}".rstrip(), file=out, flush=True)
+        return
+    status = event.kind.removeprefix("step_")
+    icon = STATUS_ICONS.get("running" if status == "started" else status, "·")
+    detail = event.data.get("error") or event.data.get("mode") or ""
+    print(f"  {icon} {event.step_id} {status} {short(str(detail), 100)}".rstrip(), file=out,
+          flush=True)
+
+
+def ask(question: str) -> bool:
+    """Ask a yes/no question on the terminal; no answer (no terminal) means no."""
+    return ask_text(question).strip().lower() in {"y", "yes"}
+
+
+def ask_text(question: str) -> str:
+    """Ask for a line of text; an empty string when nothing can be read."""
+    try:
+        return input(question)
+    except EOFError:
+        print("\nNo answer read; pass --yes to continue without asking.", file=sys.stderr)
+        return ""
+
+
+def short(text: str, width: int = 60) -> str:
+    """``text`` on one line, cut to ``width`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
