@@ -1,0 +1,29 @@
+"""PlanBoard's entry point: navigation, the settings sidebar and the shared page frame."""
+
+from __future__ import annotations
+
+import streamlit as st
+from dotenv import find_dotenv, load_dotenv
+
+from ui import state
+from ui.frame import ensure_entrypoint
+from ui.i18n import t
+from ui.settings import render_sidebar
+
+ensure_entrypoint()  # the first run after a start may treat this file as a legacy page
+load_dotenv(find_dotenv(usecwd=True))  # .env next to where `streamlit run` started
+
+st.set_page_config(page_title="PlanBoard", page_icon="🧭", layout="wide")
+state.init_session()
+state.recover_once()
+
+render_sidebar()
+pages = st.navigation([
+    st.Page("pages/plan.py", title=t("nav_plan"), icon=":material/edit_note:",
+            url_path="plan", default=True),
+    st.Page("pages/run.py", title=t("nav_run"), icon=":material/play_circle:", url_path="run"),
+    st.Page("pages/history.py", title=t("nav_history"), icon=":material/history:",
+            url_path="history"),
+    st.Page("pages/tools.py", title=t("nav_tools"), icon=":material/build:", url_path="tools"),
+])
+pages.run()

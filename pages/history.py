@@ -1,0 +1,76 @@
+"""History page: past runs, a status filter, opening a run, and exports."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.errors import PlanBoardError
+from ui import state
+from ui.frame import page_header
+from ui.i18n import t
+
+STATUSES = ("planned", "running", "waiting_confirmation", "paused", "completed", "failed",
+            "cancelled", "interrupted")
+_EXPORTS = (("json", "application/json"), ("md", "text/markdown"),
+            ("dot", "text/vnd.graphviz"), ("svg", "image/svg+xml"))
+
+
+def _render_exports(run_id: str) -> None:
+    from core.export import GraphvizMissingError, export_run
+
+    store = state.runner().store
+    st.subheader(t("export"))
+    columns = st.columns(len(_EXPORTS))
+    for (fmt, mime), column in zip(_EXPORTS, columns, strict=True):
+        try:
+            data = export_run(store, run_id, fmt)
+        except GraphvizMissingError:
+            column.warning(t("export_no_dot"))
+            continue
+        except PlanBoardError as exc:
+            column.warning(str(exc))
+            continue
+        column.download_button(
+            t(f"export_{fmt}"), data=data, file_name=f"planboard-{run_id}.{fmt}", mime=mime,
+            key=f"export_{fmt}", width="stretch", icon=":material/download:",
+        )
+
+
+def main() -> None:
+    """Draw the list of runs and the selected run's actions."""
+    page_header("history_title", "history_caption")
+    status = st.selectbox(
+        t("history_filter"), options=["all", *STATUSES], key="history_status",
+        format_func=lambda s: t("history_all") if s == "all" else t(f"run_status_{s}"),
+    )
+    runs = state.runner().store.list_runs(status=None if status == "all" else status)
+    if not runs:
+        st.info(t("history_empty"))
+        return
+    st.dataframe(
+        [
+            {
+                t("col_run"): r.run_id,
+                t("col_status"): t(f"run_status_{r.status}"),
+                t("col_request"): r.request,
+                t("col_created"): r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+                t("usage_calls"): r.usage.llm_calls,
+            }
+            for r in runs
+        ],
+        hide_index=True, width="stretch",
+    )
+    by_id = {r.run_id: r for r in runs}
+    pick, open_column = st.columns([4, 1], vertical_alignment="bottom")
+    run_id = pick.selectbox(
+        t("history_pick"), options=list(by_id), key="history_run",
+        format_func=lambda rid: " · ".join(
+            (rid, t(f"run_status_{by_id[rid].status}"), by_id[rid].request[:60])),
+    )
+    if open_column.button(t("history_open"), key="history_open", type="primary",
+                          width="stretch"):
+        st.switch_page("pages/run.py", query_params={"run": run_id})
+    _render_exports(run_id)
+
+
+main()

@@ -1,0 +1,127 @@
+"""Run page: one run (``?run=<id>``) followed live — progress, graph, step cards, controls."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.errors import PlanBoardError
+from core.graph import plan_to_dot, side_effect_tool_names
+from core.store import TERMINAL_STATUSES
+from ui import run_view, state
+from ui.frame import page_header
+from ui.i18n import t
+
+POLL_SECONDS = 1.0
+_QUIET = TERMINAL_STATUSES | {"interrupted"}
+
+
+def _decide(run_id: str, step_id: str, confirm: bool) -> None:
+    try:
+        if confirm:
+            state.runner().confirm(run_id, step_id)
+        else:
+            state.runner().reject(run_id, step_id)
+    except PlanBoardError as exc:
+        st.session_state["run_error"] = str(exc)
+        return
+    st.session_state.setdefault("decided", set()).add((run_id, step_id))
+
+
+def _control(run_id: str, action: str) -> None:
+    runner = state.runner()
+    try:
+        if action == "pause":
+            runner.pause(run_id)
+        elif action == "resume":
+            runner.resume(run_id, engine=state.engine())
+        else:
+            runner.cancel(run_id, timeout=10.0)
+    except PlanBoardError as exc:
+        st.session_state["run_error"] = str(exc)
+
+
+def _render_controls(run_id: str, status: str) -> None:
+    enabled = {
+        "pause": status in {"running", "waiting_confirmation", "planned"},
+        "resume": status in {"paused", "interrupted"},
+        "cancel": status not in TERMINAL_STATUSES,
+    }
+    icons = {"pause": ":material/pause:", "resume": ":material/play_arrow:",
+             "cancel": ":material/stop:"}
+    for column, action in zip(st.columns(3), ("pause", "resume", "cancel"), strict=True):
+        column.button(t(f"run_{action}"), key=f"run_{action}", icon=icons[action],
+                      on_click=_control, args=(run_id, action), disabled=not enabled[action],
+                      width="stretch")
+
+
+def _render_live(run_id: str, polling: bool) -> None:
+    store = state.runner().store
+    record = store.get_run(run_id)
+    plan = record.plan
+    if error := st.session_state.pop("run_error", None):
+        st.error(error)
+    status = t(f"run_status_{record.status}")
+    st.markdown(f"**{t('run_status')}:** {status}")
+    st.progress(plan.progress() if plan else 0.0,
+                text=t("run_progress", done=_finished(plan), total=len(plan.steps) if plan else 0))
+    _render_controls(run_id, record.status)
+    finished = record.status in TERMINAL_STATUSES
+    run_view.render_answer(record.answer, finished)
+    if plan is not None:
+        risky = side_effect_tool_names(state.registry())
+        events = store.events(run_id)
+        decided = {s for r, s in st.session_state.get("decided", set()) if r == run_id}
+        waiting = run_view.waiting_steps(events) - decided
+        if record.status in _QUIET:
+            waiting = set()
+        cards, graph = st.columns([3, 2], gap="medium")
+        with graph:
+            st.subheader(t("plan_graph"))
+            st.graphviz_chart(plan_to_dot(plan, side_effect_tools=risky), width="stretch")
+        with cards:
+            st.subheader(t("steps"))
+            for step in plan.steps:
+                run_view.render_step_card(
+                    step, side_effect=step.tool in risky, waiting=step.id in waiting,
+                    on_decide=lambda step_id, ok: _decide(run_id, step_id, ok),
+                )
+        usage = record.usage if finished and record.usage.llm_calls else run_view.step_usage(plan)
+        run_view.render_usage(usage, record.wall_s)
+        run_view.render_replans(store.plan_versions(run_id))
+        run_view.render_events(events)
+    if polling and record.status in _QUIET:
+        st.rerun()  # the run settled: redraw once without the timer
+
+
+def _finished(plan: object) -> int:
+    steps = getattr(plan, "steps", [])
+    return sum(s.status in {"completed", "failed", "skipped"} for s in steps)
+
+
+def main() -> None:
+    """Draw the run named in the address, or say how to open one."""
+    page_header("run_title", "run_caption")
+    run_id = st.query_params.get("run")
+    if not run_id:
+        st.info(t("run_none"))
+        st.page_link("pages/history.py", label=t("go_history"), icon=":material/history:")
+        return
+    try:
+        record = state.runner().store.get_run(run_id)
+    except PlanBoardError as exc:
+        st.error(str(exc))
+        return
+    st.markdown(f"**{t('run_request')}:** {record.request}")
+    st.caption(t("run_meta", run_id=run_id, created=record.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+                 mode=_mode(record.settings)))
+    polling = record.status not in _QUIET
+    st.fragment(run_every=POLL_SECONDS if polling else None)(_render_live)(run_id, polling)
+
+
+def _mode(settings: dict) -> str:
+    if settings.get("offline", True):
+        return t("badge_offline")
+    return t("run_model", model=settings.get("executor_model", "?"))
+
+
+main()

@@ -1,0 +1,68 @@
+"""Tools page: every registered tool with its schema and side-effect flag, and a try-it box."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from core.errors import PlanBoardError
+from ui import state
+from ui.frame import page_header
+from ui.i18n import t
+
+
+def _render_catalogue() -> None:
+    for tool in state.registry():
+        flag = " ⚠" if tool.side_effect else ""
+        with st.expander(f"`{tool.name}`{flag}"):
+            st.markdown(tool.description)
+            st.caption(t("tool_side_effect") if tool.side_effect else t("tool_read_only"))
+            st.json(tool.parameters, expanded=False)
+
+
+def _try_tool() -> None:
+    registry = state.registry()
+    st.subheader(t("tool_try"))
+    name = st.selectbox(t("tool_pick"), registry.names(), key="tool_pick")
+    tool = registry.get(name)
+    example = {key: "" for key in tool.required}
+    st.text_area(t("tool_args"), key="tool_args", height=90,
+                 placeholder=json.dumps(example, ensure_ascii=False))
+    allowed = True
+    if tool.side_effect:
+        allowed = st.checkbox(t("tool_side_effect_ok"), key="tool_side_effect_ok")
+    if st.button(t("tool_run"), key="tool_run", type="primary", disabled=not allowed):
+        text = (st.session_state.get("tool_args") or "").strip() or "{}"
+        try:
+            args = json.loads(text)
+        except json.JSONDecodeError as exc:
+            st.error(t("tool_bad_json", error=f"{exc.msg} (line {exc.lineno}, column {exc.colno})"))
+            return
+        if not isinstance(args, dict):
+            st.error(t("tool_not_object"))
+            return
+        try:
+            result = registry.call(name, args)
+        except PlanBoardError as exc:
+            st.error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            return
+        st.success(t("tool_ok"))
+        if isinstance(result, dict | list):
+            st.json(result)
+        else:
+            st.code(str(result))
+
+
+def main() -> None:
+    """Draw the tool catalogue and the try-it box."""
+    page_header("tools_title", "tools_caption")
+    st.caption(t("tools_count", count=len(state.registry())))
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        _render_catalogue()
+    with right:
+        _try_tool()
+
+
+main()

@@ -1,0 +1,165 @@
+"""Tests for core.plan_edit: the table <-> plan merge logic behind the plan editor."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from core.plan import Plan, Step
+from core.plan_edit import (
+    COLUMNS,
+    add_step,
+    delete_step,
+    diff_plans,
+    move_step,
+    plan_to_rows,
+    rows_to_plan,
+)
+
+
+def _plan() -> Plan:
+    return Plan(
+        goal="Check order 88231 and recommend a vacuum",
+        steps=[
+            Step(id="s1", description="Look up order 88231", tool="query_order",
+                 args={"order_id": "88231"}, success_criteria="status known"),
+            Step(id="s2", description="Refund if delivered", tool="apply_refund",
+                 args={"order_id": "88231", "reason": "坏了"}, depends_on=["s1"],
+                 condition="s1.status == 'delivered'"),
+            Step(id="s3", description="Summarise", depends_on=["s1", "s2"]),
+        ],
+    )
+
+
+def test_rows_are_text_cells_in_column_order():
+    rows = plan_to_rows(_plan())
+    assert list(rows[0]) == list(COLUMNS)
+    assert rows[1] == {
+        "id": "s2", "description": "Refund if delivered", "tool": "apply_refund",
+        "args": '{"order_id": "88231", "reason": "坏了"}', "depends_on": "s1",
+        "condition": "s1.status == 'delivered'", "success_criteria": "",
+    }
+    assert rows[2]["tool"] == "" and rows[2]["args"] == "" and rows[2]["depends_on"] == "s1, s2"
+
+
+def test_unchanged_rows_give_back_the_same_canonical_plan():
+    plan = _plan()
+    merged, errors = rows_to_plan(plan, plan_to_rows(plan))
+    assert errors == []
+    assert merged.canonical() == plan.canonical()
+    assert merged.id == plan.id and merged is not plan
+
+
+def test_edits_are_merged_by_id_and_runtime_fields_survive():
+    plan = _plan()
+    plan.steps[0].status = "completed"
+    plan.steps[0].result = {"status": "delivered"}
+    rows = plan_to_rows(plan)
+    rows[0]["description"] = "Look up the order"
+    rows[1]["args"] = '{"order_id": "88232"}'
+    rows[1]["depends_on"] = "1;  s2 , S1"
+    rows[2]["tool"] = "none"
+    merged, errors = rows_to_plan(plan, rows)
+    assert errors == []
+    assert merged.step("s1").description == "Look up the order"
+    assert merged.step("s1").result == {"status": "delivered"}
+    assert merged.step("s1").status == "completed"
+    assert merged.step("s2").args == {"order_id": "88232"}
+    assert merged.step("s2").depends_on == ["s1", "s2"]
+    assert merged.step("s3").tool is None
+    assert plan.step("s2").args == {"order_id": "88231", "reason": "坏了"}  # base untouched
+
+
+def test_new_rows_get_fresh_ids_even_after_a_deletion():
+    plan = _plan()
+    rows = [r for r in plan_to_rows(plan) if r["id"] != "s3"]
+    rows.append({"id": None, "description": "New one", "tool": None, "args": None,
+                 "depends_on": None, "condition": None, "success_criteria": None})
+    rows.append({"id": float("nan"), "description": "Another", "tool": math.nan,
+                 "args": math.nan, "depends_on": "s4", "condition": math.nan,
+                 "success_criteria": math.nan})
+    merged, errors = rows_to_plan(plan, rows)
+    assert errors == []
+    assert merged.ids() == ["s1", "s2", "s4", "s5"]  # s3 is never reused
+    assert merged.step("s5").depends_on == ["s4"]
+    assert merged.step("s5").tool is None and merged.step("s5").args is None
+
+
+def test_the_same_rows_always_give_the_same_new_ids():
+    plan = _plan()
+    rows = [*plan_to_rows(plan), {"description": "x"}]
+    first, _ = rows_to_plan(plan, rows)
+    second, _ = rows_to_plan(plan, rows)
+    assert first.ids() == second.ids() == ["s1", "s2", "s3", "s4"]
+
+
+def test_invalid_json_args_are_reported_by_step_and_previous_args_kept():
+    plan = _plan()
+    rows = plan_to_rows(plan)
+    rows[0]["args"] = '{"order_id": 88231'
+    rows[1]["args"] = '["88231"]'
+    merged, errors = rows_to_plan(plan, rows)
+    assert len(errors) == 2
+    assert errors[0].startswith("s1 args are not valid JSON")
+    assert errors[1].startswith("s2 args must be a JSON object")
+    assert merged.step("s1").args == {"order_id": "88231"}
+    assert merged.step("s2").args == {"order_id": "88231", "reason": "坏了"}
+
+
+def test_deleted_rows_leave_dangling_dependencies_for_validation():
+    plan = _plan()
+    rows = [r for r in plan_to_rows(plan) if r["id"] != "s1"]
+    merged, _ = rows_to_plan(plan, rows)
+    problems = merged.validate()
+    assert any(p.startswith("s2 depends on unknown step s1") for p in problems)
+
+
+def test_a_cycle_typed_into_the_table_is_reported():
+    plan = _plan()
+    rows = plan_to_rows(plan)
+    rows[0]["depends_on"] = "s3"
+    merged, _ = rows_to_plan(plan, rows)
+    assert any("dependency cycle" in p for p in merged.validate())
+
+
+def test_move_step_up_and_down_is_clamped_and_copies():
+    plan = _plan()
+    assert move_step(plan, "s2", -1).ids() == ["s2", "s1", "s3"]
+    assert move_step(plan, "s2", +1).ids() == ["s1", "s3", "s2"]
+    assert move_step(plan, "s1", -1).ids() == ["s1", "s2", "s3"]
+    assert move_step(plan, "s3", +1).ids() == ["s1", "s2", "s3"]
+    assert plan.ids() == ["s1", "s2", "s3"]
+
+
+def test_add_and_delete_step():
+    plan = _plan()
+    grown = add_step(plan, "Check logistics", after="s1")
+    assert grown.ids() == ["s1", "s4", "s2", "s3"]
+    assert grown.step("s4").description == "Check logistics"
+    assert add_step(plan).ids()[-1] == "s4"
+    smaller = delete_step(plan, "s2")
+    assert smaller.ids() == ["s1", "s3"]
+    assert smaller.step("s3").depends_on == ["s1", "s2"]
+    assert plan.ids() == ["s1", "s2", "s3"]
+
+
+def test_rows_round_trip_through_json_text():
+    plan = _plan()
+    rows = json.loads(json.dumps(plan_to_rows(plan)))
+    merged, errors = rows_to_plan(plan, rows)
+    assert not errors and merged.canonical() == plan.canonical()
+
+
+def test_diff_between_plan_versions():
+    old = _plan()
+    new = old.model_copy(deep=True)
+    new.version = 2
+    new.steps = [s for s in new.steps if s.id != "s2"]
+    new.step("s3").depends_on = ["s1", "s4"]
+    new.steps.insert(1, Step(id="s4", description="Ask a person to refund", depends_on=["s1"]))
+    diff = diff_plans(old, new)
+    assert [s.id for s in diff.added] == ["s4"]
+    assert [s.id for s in diff.removed] == ["s2"]
+    assert diff.changed == {"s3": ["depends_on"]}
+    assert not diff.empty
+    assert diff_plans(old, old.model_copy(deep=True)).empty

@@ -1,0 +1,213 @@
+"""AppTest of app.py: the settings sidebar, offline mode, the API key, and the language switch.
+
+Also holds the helpers the other page tests share (open the app, a fresh runner per test).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block
+
+from core.runner import Runner, get_runner, reset_runner
+from ui.i18n import TEXT
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = ("pages/plan.py", "pages/run.py", "pages/history.py", "pages/tools.py")
+TIMEOUT_S = 30
+
+
+def open_app(
+    page: str | None = None, *, query: dict[str, str] | None = None, **state: object
+) -> AppTest:
+    """The app started from app.py on ``page`` with ``query`` params and ``state`` preset."""
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S)
+    for key, value in state.items():
+        at.session_state[key] = value
+    if page is not None:
+        at.switch_page(page)
+    at.query_params.update(query or {})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def wait_for(at: AppTest, predicate, timeout: float = TIMEOUT_S) -> AppTest:
+    """Rerun (the fragment does not tick in AppTest) until ``predicate(at)`` holds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        if predicate(at):
+            return at
+        if time.monotonic() > deadline:
+            raise AssertionError("the app never reached the expected state")
+        time.sleep(0.1)
+
+
+def keyed_block(at: AppTest, key: str) -> Block | None:
+    """The container drawn with ``key=key`` (``st.container(key=...)``), if it is on screen."""
+    stack: list[object] = [at.main, at.sidebar]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Block):
+            if str(getattr(node.proto, "id", "") or "").endswith(f"-{key}"):
+                return node
+            stack.extend(node.children.values())
+    return None
+
+
+def block_text(block: Block | None) -> str:
+    """All markdown and captions inside ``block``."""
+    assert block is not None, "the container is not on screen"
+    return "\n".join([m.value for m in block.markdown] + [c.value for c in block.caption])
+
+
+def fresh_runner() -> Iterator[Runner]:
+    """A process-wide runner on this test's PLANBOARD_HOME, shut down afterwards."""
+    reset_runner()
+    yield get_runner()
+    reset_runner()
+
+
+@pytest.fixture
+def runner() -> Iterator[Runner]:
+    """The runner the app uses, on this test's home (other page tests define the same)."""
+    yield from fresh_runner()
+
+
+def widget_labels(at: AppTest) -> dict[str, str]:
+    """Labels of the keyed widgets on the screen, by key."""
+    labels = {}
+    for kind in ("button", "text_area", "text_input", "toggle", "radio", "selectbox",
+                 "number_input", "checkbox", "download_button"):
+        for widget in at.get(kind):
+            if getattr(widget, "key", None) and widget.label:
+                labels[widget.key] = widget.label
+    return labels
+
+
+def visible_text(at: AppTest) -> list[str]:
+    """Titles, headers, captions, markdown, alerts, metric labels and widget labels."""
+    texts: list[str] = list(widget_labels(at).values())
+    for kind in ("title", "header", "subheader", "caption", "markdown", "info", "warning",
+                 "error", "success"):
+        texts += [str(element.value) for element in at.get(kind)]
+    texts += [metric.label for metric in at.metric]
+    texts += [expander.label for expander in at.expander]
+    return texts
+
+
+# ---- the translation table --------------------------------------------------------------
+
+
+def test_every_label_exists_in_both_languages_with_the_same_placeholders():
+    field = re.compile(r"\{(\w+)\}")
+    for key, entry in TEXT.items():
+        assert set(entry) == {"en", "zh"}, key
+        assert entry["en"].strip() and entry["zh"].strip(), key
+        assert set(field.findall(entry["en"])) == set(field.findall(entry["zh"])), key
+
+
+def test_every_label_used_in_the_code_is_in_the_table():
+    used: set[str] = set()
+    for path in [ROOT / "app.py", *ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py")]:
+        used |= set(re.findall(r"""\bt\(\s*["'](\w+)["']""", path.read_text("utf-8")))
+    assert used, "no labels found"
+    assert sorted(used - set(TEXT)) == []
+
+
+# ---- sidebar ------------------------------------------------------------------------------
+
+
+def test_without_a_key_offline_mode_is_on_and_the_sidebar_says_why(runner):
+    at = open_app()
+    assert at.toggle(key="offline_mode").value is True
+    assert at.toggle(key="confirm_side_effects").value is True
+    captions = [c.value for c in at.sidebar.caption]
+    assert any("Planner: offline rules — no API key is configured" in c for c in captions)
+
+
+def test_with_a_key_in_the_environment_the_llm_planner_is_used(runner, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-environment-key-123")
+    monkeypatch.setenv("OPENAI_MODEL", "qwen-plus")
+    at = open_app()
+    assert at.toggle(key="offline_mode").value is False
+    captions = " ".join(c.value for c in at.sidebar.caption)
+    assert "Planner: qwen-plus at https://api.openai.com/v1" in captions
+    assert "Using OPENAI_API_KEY from the environment." in captions
+
+
+def test_switching_offline_mode_off_without_a_key_still_plans_offline(runner):
+    at = open_app()
+    at.toggle(key="offline_mode").set_value(False).run()
+    captions = " ".join(c.value for c in at.sidebar.caption)
+    assert "offline mode is off but there is no API key" in captions
+
+
+def test_the_api_key_stays_in_the_session_only(runner, isolated_environment):
+    secret = "sk-session-only-abcdef123456"
+    at = open_app()
+    at.text_input(key="api_key").input(secret).run()
+    assert at.text_input(key="api_key").value == secret
+    captions = " ".join(c.value for c in at.sidebar.caption)
+    assert "Using the key typed here (this session only)." in captions
+    assert at.toggle(key="offline_mode").value is True  # still offline until switched off
+    at.session_state["plan"] = _tiny_plan()
+    at.run()
+    at.button(key="approve_run").click().run()
+    assert not at.exception
+    runner.wait(at.query_params["run"], TIMEOUT_S)
+    for path in Path(isolated_environment).rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+
+
+def _tiny_plan():
+    from core.plan import Plan, Step
+
+    return Plan(goal="What is 6 * 7?", steps=[
+        Step(id="s1", description="Multiply", tool="calculate", args={"expression": "6 * 7"}),
+    ])
+
+
+# ---- language -----------------------------------------------------------------------------
+
+
+def _page_with_content(page: str, runner: Runner) -> AppTest:
+    """``page`` showing real content: a plan on the plan page, a finished run elsewhere."""
+    from core.engine import Engine
+    from core.scheduler import RunOptions
+    from core.tools.catalog import default_registry
+
+    if page == "pages/plan.py":
+        return open_app(page, plan=_tiny_plan())
+    plan = _tiny_plan()
+    run_id = runner.start(plan.goal, plan, engine=Engine(default_registry()),
+                          options=RunOptions(), settings_public={"offline": True})
+    runner.wait(run_id, TIMEOUT_S)
+    return open_app(page, query={"run": run_id})
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_switching_to_chinese_translates_every_label(runner, page):
+    at = _page_with_content(page, runner)
+    english = widget_labels(at)
+    english_text = visible_text(at)
+    at.radio(key="language").set_value("zh").run()
+    assert not at.exception
+    chinese = widget_labels(at)
+    assert set(chinese) == set(english)
+    same = {k for k in english if english[k] == chinese[k] and not k.startswith("scenario_")}
+    assert same == set(), f"labels not translated: {sorted(same)}"
+    table_english = {e["en"] for e in TEXT.values() if e["en"] != e["zh"] and len(e["en"]) > 3}
+    chinese_text = visible_text(at)
+    leftovers = [text for text in chinese_text if text in table_english]
+    assert leftovers == []
+    assert len(chinese_text) == len(english_text)
+    assert at.title[0].value == TEXT[page.split("/")[1][:-3] + "_title"]["zh"]

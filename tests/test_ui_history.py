@@ -1,0 +1,77 @@
+"""AppTest of the History page: the runs list, the status filter, opening a run, exports."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+from core.engine import Engine
+from core.plan import Plan, Step
+from core.runner import Runner
+from core.scheduler import RunOptions
+from core.tools.catalog import default_registry
+from tests.test_ui_app import TIMEOUT_S, fresh_runner, open_app
+
+
+@pytest.fixture
+def runner() -> Iterator[Runner]:
+    """The app's runner on this test's PLANBOARD_HOME."""
+    yield from fresh_runner()
+
+
+
+def _finished_run(runner, expression: str = "6 * 7") -> str:
+    plan = Plan(goal=f"What is {expression}?", steps=[
+        Step(id="s1", description="Calculate", tool="calculate", args={"expression": expression}),
+    ])
+    run_id = runner.start(plan.goal, plan, engine=Engine(default_registry()),
+                          options=RunOptions(), settings_public={"offline": True})
+    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    return run_id
+
+
+def test_no_runs_says_so(runner):
+    at = open_app("pages/history.py")
+    assert at.info[0].value == "No runs yet."
+
+
+def test_runs_are_listed_filtered_and_opened(runner):
+    first = _finished_run(runner, "6 * 7")
+    second = _finished_run(runner, "1 + 1")
+    at = open_app("pages/history.py")
+    table = at.dataframe[0].value
+    assert set(table["Run"]) == {first, second}
+    assert set(table["Status"]) == {"Completed"}
+    at.selectbox(key="history_status").set_value("failed").run()
+    assert at.info[0].value == "No runs yet."
+    at.selectbox(key="history_status").set_value("completed").run()
+    at.selectbox(key="history_run").set_value(first).run()
+    at.button(key="history_open").click().run()
+    assert not at.exception
+    assert at.query_params["run"] == first
+    assert at.title[0].value == "Run"
+    assert "What is 6 * 7?" in " ".join(m.value for m in at.markdown)
+
+
+def test_exports_are_offered_for_the_selected_run(runner):
+    run_id = _finished_run(runner)
+    at = open_app("pages/history.py")
+    keys = {button.key for button in at.get("download_button")}
+    expected = {"export_json", "export_md", "export_dot"}
+    if shutil.which("dot"):
+        expected.add("export_svg")
+    else:
+        assert "SVG needs the Graphviz 'dot' program" in at.warning[0].value
+    assert expected <= keys
+    assert run_id in at.selectbox(key="history_run").value
+
+
+def test_svg_export_without_graphviz_shows_a_clear_message(runner, monkeypatch):
+    _finished_run(runner)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    at = open_app("pages/history.py")
+    assert at.warning[0].value == "SVG needs the Graphviz 'dot' program, which is not installed."
+    keys = {button.key for button in at.get("download_button")}
+    assert "export_svg" not in keys and "export_json" in keys

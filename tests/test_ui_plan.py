@@ -1,0 +1,209 @@
+"""AppTest of the Plan page: scenarios, offline planning, review, validation and approval."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.plan import Plan, Step
+from core.runner import Runner
+from core.scenarios import SCENARIOS
+from tests.test_ui_app import TIMEOUT_S, block_text, fresh_runner, keyed_block, open_app, wait_for
+
+VACUUM = next(s for s in SCENARIOS if s.id == "shop-refund")
+
+
+@pytest.fixture
+def runner() -> Iterator[Runner]:
+    """The app's runner on this test's PLANBOARD_HOME."""
+    yield from fresh_runner()
+
+
+def _generated(language: str = "en", **state: object):
+    at = open_app(language=language, **state)
+    at.button(key="scenario_shop-refund").click().run()
+    at.button(key="generate_plan").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _editor_key(at) -> str:
+    key = f"plan_editor_{at.session_state['plan_revision']}"
+    assert key in at.session_state, "the plan table is not on screen"
+    return key
+
+
+def _problems(at) -> str:
+    return "\n".join(e.value for e in at.error)
+
+
+def test_the_page_opens_with_a_request_box_and_the_gallery(runner):
+    at = open_app()
+    assert at.text_area(key="request").value == ""
+    for scenario in SCENARIOS:
+        assert at.button(key=f"scenario_{scenario.id}").label == scenario.title_en
+    assert at.button(key="generate_plan") and at.button(key="blank_plan")
+    assert "Planner: offline rules — no API key is configured" in [c.value for c in at.caption]
+    assert at.info[0].value.startswith("No plan yet")
+
+
+def test_generate_offline_shows_table_graph_metrics_and_enables_approval(runner):
+    at = _generated()
+    assert at.text_area(key="request").value == VACUUM.request_en
+    plan: Plan = at.session_state["plan"]
+    assert [s.tool for s in plan.steps] == [
+        "search_knowledge", "query_order", "apply_refund", None]
+    assert _editor_key(at).startswith("plan_editor_")
+    assert list(at.dataframe[0].value["id"]) == ["s1", "s2", "s3", "s4"]
+    dot = at.get("graphviz_chart")[0].proto.spec
+    assert "⚠ ○ s3 · apply_refund" in dot and "◇ if s2.status == 'delivered'" in dot
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics == {"Steps": "4", "Critical path": "3", "Expected LLM calls": "0"}
+    assert at.success[0].value == "The plan is valid."
+    assert not at.button(key="approve_run").disabled
+
+
+def test_a_cycle_blocks_approval_and_is_named_by_step(runner):
+    at = _generated()
+    cyclic = at.session_state["plan"].model_copy(deep=True)
+    cyclic.step("s2").depends_on = ["s3"]
+    at.session_state["plan"] = cyclic
+    at.run()
+    assert "s2, s3, s4 form a dependency cycle" in _problems(at)
+    assert at.button(key="approve_run").disabled
+    assert "penwidth=2.5" not in at.get("graphviz_chart")[0].proto.spec
+
+
+def test_an_unknown_tool_blocks_approval_and_is_named_by_step(runner):
+    at = _generated()
+    wrong = at.session_state["plan"].model_copy(deep=True)
+    wrong.step("s1").tool = "search_the_web_please"
+    at.session_state["plan"] = wrong
+    at.run()
+    assert "s1 uses unknown tool 'search_the_web_please'" in _problems(at)
+    assert at.button(key="approve_run").disabled
+
+
+def test_step_controls_move_delete_and_add(runner):
+    at = _generated()
+    revision = at.session_state["plan_revision"]
+    at.selectbox(key="step_pick").set_value("s2").run()
+    at.button(key="step_up").click().run()
+    assert at.session_state["plan"].ids() == ["s2", "s1", "s3", "s4"]
+    assert at.session_state["plan_revision"] > revision
+    at.button(key="step_down").click().run()
+    assert at.session_state["plan"].ids() == ["s1", "s2", "s3", "s4"]
+    at.selectbox(key="step_pick").set_value("s2").run()
+    at.button(key="step_delete").click().run()
+    assert at.session_state["plan"].ids() == ["s1", "s3", "s4"]
+    assert "s3 depends on unknown step s2" in _problems(at)
+    assert at.button(key="approve_run").disabled
+    at.button(key="step_add").click().run()
+    assert at.session_state["plan"].ids() == ["s1", "s5", "s3", "s4"]  # after the picked step
+    assert at.selectbox(key="step_pick").value == "s5"
+    assert "s5 has no description" in _problems(at)
+
+
+def test_blank_plan_starts_with_one_empty_step(runner):
+    at = open_app()
+    at.button(key="blank_plan").click().run()
+    plan = at.session_state["plan"]
+    assert plan.ids() == ["s1"] and plan.goal == "A plan written by hand"
+    assert "s1 has no description" in _problems(at)
+    assert at.button(key="approve_run").disabled
+
+
+def test_planner_warnings_are_shown(runner):
+    plan = Plan(goal="g", warnings=["the model replied with prose; used the fallback plan"],
+                steps=[Step(id="s1", description="Add", tool="calculate",
+                            args={"expression": "1 + 1"})])
+    at = open_app(plan=plan)
+    assert any("used the fallback plan" in w.value for w in at.warning)
+
+
+def test_an_empty_request_is_not_planned(runner):
+    at = open_app()
+    at.button(key="generate_plan").click().run()
+    assert at.warning[0].value.startswith("Type a request first")
+    assert at.session_state["plan"] is None
+
+
+def test_generate_approve_run_complete(runner):
+    at = _generated(confirm_side_effects=False)
+    at.button(key="approve_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run_id = at.query_params["run"]
+    assert at.title[0].value == "Run"
+    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    at = wait_for(at, lambda a: "Completed" in " ".join(m.value for m in a.markdown))
+    answer = block_text(keyed_block(at, "run_answer"))
+    assert "S10 Lite" in answer
+    refund = runner.store.get_run(run_id).plan.step("s3").result["refund_id"]
+    assert refund in answer
+    assert runner.store.get_run(run_id).settings == {"offline": True}
+
+
+def test_chinese_request_generates_a_chinese_plan(runner):
+    at = _generated(language="zh")
+    assert at.text_area(key="request").value == VACUUM.request_zh
+    assert at.session_state["plan"].steps[0].description.startswith("搜索知识库")
+    assert at.button(key="approve_run").label == "批准并运行"
+
+
+def test_a_language_switch_starts_a_new_table_from_the_canonical_plan(runner):
+    at = _generated()
+    edited = at.session_state["plan"].model_copy(deep=True)
+    edited.step("s1").description = "Find an easy robot vacuum"
+    at.session_state["plan"] = edited
+    at.run()
+    revision = at.session_state["plan_revision"]
+    at.radio(key="language").set_value("zh").run()
+    assert at.session_state["plan_revision"] == revision + 1
+    assert at.session_state["plan"].step("s1").description == "Find an easy robot vacuum"
+    assert at.dataframe[0].value["description"][0] == "Find an easy robot vacuum"
+
+
+def test_leaving_the_page_keeps_the_request_and_the_plan(runner):
+    at = _generated()
+    plan = at.session_state["plan"]
+    at.switch_page("pages/tools.py").run()
+    at.switch_page("pages/plan.py").run()
+    assert not at.exception
+    assert at.text_area(key="request").value == VACUUM.request_en
+    assert at.session_state["plan"].canonical() == plan.canonical()
+    assert list(at.dataframe[0].value["id"]) == plan.ids()
+
+
+def test_with_a_session_key_the_llm_planner_plans_and_the_key_is_never_stored(
+    runner, isolated_environment
+):
+    from tests.fake_openai import DEFAULT_KEY, FakeOpenAI, text
+
+    plan_json = json.dumps({
+        "goal": "What is 6 * 7?", "definition_of_done": "the product is known",
+        "steps": [{"id": "s1", "description": "Multiply six by seven", "tool": "calculate",
+                   "args": {"expression": "6 * 7"}, "depends_on": []}],
+    })
+    with FakeOpenAI(responder=lambda body: text(plan_json)) as server:
+        at = open_app()
+        at.text_input(key="base_url").input(server.base_url).run()
+        at.text_input(key="api_key").input(DEFAULT_KEY).run()
+        at.toggle(key="offline_mode").set_value(False).run()
+        assert "Planner: gpt-4o-mini at " + server.base_url in " ".join(
+            c.value for c in at.sidebar.caption)
+        at.text_area(key="request").input("What is 6 * 7?").run()
+        at.button(key="generate_plan").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        assert server.requests, "the planner never called the endpoint"
+        assert at.session_state["plan"].steps[0].description == "Multiply six by seven"
+        at.button(key="approve_run").click().run()
+        run_id = at.query_params["run"]
+        assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    settings = runner.store.get_run(run_id).settings
+    assert settings["offline"] is False and settings["base_url"] == server.base_url
+    for path in Path(isolated_environment).rglob("*"):
+        if path.is_file():
+            assert DEFAULT_KEY.encode() not in path.read_bytes(), path

@@ -1,0 +1,62 @@
+"""AppTest of the Tools page: the catalogue with schemas and side effects, and trying a tool."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from core.runner import Runner
+from core.tools.catalog import default_registry
+from tests.test_ui_app import fresh_runner, open_app
+
+
+@pytest.fixture
+def runner() -> Iterator[Runner]:
+    """The app's runner on this test's PLANBOARD_HOME."""
+    yield from fresh_runner()
+
+
+
+def test_every_tool_is_listed_with_its_side_effect_flag(runner):
+    at = open_app("pages/tools.py")
+    registry = default_registry()
+    labels = [expander.label for expander in at.expander]
+    for tool in registry:
+        flag = " ⚠" if tool.side_effect else ""
+        assert f"`{tool.name}`{flag}" in labels
+    assert any("apply_refund" in label and "⚠" in label for label in labels)
+    schemas = [json.loads(element.value) for element in at.json]
+    assert registry.get("calculate").parameters in schemas
+
+
+def test_trying_a_tool_shows_its_result(runner):
+    at = open_app("pages/tools.py")
+    at.selectbox(key="tool_pick").set_value("calculate").run()
+    at.text_area(key="tool_args").input('{"expression": "1999 + 1"}').run()
+    at.button(key="tool_run").click().run()
+    assert not at.exception and not at.error
+    assert json.loads(at.json[-1].value)["value"] == 2000
+
+
+def test_bad_arguments_give_one_line_errors(runner):
+    at = open_app("pages/tools.py")
+    at.selectbox(key="tool_pick").set_value("calculate").run()
+    at.text_area(key="tool_args").input('{"expression": ').run()
+    at.button(key="tool_run").click().run()
+    assert at.error[0].value.startswith("The arguments are not valid JSON:")
+    at.text_area(key="tool_args").input('["x"]').run()
+    at.button(key="tool_run").click().run()
+    assert at.error[0].value.startswith("The arguments must be a JSON object")
+    at.text_area(key="tool_args").input('{"nope": 1}').run()
+    at.button(key="tool_run").click().run()
+    assert "calculate" in at.error[0].value and "\n" not in at.error[0].value
+
+
+def test_a_side_effecting_tool_needs_an_explicit_tick(runner):
+    at = open_app("pages/tools.py")
+    at.selectbox(key="tool_pick").set_value("apply_refund").run()
+    assert at.button(key="tool_run").disabled
+    at.checkbox(key="tool_side_effect_ok").check().run()
+    assert not at.button(key="tool_run").disabled

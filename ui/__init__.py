@@ -1,0 +1,1 @@
+"""Reusable Streamlit widgets of the dashboard (pages import these; core never does)."""

@@ -1,0 +1,243 @@
+"""The one translation table of the dashboard: every visible label in English and 中文."""
+
+from __future__ import annotations
+
+import logging
+
+import streamlit as st
+
+__all__ = ["LANGUAGES", "TEXT", "current_language", "t"]
+
+logger = logging.getLogger(__name__)
+
+LANGUAGES = {"en": "English", "zh": "中文"}
+
+_RUN_STATUSES = {
+    "planned": ("Planned", "已计划"),
+    "running": ("Running", "运行中"),
+    "waiting_confirmation": ("Waiting for confirmation", "等待确认"),
+    "paused": ("Paused", "已暂停"),
+    "completed": ("Completed", "已完成"),
+    "failed": ("Failed", "失败"),
+    "cancelled": ("Cancelled", "已取消"),
+    "interrupted": ("Interrupted", "已中断"),
+}
+_STEP_STATUSES = {
+    "pending": ("○ Pending", "○ 待执行"),
+    "running": ("▶ Running", "▶ 执行中"),
+    "completed": ("✓ Completed", "✓ 已完成"),
+    "failed": ("✗ Failed", "✗ 失败"),
+    "skipped": ("⏭ Skipped", "⏭ 已跳过"),
+}
+_EXPORT_LABELS = {
+    "json": ("JSON", "JSON 记录"),
+    "md": ("Markdown", "Markdown 报告"),
+    "dot": ("DOT", "DOT 图"),
+    "svg": ("SVG", "SVG 图"),
+}
+
+_PAIRS: dict[str, tuple[str, str]] = {
+    # navigation and frame
+    "nav_plan": ("Plan", "计划"),
+    "nav_run": ("Run", "运行"),
+    "nav_history": ("History", "历史"),
+    "nav_tools": ("Tools", "工具"),
+    "badge_offline": (":material/cloud_off: offline (no LLM)",
+                      ":material/cloud_off: 离线（不用大模型）"),
+    "badge_llm": (":material/smart_toy: LLM", ":material/smart_toy: 大模型"),
+    # sidebar
+    "language": ("Language", "语言"),
+    "offline_mode": ("Offline mode", "离线模式"),
+    "offline_mode_help": (
+        "Plan with the rule-based offline planner and run tool steps without any LLM.",
+        "用基于规则的离线规划器生成计划，工具步骤不调用大模型直接执行。"),
+    "planner_offline": ("Planner: offline rules", "规划器：离线规则"),
+    "planner_llm": ("Planner: {model} at {base_url}", "规划器：{model}（{base_url}）"),
+    "planner_llm_short": ("Planner: LLM", "规划器：大模型"),
+    "reason_no_key": ("no API key is configured", "未配置 API 密钥"),
+    "reason_offline_on": ("offline mode is on", "已开启离线模式"),
+    "reason_no_key_forced": (
+        "offline mode is off but there is no API key: add one in the sidebar",
+        "离线模式已关闭，但没有 API 密钥：请在侧边栏填写"),
+    "reason_llm": ("an API key is configured and offline mode is off",
+                   "已配置 API 密钥且离线模式已关闭"),
+    "settings_llm": ("Model provider", "模型服务"),
+    "base_url": ("Provider base URL", "服务地址（Base URL）"),
+    "base_url_help": ("Any OpenAI-compatible endpoint, e.g. https://api.openai.com/v1",
+                      "任意兼容 OpenAI 的接口，例如 https://api.openai.com/v1"),
+    "planner_model": ("Planner model", "规划模型"),
+    "executor_model": ("Executor model", "执行模型"),
+    "api_key": ("API key", "API 密钥"),
+    "api_key_help": ("Kept only in this browser session; never saved to disk, logs or exports.",
+                     "只保存在当前浏览器会话中，不会写入磁盘、日志或导出文件。"),
+    "key_from_session": ("Using the key typed here (this session only).",
+                         "使用此处填写的密钥（仅本次会话）。"),
+    "key_from_env": ("Using OPENAI_API_KEY from the environment.", "使用环境变量 OPENAI_API_KEY。"),
+    "key_none": ("No API key: plans and steps run offline.", "没有 API 密钥：计划和步骤离线运行。"),
+    "settings_run": ("Run options", "运行选项"),
+    "max_parallel": ("Max parallel steps", "最大并行步骤数"),
+    "max_replans": ("Max replans", "最大重新规划次数"),
+    "confirm_side_effects": ("Confirm side effects", "副作用操作需确认"),
+    "confirm_side_effects_help": (
+        "Ask before a step runs a tool that changes something (refunds, tickets, ...).",
+        "执行会改变外部状态的工具（退款、工单等）前先征求确认。"),
+    # plan page
+    "plan_title": ("Plan", "计划"),
+    "plan_caption": ("Describe a task, review the plan, approve it.",
+                     "描述任务，审阅计划，批准执行。"),
+    "request": ("Your request", "你的请求"),
+    "request_placeholder": ("e.g. Check whether order 88231 has arrived and refund it if so.",
+                            "例如：帮我看看订单 88231 到了没，到了就退掉。"),
+    "request_empty": ("Type a request first (or pick a scenario).",
+                      "请先输入请求（或选择一个示例）。"),
+    "gallery": ("Scenarios — click one to fill in the request:", "示例场景——点击即可填入请求："),
+    "generate_plan": ("Generate plan", "生成计划"),
+    "blank_plan": ("Start from a blank plan", "从空白计划开始"),
+    "blank_goal": ("A plan written by hand", "手写的计划"),
+    "planning_offline": ("Drafting the plan with the offline rules…", "正在用离线规则起草计划…"),
+    "planning_llm": ("Asking the planner model…", "正在请求规划模型…"),
+    "plan_empty": ("No plan yet: generate one or start from a blank plan.",
+                   "还没有计划：生成一个，或从空白计划开始。"),
+    "goal": ("Goal", "目标"),
+    "plan_table": ("Steps", "步骤"),
+    "plan_graph": ("Dependency graph", "依赖关系图"),
+    "graph_legend": (
+        "Colours show status · dashed = conditional · ⚠ red border = side effects · "
+        "bold arrows = critical path",
+        "颜色表示状态 · 虚线框 = 条件步骤 · ⚠ 红框 = 有副作用 · 粗箭头 = 关键路径"),
+    "col_id": ("ID", "编号"),
+    "col_description": ("Description", "描述"),
+    "col_tool": ("Tool", "工具"),
+    "col_args": ("Args (JSON)", "参数（JSON）"),
+    "col_args_help": ('A JSON object, e.g. {"order_id": "88231"}; "{{s1.field}}" uses a result.',
+                      'JSON 对象，如 {"order_id": "88231"}；"{{s1.field}}" 引用前面步骤的结果。'),
+    "col_depends": ("Depends on", "依赖"),
+    "col_depends_help": ("Step ids separated by commas, e.g. s1, s2",
+                         "用逗号分隔的步骤编号，例如 s1, s2"),
+    "col_condition": ("Condition", "条件"),
+    "col_condition_help": ("Run only when true, e.g. s1.status == 'delivered'",
+                           "为真时才执行，例如 s1.status == 'delivered'"),
+    "col_success": ("Success criteria", "成功标准"),
+    "no_tool": ("— none (reasoning) —", "— 无（推理）—"),
+    "step_pick": ("Step", "步骤"),
+    "move_up": ("Up", "上移"),
+    "move_down": ("Down", "下移"),
+    "delete_step": ("Delete", "删除"),
+    "add_step": ("Add", "添加"),
+    "metric_steps": ("Steps", "步骤数"),
+    "metric_critical_path": ("Critical path", "关键路径"),
+    "metric_critical_path_help": ("Steps on the longest dependency chain.",
+                                  "最长依赖链上的步骤数。"),
+    "metric_llm_calls": ("Expected LLM calls", "预计大模型调用"),
+    "metric_llm_calls_help": ("Calls the run is expected to make (planning not included).",
+                              "执行预计需要的调用次数（不含规划）。"),
+    "metric_llm_calls_offline": (
+        "Offline: no LLM is called; a step that needs one fails with a clear message.",
+        "离线：不调用大模型；需要大模型的步骤会失败并给出说明。"),
+    "planner_warning": ("Planner: {warning}", "规划器提示：{warning}"),
+    "problems_title": ("{count} problem(s) block approval:", "有 {count} 个问题，暂不能批准："),
+    "plan_valid": ("The plan is valid.", "计划校验通过。"),
+    "approve_run": ("Approve & run", "批准并运行"),
+    "approve_help": ("Start the run in the background and follow it on the Run page.",
+                     "在后台开始运行，并在运行页面跟踪进度。"),
+    "approve_blocked": ("Fix the problems listed above first.", "请先修复上面列出的问题。"),
+    # run page
+    "run_title": ("Run", "运行"),
+    "run_caption": ("Live progress of one run.", "单次运行的实时进度。"),
+    "run_none": ("No run selected: approve a plan, or open a run from the History page.",
+                 "未选择运行：请先批准一个计划，或从历史页面打开一次运行。"),
+    "go_history": ("Open the history", "打开历史"),
+    "run_request": ("Request", "请求"),
+    "run_meta": ("Run {run_id} · started {created} · {mode}",
+                 "运行 {run_id} · 开始于 {created} · {mode}"),
+    "run_model": ("model {model}", "模型 {model}"),
+    "run_status": ("Status", "状态"),
+    "run_progress": ("{done} of {total} steps finished", "已完成 {done} / {total} 个步骤"),
+    "run_pause": ("Pause", "暂停"),
+    "run_resume": ("Resume", "继续"),
+    "run_cancel": ("Cancel", "取消"),
+    "steps": ("Steps", "步骤"),
+    "card_condition": ("Condition: {condition}", "条件：{condition}"),
+    "card_waiting": ("This step changes something outside PlanBoard. Run it?",
+                     "此步骤会改变外部状态，是否执行？"),
+    "confirm": ("Confirm", "确认"),
+    "reject": ("Reject", "拒绝"),
+    "card_args": ("Arguments", "参数"),
+    "card_result": ("Result", "结果"),
+    "card_duration": ("{seconds} s", "{seconds} 秒"),
+    "card_usage": ("{calls} LLM calls · {tokens} tokens", "{calls} 次大模型调用 · {tokens} tokens"),
+    "answer": ("Answer", "答案"),
+    "answer_pending": ("The answer appears here when the run finishes.",
+                       "运行结束后答案会显示在这里。"),
+    "answer_none": ("This run finished without an answer.", "此次运行没有产生答案。"),
+    "usage_calls": ("LLM calls", "大模型调用"),
+    "usage_prompt": ("Prompt tokens", "提示 tokens"),
+    "usage_completion": ("Completion tokens", "生成 tokens"),
+    "usage_wall": ("Wall time", "耗时"),
+    "replans": ("Replan history", "重新规划历史"),
+    "replans_none": ("No replans: the run kept its first plan.",
+                     "没有重新规划：一直使用最初的计划。"),
+    "replan_title": ("Version {old} → {new}", "版本 {old} → {new}"),
+    "replan_reason": ("Why: {reason}", "原因：{reason}"),
+    "replan_same": ("Same steps (only runtime state changed).", "步骤相同（只有运行状态变化）。"),
+    "events": ("Event log ({count})", "事件日志（{count}）"),
+    "event_time": ("Time", "时间"),
+    "event_kind": ("Event", "事件"),
+    "event_step": ("Step", "步骤"),
+    "event_data": ("Details", "详情"),
+    # history page
+    "history_title": ("History", "历史"),
+    "history_caption": ("Every run, newest first.", "所有运行，最新的在前。"),
+    "history_filter": ("Status", "状态"),
+    "history_all": ("All", "全部"),
+    "history_empty": ("No runs yet.", "还没有运行记录。"),
+    "history_pick": ("Run", "运行"),
+    "history_open": ("Open", "打开"),
+    "col_run": ("Run", "运行"),
+    "col_status": ("Status", "状态"),
+    "col_request": ("Request", "请求"),
+    "col_created": ("Started", "开始时间"),
+    "export": ("Export", "导出"),
+    "export_no_dot": ("SVG needs the Graphviz 'dot' program, which is not installed.",
+                      "导出 SVG 需要安装 Graphviz 的 dot 程序（当前未安装）。"),
+    # tools page
+    "tools_title": ("Tools", "工具"),
+    "tools_caption": ("What the agent may use.", "智能体可以使用的工具。"),
+    "tools_count": ("{count} tools registered; ⚠ marks tools with side effects.",
+                    "已注册 {count} 个工具；⚠ 表示有副作用。"),
+    "tool_side_effect": ("⚠ Has side effects (changes something outside PlanBoard).",
+                         "⚠ 有副作用（会改变外部状态）。"),
+    "tool_read_only": ("Read-only.", "只读。"),
+    "tool_try": ("Try a tool", "试用工具"),
+    "tool_pick": ("Tool", "工具"),
+    "tool_args": ("Arguments (JSON object)", "参数（JSON 对象）"),
+    "tool_side_effect_ok": ("I understand this tool has side effects.", "我知道此工具有副作用。"),
+    "tool_run": ("Run tool", "运行工具"),
+    "tool_bad_json": ("The arguments are not valid JSON: {error}", "参数不是合法的 JSON：{error}"),
+    "tool_not_object": ('The arguments must be a JSON object, e.g. {"order_id": "88231"}.',
+                        '参数必须是 JSON 对象，例如 {"order_id": "88231"}。'),
+    "tool_ok": ("The tool answered:", "工具返回："),
+}
+_PAIRS.update({f"run_status_{k}": v for k, v in _RUN_STATUSES.items()})
+_PAIRS.update({f"status_{k}": v for k, v in _STEP_STATUSES.items()})
+_PAIRS.update({f"export_{k}": v for k, v in _EXPORT_LABELS.items()})
+
+TEXT: dict[str, dict[str, str]] = {
+    key: {"en": en, "zh": zh} for key, (en, zh) in _PAIRS.items()
+}
+
+
+def current_language() -> str:
+    """The language chosen in the sidebar ("en" or "zh")."""
+    language = st.session_state.get("language", "en")
+    return language if language in LANGUAGES else "en"
+
+
+def t(key: str, **fmt: object) -> str:
+    """The label ``key`` in the session's language, formatted with ``fmt``."""
+    entry = TEXT.get(key)
+    if entry is None:
+        logger.warning("no translation for %r", key)
+        return key
+    text = entry[current_language()]
+    return text.format(**fmt) if fmt else text

@@ -1,0 +1,57 @@
+"""The settings sidebar: endpoint, models, API key (session only), offline mode, run options."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import state
+from ui.i18n import LANGUAGES, t
+
+__all__ = ["render_sidebar"]
+
+
+def render_sidebar() -> None:
+    """Draw the settings in the sidebar; their values live in ``st.session_state``."""
+    with st.sidebar:
+        st.radio(
+            t("language"), options=list(LANGUAGES), key="language",
+            format_func=LANGUAGES.get, horizontal=True,
+        )
+        _render_mode()
+        with st.expander(t("settings_llm"), expanded=False):
+            st.text_input(t("base_url"), key="base_url", help=t("base_url_help"))
+            st.text_input(t("planner_model"), key="planner_model")
+            st.text_input(t("executor_model"), key="executor_model")
+            st.text_input(
+                t("api_key"), key="api_key", type="password", help=t("api_key_help"),
+                autocomplete="off",
+            )
+            st.caption(_key_source())
+        with st.expander(t("settings_run"), expanded=False):
+            st.number_input(t("max_parallel"), min_value=1, max_value=16, step=1,
+                            key="max_parallel")
+            st.number_input(t("max_replans"), min_value=0, max_value=5, step=1,
+                            key="max_replans")
+            st.toggle(t("confirm_side_effects"), key="confirm_side_effects",
+                      help=t("confirm_side_effects_help"))
+
+
+def _render_mode() -> None:
+    st.toggle(t("offline_mode"), key="offline_mode", help=t("offline_mode_help"))
+    mode = state.planner_mode()
+    if mode.offline:
+        st.caption(t("planner_offline") + " — " + t(mode.reason))
+    else:
+        settings = state.current_settings()
+        st.caption(
+            t("planner_llm", model=settings.planner_model, base_url=settings.base_url)
+            + " — " + t(mode.reason)
+        )
+
+
+def _key_source() -> str:
+    if st.session_state.get("api_key"):
+        return t("key_from_session")
+    if state.env_settings().has_key:
+        return t("key_from_env")
+    return t("key_none")
