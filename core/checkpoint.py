@@ -19,7 +19,7 @@ from pydantic import BaseModel, field_validator
 
 from core.engine import Engine
 from core.errors import LLMError, PlanError, PlanValidationError
-from core.language import Language, detect_language
+from core.language import detect_language, pick
 from core.plan import REFERENCE, Plan, Step
 from core.prompts.adaptive import (
     CHECKPOINT_SYSTEM,
@@ -47,7 +47,6 @@ __all__ = [
     "checkpoint_action",
     "checkpoint_offline",
     "renumber_steps",
-    "replans_on_failure",
     "run_checkpoint",
     "steps_from_dicts",
 ]
@@ -86,14 +85,6 @@ class CheckpointDecision(BaseModel):
         )
 
 
-def _t(lang: Language, zh: str, en: str) -> str:
-    return zh if lang == "zh" else en
-
-
-def replans_on_failure(policy: str) -> bool:
-    """False only for ``rigid``: every other policy replans when a step fails."""
-    return policy != "rigid"
-
 
 def checkpoint_action(policy: str, plan: Plan, step: Step) -> CheckpointAction:
     """What the scheduler does after ``step`` finished under ``policy``.
@@ -129,7 +120,7 @@ def checkpoint(plan: Plan, just_finished_step: Step, engine: Engine
     """
     if not _pending_work(plan):
         lang = detect_language(plan.goal)
-        return CheckpointDecision(reason=_t(lang, "没有待执行的步骤", "nothing left to check")
+        return CheckpointDecision(reason=pick(lang, "没有待执行的步骤", "nothing left to check")
                                   ), Usage()
     if engine.model is None:
         return checkpoint_offline(plan, just_finished_step), Usage()
@@ -160,7 +151,7 @@ def checkpoint_offline(plan: Plan, just_finished_step: Step) -> CheckpointDecisi
     order_id = str(result.get("order_id") or "")
     refund = result.get("refund") if isinstance(result.get("refund"), dict) else None
     if not order_id or not (refund or result.get("status") in _IN_PROGRESS):
-        return CheckpointDecision(reason=_t(lang, "结果没有改变后续步骤的前提",
+        return CheckpointDecision(reason=pick(lang, "结果没有改变后续步骤的前提",
                                             "the result does not change the pending steps"))
     doomed = [
         s for s in _pending_work(plan)
@@ -169,12 +160,12 @@ def checkpoint_offline(plan: Plan, just_finished_step: Step) -> CheckpointDecisi
              or str((s.args or {}).get("order_id", "")) == order_id)
     ]
     if not doomed:
-        return CheckpointDecision(reason=_t(lang, "没有需要调整的退款步骤",
+        return CheckpointDecision(reason=pick(lang, "没有需要调整的退款步骤",
                                             "no pending refund step to change"))
     ids = ", ".join(s.id for s in doomed)
     detail = (f"{refund.get('refund_id')}, {refund.get('status')}" if refund
               else str(result.get("status")))
-    reason = _t(
+    reason = pick(
         lang,
         f"订单 {order_id} 的退款已在处理中（{detail}），无需再次申请退款，已移除退款步骤 {ids}",
         f"the refund of order {order_id} is already in progress ({detail}); no second refund "
@@ -216,7 +207,7 @@ def run_checkpoint(policy: str, plan: Plan, step: Step, engine: Engine, *,
         if action == "replan":
             if replanner is None or engine.model is None:
                 return result  # without a model, every_step behaves like on_failure
-            result.reason = _t(lang, f"每步重规划：{step.id} 已完成", f"every-step replan "
+            result.reason = pick(lang, f"每步重规划：{step.id} 已完成", f"every-step replan "
                                f"after {step.id}")
             result.plan = replanner(plan, result.reason, engine)
             return result
@@ -228,7 +219,7 @@ def run_checkpoint(policy: str, plan: Plan, step: Step, engine: Engine, *,
     except (PlanError, LLMError) as exc:  # a checkpoint is optional: never end the run
         logger.warning("checkpoint after %s changed nothing: %s", step.id, exc)
         result.plan = None
-        result.warnings.append(_t(lang, f"{step.id} 之后的检查点没有生效：{exc}",
+        result.warnings.append(pick(lang, f"{step.id} 之后的检查点没有生效：{exc}",
                                   f"the checkpoint after {step.id} changed nothing: {exc}"))
     return result
 

@@ -12,20 +12,14 @@ import logging
 import re
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
-
-from core.engine import Engine
 from core.errors import PlanParseError
-from core.language import Language, detect_language
+from core.language import detect_language, pick
 from core.offline import cues, extract_entities, split_clauses
-from core.prompts.adaptive import CLARIFY_INSTRUCTION, CLARIFY_SYSTEM, decision_json
+from core.prompts.adaptive import decision_json
 from core.tools.registry import ToolRegistry
-from core.usage import Usage
 
 __all__ = [
     "MAX_QUESTIONS",
-    "Clarification",
-    "clarify_with_llm",
     "merge_answers",
     "needs_clarification_offline",
     "parse_questions",
@@ -46,16 +40,6 @@ _RECOMMEND = re.compile(r"推荐|想买|想要|要买|选购|买一?[台个款]|
                         re.IGNORECASE)
 
 
-class Clarification(BaseModel):
-    """Questions to ask the person before planning."""
-
-    questions: list[str] = Field(default_factory=list)
-
-
-def _t(lang: Language, zh: str, en: str) -> str:
-    return zh if lang == "zh" else en
-
-
 def needs_clarification_offline(request: str, registry: ToolRegistry) -> list[str]:
     """Questions the request must answer before it can be planned (usually none)."""
     text = request or ""
@@ -69,12 +53,12 @@ def needs_clarification_offline(request: str, registry: ToolRegistry) -> list[st
         wants_order = refund_action or bool(_ORDER_ACTION.search(clause))
         if (has_order_tools and wants_order and not everything.orders
                 and not everything.tracking):
-            questions.append(_t(lang, "请提供订单号（例如 88231），这样才能查询或办理。",
+            questions.append(pick(lang, "请提供订单号（例如 88231），这样才能查询或办理。",
                                 "Which order is it? Please give the order number (for "
                                 "example 88231)."))
         if (_RECOMMEND.search(clause) and _PRICE_MATTERS.search(clause)
                 and everything.budget is None and not everything.numbers):
-            questions.append(_t(lang, "您的预算大概是多少？", "What is your budget, roughly?"))
+            questions.append(pick(lang, "您的预算大概是多少？", "What is your budget, roughly?"))
     return list(dict.fromkeys(questions))[:MAX_QUESTIONS]
 
 
@@ -96,26 +80,6 @@ def parse_questions(text: str) -> list[str] | None:
     return questions[:MAX_QUESTIONS] or None
 
 
-def clarify_with_llm(request: str, engine: Engine) -> tuple[list[str], Usage]:
-    """Ask the model (one plain call, no tools) whether the request lacks something.
-
-    Offline the rules of :func:`needs_clarification_offline` answer instead.
-    """
-    if engine.model is None:
-        return needs_clarification_offline(request, engine.registry), Usage()
-    messages = [
-        {"role": "system", "content": CLARIFY_SYSTEM.substitute(
-            instruction=CLARIFY_INSTRUCTION, tools=", ".join(engine.registry.names()))},
-        {"role": "user", "content": request},
-    ]
-    reply = engine.model.chat(messages, role="planner", tools=None, json_mode=True)
-    questions = parse_questions(reply.content or "")
-    if questions is None and "questions" not in (reply.content or ""):
-        raise PlanParseError('the clarification reply holds no {"questions": [...]} object; '
-                             "answer with that JSON only", raw=reply.content or "")
-    return questions or [], reply.usage
-
-
 def merge_answers(request: str, questions: Sequence[str], answers: Sequence[str]) -> str:
     """The request with the person's answers added inline (unanswered questions left out).
 
@@ -127,4 +91,4 @@ def merge_answers(request: str, questions: Sequence[str], answers: Sequence[str]
     if not given:
         return request
     base = request.rstrip().rstrip("。.")
-    return _t(lang, f"{base}（{'，'.join(given)}）", f"{base} ({', '.join(given)})")
+    return pick(lang, f"{base}（{'，'.join(given)}）", f"{base} ({', '.join(given)})")

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from core.cli_output import ask, ask_text, print_json, print_progress
+from core.cli_output import ask, ask_text, bounded_int, print_json, print_progress
 from core.cli_runs import report_run
 from core.errors import ConfigError, PlanBoardError
 from core.plan import Plan
@@ -25,19 +25,34 @@ _CHECKPOINTS = ("rigid", "on_failure", "adaptive", "every_step")
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run one command, and turn every PlanBoardError into exit code 1."""
-    from dotenv import load_dotenv
+    from dotenv import find_dotenv, load_dotenv
 
-    load_dotenv()
+    load_dotenv(find_dotenv(usecwd=True))  # the .env of the directory you run from
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
     try:
+        _require_utf8(sys.argv[1:] if argv is None else argv)
         return int(args.handler(args) or 0)
     except PlanBoardError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a file or database the OS refused: say which, no traceback
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"error: {exc.strerror or exc}{where}; check the path and its permissions.",
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _require_utf8(arguments: list[str]) -> None:
+    for argument in arguments:
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigError("An argument is not valid UTF-8 text; set a UTF-8 locale "
+                              "(for example LANG=C.UTF-8) and type it again.") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,9 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("request", nargs="?", default="")
     run.add_argument("--plan", type=Path, help="run this plan file instead of planning")
     run.add_argument("--yes", action="store_true", help="run without asking for approval")
-    run.add_argument("--max-parallel", type=_bounded_int(1, 64), default=4)
-    run.add_argument("--max-replans", type=_bounded_int(0, 10), default=2)
-    run.add_argument("--max-attempts", type=_bounded_int(1, 5), default=2,
+    run.add_argument("--max-parallel", type=bounded_int(1, 64), default=4)
+    run.add_argument("--max-replans", type=bounded_int(0, 10), default=2)
+    run.add_argument("--max-attempts", type=bounded_int(1, 5), default=2,
                      help="attempts when a failed run's reflection advises a retry")
     run.add_argument("--checkpoint", choices=_CHECKPOINTS, default="on_failure",
                      help="when to revise the plan while it runs")
@@ -102,19 +117,6 @@ def _add_planning_options(parser: argparse.ArgumentParser) -> None:
         "--mode", choices=("plan", "knowledge", "direct", "auto"), default="plan",
         help="plan (default), a knowledge or direct answer, or auto (let the router decide)",
     )
-
-
-def _bounded_int(low: int, high: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {text}")
-        return value
-
-    return parse
 
 
 # ---- commands ---------------------------------------------------------------------------
@@ -271,9 +273,10 @@ def _load_plan_file(path: Path, request: str) -> Plan:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"Cannot read plan file {path}: {exc.strerror}.") from None
-    plan = parse_plan(text, goal=request or path.stem)
-    if request:
-        plan.goal = request
+    except UnicodeDecodeError:
+        raise ConfigError(f"Plan file {path} is not UTF-8 text; save it as UTF-8 JSON.") from None
+    plan = parse_plan(text, goal=request)  # the file's own goal unless a request is given
+    plan.goal = plan.goal or path.stem
     return plan
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from core.events import RunEvent
 from core.plan import STATUS_ICONS
 
-__all__ = ["ask", "ask_text", "print_json", "print_progress", "short"]
+__all__ = ["ask", "ask_text", "bounded_int", "print_json", "print_progress", "short"]
 
 _NOTED_EVENTS = {"replanned", "reflected", "waiting_confirmation", "paused", "resumed",
                  "cancelled"}
@@ -17,7 +18,18 @@ _NOTED_EVENTS = {"replanned", "reflected", "waiting_confirmation", "paused", "re
 
 def print_json(value: Any) -> None:
     """Print ``value`` as indented JSON, keeping Chinese text readable."""
-    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+    print(json.dumps(_finite(value), ensure_ascii=False, indent=2, default=str))
+
+
+def _finite(value: Any) -> Any:
+    """Infinity and NaN are not JSON: print them as strings so the output stays valid."""
+    if isinstance(value, float) and (value != value or value in {float("inf"), float("-inf")}):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def print_progress(event: RunEvent, out: Any) -> None:
@@ -52,3 +64,18 @@ def short(text: str, width: int = 60) -> str:
     """``text`` on one line, cut to ``width`` characters."""
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def bounded_int(low: int, high: int) -> Any:
+    """An argparse type: a whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {text}")
+        return value
+
+    return parse

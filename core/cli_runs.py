@@ -8,9 +8,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from core.cli_output import ask, print_json, print_progress, short
+from core.cli_output import ask, bounded_int, print_json, print_progress, short
 from core.errors import PlanBoardError
 from core.store import RunRecord
+from core.store_schema import STATUSES
 
 __all__ = [
     "add_run_commands",
@@ -46,8 +47,8 @@ def add_run_commands(subparsers: Any) -> None:
     """Add runs, show, pause, resume, cancel and export to the ``python -m core`` parser."""
     runs = subparsers.add_parser("runs", help="list the stored runs, newest first")
     runs.add_argument("--json", action="store_true", help="print JSON")
-    runs.add_argument("--status", help="only runs with this status")
-    runs.add_argument("--limit", type=int, default=100)
+    runs.add_argument("--status", choices=STATUSES, help="only runs with this status")
+    runs.add_argument("--limit", type=bounded_int(1, 10_000), default=100)
     runs.set_defaults(handler=cmd_runs)
 
     show = subparsers.add_parser("show", help="show one run with its plan and events")

@@ -129,8 +129,9 @@ def execute_step(
         return tally.outcome("skipped", mode, error="cancelled before it started")
     try:
         if step.condition and not _check_condition(plan, step, engine, tally):
+            unjudged = tally.notes[-1] if tally.notes else None  # why it could not be judged
             return tally.outcome(
-                "skipped", "condition", error=f"condition not met: {step.condition}"
+                "skipped", "condition", error=unjudged or f"condition not met: {step.condition}"
             )
         if mode == "synthesis":
             return _synthesise(plan, step, engine, tally)
@@ -156,12 +157,13 @@ def _check_condition(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> b
             return evaluate_condition(condition, plan.results())
         except ExpressionError as exc:
             raise _StepFailed(f"{step.id} condition cannot be checked: {exc}") from None
-    if engine.model is None:
+    if engine.model is None:  # nobody can judge it: never run a step on a guess
         tally.notes.append(
-            f"the condition {condition!r} is written in prose and no LLM is configured "
-            "to judge it, so the step ran"
+            f"the condition {condition!r} is written in prose and no LLM is configured to "
+            "judge it, so the step was skipped to be safe; write it as an expression such "
+            "as s2.status == 'delivered'"
         )
-        return True
+        return False
     messages = prompts.condition_messages(build_step_context(plan, step), condition)
     reply = engine.model.chat(messages, role="executor")
     tally.usage = tally.usage + reply.usage

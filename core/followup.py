@@ -14,12 +14,12 @@ from typing import Any
 from core.checkpoint import renumber_steps, steps_from_dicts
 from core.engine import Engine
 from core.errors import PlanError, PlanParseError, PlanValidationError
-from core.language import Language, detect_language
+from core.language import detect_language, pick
 from core.plan import Plan, Step
 from core.prompts.adaptive import FOLLOWUP_RULES, FOLLOWUP_USER, decision_json, fold
 from core.usage import Usage
 
-__all__ = ["extend_goal", "extend_plan", "extend_plan_request"]
+__all__ = ["extend_goal", "extend_plan_request"]
 
 logger = logging.getLogger(__name__)
 
@@ -31,19 +31,11 @@ _SYNTHESIS = {
 }
 
 
-def _t(lang: Language, zh: str, en: str) -> str:
-    return zh if lang == "zh" else en
-
 
 def extend_goal(goal: str, follow_up: str) -> str:
     """The goal with the follow-up added on its own line."""
     lang = detect_language(follow_up)
-    return f"{goal.rstrip()}\n{_t(lang, '追加：', 'Follow-up: ')}{follow_up.strip()}"
-
-
-def extend_plan(plan: Plan, follow_up: str, engine: Engine) -> Plan:
-    """A new version of ``plan`` with steps for ``follow_up`` (see extend_plan_request)."""
-    return extend_plan_request(plan, follow_up, engine)[0]
+    return f"{goal.rstrip()}\n{pick(lang, '追加：', 'Follow-up: ')}{follow_up.strip()}"
 
 
 def extend_plan_request(plan: Plan, follow_up: str, engine: Engine) -> tuple[Plan, Usage]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from core.errors import ConfigError
+
 __all__ = ["planboard_home"]
 
 _DEFAULT_HOME = ".planboard"
@@ -14,5 +16,11 @@ def planboard_home() -> Path:
     """The PlanBoard home directory (PLANBOARD_HOME or ./.planboard), created if missing."""
     configured = os.environ.get("PLANBOARD_HOME", "").strip()
     home = Path(configured).expanduser() if configured else Path.cwd() / _DEFAULT_HOME
-    home.mkdir(parents=True, exist_ok=True)
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot create the PlanBoard home {home} ({exc.strerror}); set PLANBOARD_HOME "
+            "to a writable directory."
+        ) from None
     return home

@@ -78,17 +78,17 @@ def _review(store: RunStore, run_id: str, outcome: RunOutcome, engine: Engine) -
 
 def _retry_plan(store: RunStore, request: str, failed: Plan, reflection: Reflection,
                 engine: Engine) -> tuple[Plan | None, Usage]:
-    from core.planner import plan_request
+    """The next attempt: a replan that keeps completed steps (so no side effect repeats)
+    and carries the lessons and the retry hint in its prompt."""
+    from core.planner import replan_request
 
     lines = lessons_for_request(store, request, engine)
     if reflection.retry_hint:
         lines.append(reflection.retry_hint)
     try:
-        result = plan_request(request, engine, lessons=lines)
+        result = replan_request(failed, failure_text(failed) or reflection.root_cause, engine,
+                                lessons=lines)
     except PlanBoardError as exc:
         logger.warning("planning the retry failed: %s", exc)
         return None, Usage()
-    if result.plan is None:
-        return None, result.usage
-    retry = result.plan.model_copy(update={"id": failed.id, "version": failed.version + 1})
-    return retry, result.usage
+    return result.plan, result.usage

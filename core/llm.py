@@ -20,6 +20,7 @@ from core.errors import (
     LLMModelNotFoundError,
     LLMResponseError,
 )
+from core.settings import redact_secrets, safe_url
 from core.usage import Usage
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ __all__ = [
     "ModelRole",
     "OpenAIChatModel",
     "ToolCall",
-    "chat_model_for",
     "map_openai_error",
 ]
 
@@ -96,7 +96,7 @@ class OpenAIChatModel:
 
     def __repr__(self) -> str:
         return (
-            f"OpenAIChatModel(base_url={self.settings.base_url!r}, "
+            f"OpenAIChatModel(base_url={safe_url(self.settings.base_url)!r}, "
             f"profile={self.profile.name!r})"
         )
 
@@ -173,7 +173,7 @@ class OpenAIChatModel:
             error = map_openai_error(exc, self.settings, model, role)
             logger.warning("%s call to %s failed: %s", role, model, error)
             raise error from None
-        reply = _to_reply(completion, self.settings.base_url)
+        reply = _to_reply(completion, safe_url(self.settings.base_url))
         logger.debug(
             "%s call to %s took %.2fs: %d prompt + %d completion tokens",
             role, model, time.monotonic() - started,
@@ -250,24 +250,19 @@ def _mentions_missing_model(exc: Any, detail: str, status: int) -> bool:
     return bool(_MISSING_MODEL.search(detail))
 
 
-def chat_model_for(settings: LLMSettings) -> OpenAIChatModel | None:
-    """An OpenAIChatModel for ``settings``, or None when no model can be called (offline)."""
-    return OpenAIChatModel(settings) if settings.configured else None
-
-
 def map_openai_error(
     exc: Exception, settings: LLMSettings, model: str, role: str = "executor"
 ) -> LLMError:
     """Turn an ``openai`` exception into a PlanBoard LLMError with a one-line message."""
     import openai
 
-    base_url = settings.base_url
-    error = _map(openai, exc, base_url, model, role, settings.timeout_s)
-    if settings.api_key is not None:  # belt and braces: never echo the key
+    error = _map(openai, exc, safe_url(settings.base_url), model, role, settings.timeout_s)
+    message = redact_secrets(str(error))  # never echo a key, even a partial one from a server
+    if settings.api_key is not None:
         secret = settings.api_key.get_secret_value()
-        if secret and secret in str(error):
-            error = type(error)(str(error).replace(secret, "***"))
-    return error
+        if secret:
+            message = message.replace(secret, "***")
+    return error if message == str(error) else type(error)(message)
 
 
 def _map(

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.language import Language, detect_language
+from core.language import Language, detect_language, pick
 from core.offline import (
     CHURN_QUERIES,
     Entities,
@@ -34,9 +34,6 @@ _MAX_STEPS = 24
 _GOAL_CHARS = 4000
 _GENERIC_THRESHOLD = 6
 
-
-def _t(lang: Language, zh: str, en: str) -> str:
-    return zh if lang == "zh" else en
 
 
 @dataclass
@@ -68,7 +65,7 @@ class _Draft:
 
     def cannot(self, clause: str, why_zh: str = "", why_en: str = "") -> str:
         text = clause.strip()[:200]
-        return self.add(_t(
+        return self.add(pick(
             self.lang,
             f"无法离线完成：“{text}”{why_zh or '（没有匹配的工具，需要配置大模型）'}",
             f"Cannot be done offline: \"{text}\"{why_en or ' (no matching tool; needs an LLM)'}",
@@ -89,7 +86,7 @@ def _shop(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
         check = _order_check(draft, order_id)
         if "logistics" in flags and draft.has("query_logistics"):
             draft.add(
-                _t(lang, f"查询订单 {order_id} 的物流轨迹",
+                pick(lang, f"查询订单 {order_id} 的物流轨迹",
                    f"Track the parcel of order {order_id}"),
                 "query_logistics",
                 {"tracking_no": f"{{{{{check}.tracking_no}}}}"} if check else None,
@@ -100,7 +97,7 @@ def _shop(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
     for tracking_no in found.tracking:
         if draft.has("query_logistics"):
             did = True
-            draft.add(_t(lang, f"查询运单 {tracking_no} 的物流轨迹",
+            draft.add(pick(lang, f"查询运单 {tracking_no} 的物流轨迹",
                          f"Track parcel {tracking_no}"),
                       "query_logistics", {"tracking_no": tracking_no})
     if not did and "refund" in flags and "policy" not in flags:
@@ -117,10 +114,10 @@ def _order_check(draft: _Draft, order_id: str) -> str | None:
     if not draft.has("query_order"):
         return None
     step_id = draft.add(
-        _t(draft.lang, f"查询订单 {order_id} 的详情，确认商品和状态",
+        pick(draft.lang, f"查询订单 {order_id} 的详情，确认商品和状态",
            f"Look up order {order_id} and its status"),
         "query_order", {"order_id": order_id},
-        success_criteria=_t(draft.lang, "订单状态已知", "the order status is known"),
+        success_criteria=pick(draft.lang, "订单状态已知", "the order status is known"),
     )
     draft.orders[order_id] = step_id
     return step_id
@@ -128,15 +125,15 @@ def _order_check(draft: _Draft, order_id: str) -> str | None:
 
 def _refund(draft: _Draft, order_id: str, check: str | None, clause: str) -> None:
     broken = re.search(r"坏|故障|破损|质量|broken|faulty|defect|damaged|not working", clause, re.I)
-    reason = _t(draft.lang, "商品故障，用户要求退货" if broken else "用户申请退货",
+    reason = pick(draft.lang, "商品故障，用户要求退货" if broken else "用户申请退货",
                 "item is broken" if broken else "customer asked to return it")
     draft.add(
-        _t(draft.lang, f"如果订单 {order_id} 已签收，为其申请退款（原因：{reason}）",
+        pick(draft.lang, f"如果订单 {order_id} 已签收，为其申请退款（原因：{reason}）",
            f"If order {order_id} was delivered, request a refund ({reason})"),
         "apply_refund", {"order_id": order_id, "reason": reason},
         [check] if check else [],
         f"{check}.status == 'delivered'" if check else None,
-        _t(draft.lang, "拿到退款单号", "a refund id is returned"),
+        pick(draft.lang, "拿到退款单号", "a refund id is returned"),
     )
 
 
@@ -149,9 +146,9 @@ def _ops(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
         draft.last_services = found.services
         target: Any = found.services if len(found.services) > 1 else found.services[0]
         names = ", ".join(found.services)
-        wanted = [("check_health", _t(lang, f"检查 {names} 的健康状态",
+        wanted = [("check_health", pick(lang, f"检查 {names} 的健康状态",
                                       f"Check the health of {names}"))]
-        wanted += [(tool, _t(lang, f"{zh} {names}", f"{en} {names}"))
+        wanted += [(tool, pick(lang, f"{zh} {names}", f"{en} {names}"))
                    for kind, tool, zh, en in _OPS_FOLLOW_UPS if kind in flags]
         for tool, description in wanted:
             key = f"{tool}:{names}"
@@ -160,21 +157,21 @@ def _ops(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
         return True
     if "list_services" not in draft.ops and draft.has("list_services"):
         draft.ops["list_services"] = draft.add(
-            _t(lang, "列出所有微服务", "List every micro-service"), "list_services", {})
+            pick(lang, "列出所有微服务", "List every micro-service"), "list_services", {})
     listing = draft.ops.get("list_services")
     if wants_health and "check_health" not in draft.ops and draft.has("check_health"):
         draft.ops["check_health"] = draft.add(
-            _t(lang, "检查所有服务的健康状态", "Check the health of every service"),
+            pick(lang, "检查所有服务的健康状态", "Check the health of every service"),
             "check_health",
             {"service": f"{{{{{listing}.names}}}}" if listing else "all"},
             [listing] if listing else [],
-            success_criteria=_t(lang, "得到异常服务列表", "the unhealthy services are known"),
+            success_criteria=pick(lang, "得到异常服务列表", "the unhealthy services are known"),
         )
     health = draft.ops.get("check_health")
     for kind, tool, zh, en in _OPS_FOLLOW_UPS:
         if kind in flags and tool not in draft.ops and draft.has(tool):
             draft.ops[tool] = draft.add(
-                _t(lang, f"{zh}所有异常服务", f"{en} every unhealthy service"), tool,
+                pick(lang, f"{zh}所有异常服务", f"{en} every unhealthy service"), tool,
                 {"service": f"{{{{{health}.unhealthy}}}}" if health else "all"},
                 [health] if health else [],
             )
@@ -194,14 +191,14 @@ _OPS_FOLLOW_UPS = (
 def _analytics(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
     lang = draft.lang
     if found.sql and draft.has("run_sql"):
-        draft.add(_t(lang, "执行 SQL 查询", "Run the SQL query"), "run_sql", {"query": found.sql})
+        draft.add(pick(lang, "执行 SQL 查询", "Run the SQL query"), "run_sql", {"query": found.sql})
         return True
     if draft.has("describe_tables") and "describe_tables" not in draft.ops:
         draft.ops["describe_tables"] = draft.add(
-            _t(lang, "查看数据表结构", "Look at the analytics tables"), "describe_tables", {})
+            pick(lang, "查看数据表结构", "Look at the analytics tables"), "describe_tables", {})
     if "churn" in flags and draft.has("run_sql") and "churn" not in draft.ops:
         for zh, en, sql in CHURN_QUERIES:
-            draft.ops["churn"] = draft.add(_t(lang, zh, en), "run_sql", {"query": sql})
+            draft.ops["churn"] = draft.add(pick(lang, zh, en), "run_sql", {"query": sql})
         return True
     if "churn" not in draft.ops and "schema" not in flags:
         draft.cannot(clause, "（为这个问题编写 SQL 需要大模型）",
@@ -215,16 +212,16 @@ def _research(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> b
     if draft.has("web_search"):
         for zh, en in (("概况", "overview"), ("功能对比", "comparison"), ("趋势", "trends")):
             query = f"{topic} {zh if lang == 'zh' else en}"
-            draft.add(_t(lang, f"网络搜索：{query}", f"Search the web: {query}"),
+            draft.add(pick(lang, f"网络搜索：{query}", f"Search the web: {query}"),
                       "web_search", {"query": query})
         return True
     if draft.has("search_knowledge"):
-        draft.warnings.append(_t(
+        draft.warnings.append(pick(
             lang, "未配置 PLANBOARD_SEARXNG_URL：调研使用本地知识库（本地资料，非实时网络）",
             "PLANBOARD_SEARXNG_URL is not set: research uses the local knowledge base "
             "(local sources, not the live web)",
         ))
-        draft.add(_t(lang, f"在本地知识库中搜索：{topic}", f"Search the local knowledge base: "
+        draft.add(pick(lang, f"在本地知识库中搜索：{topic}", f"Search the local knowledge base: "
                      f"{topic}"), "search_knowledge", {"query": topic, "top_k": 5})
         return True
     return False
@@ -234,16 +231,16 @@ def _knowledge(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> 
     if not draft.has("search_knowledge"):
         return False
     query = clean_query(clause) or clause.strip()[:80]
-    draft.add(_t(draft.lang, f"搜索知识库：{query}", f"Search the knowledge base: {query}"),
+    draft.add(pick(draft.lang, f"搜索知识库：{query}", f"Search the knowledge base: {query}"),
               "search_knowledge", {"query": query},
-              success_criteria=_t(draft.lang, "找到相关文档", "relevant documents are found"))
+              success_criteria=pick(draft.lang, "找到相关文档", "relevant documents are found"))
     return True
 
 
 def _calculate(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
     if not (found.expression and draft.has("calculate")):
         return False
-    draft.add(_t(draft.lang, f"计算 {found.expression}", f"Calculate {found.expression}"),
+    draft.add(pick(draft.lang, f"计算 {found.expression}", f"Calculate {found.expression}"),
               "calculate", {"expression": found.expression})
     return True
 
@@ -251,7 +248,7 @@ def _calculate(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> 
 def _time(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
     if not draft.has("get_current_time"):
         return False
-    draft.add(_t(draft.lang, "获取当前时间", "Get the current time"), "get_current_time", {})
+    draft.add(pick(draft.lang, "获取当前时间", "Get the current time"), "get_current_time", {})
     return True
 
 
@@ -340,7 +337,7 @@ def offline_plan(request: str, registry: ToolRegistry) -> Plan:
     constraints: list[str] = []
     for clause in split_clauses(text)[:_MAX_CLAUSES]:
         if len(draft.steps) >= _MAX_STEPS:
-            draft.warnings.append(_t(lang, "请求过长，只规划了前面的部分",
+            draft.warnings.append(pick(lang, "请求过长，只规划了前面的部分",
                                      "the request is long; only its first part was planned"))
             break
         found = extract_entities(clause)
@@ -348,14 +345,14 @@ def offline_plan(request: str, registry: ToolRegistry) -> Plan:
             constraints.append(f"budget <= {found.budget:g}")
         _plan_clause(draft, clause, found)
     if not draft.steps:
-        draft.cannot(text or _t(lang, "（空请求）", "(empty request)"))
+        draft.cannot(text or pick(lang, "（空请求）", "(empty request)"))
     draft.add(
-        _t(lang, "综合以上结果，给出最终回复", "Summarise the results for the user"),
+        pick(lang, "综合以上结果，给出最终回复", "Summarise the results for the user"),
         depends_on=[s.id for s in draft.steps],
     )
     plan = Plan(
-        goal=text.strip()[:_GOAL_CHARS] or _t(lang, "（空请求）", "(empty request)"),
-        definition_of_done=_t(lang, "请求中的每个子任务都有结果或说明了原因",
+        goal=text.strip()[:_GOAL_CHARS] or pick(lang, "（空请求）", "(empty request)"),
+        definition_of_done=pick(lang, "请求中的每个子任务都有结果或说明了原因",
                               "every part of the request has a result or a stated reason"),
         constraints=list(dict.fromkeys(constraints)),
         steps=draft.steps,
@@ -396,9 +393,9 @@ def _minimal_plan(goal: str, lang: Language, problems: list[str]) -> Plan:
     return Plan(
         goal=goal,
         steps=[
-            Step(id="s1", description=_t(lang, f"无法离线完成：{goal[:200]}",
+            Step(id="s1", description=pick(lang, f"无法离线完成：{goal[:200]}",
                                          f"Cannot be done offline: {goal[:200]}")),
-            Step(id="s2", description=_t(lang, "综合以上结果，给出最终回复",
+            Step(id="s2", description=pick(lang, "综合以上结果，给出最终回复",
                                          "Summarise the results for the user"),
                  depends_on=["s1"]),
         ],

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from core.engine import Engine
 from core.errors import LLMError, PlanError
-from core.language import Language, detect_language
+from core.language import Language, detect_language, pick
 from core.plan import Plan, Step
 from core.prompts.adaptive import (
     REFLECTION_SYSTEM,
@@ -66,9 +66,6 @@ class Reflection(BaseModel):
     retry_hint: str = ""
     tools: list[str] = Field(default_factory=list)
 
-
-def _t(lang: Language, zh: str, en: str) -> str:
-    return zh if lang == "zh" else en
 
 
 def trajectory(plan: Plan) -> str:
@@ -120,15 +117,15 @@ def reflect_offline(plan: Plan, failure: str = "") -> Reflection:
     failed = _failed(plan)
     if not failed:
         return Reflection(
-            root_cause=failure.strip() or _t(lang, "运行没有完成", "the run did not finish"),
-            lesson=_t(lang, "检查计划是否覆盖了请求的每个部分，并为每步写明成功标准",
+            root_cause=failure.strip() or pick(lang, "运行没有完成", "the run did not finish"),
+            lesson=pick(lang, "检查计划是否覆盖了请求的每个部分，并为每步写明成功标准",
                       "check that the plan covers every part of the request and give each "
                       "step a success criterion"),
         )
     step = failed[0]
     error = (step.error or failure or "").strip()
-    tool = step.tool or _t(lang, "推理步骤", "a reasoning step")
-    root = _t(lang, f"{step.id}（{step.description}）失败：{error}",
+    tool = step.tool or pick(lang, "推理步骤", "a reasoning step")
+    root = pick(lang, f"{step.id}（{step.description}）失败：{error}",
               f"{step.id} ({step.description}) failed: {error}")
     lesson, retry, hint = _rule(step, error, tool, lang)
     return Reflection(root_cause=root, lesson=lesson, should_retry=retry, retry_hint=hint,
@@ -138,37 +135,39 @@ def reflect_offline(plan: Plan, failure: str = "") -> Reflection:
 def _rule(step: Step, error: str, tool: str, lang: Language) -> tuple[str, bool, str]:
     """(lesson, should_retry, retry_hint) for one failed step."""
     if _NEEDS_LLM.search(error):
-        return (_t(lang, f"没有大模型时，不要用推理步骤做“{step.description}”，"
+        return (pick(lang, f"没有大模型时，不要用推理步骤做“{step.description}”，"
                          "改用带明确参数的工具步骤",
                    f"without an LLM, do not plan a reasoning step for \"{step.description}\"; "
                    "use a tool step with explicit arguments"),
-                False, _t(lang, "配置 OPENAI_API_KEY 后重试", "configure OPENAI_API_KEY and run "
+                False, pick(lang, "配置 OPENAI_API_KEY 后重试", "configure OPENAI_API_KEY and run "
                           "again"))
     if _UNKNOWN_TOOL.search(error):
-        return (_t(lang, f"只使用已注册的工具，{tool} 不存在", f"use only registered tools; "
+        return (pick(lang, f"只使用已注册的工具，{tool} 不存在", f"use only registered tools; "
                    f"{tool} does not exist"), True,
-                _t(lang, "换用已注册的工具", "use a registered tool instead"))
+                pick(lang, "换用已注册的工具", "use a registered tool instead"))
     if _REFUSED.search(error):
-        return (_t(lang, f"调用 {tool} 之前先用 query_order 确认订单已签收且在退货期内，并加上条件 "
+        return (pick(lang, f"调用 {tool} 之前先用 query_order 确认订单已签收且在退货期内，"
+                           "并加上条件 "
                    "sN.status == 'delivered'",
                    f"before {tool}, check with query_order that the order is delivered and "
                    "inside its return window, and add the condition sN.status == 'delivered'"),
-                False, _t(lang, "先查询订单状态，再决定是否退款", "look up the order status first"))
+                False, pick(lang, "先查询订单状态，再决定是否退款",
+                            "look up the order status first"))
     if _MISSING.search(error):
-        return (_t(lang, f"调用 {tool} 前先向用户确认编号，{_quoted(error)}",
+        return (pick(lang, f"调用 {tool} 前先向用户确认编号，{_quoted(error)}",
                    f"confirm the id with the user before calling {tool}; {_quoted(error)}"),
-                False, _t(lang, "向用户确认正确的编号", "ask the user for the correct id"))
+                False, pick(lang, "向用户确认正确的编号", "ask the user for the correct id"))
     if _TRANSIENT.search(error):
-        return (_t(lang, f"{tool} 可能超时或暂时不可用，减少并行调用并允许重试",
+        return (pick(lang, f"{tool} 可能超时或暂时不可用，减少并行调用并允许重试",
                    f"{tool} can time out or be briefly unavailable; run fewer calls in parallel "
                    "and allow a retry"),
-                True, _t(lang, "稍后重试，减少并行步骤", "retry later with fewer parallel steps"))
+                True, pick(lang, "稍后重试，减少并行步骤", "retry later with fewer parallel steps"))
     if step.tool and _ARGS.search(error):
-        return (_t(lang, f"调用 {tool} 时给出它需要的全部参数（{_quoted(error)}）",
+        return (pick(lang, f"调用 {tool} 时给出它需要的全部参数（{_quoted(error)}）",
                    f"give {tool} every argument its schema requires ({_quoted(error)})"),
-                True, _t(lang, f"从前面步骤的结果中填好 {tool} 的参数",
+                True, pick(lang, f"从前面步骤的结果中填好 {tool} 的参数",
                          f"fill the arguments of {tool} from earlier results"))
-    return (_t(lang, f"{tool} 失败（{_quoted(error)}）时，换一条路线（其他工具或缩小回答范围），"
+    return (pick(lang, f"{tool} 失败（{_quoted(error)}）时，换一条路线（其他工具或缩小回答范围），"
                      "不要重复同样的调用",
                f"when {tool} fails ({_quoted(error)}), take another route (another tool or a "
                "reduced answer) instead of repeating the same call"),
@@ -210,13 +209,14 @@ def _review_offline(versions: Sequence[Plan], lang: Language) -> Reflection | No
     fixes = [s for s in versions[-1].steps if s.id not in first_ids and s.status == "completed"
              and s.tool]
     what = failed[0]
-    tool = what.tool or _t(lang, "推理步骤", "a reasoning step")
-    fix = ", ".join(dict.fromkeys(f"{s.tool}" for s in fixes)) or _t(lang, "重新规划的步骤",
+    tool = what.tool or pick(lang, "推理步骤", "a reasoning step")
+    fix = ", ".join(dict.fromkeys(f"{s.tool}" for s in fixes)) or pick(lang, "重新规划的步骤",
                                                                        "the replanned steps")
     return Reflection(
-        root_cause=_t(lang, f"{what.id}（{tool}）失败：{_quoted(what.error or '')}",
+        root_cause=pick(lang, f"{what.id}（{tool}）失败：{_quoted(what.error or '')}",
                       f"{what.id} ({tool}) failed: {_quoted(what.error or '')}"),
-        lesson=_t(lang, f"{tool} 失败（{_quoted(what.error or '')}）时，改用 {fix} 成功完成了任务",
+        lesson=pick(lang, f"{tool} 失败（{_quoted(what.error or '')}）时，"
+                          f"改用 {fix} 成功完成了任务",
                   f"when {tool} failed ({_quoted(what.error or '')}), using {fix} instead "
                   "completed the task"),
         tools=_tools_of([what, *fixes]),

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from core.engine import Engine
 from core.errors import PlanParseError, ToolError
-from core.language import Language, detect_language
+from core.language import Language, detect_language, pick
 from core.offline import clean_query, compose_answer, cues, extract_entities, split_clauses
 from core.prompts.adaptive import (
     DIRECT_SYSTEM,
@@ -99,9 +99,6 @@ class ToolCallRecord(BaseModel):
     error: str | None = None
 
 
-def _t(lang: Language, zh: str, en: str) -> str:
-    return zh if lang == "zh" else en
-
 
 # ---- deciding ------------------------------------------------------------------------------
 
@@ -112,40 +109,40 @@ def route_offline(request: str) -> Route:
     lang = detect_language(text)
     clauses = split_clauses(text)
     if not clauses:
-        return Route(mode="plan", reason=_t(lang, "请求为空，交给规划器",
+        return Route(mode="plan", reason=pick(lang, "请求为空，交给规划器",
                                             "empty request; planning"))
     parts = [_profile(clause) for clause in clauses]
     actions = set().union(*(p[0] for p in parts))
     busy = [clause for clause, p in zip(clauses, parts, strict=True) if p[0] or p[1]]
     if _CONDITIONAL.search(text):
-        return Route(mode="plan", reason=_t(
+        return Route(mode="plan", reason=pick(
             lang, "请求包含条件判断（如“到了的话……”），需要先规划再执行",
             "the request has a condition (\"if ...\"), so it needs a plan"))
     if "refund" in actions:
-        return Route(mode="plan", reason=_t(
+        return Route(mode="plan", reason=pick(
             lang, "请求要执行有副作用的操作（退款），需要先核对再执行",
             "the request asks for an action with a side effect (a refund), so it is planned"))
     if len(busy) >= 2 and (actions or not all(p[1] for p in parts)):
-        return Route(mode="plan", reason=_t(
+        return Route(mode="plan", reason=pick(
             lang, f"请求包含 {len(busy)} 个子任务，需要先规划再执行",
             f"the request has {len(busy)} separate parts, so it needs a plan"))
     if actions & _HEAVY or len(actions) > 2:
-        return Route(mode="plan", reason=_t(
+        return Route(mode="plan", reason=pick(
             lang, "任务需要多步分析，需要先规划", "the task needs a multi-step analysis"))
     if actions:
         names = ", ".join(sorted(actions))
-        return Route(mode="direct", reason=_t(
+        return Route(mode="direct", reason=pick(
             lang, f"一个简单的查询（{names}），一到三次工具调用即可完成",
             f"a single lookup ({names}) that one to three tool calls can do"))
     if any(p[1] for p in parts):
-        return Route(mode="knowledge", reason=_t(
+        return Route(mode="knowledge", reason=pick(
             lang, "知识问答（政策、说明或选购建议），没有要查询的单号，直接检索知识库回答",
             "a knowledge question (policy, guide or advice) with no id to look up; "
             "answered from the knowledge base"))
     if len(clauses) >= 2:
-        return Route(mode="plan", reason=_t(lang, "请求包含多个部分，需要先规划",
+        return Route(mode="plan", reason=pick(lang, "请求包含多个部分，需要先规划",
                                             "the request has several parts, so it is planned"))
-    return Route(mode="direct", reason=_t(lang, "简单请求，直接处理", "a simple request, "
+    return Route(mode="direct", reason=pick(lang, "简单请求，直接处理", "a simple request, "
                                           "handled directly"))
 
 
@@ -210,7 +207,7 @@ def decide_route(request: str, engine: Engine) -> tuple[Route, Usage]:
             decided = route_offline(request)
     if decided.mode == "knowledge" and _KNOWLEDGE_TOOL not in engine.registry:
         lang = detect_language(request)
-        decided = Route(mode="plan", source=decided.source, reason=_t(
+        decided = Route(mode="plan", source=decided.source, reason=pick(
             lang, "没有知识库工具，改为规划", "no knowledge-base tool is registered; planning"))
     return decided, usage
 
@@ -218,7 +215,7 @@ def decide_route(request: str, engine: Engine) -> tuple[Route, Usage]:
 def person_route(mode: str, request: str = "") -> Route:
     """The route a person chose (``--mode`` or the UI control); "auto" is not a mode here."""
     lang = detect_language(request)
-    return Route(mode=mode, source="person", reason=_t(lang, f"由用户指定：{mode}",
+    return Route(mode=mode, source="person", reason=pick(lang, f"由用户指定：{mode}",
                                                        f"chosen by a person: {mode}"))
 
 
@@ -263,7 +260,7 @@ def _terms(text: str) -> set[str]:
 
 def _knowledge_offline(request: str, hits: list[KnowledgeHit], lang: Language) -> str:
     if not hits:
-        return _t(lang, "知识库里没有找到相关内容，请换个说法或联系人工客服。",
+        return pick(lang, "知识库里没有找到相关内容，请换个说法或联系人工客服。",
                   "The knowledge base has nothing on this; try other words or ask a person.")
     top = hits[0]
     wanted = _terms(request)
@@ -280,8 +277,8 @@ def _knowledge_offline(request: str, hits: list[KnowledgeHit], lang: Language) -
     ranked = sorted(range(len(lines)), key=lambda i: -len(_terms(lines[i]) & wanted))
     picked = sorted(ranked[:_HIT_LINES])
     body = "\n".join(f"- {lines[i]}" for i in picked)
-    head = _t(lang, f"根据《{top.title}》：", f"From \"{top.title}\":")
-    tail = _t(lang, f"（来源：{top.source}，本地知识库）", f"(source: {top.source}, local "
+    head = pick(lang, f"根据《{top.title}》：", f"From \"{top.title}\":")
+    tail = pick(lang, f"（来源：{top.source}，本地知识库）", f"(source: {top.source}, local "
                                                         "knowledge base)")
     return f"{head}\n{body}\n{tail}"
 
@@ -349,12 +346,12 @@ def _direct_offline(request: str, engine: Engine, lang: Language
             continue
         if step.tool in engine.registry and engine.registry.get(step.tool).side_effect:
             step.advance("skipped")
-            step.error = _t(lang, "直接模式不执行有副作用的操作，请使用规划模式",
+            step.error = pick(lang, "直接模式不执行有副作用的操作，请使用规划模式",
                             "direct mode never runs side effects; use plan mode")
             continue
         if any(plan.step(d).status != "completed" for d in step.depends_on):
             step.advance("skipped")
-            step.error = _t(lang, "前置步骤没有完成", "an earlier step did not complete")
+            step.error = pick(lang, "前置步骤没有完成", "an earlier step did not complete")
             continue
         outcome = execute_step(plan, step, engine)
         step.advance("running")

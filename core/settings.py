@@ -8,15 +8,23 @@ this module never reads files. The API key is a ``SecretStr`` so it never prints
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from core.errors import ConfigError
 from core.providers import ProviderProfile, detect_profile
 
-__all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "LLMSettings"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MODEL",
+    "LLMSettings",
+    "redact_secrets",
+    "safe_url",
+]
 
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -112,7 +120,7 @@ class LLMSettings(BaseModel):
     def public_dict(self) -> dict[str, Any]:
         """Everything except the key — safe to store with a run or show in the UI."""
         return {
-            "base_url": self.base_url,
+            "base_url": safe_url(self.base_url),
             "planner_model": self.planner_model,
             "executor_model": self.executor_model,
             "timeout_s": self.timeout_s,
@@ -151,3 +159,20 @@ def _count(raw: str | None, variable: str) -> int:
             f"Set it to e.g. {variable}=2 or remove it."
         )
     return value
+
+
+_KEY_LIKE = re.compile(r"\b(?:sk|ak|ghp|xox[abp])[-_][A-Za-z0-9_*\-]{8,}")
+
+
+def safe_url(url: str) -> str:
+    """``url`` without user info, query or fragment: what may be stored, logged or shown."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with anything shaped like an API key replaced by ***."""
+    return _KEY_LIKE.sub("***", text)

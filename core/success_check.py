@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from core.engine import Engine
-from core.language import Language, detect_language
+from core.language import Language, detect_language, pick
 from core.prompts.adaptive import SUCCESS_SYSTEM, fold, language_name, parse_reply
 from core.safe_eval import ExpressionError, evaluate_condition
 from core.usage import Usage
@@ -73,9 +73,6 @@ class _Judgement(BaseModel):
     reason: str = ""
 
 
-def _t(lang: Language, zh: str, en: str) -> str:
-    return zh if lang == "zh" else en
-
 
 def check_success(step: Step, engine: Engine, *, language: Language | None = None
                   ) -> tuple[SuccessVerdict, Usage]:
@@ -86,17 +83,17 @@ def check_success(step: Step, engine: Engine, *, language: Language | None = Non
     criteria = (step.success_criteria or "").strip()
     lang = language or detect_language(criteria or step.description)
     if not criteria:
-        return SuccessVerdict(met=True, how="skipped", reason=_t(
+        return SuccessVerdict(met=True, how="skipped", reason=pick(
             lang, "该步骤没有成功标准", "the step has no success criteria")), Usage()
     if step.status != "completed":
-        return SuccessVerdict(met=False, reason=_t(
+        return SuccessVerdict(met=False, reason=pick(
             lang, f"步骤没有完成（{step.status}）", f"the step did not complete ({step.status})"
         )), Usage()
     verdict = check_structurally(criteria, step.result, lang)
     if verdict is not None:
         return verdict, Usage()
     if engine.model is None:
-        return SuccessVerdict(met=True, how="skipped", reason=_t(
+        return SuccessVerdict(met=True, how="skipped", reason=pick(
             lang, f"未检查“{criteria}”：需要大模型判断", f"not checked (\"{criteria}\" needs "
             "an LLM to judge)")), Usage()
     messages = [{"role": "user", "content": SUCCESS_SYSTEM.substitute(
@@ -116,20 +113,20 @@ def check_structurally(criteria: str, result: Any, lang: Language = "en"
         except ExpressionError as exc:
             logger.debug("criteria %r is not an expression: %s", criteria, exc)
         else:
-            return SuccessVerdict(met=met, reason=_t(
+            return SuccessVerdict(met=met, reason=pick(
                 lang, f"表达式“{criteria}”为{'真' if met else '假'}",
                 f"the expression \"{criteria}\" is {str(met).lower()}"))
     if _NON_EMPTY.search(criteria):
         size = _size(result)
         if size is not None:
-            return SuccessVerdict(met=size > 0, reason=_t(
+            return SuccessVerdict(met=size > 0, reason=pick(
                 lang, f"结果包含 {size} 条", f"the result holds {size} item(s)"))
     if _KNOWN_WORDS.search(criteria) and isinstance(result, dict):
         field = _field_named(criteria, result)
         if field is not None:
             value = result.get(field)
             met = value is not None and value != ""
-            return SuccessVerdict(met=met, reason=_t(
+            return SuccessVerdict(met=met, reason=pick(
                 lang, f"结果字段 {field} {'有值' if met else '为空'}",
                 f"the result's {field} is {'set' if met else 'missing or empty'}"))
     return None

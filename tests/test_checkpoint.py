@@ -11,7 +11,6 @@ from core.checkpoint import (
     apply_decision,
     checkpoint,
     checkpoint_action,
-    replans_on_failure,
     run_checkpoint,
     steps_from_dicts,
 )
@@ -62,8 +61,6 @@ def three_steps() -> Plan:
 def test_policies() -> None:
     plan = three_steps()
     s1 = plan.step("s1")
-    assert not replans_on_failure("rigid")
-    assert all(replans_on_failure(p) for p in ("on_failure", "adaptive", "every_step"))
     assert checkpoint_action("rigid", plan, s1) == "none"
     assert checkpoint_action("on_failure", plan, s1) == "none"
     assert checkpoint_action("adaptive", plan, s1) == "checkpoint"

@@ -5,17 +5,12 @@ from __future__ import annotations
 import pytest
 
 from core.clarify import (
-    clarify_with_llm,
     merge_answers,
     needs_clarification_offline,
     parse_questions,
 )
-from core.engine import Engine
-from core.errors import PlanParseError
-from core.prompts.adaptive import CLARIFY_INSTRUCTION
 from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
-from tests.fakes import ScriptedChatModel
 
 SEED_REQUEST = (
     "我家老人想要一台扫地机，预算 2000 以内，要好操作的。另外帮我看看订单 88231 到了没，"
@@ -76,16 +71,3 @@ def test_merged_answers_satisfy_the_offline_rules(registry: ToolRegistry) -> Non
     assert needs_clarification_offline(merged, registry) == []
 
 
-def test_clarify_with_llm(registry: ToolRegistry) -> None:
-    model = ScriptedChatModel(['{"questions": ["订单号是多少？"]}', '{"questions": []}'])
-    engine = Engine(registry, model)
-    questions, usage = clarify_with_llm("帮我把那台坏的退掉", engine)
-    assert questions == ["订单号是多少？"] and usage.llm_calls == 1
-    assert clarify_with_llm("查一下订单 88231", engine)[0] == []
-    sent = model.requests[0]
-    assert sent["tools"] is None and sent["json_mode"]
-    assert CLARIFY_INSTRUCTION in sent["messages"][0]["content"]
-    with pytest.raises(PlanParseError):
-        clarify_with_llm("x", Engine(registry, ScriptedChatModel(["sure"])))
-    offline, usage = clarify_with_llm("帮我把那台坏的退掉", Engine(registry))
-    assert offline and usage.llm_calls == 0

@@ -129,3 +129,31 @@ def test_a_request_missing_its_order_id_asks_for_it(capsys, monkeypatch):
     result = run_json(capsys, "run", "帮我把那台坏的扫地机退掉", "--offline")
     assert result["status"] == "completed"
     assert "88231" in result["plan"]["goal"]
+
+
+def test_a_reflection_that_advises_a_retry_runs_a_new_attempt_with_the_lesson(
+        tmp_path, capsys, monkeypatch, fake_openai):
+    use_endpoint(monkeypatch, fake_openai)
+    lesson = "Divide by a non-zero number; the request allows six divided by two"
+    fake_openai.script(
+        text(json.dumps({"root_cause": "division by zero", "lesson": lesson,
+                         "should_retry": True, "retry_hint": "compute 6 / 2 instead",
+                         "tools": ["calculate"]})),
+        text(json.dumps({"goal": "g", "steps": [
+            {"id": "s3", "description": "Divide six by two", "tool": "calculate",
+             "args": {"expression": "6 / 2"}, "depends_on": []},
+            {"id": "s4", "description": "Report", "tool": None, "depends_on": ["s3"]}]})),
+        text("Six divided by two is 3."),
+    )
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"goal": "divide", "steps": [
+        {"id": "s1", "description": "Divide", "tool": "calculate",
+         "args": {"expression": "1 / 0"}, "depends_on": []},
+        {"id": "s2", "description": "Report", "tool": None, "depends_on": ["s1"]},
+    ]}))
+    result = run_json(capsys, "run", "--plan", str(plan), "--yes", "--max-replans", "0")
+    assert result["status"] == "completed" and result["versions"] == 2
+    assert result["answer"] == "Six divided by two is 3."
+    retry_prompt = json.dumps(fake_openai.chat_bodies[1]["messages"], ensure_ascii=False)
+    assert lesson in retry_prompt and "compute 6 / 2 instead" in retry_prompt
+    assert result["usage"]["llm_calls"] == 3  # reflection, retry planning, synthesis

@@ -11,7 +11,7 @@ import pytest
 from core.engine import Engine
 from core.errors import PlanError
 from core.executor import execute_step
-from core.followup import extend_goal, extend_plan, extend_plan_request
+from core.followup import extend_goal, extend_plan_request
 from core.offline import offline_plan
 from core.plan import Plan
 from core.plan_diff import diff_plans
@@ -62,7 +62,7 @@ def test_offline_follow_up_appends_steps_and_keeps_the_old_ones(
     engine = Engine(registry)
     plan = finished_plan(registry, "查一下订单 88231")
     before = registry.calls.copy()
-    extended = extend_plan(plan, "另外帮我看看有没有新款耳机", engine)
+    extended = extend_plan_request(plan, "另外帮我看看有没有新款耳机", engine)[0]
 
     assert extended.version == plan.version + 1 and extended.id == plan.id
     assert extended.goal == "查一下订单 88231\n追加：另外帮我看看有没有新款耳机"
@@ -94,7 +94,7 @@ def test_follow_up_in_english_and_validation(registry: CountingRegistry) -> None
         "query_logistics", None]
     assert extend_goal("g", "加上这个") == "g\n追加：加上这个"
     with pytest.raises(PlanError, match="empty"):
-        extend_plan(plan, "  ", Engine(registry))
+        extend_plan_request(plan, "  ", Engine(registry))[0]
 
 
 def test_llm_follow_up_uses_old_results_and_fresh_ids(registry: CountingRegistry) -> None:
@@ -141,7 +141,7 @@ def test_llm_follow_up_gives_up_after_two_bad_answers(registry: CountingRegistry
     bad = json.dumps({"steps": [{"id": "s3", "description": "x", "tool": "no_such_tool"}]})
     model = ScriptedChatModel([bad, bad])
     with pytest.raises(PlanError, match="Extending the plan failed"):
-        extend_plan(plan, "do more", Engine(registry, model))
+        extend_plan_request(plan, "do more", Engine(registry, model))[0]
 
 
 def test_the_scheduler_runs_only_the_new_steps_of_a_follow_up(
@@ -153,7 +153,7 @@ def test_the_scheduler_runs_only_the_new_steps_of_a_follow_up(
     first = run_plan(offline_plan("查一下订单 88231", registry), engine)
     assert first.status == "completed"
     before = registry.calls.copy()
-    extended = extend_plan(first.plan, "另外帮我看看有没有新款耳机", engine)
+    extended = extend_plan_request(first.plan, "另外帮我看看有没有新款耳机", engine)[0]
     second = run_plan(extended, engine)
     assert second.status == "completed"
     assert registry.calls["query_order"] == before["query_order"]

@@ -6,6 +6,7 @@ import json
 import logging
 import socket
 import sys
+import threading
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +21,7 @@ from core.errors import (
     LLMModelNotFoundError,
     LLMResponseError,
 )
-from core.llm import OpenAIChatModel, chat_model_for
+from core.llm import OpenAIChatModel
 from core.settings import LLMSettings
 from tests.fake_openai import (
     FakeOpenAI,
@@ -225,7 +226,13 @@ def test_missing_key_is_a_config_error_but_local_servers_need_none():
 
 def test_parallel_calls_overlap_on_the_fake_server(fake_openai, model_for):
     fake_openai.latency_s = 0.2
-    fake_openai.responder = lambda body: f"echo {body['messages'][-1]['content']}"
+    barrier = threading.Barrier(4, timeout=20)  # passes only when four requests are in flight
+
+    def echo(body):
+        barrier.wait()
+        return f"echo {body['messages'][-1]['content']}"
+
+    fake_openai.responder = echo
     model = model_for()
     with ThreadPoolExecutor(max_workers=4) as pool:
         replies = list(pool.map(
@@ -307,8 +314,3 @@ def test_provider_error_shapes_map_to_the_right_class(fake_openai, model_for, st
     assert "\n" not in str(caught.value)
 
 
-def test_chat_model_for_is_none_when_nothing_can_be_called(fake_openai):
-    assert chat_model_for(LLMSettings()) is None
-    model = chat_model_for(fake_openai.settings())
-    assert isinstance(model, OpenAIChatModel)
-    assert model.settings.base_url == fake_openai.base_url

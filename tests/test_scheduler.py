@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 
 import pytest
 
@@ -89,25 +90,51 @@ def _overlaps(intervals: list[tuple[float, float]]) -> bool:
     return any(later[0] < earlier[1] for earlier, later in itertools.pairwise(ordered))
 
 
-@pytest.mark.parametrize("max_parallel", [4, 1])
-def test_llm_bound_steps_overlap_only_when_allowed(tools, max_parallel):
-    # long enough for four threads to start even on a loaded machine
-    delay = 0.3 if max_parallel > 1 else 0.05
-    model = ScriptedChatModel(replies=["thought"] * 4 + ["final"], delay_s=delay)
-    engine = Engine(registry=tools.registry(), model=model)
+def _four_thoughts(reply) -> tuple[ScriptedChatModel, Plan]:
+    model = ScriptedChatModel(replies=[reply] * 4 + ["final"])
     steps = [Step(id=f"s{i}", description=f"think {i}") for i in range(1, 5)]
-    plan = Plan(goal="think four times", steps=[*steps, answer("s5", "s1", "s2", "s3", "s4")])
-    outcome = run_plan(plan, engine, options=RunOptions(max_parallel=max_parallel),
-                       replanner=_no_replan)
+    return model, Plan(goal="think four times",
+                       steps=[*steps, answer("s5", "s1", "s2", "s3", "s4")])
+
+
+def test_four_llm_bound_steps_are_in_flight_together_with_max_parallel_4(tools):
+    # each call waits until all four are in flight: a run that serialised them would break
+    # the barrier (after its timeout) instead of passing it
+    barrier = threading.Barrier(4, timeout=20)
+
+    def meet(_request):
+        barrier.wait()
+        return "thought"
+
+    model, plan = _four_thoughts(meet)
+    engine = Engine(registry=tools.registry(), model=model)
+    outcome = run_plan(plan, engine, options=RunOptions(max_parallel=4), replanner=_no_replan)
     assert outcome.status == "completed" and outcome.answer == "final"
-    intervals = [(r["started"], r["finished"]) for r in model.requests]
-    thinking = intervals[:4]
-    if max_parallel == 4:
-        assert max(start for start, _ in thinking) < min(end for _, end in thinking)
-    else:
-        assert not _overlaps(intervals)
-    assert intervals[4][0] >= max(end for _, end in thinking)  # synthesis comes last
+    assert [s.status for s in outcome.plan.steps] == ["completed"] * 5
+    thinking_done = max(r["finished"] for r in model.requests[:4])
+    assert model.requests[4]["started"] >= thinking_done  # synthesis comes last
     assert outcome.usage.llm_calls == 5
+
+
+def test_llm_calls_never_overlap_with_max_parallel_1(tools):
+    lock, in_flight, peak = threading.Lock(), [0], [0]
+
+    def track(_request):
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        time.sleep(0.02)  # give a second call the chance to start, if it could
+        with lock:
+            in_flight[0] -= 1
+        return "thought"
+
+    model, plan = _four_thoughts(track)
+    engine = Engine(registry=tools.registry(), model=model)
+    outcome = run_plan(plan, engine, options=RunOptions(max_parallel=1), replanner=_no_replan)
+    assert outcome.status == "completed" and outcome.answer == "final"
+    assert peak[0] == 1
+    intervals = [(r["started"], r["finished"]) for r in model.requests]
+    assert not _overlaps(intervals)
 
 
 def _no_replan(plan, failure, engine):

@@ -18,7 +18,6 @@ __all__ = [
     "CHECKPOINT_SYSTEM",
     "CHECKPOINT_USER",
     "CLARIFY_INSTRUCTION",
-    "CLARIFY_SYSTEM",
     "DIRECT_SYSTEM",
     "FOLLOWUP_RULES",
     "FOLLOWUP_USER",
@@ -145,11 +144,6 @@ If the request lacks something a step cannot do without (an order number, a budg
 request says matters) and it cannot be looked up with the tools, do not guess: answer
 {"questions": ["...", "..."]} (at most 3 short questions in the request's language)
 instead of a plan. Otherwise answer with the plan."""
-
-CLARIFY_SYSTEM = Template("""\
-You decide whether a request can be planned as it is. $instruction
-Tools available: $tools
-Answer with one JSON object and nothing else: {"questions": []} when nothing is missing.""")
 
 KNOWLEDGE_SYSTEM = Template("""\
 You answer the user's question from the knowledge-base documents below, and only from them.
