@@ -16,7 +16,13 @@ from core.engine import Engine
 from core.errors import PlanError, PlanParseError, PlanValidationError
 from core.language import detect_language, pick
 from core.plan import Plan, Step
-from core.prompts.adaptive import FOLLOWUP_RULES, FOLLOWUP_USER, decision_json, fold
+from core.prompts.adaptive import (
+    FOLLOWUP_CORRECTIVE,
+    FOLLOWUP_RULES,
+    FOLLOWUP_USER,
+    decision_json,
+    fold,
+)
 from core.usage import Usage
 
 __all__ = ["extend_goal", "extend_plan_request"]
@@ -133,9 +139,8 @@ def _llm_steps(plan: Plan, follow_up: str, engine: Engine) -> tuple[list[Step], 
             problems = list(exc.problems)
         logger.info("follow-up planning attempt %d unusable: %s", attempt, problems)
         messages = [*messages, {"role": "assistant", "content": text or "(empty reply)"},
-                    {"role": "user", "content": "The steps could not be used:\n"
-                     + "\n".join(f"- {p}" for p in problems)
-                     + "\nSend the corrected JSON with only the new steps, and nothing else."}]
+                    {"role": "user", "content": FOLLOWUP_CORRECTIVE.substitute(
+                        problems="\n".join(f"- {p}" for p in problems))}]
     raise PlanError("Extending the plan failed: the model's new steps could not be used ("
                     + "; ".join(problems) + "); try again or write the steps by hand")
 

@@ -25,6 +25,7 @@ from core.prompts.adaptive import (
     REFLECTION_SYSTEM,
     REFLECTION_USER,
     REVIEW_SYSTEM,
+    REVIEW_USER,
     fold,
     language_name,
     parse_reply,
@@ -190,7 +191,7 @@ def review_success(versions: Sequence[Plan], engine: Engine
         history = "\n\n".join(f"Version {p.version}:\n{trajectory(p)}" for p in versions)
         messages = [
             {"role": "system", "content": REVIEW_SYSTEM.substitute(language=language_name(lang))},
-            {"role": "user", "content": f"Goal: {final.goal}\n\n{history}"},
+            {"role": "user", "content": REVIEW_USER.substitute(goal=final.goal, history=history)},
         ]
         reply = engine.model.chat(messages, role="planner", tools=None, json_mode=True)
         found = parse_reply(reply.content or "", Reflection, what="review")

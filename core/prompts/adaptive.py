@@ -19,6 +19,7 @@ __all__ = [
     "CHECKPOINT_USER",
     "CLARIFY_INSTRUCTION",
     "DIRECT_SYSTEM",
+    "FOLLOWUP_CORRECTIVE",
     "FOLLOWUP_RULES",
     "FOLLOWUP_USER",
     "KNOWLEDGE_SYSTEM",
@@ -26,6 +27,7 @@ __all__ = [
     "REFLECTION_SYSTEM",
     "REFLECTION_USER",
     "REVIEW_SYSTEM",
+    "REVIEW_USER",
     "ROUTER_SYSTEM",
     "SUCCESS_SYSTEM",
     "decision_json",
@@ -144,6 +146,16 @@ If the request lacks something a step cannot do without (an order number, a budg
 request says matters) and it cannot be looked up with the tools, do not guess: answer
 {"questions": ["...", "..."]} (at most 3 short questions in the request's language)
 instead of a plan. Otherwise answer with the plan."""
+
+FOLLOWUP_CORRECTIVE = Template("""\
+The steps could not be used:
+$problems
+Send the corrected JSON with only the new steps, and nothing else.""")
+
+REVIEW_USER = Template("""\
+Goal: $goal
+
+$history""")
 
 KNOWLEDGE_SYSTEM = Template("""\
 You answer the user's question from the knowledge-base documents below, and only from them.
