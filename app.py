@@ -24,6 +24,8 @@ pages = st.navigation([
     st.Page("pages/run.py", title=t("nav_run"), icon=":material/play_circle:", url_path="run"),
     st.Page("pages/history.py", title=t("nav_history"), icon=":material/history:",
             url_path="history"),
+    st.Page("pages/lessons.py", title=t("nav_lessons"), icon=":material/school:",
+            url_path="lessons"),
     st.Page("pages/tools.py", title=t("nav_tools"), icon=":material/build:", url_path="tools"),
 ])
 pages.run()

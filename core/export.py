@@ -58,11 +58,13 @@ def run_to_dict(record: RunRecord, versions: list[PlanVersion],
 
 
 def _dot(record: RunRecord) -> str:
-    from core.graph import plan_to_dot
+    from core.graph import plan_to_dot, side_effect_tool_names
+    from core.tools.catalog import default_registry
 
     if record.plan is None:
         raise ExportError(f"run {record.run_id} has no plan to draw")
-    return plan_to_dot(record.plan)
+    risky = side_effect_tool_names(default_registry())
+    return plan_to_dot(record.plan, side_effect_tools=risky)
 
 
 def render_svg(dot_text: str) -> bytes:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from core.plan import Plan, Step
@@ -20,10 +19,8 @@ from core.plan import Plan, Step
 __all__ = [
     "COLUMNS",
     "NO_TOOL",
-    "PlanDiff",
     "add_step",
     "delete_step",
-    "diff_plans",
     "move_step",
     "plan_to_rows",
     "rows_to_plan",
@@ -33,7 +30,6 @@ COLUMNS = ("id", "description", "tool", "args", "depends_on", "condition", "succ
 NO_TOOL = ""
 """The tool cell of a reasoning step (no tool)."""
 _NO_TOOL_SPELLINGS = {"", "none", "null", "(none)", "-", "—", "无"}
-_EDITABLE = ("description", "tool", "args", "depends_on", "condition", "success_criteria")
 _SEPARATORS = re.compile(r"[,\s;，、]+")
 
 
@@ -109,39 +105,6 @@ def delete_step(plan: Plan, step_id: str) -> Plan:
     smaller = plan.model_copy(deep=True)
     smaller.steps = [step for step in smaller.steps if step.id != step_id]
     return smaller
-
-
-@dataclass
-class PlanDiff:
-    """What changed between two plan versions, by step id."""
-
-    added: list[Step] = field(default_factory=list)
-    removed: list[Step] = field(default_factory=list)
-    changed: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def empty(self) -> bool:
-        """True when the two versions have the same steps."""
-        return not (self.added or self.removed or self.changed)
-
-
-def diff_plans(old: Plan, new: Plan) -> PlanDiff:
-    """Steps added, removed, and changed (with the names of the changed fields)."""
-    before = {step.id: step for step in old.steps}
-    after = {step.id: step for step in new.steps}
-    diff = PlanDiff(
-        added=[step for step in new.steps if step.id not in before],
-        removed=[step for step in old.steps if step.id not in after],
-    )
-    for step in new.steps:
-        if step.id in before:
-            fields = [
-                name for name in _EDITABLE
-                if getattr(before[step.id], name) != getattr(step, name)
-            ]
-            if fields:
-                diff.changed[step.id] = fields
-    return diff
 
 
 def _apply_row(step: Step, row: dict[str, Any]) -> str | None:

@@ -1,4 +1,4 @@
-"""Plan page: a request, the scenario gallery, planning (LLM or offline), review and approval."""
+"""Plan page: a request, scenarios, routing, clarifying questions, planning, review, approval."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import logging
 
 import streamlit as st
 
+from core.engine import Engine
 from core.errors import PlanBoardError
 from core.plan import Plan, Step
+from core.router import Route
+from core.usage import Usage
 from ui import plan_editor, state
 from ui.frame import page_header
 from ui.i18n import current_language, t
@@ -38,29 +41,120 @@ def _render_gallery() -> None:
 
 
 def _generate(request: str) -> None:
+    """Route the request; answer it directly, or draft a plan (which may ask questions)."""
     if not request.strip():
         st.warning(t("request_empty"))
         return
+    from core.session import choose_route
+
     engine = state.engine()
+    st.session_state.pop("clarify", None)
     try:
-        with st.spinner(t("planning_offline") if engine.offline else t("planning_llm")):
-            if engine.offline:
-                from core.offline import offline_plan
-
-                plan = offline_plan(request, engine.registry)
-            else:
-                from core.planner import make_plan
-
-                plan = make_plan(request, engine)
+        with st.spinner(t("routing")):
+            route, usage = choose_route(request, engine, state.plan_mode_choice())
     except PlanBoardError as exc:
         st.error(str(exc))
         return
+    st.session_state["route_info"] = {"mode": route.mode, "reason": route.reason}
+    if route.mode in ("knowledge", "direct"):
+        _answer(request, route, engine, usage)
+    else:
+        _draft(request, engine, usage, allow_questions=True)
+
+
+def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
+    """A knowledge or direct answer, recorded as a finished run, then shown on the run page."""
+    from core.quick_runs import answer_without_plan
+
+    try:
+        with st.spinner(t("answering")):
+            run_id = answer_without_plan(
+                request, route, engine, state.runner().store,
+                settings_public=state.settings_public(), usage_before=usage)
+    except PlanBoardError as exc:
+        st.error(str(exc))
+        return
+    st.session_state["last_run_id"] = run_id
+    st.switch_page("pages/run.py", query_params={"run": run_id})
+
+
+def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool) -> None:
+    """Draft a plan (with the relevant lessons); keep the questions when it asks some."""
+    from core.session import draft_plan
+
+    try:
+        with st.spinner(t("planning_offline") if engine.offline else t("planning_llm")):
+            draft = draft_plan(request, engine, store=state.runner().store,
+                               allow_questions=allow_questions)
+    except PlanBoardError as exc:
+        st.error(str(exc))
+        return
+    usage = usage + draft.usage
+    if draft.plan is None:
+        for key in [k for k in st.session_state if str(k).startswith("clarify_answer_")]:
+            del st.session_state[key]  # answers to earlier questions
+        st.session_state["clarify"] = {"request": request, "questions": draft.questions,
+                                       "usage": usage}
+        plan_editor.set_plan(None)
+        return
     st.session_state["plan_request"] = request
-    plan_editor.set_plan(plan)
+    st.session_state["planning_usage"] = usage
+    st.session_state["plan_lessons"] = list(draft.lessons)
+    plan_editor.set_plan(draft.plan)
+
+
+def _answers_given() -> None:
+    """Clarify form submitted: put the answers into the request; the page plans with it."""
+    from core.clarify import merge_answers
+
+    clarify = st.session_state.get("clarify")
+    if not clarify:
+        return
+    questions = clarify["questions"]
+    answers = [str(st.session_state.get(f"clarify_answer_{n}") or "")
+               for n in range(len(questions))]
+    if not any(answer.strip() for answer in answers):
+        st.session_state["clarify_missing"] = True
+        return
+    merged = merge_answers(clarify["request"], questions, answers)
+    st.session_state["request"] = merged
+    st.session_state["clarified"] = {"request": merged, "usage": clarify["usage"]}
+    st.session_state.pop("clarify", None)
+
+
+def _render_clarify() -> None:
+    clarify = st.session_state.get("clarify")
+    if not clarify:
+        return
+    with st.form("clarify_form"):
+        st.markdown(f"**{t('clarify_title')}**")
+        st.caption(t("clarify_caption"))
+        for n, question in enumerate(clarify["questions"]):
+            st.text_input(question, key=f"clarify_answer_{n}")
+        st.form_submit_button(t("clarify_submit"), key="clarify_submit", type="primary",
+                              on_click=_answers_given, icon=":material/auto_awesome:")
+    if st.session_state.pop("clarify_missing", False):
+        st.warning(t("clarify_empty"))
+
+
+def _render_route() -> None:
+    info = st.session_state.get("route_info")
+    if info:
+        st.info(t("route_chosen", mode=t(f"mode_{info['mode']}"), reason=info["reason"]),
+                icon=":material/alt_route:")
+
+
+def _render_lessons_used() -> None:
+    used = st.session_state.get("plan_lessons") or []
+    if used:
+        with st.expander(t("lessons_used", count=len(used))):
+            st.markdown("\n".join(f"- {lesson}" for lesson in used))
 
 
 def _blank(request: str) -> None:
     goal = request.strip() or t("blank_goal")
+    for key in ("route_info", "clarify", "plan_lessons", "planning_usage"):
+        st.session_state.pop(key, None)
     st.session_state["plan_request"] = goal
     plan_editor.set_plan(Plan(goal=goal, steps=[Step(id="s1", description="")]))
 
@@ -71,10 +165,12 @@ def _approve(plan: Plan) -> None:
         run_id = state.runner().start(
             request, plan, engine=state.engine(), options=state.run_options(),
             settings_public=state.settings_public(),
+            planning_usage=st.session_state.get("planning_usage"),
         )
     except PlanBoardError as exc:
         st.error(str(exc))
         return
+    st.session_state.pop("planning_usage", None)  # counted once, by this run
     st.session_state["last_run_id"] = run_id
     st.switch_page("pages/run.py", query_params={"run": run_id})
 
@@ -87,6 +183,9 @@ def main() -> None:
     st.text_area(t("request"), key="request", height=100, placeholder=t("request_placeholder"))
     st.session_state["request_text"] = st.session_state["request"]  # survives other pages
     _render_gallery()
+    labels = {mode: t(f"mode_{mode}") for mode in state.PLAN_MODES}  # AppTest keeps format_func
+    st.radio(t("plan_mode"), options=list(labels), key="plan_mode", horizontal=True,
+             format_func=labels.get, help=t("plan_mode_help"))
     generate, blank, _ = st.columns([1, 1, 3])
     mode = state.planner_mode()
     if generate.button(t("generate_plan"), key="generate_plan", type="primary",
@@ -96,12 +195,17 @@ def main() -> None:
         _blank(st.session_state.get("request", ""))
     st.caption((t("planner_offline") if mode.offline else t("planner_llm_short"))
                + " — " + t(mode.reason))
+    if clarified := st.session_state.pop("clarified", None):
+        _draft(clarified["request"], state.engine(), clarified["usage"], allow_questions=False)
+    _render_route()
+    _render_clarify()
     plan = st.session_state.get("plan")
     if plan is None:
         st.info(t("plan_empty"))
         return
     st.divider()
     st.markdown(f"**{t('goal')}:** {plan.goal}")
+    _render_lessons_used()
     edited, problems = plan_editor.render_plan_review(
         state.registry(), offline=mode.offline)
     if st.button(t("approve_run"), key="approve_run", type="primary", disabled=bool(problems),

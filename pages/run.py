@@ -1,4 +1,4 @@
-"""Run page: one run (``?run=<id>``) followed live — progress, graph, step cards, controls."""
+"""Run page: one run (``?run=<id>``) followed live — progress, graph, steps, follow-ups."""
 
 from __future__ import annotations
 
@@ -72,6 +72,7 @@ def _render_live(run_id: str, polling: bool) -> None:
         events = store.events(run_id)
         decided = {s for r, s in st.session_state.get("decided", set()) if r == run_id}
         waiting = run_view.waiting_steps(events) - decided
+        checks = run_view.step_checks(events)
         if record.status in _QUIET:
             waiting = set()
         cards, graph = st.columns([3, 2], gap="medium")
@@ -84,10 +85,12 @@ def _render_live(run_id: str, polling: bool) -> None:
                 run_view.render_step_card(
                     step, side_effect=step.tool in risky, waiting=step.id in waiting,
                     on_decide=lambda step_id, ok: _decide(run_id, step_id, ok),
+                    check=checks.get(step.id),
                 )
+            run_view.render_reflections(events)
         usage = record.usage if finished and record.usage.llm_calls else run_view.step_usage(plan)
         run_view.render_usage(usage, record.wall_s)
-        run_view.render_replans(store.plan_versions(run_id))
+        run_view.render_replans(store.plan_versions(run_id), events)
         run_view.render_events(events)
     if polling and record.status in _QUIET:
         st.rerun()  # the run settled: redraw once without the timer
@@ -114,8 +117,41 @@ def main() -> None:
     st.markdown(f"**{t('run_request')}:** {record.request}")
     st.caption(t("run_meta", run_id=run_id, created=record.created_at.strftime("%Y-%m-%d %H:%M:%S"),
                  mode=_mode(record.settings)))
+    if notice := st.session_state.pop("followup_notice", None):
+        st.success(notice, icon=":material/playlist_add:")
     polling = record.status not in _QUIET
     st.fragment(run_every=POLL_SECONDS if polling else None)(_render_live)(run_id, polling)
+    if record.status in _FOLLOW_UP:
+        _render_follow_up(run_id)
+
+
+_FOLLOW_UP = {"completed", "failed"}
+
+
+def _render_follow_up(run_id: str) -> None:
+    """A finished run can be extended: new steps are appended and run, old results kept."""
+    st.subheader(t("followup_title"))
+    st.text_area(t("followup_text"), key="followup_text", height=80,
+                 placeholder=t("followup_placeholder"))
+    st.button(t("followup_submit"), key="followup_submit", type="primary",
+              icon=":material/playlist_add:", help=t("followup_help"),
+              on_click=_follow_up, args=(run_id,))
+    if error := st.session_state.pop("followup_error", None):
+        st.error(error)
+
+
+def _follow_up(run_id: str) -> None:
+    text = str(st.session_state.get("followup_text") or "").strip()
+    if not text:
+        st.session_state["followup_error"] = t("followup_empty")
+        return
+    try:
+        plan = state.runner().follow_up(run_id, text, engine=state.engine())
+    except PlanBoardError as exc:
+        st.session_state["followup_error"] = str(exc)
+        return
+    st.session_state["followup_text"] = ""
+    st.session_state["followup_notice"] = t("followup_started", version=plan.version)
 
 
 def _mode(settings: dict) -> str:

@@ -10,7 +10,6 @@ from core.plan_edit import (
     COLUMNS,
     add_step,
     delete_step,
-    diff_plans,
     move_step,
     plan_to_rows,
     rows_to_plan,
@@ -148,18 +147,3 @@ def test_rows_round_trip_through_json_text():
     rows = json.loads(json.dumps(plan_to_rows(plan)))
     merged, errors = rows_to_plan(plan, rows)
     assert not errors and merged.canonical() == plan.canonical()
-
-
-def test_diff_between_plan_versions():
-    old = _plan()
-    new = old.model_copy(deep=True)
-    new.version = 2
-    new.steps = [s for s in new.steps if s.id != "s2"]
-    new.step("s3").depends_on = ["s1", "s4"]
-    new.steps.insert(1, Step(id="s4", description="Ask a person to refund", depends_on=["s1"]))
-    diff = diff_plans(old, new)
-    assert [s.id for s in diff.added] == ["s4"]
-    assert [s.id for s in diff.removed] == ["s2"]
-    assert diff.changed == {"s3": ["depends_on"]}
-    assert not diff.empty
-    assert diff_plans(old, old.model_copy(deep=True)).empty

@@ -18,7 +18,8 @@ from core.runner import Runner, get_runner, reset_runner
 from ui.i18n import TEXT
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ("pages/plan.py", "pages/run.py", "pages/history.py", "pages/tools.py")
+PAGES = ("pages/plan.py", "pages/run.py", "pages/history.py", "pages/lessons.py",
+         "pages/tools.py")
 TIMEOUT_S = 30
 
 
@@ -191,6 +192,11 @@ def _page_with_content(page: str, runner: Runner) -> AppTest:
     run_id = runner.start(plan.goal, plan, engine=Engine(default_registry()),
                           options=RunOptions(), settings_public={"offline": True})
     runner.wait(run_id, TIMEOUT_S)
+    if page == "pages/lessons.py":
+        from core.lessons import LessonBook
+
+        LessonBook(runner.store).add("Check the order before refunding.", ["query_order"],
+                                     run_id=run_id)
     return open_app(page, query={"run": run_id})
 
 

@@ -75,3 +75,20 @@ def test_svg_export_without_graphviz_shows_a_clear_message(runner, monkeypatch):
     assert at.warning[0].value == "SVG needs the Graphviz 'dot' program, which is not installed."
     keys = {button.key for button in at.get("download_button")}
     assert "export_svg" not in keys and "export_json" in keys
+
+
+def test_the_dot_export_marks_side_effect_steps(runner):
+    from core.export import export_run
+
+    plan = Plan(goal="Refund order 88231", steps=[
+        Step(id="s1", description="Look up order 88231", tool="query_order",
+             args={"order_id": "88231"}),
+        Step(id="s2", description="Refund it", tool="apply_refund", depends_on=["s1"],
+             args={"order_id": "88231", "reason": "broken"}),
+    ])
+    run_id = runner.start(plan.goal, plan, engine=Engine(default_registry()),
+                          options=RunOptions(), settings_public={"offline": True})
+    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    dot = export_run(runner.store, run_id, "dot")
+    assert "s2 · apply_refund" in dot and "s1 · query_order" in dot
+    assert "⚠ ✓ s2 · apply_refund" in dot and "⚠ ✓ s1" not in dot

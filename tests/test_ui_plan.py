@@ -187,7 +187,13 @@ def test_with_a_session_key_the_llm_planner_plans_and_the_key_is_never_stored(
         "steps": [{"id": "s1", "description": "Multiply six by seven", "tool": "calculate",
                    "args": {"expression": "6 * 7"}, "depends_on": []}],
     })
-    with FakeOpenAI(responder=lambda body: text(plan_json)) as server:
+    route_json = json.dumps({"mode": "plan", "reason": "a calculation to plan"})
+
+    def responder(body: dict) -> object:
+        system = body["messages"][0]["content"]
+        return text(route_json if system.startswith("You route a user's request") else plan_json)
+
+    with FakeOpenAI(responder=responder) as server:
         at = open_app()
         at.text_input(key="base_url").input(server.base_url).run()
         at.text_input(key="api_key").input(DEFAULT_KEY).run()
@@ -197,7 +203,8 @@ def test_with_a_session_key_the_llm_planner_plans_and_the_key_is_never_stored(
         at.text_area(key="request").input("What is 6 * 7?").run()
         at.button(key="generate_plan").click().run()
         assert not at.exception and not at.error, [e.value for e in at.error]
-        assert server.requests, "the planner never called the endpoint"
+        assert len(server.requests) == 2, "the router and the planner each call once"
+        assert at.info[0].value == "Mode: Plan — a calculation to plan"
         assert at.session_state["plan"].steps[0].description == "Multiply six by seven"
         at.button(key="approve_run").click().run()
         run_id = at.query_params["run"]

@@ -137,8 +137,8 @@ def test_replan_history_shows_the_diff_between_versions(runner):
     runner.wait(run_id, TIMEOUT_S)
     at = _open_run(run_id)
     titles = [e.label for e in at.expander]
-    assert "Version 1 → 2" in titles
-    diff = next(e for e in at.expander if e.label == "Version 1 → 2")
+    assert "Version 1 → 2 · replan after a failure" in titles
+    diff = next(e for e in at.expander if e.label.startswith("Version 1 → 2"))
     text = " ".join(m.value for m in diff.markdown)
     assert ":material/add: **s2** Calculate something that works" in text
     assert ":material/remove: ~~s1 Divide by zero~~" in text

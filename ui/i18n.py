@@ -36,6 +36,19 @@ _EXPORT_LABELS = {
     "svg": ("SVG", "SVG 图"),
 }
 
+_PLAN_MODES = {
+    "auto": ("Auto", "自动"),
+    "plan": ("Plan", "规划"),
+    "knowledge": ("Knowledge answer", "知识问答"),
+    "direct": ("Direct", "直接处理"),
+}
+_CHECKPOINTS = {
+    "rigid": ("Rigid (never replan)", "固定（从不重新规划）"),
+    "on_failure": ("On failure", "失败时"),
+    "adaptive": ("Adaptive", "自适应"),
+    "every_step": ("Every step", "每一步"),
+}
+
 _PAIRS: dict[str, tuple[str, str]] = {
     # navigation and frame
     "nav_plan": ("Plan", "计划"),
@@ -81,6 +94,11 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "confirm_side_effects_help": (
         "Ask before a step runs a tool that changes something (refunds, tickets, ...).",
         "执行会改变外部状态的工具（退款、工单等）前先征求确认。"),
+    "checkpoint_policy": ("Checkpoint policy", "检查点策略"),
+    "checkpoint_policy_help": (
+        "When the plan may change while it runs: never (rigid), after a failure, after each "
+        "step when a result changes the premise (adaptive), or after every step.",
+        "运行中何时允许调整计划：从不（固定）、失败后、每步后按结果判断（自适应）、每步都重新规划。"),
     # plan page
     "plan_title": ("Plan", "计划"),
     "plan_caption": ("Describe a task, review the plan, approve it.",
@@ -141,6 +159,22 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "approve_help": ("Start the run in the background and follow it on the Run page.",
                      "在后台开始运行，并在运行页面跟踪进度。"),
     "approve_blocked": ("Fix the problems listed above first.", "请先修复上面列出的问题。"),
+    "plan_mode": ("How to handle the request", "处理方式"),
+    "plan_mode_help": (
+        "auto lets the router decide; knowledge answers from the documents, direct makes a "
+        "few tool calls, plan drafts a plan to review.",
+        "自动：由路由器决定；知识问答：检索文档直接回答；直接处理：少量工具调用；规划：先起草计划再审阅。"),
+    "route_chosen": ("Mode: {mode} — {reason}", "处理方式：{mode} —— {reason}"),
+    "routing": ("Deciding how to handle the request…", "正在判断如何处理请求…"),
+    "answering": ("Answering without a plan…", "正在直接回答（不生成计划）…"),
+    "clarify_title": ("A few questions before planning", "规划前需要确认几个问题"),
+    "clarify_caption": ("The request is missing something the plan needs.",
+                        "请求缺少计划所需的信息。"),
+    "clarify_submit": ("Answer and plan", "回答并生成计划"),
+    "clarify_empty": ("Answer at least one question (or edit the request).",
+                      "请至少回答一个问题（或修改请求）。"),
+    "lessons_used": ("Lessons from earlier runs used by the planner ({count})",
+                     "规划时参考的历史经验（{count}）"),
     # run page
     "run_title": ("Run", "运行"),
     "run_caption": ("Live progress of one run.", "单次运行的实时进度。"),
@@ -174,9 +208,9 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "usage_prompt": ("Prompt tokens", "提示 tokens"),
     "usage_completion": ("Completion tokens", "生成 tokens"),
     "usage_wall": ("Wall time", "耗时"),
-    "replans": ("Replan history", "重新规划历史"),
-    "replans_none": ("No replans: the run kept its first plan.",
-                     "没有重新规划：一直使用最初的计划。"),
+    "replans": ("Plan versions", "计划版本"),
+    "replans_none": ("One version: the run kept its first plan.",
+                     "只有一个版本：一直使用最初的计划。"),
     "replan_title": ("Version {old} → {new}", "版本 {old} → {new}"),
     "replan_reason": ("Why: {reason}", "原因：{reason}"),
     "replan_same": ("Same steps (only runtime state changed).", "步骤相同（只有运行状态变化）。"),
@@ -185,6 +219,34 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "event_kind": ("Event", "事件"),
     "event_step": ("Step", "步骤"),
     "event_data": ("Details", "详情"),
+    "card_success_met": ("Success check met: {reason}", "成功标准已满足：{reason}"),
+    "card_success_missed": ("Success check missed: {reason}", "未满足成功标准：{reason}"),
+    "card_failure_fatal": ("Fatal failure: steps that depend on it cannot run.",
+                           "致命失败：依赖它的步骤无法执行。"),
+    "card_failure_ignorable": ("Ignorable failure: recorded, the run goes on.",
+                               "可忽略的失败：已记录，运行继续。"),
+    "reflections": ("Reflections", "反思"),
+    "reflection_title": ("Reflection after attempt {attempt}", "第 {attempt} 次尝试后的反思"),
+    "reflection_root_cause": ("Root cause: {text}", "根本原因：{text}"),
+    "reflection_lesson": ("Lesson: {text}", "经验：{text}"),
+    "reflection_retry_yes": ("Retry advised: {hint}", "建议重试：{hint}"),
+    "reflection_retry_no": ("No retry advised.", "不建议重试。"),
+    "followup_title": ("Follow-up", "追加请求"),
+    "followup_text": ("Add to this request", "补充请求"),
+    "followup_placeholder": ("e.g. Also check whether you have new earphones.",
+                             "例如：另外帮我看看有没有新款耳机。"),
+    "followup_submit": ("Extend the plan and run", "扩展计划并运行"),
+    "followup_help": ("Completed steps keep their results; only the new steps run.",
+                      "已完成的步骤保留结果，只执行新增步骤。"),
+    "followup_empty": ("Type what to add first.", "请先输入要补充的内容。"),
+    "followup_started": ("Version {version} is running with the follow-up.",
+                         "已生成版本 {version}，正在执行追加请求。"),
+    "source_failure": ("replan after a failure", "失败后重新规划"),
+    "source_checkpoint": ("checkpoint", "检查点调整"),
+    "source_retry": ("retry after reflection", "反思后重试"),
+    "source_follow-up": ("follow-up", "追加请求"),
+    "source_manual": ("manual edit", "手动编辑"),
+    "diff_changed": ("changed: {fields}", "修改：{fields}"),
     # history page
     "history_title": ("History", "历史"),
     "history_caption": ("Every run, newest first.", "所有运行，最新的在前。"),
@@ -200,6 +262,28 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "export": ("Export", "导出"),
     "export_no_dot": ("SVG needs the Graphviz 'dot' program, which is not installed.",
                       "导出 SVG 需要安装 Graphviz 的 dot 程序（当前未安装）。"),
+    # lessons page
+    "nav_lessons": ("Lessons", "经验教训"),
+    "lessons_title": ("Lessons", "经验教训"),
+    "lessons_caption": ("What earlier runs learned; enabled lessons guide later plans.",
+                        "历史运行总结的经验；启用的经验会用于之后的规划。"),
+    "lessons_empty": ("No lessons yet: a run that fails or needs a replan leaves one.",
+                      "还没有经验：失败或需要重新规划的运行会留下经验。"),
+    "lessons_count": ("{count} lesson(s), {enabled} enabled.",
+                      "共 {count} 条经验，{enabled} 条已启用。"),
+    "lesson_text": ("Lesson", "经验"),
+    "lesson_meta": ("#{id} · created {created} · tools: {tools}",
+                    "#{id} · 创建于 {created} · 工具：{tools}"),
+    "lesson_no_tools": ("none", "无"),
+    "lesson_enabled": ("Enabled", "启用"),
+    "lesson_save": ("Save", "保存"),
+    "lesson_delete": ("Delete", "删除"),
+    "lesson_open_run": ("Open run {run_id}", "打开运行 {run_id}"),
+    "lesson_no_run": ("Added by hand (no run).", "手动添加（无来源运行）。"),
+    "lesson_saved": ("Lesson #{id} saved.", "经验 #{id} 已保存。"),
+    "lesson_deleted": ("Lesson #{id} deleted.", "经验 #{id} 已删除。"),
+    "lesson_toggled_on": ("Lesson #{id} enabled.", "经验 #{id} 已启用。"),
+    "lesson_toggled_off": ("Lesson #{id} disabled.", "经验 #{id} 已停用。"),
     # tools page
     "tools_title": ("Tools", "工具"),
     "tools_caption": ("What the agent may use.", "智能体可以使用的工具。"),
@@ -221,6 +305,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
 _PAIRS.update({f"run_status_{k}": v for k, v in _RUN_STATUSES.items()})
 _PAIRS.update({f"status_{k}": v for k, v in _STEP_STATUSES.items()})
 _PAIRS.update({f"export_{k}": v for k, v in _EXPORT_LABELS.items()})
+_PAIRS.update({f"mode_{k}": v for k, v in _PLAN_MODES.items()})
+_PAIRS.update({f"checkpoint_{k}": v for k, v in _CHECKPOINTS.items()})
 
 TEXT: dict[str, dict[str, str]] = {
     key: {"en": en, "zh": zh} for key, (en, zh) in _PAIRS.items()

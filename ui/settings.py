@@ -34,6 +34,10 @@ def render_sidebar() -> None:
                             key="max_replans")
             st.toggle(t("confirm_side_effects"), key="confirm_side_effects",
                       help=t("confirm_side_effects_help"))
+            policies = {p: t(f"checkpoint_{p}") for p in state.CHECKPOINT_POLICIES}
+            st.selectbox(t("checkpoint_policy"), options=list(policies),
+                         key="checkpoint_policy", help=t("checkpoint_policy_help"),
+                         format_func=policies.get)
 
 
 def _render_mode() -> None:

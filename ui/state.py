@@ -19,11 +19,15 @@ from core.settings import LLMSettings
 from core.tools.registry import ToolRegistry
 
 __all__ = [
+    "CHECKPOINT_POLICIES",
+    "PLAN_MODES",
     "PlannerMode",
+    "checkpoint_policy",
     "current_settings",
     "engine",
     "env_settings",
     "init_session",
+    "plan_mode_choice",
     "planner_mode",
     "recover_once",
     "registry",
@@ -33,6 +37,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+CHECKPOINT_POLICIES: tuple[str, ...] = ("on_failure", "rigid", "adaptive", "every_step")
+PLAN_MODES: tuple[str, ...] = ("auto", "plan", "knowledge", "direct")
 
 
 @st.cache_resource(show_spinner=False)
@@ -83,6 +90,8 @@ def init_session() -> None:
         "max_parallel": 4,
         "max_replans": 2,
         "confirm_side_effects": True,
+        "checkpoint_policy": "on_failure",
+        "plan_mode": "auto",
         "plan": None,
         "plan_revision": 0,
         "request_text": "",
@@ -157,4 +166,17 @@ def run_options() -> Any:
         max_parallel=int(state.get("max_parallel", 4)),
         max_replans=int(state.get("max_replans", 2)),
         confirm_side_effects=bool(state.get("confirm_side_effects", True)),
+        checkpoint=checkpoint_policy(),
     )
+
+
+def plan_mode_choice() -> str:
+    """The request mode chosen on the plan page (``auto`` unless changed)."""
+    mode = st.session_state.get("plan_mode", "auto")
+    return mode if mode in PLAN_MODES else "auto"
+
+
+def checkpoint_policy() -> str:
+    """The checkpoint policy chosen in the sidebar (``on_failure`` unless changed)."""
+    policy = st.session_state.get("checkpoint_policy", "on_failure")
+    return policy if policy in CHECKPOINT_POLICIES else "on_failure"
