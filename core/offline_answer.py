@@ -174,7 +174,7 @@ def _order(plan: Plan, step: Step, lang: Language) -> str:
                       f"（¥{_get(r, 'price', 0):g}），状态："
                     f"{status}" + (f"，{signed} 签收" if signed else ""),
               f"📦 Order {_get(r, 'order_id')}: {product}, ¥{_get(r, 'price', 0):g}, status: "
-              f"{status}" + (f", signed for at {signed}" if signed else ""))
+              f"{status}" + (f", signed for on {signed}" if signed else ""))
     refund = _get(r, "refund")
     if refund:
         shown = _refund_status(refund["status"], lang)
