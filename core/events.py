@@ -33,13 +33,19 @@ EventKind = Literal[
 
 
 class RunEvent(BaseModel):
-    """One thing that happened in a run; ``data`` carries what a reader needs to show it."""
+    """One thing that happened in a run; ``data`` carries what a reader needs to show it.
+
+    ``plan`` is the plan object the event was emitted with (the new version for
+    ``replanned``), so a recorder can snapshot exactly that version. It lives only in
+    memory: it is never serialised (``model_dump``/JSON leave it out) nor stored.
+    """
 
     kind: EventKind
     step_id: str | None = None
     plan_version: int = 1
     data: dict[str, Any] = Field(default_factory=dict)
     at: datetime = Field(default_factory=now)
+    plan: Any = Field(default=None, exclude=True, repr=False)
 
 
 EventSink = Callable[[RunEvent], None]

@@ -9,12 +9,13 @@ store. :func:`recover_interrupted` finds runs whose process died and records the
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from core.errors import StoreError
+from core.errors import ConfigError, StoreError
 from core.events import RunEvent
 from core.run_control import RunControl
 from core.store import RunRecord, RunStore, owner_alive
@@ -40,7 +41,7 @@ class StoreBackedControl(RunControl):
 
     Requests are read when the scheduler asks (``is_paused`` / ``is_cancelled``, at most
     every ``min_interval_s``) and by the runner's watcher thread; ``on_action(action)`` is
-    called after each one is applied.
+    called after each one is applied (a resume only when it found the run paused).
     """
 
     def __init__(self, store: RunStore, run_id: str, *, min_interval_s: float = 0.2,
@@ -64,8 +65,9 @@ class StoreBackedControl(RunControl):
                 return None
         if action is not None:
             logger.info("run %s: applying control request %s", self._run_id, action)
+            was_paused = RunControl.is_paused(self)  # as it was, without syncing again
             self.apply(action)
-            if self._on_action is not None:
+            if self._on_action is not None and (action != "resume" or was_paused):
                 self._on_action(action)
         return action
 
@@ -153,11 +155,35 @@ class InProcessRuns:
 IN_PROCESS = InProcessRuns()
 
 
-def engine_for_record(record: RunRecord) -> Engine:
-    """The engine for a run continued in a new process: tools plus the model it was set up with."""
-    from core.session import build_engine
+_RECORDED_LLM = ("base_url", "planner_model", "executor_model", "provider", "timeout_s",
+                 "max_retries")
 
-    return build_engine(offline=bool(record.settings.get("offline", True)))
+
+def engine_for_record(record: RunRecord, environ: Mapping[str, str] | None = None) -> Engine:
+    """The engine for a run continued in a new process: tools plus the model it was set up with.
+
+    An offline run stays offline. An online run talks to the endpoint and models it
+    recorded (``record.settings``), with the API key from the environment (keys are never
+    stored); ConfigError when the environment has no key the endpoint needs.
+    """
+    from core.engine import Engine
+    from core.llm import OpenAIChatModel
+    from core.settings import LLMSettings
+    from core.tools.catalog import default_registry
+
+    env = os.environ if environ is None else environ
+    registry = default_registry(env)
+    if bool(record.settings.get("offline", True)):
+        return Engine(registry=registry, model=None)
+    recorded = {k: record.settings[k] for k in _RECORDED_LLM
+                if record.settings.get(k) is not None}
+    settings = LLMSettings.from_env(env).updated(**recorded)
+    if not settings.configured:
+        raise ConfigError(
+            f"run {record.run_id} used the model at {settings.base_url}, which needs a key: "
+            "set OPENAI_API_KEY in the environment or a .env file, then resume it again"
+        )
+    return Engine(registry=registry, model=OpenAIChatModel(settings))
 
 
 def await_resume_taken(store: RunStore, run_id: str, *, timeout: float = 10.0,

@@ -52,12 +52,14 @@ class LiveRun:
     done: threading.Event = field(default_factory=threading.Event)
     changed: threading.Condition = field(default_factory=threading.Condition)
     status: str = "planned"
-    candidate: Plan | None = None  # a replanned version not yet accepted by the scheduler
+    finished: bool = False  # how the run stopped is recorded: its status changes no more
     control: StoreBackedControl = field(init=False)
+    _recording: threading.RLock = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.control = StoreBackedControl(self.store, self.run_id,
                                           on_action=self.remote_action)
+        self._recording = threading.RLock()
 
     # ---- running ----------------------------------------------------------------------
 
@@ -91,11 +93,10 @@ class LiveRun:
 
     def _run_until_settled(self) -> Any:
         def replanner(plan: Plan, failure: str, engine: Engine) -> Plan:
+            # the new version is adopted when the scheduler's "replanned" event carries it
             if self.replanner is not None:
-                self.candidate = self.replanner(plan, failure, engine)
-            else:
-                self.candidate = self._default_replan(plan, failure, engine)
-            return self.candidate  # adopted on the "replanned" event
+                return self.replanner(plan, failure, engine)
+            return self._default_replan(plan, failure, engine)
 
         # offline the scheduler's own rule applies: no replanning without a model
         chosen = None if self.engine.offline and self.replanner is None else replanner
@@ -110,6 +111,9 @@ class LiveRun:
             if self.control.is_paused() or self.control.is_cancelled():
                 return outcome
             # resumed while the running steps were finishing: go on with this plan
+            if self.status == "paused":
+                self.record(RunEvent(kind="resumed", plan_version=self.plan.version,
+                                     data={"in_place": True}))
 
     def _learn_and_retry(self, outcome: Any) -> Any:
         """Reflect on the finished attempt, keep its lesson, and run new attempts if advised."""
@@ -128,9 +132,9 @@ class LiveRun:
                           "lesson_id": learned.lesson.id if learned.lesson else None}))
             if learned.retry_plan is None:
                 return outcome
-            self.candidate = learned.retry_plan
             self.record(RunEvent(
                 kind="replanned", plan_version=learned.retry_plan.version,
+                plan=learned.retry_plan,
                 data={"from_version": self.plan.version,
                       "to_version": learned.retry_plan.version, "source": "retry",
                       "reason": learned.reflection.retry_hint or learned.reflection.lesson}))
@@ -163,7 +167,9 @@ class LiveRun:
             try:
                 self.control.sync()
                 if time.monotonic() - last_beat >= HEARTBEAT_S:
-                    self.store.heartbeat(self.run_id)
+                    if not self.store.heartbeat(self.run_id) and not self.finished:
+                        logger.warning("run %s: this process no longer owns it in the store",
+                                       self.run_id)
                     last_beat = time.monotonic()
             except Exception:
                 logger.exception("watcher of run %s", self.run_id)
@@ -171,16 +177,22 @@ class LiveRun:
     # ---- recording --------------------------------------------------------------------
 
     def record(self, event: RunEvent) -> None:
-        """Write the event with the plan snapshot; follow the status; tell the listener."""
-        if event.kind == "replanned" and self.candidate is not None:
-            self.plan, self.candidate = self.candidate, None
-            self.store.save_plan_version(self.run_id, self.plan,
-                                         reason=str(event.data.get("reason") or "replanned"))
-        self.store.record_step(self.run_id, event, self.plan)
-        status = _STATUS_OF_EVENT.get(event.kind)
-        if status is not None and status != self.status:
-            self.store.set_status(self.run_id, status)
-            self.status = status
+        """Write the event with the plan snapshot; follow the status; tell the listener.
+
+        The snapshot is the plan the event carries (``event.plan``, e.g. the version a
+        replan or a checkpoint made), which becomes the run's current plan; events
+        without one snapshot the current plan.
+        """
+        with self._recording:
+            previous, reason = None, None
+            if event.plan is not None and event.plan is not self.plan:
+                if event.kind == "replanned":
+                    previous = self.plan  # its replaced steps are retired: keep that too
+                    reason = str(event.data.get("reason") or "replanned")
+                self.plan = event.plan
+            self.store.record_step(self.run_id, event, self.plan, reason=reason,
+                                   previous=previous)
+            self._follow_status(event.kind)
         with self.changed:
             self.changed.notify_all()
         if self.on_event is not None:
@@ -189,13 +201,41 @@ class LiveRun:
             except Exception:
                 logger.exception("event listener of run %s failed", self.run_id)
 
+    def _follow_status(self, kind: str) -> None:
+        status = _STATUS_OF_EVENT.get(kind)
+        if self.finished or status is None or status == self.status:
+            return
+        if kind == "resumed" and self.status != "paused":
+            return  # resumed while still pausing (or while waiting for a person): no change
+        self.store.set_status(self.run_id, status)
+        self.status = status
+
+    def request_resume(self) -> None:
+        """Resume the scheduler (asked in this process); record it if the run was paused.
+
+        A run that already stopped paused is continued by the runner (see :meth:`mark_done`).
+        """
+        was_paused = self.control.is_paused() or self.status == "paused"
+        self.control.resume()
+        if was_paused:
+            self._record_resumed({})
+
     def remote_action(self, action: str) -> None:
-        """Record a resume requested by another process (pause/cancel the scheduler records)."""
+        """Record a resume requested by another process (pause/cancel the scheduler records).
+
+        The control reports a resume only when it found the run paused or pausing.
+        """
         if action == "resume":
-            self.record(RunEvent(kind="resumed", plan_version=self.plan.version,
-                                 data={"requested_by": "another process"}))
+            self._record_resumed({"requested_by": "another process"})
+
+    def _record_resumed(self, data: dict[str, Any]) -> None:
+        with self._recording:
+            if not self.finished:
+                self.record(RunEvent(kind="resumed", plan_version=self.plan.version, data=data))
 
     def _finish(self, outcome: Any) -> None:
+        with self._recording:
+            self.finished = True
         status = outcome.status if outcome.status in TERMINAL_STATUSES | {"paused"} else "failed"
         planning = sum(
             (Usage.model_validate(self.options_extra.get(key) or {}) for key in _USAGE_KEYS),
@@ -207,6 +247,8 @@ class LiveRun:
         self.status = status
 
     def _fail(self, exc: Exception) -> None:
+        with self._recording:
+            self.finished = True
         try:
             event = RunEvent(kind="run_finished", plan_version=self.plan.version,
                              data={"status": "failed", "error": f"{type(exc).__name__}: {exc}"})

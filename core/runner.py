@@ -44,6 +44,8 @@ from core.usage import Usage
 __all__ = ["Runner", "StoreBackedControl", "get_runner", "reset_runner"]  # control re-exported
 
 EngineFactory = Callable[[RunRecord], Engine]
+_RESUMABLE = frozenset({"paused", "interrupted"})
+_FOLLOWABLE = frozenset({"completed", "failed"})
 
 
 class Runner:
@@ -113,8 +115,7 @@ class Runner:
         """
         live = self._live_run(run_id)
         if live is not None:
-            live.control.resume()
-            live.record(RunEvent(kind="resumed", plan_version=live.plan.version))
+            live.request_resume()
             return
         record = self.store.get_run(run_id)
         if record.status in TERMINAL_STATUSES:
@@ -133,7 +134,8 @@ class Runner:
             stored = options.model_copy(update={"run_id": run_id})
         factory = self._engine_factory or engine_for_record
         self._launch(run_id, record.plan, engine or factory(record), stored,
-                     on_event, replanner, resumed_from=record.status, extra=record.options)
+                     on_event, replanner, resumed_from=record.status, extra=record.options,
+                     allowed=_RESUMABLE)
 
     def follow_up(self, run_id: str, text: str, *, engine: Engine,
                   on_event: EventSink | None = None) -> Plan:
@@ -152,37 +154,51 @@ class Runner:
         extra = dict(record.options)
         spent = Usage.model_validate(extra.get("followup_usage") or {}) + usage
         extra["followup_usage"] = spent.model_dump()
-        self.store.set_options(run_id, extra)
-        self.store.save_plan_version(run_id, plan, reason=f"follow-up: {text}")
-        self.store.append_event(run_id, RunEvent(
+        replanned = RunEvent(
             kind="replanned", plan_version=plan.version,
             data={"from_version": record.plan.version, "to_version": plan.version,
-                  "source": "follow-up", "reason": text}))
+                  "source": "follow-up", "reason": text})
         options = RunOptions.model_validate(
             {k: v for k, v in extra.items() if k in RunOptions.model_fields} | {"run_id": run_id})
+        # the new version, its usage and event are written only if this process wins the run
         self._launch(run_id, plan, engine, options, on_event, None,
-                     resumed_from=record.status, extra=extra)
+                     resumed_from=record.status, extra=extra, allowed=_FOLLOWABLE,
+                     claim_with=dict(plan=plan, reason=f"follow-up: {text}",
+                                     options=extra, events=[replanned]))
         return plan
 
     def _launch(self, run_id: str, plan: Plan, engine: Engine, options: RunOptions,
                 on_event: EventSink | None, replanner: Replanner | None,
-                resumed_from: str | None, extra: dict[str, Any]) -> None:
+                resumed_from: str | None, extra: dict[str, Any], *,
+                allowed: frozenset[str] = frozenset({"planned"}),
+                claim_with: dict[str, Any] | None = None) -> None:
+        """Register the run here, claim it in the store (status in ``allowed``), run it.
+
+        The claim is atomic across processes (one of two resumers wins; the other gets a
+        StoreError) and drops control requests addressed to an earlier owner. On any
+        failure the run is unregistered again.
+        """
         live = LiveRun(store=self.store, run_id=run_id, engine=engine, options=options,
                        plan=plan, on_event=on_event, replanner=replanner,
                        options_extra=dict(extra), poll_s=self._poll_s)
-        self.store.pending_control(run_id)  # requests addressed to an earlier owner are void
         with self._lock:
             if run_id in self._live or run_id in IN_PROCESS.snapshot():
                 raise StoreError(f"run {run_id} is already running in this process")
             self._live[run_id] = live
             IN_PROCESS.add(run_id)
-        event = None
+        claim = dict(claim_with or {})
         if resumed_from is not None:
-            event = RunEvent(kind="resumed", plan_version=plan.version,
-                             data={"from_status": resumed_from})
-        self.store.set_status(run_id, "running", event=event, owner=True)
-        live.status = "running"
-        self._pool.submit(self._execute, live)
+            claim["events"] = [*claim.get("events", ()), RunEvent(
+                kind="resumed", plan_version=plan.version, data={"from_status": resumed_from})]
+        try:
+            self.store.claim_run(run_id, allowed, stale_after_s=self._stale_after_s, **claim)
+            live.status = "running"
+            self._pool.submit(self._execute, live)
+        except BaseException:
+            with self._lock:
+                self._live.pop(run_id, None)
+                IN_PROCESS.discard(run_id)
+            raise
 
     # ---- executing ------------------------------------------------------------------
 
@@ -221,10 +237,8 @@ class Runner:
         if owner_alive(record, self._stale_after_s):
             self.store.request_control(run_id, "cancel")
             return self.wait(run_id, timeout)
-        event = RunEvent(kind="cancelled", plan_version=record.plan.version if record.plan else 1,
-                         data={"reason": f"cancelled while {record.status}"})
-        self.store.set_status(run_id, "cancelled", event=event, owner=False)
-        return self.store.get_run(run_id)
+        return self.store.cancel_unowned(run_id, reason=f"cancelled while {record.status}",
+                                         stale_after_s=self._stale_after_s)
 
     def confirm(self, run_id: str, step_id: str) -> None:
         """Approve the side-effecting step the run is waiting on."""

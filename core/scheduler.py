@@ -78,7 +78,8 @@ class Emitter:
                  **data: Any) -> None:
         if self._sink is None:
             return
-        event = RunEvent(kind=kind, step_id=step_id, plan_version=plan.version, data=data)
+        event = RunEvent(kind=kind, step_id=step_id, plan_version=plan.version, data=data,
+                         plan=plan)
         with self._lock:
             try:
                 self._sink(event)

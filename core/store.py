@@ -11,13 +11,15 @@ secret is dropped before it reaches the database.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
 import socket
 import uuid
+from collections.abc import Callable, Collection
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -58,11 +60,15 @@ __all__ = [
     "owner_alive",
     "pid_alive",
     "scrub_settings",
+    "store_failure",
 ]
 
 logger = logging.getLogger(__name__)
 
 CONTROL_ACTIONS = re.compile(r"^(pause|resume|cancel|(confirm|reject):s\d+)$")
+CANCELLED_STEP = "cancelled by a person"
+_HELD = sorted(ACTIVE_STATUSES | {"paused"})  # statuses in which an owner may hold the run
+_Cls = TypeVar("_Cls", bound=type)
 
 
 def default_db_url() -> str:
@@ -96,8 +102,41 @@ def owner_alive(record: RunRecord, stale_after_s: float = 30.0) -> bool:
     return record.heartbeat_at is not None and record.heartbeat_at >= limit
 
 
+def store_failure(url: sa.URL | str, exc: BaseException) -> str:
+    """The one-line StoreError message for a database failure (never with the URL's password)."""
+    safe = sa.make_url(url) if isinstance(url, str) else url
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    text = reason[0] if reason else type(exc).__name__
+    if safe.password:
+        text = text.replace(str(safe.password), "***")
+    return (f"the run store at {safe.render_as_string(hide_password=True)} failed: {text}; "
+            "check PLANBOARD_DB_URL, disk space and that no other program locks the database")
+
+
+def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def wrapper(self: RunStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sa.exc.SQLAlchemyError as exc:
+            raise StoreError(store_failure(self.engine.url, exc)) from exc
+    return wrapper
+
+
+def _guard_public_methods(cls: _Cls) -> _Cls:
+    """Turn SQLAlchemy errors of every public method into a one-line StoreError."""
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and callable(member):
+            setattr(cls, name, _guarded(member))
+    return cls
+
+
+@_guard_public_methods
 class RunStore:
-    """Persistence of runs; safe to share between threads and processes over one database."""
+    """Persistence of runs; safe to share between threads and processes over one database.
+
+    Every public method reports a database failure as a one-line :class:`StoreError`.
+    """
 
     def __init__(self, url: str | None = None) -> None:
         self.url = url or default_db_url()
@@ -105,10 +144,7 @@ class RunStore:
         try:
             migrate(self.engine)
         except sa.exc.SQLAlchemyError as exc:
-            raise StoreError(
-                f"cannot open the run store at {self.engine.url!r}: {exc.__class__.__name__}; "
-                "check PLANBOARD_DB_URL"
-            ) from exc
+            raise StoreError(store_failure(self.engine.url, exc)) from exc
 
     def close(self) -> None:
         """Release the database connections."""
@@ -170,11 +206,13 @@ class RunStore:
 
     def set_status(
         self, run_id: str, status: RunStatus, *, event: RunEvent | None = None,
-        owner: bool | None = None,
+        owner: bool | None = None, reopen: bool = False,
     ) -> None:
         """Change the status (and append ``event`` in the same transaction).
 
-        ``owner=True`` records this process as the owner, ``owner=False`` clears it.
+        ``owner=True`` records this process as the owner, ``owner=False`` clears it. A
+        finished run (completed, failed, cancelled) keeps its status (StoreError) unless
+        ``reopen=True``; runs are restarted through :meth:`claim_run` instead.
         """
         if status not in STATUSES:
             raise StoreError(f"unknown run status {status!r}; use one of {sorted(STATUSES)}")
@@ -186,7 +224,13 @@ class RunStore:
         elif owner is False:
             values.update(owner_pid=None, owner_host=None)
         with self.engine.begin() as conn:
-            update_run(conn, run_id, **values)
+            query = runs.update().where(runs.c.id == run_id)
+            if not reopen:
+                query = query.where(runs.c.status.not_in(sorted(TERMINAL_STATUSES - {status})))
+            if not conn.execute(query.values(**values)).rowcount:
+                current = self._status(conn, run_id)
+                raise StoreError(f"run {run_id} is already {current} and cannot become {status}; "
+                                 "ask a follow-up or start a new run")
             if event is not None:
                 insert_event(conn, run_id, event)
 
@@ -252,11 +296,18 @@ class RunStore:
         with self.engine.begin() as conn:
             return insert_event(conn, run_id, event)
 
-    def record_step(self, run_id: str, event: RunEvent, plan: Plan) -> int:
-        """Append ``event`` and store the plan snapshot in one transaction."""
+    def record_step(self, run_id: str, event: RunEvent, plan: Plan, *,
+                    reason: str | None = None, previous: Plan | None = None) -> int:
+        """Append ``event`` and store the plan snapshot (with ``reason``) in one transaction.
+
+        ``previous``: the version ``plan`` replaced, stored too (its retired steps skipped).
+        """
+        at = utc_now()
         with self.engine.begin() as conn:
             seq = insert_event(conn, run_id, event)
-            upsert_plan(conn, run_id, plan, None, utc_now())
+            if previous is not None:
+                upsert_plan(conn, run_id, previous, None, at)
+            upsert_plan(conn, run_id, plan, reason, at)
         return seq
 
     def events(self, run_id: str, *, after: int = 0) -> list[StoredEvent]:
@@ -303,12 +354,104 @@ class RunStore:
                              .values(control_request=None))
         return action
 
-    def heartbeat(self, run_id: str) -> None:
-        """Record that this process still owns and runs ``run_id``."""
+    def heartbeat(self, run_id: str) -> bool:
+        """Record that this process still runs ``run_id``; False when it no longer owns it.
+
+        Only the owner's beat counts, and only while the run is unfinished: a heartbeat never
+        takes a run over nor brings a finished one back.
+        """
         with self.engine.begin() as conn:
-            conn.execute(runs.update().where(runs.c.id == run_id).values(
-                heartbeat_at=utc_now(), owner_pid=os.getpid(), owner_host=socket.gethostname(),
-            ))
+            done = conn.execute(runs.update().where(
+                runs.c.id == run_id, runs.c.owner_pid == os.getpid(),
+                runs.c.owner_host == socket.gethostname(), runs.c.status.in_(_HELD),
+            ).values(heartbeat_at=utc_now()))
+        return bool(done.rowcount)
+
+    def claim_run(
+        self, run_id: str, allowed: Collection[str], *, stale_after_s: float = 30.0,
+        plan: Plan | None = None, reason: str | None = None,
+        events: list[RunEvent] | tuple[RunEvent, ...] = (),
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        """Atomically make this process the owner of a run in ``allowed`` and set it running.
+
+        The run must have no owner, be owned by this process, or have an owner that is gone
+        (dead pid here, stale heartbeat elsewhere); of two processes claiming at once, one
+        wins and the other gets a StoreError. Control requests meant for an earlier owner
+        are dropped. ``plan`` (stored with ``reason``), ``events`` and ``options`` are
+        written in the same transaction.
+        """
+        record = self.get_run(run_id)
+        at = utc_now()
+        with self.engine.begin() as conn:
+            self._take(conn, record, allowed, stale_after_s, verb="run", values=dict(
+                status="running", owner_pid=os.getpid(), owner_host=socket.gethostname(),
+                heartbeat_at=at, finished_at=None))
+            if options is not None:
+                update_run(conn, run_id, options=options)
+            if plan is not None:
+                upsert_plan(conn, run_id, plan, reason, at)
+            for event in events:
+                insert_event(conn, run_id, event)
+
+    def cancel_unowned(self, run_id: str, *, reason: str,
+                       stale_after_s: float = 30.0) -> RunRecord:
+        """Cancel a run no process executes: its unfinished steps end skipped, at once.
+
+        The status, the plan snapshot (pending and orphaned running steps skipped as
+        "cancelled by a person") and a ``cancelled`` event are one transaction, taken with
+        the same conditions as :meth:`claim_run` (StoreError when a live process owns it).
+        """
+        record = self.get_run(run_id)
+        at = utc_now()
+        with self.engine.begin() as conn:
+            self._take(conn, record, set(STATUSES) - TERMINAL_STATUSES, stale_after_s,
+                       verb="cancel", values=dict(status="cancelled", owner_pid=None,
+                                                  owner_host=None, finished_at=at))
+            latest = conn.execute(
+                sa.select(plan_versions.c.plan).where(plan_versions.c.run_id == run_id)
+                .order_by(plan_versions.c.version.desc()).limit(1)).scalar()
+            plan = Plan.model_validate(latest) if latest else None
+            skipped = []
+            for step in plan.steps if plan is not None else []:
+                if step.status in {"pending", "running"}:
+                    step.advance("skipped")
+                    step.error = CANCELLED_STEP
+                    skipped.append(step.id)
+            if plan is not None:
+                upsert_plan(conn, run_id, plan, None, at)
+            insert_event(conn, run_id, RunEvent(
+                kind="cancelled", plan_version=plan.version if plan else 1,
+                data={"reason": reason, "skipped": skipped}))
+        return self.get_run(run_id)
+
+    def _take(self, conn: sa.Connection, record: RunRecord, allowed: Collection[str],
+              stale_after_s: float, *, verb: str, values: dict[str, Any]) -> None:
+        """The conditional update behind claim_run / cancel_unowned (StoreError if refused)."""
+        free = [runs.c.owner_pid.is_(None),
+                (runs.c.owner_pid == os.getpid()) & (runs.c.owner_host == socket.gethostname())]
+        if record.owner_pid is not None and not owner_alive(record, stale_after_s):
+            # the owner seen gone: succeed only if nobody took the run over since
+            free.append((runs.c.owner_pid == record.owner_pid)
+                        & (runs.c.owner_host == record.owner_host))
+        done = conn.execute(runs.update().where(
+            runs.c.id == record.run_id, runs.c.status.in_(sorted(allowed)), sa.or_(*free),
+        ).values(**values, updated_at=utc_now(), control_request=None, control_at=None))
+        if done.rowcount:
+            return
+        current = self._status(conn, record.run_id)
+        if current in allowed or current in ACTIVE_STATUSES:
+            raise StoreError(f"run {record.run_id} is already being run by another process; "
+                             "wait for it, or steer it with pause/cancel")
+        raise StoreError(f"cannot {verb} run {record.run_id}: it is {current} "
+                         f"(it must be {' or '.join(sorted(allowed))})")
+
+    @staticmethod
+    def _status(conn: sa.Connection, run_id: str) -> str:
+        current = conn.execute(sa.select(runs.c.status).where(runs.c.id == run_id)).scalar()
+        if current is None:
+            raise RunNotFoundError(f"no run {run_id!r}; list the runs with: python -m core runs")
+        return current
 
     def find_stale_running(
         self, stale_after_s: float = 30.0, *, live_here: set[str] | None = None
@@ -352,7 +495,7 @@ class RunStore:
         return True
 
     def _active_runs(self) -> list[RunRecord]:
-        query = runs.select().where(runs.c.status.in_(sorted(ACTIVE_STATUSES | {"paused"})))
+        query = runs.select().where(runs.c.status.in_(_HELD))
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
         return [record_from_row(r, None, 0) for r in rows if r["owner_pid"] is not None]

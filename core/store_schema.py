@@ -350,7 +350,8 @@ def insert_event(conn: Connection, run_id: str, event: RunEvent) -> int:
     seq = conn.execute(sa.select(runs.c.event_seq).where(runs.c.id == run_id)).scalar_one()
     conn.execute(events.insert().values(
         run_id=run_id, seq=seq, kind=event.kind, step_id=event.step_id,
-        plan_version=event.plan_version, data=event.model_dump(mode="json")["data"], at=event.at,
+        plan_version=event.plan_version,
+        data=event.model_dump(mode="json", include={"data"})["data"], at=event.at,
     ))
     return seq
 

@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -216,15 +217,21 @@ def test_sigkill_then_cli_resume_completes_with_one_refund(tmp_path, store, caps
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(REPO)})
-    run_id = proc.stdout.readline().strip()
-    deadline = time.monotonic() + 30
-    while "s2" not in {e.step_id for e in store.events(run_id) if e.kind == "step_started"}:
-        assert time.monotonic() < deadline, proc.stderr.read()
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(10)
-    proc.stdout.close()
-    proc.stderr.close()
+    try:
+        run_id = proc.stdout.readline().strip()
+        deadline = time.monotonic() + 30
+        tick = threading.Event()
+        while "s2" not in {e.step_id for e in store.events(run_id) if e.kind == "step_started"}:
+            assert proc.poll() is None, f"the crash script exited early: {proc.returncode}"
+            assert time.monotonic() < deadline, "the crash script never started s2"
+            tick.wait(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+        proc.stdout.close()
+        proc.stderr.close()
     before = store.get_run(run_id).plan.step("s1")
 
     code, listed = run_json(capsys, "runs", "--json")

@@ -17,6 +17,7 @@ from core.engine import Engine
 from core.errors import StoreError
 from core.events import RunEvent
 from core.plan import Plan, Step
+from core.run_control import RunControl
 from core.runner import Runner, get_runner, reset_runner
 from core.scheduler import RunOptions
 from core.store import RunStore
@@ -91,6 +92,44 @@ def runner():
 
 def kinds(store: RunStore, run_id: str) -> list[str]:
     return [e.kind for e in store.events(run_id)]
+
+
+def await_paused(control, paused: bool, timeout: float = 5.0) -> None:
+    """Block until the run's control is (or is no longer) paused; fail after ``timeout``.
+
+    Woken by the control's own change listener, not by sleeping.
+    """
+    changed = threading.Event()
+    control.add_listener(changed.set)
+    try:
+        deadline = time.monotonic() + timeout
+        while RunControl.is_paused(control) != paused:
+            left = deadline - time.monotonic()
+            assert left > 0, f"the run's control never became paused={paused}"
+            changed.wait(min(left, 0.2))  # the watcher thread applies the stored request
+            changed.clear()
+    finally:
+        control.remove_listener(changed.set)
+
+
+def await_condition(check, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    """Poll ``check()`` (the child writes to the database) until true; fail on timeout."""
+    deadline = time.monotonic() + timeout
+    tick = threading.Event()
+    while not check():
+        assert proc.poll() is None, f"the child process exited early: {proc.returncode}"
+        assert time.monotonic() < deadline, "timed out waiting for the child process"
+        tick.wait(0.05)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Kill the child (if still alive) and release its pipes."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(10)
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 def test_start_records_and_completes(runner):
@@ -188,9 +227,7 @@ def test_control_from_another_process_goes_through_the_store(runner):
     assert gate.entered.wait(5)
     assert other.recover_interrupted() == []  # a run of this process is not an orphan
     other.pause(run_id)
-    deadline = time.monotonic() + 5
-    while not runner._live[run_id].control.is_paused() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    await_paused(runner._live[run_id].control, True)
     gate.open.set()
     assert runner.wait(run_id, timeout=10).status == "paused"
     other.resume(run_id, engine=gate.engine())  # nobody runs it now: resumes in `other`
@@ -206,12 +243,9 @@ def test_resume_requested_by_another_process_while_pausing(runner):
     assert gate.entered.wait(5)
     other.pause(run_id)
     control = runner._live[run_id].control
-    deadline = time.monotonic() + 5
-    while not control.is_paused() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    await_paused(control, True)
     other.resume(run_id)  # the owner is alive: the request goes through the store
-    while control.is_paused() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    await_paused(control, False)
     gate.open.set()
     record = runner.wait(run_id, timeout=10)
     assert record.status == "completed"
@@ -358,12 +392,16 @@ def test_ten_runs_in_separate_processes(tmp_path):
     procs = [_spawn(tmp_path, store.url, calc_plan(f"run {n}", f"{n}*100+1"), f"p{n}")
              for n in range(10)]
     results = {}
-    for n, proc in enumerate(procs):
-        out, err = proc.communicate(timeout=60)
-        assert proc.returncode == 0, err
-        run_id, status = out.splitlines()[:2]
-        assert json.loads(status) == {"status": "completed"}
-        results[run_id] = n
+    try:
+        for n, proc in enumerate(procs):
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+            run_id, status = out.splitlines()[:2]
+            assert json.loads(status) == {"status": "completed"}
+            results[run_id] = n
+    finally:
+        for proc in procs:
+            stop(proc)
     assert len(results) == 10
     for run_id, n in results.items():
         record = store.get_run(run_id)
@@ -388,15 +426,13 @@ def test_sigkill_mid_run_then_resume(tmp_path):
              depends_on=["s3"]),
     ])
     proc = _spawn(tmp_path, store.url, plan, "crash", delay=30)
-    run_id = proc.stdout.readline().strip()
-    deadline = time.monotonic() + 30
-    while "s3" not in {e.step_id for e in store.events(run_id) if e.kind == "step_started"}:
-        assert time.monotonic() < deadline, proc.stderr.read()
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(10)
-    proc.stdout.close()
-    proc.stderr.close()
+    try:
+        run_id = proc.stdout.readline().strip()
+        await_condition(lambda: "s3" in {
+            e.step_id for e in store.events(run_id) if e.kind == "step_started"}, proc)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        stop(proc)
     before = store.get_run(run_id).plan
 
     runner = Runner(RunStore(store.url), poll_s=0.05)
@@ -428,16 +464,13 @@ def test_sigkill_during_a_side_effect_resumes_with_the_same_idempotency_key(tmp_
     plan = Plan(goal="refund", steps=[
         Step(id="s1", description="refund", tool="refund", args={"order_id": "slow"})])
     proc = _spawn(tmp_path, store.url, plan, "refund", delay=30)
-    run_id = proc.stdout.readline().strip()
     keys = tmp_path / "keys.txt"
-    deadline = time.monotonic() + 30
-    while not keys.exists() or not keys.read_text().strip():
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(10)
-    proc.stdout.close()
-    proc.stderr.close()
+    try:
+        run_id = proc.stdout.readline().strip()
+        await_condition(lambda: keys.exists() and keys.read_text().strip(), proc)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        stop(proc)
     runner = Runner(RunStore(store.url), poll_s=0.05)
     assert runner.recover_interrupted() == [run_id]
     gate = Gate()
