@@ -42,7 +42,12 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        from core.runner import pause_local_runs
+
+        paused = pause_local_runs(timeout=30)
+        hint = f"; resume with: python -m core resume {paused[0]}" if paused else ""
+        print(f"interrupted: running steps finished and the run was paused{hint}"
+              if paused else "interrupted", file=sys.stderr)
         return 130
 
 

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from core.cli_output import ask, print_json, print_progress, short
+from core.errors import ConfigError
 
 __all__ = ["add_adaptive_commands"]
 
@@ -62,18 +63,23 @@ def cmd_lessons(args: argparse.Namespace) -> int:
 
 def cmd_followup(args: argparse.Namespace) -> int:
     from core.cli_runs import report_run
+    from core.followup import extend_plan_request
     from core.runner import get_runner
     from core.session import build_engine
 
     runner = get_runner()
     out = sys.stderr if args.json else sys.stdout
     record = runner.store.get_run(args.run_id)
-    if not args.yes and not ask(f"Add to run {args.run_id}: {args.request!r}? [y/N] "):
+    if record.plan is None:
+        raise ConfigError(f"run {args.run_id} has no plan to extend; start a new request")
+    engine = build_engine(offline=args.offline)
+    plan, usage = extend_plan_request(record.plan, args.request, engine)
+    plan.raise_if_invalid(engine.registry)
+    print(plan.summary(), file=out)
+    if not args.yes and not ask("Execute the new steps? [y/N] "):
         print("Not executed.", file=out)
         return 1
     started = time.monotonic()
-    plan = runner.follow_up(record.run_id, args.request,
-                            engine=build_engine(offline=args.offline),
-                            on_event=lambda event: print_progress(event, out))
-    print(plan.summary(), file=out)
+    runner.follow_up(record.run_id, args.request, engine=engine, prepared=(plan, usage),
+                     on_event=lambda event: print_progress(event, out))
     return report_run(runner.wait(record.run_id), args.json, started, out, None)

@@ -138,11 +138,13 @@ class Runner:
                      allowed=_RESUMABLE)
 
     def follow_up(self, run_id: str, text: str, *, engine: Engine,
-                  on_event: EventSink | None = None) -> Plan:
+                  on_event: EventSink | None = None,
+                  prepared: tuple[Plan, Usage] | None = None) -> Plan:
         """Extend a finished run with a follow-up request and run the new steps.
 
         Completed steps and results are kept; the new version adds steps and a new
-        synthesis, and only those run. Returns the new plan version.
+        synthesis, and only those run. ``prepared`` is a version already made (and shown
+        to a person) with :func:`core.followup.extend_plan_request`. Returns the version.
         """
         from core.followup import extend_plan_request
 
@@ -150,7 +152,7 @@ class Runner:
         if record.status not in {"completed", "failed"} or record.plan is None:
             raise StoreError(f"run {run_id} is {record.status}; a follow-up needs a finished "
                              "run (wait for it, or start a new request)")
-        plan, usage = extend_plan_request(record.plan, text, engine)
+        plan, usage = prepared or extend_plan_request(record.plan, text, engine)
         extra = dict(record.options)
         spent = Usage.model_validate(extra.get("followup_usage") or {}) + usage
         extra["followup_usage"] = spent.model_dump()
@@ -307,6 +309,16 @@ class Runner:
         return recover_interrupted(self.store, live_here=here,
                                    stale_after_s=self._stale_after_s)
 
+    def pause_all(self, timeout: float = 30.0) -> list[str]:
+        """Pause every run of this process and wait (bounded) until each has stopped."""
+        with self._lock:
+            lives = list(self._live.values())
+        for live in lives:
+            live.control.pause()
+        for live in lives:
+            live.done.wait(timeout)
+        return [live.run_id for live in lives]
+
     def shutdown(self, *, cancel: bool = True, timeout: float = 30.0) -> None:
         """Cancel (optionally) the runs of this process and stop the pool."""
         with self._lock:
@@ -337,6 +349,13 @@ def get_runner() -> Runner:
             runner.recover_interrupted()
             _SLOT.runner = runner
         return _SLOT.runner
+
+
+def pause_local_runs(timeout: float = 30.0) -> list[str]:
+    """Pause the runs this process executes (if it has a runner at all); return their ids."""
+    with _SLOT.lock:
+        runner = _SLOT.runner
+    return runner.pause_all(timeout) if runner is not None else []
 
 
 def reset_runner() -> None:

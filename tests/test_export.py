@@ -131,3 +131,15 @@ def test_no_api_key_in_any_export(stored_run, monkeypatch):
         assert FAKE_KEY not in export_run(store, run_id, fmt)
     if shutil.which("dot") is not None:
         assert FAKE_KEY.encode() not in export_run(store, run_id, "svg")
+
+
+def test_a_json_export_leaves_out_which_machine_ran_the_run(tmp_path):
+    from core.export import run_to_dict
+    from core.store import RunStore
+
+    store = RunStore(f"sqlite:///{tmp_path / 'runs.db'}")
+    run_id = store.create_run("a request", {"offline": True})
+    data = run_to_dict(store.get_run(run_id), [], [])
+    assert data["run_id"] == run_id and data["request"] == "a request"
+    assert not {"owner_pid", "owner_host", "heartbeat_at", "control_request"} & set(data)
+    store.close()
