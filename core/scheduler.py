@@ -116,17 +116,9 @@ def run_plan(
         from core.planner import replan_request as replanner
     emit = Emitter(on_event)
     book = RunBook(versions=[plan])
-    emit("run_started", plan, goal=plan.goal, steps=len(plan.steps),
-         resumed=any(s.status != "pending" for s in plan.steps))
-    for step in plan.steps:
-        if step.status == "running":  # left running by a process that died: run it again
-            step.reset_after_crash()
-            emit("step_reset", plan, step.id)
+    _announce(plan, emit)
     limit = 0 if options.checkpoint == "rigid" else options.max_replans
-    checkpoints = None
-    if options.checkpoint == "adaptive" or (options.checkpoint == "every_step"
-                                            and not engine.offline):  # it needs a model
-        checkpoints = _Checkpoints(options.checkpoint, engine, book,
+    checkpoints = _checkpoints_for(options, engine, book,
                                    None if replanning_offline else replanner)
     replans = 0
     while True:
@@ -137,25 +129,17 @@ def run_plan(
         if state != "done":
             return _stop(state, plan, book, emit)
         failure = _failure_text(plan, book)
-        if failure and replanning_offline and replans < limit:
-            book.warnings.append(tr(plan, "重规划需要大模型；离线时运行以已完成的结果结束。",
-                                    "Replanning needs an LLM; offline, the run finishes "
-                                    "with what completed."))
-            replans = limit
         if failure and replans < limit:
-            new_plan, usage = _replan(plan, failure, engine, replanner, book.warnings)
-            book.usage += usage
-            if new_plan is not None:
-                replans += 1
-                for step_id in book.misses:  # the new version answers them
-                    book.unmet.pop(step_id, None)
-                book.misses.clear()
-                retire(plan, new_plan)
-                emit("replanned", new_plan, from_version=plan.version,
-                     to_version=new_plan.version, reason=failure, source="failure")
-                plan = new_plan
-                book.versions.append(plan)
-                continue
+            if replanning_offline:
+                book.warnings.append(tr(plan, "重规划需要大模型；离线时运行以已完成的结果结束。",
+                                        "Replanning needs an LLM; offline, the run finishes "
+                                        "with what completed."))
+            else:
+                new_plan = _next_version(plan, failure, engine, replanner, book, emit)
+                if new_plan is not None:
+                    replans += 1
+                    plan = new_plan
+                    continue
             replans = limit  # the replanner cannot help: finish what is left
         if failure:
             coordinator.skip_blocked()
@@ -167,6 +151,42 @@ def run_plan(
         coordinator.skip_leftovers()
         break
     return _finish_run(plan, book, emit)
+
+
+def _announce(plan: Plan, emit: Emitter) -> None:
+    """Say the run (re)starts; steps left running by a dead process are run again."""
+    emit("run_started", plan, goal=plan.goal, steps=len(plan.steps),
+         resumed=any(s.status != "pending" for s in plan.steps))
+    for step in plan.steps:
+        if step.status == "running":
+            step.reset_after_crash()
+            emit("step_reset", plan, step.id)
+
+
+def _checkpoints_for(options: RunOptions, engine: Engine, book: RunBook,
+                     replanner: Replanner | None) -> _Checkpoints | None:
+    """The after-step checkpoint of the policy, if it has one (every_step needs a model)."""
+    if options.checkpoint == "adaptive" or (options.checkpoint == "every_step"
+                                            and not engine.offline):
+        return _Checkpoints(options.checkpoint, engine, book, replanner)
+    return None
+
+
+def _next_version(plan: Plan, failure: str, engine: Engine, replanner: Replanner,
+                  book: RunBook, emit: Emitter) -> Plan | None:
+    """Replan after a failure; adopt and announce the new version (None if unusable)."""
+    new_plan, usage = _replan(plan, failure, engine, replanner, book.warnings)
+    book.usage += usage
+    if new_plan is None:
+        return None
+    for step_id in book.misses:  # the new version answers them
+        book.unmet.pop(step_id, None)
+    book.misses.clear()
+    retire(plan, new_plan)
+    emit("replanned", new_plan, from_version=plan.version, to_version=new_plan.version,
+         reason=failure, source="failure")
+    book.versions.append(new_plan)
+    return new_plan
 
 
 class _Checkpoints:
