@@ -29,10 +29,10 @@ from tests.fake_openai import (
     FakeReply,
     error,
     fake_openai_fixture,  # noqa: F401  (the fake_openai fixture)
-    load_script,
     text,
     tool_call,
 )
+from tests.fake_openai_server import load_script
 
 HELLO = [{"role": "user", "content": "hello"}]
 CALC_SPEC = {
