@@ -24,6 +24,7 @@ from sqlalchemy.engine import Connection
 from core.errors import RunNotFoundError
 from core.events import RunEvent
 from core.plan import Plan
+from core.settings import redact_secrets
 from core.usage import Usage
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "events",
     "insert_event",
     "lessons",
+    "looks_secret",
     "metadata",
     "migrate",
     "plan_versions",
@@ -64,37 +66,53 @@ STATUSES = frozenset(RunStatus.__args__)  # type: ignore[attr-defined]
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 ACTIVE_STATUSES = frozenset({"planned", "running", "waiting_confirmation"})
 
+_SECRET_NAME = re.compile(
+    r"api[_\-]?key|secret|token|passw(or)?d|credential|auth(?!ors?(?:[_\-.]|$))|(^|[_\-.])key$",
+    re.IGNORECASE)
+# "Bearer <token>" / "Basic <token>" as a whole value, not prose that starts with "Basic"
+_SECRET_VALUE = re.compile(
+    r"^\s*(?:(?:sk|pk|rk)-[A-Za-z0-9_\-]{6,}|(?:Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]{8,}\s*$)",
+    re.IGNORECASE)
+_DROP = object()  # what _scrub returns for a value that must not be stored
 
-_SECRET_NAME = re.compile(r"(^|_)(api_?key|key|token|password|passwd|secret)$|secret|password",
-                          re.IGNORECASE)
-_SECRET_VALUE = re.compile(r"^(sk|pk|rk)-[A-Za-z0-9_\-]{6,}|^Bearer\s", re.IGNORECASE)
+
+def looks_secret(text: str) -> bool:
+    """True when ``text`` is or contains something shaped like a credential.
+
+    A key anywhere in it (``sk-…``, ``ak-…``, ``ghp_…``, ``xoxb-…``, as
+    :func:`core.settings.redact_secrets` finds them, e.g. in a URL's query), or a value
+    starting like one (``sk-``/``pk-``/``rk-``, ``Bearer …``, ``Basic …``).
+    """
+    return bool(_SECRET_VALUE.search(text)) or redact_secrets(text) != text
 
 
 def scrub_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``settings`` without anything that looks like a secret (by name or by value).
+    """A copy of ``settings`` (or run options) without anything that looks like a secret.
 
-    A text value under a secret-looking name (api_key, token, password, secret, ...) or a
-    value shaped like a key (``sk-...``) is dropped; flags such as ``has_key: true`` stay.
+    Dropped, at any depth: a text value that looks like a credential (:func:`looks_secret`),
+    and any text under a secret-looking name (containing api_key/apikey, secret, token,
+    password, credential or auth, or ending in ``key``). Under such a name only flags and
+    numbers stay (``has_key: true``, ``max_tokens: 5``); containers keep their shape.
     """
-    clean: dict[str, Any] = {}
-    for name, value in settings.items():
-        if isinstance(value, dict):
-            clean[str(name)] = scrub_settings(value)
-            continue
-        if isinstance(value, list | tuple):
-            value = [scrub_settings(v) if isinstance(v, dict) else v for v in value
-                     if not (isinstance(v, str) and _SECRET_VALUE.search(v))]
-        secret_name = bool(_SECRET_NAME.search(str(name)))
-        if isinstance(value, str | bytes) and (
-            (secret_name and value) or _SECRET_VALUE.search(str(value))
-        ):
-            logger.warning("not storing setting %r: it looks like a secret", name)
-            continue
-        if secret_name and not isinstance(value, bool | int | float | type(None)):
-            logger.warning("not storing setting %r: it looks like a secret", name)
-            continue
-        clean[str(name)] = value
-    return clean
+    return _scrub(settings, strict=False, path="")
+
+
+def _scrub(value: Any, *, strict: bool, path: str) -> Any:
+    """``value`` without secrets, or ``_DROP``; ``strict``: under a secret-looking name."""
+    if isinstance(value, dict):
+        kept = {str(k): _scrub(v, strict=strict or bool(_SECRET_NAME.search(str(k))),
+                               path=f"{path}.{k}" if path else str(k)) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v is not _DROP}
+    if isinstance(value, list | tuple):
+        items = [_scrub(v, strict=strict, path=f"{path}[{i}]") for i, v in enumerate(value)]
+        return [item for item in items if item is not _DROP]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    if strict or (isinstance(text, str) and looks_secret(text)):
+        logger.warning("not storing setting %r: it looks like a secret", path)
+        return _DROP
+    return value
 
 
 def utc_now() -> datetime:
@@ -150,7 +168,6 @@ class StoredEvent(RunEvent):
 
     run_id: str
     seq: int
-
 
 
 metadata = sa.MetaData()

@@ -163,6 +163,58 @@ def test_secrets_are_scrubbed_from_settings(store):
     assert_no_secret_in_files(store.engine.url.database)
 
 
+def test_scrub_drops_secret_names_at_any_depth_and_keeps_flags_and_numbers():
+    settings = {
+        "openai_api_key_v2": "plain-looking", "ApiKey": "v", "credentials": {"user": "bob",
+        "pass": "pw", "expires_in": 3600}, "auth": "Basic dXNlcjpwYXNz", "x_auth_token": "t",
+        "DB_PASSWORD": "pw", "passwd": "pw", "has_key": True, "max_tokens": 512,
+        "llm": {"provider": "openai", "service": {"Secret": "s", "token_count": 7}},
+        "headers": [{"Authorization": "anything"}, {"accept": "json"}],
+    }
+    assert scrub_settings(settings) == {
+        "credentials": {"expires_in": 3600}, "has_key": True, "max_tokens": 512,
+        "llm": {"provider": "openai", "service": {"token_count": 7}},
+        "headers": [{}, {"accept": "json"}],
+    }
+
+
+@pytest.mark.parametrize("value", [
+    "ghp_" + "a1B2c3D4e5F6g7H8i9J0",
+    "xoxb-123456789012-abcdefgh",
+    "https://search.example/api?q=x&key=sk-live-ABCDEFGH1234",
+    "use sk_proj_abcdefghijk for the planner",
+    "ak-0123456789abcdef",
+    "Bearer eyJhbGciOiJIUzI1NiJ9.payload",
+    "Basic dXNlcjpwYXNzd29yZA==",
+    "sk-short1",
+])
+def test_scrub_drops_key_shaped_values_anywhere(value):
+    got = scrub_settings({"note": value, "nested": {"deep": [value, "ok"]}, "model": "m"})
+    assert got == {"nested": {"deep": ["ok"]}, "model": "m"}
+
+
+def test_scrub_keeps_ordinary_text():
+    settings = {"base_url": "https://api.example/v1?region=eu", "model": "gpt-4o-mini",
+                "mode": "plan", "tags": ["skills", "desk-lamp"], "task": "ask a question"}
+    assert scrub_settings(settings) == settings
+
+
+def test_options_are_scrubbed_when_stored(store):
+    options = {"max_parallel": 2, "webhook": "https://h.example/hook?token=sk-abcdefgh12345",
+               "auth": "Bearer abcdefghijklmnop", "planning_usage": {"prompt_tokens": 3}}
+    run_id = store.create_run("x", {}, small_plan(), options=options)
+    assert store.get_run(run_id).options == {"max_parallel": 2,
+                                             "planning_usage": {"prompt_tokens": 3}}
+    store.set_options(run_id, {"confirm_side_effects": True, "api_token": FAKE_KEY,
+                               "note": f"key {FAKE_KEY}"})
+    assert store.get_run(run_id).options == {"confirm_side_effects": True}
+    store.set_status(run_id, "paused")
+    store.claim_run(run_id, {"paused"}, options={"max_replans": 1, "secret": FAKE_KEY})
+    assert store.get_run(run_id).options == {"max_replans": 1}
+    store.close()
+    assert_no_secret_in_files(store.engine.url.database)
+
+
 def assert_no_secret_in_files(database: str) -> None:
     """The fake key appears nowhere in the database file or its WAL."""
     for path in database, database + "-wal":
@@ -241,3 +293,30 @@ def test_concurrent_appends_from_processes(store):
     assert [e.seq for e in got] == list(range(1, 41))
     for w in range(4):
         assert [e.data["i"] for e in got if e.data["w"] == w] == list(range(10))
+
+
+def test_ownership_methods_report_database_failures_as_store_errors(store):
+    """The methods RunStore gets from core.store_ownership are guarded like its own."""
+    run_id = store.create_run("x", {}, small_plan(), status="paused")
+    with store.engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE events"))
+    for call in (lambda: store.cancel_unowned(run_id, reason="stop"),
+                 lambda: store.claim_run(run_id, {"paused"}, events=[RunEvent(kind="resumed")])):
+        with pytest.raises(StoreError, match="check PLANBOARD_DB_URL") as info:
+            call()
+        assert "no such table" in str(info.value) and "\n" not in str(info.value)
+    assert store.get_run(run_id).status == "paused"  # each failed transaction rolled back
+
+
+def test_scrub_logs_the_setting_name_never_the_value(caplog):
+    with caplog.at_level("WARNING", logger="core.store_schema"):
+        scrub_settings({"llm": {"auth": FAKE_KEY}, "urls": [f"https://h?k={FAKE_KEY}"]})
+    assert "'llm.auth'" in caplog.text and "'urls[0]'" in caplog.text
+    assert FAKE_KEY not in caplog.text
+
+
+def test_scrub_keeps_prose_and_names_that_only_look_alike():
+    kept = {"route_reason": "Basic arithmetic: one tool call", "author": "me",
+            "authors": ["a"], "note": "the token budget is 2000 words"}
+    assert scrub_settings(kept) == kept
+    assert scrub_settings({"header": "Basic dXNlcjpwYXNzd29yZA=="}) == {}
