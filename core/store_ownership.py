@@ -243,7 +243,7 @@ class RunOwnership:
         if current in allowed or current in ACTIVE_STATUSES:
             raise StoreError(f"run {record.run_id} is already being run by another process; "
                              "wait for it, or steer it with pause/cancel")
-        raise StoreError(f"cannot {verb} run {record.run_id}: it is {current} "
+        raise StoreError(f"cannot {verb} run {record.run_id}: it is already {current} "
                          f"(it must be {' or '.join(sorted(allowed))})")
 
     @staticmethod
