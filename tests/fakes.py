@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.llm import ChatReply, ToolCall
+from core.plan import Step
 from core.usage import Usage
 
 Reply = ChatReply | str | Exception | Callable[[dict[str, Any]], "ChatReply | str"]
@@ -69,3 +70,14 @@ class ScriptedChatModel:
                 usage=Usage(llm_calls=1, prompt_tokens=100, completion_tokens=20),
             )
         return reply
+
+
+def lookup(step_id: str, key: str, *deps: str, **extra: Any) -> Step:
+    """A step calling the tests' ``lookup`` tool with ``key``."""
+    return Step(id=step_id, description=f"look up {key}", tool="lookup", args={"key": key},
+                depends_on=list(deps), **extra)
+
+
+def answer(step_id: str, *deps: str) -> Step:
+    """A synthesis step over ``deps``."""
+    return Step(id=step_id, description="answer the user", depends_on=list(deps))

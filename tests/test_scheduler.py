@@ -16,7 +16,7 @@ from core.run_control import RunControl
 from core.scheduler import RunOptions, run_plan
 from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
 from core.usage import Usage
-from tests.fakes import ScriptedChatModel, tool_reply
+from tests.fakes import ScriptedChatModel, answer, lookup, tool_reply
 
 
 class Tools:
@@ -65,15 +65,6 @@ class Tools:
 @pytest.fixture
 def tools() -> Tools:
     return Tools()
-
-
-def lookup(step_id: str, key: str, *deps: str, **extra) -> Step:
-    return Step(id=step_id, description=f"look up {key}", tool="lookup", args={"key": key},
-                depends_on=list(deps), **extra)
-
-
-def answer(step_id: str, *deps: str) -> Step:
-    return Step(id=step_id, description="answer the user", depends_on=list(deps))
 
 
 def _events() -> tuple[list[RunEvent], object]:

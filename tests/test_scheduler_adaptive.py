@@ -12,10 +12,10 @@ import pytest
 from core.engine import Engine
 from core.errors import ToolExecutionError
 from core.events import RunEvent
-from core.plan import Plan, Step
+from core.plan import Plan
 from core.scheduler import RunOptions, run_plan
 from core.tools.registry import ToolRegistry, make_tool
-from tests.fakes import ScriptedChatModel
+from tests.fakes import ScriptedChatModel, answer, lookup
 
 SEED_000 = ("我家老人想要一台扫地机，预算 2000 以内，要好操作的。另外帮我看看订单 66001 到了没，"
             "到了的话帮我把那台坏的退掉。")
@@ -67,15 +67,6 @@ class Tools:
 @pytest.fixture
 def tools() -> Tools:
     return Tools()
-
-
-def lookup(step_id: str, key: str, *deps: str, **extra) -> Step:
-    return Step(id=step_id, description=f"look up {key}", tool="lookup", args={"key": key},
-                depends_on=list(deps), **extra)
-
-
-def answer(step_id: str, *deps: str) -> Step:
-    return Step(id=step_id, description="answer the user", depends_on=list(deps))
 
 
 def no_replan(plan, failure, engine):
