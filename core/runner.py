@@ -22,6 +22,7 @@ from core.engine import Engine
 from core.errors import StoreError
 from core.events import EventSink, RunEvent
 from core.plan import Plan
+from core.plan_diff import diff_plans
 from core.recovery import (
     IN_PROCESS,
     StoreBackedControl,
@@ -83,18 +84,30 @@ class Runner:
         on_event: EventSink | None = None,
         replanner: Replanner | None = None,
         planning_usage: Usage | None = None,
+        drafted: Plan | None = None,
     ) -> str:
         """Record the run (plan v1 and all) and run it in the background; return its id.
 
         ``planning_usage`` (the LLM calls that made the plan) is added to the run's usage.
+        ``drafted`` is the plan as the planner made it: when a person edited it before
+        approving, the draft is kept as version 1 and the edited plan runs as version 2.
         """
         run_id = uuid.uuid4().hex[:12]
         options = (options or RunOptions()).model_copy(update={"run_id": run_id})
         stored = options.model_dump(mode="json")
         if planning_usage is not None:
             stored["planning_usage"] = planning_usage.model_dump()
-        self.store.create_run(request, settings_public or {}, plan, run_id=run_id,
+        edited = drafted is not None and not diff_plans(drafted, plan).is_empty
+        first = drafted if edited and drafted is not None else plan
+        self.store.create_run(request, settings_public or {}, first, run_id=run_id,
                               options=stored, usage=planning_usage)
+        if edited:
+            plan = plan.model_copy(update={"version": first.version + 1})
+            self.store.save_plan_version(run_id, plan, reason="manual edit")
+            self.store.append_event(run_id, RunEvent(
+                kind="replanned", plan_version=plan.version,
+                data={"from_version": first.version, "to_version": plan.version,
+                      "source": "manual", "reason": "edited by a person before approval"}))
         self._launch(run_id, plan, engine, options, on_event, replanner, resumed_from=None,
                      extra=stored)
         return run_id

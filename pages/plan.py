@@ -100,6 +100,7 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool)
     st.session_state["plan_request"] = request
     st.session_state["planning_usage"] = usage
     st.session_state["plan_lessons"] = list(draft.lessons)
+    st.session_state["plan_draft"] = draft.plan.model_copy(deep=True)  # to tell edits apart
     plan_editor.set_plan(draft.plan)
 
 
@@ -153,7 +154,7 @@ def _render_lessons_used() -> None:
 
 def _blank(request: str) -> None:
     goal = request.strip() or t("blank_goal")
-    for key in ("route_info", "clarify", "plan_lessons", "planning_usage"):
+    for key in ("route_info", "clarify", "plan_lessons", "planning_usage", "plan_draft"):
         st.session_state.pop(key, None)
     st.session_state["plan_request"] = goal
     plan_editor.set_plan(Plan(goal=goal, steps=[Step(id="s1", description="")]))
@@ -166,11 +167,13 @@ def _approve(plan: Plan) -> None:
             request, plan, engine=state.engine(), options=state.run_options(),
             settings_public=state.settings_public(),
             planning_usage=st.session_state.get("planning_usage"),
+            drafted=st.session_state.get("plan_draft"),
         )
     except PlanBoardError as exc:
         st.error(str(exc))
         return
     st.session_state.pop("planning_usage", None)  # counted once, by this run
+    st.session_state.pop("plan_draft", None)
     st.session_state["last_run_id"] = run_id
     st.switch_page("pages/run.py", query_params={"run": run_id})
 

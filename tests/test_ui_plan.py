@@ -146,6 +146,34 @@ def test_generate_approve_run_complete(runner):
     assert runner.store.get_run(run_id).settings == {"offline": True}
 
 
+def test_an_edited_plan_runs_as_version_2_with_the_draft_kept_as_version_1(runner):
+    at = _generated(confirm_side_effects=False)
+    drafted = at.session_state["plan"].step("s1").description
+    edited = at.session_state["plan"].model_copy(deep=True)
+    edited.step("s1").description = "Find an easy robot vacuum for my parents"
+    at.session_state["plan"] = edited
+    at.run()
+    at.button(key="approve_run").click().run()
+    run_id = at.query_params["run"]
+    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    versions = runner.store.plan_versions(run_id)
+    assert [v.version for v in versions] == [1, 2]
+    assert versions[0].plan.step("s1").description == drafted
+    assert versions[1].reason == "manual edit"
+    assert runner.store.get_run(run_id).plan.step("s1").description.endswith("my parents")
+    at = wait_for(at, lambda a: "Completed" in " ".join(m.value for m in a.markdown))
+    titles = [e.label for e in at.expander]
+    assert any("1 → 2" in title and "manual edit" in title for title in titles), titles
+
+
+def test_an_unedited_plan_runs_as_version_1(runner):
+    at = _generated(confirm_side_effects=False)
+    at.button(key="approve_run").click().run()
+    run_id = at.query_params["run"]
+    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert [v.version for v in runner.store.plan_versions(run_id)] == [1]
+
+
 def test_chinese_request_generates_a_chinese_plan(runner):
     at = _generated(language="zh")
     assert at.text_area(key="request").value == VACUUM.request_zh
