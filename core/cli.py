@@ -28,8 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     from dotenv import find_dotenv, load_dotenv
 
     load_dotenv(find_dotenv(usecwd=True))  # the .env of the directory you run from
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
+    # what a user needs is printed by the commands; the log is for --verbose
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR,
+                        format="%(levelname)s %(name)s: %(message)s")
     try:
         _require_utf8(sys.argv[1:] if argv is None else argv)
         return int(args.handler(args) or 0)
@@ -68,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m core", description="PlanBoard: plan, review and run LLM agent tasks."
     )
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="log what the engine does (to stderr)")
     commands = parser.add_subparsers(dest="command", required=True)
 
     tools = commands.add_parser("tools", help="list the tools and their schemas")
