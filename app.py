@@ -8,7 +8,7 @@ from dotenv import find_dotenv, load_dotenv
 from ui import state
 from ui.frame import ensure_entrypoint
 from ui.i18n import t
-from ui.settings import render_sidebar
+from ui.settings import keep_settings, render_sidebar
 
 ensure_entrypoint()  # the first run after a start may treat this file as a legacy page
 load_dotenv(find_dotenv(usecwd=True))  # .env next to where `streamlit run` started
@@ -17,6 +17,7 @@ st.set_page_config(page_title="PlanBoard", page_icon="🧭", layout="wide")
 state.init_session()
 state.recover_once()
 
+keep_settings()
 render_sidebar()
 pages = st.navigation([
     st.Page("pages/plan.py", title=t("nav_plan"), icon=":material/edit_note:",

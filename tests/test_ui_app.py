@@ -169,6 +169,22 @@ def test_the_api_key_stays_in_the_session_only(runner, isolated_environment):
             assert secret.encode() not in path.read_bytes(), path
 
 
+def test_settings_survive_the_jump_to_the_run_page(runner):
+    secret = "sk-session-only-abcdef123456"
+    at = open_app(plan=_tiny_plan())
+    at.radio(key="language").set_value("zh").run()
+    at.text_input(key="api_key").input(secret).run()
+    at.number_input(key="max_parallel").set_value(2).run()
+    at.button(key="approve_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params["run"]
+    at.run()  # the run page, drawn after st.switch_page
+    assert at.session_state["language"] == "zh"
+    assert at.session_state["api_key"] == secret
+    assert at.session_state["max_parallel"] == 2
+    assert secret not in str(dict(at.query_params))
+
+
 def _tiny_plan():
     from core.plan import Plan, Step
 

@@ -7,7 +7,24 @@ import streamlit as st
 from ui import state
 from ui.i18n import LANGUAGES, t
 
-__all__ = ["render_sidebar"]
+__all__ = ["SIDEBAR_KEYS", "keep_settings", "render_sidebar"]
+
+SIDEBAR_KEYS = (
+    "language", "offline_mode", "base_url", "planner_model", "executor_model", "api_key",
+    "max_parallel", "max_replans", "confirm_side_effects", "checkpoint_policy",
+)
+
+
+def keep_settings() -> None:
+    """Keep the sidebar's values across page switches.
+
+    Streamlit drops the state of widgets that were not drawn in the previous run, which
+    st.switch_page causes; assigning each value to itself makes it the session's own.
+    Call before the sidebar is drawn.
+    """
+    for key in SIDEBAR_KEYS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
 
 
 def render_sidebar() -> None:
