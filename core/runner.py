@@ -56,12 +56,14 @@ class Runner:
         self,
         store: RunStore | None = None,
         *,
-        max_workers: int = 4,
+        max_workers: int = 16,
         engine_factory: EngineFactory | None = None,
         poll_s: float = 0.5,
         stale_after_s: float = 30.0,
     ) -> None:
         self.store = store or RunStore()
+        # A run waiting for a person's confirmation holds its worker, and the dashboard
+        # shares one runner between every session: the pool is bounded, but not tightly.
         # None: build the engine from the run's stored settings when resuming elsewhere
         self._pool = ThreadPoolExecutor(max_workers=max_workers,
                                         thread_name_prefix="planboard-run")

@@ -35,7 +35,7 @@ def _control(run_id: str, action: str) -> None:
         elif action == "resume":
             runner.resume(run_id, engine=state.engine())
         else:
-            runner.cancel(run_id, timeout=10.0)
+            runner.cancel(run_id, timeout=1.0)  # recorded at once; the poll shows the end
     except PlanBoardError as exc:
         st.session_state["run_error"] = str(exc)
 
@@ -92,8 +92,8 @@ def _render_live(run_id: str, polling: bool) -> None:
         run_view.render_usage(usage, record.wall_s)
         run_view.render_replans(store.plan_versions(run_id), events)
         run_view.render_events(events)
-    if polling and record.status in _QUIET:
-        st.rerun()  # the run settled: redraw once without the timer
+    if polling == (record.status in _QUIET):
+        st.rerun()  # settled (stop the timer) or started again, e.g. resumed (start it)
 
 
 def _finished(plan: object) -> int:
@@ -103,7 +103,7 @@ def _finished(plan: object) -> int:
 
 def main() -> None:
     """Draw the run named in the address, or say how to open one."""
-    page_header("run_title", "run_caption")
+    page_header("run_title", "run_caption", show_mode=False)
     run_id = st.query_params.get("run")
     if not run_id:
         st.info(t("run_none"))

@@ -39,11 +39,17 @@ def ensure_entrypoint() -> None:
     st.stop()  # app.py has drawn the whole app already
 
 
-def page_header(title_key: str, caption_key: str) -> None:
-    """Title and caption of a page, plus whether plans and steps use the LLM."""
+def page_header(title_key: str, caption_key: str, *, show_mode: bool = True) -> None:
+    """Title and caption of a page, plus (``show_mode``) whether this session uses the LLM.
+
+    The run page leaves the mode out: a run shows the settings it was started with.
+    """
     ensure_entrypoint()
     state.init_session()
     st.title(t(title_key))
+    if not show_mode:
+        st.caption(t(caption_key))
+        return
     mode = state.planner_mode()
     badge = t("badge_offline") if mode.offline else t("badge_llm")
     st.caption(f"{t(caption_key)} · {badge}")
