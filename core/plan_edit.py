@@ -20,6 +20,7 @@ __all__ = [
     "COLUMNS",
     "NO_TOOL",
     "add_step",
+    "apply_table_changes",
     "delete_step",
     "move_step",
     "plan_to_rows",
@@ -77,6 +78,26 @@ def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]]) -> tuple[Plan, lis
         steps.append(step)
     plan.steps = steps
     return plan, errors
+
+
+def apply_table_changes(base_plan: Plan, changes: dict[str, Any] | None) -> Plan:
+    """``base_plan`` with a table's pending changes applied (invalid cells keep old values).
+
+    ``changes`` is what the table widget holds between draws: ``edited_rows`` (row index to
+    the changed cells), ``added_rows`` and ``deleted_rows`` (row indices). A step control
+    clicked right after typing in a cell must act on the typed value, not the old one.
+    """
+    if not changes:
+        return base_plan
+    rows: list[dict[str, Any]] = plan_to_rows(base_plan)
+    for index, cells in (changes.get("edited_rows") or {}).items():
+        position = int(index)
+        if 0 <= position < len(rows):
+            rows[position] = {**rows[position], **cells}
+    deleted = {int(index) for index in changes.get("deleted_rows") or []}
+    rows = [row for position, row in enumerate(rows) if position not in deleted]
+    rows += [dict(row) for row in changes.get("added_rows") or []]
+    return rows_to_plan(base_plan, rows)[0]
 
 
 def move_step(plan: Plan, step_id: str, offset: int) -> Plan:

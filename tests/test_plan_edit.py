@@ -9,6 +9,7 @@ from core.plan import Plan, Step
 from core.plan_edit import (
     COLUMNS,
     add_step,
+    apply_table_changes,
     delete_step,
     move_step,
     plan_to_rows,
@@ -147,3 +148,20 @@ def test_rows_round_trip_through_json_text():
     rows = json.loads(json.dumps(plan_to_rows(plan)))
     merged, errors = rows_to_plan(plan, rows)
     assert not errors and merged.canonical() == plan.canonical()
+
+
+def test_pending_table_changes_are_applied_before_a_step_control():
+    base = Plan(goal="g", steps=[
+        Step(id="s1", description="first"), Step(id="s2", description="second"),
+        Step(id="s3", description="third", depends_on=["s1"])])
+    changes = {
+        "edited_rows": {0: {"description": "first, edited"}, "2": {"tool": "calculate"}},
+        "deleted_rows": [1],
+        "added_rows": [{"description": "a new step"}],
+    }
+    plan = apply_table_changes(base, changes)
+    assert [s.description for s in plan.steps] == ["first, edited", "third", "a new step"]
+    assert plan.step("s3").tool == "calculate" and plan.step("s3").depends_on == ["s1"]
+    assert plan.steps[-1].id == "s4"  # a new id, never a reused one
+    assert apply_table_changes(base, None) is base
+    assert [s.description for s in base.steps] == ["first", "second", "third"]  # untouched

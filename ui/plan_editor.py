@@ -20,7 +20,15 @@ import streamlit as st
 from core.errors import PlanValidationError
 from core.graph import plan_to_dot
 from core.plan import Plan
-from core.plan_edit import COLUMNS, add_step, delete_step, move_step, plan_to_rows, rows_to_plan
+from core.plan_edit import (
+    COLUMNS,
+    add_step,
+    apply_table_changes,
+    delete_step,
+    move_step,
+    plan_to_rows,
+    rows_to_plan,
+)
 from core.tools.registry import ToolRegistry
 from ui.i18n import current_language, t
 
@@ -148,10 +156,17 @@ def _render_step_controls(plan: Plan) -> None:
 
 
 def _change(action: str) -> None:
-    """Apply a step control to the canonical plan (runs before the next draw)."""
+    """Apply a step control to the canonical plan (runs before the next draw).
+
+    A cell typed into just before the click is still pending in the table's state: it is
+    merged first, so that the control never loses it.
+    """
     plan: Plan | None = st.session_state.get("plan")
     if plan is None:
         return
+    base = st.session_state.get("plan_base")
+    if base is not None:
+        plan = apply_table_changes(base, st.session_state.get(current_editor_key()))
     step_id = st.session_state.get("step_pick")
     if action == "add":
         changed = add_step(plan, after=step_id if step_id in plan.ids() else None)
