@@ -21,7 +21,7 @@ keep_settings()
 render_sidebar()
 pages = st.navigation([
     st.Page("pages/plan.py", title=t("nav_plan"), icon=":material/edit_note:",
-            url_path="plan", default=True),
+            default=True),
     st.Page("pages/run.py", title=t("nav_run"), icon=":material/play_circle:", url_path="run"),
     st.Page("pages/history.py", title=t("nav_history"), icon=":material/history:",
             url_path="history"),
@@ -29,4 +29,5 @@ pages = st.navigation([
             url_path="lessons"),
     st.Page("pages/tools.py", title=t("nav_tools"), icon=":material/build:", url_path="tools"),
 ])
+state.note_page(pages.url_path)
 pages.run()

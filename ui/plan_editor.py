@@ -30,6 +30,7 @@ from core.plan_edit import (
     rows_to_plan,
 )
 from core.tools.registry import ToolRegistry
+from ui import state as ui_state
 from ui.i18n import current_language, t
 
 __all__ = ["current_editor_key", "plan_problems", "render_plan_review", "set_plan"]
@@ -85,7 +86,11 @@ def _sync_revision() -> Plan:
     changed = state.get("plan_synced") != fingerprint
     # column labels are part of the table's identity: a language switch starts a new table
     relabelled = state.get("plan_editor_language") != current_language()
-    if changed or relabelled or "plan_base" not in state or current_editor_key() not in state:
+    # coming back from another page: an edit left half-typed there must not come back
+    # in the table's old state while the plan already holds it
+    returned = ui_state.entered_page()
+    if (changed or relabelled or returned or "plan_base" not in state
+            or current_editor_key() not in state):
         logger.debug("new plan table (changed=%s, relabelled=%s, table state=%s)", changed,
                      relabelled, current_editor_key() in state)
         state["plan_revision"] = state.get("plan_revision", 0) + 1

@@ -25,8 +25,10 @@ __all__ = [
     "checkpoint_policy",
     "current_settings",
     "engine",
+    "entered_page",
     "env_settings",
     "init_session",
+    "note_page",
     "plan_mode_choice",
     "planner_mode",
     "recover_once",
@@ -75,6 +77,17 @@ def env_settings() -> LLMSettings:
     except ConfigError as exc:
         logger.warning("ignoring environment settings: %s", exc)
         return LLMSettings()
+
+
+def note_page(page: str) -> None:
+    """Remember which page is drawn now, and which one was drawn before it."""
+    st.session_state["previous_page"] = st.session_state.get("current_page")
+    st.session_state["current_page"] = page
+
+
+def entered_page() -> bool:
+    """True on the first draw of a page after another page (or after a fresh start)."""
+    return st.session_state.get("previous_page") != st.session_state.get("current_page")
 
 
 def init_session() -> None:
