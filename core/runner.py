@@ -351,19 +351,37 @@ class _Slot:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.runner: Runner | None = None
+        self.exit_hook = False
+
+
+_EXIT_WAIT_S = 10.0
 
 
 _SLOT = _Slot()
 
 
 def get_runner() -> Runner:
-    """The process-wide runner, created on first use (recovering crashed runs then)."""
+    """The process-wide runner, created on first use (recovering crashed runs then).
+
+    When the process exits (a server stopped with SIGTERM or Ctrl-C), its runs are paused
+    first: a run waiting for a confirmation would otherwise keep the process alive, and a
+    paused run can be resumed later.
+    """
     with _SLOT.lock:
         if _SLOT.runner is None:
+            if not _SLOT.exit_hook:
+                # threading's exit hooks run in reverse order, before the thread pools are
+                # joined: this one, registered after concurrent.futures', runs first
+                threading._register_atexit(_pause_on_exit)  # type: ignore[attr-defined]
+                _SLOT.exit_hook = True
             runner = Runner()
             runner.recover_interrupted()
             _SLOT.runner = runner
         return _SLOT.runner
+
+
+def _pause_on_exit() -> None:
+    pause_local_runs(timeout=_EXIT_WAIT_S)
 
 
 def pause_local_runs(timeout: float = 30.0) -> list[str]:

@@ -168,3 +168,50 @@ def test_sigkill_during_a_side_effect_resumes_with_the_same_idempotency_key(tmp_
     assert keys.read_text().split() == gate.keys == [f"{run_id}:s1:v1"]
     runner.shutdown()
     store.close()
+
+
+EXIT_SCRIPT = r'''
+from core.engine import Engine
+from core.plan import Plan, Step
+from core.runner import get_runner
+from core.scheduler import RunOptions
+from core.tools.registry import ToolRegistry, make_tool
+
+
+def refund(order_id: str) -> dict:
+    """Refund an order.
+
+    Args:
+        order_id: the order.
+    """
+    raise AssertionError("the refund must wait for a person")
+
+
+registry = ToolRegistry()
+registry.add(make_tool(refund, side_effect=True))
+plan = Plan(goal="refund", steps=[
+    Step(id="s1", description="refund", tool="refund", args={"order_id": "1"}),
+    Step(id="s2", description="answer", depends_on=["s1"])])
+runner = get_runner()
+run_id = runner.start("refund", plan, engine=Engine(registry=registry),
+                      options=RunOptions(confirm_side_effects=True))
+record = runner.wait(run_id, timeout=20, until_confirmation=True)
+assert record.status == "waiting_confirmation", record.status
+print(run_id, flush=True)
+'''  # the script ends here, with its run waiting for a confirmation
+
+
+def test_a_process_exits_while_a_run_waits_and_the_run_is_paused(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PLANBOARD_HOME": str(tmp_path / "home")}
+    script = tmp_path / "exit.py"
+    script.write_text(EXIT_SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    run_id = done.stdout.split()[-1]
+    store = RunStore(f"sqlite:///{tmp_path / 'home' / 'planboard.db'}")
+    record = store.get_run(run_id)
+    assert record.status == "paused"
+    assert [s.status for s in record.plan.steps] == ["pending", "pending"]
+    assert "paused" in kinds(store, run_id)
+    store.close()
