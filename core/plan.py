@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from core.errors import PlanValidationError, ToolArgumentError, UnknownToolError
+from core.language import Language, pick
 from core.safe_eval import ExpressionError, condition_step_refs, is_expression_condition
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ _NEXT_STATUSES: dict[str, frozenset[str]] = {
 _STEP_ID = re.compile(r"^s\d+$")
 REFERENCE = re.compile(r"\{\{\s*(s\d+)((?:\.[\w\-]+|\[\d+\])*)\s*\}\}")
 _PREVIEW_CHARS = 80
+_CYCLE_ZH = "{ids} 形成了循环依赖；请去掉其中一条依赖"
 
 
 def now() -> datetime:
@@ -224,25 +226,36 @@ class Plan(BaseModel):
 
     # ---- validation ---------------------------------------------------------------------
 
-    def validate(self, registry: ToolRegistry | None = None) -> list[str]:  # type: ignore[override]
-        """Every problem of the plan as a sentence that names the step (empty when fine)."""
+    def validate(  # type: ignore[override]
+        self, registry: ToolRegistry | None = None, *, language: Language = "en"
+    ) -> list[str]:
+        """Every problem of the plan as a sentence that names the step (empty when fine).
+
+        ``language`` "zh" words the sentences in Chinese (for the dashboard in 中文).
+        """
+        lang = language
         if not self.steps:
-            return ["the plan has no steps; add at least one step"]
+            return [pick(lang, "计划里没有步骤；请至少添加一个步骤",
+                         "the plan has no steps; add at least one step")]
         problems: list[str] = []
         ids = self.ids()
         seen: set[str] = set()
         for step in self.steps:
             if step.id in seen:
-                problems.append(f"{step.id} appears more than once; give every step its own id")
+                problems.append(pick(lang, f"{step.id} 出现了不止一次；每个步骤需要自己的编号",
+                                     f"{step.id} appears more than once; give every step "
+                                     "its own id"))
             seen.add(step.id)
             if not _STEP_ID.match(step.id):
-                problems.append(f"{step.id!r} is not a valid id; ids look like s1, s2, s3")
-            problems.extend(_step_problems(step, ids, registry))
+                problems.append(pick(lang, f"{step.id!r} 不是有效的编号；编号形如 s1、s2、s3",
+                                     f"{step.id!r} is not a valid id; ids look like s1, s2, s3"))
+            problems.extend(_step_problems(step, ids, registry, lang))
         if not problems:
             try:
                 self.topological_order()
             except PlanValidationError as exc:
-                problems.extend(exc.problems)
+                problems.extend(pick(lang, _CYCLE_ZH.format(ids=p.split(" form ")[0]), p)
+                                for p in exc.problems)
         return problems
 
     def raise_if_invalid(self, registry: ToolRegistry | None = None) -> None:
@@ -300,42 +313,49 @@ class Plan(BaseModel):
         return cls.model_validate(json.loads(text))
 
 
-def _step_problems(step: Step, ids: list[str], registry: ToolRegistry | None) -> list[str]:
+def _step_problems(step: Step, ids: list[str], registry: ToolRegistry | None,
+                   lang: Language) -> list[str]:
+    sid = step.id
     problems: list[str] = []
     if not step.description.strip():
-        problems.append(f"{step.id} has no description; say what the step does")
+        problems.append(pick(lang, f"{sid} 没有描述；请写明这一步做什么",
+                             f"{sid} has no description; say what the step does"))
     for dep in step.depends_on:
-        if dep == step.id:
-            problems.append(f"{step.id} depends on itself; remove it from depends_on")
+        if dep == sid:
+            problems.append(pick(lang, f"{sid} 依赖了自己；请把它从 depends_on 中去掉",
+                                 f"{sid} depends on itself; remove it from depends_on"))
         elif dep not in ids:
-            problems.append(f"{step.id} depends on unknown step {dep}")
+            problems.append(pick(lang, f"{sid} 依赖了不存在的步骤 {dep}",
+                                 f"{sid} depends on unknown step {dep}"))
     deps = set(step.depends_on)
     for ref in sorted(references_in(step.args or {}) - deps):
-        problems.append(
-            f"{step.id} refers to {{{{{ref}...}}}} but does not depend on {ref}; "
-            f"add {ref} to depends_on"
-        )
+        problems.append(pick(
+            lang, f"{sid} 引用了 {{{{{ref}...}}}}，却没有依赖 {ref}；请把 {ref} 加入 depends_on",
+            f"{sid} refers to {{{{{ref}...}}}} but does not depend on {ref}; "
+            f"add {ref} to depends_on"))
     if step.condition and is_expression_condition(step.condition):
         try:
             missing = condition_step_refs(step.condition) - deps
         except ExpressionError as exc:
-            problems.append(f"{step.id} condition does not parse: {exc}")
+            problems.append(pick(lang, f"{sid} 的条件无法解析：{exc}",
+                                 f"{sid} condition does not parse: {exc}"))
         else:
-            problems.extend(
-                f"{step.id} condition reads {ref} but does not depend on it; "
-                f"add {ref} to depends_on"
-                for ref in sorted(missing)
-            )
+            problems.extend(pick(
+                lang, f"{sid} 的条件读取了 {ref}，却没有依赖它；请把 {ref} 加入 depends_on",
+                f"{sid} condition reads {ref} but does not depend on it; "
+                f"add {ref} to depends_on") for ref in sorted(missing))
     if step.tool is not None and registry is not None:
-        problems.extend(_tool_problems(step, registry))
+        problems.extend(_tool_problems(step, registry, lang))
     return problems
 
 
-def _tool_problems(step: Step, registry: ToolRegistry) -> list[str]:
+def _tool_problems(step: Step, registry: ToolRegistry, lang: Language) -> list[str]:
     try:
         target = registry.get(step.tool or "")
     except UnknownToolError as exc:
-        return [f"{step.id} uses {exc}"]
+        return [pick(lang, f"{step.id} 使用了未知工具 {step.tool!r}；已注册的工具："
+                           f"{', '.join(registry.names())}",
+                     f"{step.id} uses {exc}")]
     if not step.args:
         return []
     literal = {k: v for k, v in step.args.items() if not references_in(v)}
@@ -343,10 +363,11 @@ def _tool_problems(step: Step, registry: ToolRegistry) -> list[str]:
     properties = target.parameters.get("properties", {})
     for key in step.args:
         if key not in properties:
-            problems.append(
+            problems.append(pick(
+                lang, f"{step.id} 给 {step.tool} 传了未知参数 {key!r}；它的参数是："
+                      f"{', '.join(properties) or '无'}",
                 f"{step.id} gives {step.tool} an unknown argument {key!r}; "
-                f"its parameters are: {', '.join(properties) or 'none'}"
-            )
+                f"its parameters are: {', '.join(properties) or 'none'}"))
     try:
         target.arguments_model.model_validate(literal)
     except ValidationError as exc:
@@ -354,7 +375,10 @@ def _tool_problems(step: Step, registry: ToolRegistry) -> list[str]:
             field = str(error["loc"][0]) if error["loc"] else ""
             if error["type"] in {"missing", "extra_forbidden"}:
                 continue
-            problems.append(f"{step.id} argument {field!r} for {step.tool}: {error['msg']}")
+            problems.append(pick(lang, f"{step.id} 给 {step.tool} 的参数 {field!r} 不对："
+                                       f"{error['msg']}",
+                                 f"{step.id} argument {field!r} for {step.tool}: "
+                                 f"{error['msg']}"))
     except ToolArgumentError as exc:
         problems.append(f"{step.id}: {exc}")
     return problems

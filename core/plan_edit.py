@@ -14,6 +14,7 @@ import math
 import re
 from typing import Any
 
+from core.language import Language, pick
 from core.plan import Plan, Step
 
 __all__ = [
@@ -50,12 +51,14 @@ def plan_to_rows(plan: Plan) -> list[dict[str, str]]:
     ]
 
 
-def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]]) -> tuple[Plan, list[str]]:
+def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]], *, language: Language = "en"
+                 ) -> tuple[Plan, list[str]]:
     """Merge edited ``rows`` into ``base_plan``: a new Plan in row order, plus row problems.
 
     A row whose id is a step of ``base_plan`` updates that step (runtime fields kept); any
     other row is a new step with the next free id. Steps without a row are deleted. Args
-    that are not a JSON object are reported by step id and the step keeps its previous args.
+    that are not a JSON object are reported by step id (in ``language``) and the step keeps
+    its previous args.
     """
     plan = base_plan.model_copy(deep=True)
     previous = {step.id: step for step in plan.steps}
@@ -72,7 +75,7 @@ def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]]) -> tuple[Plan, lis
             step = Step(id=row_id, description="")
             id_source.steps.append(step)
         used.add(row_id)
-        error = _apply_row(step, row)
+        error = _apply_row(step, row, language)
         if error:
             errors.append(error)
         steps.append(step)
@@ -128,7 +131,7 @@ def delete_step(plan: Plan, step_id: str) -> Plan:
     return smaller
 
 
-def _apply_row(step: Step, row: dict[str, Any]) -> str | None:
+def _apply_row(step: Step, row: dict[str, Any], lang: Language) -> str | None:
     step.description = _text(row.get("description"))
     tool = _text(row.get("tool"))
     step.tool = None if tool.lower() in _NO_TOOL_SPELLINGS else tool
@@ -142,15 +145,15 @@ def _apply_row(step: Step, row: dict[str, Any]) -> str | None:
     try:
         args = json.loads(args_text)
     except json.JSONDecodeError as exc:
-        return (
-            f"{step.id} args are not valid JSON ({exc.msg} at column {exc.colno}); "
-            "the previous args are kept until you fix the cell"
-        )
+        return pick(lang, f"{step.id} 的参数不是有效的 JSON（第 {exc.colno} 列：{exc.msg}）；"
+                          "改好这一格之前沿用原来的参数",
+                    f"{step.id} args are not valid JSON ({exc.msg} at column {exc.colno}); "
+                    "the previous args are kept until you fix the cell")
     if not isinstance(args, dict):
-        return (
-            f"{step.id} args must be a JSON object like {{\"order_id\": \"88231\"}}; "
-            "the previous args are kept until you fix the cell"
-        )
+        return pick(lang, f"{step.id} 的参数必须是 JSON 对象，例如 {{\"order_id\": \"88231\"}}；"
+                          "改好这一格之前沿用原来的参数",
+                    f"{step.id} args must be a JSON object like {{\"order_id\": \"88231\"}}; "
+                    "the previous args are kept until you fix the cell")
     step.args = args
     return None
 

@@ -313,3 +313,16 @@ def test_canonical_json_matches_the_design_shape():
     reread = Plan.from_json(json.dumps(data))
     assert reread.canonical() == data
     assert reread.step("s1").status == "pending"
+
+
+def test_problems_can_be_worded_in_chinese():
+    cyclic = Plan.model_validate({"goal": "g", "steps": [
+        {"id": "s1", "description": "a", "depends_on": ["s2"]},
+        {"id": "s2", "description": "b", "depends_on": ["s1"]}]})
+    assert cyclic.validate(language="zh") == ["s1, s2 形成了循环依赖；请去掉其中一条依赖"]
+    broken = Plan.model_validate({"goal": "g", "steps": [
+        {"id": "s1", "description": "", "depends_on": ["s9"]}]})
+    assert broken.validate(language="zh") == [
+        "s1 没有描述；请写明这一步做什么", "s1 依赖了不存在的步骤 s9"]
+    assert broken.validate() == [
+        "s1 has no description; say what the step does", "s1 depends on unknown step s9"]

@@ -87,6 +87,16 @@ def test_an_unknown_tool_blocks_approval_and_is_named_by_step(runner):
     assert at.button(key="approve_run").disabled
 
 
+def test_problems_are_worded_in_the_chosen_language(runner):
+    at = _generated(language="zh")
+    cyclic = at.session_state["plan"].model_copy(deep=True)
+    cyclic.step("s2").depends_on = ["s3"]
+    at.session_state["plan"] = cyclic
+    at.run()
+    assert "s2, s3, s4 形成了循环依赖" in _problems(at)
+    assert at.button(key="approve_run").disabled
+
+
 def test_step_controls_move_delete_and_add(runner):
     at = _generated()
     revision = at.session_state["plan_revision"]

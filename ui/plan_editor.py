@@ -50,7 +50,7 @@ def current_editor_key() -> str:
 
 def plan_problems(plan: Plan, registry: ToolRegistry, row_errors: list[str]) -> list[str]:
     """Cell errors plus the plan's own validation problems (each names its step)."""
-    return [*row_errors, *plan.validate(registry)]
+    return [*row_errors, *plan.validate(registry, language=current_language())]
 
 
 def render_plan_review(registry: ToolRegistry, *, offline: bool) -> tuple[Plan, list[str]]:
@@ -134,7 +134,7 @@ def _render_table(base: Plan, registry: ToolRegistry) -> tuple[Plan, list[str]]:
         },
     )
     rows = edited.astype(object).where(edited.notna(), None).to_dict("records")
-    return rows_to_plan(base, rows)
+    return rows_to_plan(base, rows, language=current_language())
 
 
 _STEP_CONTROLS = (
