@@ -233,3 +233,14 @@ def test_switching_to_chinese_translates_every_label(runner, page):
     assert leftovers == []
     assert len(chinese_text) == len(english_text)
     assert at.title[0].value == TEXT[page.split("/")[1][:-3] + "_title"]["zh"]
+
+
+def test_every_event_kind_has_a_label_in_both_languages():
+    from typing import get_args
+
+    from core.events import EventKind
+    from ui.i18n import TEXT
+
+    for kind in get_args(EventKind):
+        labels = TEXT[f"kind_{kind}"]
+        assert labels["en"] and labels["zh"] and labels["en"] != labels["zh"]

@@ -257,7 +257,7 @@ def render_events(events: list[Any]) -> None:
             {
                 "#": e.seq,
                 t("event_time"): e.at.strftime("%H:%M:%S"),
-                t("event_kind"): e.kind,
+                t("event_kind"): t(f"kind_{e.kind}"),
                 t("event_step"): e.step_id or "",
                 t("event_data"): json.dumps(e.data, ensure_ascii=False, default=str)[:200],
             }
