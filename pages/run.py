@@ -111,8 +111,9 @@ def main() -> None:
         return
     try:
         record = state.runner().store.get_run(run_id)
-    except PlanBoardError as exc:
-        st.error(str(exc))
+    except PlanBoardError:
+        st.error(t("run_unknown", run_id=run_id))
+        st.page_link("pages/history.py", label=t("go_history"), icon=":material/history:")
         return
     st.markdown(f"**{t('run_request')}:** {record.request}")
     st.caption(t("run_meta", run_id=run_id, created=record.created_at.strftime("%Y-%m-%d %H:%M:%S"),

@@ -64,7 +64,8 @@ def test_without_a_run_the_page_says_how_to_open_one(runner):
 
 def test_an_unknown_run_is_a_one_line_error(runner):
     at = _open_run("nope")
-    assert at.error[0].value.startswith("no run 'nope'")
+    assert at.error[0].value == "There is no run nope. Open one from the history."
+    assert not at.exception
 
 
 def test_confirming_the_refund_runs_it_and_the_button_disappears(runner):

@@ -241,6 +241,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "followup_empty": ("Type what to add first.", "请先输入要补充的内容。"),
     "followup_started": ("Version {version} is running with the follow-up.",
                          "已生成版本 {version}，正在执行追加请求。"),
+    "run_unknown": ("There is no run {run_id}. Open one from the history.",
+                    "没有编号为 {run_id} 的运行。请从历史中打开一个。"),
     "source_failure": ("replan after a failure", "失败后重新规划"),
     "source_checkpoint": ("checkpoint", "检查点调整"),
     "source_retry": ("retry after reflection", "反思后重试"),
