@@ -45,7 +45,7 @@ def main() -> None:
     )
     runs = state.runner().store.list_runs(status=None if status == "all" else status)
     if not runs:
-        st.info(t("history_empty"))
+        st.info(t("history_empty") if status == "all" else t("history_none_with_status"))
         return
     st.dataframe(
         [

@@ -75,6 +75,9 @@ def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
         st.error(str(exc))
         return
     st.session_state["last_run_id"] = run_id
+    for key in ("plan_draft", "plan_lessons", "planning_usage"):  # the earlier plan's
+        st.session_state.pop(key, None)
+    plan_editor.set_plan(None)
     st.switch_page("pages/run.py", query_params={"run": run_id})
 
 

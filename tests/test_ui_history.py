@@ -45,7 +45,7 @@ def test_runs_are_listed_filtered_and_opened(runner):
     assert set(table["Run"]) == {first, second}
     assert set(table["Status"]) == {"Completed"}
     at.selectbox(key="history_status").set_value("failed").run()
-    assert at.info[0].value == "No runs yet."
+    assert at.info[0].value == "No run has this status."
     at.selectbox(key="history_status").set_value("completed").run()
     at.selectbox(key="history_run").set_value(first).run()
     at.button(key="history_open").click().run()

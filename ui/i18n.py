@@ -272,6 +272,7 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "history_filter": ("Status", "状态"),
     "history_all": ("All", "全部"),
     "history_empty": ("No runs yet.", "还没有运行记录。"),
+    "history_none_with_status": ("No run has this status.", "没有处于这个状态的运行。"),
     "history_pick": ("Run", "运行"),
     "history_open": ("Open", "打开"),
     "col_run": ("Run", "运行"),
