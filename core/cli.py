@@ -183,6 +183,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if not args.request and not args.plan:
         raise ConfigError("Give a request to plan, or a plan file with --plan FILE.")
+    if args.plan and args.mode != "plan":
+        raise ConfigError(f"--mode {args.mode} routes a request; a plan file is run as it is. "
+                          "Drop --mode or --plan.")
     engine = build_engine(offline=args.offline)
     out = sys.stderr if args.json else sys.stdout
     started = time.monotonic()

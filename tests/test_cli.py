@@ -276,3 +276,11 @@ def test_an_unreachable_endpoint_is_reported(tmp_path):
     result = cli_process(tmp_path, "plan", "check order 88231", env={
         "OPENAI_BASE_URL": closed, "OPENAI_API_KEY": "sk-any", "PLANBOARD_TIMEOUT": "5"})
     assert_one_line_error(result, "Cannot reach")
+
+
+def test_a_plan_file_and_a_routing_mode_do_not_mix(tmp_path, capsys):
+    plan = write_plan(tmp_path, [{"id": "s1", "description": "add", "tool": "calculate",
+                                  "args": {"expression": "1 + 1"}, "depends_on": []}])
+    code, _, err = run_cli(capsys, "run", "--plan", plan, "--mode", "auto", "--offline",
+                           "--yes")
+    assert code == 1 and "Drop --mode or --plan" in err
