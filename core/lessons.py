@@ -125,11 +125,14 @@ class LessonBook:
             if existing.text.lower() == key:
                 return existing
         now = utc_now()
-        with self._begin() as conn:
-            new_id = conn.execute(lessons.insert().values(
-                run_id=run_id, text=lesson.text, tools=lesson.tools, enabled=True,
-                created_at=now, updated_at=now,
-            )).inserted_primary_key[0]
+        try:
+            with self._begin() as conn:
+                new_id = conn.execute(lessons.insert().values(
+                    run_id=run_id, text=lesson.text, tools=lesson.tools, enabled=True,
+                    created_at=now, updated_at=now,
+                )).inserted_primary_key[0]
+        except sa.exc.IntegrityError:  # stored a moment ago by another run
+            return next(e for e in self.list_lessons() if e.text == lesson.text)
         return self.get(int(new_id))
 
     def add_reflection(self, reflection: Reflection, run_id: str | None = None) -> Lesson:
@@ -165,8 +168,13 @@ class LessonBook:
             values["tools"] = list(dict.fromkeys(tools))
         if enabled is not None:
             values["enabled"] = enabled
-        with self._begin() as conn:
-            done = conn.execute(lessons.update().where(lessons.c.id == lesson_id).values(**values))
+        try:
+            with self._begin() as conn:
+                done = conn.execute(
+                    lessons.update().where(lessons.c.id == lesson_id).values(**values))
+        except sa.exc.IntegrityError:
+            raise StoreError("another lesson already says this; edit or delete that one "
+                             "instead") from None
         if done.rowcount == 0:
             raise StoreError(f"no lesson {lesson_id}; list them with: python -m core lessons")
         return self.get(lesson_id)

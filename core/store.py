@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from core.errors import RunNotFoundError, StoreError
 from core.events import RunEvent
 from core.plan import Plan
+from core.store_migrations import migrate
 from core.store_ownership import (
     CANCELLED_STEP,
     CONTROL_ACTIONS,
@@ -43,7 +44,6 @@ from core.store_schema import (
     as_utc,
     events,
     insert_event,
-    migrate,
     plan_versions,
     record_from_row,
     runs,

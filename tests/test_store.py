@@ -14,7 +14,8 @@ from core.errors import RunNotFoundError, StoreError
 from core.events import RunEvent
 from core.plan import Plan, Step
 from core.store import RunStore, scrub_settings
-from core.store_schema import LATEST_VERSION, migrate, runs
+from core.store_migrations import LATEST_VERSION, migrate
+from core.store_schema import runs
 from core.usage import Usage
 
 FAKE_KEY = "sk-test-SECRET123"
@@ -320,3 +321,31 @@ def test_scrub_keeps_prose_and_names_that_only_look_alike():
             "authors": ["a"], "note": "the token budget is 2000 words"}
     assert scrub_settings(kept) == kept
     assert scrub_settings({"header": "Basic dXNlcjpwYXNzd29yZA=="}) == {}
+
+
+def test_migration_3_merges_duplicate_lessons_and_keeps_them_unique(tmp_path):
+    import sqlalchemy as sa
+
+    from core.errors import StoreError
+    from core.lessons import LessonBook
+    from core.store_schema import lessons, utc_now
+
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    assert migrate(engine, target=2) == 2
+    with engine.begin() as conn:
+        for text in ("Check the order first", "check  the order FIRST", "Another lesson"):
+            conn.execute(lessons.insert().values(text=text, tools=[], enabled=True,
+                                                 created_at=utc_now(), updated_at=utc_now()))
+    assert migrate(engine) == LATEST_VERSION
+    book = LessonBook(engine)
+    assert [lesson.text for lesson in book.list_lessons()] == [
+        "Another lesson", "Check the order first"]
+    again = book.add("Another lesson")
+    assert again.text == "Another lesson" and len(book.list_lessons()) == 2
+    first = book.list_lessons()[-1]
+    with pytest.raises(StoreError, match="already says this"):
+        book.update(first.id, text="Another lesson")
+    with engine.begin() as conn, pytest.raises(sa.exc.IntegrityError):
+        conn.execute(lessons.insert().values(text="Another lesson", tools=[], enabled=True,
+                                             created_at=utc_now(), updated_at=utc_now()))
+    engine.dispose()
