@@ -12,6 +12,7 @@ from typing import Any
 
 from core.cli_output import ask, ask_text, bounded_int, print_json, print_progress
 from core.cli_runs import report_run
+from core.cli_text import say
 from core.errors import ConfigError, PlanBoardError
 from core.plan import Plan
 from core.usage import Usage
@@ -47,9 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         from core.runner import pause_local_runs
 
         paused = pause_local_runs(timeout=30)
-        hint = f"; resume with: python -m core resume {paused[0]}" if paused else ""
-        print(f"interrupted: running steps finished and the run was paused{hint}"
-              if paused else "interrupted", file=sys.stderr)
+        print(say("interrupted_paused", run_id=paused[0]) if paused else say("interrupted"),
+              file=sys.stderr)
         return 130
 
 
@@ -163,7 +163,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if args.json:
             print_json(note)
         else:
-            print(f"No plan needed: the {route.mode} workflow answers this ({route.reason}).")
+            print(say("no_plan_needed", mode=route.mode, reason=route.reason))
         return 0
     from core.store import RunStore
 
@@ -173,7 +173,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         print(plan.summary())
         for warning in plan.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+            print(say("warning", text=warning), file=sys.stderr)
     return 0
 
 
@@ -233,7 +233,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 def cmd_demo_reset(args: argparse.Namespace) -> int:
     from core.demo import reset_demo_data
 
-    print(f"Demo data recreated in {reset_demo_data()}")
+    print(say("demo_reset", path=reset_demo_data()))
     return 0
 
 
@@ -268,13 +268,13 @@ def _approved(plan: Plan, engine: Any, yes: bool, out: Any) -> bool:
     plan.raise_if_invalid(engine.registry)
     print(plan.summary(), file=out)
     for warning in plan.warnings:
-        print(f"warning: {warning}", file=out)
+        print(say("warning", text=warning), file=out)
     calls = predict_llm_calls(plan, engine.registry, offline=engine.offline)
-    print(f"{len(plan.steps)} steps, critical path {plan.critical_path_length()}, "
-          f"about {calls} LLM calls", file=out)
-    if yes or ask("Execute? [y/N] "):
+    print(say("plan_cost", steps=len(plan.steps), path=plan.critical_path_length(),
+              calls=calls), file=out)
+    if yes or ask(say("execute")):
         return True
-    print("Not executed.", file=out)
+    print(say("not_executed"), file=out)
     return False
 
 

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from core.cli_output import ask, print_json, print_progress, short
+from core.cli_text import say
 from core.errors import ConfigError
 
 __all__ = ["add_adaptive_commands"]
@@ -54,7 +55,7 @@ def cmd_lessons(args: argparse.Namespace) -> int:
         print_json([lesson.model_dump(mode="json") for lesson in lessons])
         return 0
     if not lessons:
-        print("No lessons yet: they are written when a run fails or needs a replan.")
+        print(say("no_lessons"))
     for lesson in lessons:
         state = "" if lesson.enabled else " (disabled)"
         print(f"#{lesson.id}{state} from run {lesson.run_id or '-'}: {short(lesson.text, 100)}")
@@ -76,8 +77,8 @@ def cmd_followup(args: argparse.Namespace) -> int:
     plan, usage = extend_plan_request(record.plan, args.request, engine)
     plan.raise_if_invalid(engine.registry)
     print(plan.summary(), file=out)
-    if not args.yes and not ask("Execute the new steps? [y/N] "):
-        print("Not executed.", file=out)
+    if not args.yes and not ask(say("execute_new")):
+        print(say("not_executed"), file=out)
         return 1
     started = time.monotonic()
     runner.follow_up(record.run_id, args.request, engine=engine, prepared=(plan, usage),

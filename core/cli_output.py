@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from core.cli_text import say
 from core.events import RunEvent
 from core.plan import STATUS_ICONS
 
@@ -48,7 +49,7 @@ def print_progress(event: RunEvent, out: Any) -> None:
 
 def ask(question: str) -> bool:
     """Ask a yes/no question on the terminal; no answer (no terminal) means no."""
-    return ask_text(question).strip().lower() in {"y", "yes"}
+    return ask_text(question).strip().lower() in {"y", "yes", "是", "好"}
 
 
 def ask_text(question: str) -> str:
@@ -56,7 +57,7 @@ def ask_text(question: str) -> str:
     try:
         return input(question)
     except EOFError:
-        print("\nNo answer read; pass --yes to continue without asking.", file=sys.stderr)
+        print("\n" + say("no_answer_read"), file=sys.stderr)
         return ""
 
 

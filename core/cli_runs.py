@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from core.cli_output import ask, bounded_int, print_json, print_progress, short
+from core.cli_text import say
 from core.errors import PlanBoardError
 from core.store import RunRecord
 from core.store_schema import STATUSES
@@ -97,7 +98,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
         print_json(rows)
         return 0
     if not rows:
-        print("No runs yet. / 还没有运行记录。")
+        print(say("no_runs"))
     for row in rows:
         created = row["created_at"][:19].replace("T", " ")
         print(f"{row['run_id']}  {row['status']:<21} {created}  {short(row['request'])}")
@@ -131,7 +132,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_pause(args: argparse.Namespace) -> int:
     """Ask a run to pause."""
     _runner().pause(args.run_id)
-    print(f"Pause requested for run {args.run_id}; running steps finish first.")
+    print(say("pause_requested", run_id=args.run_id))
     return 0
 
 
@@ -149,8 +150,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
     out = sys.stderr if args.json else sys.stdout
     if record.plan is not None:
         print(record.plan.summary(), file=out)
-    if not args.yes and not ask(f"Resume run {args.run_id}? [y/N] "):
-        print("Not resumed.", file=out)
+    if not args.yes and not ask(say("resume_ask", run_id=args.run_id)):
+        print(say("not_resumed"), file=out)
         return 1
     options = None
     if args.yes:
@@ -165,7 +166,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if args.json:
         print_json(run_summary_json(record))
     else:
-        print(f"\n{record.status}: {record.answer or '(no answer)'}", file=out)
+        print(f"\n{record.status}: {record.answer or say('no_answer')}", file=out)
     return 0 if record.status == "completed" else 1
 
 
@@ -179,8 +180,8 @@ def _wait_answering(runner: Any, run_id: str, out: Any) -> RunRecord:
         step_id = asked[-1].step_id if asked else None
         if step_id is None:
             return record
-        print(f"Step {step_id} has side effects.", file=out)
-        if ask(f"Run step {step_id}? [y/N] "):
+        print(say("side_effects", step_id=step_id), file=out)
+        if ask(say("run_step", step_id=step_id)):
             runner.confirm(run_id, step_id)
         else:
             runner.reject(run_id, step_id)
@@ -200,7 +201,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             raise PlanBoardError(
                 f"cannot write {args.out}: {exc.strerror}; choose another --out path"
             ) from None
-        print(f"Wrote {args.out}", file=sys.stderr)
+        print(say("wrote", path=args.out), file=sys.stderr)
         return 0
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
@@ -217,5 +218,5 @@ def report_run(record: Any, as_json: bool, started: float, out: Any, route: Any)
     if as_json:
         print_json(summary)
     else:
-        print(f"\n{summary['status']}: {summary['answer'] or '(no answer)'}", file=out)
+        print(f"\n{summary['status']}: {summary['answer'] or say('no_answer')}", file=out)
     return 0 if summary["status"] == "completed" else 1

@@ -17,6 +17,9 @@ def isolated_environment(tmp_path, monkeypatch):
     for name in list(os.environ):
         if name.startswith(_ISOLATED_PREFIXES):
             monkeypatch.delenv(name, raising=False)
+    for name in ("LC_ALL", "LANGUAGE"):  # the CLI speaks the locale's language
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
     home = tmp_path / "planboard-home"
     monkeypatch.setenv("PLANBOARD_HOME", str(home))
     monkeypatch.chdir(tmp_path)

@@ -284,3 +284,14 @@ def test_a_plan_file_and_a_routing_mode_do_not_mix(tmp_path, capsys):
     code, _, err = run_cli(capsys, "run", "--plan", plan, "--mode", "auto", "--offline",
                            "--yes")
     assert code == 1 and "Drop --mode or --plan" in err
+
+
+def test_the_command_line_speaks_chinese_when_asked(capsys, monkeypatch):
+    monkeypatch.setenv("PLANBOARD_LANG", "zh")
+    monkeypatch.setattr("builtins.input", lambda question: "否")
+    code, out, _ = run_cli(capsys, "run", "查一下订单 70412", "--offline")
+    assert code == 1
+    assert "个步骤，关键路径" in out and "未执行。" in out
+    monkeypatch.setenv("PLANBOARD_LANG", "en")
+    code, out, _ = run_cli(capsys, "run", "查一下订单 70412", "--offline")
+    assert "steps, critical path" in out and "Not executed." in out

@@ -1,0 +1,53 @@
+"""The command line's own words in English and Chinese (PLANBOARD_LANG, else the locale)."""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["cli_language", "say"]
+
+_TEXT: dict[str, tuple[str, str]] = {
+    "execute": ("Execute? [y/N] ", "执行吗？[y/N] "),
+    "execute_new": ("Execute the new steps? [y/N] ", "执行新增的步骤吗？[y/N] "),
+    "not_executed": ("Not executed.", "未执行。"),
+    "resume_ask": ("Resume run {run_id}? [y/N] ", "继续运行 {run_id} 吗？[y/N] "),
+    "not_resumed": ("Not resumed.", "未继续。"),
+    "side_effects": ("Step {step_id} has side effects.", "步骤 {step_id} 会产生副作用。"),
+    "run_step": ("Run step {step_id}? [y/N] ", "执行步骤 {step_id} 吗？[y/N] "),
+    "plan_cost": ("{steps} steps, critical path {path}, about {calls} LLM calls",
+                  "{steps} 个步骤，关键路径 {path}，约 {calls} 次大模型调用"),
+    "no_plan_needed": ("No plan needed: the {mode} workflow answers this ({reason}).",
+                       "无需计划：由 {mode} 流程直接回答（{reason}）。"),
+    "warning": ("warning: {text}", "提示：{text}"),
+    "no_answer": ("(no answer)", "（没有答案）"),
+    "no_answer_read": ("No answer read; pass --yes to continue without asking.",
+                       "没有读到回答；加上 --yes 可不经询问直接继续。"),
+    "interrupted": ("interrupted", "已中断"),
+    "interrupted_paused": ("interrupted: running steps finished and the run was paused; "
+                           "resume with: python -m core resume {run_id}",
+                           "已中断：正在执行的步骤已完成，运行已暂停；继续请用："
+                           "python -m core resume {run_id}"),
+    "demo_reset": ("Demo data recreated in {path}", "演示数据已重建：{path}"),
+    "no_runs": ("No runs yet.", "还没有运行记录。"),
+    "no_lessons": ("No lessons yet: they are written when a run fails or needs a replan.",
+                   "还没有经验教训：运行失败或需要重新规划时才会记下。"),
+    "pause_requested": ("Pause requested for run {run_id}; running steps finish first.",
+                        "已请求暂停运行 {run_id}；正在执行的步骤会先完成。"),
+    "wrote": ("Wrote {path}", "已写入 {path}"),
+}
+
+
+def cli_language() -> str:
+    """"zh" when PLANBOARD_LANG (or, without it, the locale) asks for Chinese, else "en"."""
+    chosen = os.environ.get("PLANBOARD_LANG", "").strip().lower()
+    if chosen:
+        return "zh" if chosen.startswith("zh") else "en"
+    locale = os.environ.get("LC_ALL") or os.environ.get("LANG") or ""
+    return "zh" if locale.lower().startswith("zh") else "en"
+
+
+def say(key: str, **fmt: object) -> str:
+    """The command line's text ``key`` in its language, formatted with ``fmt``."""
+    english, chinese = _TEXT[key]
+    text = chinese if cli_language() == "zh" else english
+    return text.format(**fmt) if fmt else text
