@@ -162,6 +162,8 @@ def _journey(page) -> None:
     page.locator(".st-key-language label").filter(has_text="中文").click()  # relabels the table
     page.get_by_role("button", name="批准并运行").wait_for()
     assert "Find an easy robot vacuum" in graph.text_content()
+    # relabelled choices keep their value (Streamlit restarts a widget whose label changes)
+    assert page.locator(".st-key-plan_mode input:checked").count() == 1
     page.locator(".st-key-language label").filter(has_text="English").click()
     page.get_by_role("button", name="Approve & run").wait_for()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

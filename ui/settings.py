@@ -13,16 +13,19 @@ SIDEBAR_KEYS = (
     "language", "offline_mode", "base_url", "planner_model", "executor_model", "api_key",
     "max_parallel", "max_replans", "confirm_side_effects", "checkpoint_policy",
 )
+# choices on the pages whose labels change with the language
+_PAGE_CHOICES = ("plan_mode", "step_pick", "history_status", "history_run", "tool_pick")
 
 
 def keep_settings() -> None:
-    """Keep the sidebar's values across page switches.
+    """Keep the sidebar's values and the pages' choices across page and language switches.
 
-    Streamlit drops the state of widgets that were not drawn in the previous run, which
-    st.switch_page causes; assigning each value to itself makes it the session's own.
-    Call before the sidebar is drawn.
+    Streamlit drops the state of widgets that were not drawn in the previous run (which
+    st.switch_page causes) and starts a widget afresh when its label changes (which a
+    language switch causes); assigning each value to itself makes it the session's own.
+    Call before any widget is drawn.
     """
-    for key in SIDEBAR_KEYS:
+    for key in (*SIDEBAR_KEYS, *_PAGE_CHOICES):
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
 
