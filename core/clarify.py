@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from core.errors import PlanParseError
 from core.language import detect_language, pick
-from core.offline import cues, extract_entities, split_clauses
+from core.offline_text import cues, extract_entities, split_clauses
 from core.prompts.adaptive import decision_json
 from core.tools.registry import ToolRegistry
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.language import Language, detect_language, pick
-from core.offline import (
+from core.offline_match import fill_args, score_tool
+from core.offline_text import (
     CHURN_QUERIES,
     Entities,
     clean_query,
@@ -24,7 +25,7 @@ from core.offline import (
     split_clauses,
 )
 from core.plan import Plan, Step
-from core.tools.registry import Tool, ToolRegistry
+from core.tools.registry import ToolRegistry
 
 __all__ = ["offline_plan"]
 
@@ -261,23 +262,6 @@ _FAMILIES = (
 # ---- generic matching over the registry -------------------------------------------------
 
 
-def score_tool(candidate: Tool, clause: str) -> int:
-    """How well a clause matches a tool: keyword hits, name parts and description words."""
-    text = clause.lower()
-    score = 3 * sum(1 for kw in candidate.keywords if _contains(text, kw.lower()))
-    score += 2 * sum(1 for part in candidate.name.split("_") if len(part) > 2
-                     and _contains(text, part))
-    words = {w for w in re.findall(r"[a-z]{4,}", candidate.description.lower())}
-    score += sum(1 for w in words if _contains(text, w))
-    return score
-
-
-def _contains(text: str, word: str) -> bool:
-    if re.fullmatch(r"[a-z0-9 _-]+", word):
-        return re.search(rf"\b{re.escape(word)}", text) is not None
-    return word in text
-
-
 def _generic(draft: _Draft, clause: str, found: Entities) -> bool:
     known = {"query_order", "query_logistics", "apply_refund", "search_knowledge",
              "list_services", "check_health", "diagnose", "suggest_scale", "describe_tables",
@@ -289,41 +273,13 @@ def _generic(draft: _Draft, clause: str, found: Entities) -> bool:
     if not ranked or ranked[0][0] < _GENERIC_THRESHOLD:
         return False
     chosen = draft.registry.get(ranked[0][1])
-    args = _fill_args(chosen, clause, found)
+    args = fill_args(chosen, clause, found)
     if args is None:
         draft.cannot(clause, f"（{chosen.name} 需要的参数无法从请求中读出）",
                      f" ({chosen.name} needs arguments the request does not give)")
         return True
     draft.add(clause.strip()[:200], chosen.name, args)
     return True
-
-
-def _fill_args(chosen: Tool, clause: str, found: Entities) -> dict[str, Any] | None:
-    args: dict[str, Any] = {}
-    properties = chosen.parameters.get("properties", {})
-    for name in properties:
-        value = _value_for(name, properties[name], clause, found)
-        if value is not None:
-            args[name] = value
-        elif name in chosen.required:
-            return None
-    return args
-
-
-def _value_for(name: str, schema: dict, clause: str, found: Entities) -> Any:
-    lowered = name.lower()
-    if "order" in lowered and found.orders:
-        return found.orders[0]
-    if "tracking" in lowered and found.tracking:
-        return found.tracking[0]
-    if "service" in lowered and found.services:
-        return found.services[0]
-    if lowered in {"query", "text", "question", "topic", "keyword", "keywords", "q"}:
-        return clean_query(clause) or clause.strip()[:200]
-    if schema.get("type") in {"number", "integer"} and found.numbers:
-        number = found.numbers[0]
-        return int(number) if schema.get("type") == "integer" else number
-    return None
 
 
 # ---- entry point ------------------------------------------------------------------------

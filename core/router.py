@@ -18,7 +18,8 @@ from pydantic import BaseModel, Field, field_validator
 from core.engine import Engine
 from core.errors import PlanParseError, ToolError
 from core.language import Language, detect_language, pick
-from core.offline import clean_query, compose_answer, cues, extract_entities, split_clauses
+from core.offline_answer import compose_answer
+from core.offline_text import clean_query, cues, extract_entities, split_clauses
 from core.prompts.adaptive import (
     DIRECT_SYSTEM,
     KNOWLEDGE_SYSTEM,

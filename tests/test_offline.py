@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from core.errors import ToolError
-from core.offline import compose_answer, offline_plan, split_clauses
+from core.offline import compose_answer, offline_plan
+from core.offline_text import split_clauses
 from core.plan import REFERENCE, Plan
 from core.safe_eval import evaluate_condition
 from core.scenarios import SCENARIOS

@@ -1,0 +1,180 @@
+"""How the offline mode reads a request: clauses, cue words and the entities a clause names."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = [
+    "CHURN_QUERIES",
+    "Entities",
+    "clean_query",
+    "cues",
+    "extract_entities",
+    "split_clauses",
+]
+
+_MAX_CLAUSE_CHARS = 600
+_SPLIT = re.compile(
+    r"[。；;！!？?\n]+|\.(?:\s+|$)|另外|此外|顺便|还有|然后|同时|并且|并(?=给|生成|提供|写|做|把)"
+    r"|\b(?:and also|also|then|after that|in addition|besides|additionally)\b",
+    re.IGNORECASE,
+)
+_CUES: dict[str, str] = {
+    "refund": r"退款|退货|退掉|退了|退回|申请退|refund|return (?:it|this|the|my)|send (?:it )?back"
+              r"|money back",
+    "policy": r"政策|规则|多久|几天|怎么退|如何|policy|policies|how long|rules",
+    "logistics": r"物流|快递|运单|轨迹|到哪了|在哪|tracking|track |logistics|shipment|courier"
+                 r"|where is",
+    "ops": r"微服务|健康检查|健康状态|扩容|缩容|诊断|巡检|副本|microservice|micro-service|health"
+           r"|scal(?:e|ing)|diagnos|replica|cpu|latency|延迟|fleet|集群|列出.{0,6}服务|所有服务"
+           r"|哪些服务|list (?:all |the |every )?services",
+    "health": r"健康|检查|巡检|状态|异常|health|check|status|unhealthy|down",
+    "diagnose": r"诊断|原因|排查|报告|异常|diagnos|root cause|report|unhealthy|why",
+    "scale": r"扩容|缩容|容量|副本|scale|scaling|capacity|replica",
+    "analytics": r"流失|留存|churn|retention|attrition|订阅|subscription|\bsql\b|数据库|database"
+                 r"|表结构|数据表|tables|cohort",
+    "churn": r"流失|留存|churn|attrition|retention|取消订阅",
+    "schema": r"表结构|数据表|有哪些表|\btables\b|schema|columns|字段",
+    "recommend": r"推荐|想要|想买|要买|选购|recommend|suggest|looking for|\bbuy\b|\bwant",
+    "research": r"调研|研究|research|investigate|survey|现状|landscape|state of the art|综述",
+    "time": r"几点|现在时间|当前时间|今天几号|日期|what time|current time|today'?s date"
+            r"|what day",
+    "calc_words": r"计算|算一下|等于多少|calculate|compute",
+    "knowledge": r"推荐|想要|想买|要买|选购|买一?台|适合|指南|政策|规则|怎么|如何|什么是|哪款|哪个"
+                 r"|介绍|recommend|suggest|want|looking for|\bbuy\b|guide|policy|which|best"
+                 r"|how (?:do|long|to|much)|what is|tell me about",
+    "product": r"扫地机|扫地|洗地机|耳机|净化器|手表|电饭煲|水壶|vacuum|earbud|purifier|watch"
+               r"|kettle|cooker|政策|policy|运费|到账",
+}
+_COMPILED = {name: re.compile(pattern, re.IGNORECASE) for name, pattern in _CUES.items()}
+_ORDER_CONTEXT = re.compile(r"订单|退款|退货|退掉|退了|order(?!-service)|refund", re.IGNORECASE)
+_ORDER_ID = re.compile(
+    r"(?:订单|order)\s*(?:号|编号|no\.?|number|id)?\s*[:：#]?\s*(\d{4,12})(?!\d)", re.IGNORECASE
+)
+_LONG_NUMBER = re.compile(r"(?<![\d.A-Za-z])#?(\d{5,12})(?![\d.])")
+_TRACKING = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2,3}\d{9,14})(?!\d)")
+_SERVICE_FULL = re.compile(r"(?<![a-z0-9-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-service|api-gateway)"
+                           r"(?![a-z0-9-])")
+_SERVICE_SHORT = re.compile(r"(?<![a-z0-9-])([a-z][a-z0-9-]{1,30})\s*(?:服务|\s+service\b)")
+_NOT_SERVICES = frozenset({
+    "all", "the", "each", "every", "our", "these", "those", "micro", "any", "some", "a", "my",
+    "your", "customer", "web", "other", "which", "what", "this", "that", "of", "to", "for",
+    "unhealthy", "healthy", "degraded", "down", "abnormal", "after-sales",
+})
+_BUDGET = (
+    re.compile(r"(?:预算|budget|under|below|less than|within|不超过|不高于|低于)\s*(?:是|为|of|:|："
+               r"|¥|￥|rmb|cny|\$)?\s*(\d+(?:\.\d+)?)", re.IGNORECASE),
+    re.compile(r"(\d+(?:\.\d+)?)\s*(?:元|块)?\s*(?:以内|以下|之内)"),
+)
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
+_OPERAND = r"\(?\s*\d+(?:\.\d+)?\s*\)?"
+_EXPRESSION = re.compile(rf"{_OPERAND}(?:\s*[-+*/×÷^]\s*{_OPERAND})+")
+_DATE_LIKE = re.compile(r"\d{4}-\d{1,2}(?:-\d{1,2})?")
+_SQL = re.compile(r"\b(?:select\b.+\bfrom\b.+|select\s+[\d'(].*|with\s+\w+\s+as\s*\(.+)",
+                  re.IGNORECASE | re.DOTALL)
+_FILLER_ZH = re.compile(
+    r"我家|我们|我想|我要|帮我|帮忙|请你|请|麻烦|想要|想买|要买|一台|一个|一下|看看|给我|你好|推荐"
+    r"|的话|的|了|吗|呢|吧"
+)
+_FILLER_EN = re.compile(
+    r"\b(?:please|help me|can you|could you|i want|i need|i'd like|my|me|a|an|the|to|that|is"
+    r"|recommend|find|some|for)\b", re.IGNORECASE
+)
+_RESEARCH_FILLER = re.compile(
+    r"调研|研究|写一份|写个|简要|简短|报告|现状|research|investigate|write|short|brief|report"
+    r"|current|state of|and|on|about", re.IGNORECASE
+)
+
+CHURN_QUERIES: tuple[tuple[str, str, str], ...] = (
+    ("按月统计最近几个月的流失人数", "Count churned users per month",
+     "SELECT substr(churned_at, 1, 7) AS month, COUNT(*) AS churned FROM churn_events "
+     "WHERE churned_at >= '2025-10-01' GROUP BY month ORDER BY month"),
+    ("统计上个季度（2026 Q1）的流失原因", "Churn reasons in the last quarter (2026 Q1)",
+     "SELECT reason, COUNT(*) AS churned FROM churn_events WHERE churned_at >= '2026-01-01' "
+     "AND churned_at < '2026-04-01' GROUP BY reason ORDER BY churned DESC"),
+    ("按套餐统计上个季度的流失人数和流失率", "Churn by plan in the last quarter, with churn rate",
+     "SELECT c.plan, COUNT(*) AS churned, ROUND(100.0 * COUNT(*) / (SELECT COUNT(*) FROM "
+     "subscriptions s WHERE s.plan = c.plan AND s.started_at < '2026-01-01' AND (s.ended_at IS "
+     "NULL OR s.ended_at >= '2026-01-01')), 1) AS churn_rate_pct FROM churn_events c WHERE "
+     "c.churned_at >= '2026-01-01' AND c.churned_at < '2026-04-01' GROUP BY c.plan "
+     "ORDER BY churned DESC"),
+    ("统计上个季度流失用户的客服反馈类别", "Support feedback of users who churned last quarter",
+     "SELECT f.category, COUNT(*) AS tickets, ROUND(AVG(f.rating), 2) AS avg_rating FROM "
+     "support_feedback f JOIN churn_events c ON c.user_id = f.user_id WHERE c.churned_at >= "
+     "'2026-01-01' AND c.churned_at < '2026-04-01' GROUP BY f.category ORDER BY tickets DESC"),
+)
+
+
+@dataclass
+class Entities:
+    """What a clause names: order ids, tracking numbers, services, budget, numbers, SQL."""
+
+    orders: list[str] = field(default_factory=list)
+    tracking: list[str] = field(default_factory=list)
+    services: list[str] = field(default_factory=list)
+    budget: float | None = None
+    numbers: list[float] = field(default_factory=list)
+    expression: str | None = None
+    sql: str | None = None
+
+
+def split_clauses(text: str) -> list[str]:
+    """Split a request into clauses on sentence ends and joining words (另外, also, then …)."""
+    parts = _SPLIT.split(text or "")
+    clauses = [part.strip(" \t,，、:：") for part in parts]
+    return [clause[:_MAX_CLAUSE_CHARS] for clause in clauses if clause]
+
+
+def cues(clause: str) -> set[str]:
+    """The cue-word families a clause contains, plus the entity-driven ones (shop, calc)."""
+    flags = {name for name, pattern in _COMPILED.items() if pattern.search(clause)}
+    found = extract_entities(clause)
+    if found.orders or found.tracking or "refund" in flags:
+        flags.add("shop")
+    if found.services:
+        flags.add("ops")
+    if found.sql:
+        flags.add("analytics")
+    if found.expression and ("calc_words" in flags or re.search(r"[+*/×÷^]", found.expression)):
+        flags.add("calc")
+    return flags
+
+
+def extract_entities(clause: str) -> Entities:
+    """Read order ids, tracking numbers, services, budget, numbers, arithmetic and SQL."""
+    found = Entities()
+    found.tracking = list(dict.fromkeys(m.upper() for m in _TRACKING.findall(clause)))
+    orders = _ORDER_ID.findall(clause)
+    if _ORDER_CONTEXT.search(clause):
+        orders += _LONG_NUMBER.findall(clause)
+    found.orders = list(dict.fromkeys(orders))
+    lowered = clause.lower()
+    services = _SERVICE_FULL.findall(lowered) + [
+        name for name in _SERVICE_SHORT.findall(lowered) if name not in _NOT_SERVICES
+    ]
+    found.services = list(dict.fromkeys(services))
+    for pattern in _BUDGET:
+        match = pattern.search(clause)
+        if match:
+            found.budget = float(match.group(1))
+            break
+    found.numbers = [float(n) for n in _NUMBER.findall(clause)][:20]
+    for match in _EXPRESSION.finditer(clause):
+        candidate = match.group(0).strip()
+        if not _DATE_LIKE.fullmatch(candidate):
+            found.expression = candidate.replace("×", "*").replace("÷", "/").replace("^", "**")
+            break
+    sql = _SQL.search(clause)
+    found.sql = sql.group(0).strip() if sql else None
+    return found
+
+
+def clean_query(clause: str, *, research: bool = False) -> str:
+    """The search words of a clause: filler words and punctuation removed."""
+    text = _FILLER_ZH.sub(" ", clause)
+    text = _FILLER_EN.sub(" ", text)
+    if research:
+        text = _RESEARCH_FILLER.sub(" ", text)
+    text = re.sub(r"[^\w\u3400-\u9fff¥￥.+-]+", " ", text)
+    return " ".join(text.split())[:200]
