@@ -10,6 +10,7 @@ from typing import Any
 from core.cli_text import say
 from core.events import RunEvent
 from core.plan import STATUS_ICONS
+from core.text import preview
 
 __all__ = ["ask", "ask_text", "bounded_int", "print_json", "print_progress", "short"]
 
@@ -63,8 +64,7 @@ def ask_text(question: str) -> str:
 
 def short(text: str, width: int = 60) -> str:
     """``text`` on one line, cut to ``width`` characters."""
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return preview(text, width)
 
 
 def bounded_int(low: int, high: int) -> Any:

@@ -15,6 +15,7 @@ from core.errors import PlanBoardError
 from core.language import detect_language
 from core.plan import STATUS_ICONS, Plan
 from core.store import PlanVersion, RunRecord, RunStore, StoredEvent
+from core.text import preview
 
 __all__ = ["FORMATS", "ExportError", "GraphvizMissingError", "export_run", "run_to_dict"]
 
@@ -184,9 +185,7 @@ def _step_results(plan: Plan, t: dict[str, Any]) -> list[str]:
 
 
 def _preview(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= _CELL else text[: _CELL - 1] + "…"
+    return preview(value, _CELL)
 
 
 def _cell(text: str) -> str:

@@ -21,6 +21,7 @@ from core.errors import (
     LLMResponseError,
 )
 from core.settings import redact_secrets, safe_url
+from core.text import preview
 from core.usage import Usage
 
 if TYPE_CHECKING:
@@ -219,8 +220,7 @@ def _to_reply(completion: Any, base_url: str) -> ChatReply:
 
 
 def _one_line(text: object, limit: int = 200) -> str:
-    line = re.sub(r"\s+", " ", str(text)).strip().rstrip(".")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return preview(" ".join(str(text).split()).rstrip("."), limit)
 
 
 def _server_message(exc: Any) -> str:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 from core.language import Language, detect_language, pick
 from core.plan import Plan, Step
+from core.text import preview
 
 __all__ = ["compose_answer"]
 
@@ -43,9 +43,7 @@ def _get(value: Any, key: str, default: Any = None) -> Any:
 
 
 def _preview(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+    return preview(value, _PREVIEW)
 
 
 def compose_answer(plan: Plan) -> str:

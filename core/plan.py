@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, ValidationError
 from core.errors import PlanValidationError, ToolArgumentError, UnknownToolError
 from core.language import Language, pick
 from core.safe_eval import ExpressionError, condition_step_refs, is_expression_condition
+from core.text import preview
 
 if TYPE_CHECKING:
     from core.tools.registry import ToolRegistry
@@ -385,6 +386,4 @@ def _tool_problems(step: Step, registry: ToolRegistry, lang: Language) -> list[s
 
 
 def _preview(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= _PREVIEW_CHARS else text[: _PREVIEW_CHARS - 1] + "…"
+    return preview(value, _PREVIEW_CHARS)

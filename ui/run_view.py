@@ -11,6 +11,7 @@ import streamlit as st
 
 from core.plan import STATUS_ICONS, Plan, Step
 from core.plan_diff import PlanDiff, diff_plans
+from core.text import preview
 from core.usage import Usage
 from ui.i18n import t
 
@@ -208,9 +209,8 @@ def diff_lines(diff: PlanDiff) -> list[str]:
 def _short(value: Any, limit: int = 60) -> str:
     if value in (None, "", [], {}):
         return "—"
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split()).replace("~", "\\~")
-    return f"`{text if len(text) <= limit else text[: limit - 1] + '…'}`"
+    text = preview(value, limit).replace("~", "\\~")  # ~ would strike text through
+    return f"`{text}`"
 
 
 def render_reflections(events: Iterable[Any]) -> None:

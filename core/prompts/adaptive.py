@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.errors import PlanParseError
 from core.language import Language
+from core.text import clip
 
 __all__ = [
     "CHECKPOINT_SYSTEM",
@@ -189,8 +190,7 @@ def language_name(language: Language | str) -> str:
 
 def fold(value: Any, limit: int = _FOLD_CHARS) -> str:
     """A result as compact text, cut to ``limit`` characters."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(value, limit)
 
 
 def _strip_think(text: str) -> str:

@@ -8,6 +8,7 @@ from string import Template
 from typing import Any
 
 from core.language import Language
+from core.text import clip
 
 __all__ = [
     "CORRECTIVE_TEMPLATE",
@@ -251,8 +252,7 @@ def replanner_user_prompt(
 
 
 def _fold(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= _RESULT_CHARS else text[: _RESULT_CHARS - 1] + "…"
+    return clip(value, _RESULT_CHARS)
 
 
 def corrective_prompt(errors: Sequence[str]) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 from core.db import connect, ensure_database
 from core.home import planboard_home
 from core.language import detect_language
+from core.text import clip
 from core.tools.registry import ToolRegistry, tool
 
 __all__ = [
@@ -197,14 +198,10 @@ def search_knowledge(query: str, top_k: int = 3) -> dict:
     }
     ranked = sorted(scores, key=lambda doc_id: (-scores[doc_id], doc_id))[:top_k]
     return {"hits": [
-        {"title": docs[doc_id]["title"], "content": _clip(docs[doc_id]["content"]),
+        {"title": docs[doc_id]["title"], "content": clip(docs[doc_id]["content"], _CONTENT_CHARS),
          "score": round(scores[doc_id], 3), "source": f"local:{docs[doc_id]['file']}"}
         for doc_id in ranked
     ]}
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= _CONTENT_CHARS else text[: _CONTENT_CHARS - 1] + "…"
 
 
 def register_knowledge_tools(registry: ToolRegistry) -> None:
