@@ -15,7 +15,6 @@ load_dotenv(find_dotenv(usecwd=True))  # .env next to where `streamlit run` star
 
 st.set_page_config(page_title="PlanBoard", page_icon="🧭", layout="wide")
 state.init_session()
-state.recover_once()
 
 keep_settings()
 render_sidebar()

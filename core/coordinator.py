@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from core.engine import Engine
 from core.events import EventKind
 from core.executor import StepOutcome, execute_step, is_synthesis
-from core.language import detect_language
+from core.language import detect_language, pick
 from core.plan import Plan, Step
 from core.run_control import ControlWake, RunControl
 from core.safe_eval import ExpressionError, evaluate_condition, is_expression_condition
@@ -40,7 +40,7 @@ _REJECTED = "rejected by a person"
 
 def tr(plan: Plan, zh: str, en: str) -> str:
     """``zh`` or ``en``, following the language of the plan's goal."""
-    return zh if detect_language(plan.goal) == "zh" else en
+    return pick(detect_language(plan.goal), zh, en)
 
 
 @dataclass

@@ -31,7 +31,6 @@ __all__ = [
     "note_page",
     "plan_mode_choice",
     "planner_mode",
-    "recover_once",
     "registry",
     "run_options",
     "runner",
@@ -57,17 +56,6 @@ def runner() -> Any:
     from core.runner import get_runner
 
     return get_runner()
-
-
-@st.cache_resource(show_spinner=False)
-def recover_once() -> int:
-    """Mark runs left behind by a dead process as interrupted (once per process)."""
-    try:
-        recovered = runner().recover_interrupted()
-    except Exception:  # recovery must never stop the dashboard from opening
-        logger.exception("crash recovery failed")
-        return 0
-    return len(recovered) if isinstance(recovered, list | tuple | set) else int(recovered or 0)
 
 
 def env_settings() -> LLMSettings:

@@ -206,12 +206,7 @@ def diagnose(service: str | list[str]) -> dict:
     Args:
         service: a service name, a list of names (for example the unhealthy ones), or "all".
     """
-    fleet = _rows()
-    diagnoses = [_diagnosis(fleet[name]) for name in _names(service, fleet)]
-    result: dict[str, Any] = {"diagnoses": diagnoses, "count": len(diagnoses)}
-    if len(diagnoses) == 1:
-        result = {**diagnoses[0], **result}
-    return result
+    return _per_service(service, _diagnosis, "diagnoses")
 
 
 def _scale(row: dict[str, Any]) -> dict[str, Any]:
@@ -241,12 +236,15 @@ def suggest_scale(service: str | list[str]) -> dict:
     Args:
         service: a service name, a list of names (for example the unhealthy ones), or "all".
     """
+    return _per_service(service, _scale, "suggestions")
+
+
+def _per_service(service: str | list[str], report: Any, key: str) -> dict[str, Any]:
+    """``report`` for each named service under ``key``; one service's fields also on top."""
     fleet = _rows()
-    suggestions = [_scale(fleet[name]) for name in _names(service, fleet)]
-    result: dict[str, Any] = {"suggestions": suggestions, "count": len(suggestions)}
-    if len(suggestions) == 1:
-        result = {**suggestions[0], **result}
-    return result
+    reports = [report(fleet[name]) for name in _names(service, fleet)]
+    result: dict[str, Any] = {key: reports, "count": len(reports)}
+    return {**reports[0], **result} if len(reports) == 1 else result
 
 
 def register_ops_tools(registry: ToolRegistry) -> None:
