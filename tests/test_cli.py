@@ -213,8 +213,10 @@ def test_the_operations_scenario_names_every_unhealthy_service(capsys):
     result = run_json(capsys, "run", get_scenario("ops-health").request_en, "--offline",
                       "--yes")
     assert result["status"] == "completed"
+    diagnosis, scaling = result["answer"].split("Diagnosis:")[1].split("Scaling suggestions:")
     for service in unhealthy:
-        assert service in result["answer"]
+        assert f"- {service} (" in diagnosis and "likely cause" in diagnosis
+        assert f"- {service}: replicas" in scaling
 
 
 # ---- bad input, as a user sees it: one line, non-zero exit, no traceback -----------------
