@@ -11,11 +11,11 @@ import argparse
 import time
 from typing import Any
 
-from core.engine import Engine
-from core.executor import predict_llm_calls
-from core.llm import OpenAIChatModel
-from core.plan import Plan, Step
-from core.scheduler import RunOptions, run_plan
+from core.execution.executor import predict_llm_calls
+from core.execution.scheduler import RunOptions, run_plan
+from core.llm.client import OpenAIChatModel
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, make_tool
 from tests.fake_openai import FakeOpenAI, text, tool_call

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from core.plan import Plan, Step
+from core.plan.model import Plan, Step
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 

@@ -1,5 +1,5 @@
 """Entry point of ``python -m core``."""
 
-from core.cli import main
+from core.cli.main import main
 
 raise SystemExit(main())

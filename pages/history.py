@@ -16,7 +16,7 @@ _EXPORTS = (("json", "application/json"), ("md", "text/markdown"),
 
 
 def _render_exports(run_id: str) -> None:
-    from core.export import GraphvizMissingError, export_run
+    from core.runs.export import GraphvizMissingError, export_run
 
     store = state.runner().store
     st.subheader(t("export"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.errors import PlanBoardError
-from core.lessons import Lesson, LessonBook
+from core.learning.lessons import Lesson, LessonBook
 from ui import state
 from ui.frame import page_header
 from ui.i18n import t

@@ -6,11 +6,11 @@ import logging
 
 import streamlit as st
 
-from core.engine import Engine
+from core.base.usage import Usage
 from core.errors import PlanBoardError
-from core.plan import Plan, Step
-from core.router import Route
-from core.usage import Usage
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.planning.router import Route
 from ui import plan_editor, state
 from ui.frame import page_header
 from ui.i18n import current_language, t
@@ -24,7 +24,7 @@ def _pick_scenario(text: str) -> None:
 
 
 def _render_gallery() -> None:
-    from core.scenarios import SCENARIOS
+    from core.tools.scenarios import SCENARIOS
 
     st.caption(t("gallery"))
     columns = st.columns(min(len(SCENARIOS), 4) or 1)
@@ -45,7 +45,7 @@ def _generate(request: str) -> None:
     if not request.strip():
         st.warning(t("request_empty"))
         return
-    from core.session import choose_route
+    from core.runs.session import choose_route
 
     engine = state.engine()
     st.session_state.pop("clarify", None)
@@ -64,7 +64,7 @@ def _generate(request: str) -> None:
 
 def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
     """A knowledge or direct answer, recorded as a finished run, then shown on the run page."""
-    from core.quick_runs import answer_without_plan
+    from core.runs.answers import answer_without_plan
 
     try:
         with st.spinner(t("answering")):
@@ -83,7 +83,7 @@ def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
 
 def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool) -> None:
     """Draft a plan (with the relevant lessons); keep the questions when it asks some."""
-    from core.session import draft_plan
+    from core.runs.session import draft_plan
 
     try:
         with st.spinner(t("planning_offline") if engine.offline else t("planning_llm")):
@@ -109,7 +109,7 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool)
 
 def _answers_given() -> None:
     """Clarify form submitted: put the answers into the request; the page plans with it."""
-    from core.clarify import merge_answers
+    from core.planning.clarify import merge_answers
 
     clarify = st.session_state.get("clarify")
     if not clarify:

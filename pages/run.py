@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core.errors import PlanBoardError
-from core.graph import plan_to_dot, side_effect_tool_names
-from core.store import TERMINAL_STATUSES
+from core.plan.graph import plan_to_dot, side_effect_tool_names
+from core.store.run_store import TERMINAL_STATUSES
 from ui import run_view, state
 from ui.frame import page_header
 from ui.i18n import t

@@ -210,7 +210,7 @@ class FakeOpenAI:
 
     def settings(self, **overrides: Any) -> Any:
         """LLMSettings pointing at this server (no retries, short timeout) for tests."""
-        from core.settings import LLMSettings
+        from core.llm.settings import LLMSettings
 
         values: dict[str, Any] = {
             "api_key": self.api_key, "base_url": self.base_url, "provider": "generic",

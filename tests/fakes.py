@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.llm import ChatReply, ToolCall
-from core.plan import Step
-from core.usage import Usage
+from core.base.usage import Usage
+from core.llm.client import ChatReply, ToolCall
+from core.plan.model import Step
 
 Reply = ChatReply | str | Exception | Callable[[dict[str, Any]], "ChatReply | str"]
 

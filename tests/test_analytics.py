@@ -7,10 +7,10 @@ import sqlite3
 
 import pytest
 
-from core.demo import reset_demo_data
 from core.errors import ToolExecutionError
 from core.tools.analytics import ROW_LIMIT, analytics_db_path, ensure_analytics_db
 from core.tools.catalog import default_registry
+from core.tools.demo import reset_demo_data
 
 Q1 = "churned_at >= '2026-01-01' AND churned_at < '2026-04-01'"
 

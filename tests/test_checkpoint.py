@@ -6,7 +6,13 @@ import json
 
 import pytest
 
-from core.checkpoint import (
+from core.errors import LLMConnectionError, PlanParseError, PlanValidationError
+from core.execution.executor import execute_step
+from core.llm.client import OpenAIChatModel
+from core.llm.engine import Engine
+from core.plan.diff import diff_plans
+from core.plan.model import Plan, Step
+from core.planning.checkpoint import (
     CheckpointDecision,
     apply_decision,
     checkpoint,
@@ -14,13 +20,7 @@ from core.checkpoint import (
     run_checkpoint,
     steps_from_dicts,
 )
-from core.engine import Engine
-from core.errors import LLMConnectionError, PlanParseError, PlanValidationError
-from core.executor import execute_step
-from core.llm import OpenAIChatModel
-from core.offline import compose_answer, offline_plan
-from core.plan import Plan, Step
-from core.plan_diff import diff_plans
+from core.planning.offline import compose_answer, offline_plan
 from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
 from tests.fake_openai import text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.clarify import (
+from core.planning.clarify import (
     merge_answers,
     needs_clarification_offline,
     parse_questions,

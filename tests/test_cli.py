@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core.cli import main
-from core.runner import reset_runner
+from core.cli.main import main
+from core.runs.runner import reset_runner
 from core.tools.shop import ensure_shop_db
 from tests.fake_openai import FakeOpenAI, text, tool_call
 
@@ -205,7 +205,7 @@ def test_an_order_already_refunding_gets_no_second_refund(capsys):
 
 
 def test_the_operations_scenario_names_every_unhealthy_service(capsys):
-    from core.scenarios import get_scenario
+    from core.tools.scenarios import get_scenario
 
     health = run_json(capsys, "call", "check_health", "--args", '{"service": "all"}')
     unhealthy = health["unhealthy"]

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from core.cli import main
-from core.runner import reset_runner
+from core.cli.main import main
+from core.runs.runner import reset_runner
 from tests.fake_openai import text
 
 SEED_000 = ("我家老人想要一台扫地机，预算 2000 以内，要好操作的。"

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-import core.runner as runner_module
-from core import export as export_module
-from core.cli import main
-from core.engine import Engine
-from core.events import RunEvent
-from core.plan import Plan, Step
-from core.runner import reset_runner
-from core.store import RunStore
-from core.store_schema import runs
+import core.runs.runner as runner_module
+from core.cli.main import main
+from core.execution.events import RunEvent
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.runs import export as export_module
+from core.runs.runner import reset_runner
+from core.store.run_store import RunStore
+from core.store.schema import runs
 from core.tools.registry import make_tool
 
 REPO = Path(__file__).resolve().parents[1]
@@ -174,11 +174,11 @@ def test_cli_run_records_it_and_no_key_reaches_db_or_exports(tmp_path, capsys, m
 
 CRASH_SCRIPT = r'''
 import sys, time
-from core.engine import Engine
-from core.plan import Plan, Step
-from core.runner import Runner
-from core.scheduler import RunOptions
-from core.store import RunStore
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.runs.runner import Runner
+from core.execution.scheduler import RunOptions
+from core.store.run_store import RunStore
 from core.tools.catalog import default_registry
 from core.tools.registry import make_tool
 

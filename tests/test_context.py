@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from core.context import (
+from core.errors import ToolArgumentError
+from core.execution.context import (
     TRUNCATION_MARKER,
     build_step_context,
     context_step_ids,
     fold_texts,
     resolve_args,
 )
-from core.errors import ToolArgumentError
-from core.plan import Plan, Step
+from core.plan.model import Plan, Step
 
 RESULTS = {
     "s1": {"tracking_no": "SF123", "count": 3, "items": [{"sku": "A1"}, {"sku": "B2"}]},

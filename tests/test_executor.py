@@ -6,13 +6,13 @@ import threading
 
 import pytest
 
-from core.engine import Engine
-from core.executor import execute_step, predict_llm_calls
-from core.llm import ChatReply, ToolCall
-from core.plan import Plan, Step
+from core.base.usage import Usage
+from core.execution.executor import execute_step, predict_llm_calls
+from core.llm.client import ChatReply, ToolCall
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
-from core.usage import Usage
 from tests.fakes import ScriptedChatModel, tool_reply
 
 

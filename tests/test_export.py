@@ -8,13 +8,13 @@ import shutil
 
 import pytest
 
-from core import export as export_module
+from core.base.usage import Usage
 from core.errors import PlanBoardError
-from core.events import RunEvent
-from core.export import ExportError, GraphvizMissingError, export_run, render_svg
-from core.plan import Plan, Step
-from core.store import RunStore
-from core.usage import Usage
+from core.execution.events import RunEvent
+from core.plan.model import Plan, Step
+from core.runs import export as export_module
+from core.runs.export import ExportError, GraphvizMissingError, export_run, render_svg
+from core.store.run_store import RunStore
 
 FAKE_KEY = "sk-test-SECRET123"
 
@@ -134,8 +134,8 @@ def test_no_api_key_in_any_export(stored_run, monkeypatch):
 
 
 def test_a_json_export_leaves_out_which_machine_ran_the_run(tmp_path):
-    from core.export import run_to_dict
-    from core.store import RunStore
+    from core.runs.export import run_to_dict
+    from core.store.run_store import RunStore
 
     store = RunStore(f"sqlite:///{tmp_path / 'runs.db'}")
     run_id = store.create_run("a request", {"offline": True})

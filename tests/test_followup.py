@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from core.engine import Engine
 from core.errors import PlanError
-from core.executor import execute_step
-from core.followup import extend_goal, extend_plan_request
-from core.offline import offline_plan
-from core.plan import Plan
-from core.plan_diff import diff_plans
+from core.execution.executor import execute_step
+from core.llm.engine import Engine
+from core.plan.diff import diff_plans
+from core.plan.model import Plan
+from core.planning.followup import extend_goal, extend_plan_request
+from core.planning.offline import offline_plan
 from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
 from tests.fakes import ScriptedChatModel
@@ -147,7 +147,7 @@ def test_llm_follow_up_gives_up_after_two_bad_answers(registry: CountingRegistry
 def test_the_scheduler_runs_only_the_new_steps_of_a_follow_up(
     registry: CountingRegistry,
 ) -> None:
-    from core.scheduler import run_plan
+    from core.execution.scheduler import run_plan
 
     engine = Engine(registry)
     first = run_plan(offline_plan("查一下订单 88231", registry), engine)

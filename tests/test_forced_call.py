@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import pytest
 
+from core.base.usage import Usage
 from core.errors import LLMAuthError, LLMBadRequestError
-from core.forced_call import force_tool_call, tool_choice_for
-from core.llm import OpenAIChatModel
-from core.providers import PROFILES, ProviderProfile
+from core.llm.client import OpenAIChatModel
+from core.llm.forced_call import force_tool_call, tool_choice_for
+from core.llm.providers import PROFILES, ProviderProfile
 from core.tools.builtin import calculate
-from core.usage import Usage
 from tests.fake_openai import (
     FakeOpenAI,
     error,

@@ -1,4 +1,4 @@
-"""Tests for core.graph: the DOT drawing of a plan."""
+"""Tests for core.plan.graph: the DOT drawing of a plan."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from core.graph import dot_escape, plan_to_dot, side_effect_tool_names
-from core.plan import Plan, Step
+from core.plan.graph import dot_escape, plan_to_dot, side_effect_tool_names
+from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry, tool
 
 

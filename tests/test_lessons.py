@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from core.engine import Engine
 from core.errors import StoreError
-from core.executor import execute_step
-from core.lessons import (
+from core.execution.executor import execute_step
+from core.execution.scheduler import RunOptions, run_plan
+from core.learning.lessons import (
     Lesson,
     LessonBook,
     lesson_prompt_lines,
@@ -17,12 +17,12 @@ from core.lessons import (
     relevant_lessons,
     terms,
 )
-from core.llm import OpenAIChatModel
-from core.offline import offline_plan
-from core.planner import make_plan
-from core.reflection import reflect, run_attempts
-from core.scheduler import RunOptions, run_plan
-from core.store import RunStore
+from core.learning.reflection import reflect, run_attempts
+from core.llm.client import OpenAIChatModel
+from core.llm.engine import Engine
+from core.planning.offline import offline_plan
+from core.planning.planner import make_plan
+from core.store.run_store import RunStore
 from core.tools.catalog import default_registry
 from tests.fake_openai import text
 

@@ -21,8 +21,8 @@ from core.errors import (
     LLMModelNotFoundError,
     LLMResponseError,
 )
-from core.llm import OpenAIChatModel
-from core.settings import LLMSettings
+from core.llm.client import OpenAIChatModel
+from core.llm.settings import LLMSettings
 from tests.fake_openai import (
     FakeOpenAI,
     FakeRaw,
@@ -59,7 +59,7 @@ def model_for(fake_openai):
 
 
 def test_importing_and_constructing_make_no_client():
-    assert "core.llm" in sys.modules
+    assert "core.llm.client" in sys.modules
     model = OpenAIChatModel(LLMSettings(api_key="sk-x"))
     assert model._client is None
     assert model.profile.name == "openai"

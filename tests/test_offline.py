@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
+from core.base.expressions import evaluate_condition
 from core.errors import ToolError
-from core.offline import compose_answer, offline_plan
-from core.offline_text import split_clauses
-from core.plan import REFERENCE, Plan
-from core.safe_eval import evaluate_condition
-from core.scenarios import SCENARIOS
+from core.plan.model import REFERENCE, Plan
+from core.planning.offline import compose_answer, offline_plan
+from core.planning.offline.text import split_clauses
 from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
+from core.tools.scenarios import SCENARIOS
 
 SEED_ZH = SCENARIOS[0].request_zh
 SEED_EN = SCENARIOS[0].request_en

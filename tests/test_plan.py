@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.errors import PlanValidationError
-from core.plan import Plan, Step, references_in
+from core.plan.model import Plan, Step, references_in
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
 

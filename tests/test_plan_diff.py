@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.plan import Plan, Step
-from core.plan_diff import diff_plans, format_diff
+from core.plan.diff import diff_plans, format_diff
+from core.plan.model import Plan, Step
 
 
 def old_plan() -> Plan:

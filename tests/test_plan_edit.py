@@ -1,12 +1,11 @@
-"""Tests for core.plan_edit: the table <-> plan merge logic behind the plan editor."""
+"""Tests for core.plan.edit: the table <-> plan merge logic behind the plan editor."""
 
 from __future__ import annotations
 
 import json
 import math
 
-from core.plan import Plan, Step
-from core.plan_edit import (
+from core.plan.edit import (
     COLUMNS,
     add_step,
     apply_table_changes,
@@ -15,6 +14,7 @@ from core.plan_edit import (
     plan_to_rows,
     rows_to_plan,
 )
+from core.plan.model import Plan, Step
 
 
 def _plan() -> Plan:

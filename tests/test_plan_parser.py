@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.errors import PlanParseError
-from core.plan_parser import extract_json, parse_plan
+from core.plan.parse import extract_json, parse_plan
 
 CANONICAL = {
     "goal": "Refund order 88231 if it was delivered",

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from core.engine import Engine
 from core.errors import ConfigError, LLMConnectionError, PlanError
-from core.plan import Plan, Step
-from core.planner import (
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.planning.planner import (
     fallback_plan,
     make_plan,
     normalise_tool_names,

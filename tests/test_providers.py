@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.errors import ConfigError
-from core.providers import GENERIC, PROFILES, detect_profile, profile_names
+from core.llm.providers import GENERIC, PROFILES, detect_profile, profile_names
 
 
 @pytest.mark.parametrize(

@@ -7,11 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from core.engine import Engine
 from core.errors import PlanParseError
-from core.lessons import LessonBook
-from core.plan import Plan, Step
-from core.reflection import (
+from core.learning.lessons import LessonBook
+from core.learning.reflection import (
     Reflection,
     reflect,
     reflect_offline,
@@ -19,7 +17,9 @@ from core.reflection import (
     run_attempts,
     trajectory,
 )
-from core.store import RunStore
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.store.run_store import RunStore
 from core.tools.registry import ToolRegistry
 from tests.fakes import ScriptedChatModel
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from core.engine import Engine
 from core.errors import PlanParseError
-from core.llm import OpenAIChatModel
-from core.router import (
+from core.llm.client import OpenAIChatModel
+from core.llm.engine import Engine
+from core.planning.router import (
     Route,
     answer_direct,
     answer_knowledge,

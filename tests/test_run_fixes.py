@@ -14,17 +14,17 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from core.engine import Engine
 from core.errors import ConfigError, StoreError
-from core.events import RunEvent
-from core.offline import offline_plan
-from core.plan import Plan, Step
-from core.recovery import IN_PROCESS, engine_for_record
-from core.run_execution import LiveRun
-from core.runner import Runner
-from core.scheduler import RunOptions
-from core.store import RunStore, store_failure
-from core.store_schema import runs
+from core.execution.events import RunEvent
+from core.execution.scheduler import RunOptions
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.planning.offline import offline_plan
+from core.runs.live_run import LiveRun
+from core.runs.recovery import IN_PROCESS, engine_for_record
+from core.runs.runner import Runner
+from core.store.run_store import RunStore, store_failure
+from core.store.schema import runs
 from core.tools.builtin import register_builtin_tools
 from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
@@ -116,10 +116,10 @@ def test_claim_takes_free_or_dead_runs_and_refuses_live_owners(store):
 RESUME_SCRIPT = r'''
 import json, sys, time
 from pathlib import Path
-from core.engine import Engine
+from core.llm.engine import Engine
 from core.errors import StoreError
-from core.runner import Runner
-from core.store import RunStore
+from core.runs.runner import Runner
+from core.store.run_store import RunStore
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
 

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from core.engine import Engine
 from core.errors import StoreError
-from core.events import RunEvent
-from core.plan import Plan, Step
-from core.run_control import RunControl
-from core.runner import Runner, get_runner, reset_runner
-from core.scheduler import RunOptions
-from core.store import RunStore
-from core.store_schema import runs
+from core.execution.control import RunControl
+from core.execution.events import RunEvent
+from core.execution.scheduler import RunOptions
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.runs.runner import Runner, get_runner, reset_runner
+from core.store.run_store import RunStore
+from core.store.schema import runs
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
 

@@ -9,19 +9,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core.plan import Plan, Step
-from core.runner import Runner
-from core.store import RunStore
+from core.plan.model import Plan, Step
+from core.runs.runner import Runner
+from core.store.run_store import RunStore
 from tests.test_runner import REPO, Gate, await_condition, calc_plan, kinds, stop
 
 SCRIPT = r'''
 import json, sys, time
 from pathlib import Path
-from core.engine import Engine
-from core.plan import Plan
-from core.runner import Runner
-from core.scheduler import RunOptions
-from core.store import RunStore
+from core.llm.engine import Engine
+from core.plan.model import Plan
+from core.runs.runner import Runner
+from core.execution.scheduler import RunOptions
+from core.store.run_store import RunStore
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
 
@@ -171,10 +171,10 @@ def test_sigkill_during_a_side_effect_resumes_with_the_same_idempotency_key(tmp_
 
 
 EXIT_SCRIPT = r'''
-from core.engine import Engine
-from core.plan import Plan, Step
-from core.runner import get_runner
-from core.scheduler import RunOptions
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.runs.runner import get_runner
+from core.execution.scheduler import RunOptions
 from core.tools.registry import ToolRegistry, make_tool
 
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from core.safe_eval import (
+from core.base.expressions import (
     ExpressionError,
     calculate,
     condition_step_refs,

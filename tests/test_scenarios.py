@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.offline import offline_plan
-from core.scenarios import SCENARIOS, get_scenario
+from core.planning.offline import offline_plan
 from core.tools.catalog import default_registry
 from core.tools.research import SEARXNG_ENV
+from core.tools.scenarios import SCENARIOS, get_scenario
 from tests.test_offline import execute_by_hand
 
 UNHEALTHY = ("order-service", "payment-service", "recommendation-service", "report-service",

@@ -8,14 +8,14 @@ import time
 
 import pytest
 
-from core.engine import Engine
+from core.base.usage import Usage
 from core.errors import ToolExecutionError
-from core.events import RunEvent
-from core.plan import Plan, Step
-from core.run_control import RunControl
-from core.scheduler import RunOptions, run_plan
+from core.execution.control import RunControl
+from core.execution.events import RunEvent
+from core.execution.scheduler import RunOptions, run_plan
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
-from core.usage import Usage
 from tests.fakes import ScriptedChatModel, answer, lookup, tool_reply
 
 

@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from core.engine import Engine
 from core.errors import ToolExecutionError
-from core.events import RunEvent
-from core.plan import Plan
-from core.scheduler import RunOptions, run_plan
+from core.execution.events import RunEvent
+from core.execution.scheduler import RunOptions, run_plan
+from core.llm.engine import Engine
+from core.plan.model import Plan
 from core.tools.registry import ToolRegistry, make_tool
 from tests.fakes import ScriptedChatModel, answer, lookup
 
@@ -138,7 +138,7 @@ def test_on_failure_replans_a_fatal_failure(tools):
 
 @pytest.mark.parametrize("confirm", [False, True])
 def test_adaptive_drops_the_refund_of_an_order_already_refunding(confirm):
-    from core.offline import offline_plan
+    from core.planning.offline import offline_plan
     from core.tools.catalog import default_registry
     from core.tools.shop import shop_db_path
 
@@ -273,9 +273,9 @@ def test_a_checkpoint_waits_until_no_step_runs_and_keeps_parallel_results(tools)
 def test_an_outcome_finishing_after_a_version_change_lands_in_the_new_version(tools):
     from concurrent.futures import Future
 
-    from core.coordinator import Coordinator, RunBook
-    from core.executor import StepOutcome
-    from core.run_control import RunControl
+    from core.execution.control import RunControl
+    from core.execution.coordinator import Coordinator, RunBook
+    from core.execution.executor import StepOutcome
 
     old = Plan(goal="g", steps=[lookup("s1", "a"), answer("s2", "s1")])
     old.step("s1").advance("running")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.errors import ConfigError
-from core.settings import DEFAULT_MODEL, LLMSettings
+from core.llm.settings import DEFAULT_MODEL, LLMSettings
 
 
 def test_defaults_with_an_empty_environment():

@@ -7,10 +7,10 @@ import sqlite3
 
 import pytest
 
-from core.demo import ensure_demo_data, reset_demo_data
+from core.base.home import planboard_home
 from core.errors import ToolExecutionError
-from core.home import planboard_home
 from core.tools.catalog import default_registry
+from core.tools.demo import ensure_demo_data, reset_demo_data
 from core.tools.shop import DEMO_TODAY, apply_refund, query_order, shop_db_path
 
 

@@ -10,13 +10,13 @@ from datetime import timedelta
 import pytest
 import sqlalchemy as sa
 
+from core.base.usage import Usage
 from core.errors import RunNotFoundError, StoreError
-from core.events import RunEvent
-from core.plan import Plan, Step
-from core.store import RunStore, scrub_settings
-from core.store_migrations import LATEST_VERSION, migrate
-from core.store_schema import runs
-from core.usage import Usage
+from core.execution.events import RunEvent
+from core.plan.model import Plan, Step
+from core.store.migrations import LATEST_VERSION, migrate
+from core.store.run_store import RunStore, scrub_settings
+from core.store.schema import runs
 
 FAKE_KEY = "sk-test-SECRET123"
 
@@ -297,7 +297,7 @@ def test_concurrent_appends_from_processes(store):
 
 
 def test_ownership_methods_report_database_failures_as_store_errors(store):
-    """The methods RunStore gets from core.store_ownership are guarded like its own."""
+    """The methods RunStore gets from core.store.ownership are guarded like its own."""
     run_id = store.create_run("x", {}, small_plan(), status="paused")
     with store.engine.begin() as conn:
         conn.execute(sa.text("DROP TABLE events"))
@@ -310,7 +310,7 @@ def test_ownership_methods_report_database_failures_as_store_errors(store):
 
 
 def test_scrub_logs_the_setting_name_never_the_value(caplog):
-    with caplog.at_level("WARNING", logger="core.store_schema"):
+    with caplog.at_level("WARNING", logger="core.store.schema"):
         scrub_settings({"llm": {"auth": FAKE_KEY}, "urls": [f"https://h?k={FAKE_KEY}"]})
     assert "'llm.auth'" in caplog.text and "'urls[0]'" in caplog.text
     assert FAKE_KEY not in caplog.text
@@ -327,8 +327,8 @@ def test_migration_3_merges_duplicate_lessons_and_keeps_them_unique(tmp_path):
     import sqlalchemy as sa
 
     from core.errors import StoreError
-    from core.lessons import LessonBook
-    from core.store_schema import lessons, utc_now
+    from core.learning.lessons import LessonBook
+    from core.store.schema import lessons, utc_now
 
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'old.db'}")
     assert migrate(engine, target=2) == 2

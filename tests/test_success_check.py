@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from core.engine import Engine
 from core.errors import PlanParseError
-from core.plan import Plan, Step
-from core.success_check import check_structurally, check_success, classify_failure
+from core.execution.success_check import check_structurally, check_success, classify_failure
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
 from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
 from tests.fakes import ScriptedChatModel

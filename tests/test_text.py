@@ -1,6 +1,6 @@
 """Short text forms of values."""
 
-from core.text import clip, preview
+from core.base.text import clip, preview
 
 
 def test_preview_folds_white_space_and_cuts_with_an_ellipsis():

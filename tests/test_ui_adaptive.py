@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from core.plan_diff import diff_plans
-from core.runner import Runner
-from core.scenarios import SCENARIOS
+from core.plan.diff import diff_plans
+from core.runs.runner import Runner
+from core.tools.scenarios import SCENARIOS
 from tests.test_ui_app import TIMEOUT_S, block_text, fresh_runner, keyed_block, open_app, wait_for
 
 SEED_000 = ("我家老人想要一台扫地机，预算 2000 以内，要好操作的。另外帮我看看订单 66001 到了没，"
@@ -140,9 +140,9 @@ def test_a_follow_up_needs_text(runner):
 
 
 def test_a_missed_success_check_is_shown_on_the_step_card(runner):
-    from core.engine import Engine
-    from core.plan import Plan, Step
-    from core.scheduler import RunOptions
+    from core.execution.scheduler import RunOptions
+    from core.llm.engine import Engine
+    from core.plan.model import Plan, Step
     from core.tools.catalog import default_registry
 
     plan = Plan(goal="Is order 88231 refunding?", steps=[
@@ -163,7 +163,7 @@ def test_a_missed_success_check_is_shown_on_the_step_card(runner):
 def test_with_an_llm_the_lessons_in_the_planner_prompt_are_shown(runner):
     import json
 
-    from core.lessons import LessonBook
+    from core.learning.lessons import LessonBook
     from tests.fake_openai import DEFAULT_KEY, FakeOpenAI, text
 
     lesson = "Check the order status before any refund."

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block
 
-from core.runner import Runner, get_runner, reset_runner
+from core.runs.runner import Runner, get_runner, reset_runner
 from ui.i18n import TEXT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -186,7 +186,7 @@ def test_settings_survive_the_jump_to_the_run_page(runner):
 
 
 def _tiny_plan():
-    from core.plan import Plan, Step
+    from core.plan.model import Plan, Step
 
     return Plan(goal="What is 6 * 7?", steps=[
         Step(id="s1", description="Multiply", tool="calculate", args={"expression": "6 * 7"}),
@@ -198,8 +198,8 @@ def _tiny_plan():
 
 def _page_with_content(page: str, runner: Runner) -> AppTest:
     """``page`` showing real content: a plan on the plan page, a finished run elsewhere."""
-    from core.engine import Engine
-    from core.scheduler import RunOptions
+    from core.execution.scheduler import RunOptions
+    from core.llm.engine import Engine
     from core.tools.catalog import default_registry
 
     if page == "pages/plan.py":
@@ -209,7 +209,7 @@ def _page_with_content(page: str, runner: Runner) -> AppTest:
                           options=RunOptions(), settings_public={"offline": True})
     runner.wait(run_id, TIMEOUT_S)
     if page == "pages/lessons.py":
-        from core.lessons import LessonBook
+        from core.learning.lessons import LessonBook
 
         LessonBook(runner.store).add("Check the order before refunding.", ["query_order"],
                                      run_id=run_id)
@@ -238,7 +238,7 @@ def test_switching_to_chinese_translates_every_label(runner, page):
 def test_every_event_kind_has_a_label_in_both_languages():
     from typing import get_args
 
-    from core.events import EventKind
+    from core.execution.events import EventKind
     from ui.i18n import TEXT
 
     for kind in get_args(EventKind):

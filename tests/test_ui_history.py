@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from core.engine import Engine
-from core.plan import Plan, Step
-from core.runner import Runner
-from core.scheduler import RunOptions
+from core.execution.scheduler import RunOptions
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.runs.runner import Runner
 from core.tools.catalog import default_registry
 from tests.test_ui_app import TIMEOUT_S, fresh_runner, open_app
 
@@ -78,7 +78,7 @@ def test_svg_export_without_graphviz_shows_a_clear_message(runner, monkeypatch):
 
 
 def test_the_dot_export_marks_side_effect_steps(runner):
-    from core.export import export_run
+    from core.runs.export import export_run
 
     plan = Plan(goal="Refund order 88231", steps=[
         Step(id="s1", description="Look up order 88231", tool="query_order",

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core.plan import Plan, Step
-from core.runner import Runner
-from core.scenarios import SCENARIOS
+from core.plan.model import Plan, Step
+from core.runs.runner import Runner
+from core.tools.scenarios import SCENARIOS
 from tests.test_ui_app import TIMEOUT_S, block_text, fresh_runner, keyed_block, open_app, wait_for
 
 VACUUM = next(s for s in SCENARIOS if s.id == "shop-refund")

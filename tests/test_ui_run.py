@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from core.engine import Engine
-from core.plan import Plan, Step
-from core.runner import Runner
-from core.scheduler import RunOptions
+from core.execution.scheduler import RunOptions
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.runs.runner import Runner
 from core.tools.catalog import default_registry
 from tests.test_ui_app import (
     TIMEOUT_S,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from core.runner import Runner
+from core.runs.runner import Runner
 from core.tools.catalog import default_registry
 from tests.test_ui_app import fresh_runner, open_app
 

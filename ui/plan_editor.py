@@ -18,9 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from core.errors import PlanValidationError
-from core.graph import plan_to_dot
-from core.plan import Plan
-from core.plan_edit import (
+from core.plan.edit import (
     COLUMNS,
     add_step,
     apply_table_changes,
@@ -29,6 +27,8 @@ from core.plan_edit import (
     plan_to_rows,
     rows_to_plan,
 )
+from core.plan.graph import plan_to_dot
+from core.plan.model import Plan
 from core.tools.registry import ToolRegistry
 from ui import state as ui_state
 from ui.i18n import current_language, t
@@ -206,7 +206,7 @@ def _render_metrics(plan: Plan, registry: ToolRegistry, offline: bool) -> None:
 
 def _expected_calls(plan: Plan, registry: ToolRegistry) -> int | str:
     try:
-        from core.executor import predict_llm_calls
+        from core.execution.executor import predict_llm_calls
 
         return predict_llm_calls(plan, registry)
     except Exception:  # an invalid plan has no meaningful prediction

@@ -9,10 +9,10 @@ from typing import Any
 
 import streamlit as st
 
-from core.plan import STATUS_ICONS, Plan, Step
-from core.plan_diff import PlanDiff, diff_plans
-from core.text import preview
-from core.usage import Usage
+from core.base.text import preview
+from core.base.usage import Usage
+from core.plan.diff import PlanDiff, diff_plans
+from core.plan.model import STATUS_ICONS, Plan, Step
 from ui.i18n import t
 
 __all__ = [

@@ -13,9 +13,9 @@ from typing import Any
 
 import streamlit as st
 
-from core.engine import Engine
 from core.errors import ConfigError
-from core.settings import LLMSettings
+from core.llm.engine import Engine
+from core.llm.settings import LLMSettings
 from core.tools.registry import ToolRegistry
 
 __all__ = [
@@ -53,7 +53,7 @@ def registry() -> ToolRegistry:
 
 def runner() -> Any:
     """The process-wide background runner."""
-    from core.runner import get_runner
+    from core.runs.runner import get_runner
 
     return get_runner()
 
@@ -143,7 +143,7 @@ def engine() -> Engine:
     """The tools plus the chat model of this session (None offline)."""
     if planner_mode().offline:
         return Engine(registry=registry(), model=None)
-    from core.llm import OpenAIChatModel
+    from core.llm.client import OpenAIChatModel
 
     return Engine(registry=registry(), model=OpenAIChatModel(current_settings()))
 
@@ -160,7 +160,7 @@ def settings_public() -> dict[str, Any]:
 
 def run_options() -> Any:
     """RunOptions from the sidebar."""
-    from core.scheduler import RunOptions
+    from core.execution.scheduler import RunOptions
 
     state = st.session_state
     return RunOptions(

@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from core.base.language import Language
+from core.base.text import clip
 from core.errors import PlanParseError
-from core.language import Language
-from core.text import clip
 
 __all__ = [
     "CHECKPOINT_SYSTEM",

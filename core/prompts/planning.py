@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 from string import Template
 from typing import Any
 
-from core.language import Language
-from core.text import clip
+from core.base.language import Language
+from core.base.text import clip
 
 __all__ = [
     "CORRECTIVE_TEMPLATE",

@@ -14,9 +14,9 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from core.db import connect, ensure_database
+from core.base.home import planboard_home
 from core.errors import ToolExecutionError
-from core.home import planboard_home
+from core.tools.db import connect, ensure_database
 from core.tools.registry import ToolRegistry, tool
 
 __all__ = [

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from core.base.expressions import ExpressionError
+from core.base.expressions import calculate as safe_calculate
 from core.errors import ToolArgumentError, ToolExecutionError
-from core.safe_eval import ExpressionError
-from core.safe_eval import calculate as safe_calculate
 from core.tools.registry import ToolRegistry, tool
 
 __all__ = ["calculate", "get_current_time", "register_builtin_tools"]

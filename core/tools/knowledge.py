@@ -15,10 +15,10 @@ import sqlite3
 from functools import lru_cache
 from pathlib import Path
 
-from core.db import connect, ensure_database
-from core.home import planboard_home
-from core.language import detect_language
-from core.text import clip
+from core.base.home import planboard_home
+from core.base.language import detect_language
+from core.base.text import clip
+from core.tools.db import connect, ensure_database
 from core.tools.registry import ToolRegistry, tool
 
 __all__ = [
@@ -31,7 +31,7 @@ __all__ = [
     "tokenize",
 ]
 
-KNOWLEDGE_DIR = Path(__file__).resolve().parent.parent / "knowledge_base"
+KNOWLEDGE_DIR = Path(__file__).resolve().parent / "knowledge_base"
 _INDEX_VERSION = "1"
 _CONTENT_CHARS = 1200
 _MAX_QUERY_TOKENS = 64

@@ -13,9 +13,9 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from core.db import connect, ensure_database, transaction
+from core.base.home import planboard_home
 from core.errors import ToolExecutionError
-from core.home import planboard_home
+from core.tools.db import connect, ensure_database, transaction
 from core.tools.registry import ToolRegistry, current_idempotency_key, tool
 
 __all__ = [

@@ -1,0 +1,1 @@
+"""Shared leaf helpers: language, text forms, safe expressions, usage, the home folder."""

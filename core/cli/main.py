@@ -1,0 +1,303 @@
+"""The ``python -m core`` command line: tools, plans, runs and demo data from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from core.base.usage import Usage
+from core.cli.output import ask, ask_text, bounded_int, print_json, print_progress
+from core.cli.runs import report_run
+from core.cli.text import say
+from core.errors import ConfigError, PlanBoardError
+from core.plan.model import Plan
+
+__all__ = ["build_parser", "main"]
+
+logger = logging.getLogger(__name__)
+
+_CHECKPOINTS = ("rigid", "on_failure", "adaptive", "every_step")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run one command, and turn every PlanBoardError into exit code 1."""
+    from dotenv import find_dotenv, load_dotenv
+
+    load_dotenv(find_dotenv(usecwd=True))  # the .env of the directory you run from
+    args = build_parser().parse_args(argv)
+    # what a user needs is printed by the commands; the log is for --verbose
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        _require_utf8(sys.argv[1:] if argv is None else argv)
+        return int(args.handler(args) or 0)
+    except PlanBoardError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # a file or database the OS refused: say which, no traceback
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"error: {exc.strerror or exc}{where}; check the path and its permissions.",
+              file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        from core.runs.runner import pause_local_runs
+
+        paused = pause_local_runs(timeout=30)
+        print(say("interrupted_paused", run_id=paused[0]) if paused else say("interrupted"),
+              file=sys.stderr)
+        return 130
+
+
+def _require_utf8(arguments: list[str]) -> None:
+    for argument in arguments:
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigError("An argument is not valid UTF-8 text; set a UTF-8 locale "
+                              "(for example LANG=C.UTF-8) and type it again.") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every sub-command."""
+    from core.cli.adaptive import add_adaptive_commands
+    from core.cli.runs import add_run_commands
+
+    parser = argparse.ArgumentParser(
+        prog="python -m core", description="PlanBoard: plan, review and run LLM agent tasks."
+    )
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="log what the engine does (to stderr)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    tools = commands.add_parser("tools", help="list the tools and their schemas")
+    tools.add_argument("--json", action="store_true", help="print JSON")
+    tools.set_defaults(handler=cmd_tools)
+
+    call = commands.add_parser("call", help="run one tool directly")
+    call.add_argument("tool")
+    call.add_argument("--args", default="{}", help="arguments as a JSON object")
+    call.add_argument("--json", action="store_true", help="print only the result object")
+    call.set_defaults(handler=cmd_call)
+
+    plan = commands.add_parser("plan", help="make a plan for a request and print it")
+    plan.add_argument("request")
+    _add_planning_options(plan)
+    plan.set_defaults(handler=cmd_plan)
+
+    run = commands.add_parser("run", help="plan a request (or load --plan FILE) and run it")
+    run.add_argument("request", nargs="?", default="")
+    run.add_argument("--plan", type=Path, help="run this plan file instead of planning")
+    run.add_argument("--yes", action="store_true", help="run without asking for approval")
+    run.add_argument("--max-parallel", type=bounded_int(1, 64), default=4)
+    run.add_argument("--max-replans", type=bounded_int(0, 10), default=2)
+    run.add_argument("--max-attempts", type=bounded_int(1, 5), default=2,
+                     help="attempts when a failed run's reflection advises a retry")
+    run.add_argument("--checkpoint", choices=_CHECKPOINTS, default="on_failure",
+                     help="when to revise the plan while it runs")
+    _add_planning_options(run)
+    run.set_defaults(handler=cmd_run)
+
+    scenarios = commands.add_parser("scenarios", help="list the example requests")
+    scenarios.add_argument("--json", action="store_true")
+    scenarios.set_defaults(handler=cmd_scenarios)
+
+    demo = commands.add_parser("demo", help="manage the demo data")
+    demo_commands = demo.add_subparsers(dest="demo_command", required=True)
+    demo_commands.add_parser("reset", help="recreate the demo databases").set_defaults(
+        handler=cmd_demo_reset
+    )
+
+    add_run_commands(commands)
+    add_adaptive_commands(commands)
+    return parser
+
+
+def _add_planning_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--offline", action="store_true", help="use the rule-based planner, no LLM"
+    )
+    parser.add_argument(
+        "--mode", choices=("plan", "knowledge", "direct", "auto"), default="plan",
+        help="plan (default), a knowledge or direct answer, or auto (let the router decide)",
+    )
+
+
+# ---- commands ---------------------------------------------------------------------------
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    from core.tools.catalog import default_registry
+
+    registry = default_registry()
+    if args.json:
+        print_json(registry.catalogue())
+        return 0
+    for entry in registry:
+        flag = "  [side effect]" if entry.side_effect else ""
+        params = ", ".join(entry.parameters.get("properties", {}))
+        print(f"{entry.name}({params}){flag}\n    {entry.description}")
+    return 0
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    from core.tools.catalog import default_registry
+
+    arguments = _parse_json_object(args.args, "--args")
+    print_json(default_registry().call(args.tool, arguments))
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from core.runs.session import build_engine, choose_route
+
+    engine = build_engine(offline=args.offline)
+    route, _ = choose_route(args.request, engine, args.mode)
+    if route.mode != "plan":
+        note = {"mode": route.mode, "route_reason": route.reason, "plan": None}
+        if args.json:
+            print_json(note)
+        else:
+            print(say("no_plan_needed", mode=route.mode, reason=route.reason))
+        return 0
+    from core.store.run_store import RunStore
+
+    plan, _ = _draft(args.request, engine, ask_questions=True, store=RunStore())
+    if args.json:
+        print_json(plan.canonical())
+    else:
+        print(plan.summary())
+        for warning in plan.warnings:
+            print(say("warning", text=warning), file=sys.stderr)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from core.runs.runner import get_runner
+    from core.runs.session import build_engine, choose_route, public_settings
+
+    if not args.request and not args.plan:
+        raise ConfigError("Give a request to plan, or a plan file with --plan FILE.")
+    if args.plan and args.mode != "plan":
+        raise ConfigError(f"--mode {args.mode} routes a request; a plan file is run as it is. "
+                          "Drop --mode or --plan.")
+    engine = build_engine(offline=args.offline)
+    out = sys.stderr if args.json else sys.stdout
+    started = time.monotonic()
+    runner = get_runner()
+    settings = public_settings(offline=engine.offline)
+    if args.plan:
+        plan, usage, route = _load_plan_file(args.plan, args.request), Usage(), None
+    else:
+        route, usage = choose_route(args.request, engine, args.mode)
+        if route.mode != "plan":
+            from core.runs.answers import answer_without_plan
+
+            print(f"{route.mode}: {route.reason}", file=out)
+            run_id = answer_without_plan(args.request, route, engine, runner.store,
+                                         settings_public=settings, usage_before=usage)
+            return report_run(runner.store.get_run(run_id), args.json, started, out, route)
+        plan, planning = _draft(args.request, engine, ask_questions=not args.yes,
+                                store=runner.store)
+        usage += planning
+    if not _approved(plan, engine, args.yes, out):
+        return 1
+    from core.execution.scheduler import RunOptions
+
+    options = RunOptions(max_parallel=args.max_parallel, max_replans=args.max_replans,
+                         checkpoint=args.checkpoint, max_attempts=args.max_attempts)
+    run_id = runner.start(plan.goal, plan, engine=engine, options=options,
+                          settings_public=settings, planning_usage=usage,
+                          on_event=lambda event: print_progress(event, out))
+    print(f"run {run_id}", file=out)
+    return report_run(runner.wait(run_id), args.json, started, out, route)
+
+
+def cmd_scenarios(args: argparse.Namespace) -> int:
+    from core.tools.scenarios import SCENARIOS
+
+    if args.json:
+        print_json([scenario.model_dump() for scenario in SCENARIOS])
+        return 0
+    for scenario in SCENARIOS:
+        print(f"{scenario.id}: {scenario.title_en} / {scenario.title_zh}")
+        print(f"    en: {scenario.request_en}\n    zh: {scenario.request_zh}")
+    return 0
+
+
+def cmd_demo_reset(args: argparse.Namespace) -> int:
+    from core.tools.demo import reset_demo_data
+
+    print(say("demo_reset", path=reset_demo_data()))
+    return 0
+
+
+# ---- helpers ----------------------------------------------------------------------------
+
+
+def _draft(request: str, engine: Any, *, ask_questions: bool, store: Any = None
+           ) -> tuple[Plan, Usage]:
+    """Draft a plan; answer the planner's clarifying questions on the terminal first."""
+    from core.planning.clarify import merge_answers
+    from core.runs.session import draft_plan
+
+    draft = draft_plan(request, engine, store=store)
+    usage = draft.usage
+    if draft.questions:
+        if not ask_questions:
+            raise ConfigError("The request needs more detail before planning: "
+                              + " / ".join(q.rstrip("。.") for q in draft.questions)
+                              + ". Add it to the request and try again.")
+        answers = [ask_text(f"{question} ") for question in draft.questions]
+        merged = merge_answers(request, draft.questions, answers)
+        draft = draft_plan(merged, engine, store=store, allow_questions=False)
+        usage += draft.usage
+    assert draft.plan is not None  # without questions a draft always holds a plan
+    return draft.plan, usage
+
+
+def _approved(plan: Plan, engine: Any, yes: bool, out: Any) -> bool:
+    """Validate, show the plan and its expected cost, and ask "Execute? [y/N]"."""
+    from core.execution.executor import predict_llm_calls
+
+    plan.raise_if_invalid(engine.registry)
+    print(plan.summary(), file=out)
+    for warning in plan.warnings:
+        print(say("warning", text=warning), file=out)
+    calls = predict_llm_calls(plan, engine.registry, offline=engine.offline)
+    print(say("plan_cost", steps=len(plan.steps), path=plan.critical_path_length(),
+              calls=calls), file=out)
+    if yes or ask(say("execute")):
+        return True
+    print(say("not_executed"), file=out)
+    return False
+
+
+def _load_plan_file(path: Path, request: str) -> Plan:
+    from core.plan.parse import parse_plan
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"Cannot read plan file {path}: {exc.strerror}.") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"Plan file {path} is not UTF-8 text; save it as UTF-8 JSON.") from None
+    plan = parse_plan(text, goal=request)  # the file's own goal unless a request is given
+    plan.goal = plan.goal or path.stem
+    return plan
+
+
+def _parse_json_object(text: str, option: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{option} is not valid JSON ({exc.msg}); pass an object like "
+                          "'{\"order_id\": \"88231\"}'.") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{option} must be a JSON object like '{{\"key\": \"value\"}}'.")
+    return value

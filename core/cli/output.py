@@ -1,0 +1,82 @@
+"""What the command line prints and asks: JSON, progress lines, yes/no questions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from core.base.text import preview
+from core.cli.text import say
+from core.execution.events import RunEvent
+from core.plan.model import STATUS_ICONS
+
+__all__ = ["ask", "ask_text", "bounded_int", "print_json", "print_progress", "short"]
+
+_NOTED_EVENTS = {"replanned", "reflected", "waiting_confirmation", "paused", "resumed",
+                 "cancelled"}
+
+
+def print_json(value: Any) -> None:
+    """Print ``value`` as indented JSON, keeping Chinese text readable."""
+    print(json.dumps(_finite(value), ensure_ascii=False, indent=2, default=str))
+
+
+def _finite(value: Any) -> Any:
+    """Infinity and NaN are not JSON: print them as strings so the output stays valid."""
+    if isinstance(value, float) and (value != value or value in {float("inf"), float("-inf")}):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def print_progress(event: RunEvent, out: Any) -> None:
+    """One live line per step transition, and a note for replans, pauses and the like."""
+    if event.step_id is None or not event.kind.startswith("step_"):
+        if event.kind in _NOTED_EVENTS:
+            detail = event.data.get("reason") or event.data.get("lesson") or ""
+            print(f"  [{event.kind}] {short(str(detail), 100)}".rstrip(), file=out, flush=True)
+        return
+    status = event.kind.removeprefix("step_")
+    icon = STATUS_ICONS.get("running" if status == "started" else status, "·")
+    detail = event.data.get("error") or event.data.get("mode") or ""
+    print(f"  {icon} {event.step_id} {status} {short(str(detail), 100)}".rstrip(), file=out,
+          flush=True)
+
+
+def ask(question: str) -> bool:
+    """Ask a yes/no question on the terminal; no answer (no terminal) means no."""
+    return ask_text(question).strip().lower() in {"y", "yes", "是", "好"}
+
+
+def ask_text(question: str) -> str:
+    """Ask for a line of text; an empty string when nothing can be read."""
+    try:
+        return input(question)
+    except EOFError:
+        print("\n" + say("no_answer_read"), file=sys.stderr)
+        return ""
+
+
+def short(text: str, width: int = 60) -> str:
+    """``text`` on one line, cut to ``width`` characters."""
+    return preview(text, width)
+
+
+def bounded_int(low: int, high: int) -> Any:
+    """An argparse type: a whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {text}")
+        return value
+
+    return parse

@@ -1,0 +1,222 @@
+"""Command-line commands for stored runs: runs, show, pause, resume, cancel, export."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from core.cli.output import ask, bounded_int, print_json, print_progress, short
+from core.cli.text import say
+from core.errors import PlanBoardError
+from core.store.run_store import RunRecord
+from core.store.schema import STATUSES
+
+__all__ = [
+    "add_run_commands",
+    "cmd_cancel",
+    "cmd_export",
+    "cmd_pause",
+    "cmd_resume",
+    "cmd_runs",
+    "cmd_show",
+    "report_run",
+    "run_summary_json",
+]
+
+
+def run_summary_json(record: RunRecord) -> dict[str, Any]:
+    """The object ``run --json`` prints: id, status, answer, plan, versions, usage, wall_s."""
+    return {
+        "run_id": record.run_id,
+        "status": record.status,
+        "answer": record.answer,
+        "plan": record.plan.model_dump(mode="json") if record.plan else None,
+        "versions": record.versions,
+        "usage": {
+            "llm_calls": record.usage.llm_calls,
+            "prompt_tokens": record.usage.prompt_tokens,
+            "completion_tokens": record.usage.completion_tokens,
+        },
+        "wall_s": record.wall_s,
+    }
+
+
+def add_run_commands(subparsers: Any) -> None:
+    """Add runs, show, pause, resume, cancel and export to the ``python -m core`` parser."""
+    runs = subparsers.add_parser("runs", help="list the stored runs, newest first")
+    runs.add_argument("--json", action="store_true", help="print JSON")
+    runs.add_argument("--status", choices=STATUSES, help="only runs with this status")
+    runs.add_argument("--limit", type=bounded_int(1, 10_000), default=100)
+    runs.set_defaults(handler=cmd_runs)
+
+    show = subparsers.add_parser("show", help="show one run with its plan and events")
+    show.add_argument("run_id")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.set_defaults(handler=cmd_show)
+
+    pause = subparsers.add_parser("pause", help="pause a run (running steps finish)")
+    pause.add_argument("run_id")
+    pause.set_defaults(handler=cmd_pause)
+
+    resume = subparsers.add_parser("resume", help="continue a paused or interrupted run")
+    resume.add_argument("run_id")
+    resume.add_argument("--yes", action="store_true",
+                        help="do not ask; approve side-effecting steps of this run")
+    resume.add_argument("--json", action="store_true", help="print the result as JSON")
+    resume.set_defaults(handler=cmd_resume)
+
+    cancel = subparsers.add_parser("cancel", help="cancel a run")
+    cancel.add_argument("run_id")
+    cancel.set_defaults(handler=cmd_cancel)
+
+    export = subparsers.add_parser("export", help="export a run as json, md, dot or svg")
+    export.add_argument("run_id")
+    export.add_argument("--format", dest="fmt", required=True,
+                        choices=["json", "md", "dot", "svg"])
+    export.add_argument("--out", type=Path, help="write to this file instead of stdout")
+    export.set_defaults(handler=cmd_export)
+
+
+def _runner() -> Any:
+    """The process-wide runner, after recording runs whose process has died as interrupted."""
+    from core.runs.runner import get_runner
+
+    runner = get_runner()
+    runner.recover_interrupted()
+    return runner
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    """List run summaries (run_id, status, request, created_at), newest first."""
+    records = _runner().store.list_runs(status=args.status, limit=args.limit)
+    rows = [{"run_id": r.run_id, "status": r.status, "request": r.request,
+             "created_at": r.created_at.isoformat()} for r in records]
+    if args.json:
+        print_json(rows)
+        return 0
+    if not rows:
+        print(say("no_runs"))
+    for row in rows:
+        created = row["created_at"][:19].replace("T", " ")
+        print(f"{row['run_id']}  {row['status']:<21} {created}  {short(row['request'])}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Show a run: the summary object plus its events."""
+    store = _runner().store
+    record = store.get_run(args.run_id)
+    events = store.events(args.run_id)
+    if args.json:
+        summary = run_summary_json(record)
+        summary["request"] = record.request
+        summary["events"] = [e.model_dump(mode="json", exclude={"run_id"}) for e in events]
+        print_json(summary)
+        return 0
+    print(f"run {record.run_id} · {record.status} · {record.request}")
+    if record.plan is not None:
+        print(record.plan.summary())
+    print(f"answer: {record.answer or '(none)'}")
+    u = record.usage
+    print(f"usage: {u.llm_calls} LLM calls, {u.prompt_tokens}+{u.completion_tokens} tokens, "
+          f"{record.wall_s:.1f} s")
+    for event in events:
+        step = f" {event.step_id}" if event.step_id else ""
+        print(f"  {event.seq:>3} {event.at.isoformat(timespec='seconds')} {event.kind}{step}")
+    return 0
+
+
+def cmd_pause(args: argparse.Namespace) -> int:
+    """Ask a run to pause."""
+    _runner().pause(args.run_id)
+    print(say("pause_requested", run_id=args.run_id))
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    """Cancel a run and report once the cancellation is recorded."""
+    record = _runner().cancel(args.run_id)
+    print(f"run {record.run_id}: {record.status}")
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    """Continue a paused or interrupted run here and report how it ended."""
+    runner = _runner()
+    record = runner.store.get_run(args.run_id)
+    out = sys.stderr if args.json else sys.stdout
+    if record.plan is not None:
+        print(record.plan.summary(), file=out)
+    if not args.yes and not ask(say("resume_ask", run_id=args.run_id)):
+        print(say("not_resumed"), file=out)
+        return 1
+    options = None
+    if args.yes:
+        from core.execution.scheduler import RunOptions
+
+        stored = {k: v for k, v in record.options.items() if k in RunOptions.model_fields}
+        options = RunOptions.model_validate({**stored, "confirm_side_effects": False})
+    runner.resume(args.run_id, options=options,
+                  on_event=lambda event: print_progress(event, out))
+    print(f"run {args.run_id}", file=out)
+    record = _wait_answering(runner, args.run_id, out)
+    if args.json:
+        print_json(run_summary_json(record))
+    else:
+        print(f"\n{record.status}: {record.answer or say('no_answer')}", file=out)
+    return 0 if record.status == "completed" else 1
+
+
+def _wait_answering(runner: Any, run_id: str, out: Any) -> RunRecord:
+    """Wait for the run; ask on the terminal whenever it waits for a confirmation."""
+    while True:
+        record = runner.wait(run_id, until_confirmation=True)
+        if record.status != "waiting_confirmation":
+            return record
+        asked = [e for e in runner.store.events(run_id) if e.kind == "waiting_confirmation"]
+        step_id = asked[-1].step_id if asked else None
+        if step_id is None:
+            return record
+        print(say("side_effects", step_id=step_id), file=out)
+        if ask(say("run_step", step_id=step_id)):
+            runner.confirm(run_id, step_id)
+        else:
+            runner.reject(run_id, step_id)
+        runner.wait(run_id, timeout=5)  # let the decision land before asking again
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Export a run; write to --out or stdout."""
+    from core.runs.export import export_run
+
+    content = export_run(_runner().store, args.run_id, args.fmt)
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    if args.out is not None:
+        try:
+            args.out.write_bytes(data)
+        except OSError as exc:
+            raise PlanBoardError(
+                f"cannot write {args.out}: {exc.strerror}; choose another --out path"
+            ) from None
+        print(say("wrote", path=args.out), file=sys.stderr)
+        return 0
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+    return 0
+
+
+def report_run(record: Any, as_json: bool, started: float, out: Any, route: Any) -> int:
+    """Print how a run ended (JSON or the answer); exit code 0 only when it completed."""
+    summary = run_summary_json(record)
+    summary["wall_s"] = round(time.monotonic() - started, 3)
+    if route is not None:
+        summary["mode"], summary["route_reason"] = route.mode, route.reason
+    if as_json:
+        print_json(summary)
+    else:
+        print(f"\n{summary['status']}: {summary['answer'] or say('no_answer')}", file=out)
+    return 0 if summary["status"] == "completed" else 1

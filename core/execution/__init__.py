@@ -1,0 +1,1 @@
+"""Doing it: options, step context, executor, ReAct, success checks, the scheduler."""

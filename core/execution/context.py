@@ -1,0 +1,247 @@
+"""What a step sees: its resolved ``{{sN.field}}`` arguments and a folded context of its inputs."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Any
+
+from core.base.language import detect_language
+from core.errors import ToolArgumentError
+from core.plan.model import REFERENCE, Plan, Step
+
+__all__ = [
+    "DEFAULT_CONTEXT_BUDGET",
+    "TRUNCATION_MARKER",
+    "build_step_context",
+    "context_step_ids",
+    "failure_note",
+    "fallback_answer",
+    "fold_texts",
+    "render_value",
+    "resolve_args",
+    "resolve_value",
+    "summarize_results",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CONTEXT_BUDGET = 6000
+TRUNCATION_MARKER = "… [truncated {dropped} chars]"
+_MIN_RESULT_CHARS = 200
+_MAX_GOAL_CHARS = 1500
+_PATH_PART = re.compile(r"\.([\w\-]+)|\[(\d+)\]")
+_WHOLE_REFERENCE = re.compile(r"^\s*" + REFERENCE.pattern + r"\s*$")
+
+
+# ---- references ---------------------------------------------------------------------------
+
+
+def resolve_args(args: dict[str, Any], results: dict[str, Any]) -> dict[str, Any]:
+    """Replace every ``{{sN...}}`` reference in ``args`` by the value it names.
+
+    A value that is exactly one reference keeps the referenced value's type; a reference
+    embedded in longer text is stringified. A reference that cannot be resolved raises
+    ToolArgumentError naming the argument and the reference.
+    """
+    resolved: dict[str, Any] = {}
+    for key, value in args.items():
+        try:
+            resolved[key] = resolve_value(value, results)
+        except ToolArgumentError as exc:
+            raise ToolArgumentError(f"argument {key!r}: {exc}") from None
+    return resolved
+
+
+def resolve_value(value: Any, results: dict[str, Any]) -> Any:
+    """Resolve references inside one argument value (strings, lists and dicts, recursively)."""
+    if isinstance(value, dict):
+        return {k: resolve_value(v, results) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_value(v, results) for v in value]
+    if not isinstance(value, str) or "{{" not in value:
+        return value
+    whole = _WHOLE_REFERENCE.match(value)
+    if whole:
+        return _lookup(whole.group(1), whole.group(2), results, whole.group(0).strip())
+    return REFERENCE.sub(
+        lambda m: _stringify(_lookup(m.group(1), m.group(2), results, m.group(0))), value
+    )
+
+
+def _lookup(step_id: str, path: str, results: dict[str, Any], text: str) -> Any:
+    if step_id not in results:
+        raise ToolArgumentError(
+            f"{text} cannot be resolved: {step_id} has no result (it did not complete); "
+            f"make the step depend on {step_id} or give the value directly"
+        )
+    current = results[step_id]
+    walked = step_id
+    for field, index in _PATH_PART.findall(path):
+        current = _as_structure(current)
+        if field:
+            if not isinstance(current, dict) or field not in current:
+                raise ToolArgumentError(
+                    f"{text} cannot be resolved: {walked} has no field {field!r}"
+                    f"{_known_fields(current)}; fix the reference in the plan"
+                )
+            current = current[field]
+            walked += f".{field}"
+        else:
+            position = int(index)
+            if not isinstance(current, list) or position >= len(current):
+                raise ToolArgumentError(
+                    f"{text} cannot be resolved: {walked} has no item [{position}]; "
+                    "fix the reference in the plan"
+                )
+            current = current[position]
+            walked += f"[{position}]"
+    return current
+
+
+def _as_structure(value: Any) -> Any:
+    """A result written as JSON text (common for LLM steps) is read as the structure it holds."""
+    if isinstance(value, str) and value.strip()[:1] in {"{", "["}:
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _known_fields(value: Any) -> str:
+    if isinstance(value, dict) and value:
+        return f" (its fields are: {', '.join(map(str, value))})"
+    return f" (its result is a {type(value).__name__}, not an object)"
+
+
+def _stringify(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+# ---- context --------------------------------------------------------------------------------
+
+
+def render_value(value: Any) -> str:
+    """A result as compact text for a prompt (JSON for structures, as-is for text)."""
+    if value is None:
+        return "null"
+    return _stringify(value)
+
+
+def context_step_ids(plan: Plan, step: Step) -> list[str]:
+    """Ids of the steps whose results a step sees.
+
+    Its direct dependencies; the synthesis step sees every step it depends on directly or
+    indirectly (every other step when it declares no dependencies), since it answers the goal.
+    """
+    synthesis = plan.synthesis_step()
+    if synthesis is None or synthesis.id != step.id:
+        return [dep for dep in step.depends_on if dep in plan.ids()]
+    if not step.depends_on:
+        return [s.id for s in plan.steps if s.id != step.id]
+    ancestors: set[str] = set()
+    frontier = list(step.depends_on)
+    while frontier:
+        current = frontier.pop()
+        if current in ancestors or current not in plan.ids():
+            continue
+        ancestors.add(current)
+        frontier.extend(plan.step(current).depends_on)
+    return [s.id for s in plan.steps if s.id in ancestors]
+
+
+def fold_texts(texts: dict[str, str], budget: int) -> dict[str, str]:
+    """Cut the longest texts first until their total length fits ``budget``.
+
+    Every text over a common cap is truncated to that cap (with a marker saying how much
+    was dropped), so short results stay whole and long ones share what is left.
+    """
+    if sum(len(t) for t in texts.values()) <= budget or not texts:
+        return dict(texts)
+    lengths = sorted(len(t) for t in texts.values())
+    cap, remaining, count = 0, budget, len(lengths)
+    for length in lengths:
+        share = remaining // count
+        if length <= share:
+            remaining -= length
+            count -= 1
+            continue
+        cap = share
+        break
+    cap = max(cap, _MIN_RESULT_CHARS)
+    return {key: _truncate(text, cap) for key, text in texts.items()}
+
+
+def _truncate(text: str, cap: int) -> str:
+    if len(text) <= cap:
+        return text
+    marker = TRUNCATION_MARKER.format(dropped=len(text) - cap)
+    keep = max(cap - len(marker), 0)
+    return text[:keep] + TRUNCATION_MARKER.format(dropped=len(text) - keep)
+
+
+def build_step_context(plan: Plan, step: Step, *, budget: int = DEFAULT_CONTEXT_BUDGET) -> str:
+    """The goal, the definition of done, the step and its inputs' results, within ``budget``.
+
+    Never the whole history: only the steps named by :func:`context_step_ids` appear, and
+    their results are folded (largest first) so the text stays near ``budget`` characters.
+    """
+    header = [f"Goal: {_truncate(plan.goal, _MAX_GOAL_CHARS)}"]
+    if plan.definition_of_done:
+        header.append(f"Definition of done: {_truncate(plan.definition_of_done, 500)}")
+    if plan.constraints:
+        header.append("Constraints: " + "; ".join(plan.constraints))
+    header.append(f"Current step {step.id}: {step.description}")
+    if step.success_criteria:
+        header.append(f"Success criteria: {step.success_criteria}")
+    if step.tool:
+        header.append(f"Tool of this step: {step.tool}")
+    head = "\n".join(header)
+
+    lines: dict[str, str] = {}
+    notes: list[str] = []
+    for dep_id in context_step_ids(plan, step):
+        dep = plan.step(dep_id)
+        if dep.status == "completed":
+            lines[dep_id] = render_value(dep.result)
+        elif dep.status in {"skipped", "failed"}:
+            notes.append(f"- {dep_id} ({dep.description}): {dep.status} — {dep.error or ''}")
+    labels = {dep_id: f"- {dep_id} ({plan.step(dep_id).description}): " for dep_id in lines}
+    fixed = len(head) + sum(len(n) + 1 for n in notes) + sum(len(v) + 1 for v in labels.values())
+    folded = fold_texts(lines, max(budget - fixed - 60, _MIN_RESULT_CHARS * max(len(lines), 1)))
+    body = [labels[key] + folded[key] for key in lines] + notes
+    if not body:
+        return head + "\nResults of earlier steps: none."
+    return head + "\nResults of the steps it depends on:\n" + "\n".join(body)
+
+
+def summarize_results(plan: Plan, *, budget: int = DEFAULT_CONTEXT_BUDGET) -> str:
+    """A plain answer built from the completed steps' results (when no model can write one)."""
+    synthesis = plan.synthesis_step()
+    texts = {
+        s.id: render_value(s.result)
+        for s in plan.steps
+        if s.status == "completed" and (synthesis is None or s.id != synthesis.id)
+    }
+    folded = fold_texts(texts, budget)
+    return "\n".join(f"{plan.step(sid).description}: {folded[sid]}" for sid in texts)
+
+
+def fallback_answer(plan: Plan) -> str:
+    """The answer without a model: the offline composer, else the plain summary."""
+    try:
+        from core.planning.offline import compose_answer
+
+        return compose_answer(plan)
+    except Exception:  # missing module or a composer bug: a plain list still answers
+        logger.debug("compose_answer unavailable; using the plain summary", exc_info=True)
+        return summarize_results(plan)
+
+
+def failure_note(plan: Plan, failed: list[Step]) -> str:
+    """A short list of the steps that failed, in the language of the request."""
+    chinese = detect_language(plan.goal) == "zh"
+    title = "未完成的步骤：" if chinese else "What could not be done:"
+    return "\n".join([title, *(f"- {s.id} ({s.description}): {s.error}" for s in failed)])

@@ -1,0 +1,286 @@
+"""One step of a plan: direct tool call | forced single tool | bounded ReAct | synthesis."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from core.base.expressions import ExpressionError, evaluate_condition, is_expression_condition
+from core.base.language import detect_language
+from core.base.usage import Usage
+from core.errors import PlanBoardError, ToolArgumentError, ToolError, UnknownToolError
+from core.execution.context import build_step_context, fallback_answer, resolve_args
+from core.execution.react import MAX_REACT_ROUNDS, ReactCancelled, run_react
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.prompts import execution as prompts
+from core.tools.registry import Tool, ToolRegistry
+
+__all__ = [
+    "StepMode",
+    "StepOutcome",
+    "execute_step",
+    "is_synthesis",
+    "predict_llm_calls",
+    "step_mode",
+]
+
+logger = logging.getLogger(__name__)
+
+StepMode = Literal["direct", "forced_tool", "react", "synthesis", "condition"]
+_YES = re.compile(r"^\W*(?:(?:yes|true|y)\b|是|对|满足|成立)", re.IGNORECASE)
+_NO = re.compile(r"^\W*(?:(?:no|false|n)\b|否|不)", re.IGNORECASE)
+
+
+class StepOutcome(BaseModel):
+    """What executing a step produced; the scheduler applies it to the plan."""
+
+    status: Literal["completed", "failed", "skipped"]
+    result: Any = None
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    resolved_args: dict[str, Any] | None = None
+    mode: StepMode = "direct"
+    notes: list[str] = Field(default_factory=list)
+
+
+class _StepFailed(Exception):
+    """Internal: ends the step as failed with a message (never leaves execute_step)."""
+
+
+@dataclass
+class _Tally:
+    """Usage and notes gathered while a step runs (kept even when the step fails)."""
+
+    usage: Usage = field(default_factory=Usage)
+    notes: list[str] = field(default_factory=list)
+
+    def outcome(self, status: str, mode: StepMode, **fields: Any) -> StepOutcome:
+        return StepOutcome(
+            status=status, mode=mode, usage=self.usage, notes=list(self.notes), **fields
+        )
+
+
+def is_synthesis(plan: Plan, step: Step) -> bool:
+    """True when ``step`` is the plan's synthesis step."""
+    synthesis = plan.synthesis_step()
+    return synthesis is not None and synthesis.id == step.id
+
+
+def _has_all_required(step: Step, target: Tool) -> bool:
+    if step.args is None:
+        return False  # a step with no args at all always has its arguments inferred
+    present = {k for k, v in step.args.items() if v is not None}
+    return set(target.required) <= present
+
+
+def step_mode(plan: Plan, step: Step, registry: ToolRegistry) -> StepMode:
+    """How a step will run: synthesis, react (reasoning), direct or forced_tool."""
+    if step.tool is None:
+        return "synthesis" if is_synthesis(plan, step) else "react"
+    if step.tool in registry and _has_all_required(step, registry.get(step.tool)):
+        return "direct"
+    return "forced_tool"
+
+
+def predict_llm_calls(plan: Plan, registry: ToolRegistry, *, offline: bool = False) -> int:
+    """Expected LLM calls to run the plan's unfinished steps (planning not included).
+
+    0 for a tool step with complete arguments (or an unknown tool, which fails), 1 for a
+    forced tool call, a reasoning step (its ReAct loop may take up to 3) and the synthesis;
+    plus 1 for every condition written in prose. Offline nothing calls a model: 0.
+    """
+    if offline:
+        return 0
+    calls = 0
+    for step in plan.steps:
+        if step.status not in {"pending", "running"}:
+            continue
+        if step.condition and not is_expression_condition(step.condition):
+            calls += 1
+        if step.tool is not None and step.tool not in registry:
+            continue
+        calls += 0 if step_mode(plan, step, registry) == "direct" else 1
+    return calls
+
+
+def execute_step(
+    plan: Plan,
+    step: Step,
+    engine: Engine,
+    *,
+    cancel: threading.Event | None = None,
+    idempotency_key: str | None = None,
+) -> StepOutcome:
+    """Run one step and say how it ended; never mutates the plan and never raises.
+
+    The condition is checked first (an expression over earlier results, or a prose
+    condition judged by the model; offline a prose condition is noted and the step runs).
+    """
+    mode = step_mode(plan, step, engine.registry)
+    tally = _Tally()
+    if cancel is not None and cancel.is_set():
+        return tally.outcome("skipped", mode, error="cancelled before it started")
+    try:
+        if step.condition and not _check_condition(plan, step, engine, tally):
+            unjudged = tally.notes[-1] if tally.notes else None  # why it could not be judged
+            return tally.outcome(
+                "skipped", "condition", error=unjudged or f"condition not met: {step.condition}"
+            )
+        if mode == "synthesis":
+            return _synthesise(plan, step, engine, tally)
+        if mode == "react":
+            return _reason(plan, step, engine, tally, cancel)
+        return _run_tool_step(plan, step, engine, tally, idempotency_key)
+    except ReactCancelled as exc:
+        return tally.outcome("skipped", mode, error=str(exc))
+    except (_StepFailed, PlanBoardError) as exc:
+        return tally.outcome("failed", mode, error=str(exc))
+    except Exception as exc:  # a bug anywhere below must end this step, not the run
+        logger.exception("step %s failed unexpectedly", step.id)
+        return tally.outcome("failed", mode, error=f"{type(exc).__name__}: {exc}")
+
+
+# ---- condition ----------------------------------------------------------------------------
+
+
+def _check_condition(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> bool:
+    condition = step.condition or ""
+    if is_expression_condition(condition):
+        try:
+            return evaluate_condition(condition, plan.results())
+        except ExpressionError as exc:
+            raise _StepFailed(f"{step.id} condition cannot be checked: {exc}") from None
+    if engine.model is None:  # nobody can judge it: never run a step on a guess
+        tally.notes.append(
+            f"the condition {condition!r} is written in prose and no LLM is configured to "
+            "judge it, so the step was skipped to be safe; write it as an expression such "
+            "as s2.status == 'delivered'"
+        )
+        return False
+    messages = prompts.condition_messages(build_step_context(plan, step), condition)
+    reply = engine.model.chat(messages, role="executor")
+    tally.usage = tally.usage + reply.usage
+    verdict = (reply.content or "").strip()
+    if _YES.match(verdict):
+        return True
+    if not _NO.match(verdict):
+        tally.notes.append(
+            f"the condition judge replied {verdict[:80]!r}; the step was skipped to be safe"
+        )
+    return False
+
+
+# ---- synthesis and reasoning ----------------------------------------------------------------
+
+
+def _synthesise(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> StepOutcome:
+    if engine.model is None:
+        tally.notes.append("no LLM is configured: the answer was composed from the results")
+        return tally.outcome("completed", "synthesis", result=fallback_answer(plan))
+    language = detect_language(plan.goal)
+    messages = prompts.synthesis_messages(build_step_context(plan, step), plan.goal, language)
+    reply = engine.model.chat(messages, role="executor", tools=None)
+    tally.usage = tally.usage + reply.usage
+    text = (reply.content or "").strip()
+    if not text:
+        raise _StepFailed("the model returned an empty answer for the synthesis step")
+    return tally.outcome("completed", "synthesis", result=text)
+
+
+def _reason(
+    plan: Plan, step: Step, engine: Engine, tally: _Tally, cancel: threading.Event | None
+) -> StepOutcome:
+    if engine.model is None:
+        raise _StepFailed(
+            f"{step.id} is a reasoning step and needs an LLM; configure a model "
+            "(OPENAI_API_KEY) or give the step a tool with arguments"
+        )
+    language = detect_language(plan.goal)
+    messages = prompts.react_messages(
+        build_step_context(plan, step), plan.goal, language, MAX_REACT_ROUNDS
+    )
+    try:
+        outcome = run_react(engine.model, engine.registry, messages, tally=tally, cancel=cancel)
+    except ToolError as exc:
+        raise _StepFailed(f"{step.id}: {exc}") from None
+    if outcome.tools_used:
+        tally.notes.append("used read-only tools: " + ", ".join(outcome.tools_used))
+    return tally.outcome("completed", "react", result=outcome.text)
+
+
+# ---- tool steps -----------------------------------------------------------------------------
+
+
+def _run_tool_step(
+    plan: Plan, step: Step, engine: Engine, tally: _Tally, idempotency_key: str | None
+) -> StepOutcome:
+    try:
+        target = engine.registry.get(step.tool or "")
+    except UnknownToolError as exc:
+        raise _StepFailed(f"{step.id} uses {exc}") from None
+    try:
+        known = resolve_args(step.args or {}, plan.results())
+    except ToolArgumentError as exc:
+        raise _StepFailed(f"{step.id} {exc}") from None
+    mode: StepMode = "direct"
+    if not _has_all_required(step, target):
+        mode = "forced_tool"
+        known = {k: v for k, v in known.items() if v is not None}
+        args = _infer_args(plan, step, engine, target, known, tally)
+    else:
+        args = known
+    key = idempotency_key if target.side_effect else None
+    try:
+        result = engine.registry.call(target.name, args, idempotency_key=key)
+    except ToolError as exc:
+        return tally.outcome("failed", mode, error=str(exc), resolved_args=args)
+    return tally.outcome("completed", mode, result=result, resolved_args=args)
+
+
+def _infer_args(
+    plan: Plan, step: Step, engine: Engine, target: Tool, known: dict[str, Any], tally: _Tally
+) -> dict[str, Any]:
+    missing = [name for name in target.required if name not in known]
+    if engine.model is None:
+        raise _StepFailed(
+            f"{step.id} needs arguments for {target.name} (missing: "
+            f"{', '.join(missing) or 'all'}) and no LLM is configured to fill them in; "
+            "write them into the step's args"
+        )
+    from core.llm.forced_call import force_tool_call
+
+    messages = prompts.forced_tool_messages(
+        build_step_context(plan, step), target.name, known, plan.goal
+    )
+    forced = force_tool_call(engine.model, messages, target, role="executor")
+    tally.usage = tally.usage + forced.usage
+    tally.notes.extend(forced.notes)
+    if forced.call is None:
+        raise _StepFailed(
+            f"{step.id}: the model did not call {target.name} (tool_choice "
+            f"{forced.mode_used!r} was not honoured), so the tool did not run; "
+            "fill in the arguments in the plan or use a model that supports tool calls"
+        )
+    try:
+        inferred = json.loads(forced.call.arguments or "{}")
+    except ValueError:
+        raise _StepFailed(
+            f"{step.id}: the model sent arguments for {target.name} that are not JSON: "
+            f"{forced.call.arguments[:200]!r}"
+        ) from None
+    if not isinstance(inferred, dict):
+        raise _StepFailed(f"{step.id}: the model sent {target.name} arguments that are not "
+                          "a JSON object")
+    args = {**inferred, **known}  # values written in the approved plan win
+    try:
+        target.validate_args(args)
+    except ToolArgumentError as exc:
+        raise _StepFailed(f"{step.id}: the model's arguments were rejected: {exc}") from None
+    return args

@@ -1,0 +1,122 @@
+"""The bounded ReAct loop of a reasoning step: at most three rounds, read-only tools only."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from core.base.usage import Usage
+from core.errors import PlanBoardError, ToolError
+from core.llm.client import ChatModel, ChatReply, ToolCall
+from core.prompts.execution import REACT_FINAL_NUDGE
+from core.tools.registry import Tool, ToolRegistry
+
+__all__ = ["MAX_REACT_ROUNDS", "ReactCancelled", "ReactResult", "read_only_tools", "run_react"]
+
+logger = logging.getLogger(__name__)
+
+MAX_REACT_ROUNDS = 3
+_MAX_OBSERVATION_CHARS = 4000
+
+
+class _UsageHolder(Protocol):
+    usage: Usage
+
+
+class ReactCancelled(PlanBoardError):
+    """Raised inside the loop when the run was cancelled between two rounds."""
+
+
+@dataclass
+class ReactResult:
+    """What the loop produced: the final text, the tools it used and what it cost."""
+
+    text: str
+    tools_used: list[str] = field(default_factory=list)
+    rounds: int = 0
+
+
+def read_only_tools(registry: ToolRegistry) -> list[Tool]:
+    """The tools a reasoning step may use: those without side effects."""
+    return [t for t in registry if not t.side_effect]
+
+
+def run_react(
+    model: ChatModel,
+    registry: ToolRegistry,
+    messages: list[dict[str, Any]],
+    *,
+    tally: _UsageHolder,
+    cancel: threading.Event | None = None,
+    rounds: int = MAX_REACT_ROUNDS,
+) -> ReactResult:
+    """Run up to ``rounds`` chat calls; the last one is offered no tools, so it must answer.
+
+    The usage of every call is added to ``tally.usage`` as it happens (kept on failure).
+
+    Tool calls to anything but a read-only tool are refused (the refusal is sent back as
+    the observation); tool errors are observations too, so the model can correct itself.
+    Raises ToolError when no text answer came, ReactCancelled when ``cancel`` is set.
+    """
+    allowed = {t.name: t for t in read_only_tools(registry)}
+    specs = [t.openai_spec() for t in allowed.values()] or None
+    messages = list(messages)
+    result = ReactResult(text="")
+    for round_no in range(1, rounds + 1):
+        if cancel is not None and cancel.is_set():
+            raise ReactCancelled("cancelled by a person while the step was reasoning")
+        last = round_no == rounds
+        if last and round_no > 1:
+            messages.append({"role": "user", "content": REACT_FINAL_NUDGE})
+        reply = model.chat(list(messages), role="executor", tools=None if last else specs)
+        tally.usage = tally.usage + reply.usage
+        result.rounds = round_no
+        if not reply.tool_calls:
+            text = (reply.content or "").strip()
+            if not text:
+                raise ToolError("the model gave an empty answer for this step; try again")
+            result.text = text
+            return result
+        messages.append(_assistant_message(reply))
+        for call in reply.tool_calls:
+            messages.append(_observe(call, allowed, registry, result))
+    raise ToolError(f"the step did not finish within {rounds} rounds; simplify the step")
+
+
+def _assistant_message(reply: ChatReply) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": reply.content,
+        "tool_calls": [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": c.arguments}}
+            for c in reply.tool_calls
+        ],
+    }
+
+
+def _observe(
+    call: ToolCall, allowed: dict[str, Tool], registry: ToolRegistry, result: ReactResult
+) -> dict[str, Any]:
+    if call.name not in allowed:
+        content = (
+            f"error: {call.name} is not available in this step (only read-only tools are); "
+            "answer with what you have"
+        )
+    else:
+        try:
+            args = json.loads(call.arguments or "{}")
+            output = registry.call(call.name, args)
+            result.tools_used.append(call.name)
+            content = json.dumps(output, ensure_ascii=False, default=str)
+        except ValueError as exc:  # JSONDecodeError is a ValueError
+            content = f"error: the arguments are not valid JSON ({exc}); send a JSON object"
+        except ToolError as exc:
+            content = f"error: {exc}"
+    if len(content) > _MAX_OBSERVATION_CHARS:
+        content = content[:_MAX_OBSERVATION_CHARS] + "… [truncated]"
+    logger.debug("react observation for %s: %s", call.name, content[:200])
+    return {"role": "tool", "tool_call_id": call.id, "content": content}

@@ -1,0 +1,375 @@
+"""Runs a plan: ready steps in parallel up to a limit, checkpoints, replanning, the answer.
+
+Checkpoint policies (``RunOptions.checkpoint``, seed 003): ``rigid`` never replans;
+``on_failure`` (the default) replans when a step fails fatally or misses its success
+criteria; ``adaptive`` also runs a checkpoint after each completed step, which may change
+the pending steps; ``every_step`` replans after each completed step. Failures are
+classified (seed 004, pit 2): an "ignorable" one is recorded and the run goes on — the
+steps that depend on it (by construction only the synthesis) still run, with its error
+in their context — and a "fatal" one blocks its dependents and triggers a replan.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from core.base.usage import Usage
+from core.errors import PlanError
+from core.execution.context import failure_note, fallback_answer
+from core.execution.control import RunControl
+from core.execution.coordinator import Coordinator, RunBook, retire, tr
+from core.execution.events import EventKind, EventSink, RunEvent
+from core.execution.executor import is_synthesis
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.planning.checkpoint import run_checkpoint
+
+if TYPE_CHECKING:
+    from core.planning.planner import PlanningResult
+
+__all__ = ["CheckpointPolicy", "Replanner", "RunOptions", "RunOutcome", "RunStatus",
+           "run_plan"]
+
+logger = logging.getLogger(__name__)
+
+RunStatus = Literal["completed", "failed", "cancelled", "paused"]
+CheckpointPolicy = Literal["rigid", "on_failure", "adaptive", "every_step"]
+Replanner = Callable[[Plan, str, Engine], "Plan | PlanningResult"]
+MAX_CHECKPOINT_VERSIONS = 12  # a replanner that always changes something cannot loop forever
+_IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]*\d{4,}[A-Za-z0-9]*")
+
+
+class RunOptions(BaseModel):
+    """How to run a plan."""
+
+    max_parallel: int = Field(default=4, ge=1, le=64)
+    max_replans: int = Field(default=2, ge=0, le=10)
+    confirm_side_effects: bool = False
+    run_id: str | None = None
+    checkpoint: CheckpointPolicy = "on_failure"
+    max_attempts: int = Field(default=2, ge=1, le=5)  # attempts after reflection (runner)
+
+
+class RunOutcome(BaseModel):
+    """How a run ended: its status, the final plan, every plan version and the answer."""
+
+    status: RunStatus
+    plan: Plan
+    versions: list[Plan]
+    answer: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Emitter:
+    """Sends events to the sink one at a time, in order; a failing sink is logged, not fatal."""
+
+    def __init__(self, sink: EventSink | None) -> None:
+        self._sink = sink
+        self._lock = threading.Lock()
+
+    def __call__(self, kind: EventKind, plan: Plan, step_id: str | None = None,
+                 **data: Any) -> None:
+        if self._sink is None:
+            return
+        event = RunEvent(kind=kind, step_id=step_id, plan_version=plan.version, data=data,
+                         plan=plan)
+        with self._lock:
+            try:
+                self._sink(event)
+            except Exception:
+                logger.exception("event sink failed on %s", kind)
+
+
+# ---- the run ------------------------------------------------------------------------------
+
+
+def run_plan(
+    plan: Plan,
+    engine: Engine,
+    *,
+    options: RunOptions | None = None,
+    control: RunControl | None = None,
+    on_event: EventSink | None = None,
+    replanner: Replanner | None = None,
+) -> RunOutcome:
+    """Run ``plan`` (in place) to the end, a pause or a cancellation, and compose the answer.
+
+    A plan with finished steps may be passed again (after a pause or a crash): finished
+    steps are not re-run. On a fatal failure (or a missed success criterion), unless the
+    policy is rigid, ``replanner(plan, failure, engine)`` makes the next version, at most
+    ``options.max_replans`` times per call; past that the run finishes "failed" and the
+    answer says what failed. Checkpoint versions (adaptive / every_step) do not count
+    against ``max_replans``. Usage totals add up every step of every version plus replans,
+    checkpoints and success checks (planning usage is the caller's to add).
+    """
+    options = options or RunOptions()
+    control = control or RunControl()
+    replanning_offline = replanner is None and engine.offline
+    if replanner is None:
+        from core.planning.planner import replan_request as replanner
+    emit = Emitter(on_event)
+    book = RunBook(versions=[plan])
+    _announce(plan, emit)
+    limit = 0 if options.checkpoint == "rigid" else options.max_replans
+    checkpoints = _checkpoints_for(options, engine, book,
+                                   None if replanning_offline else replanner)
+    replans = 0
+    while True:
+        coordinator = Coordinator(plan, engine, options, control, emit, book,
+                                  checkpointer=checkpoints)
+        state = coordinator.run(hold_synthesis=replans < limit)
+        plan = coordinator.plan
+        if state != "done":
+            return _stop(state, plan, book, emit)
+        failure = _failure_text(plan, book)
+        if failure and replans < limit:
+            if replanning_offline:
+                book.warnings.append(tr(plan, "重规划需要大模型；离线时运行以已完成的结果结束。",
+                                        "Replanning needs an LLM; offline, the run finishes "
+                                        "with what completed."))
+            else:
+                new_plan = _next_version(plan, failure, engine, replanner, book, emit)
+                if new_plan is not None:
+                    replans += 1
+                    plan = new_plan
+                    continue
+            replans = limit  # the replanner cannot help: finish what is left
+        if failure:
+            coordinator.skip_blocked()
+            state = coordinator.run(hold_synthesis=False)
+            plan = coordinator.plan
+            if state != "done":
+                return _stop(state, plan, book, emit)
+            coordinator.skip_blocked()
+        coordinator.skip_leftovers()
+        break
+    return _finish_run(plan, book, emit)
+
+
+def _announce(plan: Plan, emit: Emitter) -> None:
+    """Say the run (re)starts; steps left running by a dead process are run again."""
+    emit("run_started", plan, goal=plan.goal, steps=len(plan.steps),
+         resumed=any(s.status != "pending" for s in plan.steps))
+    for step in plan.steps:
+        if step.status == "running":
+            step.reset_after_crash()
+            emit("step_reset", plan, step.id)
+
+
+def _checkpoints_for(options: RunOptions, engine: Engine, book: RunBook,
+                     replanner: Replanner | None) -> _Checkpoints | None:
+    """The after-step checkpoint of the policy, if it has one (every_step needs a model)."""
+    if options.checkpoint == "adaptive" or (options.checkpoint == "every_step"
+                                            and not engine.offline):
+        return _Checkpoints(options.checkpoint, engine, book, replanner)
+    return None
+
+
+def _next_version(plan: Plan, failure: str, engine: Engine, replanner: Replanner,
+                  book: RunBook, emit: Emitter) -> Plan | None:
+    """Replan after a failure; adopt and announce the new version (None if unusable)."""
+    new_plan, usage = _replan(plan, failure, engine, replanner, book.warnings)
+    book.usage += usage
+    if new_plan is None:
+        return None
+    for step_id in book.misses:  # the new version answers them
+        book.unmet.pop(step_id, None)
+    book.misses.clear()
+    retire(plan, new_plan)
+    emit("replanned", new_plan, from_version=plan.version, to_version=new_plan.version,
+         reason=failure, source="failure")
+    book.versions.append(new_plan)
+    return new_plan
+
+
+class _Checkpoints:
+    """The after-step checkpoint of a run: the new version to adopt (or None) and why.
+
+    It runs in the coordinator's thread while no step runs. A new version is refused (with
+    a warning) when it is invalid or touches a completed step: only pending steps change.
+    """
+
+    def __init__(self, policy: str, engine: Engine, book: RunBook,
+                 replanner: Replanner | None) -> None:
+        self.policy, self.engine, self.book, self.replanner = policy, engine, book, replanner
+        self.made = 0
+
+    def __call__(self, plan: Plan, step: Step) -> tuple[Plan | None, str]:
+        if self.made >= MAX_CHECKPOINT_VERSIONS:
+            return None, ""
+        spent = Usage()
+
+        def plan_only(old: Plan, reason: str, engine: Engine) -> Plan:
+            nonlocal spent
+            new, usage = _as_plan(self.replanner(old, reason, engine))  # type: ignore[misc]
+            spent += usage
+            return new
+
+        try:
+            result = run_checkpoint(self.policy, plan, step, self.engine,
+                                    replanner=plan_only if self.replanner else None)
+        except Exception as exc:  # a checkpoint is optional: never end the run
+            logger.warning("checkpoint after %s failed: %s", step.id, exc)
+            self.book.usage += spent
+            self.book.warnings.append(tr(plan, f"{step.id} 之后的检查点没有生效：{exc}",
+                                         f"the checkpoint after {step.id} changed nothing: {exc}"))
+            return None, ""
+        self.book.usage += result.usage + spent
+        self.book.warnings.extend(result.warnings)
+        if result.plan is None:
+            return None, ""
+        problems = result.plan.validate(self.engine.registry) + _finished_changes(
+            plan, result.plan)
+        if problems:
+            self.book.warnings.append(tr(
+                plan, f"{step.id} 之后的检查点给出的计划不可用：" + "；".join(problems),
+                f"the checkpoint after {step.id} gave an unusable plan: " + "; ".join(problems)))
+            return None, ""
+        if result.decision is not None and result.reason:
+            self.book.notes.append(result.reason)
+        self.made += 1
+        if self.made == MAX_CHECKPOINT_VERSIONS:
+            self.book.warnings.append(tr(
+                plan, f"检查点已生成 {self.made} 个版本，之后不再调整计划",
+                f"checkpoints made {self.made} versions; they change the plan no more"))
+        return result.plan, result.reason
+
+
+def _as_plan(result: Plan | PlanningResult) -> tuple[Plan, Usage]:
+    """A replanner's Plan, or the plan of its PlanningResult (PlanError when it has none)."""
+    from core.planning.planner import PlanningResult
+
+    if not isinstance(result, PlanningResult):
+        return result, Usage()
+    if result.plan is None:
+        raise PlanError("Replanning failed: " + "; ".join(result.errors))
+    return result.plan, result.usage
+
+
+def _finished_changes(old: Plan, new: Plan) -> list[str]:
+    """Problems when ``new`` changed or dropped a completed or running step of ``old``."""
+    problems = []
+    for step in old.steps:
+        if step.status not in {"completed", "running"}:
+            continue
+        if step.id not in new.ids():
+            problems.append(f"{step.id} ({step.status}) is missing")
+            continue
+        twin = new.step(step.id)
+        if (twin.status, twin.result, twin.tool, twin.args) != (
+                step.status, step.result, step.tool, step.args):
+            problems.append(f"{step.id} ({step.status}) was changed; only pending steps may change")
+    return problems
+
+
+def _failure_text(plan: Plan, book: RunBook) -> str:
+    """What failed fatally in this version, and which success criteria were missed.
+
+    The synthesis step does not count (it has a fallback), nor do ignorable failures.
+    """
+    failed = [
+        f"{s.id} ({s.tool or 'reasoning'}: {s.description}) failed: {s.error}"
+        for s in plan.steps
+        if s.status == "failed" and not is_synthesis(plan, s) and s.id not in book.ignorable
+    ]
+    missed = [text for step_id, text in book.misses.items() if step_id in plan.ids()]
+    return "; ".join([*failed, *missed])
+
+
+def _replan(plan: Plan, failure: str, engine: Engine, replanner: Replanner,
+            warnings: list[str]) -> tuple[Plan | None, Usage]:
+    """The next version and what making it cost; None (with a warning) when it failed."""
+    from core.planning.planner import PlanningResult
+
+    try:
+        result = replanner(plan, failure, engine)
+    except Exception as exc:  # includes a missing model; the run still finishes
+        logger.warning("replanning failed: %s", exc)
+        warnings.append(f"Replanning failed ({exc}); the run continued with plan v{plan.version}.")
+        return None, Usage()
+    usage = Usage()
+    if isinstance(result, PlanningResult):
+        usage = result.usage
+        if result.plan is None:
+            warnings.append("Replanning failed: " + "; ".join(result.errors))
+            return None, usage
+        result = result.plan
+    problems = result.validate(engine.registry)
+    if problems:
+        warnings.append("The replanned plan was not usable: " + "; ".join(problems))
+        return None, usage
+    return result, usage
+
+
+def _stop(state: str, plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:
+    status: RunStatus = "paused" if state == "paused" else "cancelled"
+    if status == "paused":
+        emit("paused", plan)
+    emit("run_finished", plan, status=status, answer=None)
+    return RunOutcome(status=status, plan=plan, versions=book.versions,
+                      usage=_total_usage(book.versions) + book.usage, warnings=book.warnings)
+
+
+def _finish_run(plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:
+    warnings = book.warnings
+    synthesis = plan.synthesis_step()
+    if synthesis is not None and synthesis.status == "completed":
+        answer = str(synthesis.result)
+    else:
+        answer = fallback_answer(plan)
+        if synthesis is not None and synthesis.status == "failed":
+            warnings.append(
+                f"The synthesis step failed ({synthesis.error}); the answer lists the "
+                "completed steps' results instead."
+            )
+    failed = [s for s in plan.steps if s.status == "failed" and not is_synthesis(plan, s)]
+    fatal = [s for s in failed if s.id not in book.ignorable]
+    unmentioned = [s for s in fatal if (s.error or s.id) not in answer]
+    if unmentioned:  # the answer must say what failed
+        answer = f"{answer}\n\n{failure_note(plan, unmentioned)}".strip()
+    notes = [note for note in dict.fromkeys(book.notes) if not _says(answer, note)]
+    if notes:  # the answer must say why the plan changed (e.g. a refund already under way)
+        title = tr(plan, "计划调整：", "Plan adjusted: ")
+        answer = "\n\n".join([answer, *(title + note for note in notes)]).strip()
+    warnings.extend(_ignored(plan, failed, book))
+    status: RunStatus = "failed" if fatal else "completed"
+    emit("run_finished", plan, status=status, answer=answer)
+    return RunOutcome(status=status, plan=plan, versions=book.versions, answer=answer,
+                      usage=_total_usage(book.versions) + book.usage, warnings=warnings)
+
+
+def _ignored(plan: Plan, failed: list[Step], book: RunBook) -> list[str]:
+    """Warnings for ignorable failures and for success criteria that stayed unmet."""
+    lines = [tr(plan, f"{s.id}（{s.description}）失败但可忽略：{s.error}",
+                f"{s.id} ({s.description}) failed but was ignorable: {s.error}")
+             for s in failed if s.id in book.ignorable]
+    lines += [tr(plan, f"{step_id} 没有达到成功标准：{text}",
+                 f"{step_id} did not meet its success criteria: {text}")
+              for step_id, text in book.unmet.items() if step_id in plan.ids()]
+    return lines
+
+
+def _says(answer: str, reason: str) -> bool:
+    """True when ``answer`` already says ``reason``: it names every id or number in it."""
+    names = _IDENTIFIER.findall(reason)
+    return all(n in answer for n in names) if names else reason in answer
+
+
+def _total_usage(versions: list[Plan]) -> Usage:
+    """Usage of every step of every version, each step id counted once (latest version)."""
+    latest: dict[str, Step] = {}
+    for version in versions:
+        for step in version.steps:
+            latest[step.id] = step
+    total = Usage()
+    for step in latest.values():
+        total = total + Usage(llm_calls=step.llm_calls, prompt_tokens=step.prompt_tokens,
+                              completion_tokens=step.completion_tokens)
+    return total

@@ -1,0 +1,1 @@
+"""What runs teach: reflection after a run, the lessons pool, the retry that follows."""

@@ -1,0 +1,1 @@
+"""Talking to OpenAI-compatible models: client, providers, settings, forced tool calls."""

@@ -1,0 +1,320 @@
+"""The language-model interface the engine uses, and its OpenAI-compatible implementation."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from core.base.text import preview
+from core.base.usage import Usage
+from core.errors import (
+    ConfigError,
+    LLMAuthError,
+    LLMBadRequestError,
+    LLMConnectionError,
+    LLMError,
+    LLMModelNotFoundError,
+    LLMResponseError,
+)
+from core.llm.settings import redact_secrets, safe_url
+
+if TYPE_CHECKING:
+    import httpx2
+    from openai import OpenAI
+
+    from core.llm.providers import ProviderProfile
+    from core.llm.settings import LLMSettings
+
+__all__ = [
+    "ChatModel",
+    "ChatReply",
+    "ModelRole",
+    "OpenAIChatModel",
+    "ToolCall",
+    "map_openai_error",
+]
+
+logger = logging.getLogger(__name__)
+
+ModelRole = Literal["planner", "executor"]
+
+
+class ToolCall(BaseModel):
+    """A function call the model asked for; ``arguments`` is the raw JSON text it sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+class ChatReply(BaseModel):
+    """One chat completion: text and/or tool calls, and what it cost."""
+
+    content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: str | None = None
+    usage: Usage = Field(default_factory=lambda: Usage(llm_calls=1))
+
+
+class ChatModel(Protocol):
+    """What the planner and executor need from a model (tests pass a scripted fake)."""
+
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        role: ModelRole = "executor",
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        json_mode: bool = False,
+    ) -> ChatReply:
+        """Send one chat completion request and return the reply."""
+        ...
+
+
+class OpenAIChatModel:
+    """ChatModel on the official ``openai`` SDK, for any OpenAI-compatible endpoint.
+
+    The SDK client is created on the first call (never at import or construction), with
+    the key, base URL, timeout and retries of ``settings``. Errors come out as the LLM
+    classes of core.errors with one-line messages that never contain the key.
+    """
+
+    def __init__(
+        self, settings: LLMSettings, http_client: httpx2.Client | None = None
+    ) -> None:
+        self.settings = settings
+        self.profile: ProviderProfile = settings.profile
+        self._http_client = http_client
+        self._client: OpenAI | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAIChatModel(base_url={safe_url(self.settings.base_url)!r}, "
+            f"profile={self.profile.name!r})"
+        )
+
+    @property
+    def client(self) -> OpenAI:
+        """The SDK client, created on first use."""
+        with self._lock:
+            if self._client is None:
+                self._client = self._make_client()
+            return self._client
+
+    def _make_client(self) -> OpenAI:
+        from openai import OpenAI
+
+        settings = self.settings
+        if settings.api_key is not None:
+            key = settings.api_key.get_secret_value()
+        elif not self.profile.needs_key:
+            key = "not-needed"  # local servers ignore it; the SDK insists on one
+        else:
+            raise ConfigError(
+                "No API key is set. Set OPENAI_API_KEY (in the environment, .env or the "
+                "sidebar), or point OPENAI_BASE_URL at a local server that needs none."
+            )
+        return OpenAI(
+            api_key=key,
+            base_url=settings.base_url,
+            timeout=settings.timeout_s,
+            max_retries=settings.max_retries,
+            http_client=self._http_client,
+        )
+
+    def close(self) -> None:
+        """Close the HTTP connections of the SDK client, if one was created."""
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> OpenAIChatModel:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        role: ModelRole = "executor",
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        json_mode: bool = False,
+        extra_body: dict[str, Any] | None = None,
+    ) -> ChatReply:
+        """Send one chat completion request; raise an LLMError subclass on failure."""
+        from openai import OpenAIError
+
+        model = self.settings.model_for(role)
+        request: dict[str, Any] = {"model": model, "messages": messages}
+        if tools:
+            request["tools"] = tools
+            if tool_choice is not None:
+                request["tool_choice"] = tool_choice
+        if json_mode and self.profile.supports_json_mode:
+            request["response_format"] = {"type": "json_object"}
+        if extra_body:
+            request["extra_body"] = extra_body
+        client = self.client
+        started = time.monotonic()
+        try:
+            completion = client.chat.completions.create(**request)
+        except OpenAIError as exc:
+            error = map_openai_error(exc, self.settings, model, role)
+            logger.warning("%s call to %s failed: %s", role, model, error)
+            raise error from None
+        reply = _to_reply(completion, safe_url(self.settings.base_url))
+        logger.debug(
+            "%s call to %s took %.2fs: %d prompt + %d completion tokens",
+            role, model, time.monotonic() - started,
+            reply.usage.prompt_tokens, reply.usage.completion_tokens,
+        )
+        return reply
+
+
+def _to_reply(completion: Any, base_url: str) -> ChatReply:
+    choices = getattr(completion, "choices", None) or []
+    if not choices:
+        raise LLMResponseError(
+            f"{base_url} returned a reply without choices. Check that it is an "
+            "OpenAI-compatible chat completions endpoint."
+        )
+    choice = choices[0]
+    message = choice.message
+    calls: list[ToolCall] = []
+    for index, raw in enumerate(getattr(message, "tool_calls", None) or []):
+        function = getattr(raw, "function", None)
+        if function is None or not getattr(function, "name", None):
+            continue
+        arguments = function.arguments
+        if arguments is None:
+            arguments = "{}"
+        elif not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        calls.append(
+            ToolCall(id=getattr(raw, "id", None) or f"call_{index}", name=function.name,
+                     arguments=arguments)
+        )
+    usage = getattr(completion, "usage", None)
+    return ChatReply(
+        content=message.content,
+        tool_calls=calls,
+        finish_reason=choice.finish_reason,
+        usage=Usage(
+            llm_calls=1,
+            prompt_tokens=(getattr(usage, "prompt_tokens", None) or 0) if usage else 0,
+            completion_tokens=(getattr(usage, "completion_tokens", None) or 0) if usage else 0,
+        ),
+    )
+
+
+def _one_line(text: object, limit: int = 200) -> str:
+    return preview(" ".join(str(text).split()).rstrip("."), limit)
+
+
+def _server_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and body.get("message"):
+        return _one_line(body["message"])
+    return _one_line(getattr(exc, "message", None) or exc)
+
+
+def _model_variable(role: str) -> str:
+    return "PLANBOARD_PLANNER_MODEL" if role == "planner" else "PLANBOARD_EXECUTOR_MODEL"
+
+
+_MISSING_MODEL = re.compile(
+    r"model\b[^.]{0,80}?\b(not found|does not exist|not exist|no such|is not available)"
+    r"|\b(unknown|invalid|no such) model\b",
+    re.IGNORECASE,
+)
+
+
+def _mentions_missing_model(exc: Any, detail: str, status: int) -> bool:
+    code = str(getattr(exc, "code", "") or "").lower()
+    if code in {"model_not_found", "invalid_model"}:
+        return True
+    if status == 404:  # a 404 on chat/completions that talks about a model
+        return "model" in detail.lower()
+    return bool(_MISSING_MODEL.search(detail))
+
+
+def map_openai_error(
+    exc: Exception, settings: LLMSettings, model: str, role: str = "executor"
+) -> LLMError:
+    """Turn an ``openai`` exception into a PlanBoard LLMError with a one-line message."""
+    import openai
+
+    error = _map(openai, exc, safe_url(settings.base_url), model, role, settings.timeout_s)
+    message = redact_secrets(str(error))  # never echo a key, even a partial one from a server
+    if settings.api_key is not None:
+        secret = settings.api_key.get_secret_value()
+        if secret:
+            message = message.replace(secret, "***")
+    return error if message == str(error) else type(error)(message)
+
+
+def _map(
+    openai: Any, exc: Exception, base_url: str, model: str, role: str, timeout_s: float
+) -> LLMError:
+    if isinstance(exc, openai.APITimeoutError):
+        return LLMConnectionError(
+            f"{base_url} did not answer within {timeout_s:g}s. Check that the server is "
+            "running, or raise PLANBOARD_TIMEOUT."
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMConnectionError(
+            f"Cannot reach {base_url}. Check OPENAI_BASE_URL and that the server is running."
+        )
+    if not isinstance(exc, openai.APIStatusError):
+        return LLMResponseError(
+            f"{base_url} sent a reply PlanBoard cannot use ({_one_line(exc)}). "
+            "Check that it is an OpenAI-compatible endpoint."
+        )
+    status = exc.status_code
+    detail = _server_message(exc)
+    variable = _model_variable(role)
+    if status == 401:
+        return LLMAuthError(
+            "The endpoint rejected the API key (401). Check OPENAI_API_KEY or the key in "
+            "the sidebar."
+        )
+    if status == 403:
+        return LLMAuthError(
+            f"The endpoint refused access (403): {detail}. Check that the key may use "
+            f"model {model!r}."
+        )
+    if status in (400, 404, 422) and _mentions_missing_model(exc, detail, status):
+        return LLMModelNotFoundError(
+            f"{base_url} does not serve model {model!r} ({status}). Set {variable} "
+            "(or OPENAI_MODEL) to a model it serves."
+        )
+    if status == 404:
+        return LLMResponseError(
+            f"{base_url} has no chat completions API (404: {detail}). Check OPENAI_BASE_URL "
+            "(it usually ends in /v1)."
+        )
+    if status in (400, 422):
+        return LLMBadRequestError(
+            f"The endpoint rejected the request ({status}): {detail}. Check the provider "
+            "(PLANBOARD_PROVIDER) and model settings."
+        )
+    if status == 429:
+        return LLMResponseError(
+            f"The endpoint is rate limiting requests (429): {detail}. Wait and try again, "
+            "or lower the number of parallel steps."
+        )
+    return LLMResponseError(
+        f"The endpoint answered {status}: {detail}. Try again later or check the server logs."
+    )

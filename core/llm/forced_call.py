@@ -1,0 +1,122 @@
+"""Force one specific tool call, degrading per provider, and check it really happened.
+
+Providers differ: some honour a named ``tool_choice``, some reject it (LM Studio), some
+silently ignore it (Ollama, llama.cpp). ``force_tool_call`` exposes only the one tool,
+walks the provider profile's ladder (named -> "required" -> "auto"), steps down a rung
+when the endpoint rejects the request, and never assumes the choice was honoured.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from core.base.usage import Usage
+from core.errors import LLMBadRequestError
+from core.llm.client import ChatModel, ModelRole, ToolCall
+from core.llm.providers import GENERIC, ProviderProfile
+from core.tools.registry import Tool
+
+__all__ = ["ForcedCall", "force_tool_call", "tool_choice_for"]
+
+logger = logging.getLogger(__name__)
+
+
+class ForcedCall(BaseModel):
+    """The outcome of a forced call: the call (None if the model did not make it) and cost.
+
+    ``mode_used`` is the tool_choice mode of the attempt that got an answer ("named",
+    "required" or "auto"); ``notes`` say what degraded or went wrong; ``content`` keeps
+    any text the model answered with instead.
+    """
+
+    call: ToolCall | None = None
+    usage: Usage = Field(default_factory=Usage)
+    mode_used: str = ""
+    notes: list[str] = Field(default_factory=list)
+    content: str | None = None
+
+
+def tool_choice_for(mode: str, tool_name: str) -> str | dict[str, Any]:
+    """The ``tool_choice`` value for a ladder rung."""
+    if mode == "named":
+        return {"type": "function", "function": {"name": tool_name}}
+    return mode
+
+
+def force_tool_call(
+    model: ChatModel,
+    messages: list[dict[str, Any]],
+    tool: Tool,
+    *,
+    role: ModelRole = "executor",
+) -> ForcedCall:
+    """Ask ``model`` to call ``tool`` (the only tool it sees) and check that it did.
+
+    A rejected request (LLMBadRequestError) moves one rung down the ladder; when every
+    rung is rejected the last error is raised. Other LLM errors propagate unchanged.
+    ``extra_body`` is passed only when the profile needs one (scripted fakes lack it).
+    """
+    profile: ProviderProfile = getattr(model, "profile", GENERIC)
+    ladder = profile.tool_choice_ladder or ("auto",)
+    extra: dict[str, Any] = {}
+    if profile.forced_extra_body:
+        extra["extra_body"] = dict(profile.forced_extra_body)
+    usage = Usage()
+    notes: list[str] = []
+    last_error: LLMBadRequestError | None = None
+    for rung, mode in enumerate(ladder):
+        try:
+            reply = model.chat(
+                messages, role=role, tools=[tool.openai_spec()],
+                tool_choice=tool_choice_for(mode, tool.name), **extra,
+            )
+        except LLMBadRequestError as exc:
+            usage = usage + Usage(llm_calls=1)
+            last_error = exc
+            following = ladder[rung + 1] if rung + 1 < len(ladder) else None
+            notes.append(
+                f"{profile.name}: tool_choice {mode!r} was rejected ({exc})"
+                + (f"; retrying with {following!r}." if following else ".")
+            )
+            logger.info("forced call of %s: %s", tool.name, notes[-1])
+            continue
+        usage = usage + reply.usage
+        return _checked(reply.tool_calls, reply.content, tool.name, mode, usage, notes)
+    raise LLMBadRequestError(
+        f"The endpoint rejected every way of forcing {tool.name!r} "
+        f"({', '.join(ladder)}); last error: {last_error}"
+    )
+
+
+def _checked(
+    calls: list[ToolCall],
+    content: str | None,
+    tool_name: str,
+    mode: str,
+    usage: Usage,
+    notes: list[str],
+) -> ForcedCall:
+    matching = [call for call in calls if call.name == tool_name]
+    if matching:
+        if len(calls) > 1:
+            notes.append(
+                f"The model made {len(calls)} tool calls; only the first {tool_name!r} is used."
+            )
+        return ForcedCall(call=matching[0], usage=usage, mode_used=mode, notes=notes,
+                          content=content)
+    if calls:
+        others = ", ".join(sorted({call.name for call in calls}))
+        notes.append(
+            f"tool_choice {mode!r} was not honoured: the model called {others} "
+            f"instead of {tool_name!r}."
+        )
+    else:
+        notes.append(
+            f"tool_choice {mode!r} was not honoured: the model answered with text "
+            f"instead of calling {tool_name!r}."
+        )
+    logger.info("forced call of %s: %s", tool_name, notes[-1])
+    return ForcedCall(call=None, usage=usage, mode_used=mode, notes=notes, content=content)

@@ -1,0 +1,1 @@
+"""Plans as data: the Plan/Step model, parsing, validation, edits, diffs, the graph."""

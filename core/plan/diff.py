@@ -1,0 +1,112 @@
+"""What changed between two plan versions: added, removed and changed steps, as data and text."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from core.plan.model import Plan, Step
+
+__all__ = ["DEFINITION_FIELDS", "PlanDiff", "StepChange", "diff_plans", "format_diff"]
+
+DEFINITION_FIELDS: tuple[str, ...] = (
+    "description", "tool", "args", "depends_on", "success_criteria", "condition",
+)
+_PLAN_FIELDS: tuple[str, ...] = ("goal", "definition_of_done", "constraints")
+_LABELS = {
+    "zh": {"none": "计划没有变化。", "added": "新增", "removed": "删除", "changed": "修改",
+           "plan": "计划", "from": "v{old} → v{new}"},
+    "en": {"none": "The plan did not change.", "added": "added", "removed": "removed",
+           "changed": "changed", "plan": "plan", "from": "v{old} → v{new}"},
+}
+_VALUE_CHARS = 80
+
+
+class StepChange(BaseModel):
+    """A step present in both versions whose definition differs in ``fields``."""
+
+    old: Step
+    new: Step
+    fields: list[str]
+
+
+class PlanDiff(BaseModel):
+    """Steps added, removed and changed from one version to the next (plus plan fields)."""
+
+    old_version: int
+    new_version: int
+    added: list[Step] = Field(default_factory=list)
+    removed: list[Step] = Field(default_factory=list)
+    changed: list[StepChange] = Field(default_factory=list)
+    plan_fields: list[str] = Field(default_factory=list)
+
+    @property
+    def is_empty(self) -> bool:
+        """True when nothing changed."""
+        return not (self.added or self.removed or self.changed or self.plan_fields)
+
+    def counts(self) -> dict[str, int]:
+        """How many steps were added, removed and changed."""
+        return {"added": len(self.added), "removed": len(self.removed),
+                "changed": len(self.changed)}
+
+
+def diff_plans(old: Plan, new: Plan, *, include_status: bool = False) -> PlanDiff:
+    """Compare two versions step by step (by id); runtime fields are ignored unless asked."""
+    fields = DEFINITION_FIELDS + (("status",) if include_status else ())
+    old_steps = {s.id: s for s in old.steps}
+    new_steps = {s.id: s for s in new.steps}
+    changed = []
+    for step in new.steps:
+        before = old_steps.get(step.id)
+        if before is None:
+            continue
+        differing = [f for f in fields if _norm(getattr(before, f)) != _norm(getattr(step, f))]
+        if differing:
+            changed.append(StepChange(old=before, new=step, fields=differing))
+    return PlanDiff(
+        old_version=old.version, new_version=new.version,
+        added=[s for s in new.steps if s.id not in old_steps],
+        removed=[s for s in old.steps if s.id not in new_steps],
+        changed=changed,
+        plan_fields=[f for f in _PLAN_FIELDS if getattr(old, f) != getattr(new, f)],
+    )
+
+
+def _norm(value: Any) -> Any:
+    return value if value not in ("", [], {}) else None
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "—"
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
+
+
+def _line(step: Step) -> str:
+    tool = f" [{step.tool}]" if step.tool else ""
+    return f"{step.id}{tool}: {step.description}"
+
+
+def format_diff(diff: PlanDiff, lang: Literal["en", "zh"] | str = "en") -> str:
+    """The diff as text lines: ``+`` added, ``-`` removed, ``~`` changed (field: old → new)."""
+    labels = _LABELS.get(lang, _LABELS["en"])
+    head = labels["from"].format(old=diff.old_version, new=diff.new_version)
+    if diff.is_empty:
+        return f"{head}: {labels['none']}"
+    lines = [head]
+    lines += [f"+ {labels['added']} {_line(s)}" for s in diff.added]
+    lines += [f"- {labels['removed']} {_line(s)}" for s in diff.removed]
+    for change in diff.changed:
+        parts = "; ".join(
+            f"{f}: {_show(getattr(change.old, f))} → {_show(getattr(change.new, f))}"
+            for f in change.fields
+        )
+        lines.append(f"~ {labels['changed']} {change.new.id}: {parts}")
+    if diff.plan_fields:
+        lines.append(f"~ {labels['plan']}: {', '.join(diff.plan_fields)}")
+    return "\n".join(lines)

@@ -1,0 +1,176 @@
+"""Pure functions behind the plan table: a plan as rows, edited rows back into a plan, and moves.
+
+The dashboard shows a plan as one row per step and reads the edited rows back with
+:func:`rows_to_plan`. Rows are merged into the plan they were made from, so runtime fields
+survive and new rows get fresh ids. Problems that are not the plan's own (a cell that is
+not valid JSON) are returned by step id; dangling dependencies are left in place so that
+``Plan.validate()`` reports them by step id too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from core.base.language import Language, pick
+from core.plan.model import Plan, Step
+
+__all__ = [
+    "COLUMNS",
+    "NO_TOOL",
+    "add_step",
+    "apply_table_changes",
+    "delete_step",
+    "move_step",
+    "plan_to_rows",
+    "rows_to_plan",
+]
+
+COLUMNS = ("id", "description", "tool", "args", "depends_on", "condition", "success_criteria")
+NO_TOOL = ""
+"""The tool cell of a reasoning step (no tool)."""
+_NO_TOOL_SPELLINGS = {"", "none", "null", "(none)", "-", "—", "无"}
+_SEPARATORS = re.compile(r"[,\s;，、]+")
+
+
+def plan_to_rows(plan: Plan) -> list[dict[str, str]]:
+    """One row per step with every cell as text (args as JSON, depends_on as "s1, s2")."""
+    return [
+        {
+            "id": step.id,
+            "description": step.description,
+            "tool": step.tool or NO_TOOL,
+            "args": "" if step.args is None else json.dumps(step.args, ensure_ascii=False),
+            "depends_on": ", ".join(step.depends_on),
+            "condition": step.condition or "",
+            "success_criteria": step.success_criteria or "",
+        }
+        for step in plan.steps
+    ]
+
+
+def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]], *, language: Language = "en"
+                 ) -> tuple[Plan, list[str]]:
+    """Merge edited ``rows`` into ``base_plan``: a new Plan in row order, plus row problems.
+
+    A row whose id is a step of ``base_plan`` updates that step (runtime fields kept); any
+    other row is a new step with the next free id. Steps without a row are deleted. Args
+    that are not a JSON object are reported by step id (in ``language``) and the step keeps
+    its previous args.
+    """
+    plan = base_plan.model_copy(deep=True)
+    previous = {step.id: step for step in plan.steps}
+    used: set[str] = set()
+    steps: list[Step] = []
+    errors: list[str] = []
+    id_source = plan.model_copy(update={"steps": list(plan.steps)})
+    for row in rows:
+        row_id = _text(row.get("id"))
+        if row_id in previous and row_id not in used:
+            step = previous[row_id]
+        else:
+            row_id = id_source.next_step_id()
+            step = Step(id=row_id, description="")
+            id_source.steps.append(step)
+        used.add(row_id)
+        error = _apply_row(step, row, language)
+        if error:
+            errors.append(error)
+        steps.append(step)
+    plan.steps = steps
+    return plan, errors
+
+
+def apply_table_changes(base_plan: Plan, changes: dict[str, Any] | None) -> Plan:
+    """``base_plan`` with a table's pending changes applied (invalid cells keep old values).
+
+    ``changes`` is what the table widget holds between draws: ``edited_rows`` (row index to
+    the changed cells), ``added_rows`` and ``deleted_rows`` (row indices). A step control
+    clicked right after typing in a cell must act on the typed value, not the old one.
+    """
+    if not changes:
+        return base_plan
+    rows: list[dict[str, Any]] = plan_to_rows(base_plan)
+    for index, cells in (changes.get("edited_rows") or {}).items():
+        position = int(index)
+        if 0 <= position < len(rows):
+            rows[position] = {**rows[position], **cells}
+    deleted = {int(index) for index in changes.get("deleted_rows") or []}
+    rows = [row for position, row in enumerate(rows) if position not in deleted]
+    rows += [dict(row) for row in changes.get("added_rows") or []]
+    return rows_to_plan(base_plan, rows)[0]
+
+
+def move_step(plan: Plan, step_id: str, offset: int) -> Plan:
+    """A copy of ``plan`` with ``step_id`` moved ``offset`` places (-1 up, +1 down), clamped."""
+    moved = plan.model_copy(deep=True)
+    index = moved.ids().index(step_id)
+    target = max(0, min(len(moved.steps) - 1, index + offset))
+    step = moved.steps.pop(index)
+    moved.steps.insert(target, step)
+    return moved
+
+
+def add_step(plan: Plan, description: str = "", *, after: str | None = None) -> Plan:
+    """A copy of ``plan`` with a new pending step (at the end, or right after ``after``)."""
+    grown = plan.model_copy(deep=True)
+    step = Step(id=grown.next_step_id(), description=description)
+    if after is None:
+        grown.steps.append(step)
+    else:
+        grown.steps.insert(grown.ids().index(after) + 1, step)
+    return grown
+
+
+def delete_step(plan: Plan, step_id: str) -> Plan:
+    """A copy of ``plan`` without ``step_id``; references to it stay so validation names them."""
+    smaller = plan.model_copy(deep=True)
+    smaller.steps = [step for step in smaller.steps if step.id != step_id]
+    return smaller
+
+
+def _apply_row(step: Step, row: dict[str, Any], lang: Language) -> str | None:
+    step.description = _text(row.get("description"))
+    tool = _text(row.get("tool"))
+    step.tool = None if tool.lower() in _NO_TOOL_SPELLINGS else tool
+    step.depends_on = _parse_depends(_text(row.get("depends_on")))
+    step.condition = _text(row.get("condition")) or None
+    step.success_criteria = _text(row.get("success_criteria")) or None
+    args_text = _text(row.get("args"))
+    if not args_text:
+        step.args = None
+        return None
+    try:
+        args = json.loads(args_text)
+    except json.JSONDecodeError as exc:
+        return pick(lang, f"{step.id} 的参数不是有效的 JSON（第 {exc.colno} 列：{exc.msg}）；"
+                          "改好这一格之前沿用原来的参数",
+                    f"{step.id} args are not valid JSON ({exc.msg} at column {exc.colno}); "
+                    "the previous args are kept until you fix the cell")
+    if not isinstance(args, dict):
+        return pick(lang, f"{step.id} 的参数必须是 JSON 对象，例如 {{\"order_id\": \"88231\"}}；"
+                          "改好这一格之前沿用原来的参数",
+                    f"{step.id} args must be a JSON object like {{\"order_id\": \"88231\"}}; "
+                    "the previous args are kept until you fix the cell")
+    step.args = args
+    return None
+
+
+def _parse_depends(text: str) -> list[str]:
+    ids: list[str] = []
+    for part in _SEPARATORS.split(text):
+        if not part:
+            continue
+        step_id = f"s{part}" if part.isdigit() else part.lower() if part[:1] in "sS" else part
+        if step_id not in ids:
+            ids.append(step_id)
+    return ids
+
+
+def _text(value: Any) -> str:
+    """A cell as stripped text; None and NaN (pandas' empty cell) become ""."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value).strip()

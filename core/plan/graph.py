@@ -1,0 +1,150 @@
+"""Draw a plan as a Graphviz DOT dependency diagram (shared by the dashboard and the exports).
+
+Nodes are coloured by step status; a conditional step has a dashed border and its
+condition under the description; a step whose tool has side effects is marked with ⚠ and a
+red border; the edges of the critical path are bold. A dependency on a step that does not
+exist is drawn as a red dashed "missing" node, so the diagram shows what validation reports.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import textwrap
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from core.errors import PlanValidationError
+from core.plan.model import STATUS_ICONS, Plan, Step
+
+if TYPE_CHECKING:
+    from core.tools.registry import ToolRegistry
+
+__all__ = ["STATUS_COLOURS", "dot_escape", "plan_to_dot", "side_effect_tool_names"]
+
+logger = logging.getLogger(__name__)
+
+STATUS_COLOURS: dict[str, str] = {
+    "pending": "#F1F3F5",
+    "running": "#D0EBFF",
+    "completed": "#D3F9D8",
+    "failed": "#FFE3E3",
+    "skipped": "#FFF3BF",
+}
+_BORDER = "#868E96"
+_SIDE_EFFECT_BORDER = "#E03131"
+_CRITICAL_EDGE = "#1C3D5A"
+_EDGE = "#ADB5BD"
+_WRAP = 28
+_MAX_DESCRIPTION = 90
+_MAX_CONDITION = 48
+
+
+def dot_escape(text: str) -> str:
+    """``text`` made safe inside a double-quoted DOT string (backslashes, quotes, newlines)."""
+    return (
+        text.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\r\n", "\n")
+        .replace("\r", "\n")
+        .replace("\n", "\\n")
+    )
+
+
+def side_effect_tool_names(registry: ToolRegistry) -> frozenset[str]:
+    """Names of the tools in ``registry`` that change something outside PlanBoard."""
+    return frozenset(t.name for t in registry if t.side_effect)
+
+
+def plan_to_dot(
+    plan: Plan,
+    *,
+    highlight_critical: bool = True,
+    critical_path: bool | None = None,
+    registry: ToolRegistry | None = None,
+    side_effect_tools: Iterable[str] = (),
+) -> str:
+    """The plan as DOT text: status colours, conditions, side effects and the critical path.
+
+    ``critical_path`` is an alias of ``highlight_critical``. Side-effecting tools come from
+    ``registry`` and/or ``side_effect_tools`` (names).
+    """
+    if critical_path is not None:
+        highlight_critical = critical_path
+    risky = set(side_effect_tools)
+    if registry is not None:
+        risky |= side_effect_tool_names(registry)
+    on_path = _critical_edges(plan) if highlight_critical else set()
+    lines = [
+        "digraph plan {",
+        '  graph [rankdir=TB, bgcolor="transparent", nodesep=0.35, ranksep=0.45];',
+        '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10,'
+        f' color="{_BORDER}", margin="0.15,0.08"];',
+        f'  edge [color="{_EDGE}", arrowsize=0.7];',
+    ]
+    ids = set(plan.ids())
+    for step in plan.steps:
+        lines.append(f"  {_node_id(step.id)} [{_node_attrs(step, step.tool in risky)}];")
+    missing: set[str] = set()
+    for step in plan.steps:
+        for dep in step.depends_on:
+            if dep not in ids:
+                missing.add(dep)
+            edge = _edge_attrs(dep, step.id, on_path)
+            lines.append(f"  {_node_id(dep)} -> {_node_id(step.id)}{edge};")
+    for dep in sorted(missing):
+        lines.append(
+            f'  {_node_id(dep)} [label="{dot_escape(dep)} ?", style="dashed",'
+            f' color="{_SIDE_EFFECT_BORDER}", fontcolor="{_SIDE_EFFECT_BORDER}"];'
+        )
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _node_id(step_id: str) -> str:
+    return f'"{dot_escape(step_id)}"'
+
+
+def _node_attrs(step: Step, side_effect: bool) -> str:
+    header = f"{STATUS_ICONS.get(step.status, '')} {step.id}"
+    if step.tool:
+        header += f" · {step.tool}"
+    if side_effect:
+        header = f"⚠ {header}"
+    description = _shorten(step.description or "", _MAX_DESCRIPTION)
+    parts = [header, *textwrap.wrap(description, _WRAP)]
+    styles = ["rounded", "filled"]
+    if step.condition:
+        parts.append("◇ if " + _shorten(step.condition, _MAX_CONDITION))
+        styles.append("dashed")
+    label = "\n".join(parts)
+    attrs = [
+        f'label="{dot_escape(label)}"',
+        f'fillcolor="{STATUS_COLOURS.get(step.status, STATUS_COLOURS["pending"])}"',
+        f'style="{",".join(styles)}"',
+    ]
+    if side_effect:
+        attrs += [f'color="{_SIDE_EFFECT_BORDER}"', "penwidth=2"]
+    if step.tool is None:
+        attrs.append('fontcolor="#343A40"')
+    return ", ".join(attrs)
+
+
+def _edge_attrs(source: str, target: str, on_path: set[tuple[str, str]]) -> str:
+    if (source, target) in on_path:
+        return f' [color="{_CRITICAL_EDGE}", penwidth=2.5, style="bold"]'
+    return ""
+
+
+def _critical_edges(plan: Plan) -> set[tuple[str, str]]:
+    try:
+        path = plan.critical_path()
+    except PlanValidationError:  # a cycle: validation reports it, the diagram just draws it
+        logger.debug("no critical path for plan %s: it has a cycle", plan.id)
+        return set()
+    return set(itertools.pairwise(path))
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

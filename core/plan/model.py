@@ -1,0 +1,389 @@
+"""Plan and Step models: the canonical plan JSON, validation, and operations on the DAG."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from core.base.expressions import ExpressionError, condition_step_refs, is_expression_condition
+from core.base.language import Language, pick
+from core.base.text import preview
+from core.errors import PlanValidationError, ToolArgumentError, UnknownToolError
+
+if TYPE_CHECKING:
+    from core.tools.registry import ToolRegistry
+
+__all__ = [
+    "FINISHED",
+    "REFERENCE",
+    "STATUS_ICONS",
+    "Plan",
+    "Step",
+    "StepStatus",
+    "references_in",
+]
+
+StepStatus = Literal["pending", "running", "completed", "failed", "skipped"]
+FINISHED: frozenset[str] = frozenset({"completed", "failed", "skipped"})
+STATUS_ICONS = {
+    "completed": "✓", "running": "▶", "pending": "○", "failed": "✗", "skipped": "⏭",
+}
+_NEXT_STATUSES: dict[str, frozenset[str]] = {
+    "pending": frozenset({"running", "skipped", "failed"}),
+    "running": frozenset({"completed", "failed", "skipped"}),
+    "completed": frozenset(),
+    "failed": frozenset(),
+    "skipped": frozenset(),
+}
+_STEP_ID = re.compile(r"^s\d+$")
+REFERENCE = re.compile(r"\{\{\s*(s\d+)((?:\.[\w\-]+|\[\d+\])*)\s*\}\}")
+_PREVIEW_CHARS = 80
+_CYCLE_ZH = "{ids} 形成了循环依赖；请去掉其中一条依赖"
+
+
+def now() -> datetime:
+    """The current time in UTC (one place, so that stored times agree)."""
+    return datetime.now(UTC)
+
+
+def references_in(value: Any) -> set[str]:
+    """Step ids referenced as ``{{sN...}}`` anywhere inside an argument value."""
+    if isinstance(value, str):
+        return {match.group(1) for match in REFERENCE.finditer(value)}
+    if isinstance(value, dict):
+        return set().union(*(references_in(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(references_in(v) for v in value)) if value else set()
+    return set()
+
+
+class Step(BaseModel):
+    """One action of a plan: a tool call, a reasoning step, or the final synthesis."""
+
+    id: str
+    description: str
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+    depends_on: list[str] = Field(default_factory=list)
+    success_criteria: str | None = None
+    condition: str | None = None
+    status: StepStatus = "pending"
+    resolved_args: dict[str, Any] | None = None
+    result: Any = None
+    error: str | None = None
+    attempts: int = 0
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+    def advance(self, status: StepStatus) -> None:
+        """Move the status forward; going backwards raises ValueError (status only moves on)."""
+        if status == self.status:
+            return
+        if status not in _NEXT_STATUSES[self.status]:
+            raise ValueError(f"{self.id} cannot go from {self.status} to {status}")
+        self.status = status
+        if status == "running":
+            self.started_at = now()
+            self.attempts += 1
+        elif status in FINISHED:
+            self.finished_at = now()
+
+    def reset_after_crash(self) -> None:
+        """Put a step that was running in a dead process back to pending (the one exception)."""
+        self.status = "pending"
+        self.started_at = None
+        self.error = None
+
+    @property
+    def duration_s(self) -> float | None:
+        """Seconds between start and finish, when both are known."""
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
+
+    def add_usage(self, llm_calls: int, prompt_tokens: int, completion_tokens: int) -> None:
+        """Add the usage of one or more LLM calls made for this step."""
+        self.llm_calls += llm_calls
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+
+
+class Plan(BaseModel):
+    """A goal, how to know it is done, and the steps that reach it."""
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    goal: str
+    definition_of_done: str = ""
+    constraints: list[str] = Field(default_factory=list)
+    version: int = 1
+    steps: list[Step] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+    # ---- lookup -------------------------------------------------------------------------
+
+    def step(self, step_id: str) -> Step:
+        """The step with ``step_id``; KeyError names the ids that exist."""
+        for candidate in self.steps:
+            if candidate.id == step_id:
+                return candidate
+        raise KeyError(f"no step {step_id!r}; steps are {', '.join(self.ids())}")
+
+    def ids(self) -> list[str]:
+        """Step ids in plan order."""
+        return [s.id for s in self.steps]
+
+    def next_step_id(self) -> str:
+        """A new id after every id used so far (ids are never reused)."""
+        numbers = [int(s.id[1:]) for s in self.steps if _STEP_ID.match(s.id)]
+        return f"s{max(numbers, default=0) + 1}"
+
+    def synthesis_step(self) -> Step | None:
+        """The last tool-less step on which no other step depends, if the plan has one."""
+        if not self.steps:
+            return None
+        last = self.steps[-1]
+        depended_on = {dep for s in self.steps for dep in s.depends_on}
+        if last.tool is None and last.id not in depended_on:
+            return last
+        return None
+
+    def results(self) -> dict[str, Any]:
+        """Results of the completed steps by id (what conditions and references read)."""
+        return {s.id: s.result for s in self.steps if s.status == "completed"}
+
+    # ---- DAG ----------------------------------------------------------------------------
+
+    def ready_steps(self) -> list[Step]:
+        """Pending steps whose dependencies have all completed or been skipped."""
+        done = {s.id for s in self.steps if s.status in {"completed", "skipped"}}
+        return [
+            s for s in self.steps
+            if s.status == "pending" and all(dep in done for dep in s.depends_on)
+        ]
+
+    def blocked_steps(self) -> list[Step]:
+        """Pending steps that can never run because a dependency failed (directly or not)."""
+        failed = {s.id for s in self.steps if s.status == "failed"}
+        blocked: list[Step] = []
+        changed = True
+        while changed:
+            changed = False
+            for s in self.steps:
+                if s.status == "pending" and s not in blocked and failed & set(s.depends_on):
+                    blocked.append(s)
+                    failed.add(s.id)
+                    changed = True
+        return blocked
+
+    def topological_order(self) -> list[Step]:
+        """Steps ordered so that each comes after its dependencies; plan order breaks ties."""
+        by_id = {s.id: s for s in self.steps}
+        remaining = {s.id: {d for d in s.depends_on if d in by_id} for s in self.steps}
+        order: list[Step] = []
+        while remaining:
+            free = [sid for sid in by_id if sid in remaining and not remaining[sid]]
+            if not free:
+                raise PlanValidationError(
+                    [f"{', '.join(sorted(remaining))} form a dependency cycle; remove one link"]
+                )
+            for sid in free:
+                order.append(by_id[sid])
+                del remaining[sid]
+            for deps in remaining.values():
+                deps.difference_update(free)
+        return order
+
+    def critical_path(self) -> list[str]:
+        """The longest chain of dependent steps, as ids from first to last."""
+        longest: dict[str, list[str]] = {}
+        for s in self.topological_order():
+            best = max(
+                (longest[d] for d in s.depends_on if d in longest), key=len, default=[]
+            )
+            longest[s.id] = [*best, s.id]
+        return max(longest.values(), key=len, default=[])
+
+    def critical_path_length(self) -> int:
+        """Number of steps on the longest dependency chain (the least number of rounds)."""
+        return len(self.critical_path())
+
+    def progress(self) -> float:
+        """Fraction of steps that have finished (completed, failed or skipped)."""
+        if not self.steps:
+            return 0.0
+        return sum(s.status in FINISHED for s in self.steps) / len(self.steps)
+
+    def is_finished(self) -> bool:
+        """True when every step has finished."""
+        return all(s.status in FINISHED for s in self.steps)
+
+    # ---- validation ---------------------------------------------------------------------
+
+    def validate(  # type: ignore[override]
+        self, registry: ToolRegistry | None = None, *, language: Language = "en"
+    ) -> list[str]:
+        """Every problem of the plan as a sentence that names the step (empty when fine).
+
+        ``language`` "zh" words the sentences in Chinese (for the dashboard in 中文).
+        """
+        lang = language
+        if not self.steps:
+            return [pick(lang, "计划里没有步骤；请至少添加一个步骤",
+                         "the plan has no steps; add at least one step")]
+        problems: list[str] = []
+        ids = self.ids()
+        seen: set[str] = set()
+        for step in self.steps:
+            if step.id in seen:
+                problems.append(pick(lang, f"{step.id} 出现了不止一次；每个步骤需要自己的编号",
+                                     f"{step.id} appears more than once; give every step "
+                                     "its own id"))
+            seen.add(step.id)
+            if not _STEP_ID.match(step.id):
+                problems.append(pick(lang, f"{step.id!r} 不是有效的编号；编号形如 s1、s2、s3",
+                                     f"{step.id!r} is not a valid id; ids look like s1, s2, s3"))
+            problems.extend(_step_problems(step, ids, registry, lang))
+        if not problems:
+            try:
+                self.topological_order()
+            except PlanValidationError as exc:
+                problems.extend(pick(lang, _CYCLE_ZH.format(ids=p.split(" form ")[0]), p)
+                                for p in exc.problems)
+        return problems
+
+    def raise_if_invalid(self, registry: ToolRegistry | None = None) -> None:
+        """Raise PlanValidationError listing every problem, if there are any."""
+        problems = self.validate(registry)
+        if problems:
+            raise PlanValidationError(problems)
+
+    # ---- text and JSON ------------------------------------------------------------------
+
+    def summary(self) -> str:
+        """The seeds' one-line-per-step view: ✓ done, ▶ running, ○ pending, ✗ failed, ⏭ skipped."""
+        lines = [f"Plan v{self.version}: {self.goal}"]
+        for s in self.steps:
+            line = f"  {STATUS_ICONS[s.status]} {s.id}: {s.description}"
+            if s.status == "completed" and s.result is not None:
+                line += f" → {_preview(s.result)}"
+            elif s.status in {"failed", "skipped"} and s.error:
+                line += f" → {_preview(s.error)}"
+            lines.append(line)
+        return "\n".join(lines)
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """The full plan, runtime fields included, as JSON."""
+        return self.model_dump_json(indent=indent)
+
+    def canonical(self) -> dict[str, Any]:
+        """The plan as the canonical JSON of DESIGN.md (no runtime fields, no empty extras)."""
+        steps = []
+        for s in self.steps:
+            entry: dict[str, Any] = {
+                "id": s.id, "description": s.description, "tool": s.tool,
+            }
+            if s.args is not None:
+                entry["args"] = s.args
+            entry["depends_on"] = list(s.depends_on)
+            if s.success_criteria:
+                entry["success_criteria"] = s.success_criteria
+            if s.condition:
+                entry["condition"] = s.condition
+            steps.append(entry)
+        data: dict[str, Any] = {
+            "goal": self.goal,
+            "definition_of_done": self.definition_of_done,
+            "constraints": list(self.constraints),
+            "steps": steps,
+        }
+        if self.warnings:
+            data["warnings"] = list(self.warnings)
+        return data
+
+    @classmethod
+    def from_json(cls, text: str) -> Plan:
+        """Read a plan written by :meth:`to_json` (or canonical JSON)."""
+        return cls.model_validate(json.loads(text))
+
+
+def _step_problems(step: Step, ids: list[str], registry: ToolRegistry | None,
+                   lang: Language) -> list[str]:
+    sid = step.id
+    problems: list[str] = []
+    if not step.description.strip():
+        problems.append(pick(lang, f"{sid} 没有描述；请写明这一步做什么",
+                             f"{sid} has no description; say what the step does"))
+    for dep in step.depends_on:
+        if dep == sid:
+            problems.append(pick(lang, f"{sid} 依赖了自己；请把它从 depends_on 中去掉",
+                                 f"{sid} depends on itself; remove it from depends_on"))
+        elif dep not in ids:
+            problems.append(pick(lang, f"{sid} 依赖了不存在的步骤 {dep}",
+                                 f"{sid} depends on unknown step {dep}"))
+    deps = set(step.depends_on)
+    for ref in sorted(references_in(step.args or {}) - deps):
+        problems.append(pick(
+            lang, f"{sid} 引用了 {{{{{ref}...}}}}，却没有依赖 {ref}；请把 {ref} 加入 depends_on",
+            f"{sid} refers to {{{{{ref}...}}}} but does not depend on {ref}; "
+            f"add {ref} to depends_on"))
+    if step.condition and is_expression_condition(step.condition):
+        try:
+            missing = condition_step_refs(step.condition) - deps
+        except ExpressionError as exc:
+            problems.append(pick(lang, f"{sid} 的条件无法解析：{exc}",
+                                 f"{sid} condition does not parse: {exc}"))
+        else:
+            problems.extend(pick(
+                lang, f"{sid} 的条件读取了 {ref}，却没有依赖它；请把 {ref} 加入 depends_on",
+                f"{sid} condition reads {ref} but does not depend on it; "
+                f"add {ref} to depends_on") for ref in sorted(missing))
+    if step.tool is not None and registry is not None:
+        problems.extend(_tool_problems(step, registry, lang))
+    return problems
+
+
+def _tool_problems(step: Step, registry: ToolRegistry, lang: Language) -> list[str]:
+    try:
+        target = registry.get(step.tool or "")
+    except UnknownToolError as exc:
+        return [pick(lang, f"{step.id} 使用了未知工具 {step.tool!r}；已注册的工具："
+                           f"{', '.join(registry.names())}",
+                     f"{step.id} uses {exc}")]
+    if not step.args:
+        return []
+    literal = {k: v for k, v in step.args.items() if not references_in(v)}
+    problems = []
+    properties = target.parameters.get("properties", {})
+    for key in step.args:
+        if key not in properties:
+            problems.append(pick(
+                lang, f"{step.id} 给 {step.tool} 传了未知参数 {key!r}；它的参数是："
+                      f"{', '.join(properties) or '无'}",
+                f"{step.id} gives {step.tool} an unknown argument {key!r}; "
+                f"its parameters are: {', '.join(properties) or 'none'}"))
+    try:
+        target.arguments_model.model_validate(literal)
+    except ValidationError as exc:
+        for error in exc.errors():
+            field = str(error["loc"][0]) if error["loc"] else ""
+            if error["type"] in {"missing", "extra_forbidden"}:
+                continue
+            problems.append(pick(lang, f"{step.id} 给 {step.tool} 的参数 {field!r} 不对："
+                                       f"{error['msg']}",
+                                 f"{step.id} argument {field!r} for {step.tool}: "
+                                 f"{error['msg']}"))
+    except ToolArgumentError as exc:
+        problems.append(f"{step.id}: {exc}")
+    return problems
+
+
+def _preview(value: Any) -> str:
+    return preview(value, _PREVIEW_CHARS)

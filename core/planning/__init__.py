@@ -1,0 +1,1 @@
+"""Deciding what to do: planner, router, clarifying questions, follow-ups, checkpoints."""

@@ -1,0 +1,364 @@
+"""Checkpoint policies: after a step, decide whether the pending steps still make sense.
+
+Seed 003's checkpoint stage. ``rigid`` never replans; ``on_failure`` (the default) replans
+only when a step fails; ``adaptive`` runs :func:`checkpoint` after each completed step and
+may change the pending steps (never the finished ones); ``every_step`` replans after each
+step. :func:`apply_decision` turns a decision into a new plan version.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, field_validator
+
+from core.base.language import detect_language, pick
+from core.base.usage import Usage
+from core.errors import LLMError, PlanError, PlanValidationError
+from core.llm.engine import Engine
+from core.plan.model import REFERENCE, Plan, Step
+from core.prompts.adaptive import (
+    CHECKPOINT_SYSTEM,
+    CHECKPOINT_USER,
+    fold,
+    language_name,
+    parse_reply,
+)
+
+if TYPE_CHECKING:
+    from core.tools.registry import ToolRegistry
+
+Replanner = Callable[[Plan, str, Engine], Plan]
+
+__all__ = [
+    "DEFAULT_POLICY",
+    "POLICIES",
+    "CheckpointAction",
+    "CheckpointDecision",
+    "CheckpointPolicy",
+    "CheckpointResult",
+    "apply_decision",
+    "checkpoint",
+    "checkpoint_action",
+    "checkpoint_offline",
+    "renumber_steps",
+    "run_checkpoint",
+    "steps_from_dicts",
+]
+
+logger = logging.getLogger(__name__)
+
+CheckpointPolicy = Literal["rigid", "on_failure", "adaptive", "every_step"]
+CheckpointAction = Literal["none", "checkpoint", "replan"]
+POLICIES: tuple[str, ...] = ("rigid", "on_failure", "adaptive", "every_step")
+DEFAULT_POLICY: CheckpointPolicy = "on_failure"
+_IN_PROGRESS = {"refunding", "refunded"}
+_STEP_NAME = re.compile(r"(?<![\w.'\"])(s\d+)\b")
+_STEP_ID = re.compile(r"^s(\d+)$")
+
+
+class CheckpointDecision(BaseModel):
+    """What a checkpoint concluded; ``updated_pending_steps`` replaces every pending step."""
+
+    needs_replan: bool = False
+    can_finish_early: bool = False
+    reason: str = ""
+    updated_pending_steps: list[dict[str, Any]] | None = None
+
+    @field_validator("updated_pending_steps", mode="before")
+    @classmethod
+    def _only_objects(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [item for item in value if isinstance(item, dict)]
+        return value
+
+    @property
+    def changes_plan(self) -> bool:
+        """True when applying the decision may produce a new plan version."""
+        return self.can_finish_early or (
+            self.needs_replan and self.updated_pending_steps is not None
+        )
+
+
+
+def checkpoint_action(policy: str, plan: Plan, step: Step) -> CheckpointAction:
+    """What the scheduler does after ``step`` finished under ``policy``.
+
+    "checkpoint" (adaptive) and "replan" (every_step) only after a completed step that is
+    not the synthesis, while a non-synthesis step is still pending; else "none".
+    """
+    if policy not in {"adaptive", "every_step"} or step.status != "completed":
+        return "none"
+    synthesis = plan.synthesis_step()
+    if synthesis is not None and step.id == synthesis.id:
+        return "none"
+    if not _pending_work(plan):
+        return "none"
+    return "checkpoint" if policy == "adaptive" else "replan"
+
+
+def _pending_work(plan: Plan) -> list[Step]:
+    synthesis = plan.synthesis_step()
+    return [s for s in plan.steps if s.status == "pending"
+            and (synthesis is None or s.id != synthesis.id)]
+
+
+# ---- deciding ------------------------------------------------------------------------------
+
+
+def checkpoint(plan: Plan, just_finished_step: Step, engine: Engine
+               ) -> tuple[CheckpointDecision, Usage]:
+    """Judge the pending steps after ``just_finished_step``: one plain LLM call, or rules.
+
+    No call is made when nothing but the synthesis is pending. PlanParseError (keeping the
+    raw reply) when the model's answer is unusable.
+    """
+    if not _pending_work(plan):
+        lang = detect_language(plan.goal)
+        return CheckpointDecision(reason=pick(lang, "没有待执行的步骤", "nothing left to check")
+                                  ), Usage()
+    if engine.model is None:
+        return checkpoint_offline(plan, just_finished_step), Usage()
+    lang = detect_language(plan.goal)
+    completed = [s for s in plan.steps if s.status == "completed"]
+    pending = [entry for entry in plan.canonical()["steps"]
+               if plan.step(entry["id"]).status == "pending"]
+    messages = [
+        {"role": "system", "content": CHECKPOINT_SYSTEM.substitute(
+            next_id=plan.next_step_id(), language=language_name(lang))},
+        {"role": "user", "content": CHECKPOINT_USER.substitute(
+            goal=plan.goal,
+            completed="\n".join(f"- {s.id}: {s.description} → {fold(s.result, 600)}"
+                                for s in completed) or "(none)",
+            step_id=just_finished_step.id, description=just_finished_step.description,
+            result=fold(just_finished_step.result),
+            pending=json.dumps(pending, ensure_ascii=False, indent=1))},
+    ]
+    reply = engine.model.chat(messages, role="planner", tools=None, json_mode=True)
+    decision = parse_reply(reply.content or "", CheckpointDecision, what="checkpoint")
+    return decision, reply.usage
+
+
+def checkpoint_offline(plan: Plan, just_finished_step: Step) -> CheckpointDecision:
+    """Rules: a pending refund whose order already has a refund (or is refunding) is dropped."""
+    lang = detect_language(plan.goal)
+    result = just_finished_step.result if isinstance(just_finished_step.result, dict) else {}
+    order_id = str(result.get("order_id") or "")
+    refund = result.get("refund") if isinstance(result.get("refund"), dict) else None
+    if not order_id or not (refund or result.get("status") in _IN_PROGRESS):
+        return CheckpointDecision(reason=pick(lang, "结果没有改变后续步骤的前提",
+                                            "the result does not change the pending steps"))
+    doomed = [
+        s for s in _pending_work(plan)
+        if s.tool and "refund" in s.tool
+        and (just_finished_step.id in s.depends_on
+             or str((s.args or {}).get("order_id", "")) == order_id)
+    ]
+    if not doomed:
+        return CheckpointDecision(reason=pick(lang, "没有需要调整的退款步骤",
+                                            "no pending refund step to change"))
+    ids = ", ".join(s.id for s in doomed)
+    detail = (f"{refund.get('refund_id')}, {refund.get('status')}" if refund
+              else str(result.get("status")))
+    reason = pick(
+        lang,
+        f"订单 {order_id} 的退款已在处理中（{detail}），无需再次申请退款，已移除退款步骤 {ids}",
+        f"the refund of order {order_id} is already in progress ({detail}); no second refund "
+        f"is needed, so refund step {ids} was dropped",
+    )
+    dropped = {s.id for s in doomed}
+    keep = [entry for entry in plan.canonical()["steps"]
+            if plan.step(entry["id"]).status == "pending" and entry["id"] not in dropped]
+    return CheckpointDecision(needs_replan=True, reason=reason, updated_pending_steps=keep)
+
+
+@dataclass
+class CheckpointResult:
+    """What :func:`run_checkpoint` did: the new version (None: keep going), why, the cost."""
+
+    action: CheckpointAction
+    plan: Plan | None = None
+    reason: str = ""
+    usage: Usage = field(default_factory=Usage)
+    decision: CheckpointDecision | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def run_checkpoint(policy: str, plan: Plan, step: Step, engine: Engine, *,
+                   replanner: Replanner | None = None) -> CheckpointResult:
+    """The whole after-step hook for the scheduler; never raises for a bad model answer.
+
+    adaptive: :func:`checkpoint` + :func:`apply_decision` (or ``replanner`` when the
+    checkpoint asks for a replan without giving steps); every_step: ``replanner(plan,
+    reason, engine)`` (e.g. core.planning.planner.replan); otherwise nothing. An unusable answer,
+    an invalid new plan or an LLM error leaves the plan as it is, noted in ``warnings``.
+    """
+    action = checkpoint_action(policy, plan, step)
+    result = CheckpointResult(action=action)
+    if action == "none":
+        return result
+    lang = detect_language(plan.goal)
+    try:
+        if action == "replan":
+            if replanner is None or engine.model is None:
+                return result  # without a model, every_step behaves like on_failure
+            result.reason = pick(lang, f"每步重规划：{step.id} 已完成", f"every-step replan "
+                               f"after {step.id}")
+            result.plan = replanner(plan, result.reason, engine)
+            return result
+        decision, result.usage = checkpoint(plan, step, engine)
+        result.decision, result.reason = decision, decision.reason
+        result.plan = apply_decision(plan, decision, engine.registry)
+        if decision.needs_replan and decision.updated_pending_steps is None and replanner:
+            result.plan = replanner(plan, decision.reason or result.reason, engine)
+    except (PlanError, LLMError) as exc:  # a checkpoint is optional: never end the run
+        logger.warning("checkpoint after %s changed nothing: %s", step.id, exc)
+        result.plan = None
+        result.warnings.append(pick(lang, f"{step.id} 之后的检查点没有生效：{exc}",
+                                  f"the checkpoint after {step.id} changed nothing: {exc}"))
+    return result
+
+
+# ---- applying ------------------------------------------------------------------------------
+
+
+def apply_decision(plan: Plan, decision: CheckpointDecision,
+                   registry: ToolRegistry | None = None) -> Plan | None:
+    """A NEW plan (version + 1) in which only pending steps changed, or None if none did.
+
+    Finished and running steps are copied untouched. A listed step keeps its id when it
+    names a pending step; other new steps get fresh ids from ``plan.next_step_id()``.
+    Steps that read a dropped step are dropped too; the synthesis step is kept last.
+    Raises PlanValidationError when the new steps do not form a valid plan (checked
+    against ``registry`` too when given).
+    """
+    if not decision.changes_plan:
+        return None
+    synthesis = plan.synthesis_step()
+    fixed = [s.model_copy(deep=True) for s in plan.steps if s.status != "pending"]
+    pending_ids = {s.id for s in plan.steps if s.status == "pending"}
+    if decision.can_finish_early:
+        new_pending = [s.model_copy(deep=True) for s in plan.steps
+                       if synthesis is not None and s.id == synthesis.id
+                       and s.status == "pending"]
+    else:
+        finished = {s.id for s in fixed}
+        items = [item for item in decision.updated_pending_steps or []
+                 if str(item.get("id")) not in finished]  # finished steps never change
+        new_pending = steps_from_dicts(items, plan, reuse=pending_ids)
+    new_pending = _keep_synthesis(plan, fixed, new_pending)
+    steps = _prune([*fixed, *new_pending], {s.id for s in fixed})
+    candidate = plan.model_copy(deep=True, update={"steps": steps, "version": plan.version + 1})
+    if _same_steps(plan, candidate):
+        return None
+    problems = candidate.validate(registry)
+    if problems:
+        raise PlanValidationError(problems)
+    return candidate
+
+
+def steps_from_dicts(items: list[dict[str, Any]], plan: Plan, *, reuse: set[str] = frozenset()
+                     ) -> list[Step]:
+    """Steps read from loose dicts (canonical or seed keys), renumbered for ``plan``.
+
+    An id in ``reuse`` is kept; every other id becomes a fresh one after the plan's ids.
+    References to renamed ids (depends_on, {{sN...}}, conditions) follow the renaming.
+    """
+    next_number = int(plan.next_step_id()[1:])
+    mapping: dict[str, str] = {}
+    raw_steps: list[Step] = []
+    for position, item in enumerate(items):
+        raw_id = str(item.get("id") or item.get("step_id") or f"new{position}")
+        if raw_id in reuse and raw_id not in mapping.values():
+            mapping[raw_id] = raw_id
+        else:
+            mapping[raw_id] = f"s{next_number}"
+            next_number += 1
+        tool = item.get("tool")
+        if tool in (None, "", "null", "none") and item.get("tools_needed"):
+            tool = item["tools_needed"][0] if isinstance(item["tools_needed"], list) else None
+        depends = item.get("depends_on") or []
+        raw_steps.append(Step(
+            id=raw_id, description=str(item.get("description") or raw_id),
+            tool=str(tool) if tool not in (None, "", "null", "none") else None,
+            args=item.get("args") if isinstance(item.get("args"), dict) else None,
+            depends_on=[str(d) for d in depends] if isinstance(depends, list) else [],
+            success_criteria=item.get("success_criteria") or None,
+            condition=item.get("condition") or None,
+        ))
+    return [renumber_steps(step, mapping) for step in raw_steps]
+
+
+def renumber_steps(step: Step, mapping: dict[str, str]) -> Step:
+    """A copy of ``step`` with its id and every reference renamed through ``mapping``."""
+
+    def rename(match: re.Match[str]) -> str:
+        return mapping.get(match.group(1), match.group(1))
+
+    def in_args(value: Any) -> Any:
+        if isinstance(value, str):
+            return REFERENCE.sub(lambda m: m.group(0).replace(m.group(1), rename(m), 1), value)
+        if isinstance(value, dict):
+            return {k: in_args(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [in_args(v) for v in value]
+        return value
+
+    return step.model_copy(update={
+        "id": mapping.get(step.id, step.id),
+        "depends_on": list(dict.fromkeys(mapping.get(d, d) for d in step.depends_on)),
+        "args": in_args(step.args),
+        "condition": _STEP_NAME.sub(rename, step.condition) if step.condition else None,
+    }, deep=True)
+
+
+def _keep_synthesis(plan: Plan, fixed: list[Step], new_pending: list[Step]) -> list[Step]:
+    synthesis = plan.synthesis_step()
+    if synthesis is None or synthesis.status != "pending":
+        return new_pending
+    if new_pending and new_pending[-1].tool is None:
+        return new_pending
+    kept = [s for s in new_pending if s.id != synthesis.id]
+    final = synthesis.model_copy(deep=True)
+    final.depends_on = list(dict.fromkeys(
+        [*final.depends_on, *(s.id for s in kept)]))
+    return [*kept, final]
+
+
+def _prune(steps: list[Step], fixed_ids: set[str]) -> list[Step]:
+    """Drop pending steps that read a step which is gone; unlink plain dependencies."""
+    changed = True
+    while changed:
+        changed = False
+        present = {s.id for s in steps}
+        for step in list(steps):
+            if step.id in fixed_ids:
+                continue
+            reads = _reads(step)
+            if reads - present:
+                steps.remove(step)
+                changed = True
+            else:
+                step.depends_on = [d for d in step.depends_on if d in present]
+    return steps
+
+
+def _reads(step: Step) -> set[str]:
+    from core.plan.model import references_in
+
+    reads = set(references_in(step.args or {}))
+    if step.condition:
+        reads |= set(_STEP_NAME.findall(step.condition))
+    return reads
+
+
+def _same_steps(old: Plan, new: Plan) -> bool:
+    def by_id(plan: Plan) -> dict[str, Any]:
+        return {entry["id"]: entry for entry in plan.canonical()["steps"]}
+
+    return by_id(old) == by_id(new)

@@ -1,0 +1,164 @@
+"""Follow-up requests: extend a finished plan with new steps instead of starting again.
+
+Seed 000, case 3 ("also check whether you have new earphones"): the completed steps and
+their results are kept untouched, the new steps are appended with fresh ids, and a new
+synthesis step answers the follow-up; the old synthesis step stays as history.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from core.base.language import detect_language, pick
+from core.base.usage import Usage
+from core.errors import PlanError, PlanParseError, PlanValidationError
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.planning.checkpoint import renumber_steps, steps_from_dicts
+from core.prompts.adaptive import (
+    FOLLOWUP_CORRECTIVE,
+    FOLLOWUP_RULES,
+    FOLLOWUP_USER,
+    decision_json,
+    fold,
+)
+
+__all__ = ["extend_goal", "extend_plan_request"]
+
+logger = logging.getLogger(__name__)
+
+_ATTEMPTS = 2
+_STEP_ID = re.compile(r"^s(\d+)$")
+_SYNTHESIS = {
+    "zh": "结合之前的结果，回答追加的请求",
+    "en": "Answer the follow-up using the results so far",
+}
+
+
+
+def extend_goal(goal: str, follow_up: str) -> str:
+    """The goal with the follow-up added on its own line."""
+    lang = detect_language(follow_up)
+    return f"{goal.rstrip()}\n{pick(lang, '追加：', 'Follow-up: ')}{follow_up.strip()}"
+
+
+def extend_plan_request(plan: Plan, follow_up: str, engine: Engine) -> tuple[Plan, Usage]:
+    """A new version (version + 1) of ``plan`` that also answers ``follow_up``.
+
+    Every old step is copied untouched (results included); new steps get ids after the
+    plan's; a new synthesis step ends the plan. Offline the rule planner drafts the new
+    steps; online one planner call does (retried once with the problems), and PlanError
+    is raised when both answers are unusable.
+    """
+    text = follow_up.strip()
+    if not text:
+        raise PlanError("the follow-up is empty; say what else should be done")
+    if engine.model is None:
+        (new_steps, constraints), usage = _offline_steps(plan, text, engine), Usage()
+    else:
+        new_steps, usage = _llm_steps(plan, text, engine)
+        constraints = []
+    extended = _assemble(plan, text, new_steps, constraints)
+    problems = extended.validate(engine.registry)
+    if problems:
+        raise PlanValidationError(problems)
+    return extended, usage
+
+
+def _assemble(plan: Plan, follow_up: str, new_steps: list[Step], constraints: list[str]
+              ) -> Plan:
+    lang = detect_language(follow_up)
+    old = [s.model_copy(deep=True) for s in plan.steps]
+    if not new_steps or new_steps[-1].tool is not None:
+        previous = plan.synthesis_step()
+        new_steps = [*new_steps, Step(
+            id=_next_id(plan, new_steps), description=_SYNTHESIS[lang],
+            depends_on=[s.id for s in new_steps] + ([previous.id] if previous else []),
+        )]
+    return plan.model_copy(deep=True, update={
+        "goal": extend_goal(plan.goal, follow_up),
+        "constraints": list(dict.fromkeys([*plan.constraints, *constraints])),
+        "version": plan.version + 1,
+        "steps": [*old, *new_steps],
+    })
+
+
+def _next_id(plan: Plan, new_steps: list[Step]) -> str:
+    numbers = [int(s.id[1:]) for s in [*plan.steps, *new_steps] if s.id[1:].isdigit()]
+    return f"s{max(numbers, default=0) + 1}"
+
+
+def _offline_steps(plan: Plan, follow_up: str, engine: Engine
+                   ) -> tuple[list[Step], list[str]]:
+    from core.planning.offline import offline_plan
+
+    draft = offline_plan(follow_up, engine.registry)
+    synthesis = draft.synthesis_step()
+    work = [s for s in draft.steps if synthesis is None or s.id != synthesis.id]
+    start = int(plan.next_step_id()[1:])
+    mapping = {s.id: f"s{start + n}" for n, s in enumerate(work)}
+    renamed = [renumber_steps(s, mapping) for s in work]
+    previous = plan.synthesis_step()
+    final = Step(
+        id=f"s{start + len(work)}", description=_SYNTHESIS[detect_language(follow_up)],
+        depends_on=[s.id for s in renamed] + ([previous.id] if previous else []),
+    )
+    return [*renamed, final], list(draft.constraints)
+
+
+def _llm_steps(plan: Plan, follow_up: str, engine: Engine) -> tuple[list[Step], Usage]:
+    from core.prompts.planning import planner_system_prompt
+
+    assert engine.model is not None
+    lang = detect_language(follow_up)
+    next_id = plan.next_step_id()
+    system = planner_system_prompt(engine.registry.catalogue(), language=lang)
+    system += "\n\n" + FOLLOWUP_RULES.substitute(next_id=next_id)
+    results = "\n".join(f"- {s.id}: {fold(s.result, 800)}" for s in plan.steps
+                        if s.status == "completed") or "(none)"
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": FOLLOWUP_USER.substitute(
+            summary=plan.summary(), results=results, follow_up=follow_up, next_id=next_id)},
+    ]
+    usage = Usage()
+    problems: list[str] = []
+    for attempt in range(1, _ATTEMPTS + 1):
+        reply = engine.model.chat(messages, role="planner", tools=None, json_mode=True)
+        usage = usage + reply.usage
+        text = reply.content or ""
+        try:
+            steps = _read_steps(plan, text)
+            _assemble(plan, follow_up, steps, []).raise_if_invalid(engine.registry)
+            return steps, usage
+        except PlanParseError as exc:
+            problems = [str(exc)]
+        except PlanValidationError as exc:
+            problems = list(exc.problems)
+        logger.info("follow-up planning attempt %d unusable: %s", attempt, problems)
+        messages = [*messages, {"role": "assistant", "content": text or "(empty reply)"},
+                    {"role": "user", "content": FOLLOWUP_CORRECTIVE.substitute(
+                        problems="\n".join(f"- {p}" for p in problems))}]
+    raise PlanError("Extending the plan failed: the model's new steps could not be used ("
+                    + "; ".join(problems) + "); try again or write the steps by hand")
+
+
+def _read_steps(plan: Plan, text: str) -> list[Step]:
+    data = decision_json(text, ["steps"], what="follow-up plan")
+    items = data.get("steps")
+    if not isinstance(items, list) or not items:
+        raise PlanParseError('the follow-up plan has no steps; list them in "steps"', raw=text)
+    objects = [i for i in items if isinstance(i, dict)]
+    next_number = int(plan.next_step_id()[1:])
+    numbers = [_STEP_ID.match(str(i.get("id", ""))) for i in objects]
+    fresh = all(m is not None and int(m.group(1)) >= next_number for m in numbers)
+    reuse = {str(i.get("id")) for i in objects} if fresh else set()
+    steps = steps_from_dicts(objects, plan, reuse=reuse)
+    old_ids = set(plan.ids())
+    for step in steps:  # new steps may read old results, never the other way round
+        if step.id in old_ids:
+            raise PlanParseError(f"new step {step.id} reuses an old id; number new steps from "
+                                 f"{plan.next_step_id()}", raw=text)
+    return steps

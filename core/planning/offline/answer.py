@@ -1,0 +1,338 @@
+"""The offline synthesiser: a readable answer, in the request's language, from step results."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from core.base.language import Language, detect_language, pick
+from core.base.text import preview
+from core.plan.model import Plan, Step
+
+__all__ = ["compose_answer"]
+
+_ROWS_SHOWN = 12
+_PREVIEW = 300
+_PRODUCT_LINE = re.compile(r"^\s*[-*]\s*\*\*(?P<name>[^*]+)\*\*[:：]?\s*(?P<why>.*)$", re.M)
+_PRICE = re.compile(r"[¥￥]\s*(\d+(?:\.\d+)?)")
+_CHURN_ADVICE = {
+    "price": ("推出年付折扣或为老用户保留原价", "offer annual discounts or keep the old price for "
+              "existing users"),
+    "missing_feature": ("把呼声最高的缺失功能排进路线图", "put the most requested missing "
+                        "features on the roadmap"),
+    "bugs": ("优先修复稳定性问题并主动补偿受影响用户", "fix stability bugs first and compensate "
+             "affected users"),
+    "competitor": ("针对竞品做功能与体验对比，补齐差距", "compare against competitors and close "
+                   "the gaps"),
+    "support": ("缩短客服响应时间", "shorten support response times"),
+}
+
+
+_REFUND_STATUS_ZH = {"processing": "处理中", "completed": "已退款", "rejected": "已拒绝",
+                    "cancelled": "已取消"}
+
+
+
+def _refund_status(status: Any, lang: Language) -> str:
+    return _REFUND_STATUS_ZH.get(str(status), str(status)) if lang == "zh" else str(status)
+
+
+def _get(value: Any, key: str, default: Any = None) -> Any:
+    return value.get(key, default) if isinstance(value, dict) else default
+
+
+def _preview(value: Any) -> str:
+    return preview(value, _PREVIEW)
+
+
+def compose_answer(plan: Plan) -> str:
+    """Compose the final answer from the plan's finished steps (no LLM involved)."""
+    lang = detect_language(plan.goal)
+    synthesis = plan.synthesis_step()
+    sections: list[str] = []
+    for step in plan.steps:
+        if synthesis is not None and step.id == synthesis.id:
+            continue
+        try:
+            text = _section(plan, step, lang)
+        except Exception as exc:  # one odd result must not hide the others
+            text = pick(lang, f"{step.id}：无法整理结果（{exc}）",
+                      f"{step.id}: could not summarise the result ({exc})")
+        if text:
+            sections.append(text)
+    if not sections:
+        sections.append(pick(lang, "没有可汇总的结果。", "There are no results to summarise."))
+    head = pick(lang, "以下是本次处理结果：", "Here is what I found and did:")
+    tail = pick(lang, "如有其他问题，随时联系我！", "Let me know if there is anything else.")
+    return "\n\n".join([head, *sections, tail])
+
+
+def _section(plan: Plan, step: Step, lang: Language) -> str:
+    if step.status == "failed":
+        if step.tool is None:
+            return pick(lang, f"⚠️ 未完成：{step.description}（{step.error or '需要大模型'}）",
+                      f"⚠️ Not done: {step.description} ({step.error or 'needs an LLM'})")
+        if step.tool == "apply_refund":
+            return pick(lang, f"⚠️ 退款没有成功：{step.error}",
+                      f"⚠️ The refund did not go through: {step.error}")
+        return pick(lang, f"✗ {step.description}：失败（{step.error}）",
+                  f"✗ {step.description}: failed ({step.error})")
+    if step.status == "skipped":
+        if step.tool == "apply_refund":
+            return _skipped_refund(plan, step, lang)
+        return pick(lang, f"⏭ 已跳过：{step.description}（{step.error or '条件不满足'}）",
+                  f"⏭ Skipped: {step.description} ({step.error or 'its condition was false'})")
+    if step.status != "completed":
+        return pick(lang, f"○ 未执行：{step.description}", f"○ Not run: {step.description}")
+    renderer = _RENDERERS.get(step.tool or "")
+    if renderer is not None:
+        return renderer(plan, step, lang)
+    return f"• {step.description}: {_preview(step.result)}"
+
+
+def _knowledge(plan: Plan, step: Step, lang: Language) -> str:
+    hits = _get(step.result, "hits") or []
+    query = _get(step.args, "query", "")
+    if not hits:
+        return pick(lang, f"🔍 知识库里没有找到与“{query}”相关的内容。",
+                  f"🔍 The knowledge base has nothing on \"{query}\".")
+    top = hits[0]
+    product = _pick_product(str(_get(top, "content", "")), _budget(plan))
+    if product is not None:
+        name, price, why = product
+        within = _budget(plan) is not None and price <= (_budget(plan) or 0)
+        budget_note = pick(lang, f"，在预算 {_budget(plan):g} 以内" if within else "",
+                         f", within your budget of {_budget(plan):g}" if within else "")
+        return pick(
+            lang,
+            f"🏠 推荐：{name}（¥{price:g}）{budget_note}。理由：{why}\n（来源：{top['title']}）",
+            f"🏠 Recommended: {name} (¥{price:g}){budget_note}. Why: {why}\n"
+            f"(source: {top['title']})",
+        )
+    lines = [pick(lang, f"🔍 知识库检索“{query}”的结果（本地资料，非实时网络）：",
+                f"🔍 Knowledge base results for \"{query}\" (local sources, not the live web):")]
+    for hit in hits[:3]:
+        lines.append(f"- {_get(hit, 'title', '')}:")
+        lines += [f"  {line}" for line in _key_lines(str(_get(hit, "content", "")), lang)]
+    return "\n".join(lines)
+
+
+def _key_lines(content: str, lang: Language, limit: int = 6) -> list[str]:
+    """The informative lines of a document: bullets, table rows, trends (no boilerplate)."""
+    picked, plain = [], []
+    for raw in content.splitlines():
+        line = raw.strip().replace("**", "")
+        if not line or line.startswith("#") or re.match(r"^\|?\s*-{3,}", line):
+            continue
+        if re.match(r"^(来源|source|关键词|keywords)[:：]", line, re.I):
+            continue
+        if line.startswith(("- ", "* ", "|")) or re.match(r"^\d+\.", line) or re.search(
+            r"趋势|trend", line, re.I
+        ):
+            picked.append(line.lstrip("-* ").strip())
+        else:
+            plain.append(line if len(line) <= 200 else line[:199] + "…")
+    if not picked:
+        plain.sort(key=lambda line: detect_language(line) != lang)
+        picked = plain
+    return picked[:limit]
+
+
+def _budget(plan: Plan) -> float | None:
+    for constraint in plan.constraints:
+        match = re.search(r"budget\s*<=\s*(\d+(?:\.\d+)?)", constraint)
+        if match:
+            return float(match.group(1))
+    return None
+
+
+def _pick_product(content: str, budget: float | None) -> tuple[str, float, str] | None:
+    """The first bold product bullet with a price (within the budget, when there is one)."""
+    for match in _PRODUCT_LINE.finditer(content):
+        price = _PRICE.search(match.group("name") + match.group("why"))
+        if price is None:
+            continue
+        value = float(price.group(1))
+        if budget is not None and value > budget:
+            continue
+        name = _PRICE.sub("", match.group("name")).strip(" ,，（）()")
+        why = _PRICE.sub("", match.group("why")).strip(" ,，:：") or match.group("why")
+        return name, value, why.lstrip("，,:： ")
+    return None
+
+
+def _order(plan: Plan, step: Step, lang: Language) -> str:
+    r = step.result
+    product = _get(r, "product") if lang == "zh" else (
+        f"{_get(r, 'product')} ({_get(r, 'product_en')})")
+    status = _get(r, "status_zh") if lang == "zh" else str(_get(r, "status", "")).replace("_", " ")
+    signed = _get(r, "signed_at")
+    text = pick(lang, f"📦 订单 {_get(r, 'order_id')}：{product}"
+                      f"（¥{_get(r, 'price', 0):g}），状态："
+                    f"{status}" + (f"，{signed} 签收" if signed else ""),
+              f"📦 Order {_get(r, 'order_id')}: {product}, ¥{_get(r, 'price', 0):g}, status: "
+              f"{status}" + (f", signed for on {signed}" if signed else ""))
+    refund = _get(r, "refund")
+    if refund:
+        shown = _refund_status(refund["status"], lang)
+        text += pick(lang, f"；已有退款 {refund['refund_id']}（{shown}）",
+                   f"; it already has refund {refund['refund_id']} ({refund['status']})")
+    return text + pick(lang, "。", ".")
+
+
+def _refund(plan: Plan, step: Step, lang: Language) -> str:
+    r = step.result
+    if _get(r, "created"):
+        return pick(lang, f"💰 已为订单 {_get(r, 'order_id')} 申请退款，"
+                        f"退款单号 {_get(r, 'refund_id')}，金额 ¥{_get(r, 'amount', 0):g}，"
+                        "预计 1-3 个工作日原路退回。",
+                  f"💰 Refund requested for order {_get(r, 'order_id')}: refund id "
+                  f"{_get(r, 'refund_id')}, ¥{_get(r, 'amount', 0):g}, back to the original "
+                  "payment in 1-3 business days.")
+    return pick(lang, f"💰 订单 {_get(r, 'order_id')} 已有退款 {_get(r, 'refund_id')}"
+                    f"（{_refund_status(_get(r, 'status'), lang)}），没有重复申请。",
+              f"💰 Order {_get(r, 'order_id')} already has refund {_get(r, 'refund_id')} "
+              f"({_get(r, 'status')}); no second refund was created.")
+
+
+def _skipped_refund(plan: Plan, step: Step, lang: Language) -> str:
+    order_id = _get(step.args, "order_id", "")
+    order = next((plan.step(d) for d in step.depends_on if d in plan.ids()
+                  and plan.step(d).tool == "query_order"), None)
+    result = order.result if order is not None else None
+    refund = _get(result, "refund")
+    if refund:
+        return pick(lang, f"⏭ 订单 {order_id} 已有退款 {refund['refund_id']}"
+                        f"（{_refund_status(refund['status'], lang)}），"
+                        "无需再次申请，所以没有重复退款。",
+                  f"⏭ Order {order_id} already has refund {refund['refund_id']} "
+                  f"({refund['status']}), so no second refund was requested.")
+    status = _get(result, "status")
+    if status and status != "delivered":
+        shown = _get(result, "status_zh", status) if lang == "zh" else status.replace("_", " ")
+        return pick(lang, f"⏭ 订单 {order_id} 当前状态为“{shown}”，还没有签收，所以没有申请退款；"
+                        "签收后 7 天内可以再申请。",
+                  f"⏭ Order {order_id} is {shown}, not delivered yet, so no refund was "
+                  "requested; you can ask again within 7 days after it is signed for.")
+    if order is not None and order.status == "failed":
+        return pick(lang, f"⏭ 订单 {order_id} 查询失败，所以退款没有执行。",
+                  f"⏭ The lookup of order {order_id} failed, so no refund was requested.")
+    return pick(lang, f"⏭ 订单 {order_id} 的退款已跳过（{step.error or '条件不满足'}）。",
+              f"⏭ The refund for order {order_id} was skipped "
+              f"({step.error or 'its condition was false'}).")
+
+
+def _logistics(plan: Plan, step: Step, lang: Language) -> str:
+    r = step.result
+    latest = _get(r, "latest_event") or {}
+    return pick(lang, f"🚚 运单 {_get(r, 'tracking_no')}（{_get(r, 'carrier')}）最新进展："
+                    f"{_get(latest, 'description', '暂无')}（{_get(latest, 'time', '')}）",
+              f"🚚 Parcel {_get(r, 'tracking_no')} ({_get(r, 'carrier')}): "
+              f"{_get(r, 'latest_status', 'no events')} — {_get(latest, 'description', '')} "
+              f"({_get(latest, 'time', '')})")
+
+
+def _services(plan: Plan, step: Step, lang: Language) -> str:
+    if any(s.tool == "check_health" and s.status == "completed" for s in plan.steps):
+        return ""
+    names = ", ".join(_get(step.result, "names") or [])
+    return pick(lang, f"🖥️ 共 {_get(step.result, 'count', 0)} 个服务：{names}",
+              f"🖥️ {_get(step.result, 'count', 0)} services: {names}")
+
+
+def _health(plan: Plan, step: Step, lang: Language) -> str:
+    r = step.result
+    checks = {c["service"]: c["status"] for c in _get(r, "services") or [] if isinstance(c, dict)}
+    unhealthy = _get(r, "unhealthy") or []
+    listed = ", ".join(f"{name} ({checks.get(name, '?')})" for name in unhealthy)
+    if not unhealthy:
+        return pick(lang, f"🩺 健康检查：{_get(r, 'checked', 0)} 个服务全部正常。",
+                  f"🩺 Health check: all {_get(r, 'checked', 0)} services are healthy.")
+    return pick(lang, f"🩺 健康检查：{_get(r, 'checked', 0)} 个服务中 {len(unhealthy)} 个异常："
+                    f"{listed}",
+              f"🩺 Health check: {len(unhealthy)} of {_get(r, 'checked', 0)} services are "
+              f"unhealthy: {listed}")
+
+
+def _diagnose(plan: Plan, step: Step, lang: Language) -> str:
+    items = _get(step.result, "diagnoses") or []
+    if not items:
+        return pick(lang, "🔧 没有需要诊断的服务。", "🔧 No service needed a diagnosis.")
+    lines = [pick(lang, "🔧 诊断：", "🔧 Diagnosis:")]
+    for d in items:
+        findings = "; ".join(d.get("findings") or []) or pick(
+            lang, "未发现问题", "no problem found")
+        actions = "; ".join(d.get("recommended_actions") or [])
+        lines.append(pick(lang, f"- {d['service']}（{d['status']}）：{findings}；"
+                              f"可能原因：{d['likely_cause']}"
+                              + (f"；建议：{actions}" if actions else ""),
+                        f"- {d['service']} ({d['status']}): {findings}; likely cause: "
+                        f"{d['likely_cause']}" + (f"; next: {actions}" if actions else "")))
+    return "\n".join(lines)
+
+
+def _scale(plan: Plan, step: Step, lang: Language) -> str:
+    items = _get(step.result, "suggestions") or []
+    if not items:
+        return pick(lang, "📈 没有需要调整容量的服务。", "📈 No service needs a capacity change.")
+    lines = [pick(lang, "📈 扩容建议：", "📈 Scaling suggestions:")]
+    for s in items:
+        lines.append(pick(lang, f"- {s['service']}：副本 {s['current_replicas']} → "
+                              f"{s['suggested_replicas']}（{s['reason']}）",
+                        f"- {s['service']}: replicas {s['current_replicas']} → "
+                        f"{s['suggested_replicas']} ({s['reason']})"))
+    return "\n".join(lines)
+
+
+def _tables(plan: Plan, step: Step, lang: Language) -> str:
+    tables = ", ".join(f"{t['name']} ({t['row_count']})" for t in _get(step.result, "tables") or [])
+    return pick(lang, f"🗂️ 数据表（行数）：{tables}", f"🗂️ Tables (rows): {tables}")
+
+
+def _sql(plan: Plan, step: Step, lang: Language) -> str:
+    r = step.result
+    columns = _get(r, "columns") or []
+    rows = _get(r, "rows") or []
+    lines = [f"📊 {step.description}:", "  " + " | ".join(map(str, columns))]
+    lines += ["  " + " | ".join(map(str, row)) for row in rows[:_ROWS_SHOWN]]
+    if len(rows) > _ROWS_SHOWN or _get(r, "truncated"):
+        lines.append(pick(lang, f"  …共 {_get(r, 'row_count', len(rows))} 行",
+                        f"  … {_get(r, 'row_count', len(rows))} rows in all"))
+    if "reason" in columns and rows:
+        top = rows[0][columns.index("reason")]
+        advice = _CHURN_ADVICE.get(str(top))
+        if advice:
+            lines.append(pick(lang, f"  → 主要原因是 {top}，建议：{advice[0]}",
+                            f"  → the main reason is {top}; suggestion: {advice[1]}"))
+    return "\n".join(lines)
+
+
+def _web(plan: Plan, step: Step, lang: Language) -> str:
+    results = _get(step.result, "results") or []
+    lines = [pick(lang, f"🌐 网络搜索“{_get(step.result, 'query', '')}”：",
+                f"🌐 Web search \"{_get(step.result, 'query', '')}\":")]
+    lines += [f"- {_get(x, 'title', '')} — {_get(x, 'url', '')}" for x in results[:5]]
+    return "\n".join(lines)
+
+
+def _calc(plan: Plan, step: Step, lang: Language) -> str:
+    return f"🧮 {_get(step.result, 'expression')} = {_get(step.result, 'value')}"
+
+
+def _time(plan: Plan, step: Step, lang: Language) -> str:
+    return pick(lang, f"🕒 当前时间：{_get(step.result, 'iso')}",
+              f"🕒 Current time: {_get(step.result, 'iso')}")
+
+
+def _reasoning(plan: Plan, step: Step, lang: Language) -> str:
+    return f"• {step.description}: {_preview(step.result)}"
+
+
+_RENDERERS: dict[str, Callable[[Plan, Step, Language], str]] = {
+    "search_knowledge": _knowledge, "query_order": _order, "apply_refund": _refund,
+    "query_logistics": _logistics, "list_services": _services, "check_health": _health,
+    "diagnose": _diagnose, "suggest_scale": _scale, "describe_tables": _tables,
+    "run_sql": _sql, "web_search": _web, "calculate": _calc, "get_current_time": _time,
+    "": _reasoning,
+}

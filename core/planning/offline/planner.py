@@ -1,0 +1,359 @@
+"""The offline planner: a deterministic, rule-based plan drafter that needs no LLM.
+
+The request is split into clauses, each clause is matched to tool families by cue words
+and by scoring the registry's tools (names, descriptions, keywords), arguments are filled
+from what the clause names (order ids, tracking numbers, services, budgets, queries),
+dependencies and conditions are added (a refund runs only if the order is delivered), and a
+synthesis step closes the plan. What it cannot map becomes a reasoning step that says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.base.language import Language, detect_language, pick
+from core.plan.model import Plan, Step
+from core.planning.offline.match import fill_args, score_tool
+from core.planning.offline.text import (
+    CHURN_QUERIES,
+    Entities,
+    clean_query,
+    cues,
+    extract_entities,
+    split_clauses,
+)
+from core.tools.registry import ToolRegistry
+
+__all__ = ["offline_plan"]
+
+logger = logging.getLogger(__name__)
+_MAX_CLAUSES = 12
+_MAX_STEPS = 24
+_GOAL_CHARS = 4000
+_GENERIC_THRESHOLD = 6
+
+
+
+@dataclass
+class _Draft:
+    """The plan being built: steps plus indexes so a later clause can reuse earlier steps."""
+
+    registry: ToolRegistry
+    lang: Language
+    steps: list[Step] = field(default_factory=list)
+    orders: dict[str, str] = field(default_factory=dict)
+    ops: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    last_order: str | None = None
+    last_services: list[str] = field(default_factory=list)
+
+    def has(self, name: str) -> bool:
+        return name in self.registry
+
+    def add(self, description: str, tool: str | None = None, args: dict | None = None,
+            depends_on: list[str] | None = None, condition: str | None = None,
+            success_criteria: str | None = None) -> str:
+        step_id = f"s{len(self.steps) + 1}"
+        self.steps.append(Step(
+            id=step_id, description=description, tool=tool, args=args,
+            depends_on=depends_on or [], condition=condition,
+            success_criteria=success_criteria,
+        ))
+        return step_id
+
+    def cannot(self, clause: str, why_zh: str = "", why_en: str = "") -> str:
+        text = clause.strip()[:200]
+        return self.add(pick(
+            self.lang,
+            f"无法离线完成：“{text}”{why_zh or '（没有匹配的工具，需要配置大模型）'}",
+            f"Cannot be done offline: \"{text}\"{why_en or ' (no matching tool; needs an LLM)'}",
+        ))
+
+
+# ---- families ---------------------------------------------------------------------------
+
+
+def _shop(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
+    lang = draft.lang
+    order_ids = list(found.orders)
+    if not order_ids and "refund" in flags and "policy" not in flags and draft.last_order:
+        order_ids = [draft.last_order]
+    did = False
+    for order_id in order_ids:
+        did = True
+        check = _order_check(draft, order_id)
+        if "logistics" in flags and draft.has("query_logistics"):
+            draft.add(
+                pick(lang, f"查询订单 {order_id} 的物流轨迹",
+                   f"Track the parcel of order {order_id}"),
+                "query_logistics",
+                {"tracking_no": f"{{{{{check}.tracking_no}}}}"} if check else None,
+                [check] if check else [],
+            )
+        if "refund" in flags and draft.has("apply_refund"):
+            _refund(draft, order_id, check, clause)
+    for tracking_no in found.tracking:
+        if draft.has("query_logistics"):
+            did = True
+            draft.add(pick(lang, f"查询运单 {tracking_no} 的物流轨迹",
+                         f"Track parcel {tracking_no}"),
+                      "query_logistics", {"tracking_no": tracking_no})
+    if not did and "refund" in flags and "policy" not in flags:
+        draft.cannot(clause, "（没有给出订单号，请补充订单号）",
+                     " (no order number given; please add it)")
+        did = True
+    return did
+
+
+def _order_check(draft: _Draft, order_id: str) -> str | None:
+    draft.last_order = order_id
+    if order_id in draft.orders:
+        return draft.orders[order_id]
+    if not draft.has("query_order"):
+        return None
+    step_id = draft.add(
+        pick(draft.lang, f"查询订单 {order_id} 的详情，确认商品和状态",
+           f"Look up order {order_id} and its status"),
+        "query_order", {"order_id": order_id},
+        success_criteria=pick(draft.lang, "订单状态已知", "the order status is known"),
+    )
+    draft.orders[order_id] = step_id
+    return step_id
+
+
+def _refund(draft: _Draft, order_id: str, check: str | None, clause: str) -> None:
+    broken = re.search(r"坏|故障|破损|质量|broken|faulty|defect|damaged|not working", clause, re.I)
+    reason = pick(draft.lang, "商品故障，用户要求退货" if broken else "用户申请退货",
+                "item is broken" if broken else "customer asked to return it")
+    draft.add(
+        pick(draft.lang, f"如果订单 {order_id} 已签收，为其申请退款（原因：{reason}）",
+           f"If order {order_id} was delivered, request a refund ({reason})"),
+        "apply_refund", {"order_id": order_id, "reason": reason},
+        [check] if check else [],
+        f"{check}.status == 'delivered'" if check else None,
+        pick(draft.lang, "拿到退款单号", "a refund id is returned"),
+    )
+
+
+def _ops(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
+    lang = draft.lang
+    wants_health = bool(flags & {"health", "diagnose", "scale"})
+    if not found.services and draft.last_services and not _FLEET_WORDS.search(clause):
+        found.services = draft.last_services
+    if found.services:
+        draft.last_services = found.services
+        target: Any = found.services if len(found.services) > 1 else found.services[0]
+        names = ", ".join(found.services)
+        wanted = [("check_health", pick(lang, f"检查 {names} 的健康状态",
+                                      f"Check the health of {names}"))]
+        wanted += [(tool, pick(lang, f"{zh} {names}", f"{en} {names}"))
+                   for kind, tool, zh, en in _OPS_FOLLOW_UPS if kind in flags]
+        for tool, description in wanted:
+            key = f"{tool}:{names}"
+            if key not in draft.ops and draft.has(tool):
+                draft.ops[key] = draft.add(description, tool, {"service": target})
+        return True
+    if "list_services" not in draft.ops and draft.has("list_services"):
+        draft.ops["list_services"] = draft.add(
+            pick(lang, "列出所有微服务", "List every micro-service"), "list_services", {})
+    listing = draft.ops.get("list_services")
+    if wants_health and "check_health" not in draft.ops and draft.has("check_health"):
+        draft.ops["check_health"] = draft.add(
+            pick(lang, "检查所有服务的健康状态", "Check the health of every service"),
+            "check_health",
+            {"service": f"{{{{{listing}.names}}}}" if listing else "all"},
+            [listing] if listing else [],
+            success_criteria=pick(lang, "得到异常服务列表", "the unhealthy services are known"),
+        )
+    health = draft.ops.get("check_health")
+    for kind, tool, zh, en in _OPS_FOLLOW_UPS:
+        if kind in flags and tool not in draft.ops and draft.has(tool):
+            draft.ops[tool] = draft.add(
+                pick(lang, f"{zh}所有异常服务", f"{en} every unhealthy service"), tool,
+                {"service": f"{{{{{health}.unhealthy}}}}" if health else "all"},
+                [health] if health else [],
+            )
+    return True
+
+
+_FLEET_WORDS = re.compile(r"所有|全部|每个|微服务|集群|\ball\b|\bevery\b|fleet|\d+ ", re.I)
+_SYNTHESIS_ONLY = re.compile(
+    r"建议|总结|汇总|报告|结论|summar|suggest|recommendation|advice|report|conclu", re.I
+)
+_OPS_FOLLOW_UPS = (
+    ("diagnose", "diagnose", "诊断", "Diagnose"),
+    ("scale", "suggest_scale", "给出扩容建议：", "Suggest scaling for"),
+)
+
+
+def _analytics(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
+    lang = draft.lang
+    if found.sql and draft.has("run_sql"):
+        draft.add(pick(lang, "执行 SQL 查询", "Run the SQL query"), "run_sql", {"query": found.sql})
+        return True
+    if draft.has("describe_tables") and "describe_tables" not in draft.ops:
+        draft.ops["describe_tables"] = draft.add(
+            pick(lang, "查看数据表结构", "Look at the analytics tables"), "describe_tables", {})
+    if "churn" in flags and draft.has("run_sql") and "churn" not in draft.ops:
+        for zh, en, sql in CHURN_QUERIES:
+            draft.ops["churn"] = draft.add(pick(lang, zh, en), "run_sql", {"query": sql})
+        return True
+    if "churn" not in draft.ops and "schema" not in flags:
+        draft.cannot(clause, "（为这个问题编写 SQL 需要大模型）",
+                     " (writing SQL for this question needs an LLM)")
+    return True
+
+
+def _research(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
+    lang = draft.lang
+    topic = clean_query(clause, research=True) or clause.strip()[:80]
+    if draft.has("web_search"):
+        for zh, en in (("概况", "overview"), ("功能对比", "comparison"), ("趋势", "trends")):
+            query = f"{topic} {zh if lang == 'zh' else en}"
+            draft.add(pick(lang, f"网络搜索：{query}", f"Search the web: {query}"),
+                      "web_search", {"query": query})
+        return True
+    if draft.has("search_knowledge"):
+        draft.warnings.append(pick(
+            lang, "未配置 PLANBOARD_SEARXNG_URL：调研使用本地知识库（本地资料，非实时网络）",
+            "PLANBOARD_SEARXNG_URL is not set: research uses the local knowledge base "
+            "(local sources, not the live web)",
+        ))
+        draft.add(pick(lang, f"在本地知识库中搜索：{topic}", f"Search the local knowledge base: "
+                     f"{topic}"), "search_knowledge", {"query": topic, "top_k": 5})
+        return True
+    return False
+
+
+def _knowledge(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
+    if not draft.has("search_knowledge"):
+        return False
+    query = clean_query(clause) or clause.strip()[:80]
+    draft.add(pick(draft.lang, f"搜索知识库：{query}", f"Search the knowledge base: {query}"),
+              "search_knowledge", {"query": query},
+              success_criteria=pick(draft.lang, "找到相关文档", "relevant documents are found"))
+    return True
+
+
+def _calculate(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
+    if not (found.expression and draft.has("calculate")):
+        return False
+    draft.add(pick(draft.lang, f"计算 {found.expression}", f"Calculate {found.expression}"),
+              "calculate", {"expression": found.expression})
+    return True
+
+
+def _time(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
+    if not draft.has("get_current_time"):
+        return False
+    draft.add(pick(draft.lang, "获取当前时间", "Get the current time"), "get_current_time", {})
+    return True
+
+
+_FAMILIES = (
+    ("shop", _shop), ("ops", _ops), ("analytics", _analytics), ("research", _research),
+    ("calc", _calculate), ("time", _time),
+)
+
+
+# ---- generic matching over the registry -------------------------------------------------
+
+
+def _generic(draft: _Draft, clause: str, found: Entities) -> bool:
+    known = {"query_order", "query_logistics", "apply_refund", "search_knowledge",
+             "list_services", "check_health", "diagnose", "suggest_scale", "describe_tables",
+             "run_sql", "web_search", "calculate", "get_current_time"}
+    ranked = sorted(
+        ((score_tool(t, clause), t.name) for t in draft.registry if t.name not in known),
+        reverse=True,
+    )
+    if not ranked or ranked[0][0] < _GENERIC_THRESHOLD:
+        return False
+    chosen = draft.registry.get(ranked[0][1])
+    args = fill_args(chosen, clause, found)
+    if args is None:
+        draft.cannot(clause, f"（{chosen.name} 需要的参数无法从请求中读出）",
+                     f" ({chosen.name} needs arguments the request does not give)")
+        return True
+    draft.add(clause.strip()[:200], chosen.name, args)
+    return True
+
+
+# ---- entry point ------------------------------------------------------------------------
+
+
+def offline_plan(request: str, registry: ToolRegistry) -> Plan:
+    """Draft a plan for ``request`` with rules only; the plan always passes validate()."""
+    text = request if isinstance(request, str) else str(request or "")
+    lang = detect_language(text)
+    draft = _Draft(registry=registry, lang=lang)
+    constraints: list[str] = []
+    for clause in split_clauses(text)[:_MAX_CLAUSES]:
+        if len(draft.steps) >= _MAX_STEPS:
+            draft.warnings.append(pick(lang, "请求过长，只规划了前面的部分",
+                                     "the request is long; only its first part was planned"))
+            break
+        found = extract_entities(clause)
+        if found.budget is not None:
+            constraints.append(f"budget <= {found.budget:g}")
+        _plan_clause(draft, clause, found)
+    if not draft.steps:
+        draft.cannot(text or pick(lang, "（空请求）", "(empty request)"))
+    draft.add(
+        pick(lang, "综合以上结果，给出最终回复", "Summarise the results for the user"),
+        depends_on=[s.id for s in draft.steps],
+    )
+    plan = Plan(
+        goal=text.strip()[:_GOAL_CHARS] or pick(lang, "（空请求）", "(empty request)"),
+        definition_of_done=pick(lang, "请求中的每个子任务都有结果或说明了原因",
+                              "every part of the request has a result or a stated reason"),
+        constraints=list(dict.fromkeys(constraints)),
+        steps=draft.steps,
+        warnings=list(dict.fromkeys(draft.warnings)),
+    )
+    problems = plan.validate(registry)
+    if problems:  # a rule bug must never reach the user as an invalid plan
+        logger.warning("offline plan had problems, falling back: %s", problems)
+        plan = _minimal_plan(plan.goal, lang, problems)
+    return plan
+
+
+def _plan_clause(draft: _Draft, clause: str, found: Entities) -> None:
+    flags = cues(clause)
+    handled = False
+    for family, builder in _FAMILIES:
+        if family in flags and builder(draft, clause, found, flags):
+            handled = True
+    wants_knowledge = bool(flags & {"knowledge", "product"})
+    if wants_knowledge and (not handled or {"recommend", "product"} <= flags):
+        handled = _knowledge(draft, _without_actions(clause), found, flags) or handled
+    if not handled:
+        handled = _generic(draft, clause, found)
+    if not handled and draft.steps and _SYNTHESIS_ONLY.search(clause):
+        handled = True  # "give suggestions", "write a summary": the synthesis step does it
+    if not handled and re.search(r"[\w\u3400-\u9fff]", clause):
+        draft.cannot(clause)
+
+
+def _without_actions(clause: str) -> str:
+    """The parts of a clause that do not name an order, a parcel or a refund."""
+    parts = re.split(r"，|,|\band\b|以及|并且", clause)
+    kept = [p for p in parts if not (cues(p) & {"shop", "refund"})]
+    return " ".join(kept).strip() or clause
+
+
+def _minimal_plan(goal: str, lang: Language, problems: list[str]) -> Plan:
+    return Plan(
+        goal=goal,
+        steps=[
+            Step(id="s1", description=pick(lang, f"无法离线完成：{goal[:200]}",
+                                         f"Cannot be done offline: {goal[:200]}")),
+            Step(id="s2", description=pick(lang, "综合以上结果，给出最终回复",
+                                         "Summarise the results for the user"),
+                 depends_on=["s1"]),
+        ],
+        warnings=[f"offline planner problem: {p}" for p in problems],
+    )

@@ -1,0 +1,383 @@
+"""The planner: request -> LLM -> parse -> validate -> (corrective retry | fallback), and replan."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.base.language import Language, detect_language
+from core.base.usage import Usage
+from core.errors import ConfigError, PlanError, PlanParseError, PlanValidationError
+from core.llm.client import ChatModel
+from core.llm.engine import Engine
+from core.plan.model import REFERENCE, Plan, Step
+from core.plan.parse import parse_plan
+from core.planning.clarify import parse_questions
+from core.prompts.adaptive import CLARIFY_INSTRUCTION
+from core.prompts.planning import (
+    SYNTHESIS_DESCRIPTION,
+    corrective_prompt,
+    fallback_descriptions,
+    planner_system_prompt,
+    planner_user_prompt,
+    replanner_system_prompt,
+    replanner_user_prompt,
+)
+from core.tools.registry import ToolRegistry
+
+__all__ = [
+    "PlanningResult",
+    "fallback_plan",
+    "make_plan",
+    "normalise_tool_names",
+    "plan_request",
+    "replan",
+    "replan_request",
+]
+
+logger = logging.getLogger(__name__)
+
+_NO_MODEL = (
+    "No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for another provider) "
+    "in the environment or .env, or use the offline planner (--offline)"
+)
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_STEP_NAME = re.compile(r"(?<![\w.'\"])(s\d+)\b")
+_STEP_ID = re.compile(r"^s(\d+)$")
+_ATTEMPTS = 2
+_MAX_STEPS = 10
+
+
+@dataclass
+class PlanningResult:
+    """What one planning (or replanning) exchange produced and cost.
+
+    ``plan`` is always set by :func:`plan_request` (the fallback plan when the model's
+    output was unusable); :func:`replan_request` leaves it None when replanning failed.
+    ``errors`` holds every problem found, prefixed by the attempt that produced it.
+    """
+
+    plan: Plan | None
+    usage: Usage = field(default_factory=Usage)
+    attempts: int = 0
+    raw_replies: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    fallback: bool = False
+    questions: list[str] = field(default_factory=list)
+
+
+# ---- planning -----------------------------------------------------------------------------
+
+
+class ClarificationNeeded(Exception):
+    """The planner asked questions instead of planning (internal to this module)."""
+
+    def __init__(self, questions: list[str]) -> None:
+        super().__init__("; ".join(questions))
+        self.questions = questions
+
+
+def plan_request(
+    request: str, engine: Engine, *, lessons: Iterable[str] = (), allow_questions: bool = False
+) -> PlanningResult:
+    """Ask the planner model for a plan; retry once with the errors; else fall back.
+
+    With ``allow_questions`` the model may ask clarifying questions instead: they come back
+    in ``questions`` and ``plan`` stays None. LLM errors (authentication, connection ...)
+    propagate: only unusable output falls back.
+    """
+    model = _require_model(engine)
+    language = detect_language(request)
+    system = planner_system_prompt(
+        engine.registry.catalogue(), language=language, lessons=list(lessons)
+    )
+    if allow_questions:
+        system = f"{system}\n\n{CLARIFY_INSTRUCTION}"
+    messages = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": planner_user_prompt(request)},
+    ]
+
+    def accept(text: str) -> Plan:
+        if allow_questions:
+            questions = parse_questions(text)
+            if questions:
+                raise ClarificationNeeded(questions)
+        plan = normalise_tool_names(parse_plan(text, request), engine.registry)
+        _ensure_synthesis(plan, language)
+        _raise_problems(plan, engine.registry)
+        if len(plan.steps) > _MAX_STEPS:
+            plan.warnings.append(
+                f"the plan has {len(plan.steps)} steps; plans of 3 to {_MAX_STEPS} steps "
+                "work best, so consider merging some"
+            )
+        return plan
+
+    result = _converse(model, messages, accept)
+    if result.questions:
+        return result
+    if result.plan is None:
+        logger.warning("planner output unusable twice; using the fallback plan: %s", result.errors)
+        result.plan = fallback_plan(request, result.errors)
+        result.fallback = True
+    return result
+
+
+def make_plan(request: str, engine: Engine, *, lessons: Iterable[str] = ()) -> Plan:
+    """The plan for ``request`` (see :func:`plan_request`; this drops the usage)."""
+    plan = plan_request(request, engine, lessons=lessons).plan
+    assert plan is not None  # plan_request always returns a plan
+    return plan
+
+
+def fallback_plan(request: str, errors: Sequence[str]) -> Plan:
+    """A plan of one reasoning step and a synthesis step; ``errors`` become its warnings."""
+    language = detect_language(request)
+    work, synthesis = fallback_descriptions(request, language)
+    headline = (
+        "The planner's output could not be used, so a simple two-step plan is used instead"
+        if language == "en"
+        else "规划器的输出无法使用，已改用简单的两步计划"
+    )
+    return Plan(
+        goal=request,
+        steps=[
+            Step(id="s1", description=work),
+            Step(id="s2", description=synthesis, depends_on=["s1"]),
+        ],
+        warnings=[headline, *errors],
+    )
+
+
+# ---- replanning ---------------------------------------------------------------------------
+
+
+def replan_request(
+    plan: Plan, failure: str, engine: Engine, *, lessons: Iterable[str] = ()
+) -> PlanningResult:
+    """Ask for the remaining steps of ``plan`` after ``failure``; ``plan`` stays unchanged.
+
+    The new version keeps the completed steps (and skipped ones whose dependencies are
+    kept) with their results, numbers new steps from ``plan.next_step_id()`` and has
+    ``version + 1``. ``result.plan`` is None when both attempts gave unusable output.
+    """
+    model = _require_model(engine)
+    language = detect_language(plan.goal)
+    kept = _kept_steps(plan)
+    next_id = plan.next_step_id()
+    messages = [
+        {
+            "role": "system",
+            "content": replanner_system_prompt(
+                engine.registry.catalogue(), next_id=next_id, language=language,
+                lessons=list(lessons),
+            ),
+        },
+        {
+            "role": "user",
+            "content": replanner_user_prompt(
+                goal=plan.goal,
+                summary=plan.summary(),
+                results={s.id: s.result for s in kept if s.status == "completed"},
+                failure=failure,
+                next_id=next_id,
+            ),
+        },
+    ]
+
+    def accept(text: str) -> Plan:
+        proposal = normalise_tool_names(parse_plan(text, plan.goal), engine.registry)
+        merged = _merge(plan, kept, proposal)
+        _ensure_synthesis(merged, language)
+        _raise_problems(merged, engine.registry)
+        return merged
+
+    return _converse(model, messages, accept)
+
+
+def replan(
+    plan: Plan, failure: str, engine: Engine, *, lessons: Iterable[str] = ()
+) -> Plan:
+    """The next version of ``plan`` after ``failure``; PlanError when replanning failed."""
+    result = replan_request(plan, failure, engine, lessons=lessons)
+    if result.plan is None:
+        raise PlanError(
+            "Replanning failed: the model's new steps could not be used ("
+            + "; ".join(result.errors)
+            + "); finish with the results so far or edit the plan by hand"
+        )
+    return result.plan
+
+
+def _kept_steps(plan: Plan) -> list[Step]:
+    """Copies of the completed steps, and of skipped steps whose dependencies are all kept."""
+    try:
+        ordered = plan.topological_order()
+    except PlanValidationError:
+        ordered = list(plan.steps)
+    kept_ids: set[str] = set()
+    for step in ordered:
+        if step.status == "completed" or (
+            step.status == "skipped" and all(dep in kept_ids for dep in step.depends_on)
+        ):
+            kept_ids.add(step.id)
+    kept = []
+    for step in plan.steps:
+        if step.id in kept_ids:
+            copy = step.model_copy(deep=True)
+            copy.depends_on = [dep for dep in copy.depends_on if dep in kept_ids]
+            kept.append(copy)
+    return kept
+
+
+def _merge(plan: Plan, kept: list[Step], proposal: Plan) -> Plan:
+    """Kept steps plus the proposal's new steps renumbered from ``plan.next_step_id()``."""
+    kept_by_id = {s.id: s for s in kept}
+    next_number = int(plan.next_step_id()[1:])
+    fresh_numbering = all(
+        (m := _STEP_ID.match(s.id)) is not None and int(m.group(1)) >= next_number
+        for s in proposal.steps
+    )
+    mapping: dict[str, str] = {}
+    fresh: list[Step] = []
+    for step in proposal.steps:
+        echo = kept_by_id.get(step.id)
+        if echo is not None and not fresh_numbering and echo.tool == step.tool:
+            mapping[step.id] = step.id  # the model repeated a kept step: use the kept one
+            continue
+        mapping[step.id] = f"s{next_number}"
+        next_number += 1
+        fresh.append(step)
+    renamed = [_renumber(step, mapping) for step in fresh]
+    if renamed and renamed[-1].tool is None:
+        completed = [s.id for s in kept if s.status == "completed"]
+        renamed[-1].depends_on = list(dict.fromkeys([*completed, *renamed[-1].depends_on]))
+    return Plan(
+        id=plan.id,
+        goal=plan.goal,
+        definition_of_done=plan.definition_of_done or proposal.definition_of_done,
+        constraints=list(plan.constraints or proposal.constraints),
+        version=plan.version + 1,
+        steps=[*kept, *renamed],
+        warnings=[*plan.warnings, *proposal.warnings],
+    )
+
+
+def _renumber(step: Step, mapping: dict[str, str]) -> Step:
+    def rename(match: re.Match[str]) -> str:
+        return mapping.get(match.group(1), match.group(1))
+
+    def in_args(value: Any) -> Any:
+        if isinstance(value, str):
+            return REFERENCE.sub(
+                lambda m: m.group(0).replace(m.group(1), rename(m), 1), value
+            )
+        if isinstance(value, dict):
+            return {k: in_args(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [in_args(v) for v in value]
+        return value
+
+    return step.model_copy(
+        update={
+            "id": mapping.get(step.id, step.id),
+            "depends_on": list(dict.fromkeys(mapping.get(d, d) for d in step.depends_on)),
+            "args": in_args(step.args),
+            "condition": _STEP_NAME.sub(rename, step.condition) if step.condition else None,
+        },
+        deep=True,
+    )
+
+
+# ---- tool names ---------------------------------------------------------------------------
+
+
+def normalise_tool_names(plan: Plan, registry: ToolRegistry) -> Plan:
+    """A copy of ``plan`` whose unregistered tool names are mapped to a registered one.
+
+    ``queryOrder``, ``Query-Order``, ``functions.query_order`` all become ``query_order``
+    when that is registered (and the match is unique); other names are left for
+    validation to report.
+    """
+    names = registry.names()
+    copy = plan.model_copy(deep=True)
+    for step in copy.steps:
+        if step.tool is None or step.tool in registry:
+            continue
+        match = _match_tool(step.tool, names)
+        if match:
+            logger.debug("%s: tool %r read as %r", step.id, step.tool, match)
+            step.tool = match
+    return copy
+
+
+def _match_tool(name: str, names: list[str]) -> str | None:
+    candidate = name.strip().removeprefix("functions.").strip()
+    snake = _CAMEL_BOUNDARY.sub("_", candidate).replace("-", "_").replace(" ", "_").lower()
+    if snake in names:
+        return snake
+    squashed = snake.replace("_", "")
+    found = [n for n in names if n.replace("_", "").lower() == squashed]
+    return found[0] if len(found) == 1 else None
+
+
+# ---- shared machinery ---------------------------------------------------------------------
+
+
+def _require_model(engine: Engine) -> ChatModel:
+    if engine.model is None:
+        raise ConfigError(_NO_MODEL)
+    return engine.model
+
+
+def _raise_problems(plan: Plan, registry: ToolRegistry) -> None:
+    problems = plan.validate(registry)
+    if problems:
+        raise PlanValidationError(problems)
+
+
+def _ensure_synthesis(plan: Plan, language: Language) -> None:
+    """Append a synthesis step when the plan does not end with one."""
+    if not plan.steps or plan.synthesis_step() is not None:
+        return
+    plan.steps.append(
+        Step(
+            id=plan.next_step_id(),
+            description=SYNTHESIS_DESCRIPTION.get(language, SYNTHESIS_DESCRIPTION["en"]),
+            depends_on=plan.ids(),
+        )
+    )
+
+
+def _converse(
+    model: ChatModel, messages: list[dict[str, Any]], accept: Callable[[str], Plan]
+) -> PlanningResult:
+    """Ask, and once more with the problems sent back; ``plan`` is None if both fail."""
+    result = PlanningResult(plan=None)
+    for attempt in range(1, _ATTEMPTS + 1):
+        reply = model.chat(messages, role="planner", tools=None, json_mode=True)
+        text = reply.content or ""
+        result.usage = result.usage + reply.usage
+        result.attempts = attempt
+        result.raw_replies.append(text)
+        try:
+            result.plan = accept(text)
+            return result
+        except ClarificationNeeded as exc:
+            result.questions = exc.questions
+            return result
+        except PlanParseError as exc:
+            problems = [str(exc)]
+        except PlanValidationError as exc:
+            problems = list(exc.problems)
+        logger.info("planning attempt %d unusable: %s", attempt, problems)
+        result.errors.extend(f"attempt {attempt}: {problem}" for problem in problems)
+        messages = [
+            *messages,
+            {"role": "assistant", "content": text or "(empty reply)"},
+            {"role": "user", "content": corrective_prompt(problems)},
+        ]
+    return result

@@ -1,0 +1,1 @@
+"""Runs end to end: starting and steering them, recovery, plan-less answers, exports."""

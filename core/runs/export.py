@@ -1,0 +1,196 @@
+"""Export a stored run as JSON (full record), a Markdown report, Graphviz DOT or SVG.
+
+Nothing secret can leak: a run's settings were scrubbed when stored, and exports are built
+only from the store.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from typing import Any, Literal
+
+from core.base.language import detect_language
+from core.base.text import preview
+from core.errors import PlanBoardError
+from core.plan.model import STATUS_ICONS, Plan
+from core.store.run_store import PlanVersion, RunRecord, RunStore, StoredEvent
+
+__all__ = ["FORMATS", "ExportError", "GraphvizMissingError", "export_run", "run_to_dict"]
+
+ExportFormat = Literal["json", "md", "dot", "svg"]
+FORMATS: tuple[str, ...] = ("json", "md", "dot", "svg")
+_CELL = 60
+
+
+class ExportError(PlanBoardError):
+    """Raised when a run cannot be exported in the asked format."""
+
+
+class GraphvizMissingError(ExportError):
+    """Raised when SVG is asked for but the Graphviz ``dot`` program is not installed."""
+
+
+def export_run(store: RunStore, run_id: str, fmt: str) -> str | bytes:
+    """The run ``run_id`` as text (json, md, dot) or SVG bytes (svg)."""
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    record = store.get_run(run_id)
+    if fmt == "dot":
+        return _dot(record)
+    if fmt == "svg":
+        return render_svg(_dot(record))
+    versions = store.plan_versions(run_id)
+    events = store.events(run_id)
+    if fmt == "json":
+        data = run_to_dict(record, versions, events)
+        return json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    return run_to_markdown(record, versions)
+
+
+_PRIVATE_FIELDS = {"owner_pid", "owner_host", "heartbeat_at", "control_request"}
+
+
+def run_to_dict(record: RunRecord, versions: list[PlanVersion],
+                events: list[StoredEvent]) -> dict[str, Any]:
+    """The full record: run fields, latest plan, every plan version and every event.
+
+    Which machine and process ran it (and its last control request) stay out: an export
+    is made to be shared.
+    """
+    data = record.model_dump(mode="json", exclude=_PRIVATE_FIELDS)
+    data["plan_versions"] = [v.model_dump(mode="json") for v in versions]
+    data["events"] = [e.model_dump(mode="json") for e in events]
+    return data
+
+
+def _dot(record: RunRecord) -> str:
+    from core.plan.graph import plan_to_dot, side_effect_tool_names
+    from core.tools.catalog import default_registry
+
+    if record.plan is None:
+        raise ExportError(f"run {record.run_id} has no plan to draw")
+    risky = side_effect_tool_names(default_registry())
+    return plan_to_dot(record.plan, side_effect_tools=risky)
+
+
+def render_svg(dot_text: str) -> bytes:
+    """Render DOT text to SVG with the Graphviz ``dot`` program."""
+    binary = shutil.which("dot")
+    if binary is None:
+        raise GraphvizMissingError(
+            "SVG export needs the Graphviz 'dot' program, which is not installed "
+            "(install graphviz, e.g. apt-get install graphviz / brew install graphviz), "
+            "or export with --format dot / SVG 导出需要安装 Graphviz 的 dot 程序"
+        )
+    try:
+        done = subprocess.run([binary, "-Tsvg"], input=dot_text.encode("utf-8"),
+                              capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ExportError(f"Graphviz 'dot' could not run ({exc}); try --format dot") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ExportError(
+            f"Graphviz 'dot' failed: {message[-1] if message else done.returncode}; "
+            "try --format dot"
+        )
+    return done.stdout
+
+
+# ---- Markdown ---------------------------------------------------------------------------
+
+_LABELS = {
+    "en": {"run": "Run", "request": "Request", "status": "Status", "created": "Created",
+           "finished": "Finished", "plan": "Plan", "results": "Step results",
+           "answer": "Answer", "usage": "Usage", "versions": "Plan versions",
+           "version": "Version", "reason": "reason", "none": "(none)",
+           "llm_calls": "LLM calls", "prompt": "prompt tokens", "completion": "completion tokens",
+           "cols": ("Step", "Status", "Description", "Tool", "Depends on", "Result"),
+           "settings": "Settings", "error": "Error"},
+    "zh": {"run": "运行", "request": "请求", "status": "状态", "created": "创建时间",
+           "finished": "结束时间", "plan": "计划", "results": "各步骤结果",
+           "answer": "答案", "usage": "用量", "versions": "计划版本历史",
+           "version": "版本", "reason": "原因", "none": "（无）",
+           "llm_calls": "LLM 调用次数", "prompt": "提示词 tokens", "completion": "生成 tokens",
+           "cols": ("步骤", "状态", "描述", "工具", "依赖", "结果"),
+           "settings": "设置", "error": "错误"},
+}
+
+
+def run_to_markdown(record: RunRecord, versions: list[PlanVersion]) -> str:
+    """A readable report: request, plan table, step results, answer, usage, every version."""
+    t = _LABELS[detect_language(record.request)]
+    lines = [
+        f"# {t['run']} {record.run_id}",
+        "",
+        f"- **{t['request']}:** {_inline(record.request)}",
+        f"- **{t['status']}:** {record.status}",
+        f"- **{t['created']}:** {record.created_at.isoformat(timespec='seconds')}",
+    ]
+    if record.finished_at:
+        lines.append(f"- **{t['finished']}:** {record.finished_at.isoformat(timespec='seconds')}")
+    if record.settings:
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(record.settings.items()))
+        lines.append(f"- **{t['settings']}:** {_inline(shown)}")
+    lines.append("")
+    if record.plan is not None:
+        lines += [f"## {t['plan']} (v{record.plan.version})", "", *_plan_table(record.plan, t),
+                  "", f"## {t['results']}", "", *_step_results(record.plan, t)]
+    lines += [f"## {t['answer']}", "", record.answer or t["none"], "",
+              f"## {t['usage']}", "",
+              f"- {t['llm_calls']}: {record.usage.llm_calls}",
+              f"- {t['prompt']}: {record.usage.prompt_tokens}",
+              f"- {t['completion']}: {record.usage.completion_tokens}", "",
+              f"## {t['versions']}", ""]
+    for version in versions:
+        title = f"### {t['version']} {version.version}"
+        if version.reason:
+            title += f" — {t['reason']}: {_inline(version.reason)}"
+        lines += [title, "", f"_{version.created_at.isoformat(timespec='seconds')}_", "",
+                  *_plan_table(version.plan, t), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _plan_table(plan: Plan, t: dict[str, Any]) -> list[str]:
+    header = "| " + " | ".join(t["cols"]) + " |"
+    rows = [header, "|" + "---|" * len(t["cols"])]
+    for step in plan.steps:
+        result = step.result if step.status == "completed" else step.error
+        cells = [
+            step.id, f"{STATUS_ICONS.get(step.status, '')} {step.status}", step.description,
+            step.tool or "—", ", ".join(step.depends_on) or "—",
+            _preview(result) if result is not None else "",
+        ]
+        rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return rows
+
+
+def _step_results(plan: Plan, t: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for step in plan.steps:
+        lines += [f"### {step.id} · {step.status} — {_inline(step.description)}", ""]
+        if step.started_at or step.finished_at:
+            span = " → ".join(x.isoformat(timespec="seconds")
+                              for x in (step.started_at, step.finished_at) if x)
+            lines += [f"_{span}_", ""]
+        if step.error:
+            lines += [f"**{t['error']}:** {_inline(step.error)}", ""]
+        if step.result is not None:
+            body = step.result if isinstance(step.result, str) else json.dumps(
+                step.result, ensure_ascii=False, indent=2, default=str)
+            fence = "````" if "```" in body else "```"
+            lines += [fence + ("" if isinstance(step.result, str) else "json"), body, fence, ""]
+    return lines
+
+
+def _preview(value: Any) -> str:
+    return preview(value, _CELL)
+
+
+def _cell(text: str) -> str:
+    return _inline(text).replace("|", "\\|")
+
+
+def _inline(text: str) -> str:
+    return " ".join(str(text).split())

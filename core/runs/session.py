@@ -1,0 +1,119 @@
+"""Assembling an engine from the settings, routing a request, and drafting its plan.
+
+The command line and the dashboard both start a request here, so that they plan, route,
+ask clarifying questions and use lessons the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from core.base.usage import Usage
+from core.errors import ConfigError
+from core.llm.engine import Engine
+from core.plan.model import Plan
+
+if TYPE_CHECKING:
+    from core.planning.router import Route
+    from core.store.run_store import RunStore
+
+__all__ = [
+    "MODES",
+    "NO_KEY_MESSAGE",
+    "Draft",
+    "build_engine",
+    "choose_route",
+    "draft_plan",
+    "public_settings",
+]
+
+Mode = Literal["auto", "plan", "knowledge", "direct"]
+MODES: tuple[str, ...] = ("auto", "plan", "knowledge", "direct")
+NO_KEY_MESSAGE = (
+    "No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for another provider) "
+    "in the environment or a .env file, or pass --offline to use the offline planner."
+)
+
+
+@dataclass
+class Draft:
+    """A drafted plan and what drafting cost, or the questions to answer first."""
+
+    plan: Plan | None
+    usage: Usage = field(default_factory=Usage)
+    questions: list[str] = field(default_factory=list)
+    lessons: list[str] = field(default_factory=list)
+
+
+def build_engine(*, offline: bool, environ: Mapping[str, str] | None = None) -> Engine:
+    """The tools plus, unless ``offline``, a chat model from the settings."""
+    from core.llm.client import OpenAIChatModel
+    from core.llm.settings import LLMSettings
+    from core.tools.catalog import default_registry
+
+    registry = default_registry(environ)
+    if offline:
+        return Engine(registry=registry, model=None)
+    settings = LLMSettings.from_env(environ)
+    if not settings.configured:
+        raise ConfigError(NO_KEY_MESSAGE)
+    return Engine(registry=registry, model=OpenAIChatModel(settings))
+
+
+def choose_route(request: str, engine: Engine, mode: str) -> tuple[Route, Usage]:
+    """The route of a request: decided by the model or rules for "auto", else the person's."""
+    from core.planning.router import decide_route, person_route
+
+    _require_request(request)
+    if mode == "auto":
+        return decide_route(request, engine)
+    if mode not in MODES:
+        raise ConfigError(f"Unknown mode {mode!r}; use one of: {', '.join(MODES)}.")
+    return person_route(mode, request), Usage()
+
+
+def draft_plan(
+    request: str, engine: Engine, *, store: RunStore | None = None,
+    allow_questions: bool = True,
+) -> Draft:
+    """A plan for ``request`` (LLM planner, or the rule-based one offline) or questions.
+
+    Relevant lessons from the store go into the planner prompt. The LLM planner falls back
+    to a minimal plan with its errors in ``plan.warnings``.
+    """
+    _require_request(request)
+    if engine.offline:
+        from core.planning.clarify import needs_clarification_offline
+        from core.planning.offline import offline_plan
+
+        questions = needs_clarification_offline(request, engine.registry) if (
+            allow_questions) else []
+        if questions:
+            return Draft(plan=None, questions=questions)
+        return Draft(plan=offline_plan(request, engine.registry))
+    from core.learning.after_run import lessons_for_request
+    from core.planning.planner import plan_request
+
+    lessons = lessons_for_request(store, request, engine) if store is not None else []
+    result = plan_request(request, engine, lessons=lessons, allow_questions=allow_questions)
+    return Draft(plan=result.plan, usage=result.usage, questions=result.questions,
+                 lessons=lessons)
+
+
+def public_settings(
+    *, offline: bool, environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The settings a run records: models and endpoint, never the API key."""
+    if offline:
+        return {"offline": True}
+    from core.llm.settings import LLMSettings
+
+    return {"offline": False, **LLMSettings.from_env(environ or os.environ).public_dict()}
+
+
+def _require_request(request: str) -> None:
+    if not request.strip():
+        raise ConfigError("The request is empty; say what you want done.")

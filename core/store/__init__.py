@@ -1,0 +1,1 @@
+"""Persistence of runs: schema, migrations, the run store and run ownership."""

@@ -1,0 +1,148 @@
+"""Migrations that bring an older run store up to the current schema, never dropping data.
+
+Each migration is a function applied once, in order, inside one transaction, and recorded
+in the ``schema_version`` table. Several processes may open the same database at once:
+the first to record a migration applies it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from core.store.schema import events, lessons, plan_versions, runs, schema_version
+
+__all__ = ["LATEST_VERSION", "MIGRATIONS", "current_version", "migrate"]
+
+logger = logging.getLogger(__name__)
+
+_TS = sa.DateTime(timezone=True)  # as the tables define it; kept here so v1 stays frozen
+
+
+def _v1_initial(conn: Connection) -> None:
+    """The first schema: runs, plan versions and events, without ownership or control."""
+    old = sa.MetaData()
+    sa.Table(
+        "runs", old,
+        sa.Column("id", sa.String(40), primary_key=True),
+        sa.Column("request", sa.Text, nullable=False),
+        sa.Column("settings", sa.JSON, nullable=False),
+        sa.Column("status", sa.String(32), nullable=False, index=True),
+        sa.Column("answer", sa.Text),
+        sa.Column("usage", sa.JSON, nullable=False),
+        sa.Column("created_at", _TS, nullable=False, index=True),
+        sa.Column("updated_at", _TS, nullable=False),
+        sa.Column("finished_at", _TS),
+    )
+    sa.Table(
+        "plan_versions", old,
+        sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id"), primary_key=True),
+        sa.Column("version", sa.Integer, primary_key=True),
+        sa.Column("plan", sa.JSON, nullable=False),
+        sa.Column("reason", sa.Text),
+        sa.Column("created_at", _TS, nullable=False),
+    )
+    sa.Table(
+        "events", old,
+        sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id"), primary_key=True),
+        sa.Column("seq", sa.Integer, primary_key=True),
+        sa.Column("kind", sa.String(40), nullable=False),
+        sa.Column("step_id", sa.String(40)),
+        sa.Column("plan_version", sa.Integer, nullable=False),
+        sa.Column("data", sa.JSON, nullable=False),
+        sa.Column("at", _TS, nullable=False),
+    )
+    old.create_all(conn)
+
+
+def _add_column(conn: Connection, table: sa.Table, name: str) -> None:
+    column = table.c[name]
+    ddl = column.type.compile(dialect=conn.dialect)
+    default = f" DEFAULT {column.server_default.arg}" if column.server_default is not None else ""
+    not_null = " NOT NULL" if not column.nullable and default else ""
+    conn.execute(sa.text(f"ALTER TABLE {table.name} ADD COLUMN {name} {ddl}{default}{not_null}"))
+
+
+def _v2_ownership_control_lessons(conn: Connection) -> None:
+    """Owner pid/host + heartbeat, control requests, the event counter, options, lessons."""
+    for name in (
+        "options", "owner_pid", "owner_host", "heartbeat_at", "control_request", "control_at",
+        "event_seq",
+    ):
+        _add_column(conn, runs, name)
+    _add_column(conn, plan_versions, "updated_at")
+    # existing runs: continue numbering after the events they already have
+    conn.execute(
+        runs.update().values(
+            event_seq=sa.select(sa.func.coalesce(sa.func.max(events.c.seq), 0))
+            .where(events.c.run_id == runs.c.id)
+            .scalar_subquery()
+        )
+    )
+    lessons.create(conn)
+
+
+Migration = tuple[int, str, Callable[[Connection], None]]
+
+def _v3_unique_lessons(conn: Connection) -> None:
+    """One lesson per text: merge duplicates (keep the oldest), then let the index hold it."""
+    rows = conn.execute(sa.select(lessons.c.id, lessons.c.text).order_by(lessons.c.id)).all()
+    seen: set[str] = set()
+    for lesson_id, text in rows:
+        key = " ".join(text.split()).lower()
+        if key in seen:
+            conn.execute(lessons.delete().where(lessons.c.id == lesson_id))
+        seen.add(key)
+    conn.execute(sa.text(f"CREATE UNIQUE INDEX {LESSON_TEXT_INDEX} ON lessons (text)"))
+
+
+LESSON_TEXT_INDEX = "lessons_text_unique"
+MIGRATIONS: list[Migration] = [
+    (1, "runs, plan versions, events", _v1_initial),
+    (2, "ownership, heartbeat, control requests, event counter, options, lessons",
+     _v2_ownership_control_lessons),
+    (3, "one lesson per text", _v3_unique_lessons),
+]
+LATEST_VERSION = MIGRATIONS[-1][0]
+
+
+def current_version(conn: Connection) -> int:
+    """The highest migration applied to the database (0 for an empty database)."""
+    if not sa.inspect(conn).has_table("schema_version"):
+        return 0
+    return conn.execute(sa.select(sa.func.coalesce(sa.func.max(schema_version.c.version), 0))
+                        ).scalar_one()
+
+
+def migrate(engine: sa.Engine, target: int = LATEST_VERSION) -> int:
+    """Apply every pending migration up to ``target``, each in its own transaction.
+
+    Safe when several processes open the same database at once: each migration first
+    inserts its ``schema_version`` row (which takes the write lock); a process that finds
+    the row already there leaves the migration to whoever inserted it.
+    """
+    try:
+        with engine.begin() as conn:
+            schema_version.create(conn, checkfirst=True)
+    except sa.exc.OperationalError:  # created meanwhile by another process
+        with engine.connect() as conn:
+            if not sa.inspect(conn).has_table("schema_version"):
+                raise
+    for number, description, apply in MIGRATIONS:
+        if number > target:
+            break
+        try:
+            with engine.begin() as conn:
+                conn.execute(schema_version.insert().values(
+                    version=number, description=description, applied_at=datetime.now(UTC),
+                ))
+                logger.info("applying store migration %d: %s", number, description)
+                apply(conn)
+        except sa.exc.IntegrityError:
+            continue  # already applied (by us earlier or by another process)
+    with engine.connect() as conn:
+        return current_version(conn)

@@ -1,0 +1,300 @@
+"""The run store: runs, every plan version, an append-only event log and lessons, in SQL.
+
+Built on SQLAlchemy 2 Core (tables in :mod:`core.store.schema`), so ``PLANBOARD_DB_URL`` may
+point at PostgreSQL; the default is a SQLite file ``planboard_home()/planboard.db`` in WAL
+mode with a busy timeout. Every write is one transaction. Writes that read before they
+write (event numbering, plan versions) start by updating the run's row, which takes the
+write lock first, so concurrent writers in threads or processes queue instead of colliding.
+Settings and options pass through :func:`core.store.schema.scrub_settings`: anything that
+looks like a secret is dropped before it reaches the database. Ownership, control requests
+and crash detection live in :mod:`core.store.ownership` (mixed into :class:`RunStore`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+
+from core.base.usage import Usage
+from core.errors import RunNotFoundError, StoreError
+from core.execution.events import RunEvent
+from core.plan.model import Plan
+from core.store.migrations import migrate
+from core.store.ownership import (
+    CANCELLED_STEP,
+    CONTROL_ACTIONS,
+    RunOwnership,
+    guard_public_methods,
+    owner_alive,
+    pid_alive,
+    store_failure,
+)
+from core.store.schema import (
+    ACTIVE_STATUSES,
+    STATUSES,
+    TERMINAL_STATUSES,
+    PlanVersion,
+    RunRecord,
+    RunStatus,
+    StoredEvent,
+    as_utc,
+    events,
+    insert_event,
+    plan_versions,
+    record_from_row,
+    runs,
+    scrub_settings,
+    update_run,
+    upsert_plan,
+    utc_now,
+)
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "CANCELLED_STEP",
+    "CONTROL_ACTIONS",
+    "TERMINAL_STATUSES",
+    "PlanVersion",
+    "RunRecord",
+    "RunStatus",
+    "RunStore",
+    "StoredEvent",
+    "default_db_url",
+    "owner_alive",
+    "pid_alive",
+    "scrub_settings",
+    "store_failure",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def default_db_url() -> str:
+    """PLANBOARD_DB_URL, or a SQLite file in the PlanBoard home directory."""
+    url = os.environ.get("PLANBOARD_DB_URL", "").strip()
+    if url:
+        return url
+    from core.base.home import planboard_home
+
+    return f"sqlite:///{planboard_home() / 'planboard.db'}"
+
+
+@guard_public_methods
+class RunStore(RunOwnership):
+    """Persistence of runs; safe to share between threads and processes over one database.
+
+    Every public method reports a database failure as a one-line :class:`StoreError`.
+    Control, heartbeats, claims and crash detection come from :class:`RunOwnership`.
+    """
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or default_db_url()
+        self.engine = _make_engine(self.url)
+        try:
+            migrate(self.engine)
+        except sa.exc.SQLAlchemyError as exc:
+            raise StoreError(store_failure(self.engine.url, exc)) from exc
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self.engine.dispose()
+
+    # ---- runs -----------------------------------------------------------------------
+
+    def create_run(
+        self,
+        request: str,
+        settings: dict[str, Any] | None = None,
+        plan: Plan | None = None,
+        *,
+        options: dict[str, Any] | None = None,
+        run_id: str | None = None,
+        status: RunStatus = "planned",
+        usage: Usage | None = None,
+    ) -> str:
+        """Record a new run (and its plan as version ``plan.version``); return its id."""
+        run_id = run_id or uuid.uuid4().hex[:12]
+        at = utc_now()
+        with self.engine.begin() as conn:
+            conn.execute(runs.insert().values(
+                id=run_id, request=request, settings=scrub_settings(settings or {}),
+                options=scrub_settings(options or {}), status=status, answer=None,
+                usage=(usage or Usage()).model_dump(),
+                created_at=at, updated_at=at, owner_pid=os.getpid(),
+                owner_host=socket.gethostname(), heartbeat_at=at, event_seq=0,
+            ))
+            if plan is not None:
+                upsert_plan(conn, run_id, plan, "initial plan", at)
+        return run_id
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """The run with its latest plan; RunNotFoundError when there is none."""
+        with self.engine.connect() as conn:
+            row = conn.execute(runs.select().where(runs.c.id == run_id)).mappings().first()
+            if row is None:
+                raise RunNotFoundError(
+                    f"no run {run_id!r}; list the runs with: python -m core runs"
+                )
+            latest = conn.execute(
+                sa.select(plan_versions.c.plan).where(plan_versions.c.run_id == run_id)
+                .order_by(plan_versions.c.version.desc()).limit(1)
+            ).scalar()
+            count = conn.execute(
+                sa.select(sa.func.count()).select_from(plan_versions)
+                .where(plan_versions.c.run_id == run_id)
+            ).scalar_one()
+        return record_from_row(row, Plan.model_validate(latest) if latest else None, count)
+
+    def list_runs(self, status: str | None = None, limit: int = 100) -> list[RunRecord]:
+        """Runs newest first (without their plans), optionally only those in ``status``."""
+        query = runs.select().order_by(runs.c.created_at.desc(), runs.c.id).limit(limit)
+        if status is not None:
+            query = query.where(runs.c.status == status)
+        with self.engine.connect() as conn:
+            return [record_from_row(row, None, 0) for row in conn.execute(query).mappings()]
+
+    def set_status(
+        self, run_id: str, status: RunStatus, *, event: RunEvent | None = None,
+        owner: bool | None = None, reopen: bool = False,
+    ) -> None:
+        """Change the status (and append ``event`` in the same transaction).
+
+        ``owner=True`` records this process as the owner, ``owner=False`` clears it. A
+        finished run (completed, failed, cancelled) keeps its status (StoreError) unless
+        ``reopen=True``; runs are restarted through :meth:`claim_run` instead.
+        """
+        if status not in STATUSES:
+            raise StoreError(f"unknown run status {status!r}; use one of {sorted(STATUSES)}")
+        at = utc_now()
+        values: dict[str, Any] = {"status": status, "updated_at": at}
+        values["finished_at"] = at if status in TERMINAL_STATUSES else None
+        if owner is True:
+            values.update(owner_pid=os.getpid(), owner_host=socket.gethostname(), heartbeat_at=at)
+        elif owner is False:
+            values.update(owner_pid=None, owner_host=None)
+        with self.engine.begin() as conn:
+            query = runs.update().where(runs.c.id == run_id)
+            if not reopen:
+                query = query.where(runs.c.status.not_in(sorted(TERMINAL_STATUSES - {status})))
+            if not conn.execute(query.values(**values)).rowcount:
+                current = self._status(conn, run_id)
+                raise StoreError(f"run {run_id} is already {current} and cannot become {status}; "
+                                 "ask a follow-up or start a new run")
+            if event is not None:
+                insert_event(conn, run_id, event)
+
+    def finish_run(self, run_id: str, status: RunStatus, *, answer: str | None, usage: Usage,
+                   plans: list[Plan]) -> None:
+        """Record how a run stopped: plan snapshots, answer, usage, status, in one transaction.
+
+        The owner is cleared: nobody executes the run any more.
+        """
+        at = utc_now()
+        with self.engine.begin() as conn:
+            update_run(conn, run_id, status=status, answer=answer, usage=usage.model_dump(),
+                       updated_at=at, owner_pid=None, owner_host=None,
+                       finished_at=at if status in TERMINAL_STATUSES else None)
+            for plan in plans:
+                upsert_plan(conn, run_id, plan, None, at)
+
+    def set_answer(self, run_id: str, answer: str | None) -> None:
+        """Record the final answer."""
+        with self.engine.begin() as conn:
+            update_run(conn, run_id, answer=answer, updated_at=utc_now())
+
+    def set_usage(self, run_id: str, usage: Usage) -> None:
+        """Record the run's total usage."""
+        with self.engine.begin() as conn:
+            update_run(conn, run_id, usage=usage.model_dump(), updated_at=utc_now())
+
+    def set_options(self, run_id: str, options: dict[str, Any]) -> None:
+        """Record the run options used (max_parallel, confirm_side_effects, ...), no secrets."""
+        with self.engine.begin() as conn:
+            update_run(conn, run_id, options=scrub_settings(options), updated_at=utc_now())
+
+    # ---- plan versions --------------------------------------------------------------
+
+    def save_plan_version(self, run_id: str, plan: Plan, reason: str | None = None) -> int:
+        """Store ``plan`` as version ``plan.version`` (replacing that version's snapshot)."""
+        with self.engine.begin() as conn:
+            update_run(conn, run_id, updated_at=utc_now())
+            upsert_plan(conn, run_id, plan, reason, utc_now())
+        return plan.version
+
+    def latest_plan(self, run_id: str) -> Plan | None:
+        """The newest plan version of the run, if it has one."""
+        return self.get_run(run_id).plan
+
+    def plan_versions(self, run_id: str) -> list[PlanVersion]:
+        """Every plan version of the run, oldest first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                plan_versions.select().where(plan_versions.c.run_id == run_id)
+                .order_by(plan_versions.c.version)
+            ).mappings().all()
+        return [
+            PlanVersion(version=r["version"], plan=Plan.model_validate(r["plan"]),
+                        reason=r["reason"], created_at=as_utc(r["created_at"]))
+            for r in rows
+        ]
+
+    # ---- events ---------------------------------------------------------------------
+
+    def append_event(self, run_id: str, event: RunEvent) -> int:
+        """Append ``event`` to the run's log; return its sequence number (1, 2, 3, ...)."""
+        with self.engine.begin() as conn:
+            return insert_event(conn, run_id, event)
+
+    def record_step(self, run_id: str, event: RunEvent, plan: Plan, *,
+                    reason: str | None = None, previous: Plan | None = None) -> int:
+        """Append ``event`` and store the plan snapshot (with ``reason``) in one transaction.
+
+        ``previous``: the version ``plan`` replaced, stored too (its retired steps skipped).
+        """
+        at = utc_now()
+        with self.engine.begin() as conn:
+            seq = insert_event(conn, run_id, event)
+            if previous is not None:
+                upsert_plan(conn, run_id, previous, None, at)
+            upsert_plan(conn, run_id, plan, reason, at)
+        return seq
+
+    def events(self, run_id: str, *, after: int = 0) -> list[StoredEvent]:
+        """The run's events in order (those with ``seq > after``)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                events.select().where(events.c.run_id == run_id, events.c.seq > after)
+                .order_by(events.c.seq)
+            ).mappings().all()
+        return [
+            StoredEvent(run_id=r["run_id"], seq=r["seq"], kind=r["kind"], step_id=r["step_id"],
+                        plan_version=r["plan_version"], data=r["data"] or {},
+                        at=as_utc(r["at"]))
+            for r in rows
+        ]
+
+
+# ---- opening the database ----------------------------------------------------------------
+
+def _make_engine(url: str) -> sa.Engine:
+    try:
+        engine = sa.create_engine(url)
+    except (sa.exc.ArgumentError, ImportError) as exc:
+        raise StoreError(f"bad database URL in PLANBOARD_DB_URL: {exc}; fix or unset it") from exc
+    if engine.dialect.name == "sqlite":
+        sa.event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA busy_timeout = 30000")
+    cursor.execute("PRAGMA journal_mode = WAL")
+    cursor.execute("PRAGMA synchronous = NORMAL")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.close()

@@ -1,0 +1,283 @@
+"""Tables and records of the run store (migrations are in :mod:`core.store.migrations`).
+
+The schema is written with SQLAlchemy Core (``Table`` objects), not the ORM: the store is a
+handful of small, explicit transactions and Core keeps every statement visible.
+The row-level statements every store transaction shares (update a run, append an event,
+upsert a plan snapshot, turn a row into a :class:`RunRecord`) live here as well.
+:func:`scrub_settings` decides what of a run's settings may be stored (never a secret).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from pydantic import BaseModel, Field
+from sqlalchemy.engine import Connection
+
+from core.base.usage import Usage
+from core.errors import RunNotFoundError
+from core.execution.events import RunEvent
+from core.llm.settings import redact_secrets
+from core.plan.model import Plan
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "STATUSES",
+    "TERMINAL_STATUSES",
+    "PlanVersion",
+    "RunRecord",
+    "RunStatus",
+    "StoredEvent",
+    "as_utc",
+    "events",
+    "insert_event",
+    "lessons",
+    "looks_secret",
+    "metadata",
+    "plan_versions",
+    "record_from_row",
+    "runs",
+    "schema_version",
+    "scrub_settings",
+    "update_run",
+    "upsert_plan",
+    "utc_now",
+]
+
+logger = logging.getLogger(__name__)
+
+_TS = sa.DateTime(timezone=True)
+
+RunStatus = Literal[
+    "planned", "running", "paused", "waiting_confirmation", "completed", "failed",
+    "cancelled", "interrupted",
+]
+STATUSES = frozenset(RunStatus.__args__)  # type: ignore[attr-defined]
+TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+ACTIVE_STATUSES = frozenset({"planned", "running", "waiting_confirmation"})
+
+_SECRET_NAME = re.compile(
+    r"api[_\-]?key|secret|token|passw(or)?d|credential|auth(?!ors?(?:[_\-.]|$))|(^|[_\-.])key$",
+    re.IGNORECASE)
+# "Bearer <token>" / "Basic <token>" as a whole value, not prose that starts with "Basic"
+_SECRET_VALUE = re.compile(
+    r"^\s*(?:(?:sk|pk|rk)-[A-Za-z0-9_\-]{6,}|(?:Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]{8,}\s*$)",
+    re.IGNORECASE)
+_DROP = object()  # what _scrub returns for a value that must not be stored
+
+
+def looks_secret(text: str) -> bool:
+    """True when ``text`` is or contains something shaped like a credential.
+
+    A key anywhere in it (``sk-…``, ``ak-…``, ``ghp_…``, ``xoxb-…``, as
+    :func:`core.llm.settings.redact_secrets` finds them, e.g. in a URL's query), or a value
+    starting like one (``sk-``/``pk-``/``rk-``, ``Bearer …``, ``Basic …``).
+    """
+    return bool(_SECRET_VALUE.search(text)) or redact_secrets(text) != text
+
+
+def scrub_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``settings`` (or run options) without anything that looks like a secret.
+
+    Dropped, at any depth: a text value that looks like a credential (:func:`looks_secret`),
+    and any text under a secret-looking name (containing api_key/apikey, secret, token,
+    password, credential or auth, or ending in ``key``). Under such a name only flags and
+    numbers stay (``has_key: true``, ``max_tokens: 5``); containers keep their shape.
+    """
+    return _scrub(settings, strict=False, path="")
+
+
+def _scrub(value: Any, *, strict: bool, path: str) -> Any:
+    """``value`` without secrets, or ``_DROP``; ``strict``: under a secret-looking name."""
+    if isinstance(value, dict):
+        kept = {str(k): _scrub(v, strict=strict or bool(_SECRET_NAME.search(str(k))),
+                               path=f"{path}.{k}" if path else str(k)) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v is not _DROP}
+    if isinstance(value, list | tuple):
+        items = [_scrub(v, strict=strict, path=f"{path}[{i}]") for i, v in enumerate(value)]
+        return [item for item in items if item is not _DROP]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    if strict or (isinstance(text, str) and looks_secret(text)):
+        logger.warning("not storing setting %r: it looks like a secret", path)
+        return _DROP
+    return value
+
+
+def utc_now() -> datetime:
+    """The current time in UTC (what every stored time uses)."""
+    return datetime.now(UTC)
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """``value`` with its UTC zone restored (SQLite returns naive datetimes)."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+class RunRecord(BaseModel):
+    """A run as stored: its fields, its latest plan and how many plan versions it has."""
+
+    run_id: str
+    request: str
+    settings: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
+    status: RunStatus
+    answer: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    owner_pid: int | None = None
+    owner_host: str | None = None
+    heartbeat_at: datetime | None = None
+    control_request: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None = None
+    plan: Plan | None = None
+    versions: int = 0
+
+    @property
+    def wall_s(self) -> float:
+        """Seconds from creation to finish (or to now while the run is unfinished)."""
+        end = self.finished_at or utc_now()
+        return round((end - self.created_at).total_seconds(), 3)
+
+
+class PlanVersion(BaseModel):
+    """One stored plan version of a run."""
+
+    version: int
+    plan: Plan
+    reason: str | None = None
+    created_at: datetime
+
+
+class StoredEvent(RunEvent):
+    """A run event with its run id and its place in the run's log."""
+
+    run_id: str
+    seq: int
+
+
+metadata = sa.MetaData()
+
+schema_version = sa.Table(
+    "schema_version",
+    metadata,
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("description", sa.String(200), nullable=False),
+    sa.Column("applied_at", _TS, nullable=False),
+)
+
+runs = sa.Table(
+    "runs",
+    metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("request", sa.Text, nullable=False),
+    sa.Column("settings", sa.JSON, nullable=False),
+    sa.Column("status", sa.String(32), nullable=False, index=True),
+    sa.Column("answer", sa.Text),
+    sa.Column("usage", sa.JSON, nullable=False),
+    sa.Column("created_at", _TS, nullable=False, index=True),
+    sa.Column("updated_at", _TS, nullable=False),
+    sa.Column("finished_at", _TS),
+    # added by migration 2
+    sa.Column("options", sa.JSON),
+    sa.Column("owner_pid", sa.Integer),
+    sa.Column("owner_host", sa.String(255)),
+    sa.Column("heartbeat_at", _TS),
+    sa.Column("control_request", sa.String(64)),
+    sa.Column("control_at", _TS),
+    sa.Column("event_seq", sa.Integer, nullable=False, server_default="0"),
+)
+
+plan_versions = sa.Table(
+    "plan_versions",
+    metadata,
+    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id"), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("plan", sa.JSON, nullable=False),
+    sa.Column("reason", sa.Text),
+    sa.Column("created_at", _TS, nullable=False),
+    # added by migration 2
+    sa.Column("updated_at", _TS),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id"), primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("kind", sa.String(40), nullable=False),
+    sa.Column("step_id", sa.String(40)),
+    sa.Column("plan_version", sa.Integer, nullable=False),
+    sa.Column("data", sa.JSON, nullable=False),
+    sa.Column("at", _TS, nullable=False),
+)
+
+lessons = sa.Table(
+    "lessons",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(40)),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("tools", sa.JSON, nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False, server_default=sa.true()),
+    sa.Column("created_at", _TS, nullable=False),
+    sa.Column("updated_at", _TS, nullable=False),
+)
+
+
+# ---- statements shared by the store's transactions (run inside the caller's) ----------
+
+def update_run(conn: Connection, run_id: str, **values: Any) -> None:
+    """Update the run's row (taking the write lock); RunNotFoundError when there is none."""
+    done = conn.execute(runs.update().where(runs.c.id == run_id).values(**values))
+    if not done.rowcount:
+        raise RunNotFoundError(f"no run {run_id!r}; list the runs with: python -m core runs")
+
+
+def insert_event(conn: Connection, run_id: str, event: RunEvent) -> int:
+    """Append ``event`` as the run's next event; return its sequence number."""
+    update_run(conn, run_id, event_seq=runs.c.event_seq + 1, updated_at=utc_now())
+    seq = conn.execute(sa.select(runs.c.event_seq).where(runs.c.id == run_id)).scalar_one()
+    conn.execute(events.insert().values(
+        run_id=run_id, seq=seq, kind=event.kind, step_id=event.step_id,
+        plan_version=event.plan_version,
+        data=event.model_dump(mode="json", include={"data"})["data"], at=event.at,
+    ))
+    return seq
+
+
+def upsert_plan(conn: Connection, run_id: str, plan: Plan, reason: str | None,
+                at: datetime) -> None:
+    """Store ``plan`` as version ``plan.version`` of the run, replacing that snapshot."""
+    data = plan.model_dump(mode="json")
+    key = (plan_versions.c.run_id == run_id) & (plan_versions.c.version == plan.version)
+    values: dict[str, Any] = {"plan": data, "updated_at": at}
+    if reason is not None:
+        values["reason"] = reason
+    if conn.execute(plan_versions.update().where(key).values(**values)).rowcount:
+        return
+    conn.execute(plan_versions.insert().values(
+        run_id=run_id, version=plan.version, plan=data, reason=reason, created_at=at,
+        updated_at=at,
+    ))
+
+
+def record_from_row(row: Any, plan: Plan | None, versions: int) -> RunRecord:
+    """The :class:`RunRecord` of a ``runs`` row, with its latest plan and version count."""
+    return RunRecord(
+        run_id=row["id"], request=row["request"], settings=row["settings"] or {},
+        options=row["options"] or {}, status=row["status"], answer=row["answer"],
+        usage=Usage.model_validate(row["usage"] or {}), owner_pid=row["owner_pid"],
+        owner_host=row["owner_host"], heartbeat_at=as_utc(row["heartbeat_at"]),
+        control_request=row["control_request"], created_at=as_utc(row["created_at"]),
+        updated_at=as_utc(row["updated_at"]), finished_at=as_utc(row["finished_at"]),
+        plan=plan, versions=versions,
+    )

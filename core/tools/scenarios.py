@@ -1,0 +1,82 @@
+"""The scenario gallery: the four seed scenarios as ready-made requests in both languages."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from core.base.language import Language
+
+__all__ = ["SCENARIOS", "Scenario", "get_scenario"]
+
+
+class Scenario(BaseModel):
+    """One example request, with titles and the request text in Chinese and English."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title_en: str
+    title_zh: str
+    request_en: str
+    request_zh: str
+
+    def title(self, lang: Language) -> str:
+        """The title in ``lang``."""
+        return self.title_zh if lang == "zh" else self.title_en
+
+    def request(self, lang: Language) -> str:
+        """The request in ``lang``."""
+        return self.request_zh if lang == "zh" else self.request_en
+
+
+SCENARIOS: list[Scenario] = [
+    Scenario(
+        id="shop-refund",
+        title_en="Customer service: a robot vacuum for elderly parents + refund order 88231",
+        title_zh="电商客服：给老人选扫地机 + 订单 88231 退款",
+        request_en=(
+            "My elderly parents want a robot vacuum under 2000 that is easy to use. Also check "
+            "whether order 88231 has arrived, and if it has, refund the broken one."
+        ),
+        request_zh=(
+            "我家老人想要一台扫地机，预算 2000 以内，要好操作的。"
+            "另外帮我看看订单 88231 到了没，到了的话帮我把那台坏的退掉。"
+        ),
+    ),
+    Scenario(
+        id="research-ai-coding",
+        title_en="Research report: the state of AI coding tools",
+        title_zh="调研报告：AI 编程工具现状",
+        request_en="Research the current state of AI coding tools and write a short report.",
+        request_zh="调研 AI 编程工具现状，写一份简要报告。",
+    ),
+    Scenario(
+        id="churn-analysis",
+        title_en="Data analysis: why users churned last quarter",
+        title_zh="数据分析：上季度用户流失原因",
+        request_en=(
+            "Analyse our user churn over the last quarter, find the main reasons and suggest "
+            "improvements."
+        ),
+        request_zh="分析我们产品过去一个季度的用户流失情况，找出主要原因，并给出改进建议。",
+    ),
+    Scenario(
+        id="ops-health",
+        title_en="Operations: health check of all 15 micro-services",
+        title_zh="运维巡检：15 个微服务健康检查",
+        request_en=(
+            "Check the health of all 15 micro-services, diagnose the unhealthy ones and "
+            "suggest how to scale them."
+        ),
+        request_zh="检查 15 个微服务的健康状态，对异常服务生成诊断报告，并给出扩容建议。",
+    ),
+]
+
+
+def get_scenario(scenario_id: str) -> Scenario:
+    """The scenario with ``scenario_id``; KeyError names the ids that exist."""
+    for scenario in SCENARIOS:
+        if scenario.id == scenario_id:
+            return scenario
+    known = ", ".join(s.id for s in SCENARIOS)
+    raise KeyError(f"no scenario {scenario_id!r}; scenarios are: {known}")
