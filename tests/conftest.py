@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins = ["tests.fake_openai"]
+from tests.fake_openai import FakeOpenAI
 
 _ISOLATED_PREFIXES = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")
 
@@ -24,3 +25,13 @@ def isolated_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("PLANBOARD_HOME", str(home))
     monkeypatch.chdir(tmp_path)
     return home
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A running FakeOpenAI (tests/fake_openai.py) for one test; stopped afterwards."""
+    server = FakeOpenAI().start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -6,9 +6,8 @@ answers from a scripted queue or a ``responder`` function of the request body, a
 ``usage`` to every success, can wait a fixed ``latency_s`` per call, and records every
 request thread-safely (the key's value is never recorded).
 
-In tests use the ``fake_openai`` fixture::
-
-    from tests.fake_openai import fake_openai_fixture  # noqa: F401  (registers it)
+It needs nothing beyond the standard library (and core's LLMSettings for ``settings()``),
+so bench/ uses it too. In tests use the ``fake_openai`` fixture of tests/conftest.py::
 
     def test_x(fake_openai):
         fake_openai.script("hello", tool_call("calculate", {"expression": "1+1"}))
@@ -25,12 +24,10 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-import pytest
 
 __all__ = [
     "DEFAULT_KEY",
@@ -40,8 +37,6 @@ __all__ = [
     "FakeReply",
     "RecordedRequest",
     "error",
-    "fake_openai",
-    "fake_openai_fixture",
     "text",
     "tool_call",
     "tool_calls",
@@ -381,15 +376,3 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
     return Handler
 
-
-@pytest.fixture(name="fake_openai")
-def fake_openai_fixture() -> Iterator[FakeOpenAI]:
-    """A running FakeOpenAI for one test (the ``fake_openai`` fixture); stopped afterwards."""
-    server = FakeOpenAI().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-fake_openai = fake_openai_fixture  # the name interfaces.md mentions; same fixture

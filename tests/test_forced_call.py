@@ -16,7 +16,6 @@ from core.tools.builtin import calculate
 from tests.fake_openai import (
     FakeOpenAI,
     error,
-    fake_openai_fixture,  # noqa: F401  (the fake_openai fixture)
     text,
     tool_call,
     tool_calls,

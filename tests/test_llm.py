@@ -28,7 +28,6 @@ from tests.fake_openai import (
     FakeRaw,
     FakeReply,
     error,
-    fake_openai_fixture,  # noqa: F401  (the fake_openai fixture)
     text,
     tool_call,
 )
