@@ -2,7 +2,9 @@
 
 Starts ``streamlit run app.py`` on a free port with a fresh PLANBOARD_HOME and no API key,
 drives Debian's chromium (/usr/bin/chromium, never a downloaded browser) with Playwright,
-and saves the screenshots the README shows to docs/screenshots/.
+and saves the screenshots the README shows: to the test's temporary folder, or to
+``$PLANBOARD_SCREENSHOTS_DIR`` when set (``scripts/refresh-screenshots.sh`` points it at
+docs/screenshots/), so that running the tests leaves the checkout untouched.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+# Read at import: the autouse isolated_environment fixture clears PLANBOARD_* before a test.
+SCREENSHOTS_DIR = os.environ.get("PLANBOARD_SCREENSHOTS_DIR", "")
+SCREENSHOTS = Path(SCREENSHOTS_DIR).resolve() if SCREENSHOTS_DIR else None
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync",
@@ -141,14 +145,16 @@ def _edit_first_description(page) -> None:
 
 
 def test_robot_vacuum_journey_offline(page, tmp_path):
+    shots = SCREENSHOTS or tmp_path / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
     try:
-        _journey(page)
+        _journey(page, shots)
     except Exception:
         page.screenshot(path=str(tmp_path / "failure.png"))  # kept by pytest for a look
         raise
 
 
-def _journey(page) -> None:
+def _journey(page, shots: Path) -> None:
     _button(page, "scenario_shop-refund").click()
     request = page.locator(".st-key-request textarea")
     page.wait_for_function(
@@ -166,9 +172,8 @@ def _journey(page) -> None:
     assert page.locator(".st-key-plan_mode input:checked").count() == 1
     page.locator(".st-key-language label").filter(has_text="English").click()
     page.get_by_role("button", name="Approve & run").wait_for()
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     _scroll_to_top(page, "[class*='st-key-plan_editor_']", offset=-120)
-    page.screenshot(path=str(SCREENSHOTS / "plan-review.png"))
+    page.screenshot(path=str(shots / "plan-review.png"))
 
     approve = _button(page, "approve_run")
     approve.scroll_into_view_if_needed()
@@ -196,4 +201,4 @@ def _journey(page) -> None:
     assert page.locator("[class*='st-key-confirm_step_']").count() == 0
     assert page.url == run_url
     _scroll_to_top(page, ".st-key-run_answer", offset=-170)
-    page.screenshot(path=str(SCREENSHOTS / "run-page.png"))
+    page.screenshot(path=str(shots / "run-page.png"))
