@@ -38,6 +38,7 @@ __all__ = [
     "OpenAIChatModel",
     "ToolCall",
     "map_openai_error",
+    "parse_reply",
 ]
 
 logger = logging.getLogger(__name__)
@@ -154,8 +155,6 @@ class OpenAIChatModel:
         extra_body: dict[str, Any] | None = None,
     ) -> ChatReply:
         """Send one chat completion request; raise an LLMError subclass on failure."""
-        from openai import OpenAIError
-
         model = self.settings.model_for(role)
         request: dict[str, Any] = {"model": model, "messages": messages}
         if tools:
@@ -166,15 +165,8 @@ class OpenAIChatModel:
             request["response_format"] = {"type": "json_object"}
         if extra_body:
             request["extra_body"] = extra_body
-        client = self.client
         started = time.monotonic()
-        try:
-            completion = client.chat.completions.create(**request)
-        except OpenAIError as exc:
-            error = map_openai_error(exc, self.settings, model, role)
-            logger.warning("%s call to %s failed: %s", role, model, error)
-            raise error from None
-        reply = _to_reply(completion, safe_url(self.settings.base_url))
+        reply = self._send(request, model, role)
         logger.debug(
             "%s call to %s took %.2fs: %d prompt + %d completion tokens",
             role, model, time.monotonic() - started,
@@ -182,40 +174,94 @@ class OpenAIChatModel:
         )
         return reply
 
+    def _send(self, request: dict[str, Any], model: str, role: str) -> ChatReply:
+        """Post ``request``; a malformed 200 (a proxy's page, a cut-off body) is tried again."""
+        from openai import OpenAIError
 
-def _to_reply(completion: Any, base_url: str) -> ChatReply:
-    choices = getattr(completion, "choices", None) or []
-    if not choices:
-        raise LLMResponseError(
-            f"{base_url} returned a reply without choices. Check that it is an "
-            "OpenAI-compatible chat completions endpoint."
-        )
+        client = self.client
+        attempts = 1 + min(1, self.settings.max_retries)
+        for attempt in range(1, attempts + 1):
+            try:
+                raw = client.chat.completions.with_raw_response.create(**request)
+            except OpenAIError as exc:
+                error = map_openai_error(exc, self.settings, model, role)
+                logger.warning("%s call to %s failed: %s", role, model, error)
+                raise error from None
+            try:
+                return parse_reply(raw.text, safe_url(self.settings.base_url))
+            except LLMResponseError as exc:
+                error = type(exc)(_redact(str(exc), self.settings))
+                logger.warning("%s call to %s, attempt %d of %d: %s",
+                               role, model, attempt, attempts, error)
+        raise error
+
+
+def parse_reply(body: str, base_url: str) -> ChatReply:
+    """Read a chat completion body; anything unusable is an LLMResponseError quoting it."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
+        raise _unusable(base_url, "an empty body" if not body.strip() else "a body that is "
+                        "not JSON", body) from None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise _unusable(base_url, "a reply without choices", body)
     choice = choices[0]
-    message = choice.message
-    calls: list[ToolCall] = []
-    for index, raw in enumerate(getattr(message, "tool_calls", None) or []):
-        function = getattr(raw, "function", None)
-        if function is None or not getattr(function, "name", None):
-            continue
-        arguments = function.arguments
-        if arguments is None:
-            arguments = "{}"
-        elif not isinstance(arguments, str):
-            arguments = json.dumps(arguments, ensure_ascii=False)
-        calls.append(
-            ToolCall(id=getattr(raw, "id", None) or f"call_{index}", name=function.name,
-                     arguments=arguments)
-        )
-    usage = getattr(completion, "usage", None)
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise _unusable(base_url, "a choice without a message", body)
+    tool_calls = message.get("tool_calls") or []
+    if not isinstance(tool_calls, list):
+        raise _unusable(base_url, "tool_calls that are not a list", body)
+    finish = choice.get("finish_reason")
     return ChatReply(
-        content=message.content,
-        tool_calls=calls,
-        finish_reason=choice.finish_reason,
-        usage=Usage(
-            llm_calls=1,
-            prompt_tokens=(getattr(usage, "prompt_tokens", None) or 0) if usage else 0,
-            completion_tokens=(getattr(usage, "completion_tokens", None) or 0) if usage else 0,
-        ),
+        content=_content(message.get("content"), base_url, body),
+        tool_calls=[call for index, raw in enumerate(tool_calls)
+                    if (call := _tool_call(raw, index)) is not None],
+        finish_reason=finish if isinstance(finish, str) else None,
+        usage=_usage(data.get("usage")),
+    )
+
+
+def _content(content: Any, base_url: str, body: str) -> str | None:
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": "..."}]
+        texts = [part.get("text") for part in content if isinstance(part, dict)]
+        return "".join(text for text in texts if isinstance(text, str))
+    raise _unusable(base_url, "message content that is not text", body)
+
+
+def _tool_call(raw: Any, index: int) -> ToolCall | None:
+    function = raw.get("function") if isinstance(raw, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    if not isinstance(name, str) or not name:
+        return None  # a call without a name cannot be run; the caller sees no call
+    arguments = function.get("arguments")
+    if arguments is None:
+        arguments = "{}"
+    elif not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False, default=str)
+    call_id = raw.get("id")
+    return ToolCall(id=call_id if isinstance(call_id, str) and call_id else f"call_{index}",
+                    name=name, arguments=arguments)
+
+
+def _usage(usage: Any) -> Usage:
+    def tokens(key: str) -> int:
+        value = usage.get(key) if isinstance(usage, dict) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
+            else 0
+
+    return Usage(llm_calls=1, prompt_tokens=tokens("prompt_tokens"),
+                 completion_tokens=tokens("completion_tokens"))
+
+
+def _unusable(base_url: str, what: str, body: str) -> LLMResponseError:
+    shown = f": {_one_line(body, 80)!r}" if body.strip() else ""
+    return LLMResponseError(
+        f"{base_url} answered with {what}{shown}. Check that OPENAI_BASE_URL is an "
+        "OpenAI-compatible chat completions endpoint."
     )
 
 
@@ -257,12 +303,18 @@ def map_openai_error(
     import openai
 
     error = _map(openai, exc, safe_url(settings.base_url), model, role, settings.timeout_s)
-    message = redact_secrets(str(error))  # never echo a key, even a partial one from a server
+    message = _redact(str(error), settings)
+    return error if message == str(error) else type(error)(message)
+
+
+def _redact(message: str, settings: LLMSettings) -> str:
+    """``message`` without the key, even a partial one a server echoed back."""
+    message = redact_secrets(message)
     if settings.api_key is not None:
         secret = settings.api_key.get_secret_value()
         if secret:
             message = message.replace(secret, "***")
-    return error if message == str(error) else type(error)(message)
+    return message
 
 
 def _map(
