@@ -154,25 +154,6 @@ def test_references_in_nested_values():
 # ---- DAG operations -----------------------------------------------------------------------
 
 
-def test_ready_steps_follow_dependencies():
-    plan = diamond()
-    assert [s.id for s in plan.ready_steps()] == ["s1"]
-    plan.step("s1").advance("running")
-    assert plan.ready_steps() == []
-    plan.step("s1").advance("completed")
-    assert [s.id for s in plan.ready_steps()] == ["s2", "s3"]
-    plan.step("s2").advance("skipped")
-    plan.step("s3").advance("running")
-    plan.step("s3").advance("completed")
-    assert [s.id for s in plan.ready_steps()] == ["s4"]
-
-
-def test_blocked_steps_follow_a_failure_transitively():
-    plan = diamond()
-    plan.step("s1").advance("failed")
-    assert [s.id for s in plan.blocked_steps()] == ["s2", "s3", "s4"]
-
-
 def test_topological_order_puts_dependencies_first():
     plan = make(
         Step(id="s3", description="c", depends_on=["s1", "s2"]),
@@ -241,14 +222,6 @@ def test_status_only_moves_forward():
 def test_pending_cannot_complete_without_running():
     with pytest.raises(ValueError, match="s1 cannot go from pending to completed"):
         Step(id="s1", description="a").advance("completed")
-
-
-def test_reset_after_crash_is_the_one_way_back():
-    step = Step(id="s1", description="a")
-    step.advance("running")
-    step.error = "boom"
-    step.reset_after_crash()
-    assert (step.status, step.started_at, step.error) == ("pending", None, None)
 
 
 def test_add_usage_accumulates():

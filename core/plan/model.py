@@ -6,7 +6,7 @@ import json
 import re
 import uuid
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -14,6 +14,13 @@ from core.base.expressions import ExpressionError, condition_step_refs, is_expre
 from core.base.language import Language, pick
 from core.base.text import preview
 from core.errors import PlanValidationError, ToolArgumentError, UnknownToolError
+from core.lifecycle import (
+    CRASH_RESET,
+    FINISHED_STEP_STATUSES,
+    StepReset,
+    StepStatus,
+    step_may_become,
+)
 
 if TYPE_CHECKING:
     from core.tools.registry import ToolRegistry
@@ -28,17 +35,9 @@ __all__ = [
     "references_in",
 ]
 
-StepStatus = Literal["pending", "running", "completed", "failed", "skipped"]
-FINISHED: frozenset[str] = frozenset({"completed", "failed", "skipped"})
+FINISHED: frozenset[str] = FINISHED_STEP_STATUSES
 STATUS_ICONS = {
     "completed": "✓", "running": "▶", "pending": "○", "failed": "✗", "skipped": "⏭",
-}
-_NEXT_STATUSES: dict[str, frozenset[str]] = {
-    "pending": frozenset({"running", "skipped", "failed"}),
-    "running": frozenset({"completed", "failed", "skipped"}),
-    "completed": frozenset(),
-    "failed": frozenset(),
-    "skipped": frozenset(),
 }
 _STEP_ID = re.compile(r"^s\d+$")
 REFERENCE = re.compile(r"\{\{\s*(s\d+)((?:\.[\w\-]+|\[\d+\])*)\s*\}\}")
@@ -83,24 +82,27 @@ class Step(BaseModel):
     started_at: datetime | None = None
     finished_at: datetime | None = None
 
-    def advance(self, status: StepStatus) -> None:
-        """Move the status forward; going backwards raises ValueError (status only moves on)."""
-        if status == self.status:
+    def advance(self, status: StepStatus, *, reason: StepReset | None = None) -> None:
+        """Change the status as :mod:`core.lifecycle` allows (the only code that changes it).
+
+        Statuses move forward only (ValueError otherwise); staying put changes nothing.
+        The one way back is named: ``advance("pending", reason="crash reset")`` puts a
+        step whose process died while it was running back to pending.
+        """
+        if status == self.status and reason is None:
             return
-        if status not in _NEXT_STATUSES[self.status]:
-            raise ValueError(f"{self.id} cannot go from {self.status} to {status}")
+        if not step_may_become(self.status, status, reason):
+            how = f" ({reason})" if reason else ""
+            raise ValueError(f"{self.id} cannot go from {self.status} to {status}{how}")
         self.status = status
-        if status == "running":
+        if reason == CRASH_RESET:
+            self.started_at = None
+            self.error = None
+        elif status == "running":
             self.started_at = now()
             self.attempts += 1
         elif status in FINISHED:
             self.finished_at = now()
-
-    def reset_after_crash(self) -> None:
-        """Put a step that was running in a dead process back to pending (the one exception)."""
-        self.status = "pending"
-        self.started_at = None
-        self.error = None
 
     @property
     def duration_s(self) -> float | None:
@@ -160,28 +162,6 @@ class Plan(BaseModel):
         return {s.id: s.result for s in self.steps if s.status == "completed"}
 
     # ---- DAG ----------------------------------------------------------------------------
-
-    def ready_steps(self) -> list[Step]:
-        """Pending steps whose dependencies have all completed or been skipped."""
-        done = {s.id for s in self.steps if s.status in {"completed", "skipped"}}
-        return [
-            s for s in self.steps
-            if s.status == "pending" and all(dep in done for dep in s.depends_on)
-        ]
-
-    def blocked_steps(self) -> list[Step]:
-        """Pending steps that can never run because a dependency failed (directly or not)."""
-        failed = {s.id for s in self.steps if s.status == "failed"}
-        blocked: list[Step] = []
-        changed = True
-        while changed:
-            changed = False
-            for s in self.steps:
-                if s.status == "pending" and s not in blocked and failed & set(s.depends_on):
-                    blocked.append(s)
-                    failed.add(s.id)
-                    changed = True
-        return blocked
 
     def topological_order(self) -> list[Step]:
         """Steps ordered so that each comes after its dependencies; plan order breaks ties."""

@@ -121,7 +121,7 @@ def recover_run(store: RunStore, record: RunRecord) -> bool:
     if plan is not None:
         for step in plan.steps:
             if step.status == "running":
-                step.reset_after_crash()
+                step.advance("pending", reason="crash reset")
                 resets.append(RunEvent(
                     kind="step_reset", step_id=step.id, plan_version=plan.version,
                     data={"reason": "the process running it stopped; back to pending"},
