@@ -1,0 +1,257 @@
+"""The architecture, checked on the source tree: wings, sizes, import direction, no circles.
+
+Imports are read from the AST of every module, so an import inside a function or under
+``if TYPE_CHECKING:`` counts as much as one at the top: a circle that exists only through
+type imports still shows a value living in the wrong module.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections import deque
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_TOP_LEVEL_CORE_MODULES = 6
+MAX_MODULE_LINES = 400
+# What the faces (pages/, ui/) must reach only through core's public functions.
+FACE_FORBIDDEN = (
+    "core.store",
+    "core.runs.runner", "core.runs.live_run", "core.runs.recovery",
+    "core.tools.shop", "core.tools.knowledge", "core.tools.ops", "core.tools.analytics",
+    "core.tools.research", "core.tools.builtin", "core.tools.db",
+)
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement's target, seen from the module that holds it."""
+
+    source: str  # the importing module, e.g. "core.execution.coordinator"
+    target: str  # a module name; a project module when one matches, else as written
+    line: int
+    kind: str  # "top-level", "TYPE_CHECKING" or "function-local"
+
+    def where(self) -> str:
+        return f"{self.source}:{self.line} ({self.kind})"
+
+
+def module_name(path: Path) -> str:
+    """``core/plan/model.py`` -> ``core.plan.model``; a package's ``__init__`` -> the package."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules_under(folder: str) -> dict[str, Path]:
+    """Every Python module under ``folder`` of the repository, by dotted name."""
+    return {module_name(path): path for path in sorted((ROOT / folder).rglob("*.py"))}
+
+
+PROJECT_MODULES = {**modules_under("core"), **modules_under("ui"), **modules_under("pages")}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _targets(node: ast.Import | ast.ImportFrom, source: str, is_package: bool) -> list[str]:
+    """The modules an import statement loads (``from core.x import y``: core.x.y if a module)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:  # relative: resolve against the importing module's package
+        package = source.split(".") if is_package else source.split(".")[:-1]
+        package = package[: len(package) - (node.level - 1)]
+        base = ".".join([*package, base] if base else package)
+    found = []
+    for alias in node.names:
+        submodule = f"{base}.{alias.name}"
+        found.append(submodule if submodule in PROJECT_MODULES else base)
+    return found
+
+
+def imports_of(name: str) -> list[Import]:
+    """Every import in module ``name``, wherever it sits in the file."""
+    path = PROJECT_MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_package = path.name == "__init__.py"
+    found: list[Import] = []
+
+    def visit(node: ast.AST, kind: str) -> None:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.extend(Import(name, target, node.lineno, kind)
+                         for target in _targets(node, name, is_package))
+        for child in ast.iter_child_nodes(node):
+            if isinstance(node, ast.If) and _is_type_checking(node.test) and child in node.body:
+                child_kind = "TYPE_CHECKING"
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                child_kind = "function-local"
+            else:
+                child_kind = kind
+            visit(child, child_kind)
+
+    visit(tree, "top-level")
+    return found
+
+
+def _within(target: str, prefix: str) -> bool:
+    return target == prefix or target.startswith(prefix + ".")
+
+
+def core_graph() -> dict[str, dict[str, list[Import]]]:
+    """Module -> imported core module -> the imports that make that edge."""
+    graph: dict[str, dict[str, list[Import]]] = {}
+    for name in PROJECT_MODULES:
+        if not _within(name, "core"):
+            continue
+        edges = graph.setdefault(name, {})
+        for item in imports_of(name):
+            if item.target in PROJECT_MODULES and item.target != name:
+                edges.setdefault(item.target, []).append(item)
+    return graph
+
+
+def strongly_connected(graph: dict[str, dict[str, list[Import]]]) -> list[list[str]]:
+    """Tarjan's algorithm: the groups of modules that import each other, directly or not."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, {}):
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return [group for group in groups if len(group) > 1]
+
+
+def shortest_cycle(graph: dict[str, dict[str, list[Import]]], start: str,
+                   members: set[str]) -> list[str]:
+    """The shortest import path from ``start`` back to itself inside one group."""
+    previous: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for nxt in sorted(graph.get(node, {})):
+            if nxt not in members or nxt in previous:
+                continue
+            previous[nxt] = node
+            if nxt == start:
+                path = [start]
+                while path[-1] != start or len(path) == 1:
+                    path.append(previous[path[-1]])
+                return path[::-1]
+            queue.append(nxt)
+    raise AssertionError(f"{start} is in a group but on no cycle")  # Tarjan rules this out
+
+
+def describe_cycle(graph: dict[str, dict[str, list[Import]]], cycle: list[str]) -> str:
+    """``a -> b -> a`` and, for each arrow, where the import is and what kind it is."""
+    arrows = [
+        f"    {a} -> {b}: " + ", ".join(dict.fromkeys(item.where() for item in graph[a][b]))
+        for a, b in pairwise(cycle)
+    ]
+    return " -> ".join(cycle) + "\n" + "\n".join(arrows)
+
+
+@pytest.mark.parametrize(("source", "code", "expected"), [
+    ("core.x", "from core.tools import shop, registry", ["core.tools.shop", "core.tools.registry"]),
+    ("core.x", "from core.tools import tool", ["core.tools"]),
+    ("core.x", "import core.store.run_store", ["core.store.run_store"]),
+    ("core.tools.shop", "from . import registry", ["core.tools.registry"]),
+    ("core.tools.shop", "from ..plan.model import Plan", ["core.plan.model"]),
+    ("core.tools", "from .registry import tool", ["core.tools.registry"]),
+])
+def test_import_targets_resolve_to_modules(source, code, expected):
+    node = ast.parse(code).body[0]
+    assert isinstance(node, ast.Import | ast.ImportFrom)
+    assert _targets(node, source, is_package=source == "core.tools") == expected
+
+
+def test_core_never_imports_streamlit():
+    offenders = [item.where() + f" imports {item.target}"
+                 for name in PROJECT_MODULES if _within(name, "core")
+                 for item in imports_of(name) if _within(item.target, "streamlit")]
+    assert not offenders, "core/ must stay usable without Streamlit:\n" + "\n".join(offenders)
+
+
+def test_core_holds_few_modules_directly():
+    direct = sorted(path.name for path in (ROOT / "core").glob("*.py"))
+    assert len(direct) <= MAX_TOP_LEVEL_CORE_MODULES, (
+        f"core/ holds {len(direct)} modules directly (at most {MAX_TOP_LEVEL_CORE_MODULES}: "
+        f"entry points and the shared base): {', '.join(direct)}")
+
+
+def test_no_module_is_too_long():
+    lengths = {
+        name: len(path.read_text(encoding="utf-8").splitlines())
+        for name, path in PROJECT_MODULES.items()
+    }
+    too_long = [f"{name}: {count} lines" for name, count in sorted(lengths.items())
+                if count > MAX_MODULE_LINES]
+    assert not too_long, f"split these modules (over {MAX_MODULE_LINES} lines):\n" + "\n".join(
+        too_long)
+
+
+def test_no_import_circle_in_core():
+    graph = core_graph()
+    reports = []
+    for group in strongly_connected(graph):
+        members = set(group)
+        cycles = {tuple(shortest_cycle(graph, start, members)) for start in group}
+        # the same circle found from each of its members: keep one rotation of each
+        unique = {min(cycle[i:-1] + cycle[:i] + (cycle[i],) for i in range(len(cycle) - 1))
+                  for cycle in cycles}
+        reports.extend(describe_cycle(graph, list(cycle)) for cycle in sorted(unique))
+    assert not reports, "import circles in core/ (type-only and local imports count):\n" + (
+        "\n".join(reports))
+
+
+@pytest.mark.parametrize("face", ["pages", "ui"])
+def test_faces_reach_core_only_through_public_functions(face):
+    offenders = [
+        f"{item.where()} imports {item.target}"
+        for name in PROJECT_MODULES if _within(name, face)
+        for item in imports_of(name)
+        if any(_within(item.target, forbidden) for forbidden in FACE_FORBIDDEN)
+    ]
+    assert not offenders, (
+        f"{face}/ must not import core's store, runner internals or tool implementations:\n"
+        + "\n".join(offenders))
+
+
+def test_fake_server_and_bench_import_without_pytest():
+    probe = ("import sys, tests.fake_openai, tests.fake_openai_server, bench.engine_bench; "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest')))")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120, check=True)
+    assert result.stdout.strip() == "[]", result.stdout
