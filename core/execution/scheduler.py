@@ -26,6 +26,7 @@ from core.execution.control import RunControl
 from core.execution.coordinator import Coordinator, RunBook, retire, tr
 from core.execution.events import EventKind, EventSink, RunEvent
 from core.execution.executor import is_synthesis
+from core.lifecycle import OutcomeStatus as RunStatus
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.checkpoint import run_checkpoint
@@ -38,7 +39,6 @@ __all__ = ["CheckpointPolicy", "Replanner", "RunOptions", "RunOutcome", "RunStat
 
 logger = logging.getLogger(__name__)
 
-RunStatus = Literal["completed", "failed", "cancelled", "paused"]
 CheckpointPolicy = Literal["rigid", "on_failure", "adaptive", "every_step"]
 Replanner = Callable[[Plan, str, Engine], "Plan | PlanningResult"]
 MAX_CHECKPOINT_VERSIONS = 12  # a replanner that always changes something cannot loop forever
