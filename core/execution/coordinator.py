@@ -14,12 +14,13 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from core.base.expressions import ExpressionError, evaluate_condition, is_expression_condition
+from core.base.expressions import ExpressionError
 from core.base.language import detect_language, pick
 from core.base.usage import Usage
 from core.execution.control import ControlWake, RunControl
 from core.execution.events import EventKind
-from core.execution.executor import StepOutcome, execute_step, is_synthesis
+from core.execution.executor import StepOutcome, apply_outcome, execute_step, is_synthesis
+from core.execution.readiness import blocked_steps, condition_holds, ready_steps
 from core.execution.success_check import check_success, classify_failure
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
@@ -113,17 +114,10 @@ class Coordinator:
     # ---- launching ----------------------------------------------------------------------
 
     def _ready(self) -> list[Step]:
-        """Pending steps whose dependencies are done; an ignorable failure counts as done.
-
-        While replans remain, dependents of a step that missed its criteria wait for the
-        replan (like dependents of a failed step).
-        """
-        done = {s.id for s in self.plan.steps if s.status in {"completed", "skipped"}}
-        done |= {s.id for s in self.plan.steps
-                 if s.status == "failed" and s.id in self.book.ignorable}
-        held = set(self.book.misses) if self.hold else set()
-        return [s for s in self.plan.steps if s.status == "pending"
-                and all(d in done and d not in held for d in s.depends_on)]
+        """Ready steps; while replans remain, dependents of a step that missed its criteria
+        wait for the replan (like dependents of a failed step)."""
+        held = self.book.misses if self.hold else ()
+        return ready_steps(self.plan, ignorable=self.book.ignorable, held=held)
 
     def _launch(self, pool: ThreadPoolExecutor) -> None:
         progressed = True
@@ -155,13 +149,11 @@ class Coordinator:
 
     def _condition_false(self, step: Step) -> bool:
         """Skip, without starting it, a step whose expression condition is already false."""
-        if not step.condition or not is_expression_condition(step.condition):
-            return False
         try:
-            holds = evaluate_condition(step.condition, self.plan.results())
+            holds = condition_holds(self.plan, step)
         except ExpressionError:
             return False  # the executor reports it as the step's failure
-        if holds:
+        if holds is not False:
             return False
         self._finish(step, StepOutcome(status="skipped", mode="condition",
                                        error=f"condition not met: {step.condition}"))
@@ -224,12 +216,12 @@ class Coordinator:
             outcome = StepOutcome(status="failed", error=f"{type(exc).__name__}: {exc}")
         current = self._current(step)
         if current is not step and step.status == "running":  # an older version's copy
-            _record(step, outcome)
+            apply_outcome(step, outcome)
         if current.status == "running":
             self._finish(current, outcome)
 
     def _finish(self, step: Step, outcome: StepOutcome) -> None:
-        _record(step, outcome)
+        apply_outcome(step, outcome)
         usage = outcome.usage
         extra: dict[str, Any] = {}
         if outcome.status == "completed" and step.success_criteria:
@@ -307,18 +299,9 @@ class Coordinator:
 
     def skip_blocked(self) -> None:
         """End as skipped the pending steps that wait on a fatally failed step, naming it."""
-        failed = {s.id for s in self.plan.steps
-                  if s.status == "failed" and s.id not in self.book.ignorable}
-        changed = True
-        while changed:
-            changed = False
-            for step in self.plan.steps:
-                culprits = [d for d in step.depends_on if d in failed]
-                if step.status == "pending" and culprits:
-                    error = f"skipped: depends on failed step {', '.join(culprits)}"
-                    self._finish(step, StepOutcome(status="skipped", error=error))
-                    failed.add(step.id)
-                    changed = True
+        for step, culprits in blocked_steps(self.plan, ignorable=self.book.ignorable):
+            error = f"skipped: depends on failed step {', '.join(culprits)}"
+            self._finish(step, StepOutcome(status="skipped", error=error))
 
     def skip_leftovers(self) -> None:
         """End as skipped any step that could never become ready (it should not happen)."""
@@ -351,17 +334,6 @@ class Coordinator:
                   to_version=new_plan.version, reason=reason, source="checkpoint")
         self.plan = new_plan
         self.book.versions.append(new_plan)
-
-
-def _record(step: Step, outcome: StepOutcome) -> None:
-    """Apply an outcome's status, result, error, arguments and usage to ``step``."""
-    step.advance(outcome.status)
-    step.result = outcome.result
-    step.error = outcome.error
-    if outcome.resolved_args is not None:
-        step.resolved_args = outcome.resolved_args
-    usage = outcome.usage
-    step.add_usage(usage.llm_calls, usage.prompt_tokens, usage.completion_tokens)
 
 
 def retire(old: Plan, new: Plan) -> None:

@@ -11,12 +11,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from core.base.expressions import ExpressionError, evaluate_condition, is_expression_condition
+from core.base.expressions import ExpressionError, is_expression_condition
 from core.base.language import detect_language
 from core.base.usage import Usage
 from core.errors import PlanBoardError, ToolArgumentError, ToolError, UnknownToolError
 from core.execution.context import build_step_context, fallback_answer, resolve_args
 from core.execution.react import MAX_REACT_ROUNDS, ReactCancelled, run_react
+from core.execution.readiness import condition_holds
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.prompts import execution as prompts
@@ -25,6 +26,7 @@ from core.tools.registry import Tool, ToolRegistry
 __all__ = [
     "StepMode",
     "StepOutcome",
+    "apply_outcome",
     "execute_step",
     "is_synthesis",
     "predict_llm_calls",
@@ -48,6 +50,17 @@ class StepOutcome(BaseModel):
     resolved_args: dict[str, Any] | None = None
     mode: StepMode = "direct"
     notes: list[str] = Field(default_factory=list)
+
+
+def apply_outcome(step: Step, outcome: StepOutcome) -> None:
+    """Apply an outcome's status, result, error, arguments and usage to a running ``step``."""
+    step.advance(outcome.status)
+    step.result = outcome.result
+    step.error = outcome.error
+    if outcome.resolved_args is not None:
+        step.resolved_args = outcome.resolved_args
+    usage = outcome.usage
+    step.add_usage(usage.llm_calls, usage.prompt_tokens, usage.completion_tokens)
 
 
 class _StepFailed(Exception):
@@ -151,12 +164,13 @@ def execute_step(
 
 
 def _check_condition(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> bool:
+    try:
+        holds = condition_holds(plan, step)
+    except ExpressionError as exc:
+        raise _StepFailed(f"{step.id} condition cannot be checked: {exc}") from None
+    if holds is not None:
+        return holds
     condition = step.condition or ""
-    if is_expression_condition(condition):
-        try:
-            return evaluate_condition(condition, plan.results())
-        except ExpressionError as exc:
-            raise _StepFailed(f"{step.id} condition cannot be checked: {exc}") from None
     if engine.model is None:  # nobody can judge it: never run a step on a guess
         tally.notes.append(
             f"the condition {condition!r} is written in prose and no LLM is configured to "

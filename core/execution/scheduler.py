@@ -26,6 +26,7 @@ from core.execution.control import RunControl
 from core.execution.coordinator import Coordinator, RunBook, retire, tr
 from core.execution.events import EventKind, EventSink, RunEvent
 from core.execution.executor import is_synthesis
+from core.lifecycle import CRASH_RESET
 from core.lifecycle import OutcomeStatus as RunStatus
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
@@ -159,7 +160,7 @@ def _announce(plan: Plan, emit: Emitter) -> None:
          resumed=any(s.status != "pending" for s in plan.steps))
     for step in plan.steps:
         if step.status == "running":
-            step.reset_after_crash()
+            step.advance("pending", reason=CRASH_RESET)
             emit("step_reset", plan, step.id)
 
 

@@ -1,0 +1,65 @@
+"""Which steps of a plan may start, which never can, and whether a condition skips one.
+
+The one scheduling rule, read by the coordinator, by direct answers and by tests: a
+pending step is *ready* when each of its dependencies completed, was skipped, or failed
+in a way classified as ignorable; it is *blocked* when a dependency failed fatally,
+directly or through another blocked step. An expression condition is evaluated over the
+results so far; a condition written in prose is left to the executor's model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from core.base.expressions import evaluate_condition, is_expression_condition
+from core.plan.model import Plan, Step
+
+__all__ = ["blocked_steps", "condition_holds", "ready_steps"]
+
+_DONE = frozenset({"completed", "skipped"})
+
+
+def ready_steps(plan: Plan, *, ignorable: Collection[str] = (),
+                held: Collection[str] = ()) -> list[Step]:
+    """Pending steps, in plan order, whose dependencies are all done and none ``held``.
+
+    A dependency is done when it completed or was skipped, or failed with its id in
+    ``ignorable``; a dependency in ``held`` (e.g. a step that missed its success criteria
+    while a replan may still come) keeps its dependents waiting.
+    """
+    done = {s.id for s in plan.steps
+            if s.status in _DONE or (s.status == "failed" and s.id in ignorable)}
+    return [s for s in plan.steps if s.status == "pending"
+            and all(d in done and d not in held for d in s.depends_on)]
+
+
+def blocked_steps(plan: Plan, *, ignorable: Collection[str] = ()
+                  ) -> list[tuple[Step, list[str]]]:
+    """Pending steps that can never run, each with the dependencies that stop it.
+
+    A step is blocked by a dependency that failed (unless its id is in ``ignorable``) or
+    that is itself blocked; steps come in plan order, a blocked one before its dependents.
+    """
+    stopped = {s.id for s in plan.steps if s.status == "failed" and s.id not in ignorable}
+    blocked: list[tuple[Step, list[str]]] = []
+    changed = True
+    while changed:
+        changed = False
+        for step in plan.steps:
+            culprits = [d for d in step.depends_on if d in stopped]
+            if step.status == "pending" and culprits and step.id not in stopped:
+                blocked.append((step, culprits))
+                stopped.add(step.id)
+                changed = True
+    return blocked
+
+
+def condition_holds(plan: Plan, step: Step) -> bool | None:
+    """Whether the step's expression condition holds over the results so far.
+
+    None when there is nothing to evaluate here: no condition, or one written in prose
+    (the executor asks the model). ExpressionError when the expression cannot be evaluated.
+    """
+    if not step.condition or not is_expression_condition(step.condition):
+        return None
+    return evaluate_condition(step.condition, plan.results())
