@@ -297,3 +297,18 @@ def test_the_command_line_speaks_chinese_when_asked(capsys, monkeypatch):
     monkeypatch.setenv("PLANBOARD_LANG", "en")
     code, out, _ = run_cli(capsys, "run", "查一下订单 70412", "--offline")
     assert "steps, critical path" in out and "Not executed." in out
+
+
+@pytest.mark.parametrize("argv", [("runs",), ("tools",), ("tools", "--json")])
+def test_a_reader_that_closed_the_pipe_ends_the_command_quietly(tmp_path, argv):
+    main(["run", "--offline", "--yes", "check whether order 88231 has arrived"])
+    reading, writing = os.pipe()
+    os.close(reading)  # like `| head -1` that has already gone: every write gets EPIPE
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "core", *argv], cwd=tmp_path, stdout=writing,
+            stderr=subprocess.PIPE, text=True, timeout=60, stdin=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(REPO)})
+    finally:
+        os.close(writing)
+    assert (result.returncode, result.stderr) == (0, "")

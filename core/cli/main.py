@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,7 +36,12 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         _require_utf8(sys.argv[1:] if argv is None else argv)
-        return int(args.handler(args) or 0)
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # a reader that went away (``| head``) shows here, not at exit
+        return code
+    except BrokenPipeError:
+        _drop_stdout()
+        return 0
     except PlanBoardError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -51,6 +57,19 @@ def main(argv: list[str] | None = None) -> int:
         print(say("interrupted_paused", run_id=paused[0]) if paused else say("interrupted"),
               file=sys.stderr)
         return 130
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again.
+
+    The reader of a pipe stopped reading (``runs | head -1``): that is its choice, not an
+    error, so the command ends quietly (the way the Python docs recommend for SIGPIPE).
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (captured in tests)
+        pass
 
 
 def _require_utf8(arguments: list[str]) -> None:
