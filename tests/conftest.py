@@ -1,4 +1,8 @@
-"""Shared fixtures: every test gets its own PLANBOARD_HOME and a clean environment."""
+"""Shared fixtures: every test gets its own PLANBOARD_HOME and a clean environment.
+
+Also the fake OpenAI server, a run store on that home and a runner over it (a test file
+that defines a fixture of the same name uses its own).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from core.runs.runner import Runner
+from core.store.run_store import RunStore
 from tests.fake_openai import FakeOpenAI
 
 _ISOLATED_PREFIXES = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")
@@ -35,3 +41,19 @@ def fake_openai() -> Iterator[FakeOpenAI]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def store() -> Iterator[RunStore]:
+    """The run store under this test's PLANBOARD_HOME; closed afterwards."""
+    made = RunStore()
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def runner(store: RunStore) -> Iterator[Runner]:
+    """A runner over ``store`` that polls quickly; shut down afterwards."""
+    made = Runner(store, poll_s=0.05)
+    yield made
+    made.shutdown()
