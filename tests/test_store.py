@@ -349,3 +349,61 @@ def test_migration_3_merges_duplicate_lessons_and_keeps_them_unique(tmp_path):
         conn.execute(lessons.insert().values(text="Another lesson", tools=[], enabled=True,
                                              created_at=utc_now(), updated_at=utc_now()))
     engine.dispose()
+
+
+def test_every_plan_version_stores_what_made_it(store):
+    plan = small_plan()
+    run_id = store.create_run("x", {}, plan)
+    edited = plan.model_copy(deep=True, update={"version": 2})
+    store.save_plan_version(run_id, edited, reason="manual edit")
+    replan = plan.model_copy(deep=True, update={"version": 3})
+    store.record_step(run_id, RunEvent(kind="replanned", plan_version=3,
+                                       data={"source": "checkpoint", "reason": "r"}),
+                      replan, reason="r", previous=edited)
+    store.save_plan_version(run_id, edited)  # a later snapshot keeps the version's source
+    store.set_status(run_id, "completed")
+    follow = plan.model_copy(deep=True, update={"version": 4})
+    store.claim_run(run_id, {"completed"}, plan=follow, reason="follow-up: more", events=[
+        RunEvent(kind="replanned", plan_version=4, data={"source": "follow-up"})])
+    sources = [(v.version, v.source) for v in store.plan_versions(run_id)]
+    assert sources == [(1, "draft"), (2, "manual"), (3, "checkpoint"), (4, "follow-up")]
+
+
+def test_status_moves_only_as_the_lifecycle_allows(store):
+    run_id = store.create_run("x", {}, small_plan())
+    store.set_status(run_id, "interrupted")
+    with pytest.raises(StoreError, match="already interrupted and cannot become paused; "
+                                         "from there it can become cancelled, failed, running"):
+        store.set_status(run_id, "paused")
+    with pytest.raises(StoreError, match="cannot go from cancelled to running"):
+        store.claim_run(run_id, {"interrupted", "cancelled"})
+    store.claim_run(run_id, {"interrupted"})
+    assert store.get_run(run_id).status == "running"
+    with pytest.raises(StoreError, match="cannot become planned"):
+        store.set_status(run_id, "planned")
+
+
+def test_migration_4_gives_old_versions_their_source(tmp_path):
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    assert migrate(engine, target=3) == 3
+    at = "'2025-01-01 10:00:00'"
+    reasons = {1: "initial plan", 2: "manual edit", 3: "s1 failed", 4: "checkpoint said so",
+               5: "follow-up: and the weather?", 6: "计划已编辑"}
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO runs (id, request, settings, status, usage, created_at, updated_at) "
+            f"VALUES ('old1', 'old request', '{{}}', 'completed', '{{}}', {at}, {at})")
+        for version, reason in reasons.items():
+            conn.exec_driver_sql(
+                "INSERT INTO plan_versions (run_id, version, plan, reason, created_at) VALUES "
+                f"('old1', {version}, '{small_plan().model_dump_json()}', '{reason}', {at})")
+        conn.exec_driver_sql(
+            "INSERT INTO events (run_id, seq, kind, plan_version, data, at) VALUES "
+            "('old1', 1, 'replanned', 4, '{\"to_version\": 4, \"source\": \"checkpoint\"}',"
+            f" {at}), ('old1', 2, 'replanned', 3, '{{\"source\": \"nonsense\"}}', {at})")
+    assert migrate(engine) == LATEST_VERSION
+    engine.dispose()
+    store = RunStore(f"sqlite:///{tmp_path / 'old.db'}")
+    sources = [v.source for v in store.plan_versions("old1")]
+    assert sources == ["draft", "manual", "failure", "checkpoint", "follow-up", "manual"]
+    store.close()

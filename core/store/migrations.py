@@ -14,7 +14,15 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.store.schema import events, lessons, plan_versions, runs, schema_version
+from core.store.schema import (
+    VERSION_SOURCES,
+    VersionSource,
+    events,
+    lessons,
+    plan_versions,
+    runs,
+    schema_version,
+)
 
 __all__ = ["LATEST_VERSION", "MIGRATIONS", "current_version", "migrate"]
 
@@ -100,12 +108,43 @@ def _v3_unique_lessons(conn: Connection) -> None:
     conn.execute(sa.text(f"CREATE UNIQUE INDEX {LESSON_TEXT_INDEX} ON lessons (text)"))
 
 
+def _v4_version_sources(conn: Connection) -> None:
+    """What made each plan version, stored with it; old versions get theirs inferred once."""
+    _add_column(conn, plan_versions, "source")
+    named: dict[tuple[str, int], VersionSource] = {}
+    replans = sa.select(events.c.run_id, events.c.plan_version, events.c.data).where(
+        events.c.kind == "replanned").order_by(events.c.run_id, events.c.seq)
+    for run_id, plan_version, data in conn.execute(replans):
+        data = data or {}
+        if data.get("source") in VERSION_SOURCES:
+            named[(run_id, int(data.get("to_version") or plan_version))] = data["source"]
+    rows = conn.execute(sa.select(plan_versions.c.run_id, plan_versions.c.version,
+                                  plan_versions.c.reason)).all()
+    for run_id, version, reason in rows:
+        source = named.get((run_id, version)) or _legacy_source(version, reason or "")
+        conn.execute(plan_versions.update().where(
+            (plan_versions.c.run_id == run_id) & (plan_versions.c.version == version)
+        ).values(source=source))
+
+
+def _legacy_source(version: int, reason: str) -> VersionSource:
+    """A version without a replanned event: guessed from its reason, as the dashboard did."""
+    if version == 1:
+        return "draft"
+    if reason.lower().startswith("follow-up"):
+        return "follow-up"
+    if "edit" in reason.lower() or "编辑" in reason:
+        return "manual"
+    return "failure"
+
+
 LESSON_TEXT_INDEX = "lessons_text_unique"
 MIGRATIONS: list[Migration] = [
     (1, "runs, plan versions, events", _v1_initial),
     (2, "ownership, heartbeat, control requests, event counter, options, lessons",
      _v2_ownership_control_lessons),
     (3, "one lesson per text", _v3_unique_lessons),
+    (4, "the source of every plan version", _v4_version_sources),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

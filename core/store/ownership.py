@@ -23,17 +23,23 @@ import sqlalchemy as sa
 
 from core.errors import RunNotFoundError, StoreError
 from core.execution.events import RunEvent
+from core.lifecycle import (
+    ACTIVE_STATUSES,
+    FINISHED_STEP_STATUSES,
+    HELD_STATUSES,
+    UNFINISHED_STATUSES,
+    run_may_become,
+)
 from core.plan.model import Plan
 from core.store.schema import (
-    ACTIVE_STATUSES,
-    STATUSES,
-    TERMINAL_STATUSES,
     RunRecord,
+    VersionSource,
     insert_event,
     plan_versions,
     record_from_row,
     runs,
     scrub_settings,
+    source_of_event,
     update_run,
     upsert_plan,
     utc_now,
@@ -54,7 +60,7 @@ logger = logging.getLogger(__name__)
 
 CONTROL_ACTIONS = re.compile(r"^(pause|resume|cancel|(confirm|reject):s\d+)$")
 CANCELLED_STEP = "cancelled by a person"
-HELD_STATUSES = sorted(ACTIVE_STATUSES | {"paused"})  # statuses in which an owner holds a run
+_HELD = sorted(HELD_STATUSES)  # statuses in which an owner holds a run
 _Cls = TypeVar("_Cls", bound=type)
 
 
@@ -165,7 +171,7 @@ class RunOwnership:
         with self.engine.begin() as conn:
             done = conn.execute(runs.update().where(
                 runs.c.id == run_id, runs.c.owner_pid == os.getpid(),
-                runs.c.owner_host == socket.gethostname(), runs.c.status.in_(HELD_STATUSES),
+                runs.c.owner_host == socket.gethostname(), runs.c.status.in_(_HELD),
             ).values(heartbeat_at=utc_now()))
         return bool(done.rowcount)
 
@@ -173,16 +179,20 @@ class RunOwnership:
         self, run_id: str, allowed: Collection[str], *, stale_after_s: float = 30.0,
         plan: Plan | None = None, reason: str | None = None,
         events: list[RunEvent] | tuple[RunEvent, ...] = (),
-        options: dict[str, Any] | None = None,
+        options: dict[str, Any] | None = None, source: VersionSource | None = None,
     ) -> None:
         """Atomically make this process the owner of a run in ``allowed`` and set it running.
 
         The run must have no owner, be owned by this process, or have an owner that is gone
         (dead pid here, stale heartbeat elsewhere); of two processes claiming at once, one
         wins and the other gets a StoreError. Control requests meant for an earlier owner
-        are dropped. ``plan`` (stored with ``reason``), ``events`` and ``options`` (scrubbed
-        of secrets) are written in the same transaction.
+        are dropped. ``plan`` (stored with ``reason`` and ``source``, by default the source
+        the ``replanned`` event among ``events`` names), ``events`` and ``options`` (scrubbed
+        of secrets) are written in the same transaction. Every status in ``allowed`` must
+        be one a run may leave for running (:mod:`core.lifecycle`).
         """
+        if stray := sorted(s for s in allowed if not run_may_become(s, "running")):
+            raise StoreError(f"a run cannot go from {' or '.join(stray)} to running")
         record = self.get_run(run_id)
         at = utc_now()
         with self.engine.begin() as conn:
@@ -191,7 +201,8 @@ class RunOwnership:
             if options is not None:
                 update_run(conn, run_id, options=scrub_settings(options))
             if plan is not None:
-                upsert_plan(conn, run_id, plan, reason, at)
+                named = next(filter(None, map(source_of_event, events)), None)
+                upsert_plan(conn, run_id, plan, reason, at, source or named)
             for event in events:
                 insert_event(conn, run_id, event)
 
@@ -206,7 +217,7 @@ class RunOwnership:
         record = self.get_run(run_id)
         at = utc_now()
         with self.engine.begin() as conn:
-            self._take(conn, record, set(STATUSES) - TERMINAL_STATUSES, stale_after_s,
+            self._take(conn, record, UNFINISHED_STATUSES, stale_after_s,
                        verb="cancel", values=dict(status="cancelled", owner_pid=None,
                                                   owner_host=None, finished_at=at))
             latest = conn.execute(
@@ -215,7 +226,7 @@ class RunOwnership:
             plan = Plan.model_validate(latest) if latest else None
             skipped = []
             for step in plan.steps if plan is not None else []:
-                if step.status in {"pending", "running"}:
+                if step.status not in FINISHED_STEP_STATUSES:
                     step.advance("skipped")
                     step.error = CANCELLED_STEP
                     skipped.append(step.id)
@@ -296,7 +307,7 @@ class RunOwnership:
         return True
 
     def _active_runs(self) -> list[RunRecord]:
-        query = runs.select().where(runs.c.status.in_(HELD_STATUSES))
+        query = runs.select().where(runs.c.status.in_(_HELD))
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
         return [record_from_row(r, None, 0) for r in rows if r["owner_pid"] is not None]

@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from core.base.usage import Usage
 from core.errors import RunNotFoundError, StoreError
 from core.execution.events import RunEvent
+from core.lifecycle import RUN_TRANSITIONS, run_may_become
 from core.plan.model import Plan
 from core.store.migrations import migrate
 from core.store.ownership import (
@@ -42,6 +43,7 @@ from core.store.schema import (
     RunRecord,
     RunStatus,
     StoredEvent,
+    VersionSource,
     as_utc,
     events,
     insert_event,
@@ -49,6 +51,7 @@ from core.store.schema import (
     record_from_row,
     runs,
     scrub_settings,
+    source_of_event,
     update_run,
     upsert_plan,
     utc_now,
@@ -64,6 +67,7 @@ __all__ = [
     "RunStatus",
     "RunStore",
     "StoredEvent",
+    "VersionSource",
     "default_db_url",
     "owner_alive",
     "pid_alive",
@@ -129,7 +133,7 @@ class RunStore(RunOwnership):
                 owner_host=socket.gethostname(), heartbeat_at=at, event_seq=0,
             ))
             if plan is not None:
-                upsert_plan(conn, run_id, plan, "initial plan", at)
+                upsert_plan(conn, run_id, plan, "initial plan", at, "draft")
         return run_id
 
     def get_run(self, run_id: str) -> RunRecord:
@@ -164,12 +168,16 @@ class RunStore(RunOwnership):
     ) -> None:
         """Change the status (and append ``event`` in the same transaction).
 
-        ``owner=True`` records this process as the owner, ``owner=False`` clears it. A
-        finished run (completed, failed, cancelled) keeps its status (StoreError) unless
+        ``owner=True`` records this process as the owner, ``owner=False`` clears it. The
+        status moves only as :mod:`core.lifecycle` allows, and a finished run (completed,
+        failed, cancelled) keeps its status (StoreError either way) unless
         ``reopen=True``; runs are restarted through :meth:`claim_run` instead.
         """
         if status not in STATUSES:
             raise StoreError(f"unknown run status {status!r}; use one of {sorted(STATUSES)}")
+        # from a finished run only claim_run moves on (a follow-up), never set_status
+        sources = sorted({status} | {old for old in STATUSES - TERMINAL_STATUSES
+                                     if run_may_become(old, status)})
         at = utc_now()
         values: dict[str, Any] = {"status": status, "updated_at": at}
         values["finished_at"] = at if status in TERMINAL_STATUSES else None
@@ -180,11 +188,14 @@ class RunStore(RunOwnership):
         with self.engine.begin() as conn:
             query = runs.update().where(runs.c.id == run_id)
             if not reopen:
-                query = query.where(runs.c.status.not_in(sorted(TERMINAL_STATUSES - {status})))
+                query = query.where(runs.c.status.in_(sources))
             if not conn.execute(query.values(**values)).rowcount:
                 current = self._status(conn, run_id)
+                hint = ("ask a follow-up or start a new run" if current in TERMINAL_STATUSES
+                        else "from there it can become "
+                        + ", ".join(sorted(RUN_TRANSITIONS[current])))
                 raise StoreError(f"run {run_id} is already {current} and cannot become {status}; "
-                                 "ask a follow-up or start a new run")
+                                 + hint)
             if event is not None:
                 insert_event(conn, run_id, event)
 
@@ -219,11 +230,19 @@ class RunStore(RunOwnership):
 
     # ---- plan versions --------------------------------------------------------------
 
-    def save_plan_version(self, run_id: str, plan: Plan, reason: str | None = None) -> int:
-        """Store ``plan`` as version ``plan.version`` (replacing that version's snapshot)."""
+    def save_plan_version(self, run_id: str, plan: Plan, reason: str | None = None, *,
+                          source: VersionSource = "manual") -> int:
+        """Store ``plan`` as version ``plan.version`` (replacing that version's snapshot).
+
+        ``source`` (what made the version) is recorded when the version is new; a
+        snapshot of a stored version keeps the source it has.
+        """
         with self.engine.begin() as conn:
             update_run(conn, run_id, updated_at=utc_now())
-            upsert_plan(conn, run_id, plan, reason, utc_now())
+            exists = conn.execute(sa.select(plan_versions.c.version).where(
+                (plan_versions.c.run_id == run_id) & (plan_versions.c.version == plan.version)
+            )).first()
+            upsert_plan(conn, run_id, plan, reason, utc_now(), None if exists else source)
         return plan.version
 
     def latest_plan(self, run_id: str) -> Plan | None:
@@ -239,7 +258,7 @@ class RunStore(RunOwnership):
             ).mappings().all()
         return [
             PlanVersion(version=r["version"], plan=Plan.model_validate(r["plan"]),
-                        reason=r["reason"], created_at=as_utc(r["created_at"]))
+                        source=r["source"], reason=r["reason"], created_at=as_utc(r["created_at"]))
             for r in rows
         ]
 
@@ -251,17 +270,20 @@ class RunStore(RunOwnership):
             return insert_event(conn, run_id, event)
 
     def record_step(self, run_id: str, event: RunEvent, plan: Plan, *,
-                    reason: str | None = None, previous: Plan | None = None) -> int:
+                    reason: str | None = None, previous: Plan | None = None,
+                    source: VersionSource | None = None) -> int:
         """Append ``event`` and store the plan snapshot (with ``reason``) in one transaction.
 
         ``previous``: the version ``plan`` replaced, stored too (its retired steps skipped).
+        ``source``: what made ``plan`` when it is a new version (by default, the source a
+        ``replanned`` event names).
         """
         at = utc_now()
         with self.engine.begin() as conn:
             seq = insert_event(conn, run_id, event)
             if previous is not None:
                 upsert_plan(conn, run_id, previous, None, at)
-            upsert_plan(conn, run_id, plan, reason, at)
+            upsert_plan(conn, run_id, plan, reason, at, source or source_of_event(event))
         return seq
 
     def events(self, run_id: str, *, after: int = 0) -> list[StoredEvent]:

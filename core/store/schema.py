@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import sqlalchemy as sa
 from pydantic import BaseModel, Field
@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection
 from core.base.usage import Usage
 from core.errors import RunNotFoundError
 from core.execution.events import RunEvent
+from core.lifecycle import ACTIVE_STATUSES, RUN_STATUSES, TERMINAL_STATUSES, RunStatus
 from core.llm.settings import redact_secrets
 from core.plan.model import Plan
 
@@ -28,10 +29,12 @@ __all__ = [
     "ACTIVE_STATUSES",
     "STATUSES",
     "TERMINAL_STATUSES",
+    "VERSION_SOURCES",
     "PlanVersion",
     "RunRecord",
     "RunStatus",
     "StoredEvent",
+    "VersionSource",
     "as_utc",
     "events",
     "insert_event",
@@ -43,6 +46,7 @@ __all__ = [
     "runs",
     "schema_version",
     "scrub_settings",
+    "source_of_event",
     "update_run",
     "upsert_plan",
     "utc_now",
@@ -52,13 +56,13 @@ logger = logging.getLogger(__name__)
 
 _TS = sa.DateTime(timezone=True)
 
-RunStatus = Literal[
-    "planned", "running", "paused", "waiting_confirmation", "completed", "failed",
-    "cancelled", "interrupted",
-]
-STATUSES = frozenset(RunStatus.__args__)  # type: ignore[attr-defined]
-TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
-ACTIVE_STATUSES = frozenset({"planned", "running", "waiting_confirmation"})
+STATUSES = frozenset(RUN_STATUSES)  # the statuses are core.lifecycle's, named here for callers
+
+VersionSource = Literal["draft", "manual", "failure", "checkpoint", "retry", "follow-up"]
+"""What made a plan version: the first plan (drafted by the planner or written by hand),
+a person's edit before approval, a replan after a failure, an adaptive checkpoint, a
+retry after reflection, or a follow-up request."""
+VERSION_SOURCES: tuple[VersionSource, ...] = get_args(VersionSource)
 
 _SECRET_NAME = re.compile(
     r"api[_\-]?key|secret|token|passw(or)?d|credential|auth(?!ors?(?:[_\-.]|$))|(^|[_\-.])key$",
@@ -153,6 +157,7 @@ class PlanVersion(BaseModel):
 
     version: int
     plan: Plan
+    source: VersionSource
     reason: str | None = None
     created_at: datetime
 
@@ -206,6 +211,8 @@ plan_versions = sa.Table(
     sa.Column("created_at", _TS, nullable=False),
     # added by migration 2
     sa.Column("updated_at", _TS),
+    # added by migration 4 (always written; old rows got theirs from the migration)
+    sa.Column("source", sa.String(32)),
 )
 
 events = sa.Table(
@@ -254,19 +261,32 @@ def insert_event(conn: Connection, run_id: str, event: RunEvent) -> int:
     return seq
 
 
+def source_of_event(event: RunEvent) -> VersionSource | None:
+    """The source a ``replanned`` event names for the version it made (None otherwise)."""
+    source = event.data.get("source") if event.kind == "replanned" else None
+    return source if source in VERSION_SOURCES else None
+
+
 def upsert_plan(conn: Connection, run_id: str, plan: Plan, reason: str | None,
-                at: datetime) -> None:
-    """Store ``plan`` as version ``plan.version`` of the run, replacing that snapshot."""
+                at: datetime, source: VersionSource | None = None) -> None:
+    """Store ``plan`` as version ``plan.version`` of the run, replacing that snapshot.
+
+    ``source`` says what made the version; a snapshot of a stored version keeps its own
+    unless one is given. A new version stored without one is taken as the first plan
+    (version 1) or a replan after a failure (any later version).
+    """
     data = plan.model_dump(mode="json")
     key = (plan_versions.c.run_id == run_id) & (plan_versions.c.version == plan.version)
     values: dict[str, Any] = {"plan": data, "updated_at": at}
     if reason is not None:
         values["reason"] = reason
+    if source is not None:
+        values["source"] = source
     if conn.execute(plan_versions.update().where(key).values(**values)).rowcount:
         return
     conn.execute(plan_versions.insert().values(
         run_id=run_id, version=plan.version, plan=data, reason=reason, created_at=at,
-        updated_at=at,
+        updated_at=at, source=source or ("draft" if plan.version == 1 else "failure"),
     ))
 
 
