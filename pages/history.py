@@ -5,12 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from core.errors import PlanBoardError
+from core.lifecycle import RUN_STATUSES
 from ui import state
 from ui.frame import page_header
 from ui.i18n import t
 
-STATUSES = ("planned", "running", "waiting_confirmation", "paused", "completed", "failed",
-            "cancelled", "interrupted")
 _EXPORTS = (("json", "application/json"), ("md", "text/markdown"),
             ("dot", "text/vnd.graphviz"), ("svg", "image/svg+xml"))
 
@@ -40,7 +39,7 @@ def main() -> None:
     """Draw the list of runs and the selected run's actions."""
     page_header("history_title", "history_caption")
     status = st.selectbox(
-        t("history_filter"), options=["all", *STATUSES], key="history_status",
+        t("history_filter"), options=["all", *RUN_STATUSES], key="history_status",
         format_func=lambda s: t("history_all") if s == "all" else t(f"run_status_{s}"),
     )
     runs = state.runner().store.list_runs(status=None if status == "all" else status)

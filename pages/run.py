@@ -6,13 +6,12 @@ import streamlit as st
 
 from core.errors import PlanBoardError
 from core.plan.graph import plan_to_dot, side_effect_tool_names
-from core.store.run_store import TERMINAL_STATUSES
+from core.runs.view import RunView, load_run_view
 from ui import run_view, state
 from ui.frame import page_header
 from ui.i18n import t
 
 POLL_SECONDS = 1.0
-_QUIET = TERMINAL_STATUSES | {"interrupted"}
 
 
 def _decide(run_id: str, step_id: str, confirm: bool) -> None:
@@ -40,41 +39,30 @@ def _control(run_id: str, action: str) -> None:
         st.session_state["run_error"] = str(exc)
 
 
-def _render_controls(run_id: str, status: str) -> None:
-    enabled = {
-        "pause": status in {"running", "waiting_confirmation", "planned"},
-        "resume": status in {"paused", "interrupted"},
-        "cancel": status not in TERMINAL_STATUSES,
-    }
+def _render_controls(view: RunView) -> None:
     icons = {"pause": ":material/pause:", "resume": ":material/play_arrow:",
              "cancel": ":material/stop:"}
     for column, action in zip(st.columns(3), ("pause", "resume", "cancel"), strict=True):
         column.button(t(f"run_{action}"), key=f"run_{action}", icon=icons[action],
-                      on_click=_control, args=(run_id, action), disabled=not enabled[action],
-                      width="stretch")
+                      on_click=_control, args=(view.record.run_id, action),
+                      disabled=action not in view.controls, width="stretch")
 
 
 def _render_live(run_id: str, polling: bool) -> None:
-    store = state.runner().store
-    record = store.get_run(run_id)
-    plan = record.plan
+    view = load_run_view(state.runner().store, run_id)
+    record, plan = view.record, view.plan
     if error := st.session_state.pop("run_error", None):
         st.error(error)
     status = t(f"run_status_{record.status}")
     st.markdown(f"**{t('run_status')}:** {status}")
     st.progress(plan.progress() if plan else 0.0,
-                text=t("run_progress", done=_finished(plan), total=len(plan.steps) if plan else 0))
-    _render_controls(run_id, record.status)
-    finished = record.status in TERMINAL_STATUSES
-    run_view.render_answer(record.answer, finished)
+                text=t("run_progress", done=view.done_steps, total=view.total_steps))
+    _render_controls(view)
+    run_view.render_answer(record.answer, view.finished)
     if plan is not None:
         risky = side_effect_tool_names(state.registry())
-        events = store.events(run_id)
         decided = {s for r, s in st.session_state.get("decided", set()) if r == run_id}
-        waiting = run_view.waiting_steps(events) - decided
-        checks = run_view.step_checks(events)
-        if record.status in _QUIET:
-            waiting = set()
+        waiting = set(view.waiting) - decided
         cards, graph = st.columns([3, 2], gap="medium")
         with graph:
             st.subheader(t("plan_graph"))
@@ -85,20 +73,14 @@ def _render_live(run_id: str, polling: bool) -> None:
                 run_view.render_step_card(
                     step, side_effect=step.tool in risky, waiting=step.id in waiting,
                     on_decide=lambda step_id, ok: _decide(run_id, step_id, ok),
-                    check=checks.get(step.id),
+                    check=view.checks.get(step.id),
                 )
-            run_view.render_reflections(events)
-        usage = record.usage if finished and record.usage.llm_calls else run_view.step_usage(plan)
-        run_view.render_usage(usage, record.wall_s)
-        run_view.render_replans(store.plan_versions(run_id), events)
-        run_view.render_events(events)
-    if polling == (record.status in _QUIET):
+            run_view.render_reflections(view.reflections)
+        run_view.render_usage(view.usage, record.wall_s)
+        run_view.render_replans(view.versions)
+        run_view.render_events(view.events)
+    if polling == view.settled:
         st.rerun()  # settled (stop the timer) or started again, e.g. resumed (start it)
-
-
-def _finished(plan: object) -> int:
-    steps = getattr(plan, "steps", [])
-    return sum(s.status in {"completed", "failed", "skipped"} for s in steps)
 
 
 def main() -> None:
@@ -110,23 +92,21 @@ def main() -> None:
         st.page_link("pages/history.py", label=t("go_history"), icon=":material/history:")
         return
     try:
-        record = state.runner().store.get_run(run_id)
+        view = load_run_view(state.runner().store, run_id)
     except PlanBoardError:
         st.error(t("run_unknown", run_id=run_id))
         st.page_link("pages/history.py", label=t("go_history"), icon=":material/history:")
         return
+    record = view.record
     st.markdown(f"**{t('run_request')}:** {record.request}")
     st.caption(t("run_meta", run_id=run_id, created=record.created_at.strftime("%Y-%m-%d %H:%M:%S"),
                  mode=_mode(record.settings)))
     if notice := st.session_state.pop("followup_notice", None):
         st.success(notice, icon=":material/playlist_add:")
-    polling = record.status not in _QUIET
+    polling = not view.settled
     st.fragment(run_every=POLL_SECONDS if polling else None)(_render_live)(run_id, polling)
-    if record.status in _FOLLOW_UP:
+    if "follow_up" in view.controls:
         _render_follow_up(run_id)
-
-
-_FOLLOW_UP = {"completed", "failed"}
 
 
 def _render_follow_up(run_id: str) -> None:

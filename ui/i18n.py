@@ -248,6 +248,7 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "source_retry": ("retry after reflection", "反思后重试"),
     "source_follow-up": ("follow-up", "追加请求"),
     "source_manual": ("manual edit", "手动编辑"),
+    "source_draft": ("first plan", "初始计划"),
     # event log: one label per core.execution.events.EventKind
     "kind_run_started": ("run started", "开始运行"),
     "kind_step_started": ("step started", "步骤开始"),

@@ -1,10 +1,13 @@
-"""Widgets of the run page: step cards, replan history, usage, answer and the event log."""
+"""Widgets of the run page: step cards, replan history, usage, answer and the event log.
+
+They draw the facts of a :class:`core.runs.view.RunView`; nothing here reads the log.
+"""
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -12,7 +15,8 @@ import streamlit as st
 from core.base.text import preview
 from core.base.usage import Usage
 from core.plan.diff import PlanDiff, diff_plans
-from core.plan.model import STATUS_ICONS, Plan, Step
+from core.plan.model import STATUS_ICONS, Step
+from core.runs.view import Reflected, StepCheck, StoredEvent, VersionView
 from ui.i18n import t
 
 __all__ = [
@@ -22,54 +26,7 @@ __all__ = [
     "render_replans",
     "render_step_card",
     "render_usage",
-    "step_checks",
-    "step_usage",
-    "version_sources",
-    "waiting_steps",
 ]
-
-_CLEARS_WAITING = {"paused", "cancelled", "interrupted", "run_finished"}
-_ENDS_WAITING = {"confirmed", "rejected", "step_completed", "step_failed", "step_skipped"}
-
-
-def waiting_steps(events: Iterable[Any]) -> set[str]:
-    """Steps waiting for a person's confirmation, according to the run's event log."""
-    waiting: set[str] = set()
-    for event in events:
-        if event.kind == "waiting_confirmation" and event.step_id:
-            waiting.add(event.step_id)
-        elif event.kind in _ENDS_WAITING and event.step_id:
-            waiting.discard(event.step_id)
-        elif event.kind in _CLEARS_WAITING:
-            waiting.clear()
-    return waiting
-
-
-def step_checks(events: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """Per step, the latest success verdict and failure class from the event log.
-
-    A step that starts again (a later version, a retry) drops what an earlier try recorded.
-    """
-    checks: dict[str, dict[str, Any]] = {}
-    for event in events:
-        if not event.step_id:
-            continue
-        if event.kind == "step_started":
-            checks.pop(event.step_id, None)
-        elif event.kind == "step_completed" and isinstance(event.data.get("success"), dict):
-            checks[event.step_id] = {"success": event.data["success"]}
-        elif event.kind == "step_failed" and event.data.get("failure_class"):
-            checks[event.step_id] = {"failure_class": event.data["failure_class"]}
-    return checks
-
-
-def step_usage(plan: Plan | None) -> Usage:
-    """The LLM usage recorded on the plan's steps."""
-    total = Usage()
-    for step in plan.steps if plan else []:
-        total = total + Usage(llm_calls=step.llm_calls, prompt_tokens=step.prompt_tokens,
-                              completion_tokens=step.completion_tokens)
-    return total
 
 
 def render_step_card(
@@ -78,11 +35,11 @@ def render_step_card(
     side_effect: bool,
     waiting: bool,
     on_decide: Callable[[str, bool], None],
-    check: dict[str, Any] | None = None,
+    check: StepCheck | None = None,
 ) -> None:
     """One step: status, tool, arguments, result, error, duration, usage and its checks.
 
-    ``check`` (from :func:`step_checks`) holds the success verdict or the failure class.
+    ``check`` holds the step's latest success verdict or failure class.
     """
     with st.container(border=True, key=f"step_card_{step.id}"):
         head, meta = st.columns([3, 2])
@@ -110,18 +67,19 @@ def render_step_card(
                 _show_value(step.result)
         if step.error:
             st.error(step.error)
-        _render_check(check or {})
+        if check is not None:
+            _render_check(check)
 
 
-def _render_check(check: dict[str, Any]) -> None:
-    verdict = check.get("success")
-    if isinstance(verdict, dict):
-        reason = str(verdict.get("reason") or "—")
-        if verdict.get("met", True):
+def _render_check(check: StepCheck) -> None:
+    verdict = check.success
+    if verdict is not None:
+        reason = verdict.reason or "—"
+        if verdict.met:
             st.caption(":material/task_alt: " + t("card_success_met", reason=reason))
         else:
             st.warning(t("card_success_missed", reason=reason), icon=":material/rule:")
-    failure = check.get("failure_class")
+    failure = check.failure_class
     if failure == "fatal":
         st.caption(":material/block: " + t("card_failure_fatal"))
     elif failure == "ignorable":
@@ -144,52 +102,20 @@ def _show_value(value: Any) -> None:
         st.markdown(str(value))
 
 
-def version_sources(events: Iterable[Any]) -> dict[int, tuple[str, str]]:
-    """Per plan version, what made it (failure, checkpoint, retry, follow-up) and why."""
-    sources: dict[int, tuple[str, str]] = {}
-    for event in events:
-        if event.kind != "replanned":
-            continue
-        version = event.data.get("to_version") or event.plan_version
-        if version is not None:
-            sources[int(version)] = (str(event.data.get("source") or "failure"),
-                                     str(event.data.get("reason") or ""))
-    return sources
-
-
-def _source_of(version: Any, sources: dict[int, tuple[str, str]]) -> tuple[str, str]:
-    if version.version in sources:
-        source, reason = sources[version.version]
-        return source, reason or (version.reason or "")
-    reason = version.reason or ""
-    lowered = reason.lower()
-    if lowered.startswith("follow-up"):
-        return "follow-up", reason
-    if "edit" in lowered or "编辑" in reason:
-        return "manual", reason
-    return "failure", reason
-
-
-def render_replans(versions: list[Any], events: Iterable[Any] = ()) -> None:
+def render_replans(versions: list[VersionView]) -> None:
     """Every version change: what made it, why, and the steps added, removed and changed."""
     st.subheader(t("replans"))
     if len(versions) < 2:
         st.caption(t("replans_none"))
         return
-    sources = version_sources(events)
     for old, new in itertools.pairwise(versions):
-        source, reason = _source_of(new, sources)
-        label = t(f"source_{source}") if f"source_{source}" in _SOURCES else source
-        title = t("replan_title", old=old.version, new=new.version) + f" · {label}"
+        title = t("replan_title", old=old.version, new=new.version) + (
+            f" · {t(f'source_{new.source}')}")
         with st.expander(title, expanded=True):
-            if reason:
-                st.caption(t("replan_reason", reason=reason))
+            if new.reason:
+                st.caption(t("replan_reason", reason=new.reason))
             lines = diff_lines(diff_plans(old.plan, new.plan))
             st.markdown("\n".join(lines) if lines else t("replan_same"))
-
-
-_SOURCES = {"source_failure", "source_checkpoint", "source_retry", "source_follow-up",
-            "source_manual"}
 
 
 def diff_lines(diff: PlanDiff) -> list[str]:
@@ -213,20 +139,18 @@ def _short(value: Any, limit: int = 60) -> str:
     return f"`{text}`"
 
 
-def render_reflections(events: Iterable[Any]) -> None:
+def render_reflections(reflections: list[Reflected]) -> None:
     """What the run learned after a failed attempt: root cause, lesson, whether to retry."""
-    found = [e for e in events if e.kind == "reflected"]
-    if not found:
+    if not reflections:
         return
     st.subheader(t("reflections"))
-    for event in found:
-        data = event.data
-        with st.container(border=True, key=f"reflection_{event.seq}"):
-            st.markdown(f"**{t('reflection_title', attempt=data.get('attempt') or 1)}**")
-            st.markdown(t("reflection_root_cause", text=data.get("root_cause") or "—"))
-            st.markdown(t("reflection_lesson", text=data.get("lesson") or "—"))
-            if data.get("should_retry"):
-                st.caption(t("reflection_retry_yes", hint=data.get("retry_hint") or "—"))
+    for found in reflections:
+        with st.container(border=True, key=f"reflection_{found.seq}"):
+            st.markdown(f"**{t('reflection_title', attempt=found.attempt or 1)}**")
+            st.markdown(t("reflection_root_cause", text=found.root_cause or "—"))
+            st.markdown(t("reflection_lesson", text=found.lesson or "—"))
+            if found.should_retry:
+                st.caption(t("reflection_retry_yes", hint=found.retry_hint or "—"))
             else:
                 st.caption(t("reflection_retry_no"))
 
@@ -250,8 +174,8 @@ def render_answer(answer: str | None, finished: bool) -> None:
             st.caption(t("answer_none") if finished else t("answer_pending"))
 
 
-def render_events(events: list[Any]) -> None:
-    """The run's event log, newest last."""
+def render_events(events: list[StoredEvent]) -> None:
+    """The run's event log as a table, newest last (shown as it is, nothing derived)."""
     with st.expander(t("events", count=len(events))):
         rows = [
             {

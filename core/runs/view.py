@@ -1,0 +1,201 @@
+"""The facts the dashboard shows about one run, computed from the store in one place.
+
+:func:`load_run_view` reads the run, its plan versions and its event log, and returns a
+:class:`RunView`: which steps wait for a person, each step's latest success check, what
+made every plan version and why, the reflections, progress, usage, and which controls the
+run's status allows (:mod:`core.lifecycle`). The pages draw it; they derive nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+
+from pydantic import BaseModel, Field, ValidationError
+
+from core.base.usage import Usage
+from core.execution.success_check import FailureKind, SuccessVerdict
+from core.lifecycle import (
+    FINISHED_STEP_STATUSES,
+    HELD_STATUSES,
+    TERMINAL_STATUSES,
+    Control,
+    allowed_controls,
+)
+from core.plan.model import Plan
+from core.store.run_store import RunRecord, RunStore, StoredEvent, VersionSource
+
+__all__ = [
+    "Reflected",
+    "RunView",
+    "StepCheck",
+    "StoredEvent",
+    "VersionView",
+    "load_run_view",
+    "step_checks",
+    "step_usage",
+    "waiting_steps",
+]
+
+logger = logging.getLogger(__name__)
+
+# events after which no step waits any more, or after which one given step stops waiting
+_CLEARS_WAITING = {"paused", "cancelled", "interrupted", "run_finished"}
+_ENDS_WAITING = {"confirmed", "rejected", "step_completed", "step_failed", "step_skipped"}
+
+
+class StepCheck(BaseModel):
+    """A step's latest success verdict (when it completed) or failure class (when it failed)."""
+
+    success: SuccessVerdict | None = None
+    failure_class: FailureKind | None = None
+
+
+class VersionView(BaseModel):
+    """One plan version: what made it and why."""
+
+    version: int
+    plan: Plan
+    source: VersionSource
+    reason: str = ""
+    created_at: datetime
+
+
+class Reflected(BaseModel):
+    """What the run learned after a failed attempt."""
+
+    seq: int
+    attempt: int = 1
+    root_cause: str = ""
+    lesson: str = ""
+    should_retry: bool = False
+    retry_hint: str = ""
+
+
+class RunView(BaseModel):
+    """Everything the run page shows about a run, as facts."""
+
+    record: RunRecord
+    versions: list[VersionView] = Field(default_factory=list)
+    events: list[StoredEvent] = Field(default_factory=list)
+    waiting: list[str] = Field(default_factory=list)
+    checks: dict[str, StepCheck] = Field(default_factory=dict)
+    reflections: list[Reflected] = Field(default_factory=list)
+    controls: frozenset[Control] = frozenset()
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def plan(self) -> Plan | None:
+        """The run's current plan."""
+        return self.record.plan
+
+    @property
+    def finished(self) -> bool:
+        """True once the run completed, failed or was cancelled."""
+        return self.record.status in TERMINAL_STATUSES
+
+    @property
+    def settled(self) -> bool:
+        """True while no process holds the run: nothing changes until a person acts."""
+        return self.record.status not in HELD_STATUSES
+
+    @property
+    def done_steps(self) -> int:
+        """How many steps of the current plan have finished."""
+        return sum(s.status in FINISHED_STEP_STATUSES for s in self.plan.steps) if self.plan else 0
+
+    @property
+    def total_steps(self) -> int:
+        """How many steps the current plan has."""
+        return len(self.plan.steps) if self.plan else 0
+
+
+def load_run_view(store: RunStore, run_id: str) -> RunView:
+    """The view of run ``run_id`` (RunNotFoundError when there is none)."""
+    record = store.get_run(run_id)
+    events = store.events(run_id)
+    controls = allowed_controls(record.status)
+    finished = record.status in TERMINAL_STATUSES
+    return RunView(
+        record=record,
+        versions=_versions(store, run_id, events),
+        events=events,
+        waiting=waiting_steps(events) if "confirm" in controls else [],
+        checks=step_checks(events),
+        reflections=_reflections(events),
+        controls=controls,
+        usage=record.usage if finished and record.usage.llm_calls else step_usage(record.plan),
+    )
+
+
+def waiting_steps(events: Iterable[StoredEvent]) -> list[str]:
+    """Steps waiting for a person's confirmation, in the order they asked."""
+    waiting: dict[str, None] = {}
+    for event in events:
+        if event.kind == "waiting_confirmation" and event.step_id:
+            waiting[event.step_id] = None
+        elif event.kind in _ENDS_WAITING and event.step_id:
+            waiting.pop(event.step_id, None)
+        elif event.kind in _CLEARS_WAITING:
+            waiting.clear()
+    return list(waiting)
+
+
+def step_checks(events: Iterable[StoredEvent]) -> dict[str, StepCheck]:
+    """Per step, the latest success verdict or failure class.
+
+    A step that starts again (a later version, a retry) drops what an earlier try recorded.
+    """
+    checks: dict[str, StepCheck] = {}
+    for event in events:
+        if not event.step_id:
+            continue
+        if event.kind == "step_started":
+            checks.pop(event.step_id, None)
+        elif event.kind == "step_completed" and isinstance(event.data.get("success"), dict):
+            try:  # a verdict without "met" was written by a check that passed
+                verdict = SuccessVerdict.model_validate({"met": True, **event.data["success"]})
+            except ValidationError:
+                logger.warning("run %s: unreadable success check of %s", event.run_id,
+                               event.step_id)
+                continue
+            checks[event.step_id] = StepCheck(success=verdict)
+        elif event.kind == "step_failed" and event.data.get("failure_class") in (
+                "fatal", "ignorable"):
+            checks[event.step_id] = StepCheck(failure_class=event.data["failure_class"])
+    return checks
+
+
+def step_usage(plan: Plan | None) -> Usage:
+    """The LLM usage recorded on the plan's steps (the run's, while it has no total yet)."""
+    total = Usage()
+    for step in plan.steps if plan else []:
+        total = total + Usage(llm_calls=step.llm_calls, prompt_tokens=step.prompt_tokens,
+                              completion_tokens=step.completion_tokens)
+    return total
+
+
+def _versions(store: RunStore, run_id: str, events: list[StoredEvent]) -> list[VersionView]:
+    """Every version with its stored source; the why is the replan's own words when known."""
+    said: dict[int, str] = {}
+    for event in events:
+        if event.kind == "replanned" and event.data.get("reason"):
+            version = event.data.get("to_version") or event.plan_version
+            said[int(version)] = str(event.data["reason"])
+    return [VersionView(version=v.version, plan=v.plan, source=v.source,
+                        reason=said.get(v.version) or v.reason or "", created_at=v.created_at)
+            for v in store.plan_versions(run_id)]
+
+
+def _reflections(events: Iterable[StoredEvent]) -> list[Reflected]:
+    found = []
+    for event in events:
+        if event.kind != "reflected":
+            continue
+        data = {k: v for k, v in event.data.items() if v is not None}
+        try:
+            found.append(Reflected.model_validate({**data, "seq": event.seq}))
+        except ValidationError:
+            logger.warning("run %s: unreadable reflection (event %d)", event.run_id, event.seq)
+    return found
