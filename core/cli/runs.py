@@ -11,8 +11,8 @@ from typing import Any
 from core.cli.output import ask, bounded_int, print_json, print_progress, short
 from core.cli.text import say
 from core.errors import PlanBoardError
+from core.lifecycle import RUN_STATUSES
 from core.store.run_store import RunRecord
-from core.store.schema import STATUSES
 
 __all__ = [
     "add_run_commands",
@@ -48,7 +48,7 @@ def add_run_commands(subparsers: Any) -> None:
     """Add runs, show, pause, resume, cancel and export to the ``python -m core`` parser."""
     runs = subparsers.add_parser("runs", help="list the stored runs, newest first")
     runs.add_argument("--json", action="store_true", help="print JSON")
-    runs.add_argument("--status", choices=STATUSES, help="only runs with this status")
+    runs.add_argument("--status", choices=RUN_STATUSES, help="only runs with this status")
     runs.add_argument("--limit", type=bounded_int(1, 10_000), default=100)
     runs.set_defaults(handler=cmd_runs)
 
@@ -172,12 +172,14 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def _wait_answering(runner: Any, run_id: str, out: Any) -> RunRecord:
     """Wait for the run; ask on the terminal whenever it waits for a confirmation."""
+    from core.runs.view import load_run_view
+
     while True:
         record = runner.wait(run_id, until_confirmation=True)
         if record.status != "waiting_confirmation":
             return record
-        asked = [e for e in runner.store.events(run_id) if e.kind == "waiting_confirmation"]
-        step_id = asked[-1].step_id if asked else None
+        waiting = load_run_view(runner.store, run_id).waiting
+        step_id = waiting[-1] if waiting else None
         if step_id is None:
             return record
         print(say("side_effects", step_id=step_id), file=out)
