@@ -1,4 +1,4 @@
-"""The run store: round trips, migrations, concurrent event appends, and no secrets on disk."""
+"""The run store: round trips, version sources, status moves, concurrent appends, no secrets."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from core.base.usage import Usage
 from core.errors import RunNotFoundError, StoreError
 from core.execution.events import RunEvent
 from core.plan.model import Plan, Step
-from core.store.migrations import LATEST_VERSION, migrate
 from core.store.run_store import RunStore, scrub_settings
 from core.store.schema import runs
 
@@ -224,36 +223,6 @@ def assert_no_secret_in_files(database: str) -> None:
                 assert FAKE_KEY.encode() not in handle.read()
 
 
-def test_migration_from_an_old_schema_keeps_data(tmp_path):
-    url = f"sqlite:///{tmp_path / 'old.db'}"
-    engine = sa.create_engine(url)
-    assert migrate(engine, target=1) == 1
-    with engine.begin() as conn:
-        conn.exec_driver_sql(
-            "INSERT INTO runs (id, request, settings, status, usage, created_at, updated_at) "
-            "VALUES ('old1', 'old request', '{}', 'completed', '{\"llm_calls\": 3}', "
-            "'2025-01-01 10:00:00', '2025-01-01 10:00:00')")
-        conn.exec_driver_sql(
-            "INSERT INTO events (run_id, seq, kind, plan_version, data, at) VALUES "
-            "('old1', 1, 'run_started', 1, '{}', '2025-01-01 10:00:00'),"
-            "('old1', 2, 'run_finished', 1, '{}', '2025-01-01 10:00:01')")
-        assert "owner_pid" not in {c["name"] for c in sa.inspect(conn).get_columns("runs")}
-    engine.dispose()
-
-    store = RunStore(url)
-    record = store.get_run("old1")
-    assert (record.request, record.usage.llm_calls, record.options) == ("old request", 3, {})
-    assert store.append_event("old1", RunEvent(kind="paused")) == 3
-    with store.engine.connect() as conn:
-        versions = conn.exec_driver_sql("SELECT version FROM schema_version").scalars().all()
-        assert sorted(versions) == list(range(1, LATEST_VERSION + 1))
-        assert sa.inspect(conn).has_table("lessons")
-    store.close()
-    reopened = RunStore(url)  # opening again applies nothing and loses nothing
-    assert [e.seq for e in reopened.events("old1")] == [1, 2, 3]
-    reopened.close()
-
-
 def test_concurrent_appends_from_threads(store):
     run_ids = [store.create_run(f"r{i}", {}, None) for i in range(2)]
 
@@ -323,34 +292,6 @@ def test_scrub_keeps_prose_and_names_that_only_look_alike():
     assert scrub_settings({"header": "Basic dXNlcjpwYXNzd29yZA=="}) == {}
 
 
-def test_migration_3_merges_duplicate_lessons_and_keeps_them_unique(tmp_path):
-    import sqlalchemy as sa
-
-    from core.errors import StoreError
-    from core.learning.lessons import LessonBook
-    from core.store.schema import lessons, utc_now
-
-    engine = sa.create_engine(f"sqlite:///{tmp_path / 'old.db'}")
-    assert migrate(engine, target=2) == 2
-    with engine.begin() as conn:
-        for text in ("Check the order first", "check  the order FIRST", "Another lesson"):
-            conn.execute(lessons.insert().values(text=text, tools=[], enabled=True,
-                                                 created_at=utc_now(), updated_at=utc_now()))
-    assert migrate(engine) == LATEST_VERSION
-    book = LessonBook(engine)
-    assert [lesson.text for lesson in book.list_lessons()] == [
-        "Another lesson", "Check the order first"]
-    again = book.add("Another lesson")
-    assert again.text == "Another lesson" and len(book.list_lessons()) == 2
-    first = book.list_lessons()[-1]
-    with pytest.raises(StoreError, match="already says this"):
-        book.update(first.id, text="Another lesson")
-    with engine.begin() as conn, pytest.raises(sa.exc.IntegrityError):
-        conn.execute(lessons.insert().values(text="Another lesson", tools=[], enabled=True,
-                                             created_at=utc_now(), updated_at=utc_now()))
-    engine.dispose()
-
-
 def test_every_plan_version_stores_what_made_it(store):
     plan = small_plan()
     run_id = store.create_run("x", {}, plan)
@@ -381,29 +322,3 @@ def test_status_moves_only_as_the_lifecycle_allows(store):
     assert store.get_run(run_id).status == "running"
     with pytest.raises(StoreError, match="cannot become planned"):
         store.set_status(run_id, "planned")
-
-
-def test_migration_4_gives_old_versions_their_source(tmp_path):
-    engine = sa.create_engine(f"sqlite:///{tmp_path / 'old.db'}")
-    assert migrate(engine, target=3) == 3
-    at = "'2025-01-01 10:00:00'"
-    reasons = {1: "initial plan", 2: "manual edit", 3: "s1 failed", 4: "checkpoint said so",
-               5: "follow-up: and the weather?", 6: "计划已编辑"}
-    with engine.begin() as conn:
-        conn.exec_driver_sql(
-            "INSERT INTO runs (id, request, settings, status, usage, created_at, updated_at) "
-            f"VALUES ('old1', 'old request', '{{}}', 'completed', '{{}}', {at}, {at})")
-        for version, reason in reasons.items():
-            conn.exec_driver_sql(
-                "INSERT INTO plan_versions (run_id, version, plan, reason, created_at) VALUES "
-                f"('old1', {version}, '{small_plan().model_dump_json()}', '{reason}', {at})")
-        conn.exec_driver_sql(
-            "INSERT INTO events (run_id, seq, kind, plan_version, data, at) VALUES "
-            "('old1', 1, 'replanned', 4, '{\"to_version\": 4, \"source\": \"checkpoint\"}',"
-            f" {at}), ('old1', 2, 'replanned', 3, '{{\"source\": \"nonsense\"}}', {at})")
-    assert migrate(engine) == LATEST_VERSION
-    engine.dispose()
-    store = RunStore(f"sqlite:///{tmp_path / 'old.db'}")
-    sources = [v.source for v in store.plan_versions("old1")]
-    assert sources == ["draft", "manual", "failure", "checkpoint", "follow-up", "manual"]
-    store.close()

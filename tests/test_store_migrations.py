@@ -1,0 +1,102 @@
+"""Store migrations: an older database is brought up to date without losing anything."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+from core.execution.events import RunEvent
+from core.plan.model import Plan, Step
+from core.store.migrations import LATEST_VERSION, migrate
+from core.store.run_store import RunStore
+
+
+def small_plan() -> Plan:
+    return Plan(goal="add numbers", steps=[
+        Step(id="s1", description="add", tool="calculate", args={"expression": "1+2"}),
+        Step(id="s2", description="summarise", depends_on=["s1"]),
+    ])
+
+
+def test_migration_from_an_old_schema_keeps_data(tmp_path):
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = sa.create_engine(url)
+    assert migrate(engine, target=1) == 1
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO runs (id, request, settings, status, usage, created_at, updated_at) "
+            "VALUES ('old1', 'old request', '{}', 'completed', '{\"llm_calls\": 3}', "
+            "'2025-01-01 10:00:00', '2025-01-01 10:00:00')")
+        conn.exec_driver_sql(
+            "INSERT INTO events (run_id, seq, kind, plan_version, data, at) VALUES "
+            "('old1', 1, 'run_started', 1, '{}', '2025-01-01 10:00:00'),"
+            "('old1', 2, 'run_finished', 1, '{}', '2025-01-01 10:00:01')")
+        assert "owner_pid" not in {c["name"] for c in sa.inspect(conn).get_columns("runs")}
+    engine.dispose()
+
+    store = RunStore(url)
+    record = store.get_run("old1")
+    assert (record.request, record.usage.llm_calls, record.options) == ("old request", 3, {})
+    assert store.append_event("old1", RunEvent(kind="paused")) == 3
+    with store.engine.connect() as conn:
+        versions = conn.exec_driver_sql("SELECT version FROM schema_version").scalars().all()
+        assert sorted(versions) == list(range(1, LATEST_VERSION + 1))
+        assert sa.inspect(conn).has_table("lessons")
+    store.close()
+    reopened = RunStore(url)  # opening again applies nothing and loses nothing
+    assert [e.seq for e in reopened.events("old1")] == [1, 2, 3]
+    reopened.close()
+
+
+def test_migration_3_merges_duplicate_lessons_and_keeps_them_unique(tmp_path):
+    import sqlalchemy as sa
+
+    from core.errors import StoreError
+    from core.learning.lessons import LessonBook
+    from core.store.schema import lessons, utc_now
+
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    assert migrate(engine, target=2) == 2
+    with engine.begin() as conn:
+        for text in ("Check the order first", "check  the order FIRST", "Another lesson"):
+            conn.execute(lessons.insert().values(text=text, tools=[], enabled=True,
+                                                 created_at=utc_now(), updated_at=utc_now()))
+    assert migrate(engine) == LATEST_VERSION
+    book = LessonBook(engine)
+    assert [lesson.text for lesson in book.list_lessons()] == [
+        "Another lesson", "Check the order first"]
+    again = book.add("Another lesson")
+    assert again.text == "Another lesson" and len(book.list_lessons()) == 2
+    first = book.list_lessons()[-1]
+    with pytest.raises(StoreError, match="already says this"):
+        book.update(first.id, text="Another lesson")
+    with engine.begin() as conn, pytest.raises(sa.exc.IntegrityError):
+        conn.execute(lessons.insert().values(text="Another lesson", tools=[], enabled=True,
+                                             created_at=utc_now(), updated_at=utc_now()))
+    engine.dispose()
+
+
+def test_migration_4_gives_old_versions_their_source(tmp_path):
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    assert migrate(engine, target=3) == 3
+    at = "'2025-01-01 10:00:00'"
+    reasons = {1: "initial plan", 2: "manual edit", 3: "s1 failed", 4: "checkpoint said so",
+               5: "follow-up: and the weather?", 6: "计划已编辑"}
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO runs (id, request, settings, status, usage, created_at, updated_at) "
+            f"VALUES ('old1', 'old request', '{{}}', 'completed', '{{}}', {at}, {at})")
+        for version, reason in reasons.items():
+            conn.exec_driver_sql(
+                "INSERT INTO plan_versions (run_id, version, plan, reason, created_at) VALUES "
+                f"('old1', {version}, '{small_plan().model_dump_json()}', '{reason}', {at})")
+        conn.exec_driver_sql(
+            "INSERT INTO events (run_id, seq, kind, plan_version, data, at) VALUES "
+            "('old1', 1, 'replanned', 4, '{\"to_version\": 4, \"source\": \"checkpoint\"}',"
+            f" {at}), ('old1', 2, 'replanned', 3, '{{\"source\": \"nonsense\"}}', {at})")
+    assert migrate(engine) == LATEST_VERSION
+    engine.dispose()
+    store = RunStore(f"sqlite:///{tmp_path / 'old.db'}")
+    sources = [v.source for v in store.plan_versions("old1")]
+    assert sources == ["draft", "manual", "failure", "checkpoint", "follow-up", "manual"]
+    store.close()
