@@ -178,3 +178,74 @@ def test_calculator_reports_wrong_argument_counts():
 
 def test_negated_missing_field_is_false():
     assert evaluate_condition("-s1.missing > 0", {"s1": {}}) is False
+
+
+# ---- issue 9: bounded depth, bounded numbers, any text -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("round(1, -999999999)", "round to -999999999 digits is out of range"),
+        ("round(1.5, 999999999)", "out of range"),
+        ("*".join(["9**999"] * 8), "more than 3,000 digits"),
+        ("9**999 * 9**999 * 9**999 * 9**999", "more than 3,000 digits"),
+        ("1 << 100000", "not allowed"),
+        ("-" * 400 + "1", "nested more than 60 levels"),
+        ("(" * 240 + "1" + ")" * 240, "too many nested parentheses"),
+        ("1e308 * 10", "inf or nan"),
+        ("(-8) ** (1/3)", "not a real number"),
+        ("1 + \ud800", "cannot parse"),
+        ("1 + \x00", "cannot parse"),
+    ],
+)
+def test_calculator_bounds_every_intermediate_result(expression, message):
+    with pytest.raises(ExpressionError, match=message) as caught:
+        calculate(expression)
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 300
+
+
+def test_calculator_results_within_the_limits_are_exact():
+    assert calculate("round(1234, -2)") == 1200
+    assert calculate("9**999 // 9**998") == 9
+    assert len(str(calculate("9**999 * 9**999"))) == 1907  # storable as text
+
+
+@pytest.mark.parametrize(
+    ("condition", "message"),
+    [
+        ("not " * 1200 + "s1.x == 1", "longer than 2000 characters"),
+        ("not " * 400 + "s1.x == 1", "nested more than 60 levels"),
+        ("(" * 300 + "s1.x" + ")" * 300 + " == 1", "cannot parse|nested"),
+        ("s1" + ".a" * 100 + " == 1", "nested more than 60 levels"),
+        ("s1 in " + "[" * 100 + "]" * 100, "nested more than 60 levels"),
+        ("-" * 100_000 + "1 == s1", "longer than"),
+        ("s1 == '\x00'", "cannot parse"),
+    ],
+)
+def test_deep_or_huge_conditions_are_expression_errors(condition, message):
+    with pytest.raises(ExpressionError, match=message):
+        evaluate_condition(condition, RESULTS)
+    with pytest.raises(ExpressionError):
+        condition_step_refs(condition)
+
+
+def test_a_lone_surrogate_in_a_condition_reads_as_the_replacement_character():
+    assert evaluate_condition("s1.x == '\ud800'", {"s1": {"x": "\ufffd"}}) is True
+    assert condition_step_refs("s1.x == '\udfff'") == {"s1"}
+
+
+def test_a_condition_that_is_not_text_is_an_expression_error():
+    with pytest.raises(ExpressionError, match="must be text"):
+        evaluate_condition(None, RESULTS)  # type: ignore[arg-type]
+
+
+def test_comparing_absurdly_deep_results_is_an_expression_error():
+    def deep() -> list:
+        value: list = []
+        for _ in range(100_000):
+            value = [value]
+        return value
+
+    with pytest.raises(ExpressionError, match="nested too deeply"):
+        evaluate_condition("s1 == s2", {"s1": deep(), "s2": deep()})

@@ -8,6 +8,8 @@ import operator
 import re
 from typing import Any
 
+from core.base.text import preview
+
 __all__ = [
     "ExpressionError",
     "calculate",
@@ -31,15 +33,18 @@ _ARITHMETIC = {
     ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
-_MATH_FUNCTIONS = {
-    "sqrt": math.sqrt, "log": math.log, "log10": math.log10, "exp": math.exp,
-    "sin": math.sin, "cos": math.cos, "tan": math.tan, "abs": abs, "round": round,
-    "min": min, "max": max, "floor": math.floor, "ceil": math.ceil,
-}
 _MATH_CONSTANTS = {"pi": math.pi, "e": math.e}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_EXPRESSION_LENGTH = 500
+_MAX_CONDITION_LENGTH = 2_000
+# every walk below recurses once per level: a fixed depth keeps them far from the
+# interpreter's recursion limit whatever the caller's own stack depth is
+_MAX_DEPTH = 60
 _MAX_EXPONENT = 1000
+# 10,000 bits is about 3,000 digits: well under Python's 4,300-digit int-to-str limit,
+# so every result can be printed and stored
 _MAX_RESULT_BITS = 10_000
+_MAX_ROUND_DIGITS = 3_000
 
 
 class ExpressionError(ValueError):
@@ -53,13 +58,45 @@ def is_expression_condition(text: str) -> bool:
 
 def parse_condition(text: str) -> ast.expr:
     """Parse a condition and check it uses only the allowed constructs."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError as exc:
-        raise ExpressionError(f"cannot parse condition {text!r}: {exc.msg}") from None
-    for node in ast.walk(tree.body):
+    tree = _parse(text, "condition", _MAX_CONDITION_LENGTH)
+    for node in ast.walk(tree):
         _check_condition_node(node, text)
+    return tree
+
+
+def _parse(text: str, kind: str, max_length: int) -> ast.expr:
+    """Parse ``text`` as one expression within length and nesting limits, or ExpressionError."""
+    if not isinstance(text, str):
+        raise ExpressionError(f"a {kind} must be text, not {type(text).__name__}")
+    if len(text) > max_length:
+        raise ExpressionError(f"{kind} is longer than {max_length} characters; shorten it")
+    source = _SURROGATE.sub("\ufffd", text).strip()  # lone surrogates cannot be encoded
+    try:
+        tree = ast.parse(source, mode="eval")
+    except SyntaxError as exc:
+        raise ExpressionError(f"cannot parse {kind} {_shown(text)}: {exc.msg}") from None
+    except (RecursionError, MemoryError, ValueError):  # the parser's own nesting limits
+        raise ExpressionError(_too_deep(kind, text)) from None
+    _check_depth(tree.body, kind, text)
     return tree.body
+
+
+def _check_depth(root: ast.AST, kind: str, text: str) -> None:
+    """Refuse trees deeper than ``_MAX_DEPTH`` (walked without recursion)."""
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            raise ExpressionError(_too_deep(kind, text))
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
+def _too_deep(kind: str, text: str) -> str:
+    return f"{kind} {_shown(text)} is nested more than {_MAX_DEPTH} levels deep; simplify it"
+
+
+def _shown(text: str) -> str:
+    return repr(preview(_SURROGATE.sub("\ufffd", text), 80))
 
 
 def condition_step_refs(text: str) -> set[str]:
@@ -72,7 +109,12 @@ def condition_step_refs(text: str) -> set[str]:
 
 def evaluate_condition(text: str, results: dict[str, Any]) -> bool:
     """Evaluate a condition over earlier step results; a missing field reads as None."""
-    return bool(_eval_condition(parse_condition(text), results))
+    tree = parse_condition(text)
+    try:
+        return bool(_eval_condition(tree, results))
+    except RecursionError:  # comparing absurdly deep results, not the condition itself
+        raise ExpressionError(f"condition {_shown(text)} compares values nested too deeply") \
+            from None
 
 
 def _check_condition_node(node: ast.AST, text: str) -> None:
@@ -83,14 +125,14 @@ def _check_condition_node(node: ast.AST, text: str) -> None:
     )
     if not isinstance(node, allowed):
         raise ExpressionError(
-            f"condition {text!r} uses {type(node).__name__}, which is not allowed; "
+            f"condition {_shown(text)} uses {type(node).__name__}, which is not allowed; "
             "use ==, !=, <, >, in, and, or, not, literals and sN.field"
         )
     if isinstance(node, ast.Name) and not (
         _STEP_NAME.match(node.id) or node.id in _LITERAL_NAMES
     ):
         raise ExpressionError(
-            f"condition {text!r} names {node.id!r}; refer to step results as sN.field"
+            f"condition {_shown(text)} names {node.id!r}; refer to step results as sN.field"
         )
 
 
@@ -143,22 +185,15 @@ def _field(container: Any, key: Any) -> Any:
 
 def calculate(expression: str) -> int | float:
     """Evaluate an arithmetic expression with + - * / // % **, parentheses and math functions."""
-    if len(expression) > _MAX_EXPRESSION_LENGTH:
-        raise ExpressionError(
-            f"expression is longer than {_MAX_EXPRESSION_LENGTH} characters; shorten it"
-        )
+    tree = _parse(expression, "expression", _MAX_EXPRESSION_LENGTH)
     try:
-        tree = ast.parse(expression.strip(), mode="eval")
-    except SyntaxError as exc:
-        raise ExpressionError(f"cannot parse expression {expression!r}: {exc.msg}") from None
-    try:
-        return _eval_arithmetic(tree.body)
+        return _eval_arithmetic(tree)
     except ExpressionError:
         raise
     except ZeroDivisionError:
-        raise ExpressionError(f"division by zero in {expression!r}") from None
+        raise ExpressionError(f"division by zero in {_shown(expression)}") from None
     except (OverflowError, ValueError, TypeError) as exc:
-        raise ExpressionError(f"cannot compute {expression!r}: {exc}") from None
+        raise ExpressionError(f"cannot compute {_shown(expression)}: {exc}") from None
 
 
 def _check_power(base: int | float, exponent: int | float) -> None:
@@ -174,11 +209,43 @@ def _check_power(base: int | float, exponent: int | float) -> None:
         )
 
 
+def _round(number: int | float, ndigits: int | None = None) -> int | float:
+    """``round``, refusing a digit count whose power of ten would take forever to build."""
+    if isinstance(ndigits, int) and abs(ndigits) > _MAX_ROUND_DIGITS:
+        raise ExpressionError(
+            f"round to {ndigits} digits is out of range (limit {_MAX_ROUND_DIGITS})"
+        )
+    return round(number, ndigits)
+
+
+_MATH_FUNCTIONS = {
+    "sqrt": math.sqrt, "log": math.log, "log10": math.log10, "exp": math.exp,
+    "sin": math.sin, "cos": math.cos, "tan": math.tan, "abs": abs, "round": _round,
+    "min": min, "max": max, "floor": math.floor, "ceil": math.ceil,
+}
+
+
+def _bounded(value: Any) -> int | float:
+    """Every intermediate result: a finite real number of at most ``_MAX_RESULT_BITS`` bits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value.bit_length() > _MAX_RESULT_BITS:
+            raise ExpressionError(
+                f"an intermediate result has more than {_MAX_RESULT_BITS * 3 // 10:,} digits "
+                "(too large); use smaller numbers"
+            )
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ExpressionError("the result is too large or not a number (inf or nan)")
+        return value
+    raise ExpressionError("the result is not a real number; check roots of negative numbers")
+
+
 def _eval_arithmetic(node: ast.expr) -> int | float:
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(
         node.value, bool
     ):
-        return node.value
+        return _bounded(node.value)
     if isinstance(node, ast.Name) and node.id in _MATH_CONSTANTS:
         return _MATH_CONSTANTS[node.id]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -188,13 +255,14 @@ def _eval_arithmetic(node: ast.expr) -> int | float:
         left, right = _eval_arithmetic(node.left), _eval_arithmetic(node.right)
         if isinstance(node.op, ast.Pow):
             _check_power(left, right)
-        return _ARITHMETIC[type(node.op)](left, right)
+        return _bounded(_ARITHMETIC[type(node.op)](left, right))
     if (
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
         and node.func.id in _MATH_FUNCTIONS and not node.keywords
     ):
-        return _MATH_FUNCTIONS[node.func.id](*(_eval_arithmetic(a) for a in node.args))
+        arguments = [_eval_arithmetic(a) for a in node.args]
+        return _bounded(_MATH_FUNCTIONS[node.func.id](*arguments))
     raise ExpressionError(
-        f"{ast.unparse(node)!r} is not allowed; use numbers, + - * / // % **, parentheses "
-        f"and {', '.join(sorted(_MATH_FUNCTIONS))}"
+        f"{preview(ast.unparse(node), 80)!r} is not allowed; use numbers, + - * / // % **, "
+        f"parentheses and {', '.join(sorted(_MATH_FUNCTIONS))}"
     )
