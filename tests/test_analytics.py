@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from core.errors import ToolExecutionError
 from core.tools.analytics import ROW_LIMIT, analytics_db_path, ensure_analytics_db
@@ -86,3 +89,75 @@ def test_row_limit(registry):
     result = registry.call("run_sql", {"query": "SELECT user_id FROM users"})
     assert result["row_count"] == ROW_LIMIT == len(result["rows"])
     assert result["truncated"] is True
+
+
+# ---- issue 9: bounded values, rows and cells; every result storable ---------------------
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    ("SELECT replace(hex(zeroblob(4e8)), '0', 'x')", "grew past 1,000,000 bytes"),
+    ("SELECT zeroblob(9e8)", "grew past 1,000,000 bytes"),
+    ("SELECT printf('%.*c', 900000000, 'x')", "could not run printf/format"),
+    ("SELECT printf('%.' || '900000000' || 'c', 'x')", "could not run printf/format"),
+    ("SELECT format('%900000000.*c', '9e8', 'x')", "could not run printf/format"),
+    ("SELECT " + ", ".join(["1"] * 101), "at most 100 columns"),
+    ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c",
+     "only reading"),
+])
+def test_oversized_queries_end_in_a_clear_error(registry, query, message):
+    with pytest.raises(ToolExecutionError, match=message):
+        registry.call("run_sql", {"query": query})
+
+
+def test_blobs_come_back_as_hex_text(registry):
+    result = registry.call("run_sql", {"query": "SELECT randomblob(8), x'00ff', zeroblob(300)"})
+    small, literal, big = result["rows"][0]
+    assert small.startswith("X'") and len(small) == 2 + 16 + 1
+    assert literal == "X'00FF'"
+    assert big.startswith("X'" + "00" * 256 + "…'") and big.endswith("(300 bytes)")
+    assert result["truncated"] is True and "BLOBs are cut" in result["note"]
+    assert json.loads(json.dumps(result, allow_nan=False)) == result
+
+
+def test_long_cells_and_large_results_are_cut_with_a_note(registry):
+    result = registry.call("run_sql", {"query": "SELECT printf('%.*c', 5000, 'x') FROM users"})
+    assert all(len(row[0]) == 2000 and row[0].endswith("…") for row in result["rows"])
+    assert result["row_count"] == len(result["rows"]) == 100
+    assert "text cells are cut" in result["note"] and "200,000 characters" in result["note"]
+
+
+def test_ordinary_formats_and_infinities_are_kept_storable(registry):
+    result = registry.call("run_sql", {"query": (
+        "SELECT printf('%d|%5.2f|%s|%%', 3, 2.345, 'a'), printf('%.1f%%', 12.345), "
+        "format('%s', NULL), 1e999, -1e999")})
+    assert result["rows"] == [["3| 2.35|a|%", "12.3%", "", "inf", "-inf"]]
+    assert result["truncated"] is False and "note" not in result
+
+
+def test_text_that_is_not_utf8_is_shown_with_replacement_characters(registry):
+    query = "SELECT char(55296), CAST(x'ff' AS TEXT), '\ud800'"
+    result = registry.call("run_sql", {"query": query})
+    assert all(set(cell) == {"\ufffd"} for cell in result["rows"][0])
+
+
+SQL_VALUES = st.one_of(
+    st.integers(-(2**63), 2**63 - 1).map(str),
+    st.sampled_from(["1e999", "-1e999", "NULL", "x'00ff'", "randomblob(8)", "zeroblob(3000)",
+                     "'中文'", "char(0)", "char(55296)", "printf('%.*c', 3000, 'y')",
+                     "hex(randomblob(600000))", "zeroblob(2e6)", "0.1", "user_id"]),
+    st.text(max_size=20).map(lambda t: "'" + t.replace("'", "''") + "'"),
+)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(SQL_VALUES, min_size=1, max_size=4), st.sampled_from(["", " FROM users"]))
+def test_every_run_sql_result_is_storable(registry, values, source):
+    try:
+        result = registry.call("run_sql", {"query": f"SELECT {', '.join(values)}{source}"})
+    except ToolExecutionError as exc:
+        assert "\n" not in str(exc)
+        return
+    stored = json.dumps(result, ensure_ascii=False, allow_nan=False)
+    stored.encode("utf-8")  # no lone surrogates
+    assert len(stored) < 400_000 and len(result["rows"]) <= ROW_LIMIT

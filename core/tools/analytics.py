@@ -1,13 +1,18 @@
 """The analytics toolset of seed 003: seeded churn data and a read-only SQL tool.
 
 ``run_sql`` is read-only by construction: the database is opened through a ``mode=ro`` file
-URI, an authorizer allows only SELECT/READ/FUNCTION actions, one statement runs at a time,
-a progress handler stops runaway queries and at most ``ROW_LIMIT`` rows come back.
+URI, an authorizer allows only SELECT/READ/FUNCTION actions, one statement runs at a time.
+It is bounded too: SQLite refuses any value longer than ``_MAX_VALUE_BYTES`` (so
+``zeroblob(9e8)`` fails at once instead of allocating), the sorter's cache is small, a
+progress handler stops runaway queries, at most ``ROW_LIMIT`` rows and ``_MAX_RESULT_CHARS``
+characters come back, long cells are cut, and BLOBs come back as hex text.
 """
 
 from __future__ import annotations
 
+import math
 import random
+import re
 import sqlite3
 import time
 from datetime import date, timedelta
@@ -29,7 +34,16 @@ __all__ = [
 ]
 
 ROW_LIMIT = 200
-_TIME_LIMIT_S = 3.0
+_TIME_LIMIT_S = 1.5
+_MAX_VALUE_BYTES = 1_000_000  # SQLITE_LIMIT_LENGTH: any string, BLOB or row
+_MAX_COLUMNS = 100
+_CACHE_KIB = 8_192  # page cache and in-memory sorting per query, before spilling to disk
+_MAX_CELL_CHARS = 2_000
+_MAX_BLOB_BYTES = 256
+_MAX_RESULT_CHARS = 200_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_FORMAT_SPEC = re.compile(r"%[-+ 0#,!]*(?P<width>\*|\d*)(?:\.(?P<precision>\*|\d*))?"
+                          r"(?:ll|l)?(?P<kind>[a-zA-Z%])")
 _SEED = 3
 _PRICES = {"basic": 39.0, "pro": 79.0, "team": 199.0}
 _TABLES = {
@@ -178,28 +192,127 @@ def run_sql(query: str) -> dict:
             f"run_sql refused {keyword or 'an empty query'}: only one read-only SELECT is "
             "allowed (no INSERT, UPDATE, DELETE, ATTACH, PRAGMA or DDL)"
         )
-    conn = connect(ensure_analytics_db(), read_only=True)
-    deadline = time.monotonic() + _TIME_LIMIT_S
-    conn.set_authorizer(_authorizer)
-    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    conn, formatter = _bounded_connection()
     try:
-        cursor = conn.execute(query)
-        rows = cursor.fetchmany(ROW_LIMIT + 1)
+        cursor = conn.execute(_SURROGATE.sub("\ufffd", query))  # SQLite takes only UTF-8
         columns = [column[0] for column in cursor.description or ()]
+        return _result(columns, cursor)
     except sqlite3.ProgrammingError as exc:
         raise ToolExecutionError(
             f"run_sql runs exactly one statement; split the query ({exc})"
         ) from None
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, MemoryError, OverflowError) as exc:
         raise ToolExecutionError(_explain(exc)) from None
     finally:
         conn.close()
-    return {"columns": columns, "rows": [list(row) for row in rows[:ROW_LIMIT]],
-            "row_count": min(len(rows), ROW_LIMIT), "truncated": len(rows) > ROW_LIMIT}
+        formatter.close()
 
 
-def _explain(exc: sqlite3.DatabaseError) -> str:
+def _bounded_connection() -> tuple[sqlite3.Connection, sqlite3.Connection]:
+    """A read-only connection with length, column, cache, format and time limits set.
+
+    The second connection (in memory) runs the real ``printf``/``format`` after the
+    checked stand-ins registered here have looked at the format: SQLite 3.40 spends
+    seconds in ``printf('%.*c', 900000000, 'x')`` where no progress handler can stop it.
+    """
+    conn = connect(ensure_analytics_db(), read_only=True)
+    formatter = sqlite3.connect(":memory:")
+    for target in (conn, formatter):
+        target.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _MAX_VALUE_BYTES)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_COLUMN, _MAX_COLUMNS)
+    # text that is not valid UTF-8 (char(55296), CAST(x'ff' AS TEXT)) is shown, not fatal
+    conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
+    conn.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
+    for name in ("printf", "format"):
+        conn.create_function(name, -1, _checked_format(formatter, name))
+    conn.set_authorizer(_authorizer)
+    deadline = time.monotonic() + _TIME_LIMIT_S
+    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    return conn, formatter
+
+
+def _checked_format(formatter: sqlite3.Connection, name: str) -> Any:
+    def call(*args: Any) -> Any:
+        if args and isinstance(args[0], str):
+            _check_format_sizes(args[0], args[1:])
+        marks = ", ".join("?" * len(args))
+        return formatter.execute(f"SELECT {name}({marks})", args).fetchone()[0]
+
+    return call
+
+
+def _check_format_sizes(pattern: str, args: tuple[Any, ...]) -> None:
+    """Refuse a width or precision past ``_MAX_VALUE_BYTES`` (``*`` takes it from ``args``)."""
+    position = 0
+    for spec in _FORMAT_SPEC.finditer(pattern):
+        for size in (spec["width"], spec["precision"]):
+            if size == "*":
+                size, position = args[position] if position < len(args) else 0, position + 1
+            if abs(_as_number(size)) > _MAX_VALUE_BYTES:
+                raise ValueError(f"format width or precision {size} is too large")
+        position += spec["kind"] != "%"
+
+
+def _as_number(value: Any) -> float:
+    """A printf size as SQLite reads it: numbers, numeric text, anything else 0."""
+    try:
+        return float(value or 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0.0
+
+
+def _result(columns: list[str], cursor: sqlite3.Cursor) -> dict:
+    """The rows as JSON-safe lists within the row and size budgets, with notes on any cut.
+
+    Rows are read one at a time and cut at once, so a query of many huge values never
+    holds more than one of them.
+    """
+    kept: list[list[Any]] = []
+    notes: list[str] = []
+    size = 0
+    for row in cursor:
+        if len(kept) == ROW_LIMIT:
+            notes.append(f"only the first {ROW_LIMIT} rows are shown; aggregate or add a LIMIT")
+            break
+        cells = [_cell(value, notes) for value in row]
+        size += sum(len(str(cell)) for cell in cells)
+        if size > _MAX_RESULT_CHARS:
+            notes.append(f"only the first {len(kept)} rows fit in {_MAX_RESULT_CHARS:,} "
+                         "characters; select fewer columns or add a LIMIT")
+            break
+        kept.append(cells)
+    result: dict[str, Any] = {"columns": columns, "rows": kept, "row_count": len(kept),
+                              "truncated": bool(notes)}
+    if notes:
+        result["note"] = "; ".join(dict.fromkeys(notes))
+    return result
+
+
+def _cell(value: Any, notes: list[str]) -> Any:
+    """One value as JSON-safe data: BLOBs as X'hex' text, long text cut, inf as text."""
+    if isinstance(value, bytes):
+        if len(value) > _MAX_BLOB_BYTES:
+            notes.append(f"BLOBs are cut to their first {_MAX_BLOB_BYTES} bytes")
+            return f"X'{value[:_MAX_BLOB_BYTES].hex().upper()}…' ({len(value)} bytes)"
+        return f"X'{value.hex().upper()}'"
+    if isinstance(value, str) and len(value) > _MAX_CELL_CHARS:
+        notes.append(f"text cells are cut to {_MAX_CELL_CHARS:,} characters")
+        return value[: _MAX_CELL_CHARS - 1] + "…"
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def _explain(exc: Exception) -> str:
     text = str(exc)
+    if isinstance(exc, MemoryError) or "too big" in text or "out of memory" in text:
+        return (f"run_sql stopped the query: a value grew past {_MAX_VALUE_BYTES:,} bytes "
+                "or memory ran short; return smaller values")
+    if "user-defined function raised exception" in text:  # only the printf/format checks
+        return (f"run_sql could not run printf/format: a width or precision over "
+                f"{_MAX_VALUE_BYTES:,}, or text that is not UTF-8; use smaller sizes")
+    if "too many columns" in text:
+        return f"run_sql allows at most {_MAX_COLUMNS} columns; select fewer"
     if "not authorized" in text:
         return "run_sql refused the query: only reading with SELECT is allowed"
     if "interrupted" in text:
