@@ -201,6 +201,7 @@ plan = Plan(goal="refund 88231", steps=[
 ])
 runner = Runner(RunStore(), poll_s=0.05)
 run_id = runner.start(plan.goal, plan, engine=Engine(registry=registry),
+                      options=RunOptions(confirm_side_effects=False),
                       settings_public={"offline": True})
 print(run_id, flush=True)
 runner.wait(run_id)

@@ -8,7 +8,7 @@ import pytest
 
 from core.errors import StoreError
 from core.execution.executor import execute_step
-from core.execution.scheduler import RunOptions, run_plan
+from core.execution.options import RunOptions
 from core.learning.lessons import (
     Lesson,
     LessonBook,
@@ -17,11 +17,12 @@ from core.learning.lessons import (
     relevant_lessons,
     terms,
 )
-from core.learning.reflection import reflect, run_attempts
+from core.learning.reflection import reflect
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.planning.offline import offline_plan
 from core.planning.planner import make_plan
+from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.catalog import default_registry
 from tests.fake_openai import text
@@ -114,7 +115,8 @@ def test_a_failed_run_leaves_a_lesson_that_the_next_plan_carries(fake_openai) ->
 
 
 def test_attempt_loop_against_the_fake_endpoint(fake_openai) -> None:
-    """Plan (LLM) → run fails → reflection (LLM) → the retry's planner prompt has the lesson."""
+    """Plan (LLM) → the run fails → reflection (LLM) → the retry's planner prompt carries
+    the lesson, and the retry completes: the runner's own attempt loop, end to end."""
     registry = default_registry({})
     careless = {"goal": "退掉订单 70412", "steps": [
         {"id": "s1", "description": "申请退款", "tool": "apply_refund",
@@ -134,23 +136,19 @@ def test_attempt_loop_against_the_fake_endpoint(fake_openai) -> None:
                          "should_retry": True, "retry_hint": "加上签收条件"},
                         ensure_ascii=False)),
         text(json.dumps(careful, ensure_ascii=False)),
+        text("订单 70412 还在运输中，签收后才能退款。"),
     )
-    store = RunStore()
-    run_id = store.create_run("退掉订单 70412", {})
-    offline = Engine(registry)
-    with OpenAIChatModel(fake_openai.settings()) as model:
+    options = RunOptions(max_replans=0, max_attempts=2, confirm_side_effects=False)
+    with OpenAIChatModel(fake_openai.settings()) as model, Runner(RunStore()) as runner:
         online = Engine(registry, model)
-        report = run_attempts(
-            "退掉订单 70412", online,
-            plan_fn=lambda request, lessons: make_plan(request, online, lessons=lessons),
-            run_fn=lambda plan: run_plan(plan, offline, options=RunOptions(max_replans=0)),
-            book=LessonBook(store), run_id=run_id,
-        )
-    assert report.attempts == 2 and report.outcome.status == "completed"
-    stored = LessonBook(store).list_lessons()
+        plan = make_plan("退掉订单 70412", online)
+        run_id = runner.start("退掉订单 70412", plan, engine=online, options=options)
+        record = runner.wait(run_id, timeout=30)
+    assert record.status == "completed" and "运输中" in (record.answer or "")
+    stored = LessonBook(runner.store).list_lessons()
     assert [(item.text, item.run_id) for item in stored] == [(lesson, run_id)]
     bodies = fake_openai.chat_bodies
-    assert len(bodies) == 3
+    assert len(bodies) == 4
     assert lesson not in bodies[0]["messages"][0]["content"]
     assert "not delivered" in bodies[1]["messages"][1]["content"]  # the reflection's evidence
     assert lesson in bodies[2]["messages"][0]["content"]

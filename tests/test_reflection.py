@@ -1,25 +1,27 @@
-"""Tests of reflection after a failed run and of the review of a run that needed a replan."""
+"""Reflection after a failed run, the review of a run that needed a replan, and what an
+attempt leaves behind (its lesson, and the plan of the next attempt when one is advised)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import pytest
 
 from core.errors import PlanParseError
+from core.execution.scheduler import RunOutcome
+from core.learning.after_run import learn_from_run
 from core.learning.lessons import LessonBook
 from core.learning.reflection import (
     Reflection,
     reflect,
     reflect_offline,
     review_success,
-    run_attempts,
     trajectory,
 )
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.store.run_store import RunStore
+from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
 from tests.fakes import ScriptedChatModel
 
@@ -121,62 +123,60 @@ def test_review_success_after_a_replan() -> None:
     assert "Version 2" in model.requests[0]["messages"][1]["content"]
 
 
-@dataclass
-class FakeOutcome:
-    status: str
-    plan: Plan
-    versions: list[Plan]
+def outcome(status: str, *versions: Plan) -> RunOutcome:
+    return RunOutcome(status=status, plan=versions[-1], versions=list(versions))
 
 
-def test_run_attempts_reflects_stores_and_carries_the_lesson() -> None:
-    book = LessonBook(RunStore())
+def test_a_failed_attempt_keeps_its_lesson_and_plans_a_retry_that_carries_it() -> None:
+    store = RunStore()
     timeout = failed_plan("Track order 70412", "query_logistics timed out", "query_logistics")
-    good = Plan(goal="Track order 70412", steps=[Step(id="s1", description="x",
-                                                      status="completed")])
-    seen: list[list[str]] = []
-    outcomes = [FakeOutcome("failed", timeout, [timeout]), FakeOutcome("completed", good, [good])]
+    run_id = store.create_run("Track order 70412", {}, timeout)
+    lesson = "query_logistics can time out for order 70412; allow one retry"
+    model = ScriptedChatModel([
+        json.dumps({"root_cause": "a timeout", "lesson": lesson, "should_retry": True,
+                    "retry_hint": "retry the tracking lookup once"}),
+        json.dumps({"steps": [{"id": "s4", "description": "Summarise what is known",
+                               "tool": None, "depends_on": ["s1"]}]}),
+    ])
+    engine = Engine(default_registry({}), model)
+    learned = learn_from_run(store, run_id, "Track order 70412", outcome("failed", timeout),
+                             engine, attempt=1, max_attempts=2)
+    assert learned.lesson is not None and learned.lesson.run_id == run_id
+    assert learned.lesson.tools == ["query_logistics"]
+    assert [item.run_id for item in LessonBook(store).list_lessons()] == [run_id]
+    assert learned.retry_plan is not None and learned.retry_plan.version == 4
+    assert learned.usage.llm_calls == 2
+    retry_prompt = model.requests[1]["messages"][0]["content"]
+    assert lesson in retry_prompt and "retry the tracking lookup once" in retry_prompt
 
-    def plan_fn(request: str, lessons: list[str]) -> Plan:
-        seen.append(list(lessons))
-        return good
 
-    report = run_attempts("Track order 70412", OFFLINE, plan_fn=plan_fn,
-                          run_fn=lambda plan: outcomes.pop(0), lessons=["old lesson"],
-                          book=book, run_id="run42")
-    assert report.attempts == 2 and report.outcome.status == "completed"
-    assert seen[0] == ["old lesson"]
-    assert seen[1][0] == "old lesson" and "query_logistics" in seen[1][1]
-    assert [lesson.run_id for lesson in book.list_lessons()] == ["run42"]
-    assert report.lessons[0].tools == ["query_logistics"]
-
-
-def test_run_attempts_stops_when_retrying_cannot_help() -> None:
+def test_no_retry_when_retrying_cannot_help_or_attempts_are_used_up() -> None:
+    store = RunStore()
     refused = failed_plan("Refund order 70412", REFUSED)
     model = ScriptedChatModel(["not json"])  # the reflection falls back to the rules
-    calls: list[int] = []
+    learned = learn_from_run(store, "run1", "Refund order 70412", outcome("failed", refused),
+                             Engine(default_registry({}), model), attempt=1, max_attempts=3)
+    assert len(model.requests) == 1 and learned.retry_plan is None
+    assert learned.reflection is not None and not learned.reflection.should_retry
+    assert "apply_refund" in learned.reflection.lesson
+    timeout = failed_plan("Track order 70412", "query_logistics timed out", "query_logistics")
+    last = learn_from_run(store, "run2", "Track order 70412", outcome("failed", timeout),
+                          OFFLINE, attempt=2, max_attempts=2)
+    assert last.reflection is not None and last.reflection.should_retry
+    assert last.retry_plan is None
 
-    def run_fn(plan: Plan) -> FakeOutcome:
-        calls.append(1)
-        return FakeOutcome("failed", refused, [refused])
 
-    report = run_attempts("Refund order 70412", Engine(ToolRegistry(), model),
-                          plan_fn=lambda r, lessons: refused, run_fn=run_fn, max_attempts=3)
-    assert len(calls) == 1 and report.attempts == 1
-    assert not report.reflections[0].should_retry
-    assert "apply_refund" in report.reflections[0].lesson
-
-
-def test_run_attempts_keeps_a_lesson_from_a_success_that_needed_a_replan() -> None:
-    book = LessonBook(RunStore())
+def test_a_success_that_needed_a_replan_keeps_a_lesson_and_a_cancelled_run_none() -> None:
+    store = RunStore()
     first = failed_plan("Track order 88231", "query_logistics timed out", "query_logistics")
     final = first.model_copy(deep=True, update={"version": 2})
     final.steps.append(Step(id="s4", description="Look up again", tool="query_order",
                             status="completed", result={}))
-    report = run_attempts("Track order 88231", OFFLINE, plan_fn=lambda r, lessons: first,
-                          run_fn=lambda plan: FakeOutcome("completed", final, [first, final]),
-                          book=book, run_id="run7")
-    assert report.attempts == 1 and len(report.lessons) == 1
-    assert "query_order" in book.list_lessons()[0].text
-    cancelled = run_attempts("x", OFFLINE, plan_fn=lambda r, lessons: first,
-                             run_fn=lambda plan: FakeOutcome("cancelled", first, [first]))
-    assert cancelled.reflections == [] and cancelled.attempts == 1
+    learned = learn_from_run(store, "run7", "Track order 88231",
+                             outcome("completed", first, final), OFFLINE,
+                             attempt=1, max_attempts=2)
+    assert learned.lesson is not None and learned.retry_plan is None
+    assert "query_order" in LessonBook(store).list_lessons()[0].text
+    cancelled = learn_from_run(store, "run8", "x", outcome("cancelled", first), OFFLINE,
+                               attempt=1, max_attempts=2)
+    assert cancelled.reflection is None and cancelled.lesson is None

@@ -87,7 +87,8 @@ def test_the_dot_export_marks_side_effect_steps(runner):
              args={"order_id": "88231", "reason": "broken"}),
     ])
     run_id = runner.start(plan.goal, plan, engine=Engine(default_registry()),
-                          options=RunOptions(), settings_public={"offline": True})
+                          options=RunOptions(confirm_side_effects=False),
+                          settings_public={"offline": True})
     assert runner.wait(run_id, TIMEOUT_S).status == "completed"
     dot = export_run(runner.store, run_id, "dot")
     assert "s2 · apply_refund" in dot and "s1 · query_order" in dot

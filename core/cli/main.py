@@ -17,12 +17,12 @@ from core.cli.runs import report_run
 from core.cli.text import say
 from core.errors import ConfigError, PlanBoardError
 from core.plan.model import Plan
+from core.planning.choices import CHECKPOINT_POLICIES, DEFAULT_POLICY, REQUEST_MODES
 
 __all__ = ["build_parser", "main"]
 
 logger = logging.getLogger(__name__)
 
-_CHECKPOINTS = ("rigid", "on_failure", "adaptive", "every_step")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-replans", type=bounded_int(0, 10), default=2)
     run.add_argument("--max-attempts", type=bounded_int(1, 5), default=2,
                      help="attempts when a failed run's reflection advises a retry")
-    run.add_argument("--checkpoint", choices=_CHECKPOINTS, default="on_failure",
+    run.add_argument("--checkpoint", choices=CHECKPOINT_POLICIES, default=DEFAULT_POLICY,
                      help="when to revise the plan while it runs")
     _add_planning_options(run)
     run.set_defaults(handler=cmd_run)
@@ -142,7 +142,7 @@ def _add_planning_options(parser: argparse.ArgumentParser) -> None:
         "--offline", action="store_true", help="use the rule-based planner, no LLM"
     )
     parser.add_argument(
-        "--mode", choices=("plan", "knowledge", "direct", "auto"), default="plan",
+        "--mode", choices=REQUEST_MODES, default="plan",
         help="plan (default), a knowledge or direct answer, or auto (let the router decide)",
     )
 
@@ -228,7 +228,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 1
     from core.execution.scheduler import RunOptions
 
-    options = RunOptions(max_parallel=args.max_parallel, max_replans=args.max_replans,
+    options = RunOptions(confirm_side_effects=False,  # the person approved the plan above
+                         max_parallel=args.max_parallel, max_replans=args.max_replans,
                          checkpoint=args.checkpoint, max_attempts=args.max_attempts)
     run_id = runner.start(plan.goal, plan, engine=engine, options=options,
                           settings_public=settings, planning_usage=usage,

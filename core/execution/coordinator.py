@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from core.base.expressions import ExpressionError
 from core.base.language import detect_language, pick
@@ -20,13 +20,11 @@ from core.base.usage import Usage
 from core.execution.control import ControlWake, RunControl
 from core.execution.events import EventKind
 from core.execution.executor import StepOutcome, apply_outcome, execute_step, is_synthesis
+from core.execution.options import RunOptions
 from core.execution.readiness import blocked_steps, condition_holds, ready_steps
 from core.execution.success_check import check_success, classify_failure
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
-
-if TYPE_CHECKING:
-    from core.execution.scheduler import RunOptions
 
 __all__ = ["Checkpointer", "Coordinator", "Emit", "RunBook", "retire", "tr"]
 

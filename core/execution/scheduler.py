@@ -14,8 +14,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -26,35 +25,21 @@ from core.execution.control import RunControl
 from core.execution.coordinator import Coordinator, RunBook, retire, tr
 from core.execution.events import EventKind, EventSink, RunEvent
 from core.execution.executor import is_synthesis
+from core.execution.options import RunOptions
 from core.lifecycle import CRASH_RESET
 from core.lifecycle import OutcomeStatus as RunStatus
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.checkpoint import run_checkpoint
+from core.planning.choices import CheckpointPolicy
+from core.planning.planner import PlanningResult, Replanner, planned, replan_request
 
-if TYPE_CHECKING:
-    from core.planning.planner import PlanningResult
-
-__all__ = ["CheckpointPolicy", "Replanner", "RunOptions", "RunOutcome", "RunStatus",
-           "run_plan"]
+__all__ = ["RunOptions", "RunOutcome", "RunStatus", "run_plan"]
 
 logger = logging.getLogger(__name__)
 
-CheckpointPolicy = Literal["rigid", "on_failure", "adaptive", "every_step"]
-Replanner = Callable[[Plan, str, Engine], "Plan | PlanningResult"]
 MAX_CHECKPOINT_VERSIONS = 12  # a replanner that always changes something cannot loop forever
 _IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]*\d{4,}[A-Za-z0-9]*")
-
-
-class RunOptions(BaseModel):
-    """How to run a plan."""
-
-    max_parallel: int = Field(default=4, ge=1, le=64)
-    max_replans: int = Field(default=2, ge=0, le=10)
-    confirm_side_effects: bool = False
-    run_id: str | None = None
-    checkpoint: CheckpointPolicy = "on_failure"
-    max_attempts: int = Field(default=2, ge=1, le=5)  # attempts after reflection (runner)
 
 
 class RunOutcome(BaseModel):
@@ -113,8 +98,7 @@ def run_plan(
     options = options or RunOptions()
     control = control or RunControl()
     replanning_offline = replanner is None and engine.offline
-    if replanner is None:
-        from core.planning.planner import replan_request as replanner
+    replanner = replanner or replan_request
     emit = Emitter(on_event)
     book = RunBook(versions=[plan])
     _announce(plan, emit)
@@ -197,7 +181,7 @@ class _Checkpoints:
     a warning) when it is invalid or touches a completed step: only pending steps change.
     """
 
-    def __init__(self, policy: str, engine: Engine, book: RunBook,
+    def __init__(self, policy: CheckpointPolicy, engine: Engine, book: RunBook,
                  replanner: Replanner | None) -> None:
         self.policy, self.engine, self.book, self.replanner = policy, engine, book, replanner
         self.made = 0
@@ -205,24 +189,15 @@ class _Checkpoints:
     def __call__(self, plan: Plan, step: Step) -> tuple[Plan | None, str]:
         if self.made >= MAX_CHECKPOINT_VERSIONS:
             return None, ""
-        spent = Usage()
-
-        def plan_only(old: Plan, reason: str, engine: Engine) -> Plan:
-            nonlocal spent
-            new, usage = _as_plan(self.replanner(old, reason, engine))  # type: ignore[misc]
-            spent += usage
-            return new
-
         try:
             result = run_checkpoint(self.policy, plan, step, self.engine,
-                                    replanner=plan_only if self.replanner else None)
+                                    replanner=self.replanner)
         except Exception as exc:  # a checkpoint is optional: never end the run
             logger.warning("checkpoint after %s failed: %s", step.id, exc)
-            self.book.usage += spent
             self.book.warnings.append(tr(plan, f"{step.id} 之后的检查点没有生效：{exc}",
                                          f"the checkpoint after {step.id} changed nothing: {exc}"))
             return None, ""
-        self.book.usage += result.usage + spent
+        self.book.usage += result.usage
         self.book.warnings.extend(result.warnings)
         if result.plan is None:
             return None, ""
@@ -241,17 +216,6 @@ class _Checkpoints:
                 plan, f"检查点已生成 {self.made} 个版本，之后不再调整计划",
                 f"checkpoints made {self.made} versions; they change the plan no more"))
         return result.plan, result.reason
-
-
-def _as_plan(result: Plan | PlanningResult) -> tuple[Plan, Usage]:
-    """A replanner's Plan, or the plan of its PlanningResult (PlanError when it has none)."""
-    from core.planning.planner import PlanningResult
-
-    if not isinstance(result, PlanningResult):
-        return result, Usage()
-    if result.plan is None:
-        raise PlanError("Replanning failed: " + "; ".join(result.errors))
-    return result.plan, result.usage
 
 
 def _finished_changes(old: Plan, new: Plan) -> list[str]:
@@ -287,26 +251,22 @@ def _failure_text(plan: Plan, book: RunBook) -> str:
 def _replan(plan: Plan, failure: str, engine: Engine, replanner: Replanner,
             warnings: list[str]) -> tuple[Plan | None, Usage]:
     """The next version and what making it cost; None (with a warning) when it failed."""
-    from core.planning.planner import PlanningResult
-
     try:
-        result = replanner(plan, failure, engine)
+        made = replanner(plan, failure, engine)
     except Exception as exc:  # includes a missing model; the run still finishes
         logger.warning("replanning failed: %s", exc)
         warnings.append(f"Replanning failed ({exc}); the run continued with plan v{plan.version}.")
         return None, Usage()
-    usage = Usage()
-    if isinstance(result, PlanningResult):
-        usage = result.usage
-        if result.plan is None:
-            warnings.append("Replanning failed: " + "; ".join(result.errors))
-            return None, usage
-        result = result.plan
-    problems = result.validate(engine.registry)
+    try:
+        new_plan, usage = planned(made)
+    except PlanError as exc:
+        warnings.append(str(exc))
+        return None, made.usage if isinstance(made, PlanningResult) else Usage()
+    problems = new_plan.validate(engine.registry)
     if problems:
         warnings.append("The replanned plan was not usable: " + "; ".join(problems))
         return None, usage
-    return result, usage
+    return new_plan, usage
 
 
 def _stop(state: str, plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:

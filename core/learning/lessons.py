@@ -17,10 +17,10 @@ import sqlalchemy as sa
 from pydantic import BaseModel, Field
 
 from core.errors import StoreError
+from core.learning.reflection import Reflection
 from core.store.schema import as_utc, lessons, utc_now
 
 if TYPE_CHECKING:
-    from core.learning.reflection import Reflection
     from core.store.run_store import RunStore
     from core.tools.registry import ToolRegistry
 

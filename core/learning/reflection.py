@@ -11,15 +11,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
 from core.base.language import Language, detect_language, pick
+from core.base.text import preview
 from core.base.usage import Usage
-from core.errors import LLMError, PlanError
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.prompts.adaptive import (
@@ -32,18 +30,12 @@ from core.prompts.adaptive import (
     parse_reply,
 )
 
-if TYPE_CHECKING:
-    from core.learning.lessons import Lesson, LessonBook
-
 __all__ = [
-    "AttemptsReport",
     "Reflection",
-    "RunResult",
     "failure_text",
     "reflect",
     "reflect_offline",
     "review_success",
-    "run_attempts",
     "trajectory",
 ]
 
@@ -56,6 +48,7 @@ _ARGS = re.compile(r"parameter schema|field required|missing|arguments?", re.IGN
 _REFUSED = re.compile(r"not delivered|return window|签收|退货期", re.IGNORECASE)
 _TRANSIENT = re.compile(r"time(?:d)? ?out|超时|connection|rate limit|429|503|temporar", re.I)
 _UNKNOWN_TOOL = re.compile(r"unknown tool", re.IGNORECASE)
+_QUOTE_CHARS = 120
 
 
 class Reflection(BaseModel):
@@ -176,8 +169,7 @@ def _rule(step: Step, error: str, tool: str, lang: Language) -> tuple[str, bool,
 
 
 def _quoted(error: str) -> str:
-    text = " ".join(error.split())
-    return text if len(text) <= 120 else text[:119] + "…"
+    return preview(error, _QUOTE_CHARS)
 
 
 def review_success(versions: Sequence[Plan], engine: Engine
@@ -224,91 +216,7 @@ def _review_offline(versions: Sequence[Plan], lang: Language) -> Reflection | No
     )
 
 
-# ---- attempts --------------------------------------------------------------------------------
-
-
-class RunResult(Protocol):
-    """What run_attempts needs from a run outcome (core.execution.scheduler.RunOutcome fits)."""
-
-    status: str
-    plan: Plan
-    versions: list[Plan]
-
-
-@dataclass
-class AttemptsReport:
-    """Every attempt of a request: the last outcome, the reflections and the lessons kept."""
-
-    outcome: Any
-    attempts: int = 0
-    reflections: list[Reflection] = field(default_factory=list)
-    lessons: list[Lesson] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-
-
 def failure_text(plan: Plan) -> str:
     """The failed steps of a plan and their errors, on one line."""
     return "; ".join(f"{s.id} ({s.tool or 'reasoning'}) failed: {s.error}"
                      for s in plan.steps if s.status == "failed")
-
-
-def run_attempts(
-    request: str, engine: Engine, *,
-    plan_fn: Callable[[str, list[str]], Plan], run_fn: Callable[[Plan], RunResult],
-    lessons: Sequence[str] = (), book: LessonBook | None = None, run_id: str | None = None,
-    max_attempts: int = 2,
-) -> AttemptsReport:
-    """Plan and run ``request`` up to ``max_attempts`` times, reflecting after each failure.
-
-    ``plan_fn(request, lesson_lines)`` makes a plan (e.g. make_plan with ``lessons=``);
-    ``run_fn(plan)`` runs it through its replans (e.g. run_plan). A failed attempt is
-    reflected on (rules when the model's reflection is unusable); its lesson is stored in
-    ``book`` with ``run_id`` and carried, with the retry hint, into the next attempt's plan
-    when ``should_retry``. A completed run whose plan changed leaves a review lesson.
-    """
-    report = AttemptsReport(outcome=None)
-    carried = list(lessons)
-    for attempt in range(1, max(max_attempts, 1) + 1):
-        report.attempts = attempt
-        outcome = run_fn(plan_fn(request, carried))
-        report.outcome = outcome
-        if outcome.status == "completed":
-            _keep_review(report, outcome, engine, book, run_id)
-            return report
-        if outcome.status != "failed":
-            return report  # cancelled or paused: nothing to learn
-        reflection = _reflect_safely(outcome.plan, engine, report)
-        report.reflections.append(reflection)
-        if book is not None:
-            report.lessons.append(book.add_reflection(reflection, run_id=run_id))
-        if not reflection.should_retry:
-            return report
-        carried = [*carried, reflection.lesson]
-        if reflection.retry_hint:
-            carried.append(reflection.retry_hint)
-    return report
-
-
-def _reflect_safely(plan: Plan, engine: Engine, report: AttemptsReport) -> Reflection:
-    try:
-        reflection, usage = reflect(plan, failure_text(plan), engine)
-    except (PlanError, LLMError) as exc:
-        logger.warning("reflection unusable, using the rules: %s", exc)
-        return reflect_offline(plan, failure_text(plan))
-    report.usage = report.usage + usage
-    return reflection
-
-
-def _keep_review(report: AttemptsReport, outcome: RunResult, engine: Engine,
-                 book: LessonBook | None, run_id: str | None) -> None:
-    try:
-        review, usage = review_success(outcome.versions, engine)
-    except (PlanError, LLMError) as exc:
-        logger.warning("review unusable, using the rules: %s", exc)
-        review, usage = _review_offline(outcome.versions, detect_language(outcome.plan.goal)
-                                        ), Usage()
-    report.usage = report.usage + usage
-    if review is not None:
-        report.reflections.append(review)
-        if book is not None:
-            report.lessons.append(book.add_reflection(review, run_id=run_id))

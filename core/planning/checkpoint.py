@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,6 +21,8 @@ from core.base.usage import Usage
 from core.errors import LLMError, PlanError, PlanValidationError
 from core.llm.engine import Engine
 from core.plan.model import REFERENCE, Plan, Step
+from core.planning.choices import CheckpointPolicy
+from core.planning.planner import Replanner, planned
 from core.prompts.adaptive import (
     CHECKPOINT_SYSTEM,
     CHECKPOINT_USER,
@@ -33,14 +34,9 @@ from core.prompts.adaptive import (
 if TYPE_CHECKING:
     from core.tools.registry import ToolRegistry
 
-Replanner = Callable[[Plan, str, Engine], Plan]
-
 __all__ = [
-    "DEFAULT_POLICY",
-    "POLICIES",
     "CheckpointAction",
     "CheckpointDecision",
-    "CheckpointPolicy",
     "CheckpointResult",
     "apply_decision",
     "checkpoint",
@@ -53,10 +49,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-CheckpointPolicy = Literal["rigid", "on_failure", "adaptive", "every_step"]
 CheckpointAction = Literal["none", "checkpoint", "replan"]
-POLICIES: tuple[str, ...] = ("rigid", "on_failure", "adaptive", "every_step")
-DEFAULT_POLICY: CheckpointPolicy = "on_failure"
 _IN_PROGRESS = {"refunding", "refunded"}
 _STEP_NAME = re.compile(r"(?<![\w.'\"])(s\d+)\b")
 _STEP_ID = re.compile(r"^s(\d+)$")
@@ -86,7 +79,7 @@ class CheckpointDecision(BaseModel):
 
 
 
-def checkpoint_action(policy: str, plan: Plan, step: Step) -> CheckpointAction:
+def checkpoint_action(policy: CheckpointPolicy, plan: Plan, step: Step) -> CheckpointAction:
     """What the scheduler does after ``step`` finished under ``policy``.
 
     "checkpoint" (adaptive) and "replan" (every_step) only after a completed step that is
@@ -189,7 +182,7 @@ class CheckpointResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def run_checkpoint(policy: str, plan: Plan, step: Step, engine: Engine, *,
+def run_checkpoint(policy: CheckpointPolicy, plan: Plan, step: Step, engine: Engine, *,
                    replanner: Replanner | None = None) -> CheckpointResult:
     """The whole after-step hook for the scheduler; never raises for a bad model answer.
 
@@ -209,19 +202,29 @@ def run_checkpoint(policy: str, plan: Plan, step: Step, engine: Engine, *,
                 return result  # without a model, every_step behaves like on_failure
             result.reason = pick(lang, f"每步重规划：{step.id} 已完成", f"every-step replan "
                                f"after {step.id}")
-            result.plan = replanner(plan, result.reason, engine)
+            _replan(replanner, plan, result.reason, engine, result)
             return result
         decision, result.usage = checkpoint(plan, step, engine)
         result.decision, result.reason = decision, decision.reason
         result.plan = apply_decision(plan, decision, engine.registry)
         if decision.needs_replan and decision.updated_pending_steps is None and replanner:
-            result.plan = replanner(plan, decision.reason or result.reason, engine)
+            _replan(replanner, plan, decision.reason or result.reason, engine, result)
     except (PlanError, LLMError) as exc:  # a checkpoint is optional: never end the run
         logger.warning("checkpoint after %s changed nothing: %s", step.id, exc)
         result.plan = None
         result.warnings.append(pick(lang, f"{step.id} 之后的检查点没有生效：{exc}",
                                   f"the checkpoint after {step.id} changed nothing: {exc}"))
     return result
+
+
+def _replan(replanner: Replanner, plan: Plan, reason: str, engine: Engine,
+            result: CheckpointResult) -> None:
+    """Put the replanner's new version into ``result`` and add what it cost, even when
+    it made none (then PlanError)."""
+    made = replanner(plan, reason, engine)
+    if not isinstance(made, Plan):
+        result.usage = result.usage + made.usage
+    result.plan = planned(made)[0]
 
 
 # ---- applying ------------------------------------------------------------------------------

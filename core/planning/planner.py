@@ -30,10 +30,12 @@ from core.tools.registry import ToolRegistry
 
 __all__ = [
     "PlanningResult",
+    "Replanner",
     "fallback_plan",
     "make_plan",
     "normalise_tool_names",
     "plan_request",
+    "planned",
     "replan",
     "replan_request",
 ]
@@ -67,6 +69,20 @@ class PlanningResult:
     errors: list[str] = field(default_factory=list)
     fallback: bool = False
     questions: list[str] = field(default_factory=list)
+
+
+Replanner = Callable[[Plan, str, Engine], Plan | PlanningResult]
+"""Makes the next version of a plan: ``(plan, reason, engine)`` → the new plan, or the
+:class:`PlanningResult` that holds it and its cost (:func:`replan_request` is the default)."""
+
+
+def planned(made: Plan | PlanningResult) -> tuple[Plan, Usage]:
+    """A replanner's new plan and what making it cost; PlanError when it made none."""
+    if not isinstance(made, PlanningResult):
+        return made, Usage()
+    if made.plan is None:
+        raise PlanError("Replanning failed: " + "; ".join(made.errors))
+    return made.plan, made.usage
 
 
 # ---- planning -----------------------------------------------------------------------------

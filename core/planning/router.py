@@ -19,6 +19,7 @@ from core.base.language import Language, detect_language, pick
 from core.base.usage import Usage
 from core.errors import PlanParseError, ToolError
 from core.llm.engine import Engine
+from core.planning.choices import ROUTE_MODES, RouteMode
 from core.planning.offline.answer import compose_answer
 from core.planning.offline.text import clean_query, cues, extract_entities, split_clauses
 from core.prompts.adaptive import (
@@ -33,10 +34,8 @@ from core.tools.registry import ToolRegistry
 
 __all__ = [
     "DIRECT_ROUNDS",
-    "MODES",
     "KnowledgeHit",
     "Route",
-    "RouteMode",
     "ToolCallRecord",
     "answer_direct",
     "answer_knowledge",
@@ -49,8 +48,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-RouteMode = Literal["knowledge", "direct", "plan"]
-MODES: tuple[str, ...] = ("knowledge", "direct", "plan")
 DIRECT_ROUNDS = 4  # up to three rounds of tool calls, then a round that must answer
 _KNOWLEDGE_TOOL = "search_knowledge"
 _ALIASES = {"react": "direct", "simple": "direct", "workflow": "knowledge", "rag": "knowledge",
@@ -186,7 +183,7 @@ def route_with_llm(request: str, model: Any, registry: ToolRegistry | None = Non
     reply = model.chat(messages, role="planner", tools=None, json_mode=True)
     text = reply.content or ""
     bare = text.strip().strip("\"'.` \n").lower()
-    if bare in MODES or bare in _ALIASES:  # the seed's one-word answer
+    if bare in ROUTE_MODES or bare in _ALIASES:  # the seed's one-word answer
         return Route(mode=bare, reason="", source="llm"), reply.usage
     decided = parse_reply(text, Route, what="router")
     return decided.model_copy(update={"source": "llm"}), reply.usage

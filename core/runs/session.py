@@ -9,19 +9,19 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from core.base.usage import Usage
 from core.errors import ConfigError
 from core.llm.engine import Engine
 from core.plan.model import Plan
+from core.planning.choices import REQUEST_MODES, RequestMode
 
 if TYPE_CHECKING:
     from core.planning.router import Route
     from core.store.run_store import RunStore
 
 __all__ = [
-    "MODES",
     "NO_KEY_MESSAGE",
     "Draft",
     "build_engine",
@@ -30,8 +30,6 @@ __all__ = [
     "public_settings",
 ]
 
-Mode = Literal["auto", "plan", "knowledge", "direct"]
-MODES: tuple[str, ...] = ("auto", "plan", "knowledge", "direct")
 NO_KEY_MESSAGE = (
     "No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for another provider) "
     "in the environment or a .env file, or pass --offline to use the offline planner."
@@ -63,15 +61,15 @@ def build_engine(*, offline: bool, environ: Mapping[str, str] | None = None) -> 
     return Engine(registry=registry, model=OpenAIChatModel(settings))
 
 
-def choose_route(request: str, engine: Engine, mode: str) -> tuple[Route, Usage]:
+def choose_route(request: str, engine: Engine, mode: RequestMode | str) -> tuple[Route, Usage]:
     """The route of a request: decided by the model or rules for "auto", else the person's."""
     from core.planning.router import decide_route, person_route
 
     _require_request(request)
     if mode == "auto":
         return decide_route(request, engine)
-    if mode not in MODES:
-        raise ConfigError(f"Unknown mode {mode!r}; use one of: {', '.join(MODES)}.")
+    if mode not in REQUEST_MODES:
+        raise ConfigError(f"Unknown mode {mode!r}; use one of: {', '.join(REQUEST_MODES)}.")
     return person_route(mode, request), Usage()
 
 

@@ -1,0 +1,25 @@
+"""How to run a plan: the options a person chooses for one run."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from core.planning.choices import DEFAULT_POLICY, CheckpointPolicy
+
+__all__ = ["RunOptions"]
+
+
+class RunOptions(BaseModel):
+    """How to run a plan.
+
+    ``confirm_side_effects`` is on by default: a side-effecting step waits for a person
+    (the dashboard asks); a caller that approved the whole plan some other way (the
+    CLI's approval prompt, ``--yes``, a test) turns it off explicitly.
+    """
+
+    max_parallel: int = Field(default=4, ge=1, le=64)
+    max_replans: int = Field(default=2, ge=0, le=10)
+    confirm_side_effects: bool = True
+    run_id: str | None = None
+    checkpoint: CheckpointPolicy = DEFAULT_POLICY
+    max_attempts: int = Field(default=2, ge=1, le=5)  # attempts after reflection (runner)
