@@ -11,14 +11,13 @@ from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.planning.router import (
     Route,
-    answer_direct,
-    answer_knowledge,
     decide_route,
     person_route,
     route,
     route_offline,
     route_with_llm,
 )
+from core.runs.answers import answer_direct, answer_knowledge
 from core.tools.builtin import register_builtin_tools
 from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry

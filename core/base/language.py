@@ -1,15 +1,17 @@
-"""Which language a request is written in, so that plans and answers can follow it."""
+"""Which language a request is written in (so that plans and answers follow it), and its words."""
 
 from __future__ import annotations
 
 import re
 from typing import Literal
 
-__all__ = ["Language", "detect_language", "pick"]
+__all__ = ["Language", "detect_language", "pick", "terms", "words"]
 
 Language = Literal["zh", "en"]
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_WORD_OR_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[a-z0-9_]+")
+_MIN_TERM = 3
 
 
 def detect_language(text: str) -> Language:
@@ -22,3 +24,26 @@ def detect_language(text: str) -> Language:
 def pick(lang: Language, zh: str, en: str) -> str:
     """The Chinese or the English text, by language."""
     return zh if lang == "zh" else en
+
+
+def words(text: str, *, characters: bool = False) -> list[str]:
+    """The one tokenizer: lower-cased English words (letters, digits, ``_``) and, since
+    Chinese has no spaces, each run of Chinese characters as overlapping bigrams.
+
+    ``characters`` adds every Chinese character on its own (an index that must match
+    one-character queries); a one-character run is always kept.
+    """
+    tokens: list[str] = []
+    for run in _WORD_OR_RUN.findall(text.lower()):
+        if not _CJK.match(run):
+            tokens.append(run)
+            continue
+        if characters or len(run) == 1:
+            tokens.extend(run)
+        tokens.extend(run[i:i + 2] for i in range(len(run) - 1))
+    return tokens
+
+
+def terms(text: str) -> set[str]:
+    """Terms for matching two texts: Chinese bigrams and English words of 3+ characters."""
+    return {w for w in words(text or "") if len(w) >= _MIN_TERM or _CJK.match(w)}

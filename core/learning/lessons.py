@@ -8,7 +8,6 @@ store's ``lessons`` table (SQLAlchemy Core, schema of core/store_schema.py uncha
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from pydantic import BaseModel, Field
 
+from core.base.language import terms as language_terms
 from core.errors import StoreError
 from core.learning.reflection import Reflection
 from core.store.schema import as_utc, lessons, utc_now
@@ -35,8 +35,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
-_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
 _STOPWORDS = frozenset({
     "the", "and", "for", "with", "that", "this", "from", "into", "when", "then", "than",
     "have", "has", "was", "were", "are", "not", "you", "your", "its", "use", "using",
@@ -59,12 +57,8 @@ class Lesson(BaseModel):
 
 
 def terms(text: str) -> set[str]:
-    """Matching terms of a text: Chinese character bigrams and English words (3+ letters)."""
-    lowered = (text or "").lower()
-    found = {w for w in _WORD.findall(lowered) if w not in _STOPWORDS}
-    for run in _CJK_RUN.findall(lowered):
-        found.update(run[i:i + 2] for i in range(len(run) - 1))
-    return found
+    """Matching terms of a lesson or request: the shared terms, common words left out."""
+    return language_terms(text) - _STOPWORDS
 
 
 def relevant_lessons(request: str, tool_names: Iterable[str], lessons: Iterable[Lesson],

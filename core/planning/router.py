@@ -1,44 +1,32 @@
-"""The router: send a request to a knowledge answer, a short direct loop, or a full plan.
+"""The router: decide whether a request gets a knowledge answer, a direct answer, or a plan.
 
 Seed 000's AgentRouter and seed 004's route_mode: knowledge questions take a fixed
 retrieve-then-answer workflow (no plan), simple lookups take a short ReAct loop of one to
-three read-only tool calls, and everything larger is planned. ``route_with_llm`` asks the
-model in one plain call; ``route_offline`` decides with rules; ``route`` picks by engine.
+three read-only tool calls, and everything larger is planned. This module only decides
+(core.runs.answers answers). ``route_with_llm`` asks the model in one plain call;
+``route_offline`` decides with rules; ``route`` picks by engine.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, field_validator
 
-from core.base.language import Language, detect_language, pick
+from core.base.language import detect_language, pick
 from core.base.usage import Usage
-from core.errors import PlanParseError, ToolError
+from core.errors import PlanParseError
 from core.llm.engine import Engine
 from core.planning.choices import ROUTE_MODES, RouteMode
-from core.planning.offline.answer import compose_answer
-from core.planning.offline.text import clean_query, cues, extract_entities, split_clauses
-from core.prompts.adaptive import (
-    DIRECT_SYSTEM,
-    KNOWLEDGE_SYSTEM,
-    ROUTER_SYSTEM,
-    fold,
-    language_name,
-    parse_reply,
-)
+from core.planning.offline.text import cues, extract_entities, split_clauses
+from core.prompts.adaptive import ROUTER_SYSTEM, language_name, parse_reply
 from core.tools.registry import ToolRegistry
 
 __all__ = [
-    "DIRECT_ROUNDS",
-    "KnowledgeHit",
+    "KNOWLEDGE_TOOL",
     "Route",
-    "ToolCallRecord",
-    "answer_direct",
-    "answer_knowledge",
     "decide_route",
     "person_route",
     "route",
@@ -48,8 +36,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DIRECT_ROUNDS = 4  # up to three rounds of tool calls, then a round that must answer
-_KNOWLEDGE_TOOL = "search_knowledge"
+KNOWLEDGE_TOOL = "search_knowledge"
 _ALIASES = {"react": "direct", "simple": "direct", "workflow": "knowledge", "rag": "knowledge",
             "qa": "knowledge", "hierarchical": "plan", "complex": "plan"}
 _CONDITIONAL = re.compile(
@@ -62,7 +49,6 @@ _QUESTION = re.compile(
 )
 _ACTION_FAMILIES = ("health", "diagnose", "scale", "analytics", "research", "calc", "time")
 _HEAVY = {"analytics", "research", "fleet"}
-_HIT_LINES = 6
 
 
 class Route(BaseModel):
@@ -77,25 +63,6 @@ class Route(BaseModel):
     def _alias(cls, value: Any) -> Any:
         text = str(value or "").strip().strip("\"'").lower()
         return _ALIASES.get(text, text)
-
-
-class KnowledgeHit(BaseModel):
-    """One document found by search_knowledge."""
-
-    title: str
-    content: str = ""
-    score: float = 0.0
-    source: str = ""
-
-
-class ToolCallRecord(BaseModel):
-    """One tool call made while answering directly: what was asked and what came back."""
-
-    name: str
-    args: dict[str, Any] = Field(default_factory=dict)
-    result: Any = None
-    error: str | None = None
-
 
 
 # ---- deciding ------------------------------------------------------------------------------
@@ -203,7 +170,7 @@ def decide_route(request: str, engine: Engine) -> tuple[Route, Usage]:
         except PlanParseError as exc:
             logger.warning("router reply unusable, using the rules: %s", exc)
             decided = route_offline(request)
-    if decided.mode == "knowledge" and _KNOWLEDGE_TOOL not in engine.registry:
+    if decided.mode == "knowledge" and KNOWLEDGE_TOOL not in engine.registry:
         lang = detect_language(request)
         decided = Route(mode="plan", source=decided.source, reason=pick(
             lang, "没有知识库工具，改为规划", "no knowledge-base tool is registered; planning"))
@@ -220,145 +187,3 @@ def person_route(mode: str, request: str = "") -> Route:
 def route(request: str, engine: Engine) -> Route:
     """The route of ``request`` (see :func:`decide_route`; this drops the usage)."""
     return decide_route(request, engine)[0]
-
-
-# ---- knowledge workflow -------------------------------------------------------------------
-
-
-def answer_knowledge(request: str, engine: Engine, *, top_k: int = 3
-                     ) -> tuple[str, Usage, list[KnowledgeHit]]:
-    """Retrieve with search_knowledge, then answer: one plain LLM call, or offline from the
-    top hit. Raises ToolError when the knowledge tool is missing or fails."""
-    query = clean_query(request) or request.strip()
-    raw = engine.registry.call(_KNOWLEDGE_TOOL, {"query": query, "top_k": top_k})
-    hits = [KnowledgeHit.model_validate(h) for h in (raw or {}).get("hits", [])]
-    lang = detect_language(request)
-    if engine.model is None:
-        return _knowledge_offline(request, hits, lang), Usage(), hits
-    documents = "\n\n".join(
-        f"[{n}] {h.title} ({h.source})\n{fold(h.content, 1500)}" for n, h in enumerate(hits, 1)
-    ) or "(no documents found)"
-    messages = [
-        {"role": "system", "content": KNOWLEDGE_SYSTEM.substitute(
-            language=language_name(lang), documents=documents)},
-        {"role": "user", "content": request},
-    ]
-    reply = engine.model.chat(messages, role="executor", tools=None)
-    answer = (reply.content or "").strip() or _knowledge_offline(request, hits, lang)
-    return answer, reply.usage, hits
-
-
-def _terms(text: str) -> set[str]:
-    lowered = text.lower()
-    words = set(re.findall(r"[a-z0-9]{3,}", lowered))
-    for run in re.findall(r"[\u3400-\u9fff]+", lowered):
-        words.update(run[i:i + 2] for i in range(len(run) - 1))
-    return words
-
-
-def _knowledge_offline(request: str, hits: list[KnowledgeHit], lang: Language) -> str:
-    if not hits:
-        return pick(lang, "知识库里没有找到相关内容，请换个说法或联系人工客服。",
-                  "The knowledge base has nothing on this; try other words or ask a person.")
-    top = hits[0]
-    wanted = _terms(request)
-    lines = []
-    for raw in top.content.splitlines():
-        line = raw.strip().lstrip("-* ").replace("**", "").strip()
-        if not line or line.startswith("#") or re.match(
-            r"^(关键词|keywords|来源|source)[:：]", line, re.I
-        ):
-            continue
-        lines.append(line)
-    same = [line for line in lines if detect_language(line) == lang]
-    lines = same or lines
-    ranked = sorted(range(len(lines)), key=lambda i: -len(_terms(lines[i]) & wanted))
-    picked = sorted(ranked[:_HIT_LINES])
-    body = "\n".join(f"- {lines[i]}" for i in picked)
-    head = pick(lang, f"根据《{top.title}》：", f"From \"{top.title}\":")
-    tail = pick(lang, f"（来源：{top.source}，本地知识库）", f"(source: {top.source}, local "
-                                                        "knowledge base)")
-    return f"{head}\n{body}\n{tail}"
-
-
-# ---- direct answers -----------------------------------------------------------------------
-
-
-class _RecordingRegistry(ToolRegistry):
-    """A copy of a registry that records every call made through it."""
-
-    def __init__(self, source: ToolRegistry) -> None:
-        super().__init__()
-        for item in source:
-            self.add(item)
-        self.records: list[ToolCallRecord] = []
-
-    def call(self, name: str, args: dict[str, Any], *, idempotency_key: str | None = None
-             ) -> Any:
-        record = ToolCallRecord(name=name, args=dict(args or {}))
-        self.records.append(record)
-        try:
-            record.result = super().call(name, args, idempotency_key=idempotency_key)
-        except ToolError as exc:
-            record.error = str(exc)
-            raise
-        return record.result
-
-
-class _Tally:
-    def __init__(self) -> None:
-        self.usage = Usage()
-
-
-def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCallRecord]]:
-    """Answer with a short ReAct loop (1-3 read-only tool calls), or offline with the rule
-    planner's tool steps run directly (side effects are never run here).
-
-    Raises ToolError when the model gives no answer within the rounds.
-    """
-    lang = detect_language(request)
-    if engine.model is None:
-        return _direct_offline(request, engine, lang)
-    from core.execution.react import run_react
-
-    recorder = _RecordingRegistry(engine.registry)
-    tally = _Tally()
-    messages = [
-        {"role": "system", "content": DIRECT_SYSTEM.substitute(language=language_name(lang))},
-        {"role": "user", "content": request},
-    ]
-    result = run_react(engine.model, recorder, messages, tally=tally, rounds=DIRECT_ROUNDS)
-    return result.text, tally.usage, recorder.records
-
-
-def _direct_offline(request: str, engine: Engine, lang: Language
-                    ) -> tuple[str, Usage, list[ToolCallRecord]]:
-    from core.execution.executor import execute_step
-    from core.planning.offline import offline_plan
-
-    plan = offline_plan(request, engine.registry)
-    synthesis = plan.synthesis_step()
-    records: list[ToolCallRecord] = []
-    for step in plan.topological_order():
-        if synthesis is not None and step.id == synthesis.id:
-            continue
-        if step.tool in engine.registry and engine.registry.get(step.tool).side_effect:
-            step.advance("skipped")
-            step.error = pick(lang, "直接模式不执行有副作用的操作，请使用规划模式",
-                            "direct mode never runs side effects; use plan mode")
-            continue
-        if any(plan.step(d).status != "completed" for d in step.depends_on):
-            step.advance("skipped")
-            step.error = pick(lang, "前置步骤没有完成", "an earlier step did not complete")
-            continue
-        outcome = execute_step(plan, step, engine)
-        step.advance("running")
-        step.advance(outcome.status)
-        step.result, step.error, step.resolved_args = (
-            outcome.result, outcome.error, outcome.resolved_args)
-        if step.tool is not None and outcome.status != "skipped":
-            records.append(ToolCallRecord(name=step.tool, args=outcome.resolved_args or
-                                          step.args or {}, result=outcome.result,
-                                          error=outcome.error))
-    logger.debug("direct offline answer from %s", json.dumps([r.name for r in records]))
-    return compose_answer(plan), Usage(), records

@@ -1,22 +1,75 @@
 """Knowledge and direct answers (no plan), recorded in the store like any other run.
 
 The router sends simple requests here: a retrieve-then-answer workflow, or a short ReAct
-loop. What happened is kept as a finished run whose plan lists the tool calls made, so
-that history, export and the run page show these answers too.
+loop of read-only tool calls (offline: the rule planner's read-only steps, run by the one
+scheduling rule and the executor). What happened is kept as a finished run whose plan
+lists the tool calls made, so that history, export and the run page show these answers.
 """
 
 from __future__ import annotations
 
+import logging
+import re
 from typing import Any
 
+from pydantic import BaseModel, Field
+
+from core.base.language import Language, detect_language, pick, terms
+from core.base.text import clip
 from core.base.usage import Usage
+from core.errors import ToolError
 from core.execution.events import RunEvent
+from core.execution.executor import StepOutcome, apply_outcome, execute_step
+from core.execution.react import run_react
+from core.execution.readiness import blocked_steps, ready_steps
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step, now
-from core.planning.router import Route, answer_direct, answer_knowledge
+from core.planning.offline import offline_plan
+from core.planning.offline.answer import compose_answer
+from core.planning.offline.text import clean_query
+from core.planning.router import KNOWLEDGE_TOOL, Route
+from core.prompts.adaptive import DIRECT_SYSTEM, KNOWLEDGE_SYSTEM, language_name
 from core.store.run_store import RunStore
+from core.tools.registry import ToolRegistry
 
-__all__ = ["answer_without_plan"]
+__all__ = [
+    "DIRECT_ROUNDS",
+    "KnowledgeHit",
+    "ToolCallRecord",
+    "answer_direct",
+    "answer_knowledge",
+    "answer_without_plan",
+]
+
+logger = logging.getLogger(__name__)
+
+DIRECT_ROUNDS = 4  # up to three rounds of tool calls, then a round that must answer
+_HIT_LINES = 6
+_DOCUMENT_CHARS = 1500
+_NOT_DONE = ("前置步骤没有完成", "an earlier step did not complete")
+_NO_SIDE_EFFECTS = ("直接模式不执行有副作用的操作，请使用规划模式",
+                    "direct mode never runs side effects; use plan mode")
+
+
+class KnowledgeHit(BaseModel):
+    """One document found by search_knowledge."""
+
+    title: str
+    content: str = ""
+    score: float = 0.0
+    source: str = ""
+
+
+class ToolCallRecord(BaseModel):
+    """One tool call made while answering directly: what was asked and what came back."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    result: Any = None
+    error: str | None = None
+
+
+# ---- recording ------------------------------------------------------------------------------
 
 
 def answer_without_plan(
@@ -27,16 +80,19 @@ def answer_without_plan(
     started = now()
     if route.mode == "knowledge":
         answer, usage, hits = answer_knowledge(request, engine)
-        steps = [_step("s1", "search_knowledge", {"query": request},
-                       {"hits": [h.model_dump() for h in hits]}, started)]
+        calls = [ToolCallRecord(name=KNOWLEDGE_TOOL, args={"query": request},
+                                result={"hits": [h.model_dump() for h in hits]})]
     else:
         answer, usage, calls = answer_direct(request, engine)
-        steps = [_step(f"s{n}", c.name, c.args, c.result, started, c.error)
-                 for n, c in enumerate(calls, 1)]
-    final = Step(id=f"s{len(steps) + 1}", description="Answer", depends_on=[s.id for s in steps],
-                 status="completed", result=answer, started_at=started, finished_at=now(),
-                 llm_calls=usage.llm_calls, prompt_tokens=usage.prompt_tokens,
-                 completion_tokens=usage.completion_tokens)
+    steps = [_finished(_started_step(f"s{n}", c.name, tool=c.name, args=c.args),
+                       StepOutcome(status="failed" if c.error else "completed", result=c.result,
+                                   error=c.error, resolved_args=c.args))
+             for n, c in enumerate(calls, 1)]
+    final = _finished(_started_step(f"s{len(steps) + 1}", "Answer",
+                                depends_on=[s.id for s in steps]),
+                      StepOutcome(status="completed", result=answer, usage=usage))
+    for step in [*steps, final]:
+        step.started_at = started  # the answer began before its tool calls were recorded
     plan = Plan(goal=request, steps=[*steps, final])
     total = (usage_before or Usage()) + usage
     run_id = store.create_run(request, settings_public, plan, status="running",
@@ -47,11 +103,16 @@ def answer_without_plan(
     return run_id
 
 
-def _step(step_id: str, tool: str, args: dict[str, Any], result: Any, at: Any,
-          error: str | None = None) -> Step:
-    return Step(id=step_id, description=f"{tool}", tool=tool, args=args, resolved_args=args,
-                status="failed" if error else "completed", result=result, error=error,
-                started_at=at, finished_at=now())
+def _started_step(step_id: str, description: str, **fields: Any) -> Step:
+    """A new step, running (its status moves only through Step.advance)."""
+    step = Step(id=step_id, description=description, **fields)
+    step.advance("running")
+    return step
+
+
+def _finished(step: Step, outcome: StepOutcome) -> Step:
+    apply_outcome(step, outcome)
+    return step
 
 
 def _events(plan: Plan, route: Route) -> list[RunEvent]:
@@ -63,3 +124,136 @@ def _events(plan: Plan, route: Route) -> list[RunEvent]:
     events.append(RunEvent(kind="run_finished", data={"status": "completed",
                                                       "answer": plan.steps[-1].result}))
     return events
+
+
+# ---- knowledge workflow -------------------------------------------------------------------
+
+
+def answer_knowledge(request: str, engine: Engine, *, top_k: int = 3
+                     ) -> tuple[str, Usage, list[KnowledgeHit]]:
+    """Retrieve with search_knowledge, then answer: one plain LLM call, or offline from the
+    top hit. Raises ToolError when the knowledge tool is missing or fails."""
+    query = clean_query(request) or request.strip()
+    raw = engine.registry.call(KNOWLEDGE_TOOL, {"query": query, "top_k": top_k})
+    hits = [KnowledgeHit.model_validate(h) for h in (raw or {}).get("hits", [])]
+    lang = detect_language(request)
+    if engine.model is None:
+        return _knowledge_offline(request, hits, lang), Usage(), hits
+    documents = "\n\n".join(
+        f"[{n}] {h.title} ({h.source})\n{clip(h.content, _DOCUMENT_CHARS)}"
+        for n, h in enumerate(hits, 1)
+    ) or "(no documents found)"
+    messages = [
+        {"role": "system", "content": KNOWLEDGE_SYSTEM.substitute(
+            language=language_name(lang), documents=documents)},
+        {"role": "user", "content": request},
+    ]
+    reply = engine.model.chat(messages, role="executor", tools=None)
+    answer = (reply.content or "").strip() or _knowledge_offline(request, hits, lang)
+    return answer, reply.usage, hits
+
+
+def _knowledge_offline(request: str, hits: list[KnowledgeHit], lang: Language) -> str:
+    if not hits:
+        return pick(lang, "知识库里没有找到相关内容，请换个说法或联系人工客服。",
+                    "The knowledge base has nothing on this; try other words or ask a person.")
+    top = hits[0]
+    wanted = terms(request)
+    lines = []
+    for raw in top.content.splitlines():
+        line = raw.strip().lstrip("-* ").replace("**", "").strip()
+        if not line or line.startswith("#") or re.match(
+            r"^(关键词|keywords|来源|source)[:：]", line, re.I
+        ):
+            continue
+        lines.append(line)
+    same = [line for line in lines if detect_language(line) == lang]
+    lines = same or lines
+    ranked = sorted(range(len(lines)), key=lambda i: -len(terms(lines[i]) & wanted))
+    picked = sorted(ranked[:_HIT_LINES])
+    body = "\n".join(f"- {lines[i]}" for i in picked)
+    head = pick(lang, f"根据《{top.title}》：", f"From \"{top.title}\":")
+    tail = pick(lang, f"（来源：{top.source}，本地知识库）",
+                f"(source: {top.source}, local knowledge base)")
+    return f"{head}\n{body}\n{tail}"
+
+
+# ---- direct answers -----------------------------------------------------------------------
+
+
+class _RecordingRegistry(ToolRegistry):
+    """A copy of a registry that records every call made through it."""
+
+    def __init__(self, source: ToolRegistry) -> None:
+        super().__init__()
+        for item in source:
+            self.add(item)
+        self.records: list[ToolCallRecord] = []
+
+    def call(self, name: str, args: dict[str, Any], *, idempotency_key: str | None = None
+             ) -> Any:
+        record = ToolCallRecord(name=name, args=dict(args or {}))
+        self.records.append(record)
+        try:
+            record.result = super().call(name, args, idempotency_key=idempotency_key)
+        except ToolError as exc:
+            record.error = str(exc)
+            raise
+        return record.result
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.usage = Usage()
+
+
+def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCallRecord]]:
+    """Answer with a short ReAct loop (1-3 read-only tool calls), or offline with the rule
+    planner's tool steps run directly (side effects are never run here).
+
+    Raises ToolError when the model gives no answer within the rounds.
+    """
+    lang = detect_language(request)
+    if engine.model is None:
+        return _direct_offline(request, engine, lang)
+    recorder = _RecordingRegistry(engine.registry)
+    tally = _Tally()
+    messages = [
+        {"role": "system", "content": DIRECT_SYSTEM.substitute(language=language_name(lang))},
+        {"role": "user", "content": request},
+    ]
+    result = run_react(engine.model, recorder, messages, tally=tally, rounds=DIRECT_ROUNDS)
+    return result.text, tally.usage, recorder.records
+
+
+def _direct_offline(request: str, engine: Engine, lang: Language
+                    ) -> tuple[str, Usage, list[ToolCallRecord]]:
+    """Run the read-only steps of the offline plan as the scheduler would, one at a time.
+
+    A side-effecting step is skipped (as if a person declined it), and so is every step
+    that waits on a failed one; the answer is composed from the results, not by a model.
+    """
+    plan = offline_plan(request, engine.registry)
+    synthesis = plan.synthesis_step()
+    records: list[ToolCallRecord] = []
+    while True:
+        for step, _ in blocked_steps(plan):
+            if step is not synthesis:
+                apply_outcome(step, StepOutcome(status="skipped", error=pick(lang, *_NOT_DONE)))
+        ready = [s for s in ready_steps(plan) if s is not synthesis]
+        if not ready:
+            break
+        for step in ready:
+            if step.tool in engine.registry and engine.registry.get(step.tool).side_effect:
+                apply_outcome(step, StepOutcome(status="skipped",
+                                                error=pick(lang, *_NO_SIDE_EFFECTS)))
+                continue
+            step.advance("running")
+            outcome = execute_step(plan, step, engine)
+            apply_outcome(step, outcome)
+            if step.tool is not None and outcome.status != "skipped":
+                records.append(ToolCallRecord(name=step.tool, args=outcome.resolved_args or
+                                              step.args or {}, result=outcome.result,
+                                              error=outcome.error))
+    logger.debug("direct offline answer from %s", [r.name for r in records])
+    return compose_answer(plan), Usage(), records

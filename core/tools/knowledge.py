@@ -10,13 +10,12 @@ syntax error.
 from __future__ import annotations
 
 import hashlib
-import re
 import sqlite3
 from functools import lru_cache
 from pathlib import Path
 
 from core.base.home import planboard_home
-from core.base.language import detect_language
+from core.base.language import detect_language, words
 from core.base.text import clip
 from core.tools.db import connect, ensure_database
 from core.tools.registry import ToolRegistry, tool
@@ -37,8 +36,6 @@ _CONTENT_CHARS = 1200
 _MAX_QUERY_TOKENS = 64
 _SYNONYM_WEIGHT = 0.4
 _SAME_LANGUAGE_BONUS = 1.15
-_TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[a-z0-9]+")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "i", "in",
     "is", "it", "its", "me", "my", "of", "on", "or", "our", "that", "the", "their", "them",
@@ -81,16 +78,9 @@ def _stem(word: str) -> str:
 
 
 def tokenize(text: str, *, for_query: bool = False) -> list[str]:
-    """Split text into index tokens: CJK bigrams (and characters), stemmed English words."""
-    tokens: list[str] = []
-    for run in _TOKEN.findall(text.lower()):
-        if _CJK.match(run):
-            if len(run) == 1 or not for_query:
-                tokens.extend(run)
-            tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
-        elif run not in _STOPWORDS:
-            tokens.append(_stem(run))
-    return tokens
+    """Index tokens: the shared words (Chinese bigrams, and single characters in the
+    index), English ones stemmed and without stop words."""
+    return [_stem(w) for w in words(text, characters=not for_query) if w not in _STOPWORDS]
 
 
 def _expand(query: str) -> str:
