@@ -25,8 +25,9 @@ from core.execution.readiness import blocked_steps, condition_holds, ready_steps
 from core.execution.success_check import check_success, classify_failure
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
+from core.plan.versions import retire
 
-__all__ = ["Checkpointer", "Coordinator", "Emit", "RunBook", "retire", "tr"]
+__all__ = ["Checkpointer", "Coordinator", "Emit", "RunBook", "tr"]
 
 logger = logging.getLogger(__name__)
 
@@ -332,12 +333,3 @@ class Coordinator:
                   to_version=new_plan.version, reason=reason, source="checkpoint")
         self.plan = new_plan
         self.book.versions.append(new_plan)
-
-
-def retire(old: Plan, new: Plan) -> None:
-    """End, silently, the old version's pending steps that the new version replaced."""
-    carried = {id(s) for s in new.steps}
-    for step in old.steps:
-        if step.status == "pending" and id(step) not in carried:
-            step.advance("skipped")
-            step.error = f"replaced by plan version {new.version}"

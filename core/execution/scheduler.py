@@ -22,7 +22,7 @@ from core.base.usage import Usage
 from core.errors import PlanError
 from core.execution.context import failure_note, fallback_answer
 from core.execution.control import RunControl
-from core.execution.coordinator import Coordinator, RunBook, retire, tr
+from core.execution.coordinator import Coordinator, RunBook, tr
 from core.execution.events import EventKind, EventSink, RunEvent
 from core.execution.executor import is_synthesis
 from core.execution.options import RunOptions
@@ -30,6 +30,7 @@ from core.lifecycle import CRASH_RESET
 from core.lifecycle import OutcomeStatus as RunStatus
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
+from core.plan.versions import retire
 from core.planning.checkpoint import run_checkpoint
 from core.planning.choices import CheckpointPolicy
 from core.planning.planner import PlanningResult, Replanner, planned, replan_request

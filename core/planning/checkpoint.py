@@ -20,7 +20,8 @@ from core.base.language import detect_language, pick
 from core.base.usage import Usage
 from core.errors import LLMError, PlanError, PlanValidationError
 from core.llm.engine import Engine
-from core.plan.model import REFERENCE, Plan, Step
+from core.plan.model import Plan, Step
+from core.plan.versions import STEP_NAME, renumber
 from core.planning.choices import CheckpointPolicy
 from core.planning.planner import Replanner, planned
 from core.prompts.adaptive import (
@@ -42,7 +43,6 @@ __all__ = [
     "checkpoint",
     "checkpoint_action",
     "checkpoint_offline",
-    "renumber_steps",
     "run_checkpoint",
     "steps_from_dicts",
 ]
@@ -51,7 +51,6 @@ logger = logging.getLogger(__name__)
 
 CheckpointAction = Literal["none", "checkpoint", "replan"]
 _IN_PROGRESS = {"refunding", "refunded"}
-_STEP_NAME = re.compile(r"(?<![\w.'\"])(s\d+)\b")
 _STEP_ID = re.compile(r"^s(\d+)$")
 
 
@@ -294,30 +293,7 @@ def steps_from_dicts(items: list[dict[str, Any]], plan: Plan, *, reuse: set[str]
             success_criteria=item.get("success_criteria") or None,
             condition=item.get("condition") or None,
         ))
-    return [renumber_steps(step, mapping) for step in raw_steps]
-
-
-def renumber_steps(step: Step, mapping: dict[str, str]) -> Step:
-    """A copy of ``step`` with its id and every reference renamed through ``mapping``."""
-
-    def rename(match: re.Match[str]) -> str:
-        return mapping.get(match.group(1), match.group(1))
-
-    def in_args(value: Any) -> Any:
-        if isinstance(value, str):
-            return REFERENCE.sub(lambda m: m.group(0).replace(m.group(1), rename(m), 1), value)
-        if isinstance(value, dict):
-            return {k: in_args(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [in_args(v) for v in value]
-        return value
-
-    return step.model_copy(update={
-        "id": mapping.get(step.id, step.id),
-        "depends_on": list(dict.fromkeys(mapping.get(d, d) for d in step.depends_on)),
-        "args": in_args(step.args),
-        "condition": _STEP_NAME.sub(rename, step.condition) if step.condition else None,
-    }, deep=True)
+    return [renumber(step, mapping) for step in raw_steps]
 
 
 def _keep_synthesis(plan: Plan, fixed: list[Step], new_pending: list[Step]) -> list[Step]:
@@ -356,7 +332,7 @@ def _reads(step: Step) -> set[str]:
 
     reads = set(references_in(step.args or {}))
     if step.condition:
-        reads |= set(_STEP_NAME.findall(step.condition))
+        reads |= set(STEP_NAME.findall(step.condition))
     return reads
 
 

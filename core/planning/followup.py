@@ -16,7 +16,8 @@ from core.base.usage import Usage
 from core.errors import PlanError, PlanParseError, PlanValidationError
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
-from core.planning.checkpoint import renumber_steps, steps_from_dicts
+from core.plan.versions import renumber
+from core.planning.checkpoint import steps_from_dicts
 from core.prompts.adaptive import (
     FOLLOWUP_CORRECTIVE,
     FOLLOWUP_RULES,
@@ -99,7 +100,7 @@ def _offline_steps(plan: Plan, follow_up: str, engine: Engine
     work = [s for s in draft.steps if synthesis is None or s.id != synthesis.id]
     start = int(plan.next_step_id()[1:])
     mapping = {s.id: f"s{start + n}" for n, s in enumerate(work)}
-    renamed = [renumber_steps(s, mapping) for s in work]
+    renamed = [renumber(s, mapping) for s in work]
     previous = plan.synthesis_step()
     final = Step(
         id=f"s{start + len(work)}", description=_SYNTHESIS[detect_language(follow_up)],

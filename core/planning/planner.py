@@ -13,8 +13,9 @@ from core.base.usage import Usage
 from core.errors import ConfigError, PlanError, PlanParseError, PlanValidationError
 from core.llm.client import ChatModel
 from core.llm.engine import Engine
-from core.plan.model import REFERENCE, Plan, Step
+from core.plan.model import Plan, Step
 from core.plan.parse import parse_plan
+from core.plan.versions import renumber
 from core.planning.clarify import parse_questions
 from core.prompts.adaptive import CLARIFY_INSTRUCTION
 from core.prompts.planning import (
@@ -47,7 +48,6 @@ _NO_MODEL = (
     "in the environment or .env, or use the offline planner (--offline)"
 )
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_STEP_NAME = re.compile(r"(?<![\w.'\"])(s\d+)\b")
 _STEP_ID = re.compile(r"^s(\d+)$")
 _ATTEMPTS = 2
 _MAX_STEPS = 10
@@ -267,7 +267,7 @@ def _merge(plan: Plan, kept: list[Step], proposal: Plan) -> Plan:
         mapping[step.id] = f"s{next_number}"
         next_number += 1
         fresh.append(step)
-    renamed = [_renumber(step, mapping) for step in fresh]
+    renamed = [renumber(step, mapping) for step in fresh]
     if renamed and renamed[-1].tool is None:
         completed = [s.id for s in kept if s.status == "completed"]
         renamed[-1].depends_on = list(dict.fromkeys([*completed, *renamed[-1].depends_on]))
@@ -279,32 +279,6 @@ def _merge(plan: Plan, kept: list[Step], proposal: Plan) -> Plan:
         version=plan.version + 1,
         steps=[*kept, *renamed],
         warnings=[*plan.warnings, *proposal.warnings],
-    )
-
-
-def _renumber(step: Step, mapping: dict[str, str]) -> Step:
-    def rename(match: re.Match[str]) -> str:
-        return mapping.get(match.group(1), match.group(1))
-
-    def in_args(value: Any) -> Any:
-        if isinstance(value, str):
-            return REFERENCE.sub(
-                lambda m: m.group(0).replace(m.group(1), rename(m), 1), value
-            )
-        if isinstance(value, dict):
-            return {k: in_args(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [in_args(v) for v in value]
-        return value
-
-    return step.model_copy(
-        update={
-            "id": mapping.get(step.id, step.id),
-            "depends_on": list(dict.fromkeys(mapping.get(d, d) for d in step.depends_on)),
-            "args": in_args(step.args),
-            "condition": _STEP_NAME.sub(rename, step.condition) if step.condition else None,
-        },
-        deep=True,
     )
 
 
