@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from core.cli.main import main
-from core.runs.runner import reset_runner
 from core.tools.shop import ensure_shop_db
 from tests.fake_openai import FakeOpenAI, text, tool_call
 
@@ -25,14 +24,6 @@ SEED_000_EN = (
     "My elderly parents want a robot vacuum under 2000 that is easy to use. Also check "
     "whether order {order} has arrived, and if it has, refund the broken one."
 )
-
-
-@pytest.fixture(autouse=True)
-def fresh_runner():
-    """Each test gets a runner bound to its own PLANBOARD_HOME."""
-    reset_runner()
-    yield
-    reset_runner()
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -312,3 +303,11 @@ def test_a_reader_that_closed_the_pipe_ends_the_command_quietly(tmp_path, argv):
     finally:
         os.close(writing)
     assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_print_json_prints_strict_json_whatever_the_value(capsys):
+    from core.cli.output import print_json
+
+    print_json({"nan": float("nan"), "inf": float("-inf"), "blob": b"\x01", "text": "\ud800"})
+    assert json.loads(capsys.readouterr().out) == {
+        "nan": "nan", "inf": "-inf", "blob": "X'01'", "text": "\ufffd"}

@@ -11,6 +11,7 @@ from core.base.text import preview
 from core.cli.text import say
 from core.execution.events import RunEvent
 from core.plan.model import STATUS_ICONS
+from core.tools.registry import json_safe
 
 __all__ = ["ask", "ask_text", "bounded_int", "print_json", "print_progress", "short"]
 
@@ -19,19 +20,12 @@ _NOTED_EVENTS = {"replanned", "reflected", "waiting_confirmation", "paused", "re
 
 
 def print_json(value: Any) -> None:
-    """Print ``value`` as indented JSON, keeping Chinese text readable."""
-    print(json.dumps(_finite(value), ensure_ascii=False, indent=2, default=str))
+    """Print ``value`` as indented JSON, keeping Chinese text readable.
 
-
-def _finite(value: Any) -> Any:
-    """Infinity and NaN are not JSON: print them as strings so the output stays valid."""
-    if isinstance(value, float) and (value != value or value in {float("inf"), float("-inf")}):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
+    ``json_safe`` first: NaN, infinities, bytes and huge numbers are not JSON, and a lone
+    surrogate cannot be written to a UTF-8 terminal.
+    """
+    print(json.dumps(json_safe(value), ensure_ascii=False, indent=2))
 
 
 def print_progress(event: RunEvent, out: Any) -> None:
