@@ -1,7 +1,9 @@
 """Short text forms of values, the one tokenizer, and the one <think> stripper."""
 
+import time
+
 from core.base.language import terms, words
-from core.base.text import clip, preview
+from core.base.text import clip, preview, strip_think
 
 
 def test_preview_folds_white_space_and_cuts_with_an_ellipsis():
@@ -23,3 +25,18 @@ def test_words_split_chinese_into_bigrams_and_keep_english_words():
 
 def test_terms_drop_short_english_words_but_keep_chinese_bigrams():
     assert terms("退款政策 for an order") == {"退款", "款政", "政策", "for", "order"}
+
+
+def test_strip_think_drops_thinking_blocks_stray_tags_and_cut_off_thoughts():
+    assert strip_think("<think>why?</think>{\"a\": 1}") == '{"a": 1}'
+    assert strip_think("<THINKING>a</thinking>b<think>c</think>d") == "bd"
+    assert strip_think("reasoning</think>{}") == "{}"  # a provider that drops <think>
+    assert strip_think("{}<think>cut off") == "{}"
+    assert strip_think("no tags") == "no tags"
+
+
+def test_strip_think_takes_linear_time_on_many_tags():
+    started = time.perf_counter()
+    assert strip_think("<think>" * 30000) == ""
+    assert strip_think("</think>" * 30000 + "x") == "x"
+    assert time.perf_counter() - started < 2.0  # a regex rescanning from every tag is quadratic

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from core.base.language import Language
-from core.base.text import clip
+from core.base.text import clip, strip_think
 from core.errors import PlanParseError
 
 __all__ = [
@@ -172,9 +172,6 @@ tools offered, and only when the answer needs them; then reply with the answer a
 text. Do not invent ids or values the request and the tool results do not give.
 Answer in $language.""")
 
-_THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S | re.I)
-_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.I)
-_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.I)
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n?(.*?)```", re.S)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _MAX_STARTS = 200
@@ -191,15 +188,6 @@ def language_name(language: Language | str) -> str:
 def fold(value: Any, limit: int = _FOLD_CHARS) -> str:
     """A result as compact text, cut to ``limit`` characters."""
     return clip(value, limit)
-
-
-def _strip_think(text: str) -> str:
-    text = _THINK.sub("", text or "")
-    closes = list(_THINK_CLOSE.finditer(text))
-    if closes:
-        text = text[closes[-1].end():]
-    opened = _THINK_OPEN.search(text)
-    return text[: opened.start()] if opened else text
 
 
 def _objects(text: str) -> Iterator[dict[str, Any]]:
@@ -230,7 +218,7 @@ def decision_json(text: str, keys: Iterable[str], *, what: str) -> dict[str, Any
     raises PlanParseError (keeping ``raw``) when there is none.
     """
     wanted = set(keys)
-    cleaned = _strip_think(text)
+    cleaned = strip_think(text)
     for value in _objects(cleaned):
         if wanted & set(value):
             return value

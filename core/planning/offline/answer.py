@@ -7,13 +7,14 @@ from collections.abc import Callable
 from typing import Any
 
 from core.base.language import Language, detect_language, pick
-from core.base.text import preview
+from core.base.text import clip, preview
 from core.plan.model import Plan, Step
 
 __all__ = ["compose_answer"]
 
 _ROWS_SHOWN = 12
 _PREVIEW = 300
+_LINE_CHARS = 200
 _PRODUCT_LINE = re.compile(r"^\s*[-*]\s*\*\*(?P<name>[^*]+)\*\*[:：]?\s*(?P<why>.*)$", re.M)
 _PRICE = re.compile(r"[¥￥]\s*(\d+(?:\.\d+)?)")
 _CHURN_ADVICE = {
@@ -132,7 +133,7 @@ def _key_lines(content: str, lang: Language, limit: int = 6) -> list[str]:
         ):
             picked.append(line.lstrip("-* ").strip())
         else:
-            plain.append(line if len(line) <= 200 else line[:199] + "…")
+            plain.append(clip(line, _LINE_CHARS))
     if not picked:
         plain.sort(key=lambda line: detect_language(line) != lang)
         picked = plain
