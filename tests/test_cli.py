@@ -13,7 +13,7 @@ import pytest
 
 from core.cli.main import main
 from core.tools.shop import ensure_shop_db
-from tests.fake_openai import FakeOpenAI, text, tool_call
+from tests.fake_openai import FakeOpenAI, FakeRaw, text, tool_call
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_000_ZH = (
@@ -269,6 +269,14 @@ def test_an_unreachable_endpoint_is_reported(tmp_path):
     result = cli_process(tmp_path, "plan", "check order 88231", env={
         "OPENAI_BASE_URL": closed, "OPENAI_API_KEY": "sk-any", "PLANBOARD_TIMEOUT": "5"})
     assert_one_line_error(result, "Cannot reach")
+
+
+def test_a_garbage_reply_while_planning_is_one_line_on_stderr(tmp_path):
+    with FakeOpenAI(responder=lambda _request: FakeRaw(body='{"choices": "nope"}')) as server:
+        result = cli_process(tmp_path, "plan", "check order 88231", env={
+            "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": server.api_key})
+    assert_one_line_error(result, server.base_url, "without choices")
+    assert result.stderr.count("\n") == 1 and result.stdout == ""
 
 
 def test_a_plan_file_and_a_routing_mode_do_not_mix(tmp_path, capsys):
