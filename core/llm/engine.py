@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.llm.client import ChatModel
+from core.llm.settings import LLMSettings
 from core.tools.registry import ToolRegistry
 
-__all__ = ["Engine"]
+__all__ = ["Engine", "engine_for"]
 
 
 @dataclass
@@ -21,3 +22,12 @@ class Engine:
     def offline(self) -> bool:
         """True when no language model is available."""
         return self.model is None
+
+
+def engine_for(registry: ToolRegistry, settings: LLMSettings | None) -> Engine:
+    """The tools plus a chat model for ``settings``; ``None`` settings mean offline."""
+    if settings is None:
+        return Engine(registry=registry, model=None)
+    from core.llm.client import OpenAIChatModel
+
+    return Engine(registry=registry, model=OpenAIChatModel(settings))

@@ -7,10 +7,11 @@ this module never reads files. The API key is a ``SecretStr`` so it never prints
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
@@ -21,10 +22,18 @@ from core.llm.providers import ProviderProfile, detect_profile
 __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_MODEL",
+    "ChosenSettings",
     "LLMSettings",
+    "ModeReason",
+    "SettingsChoice",
+    "choose_settings",
+    "env_settings",
     "redact_secrets",
+    "run_settings",
     "safe_url",
 ]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -129,6 +138,87 @@ class LLMSettings(BaseModel):
             "profile": self.profile.name,
             "has_key": self.has_key,
         }
+
+
+def env_settings(environ: Mapping[str, str] | None = None) -> LLMSettings:
+    """Settings from the environment; invalid values are logged and the defaults used.
+
+    For a long-lived process (the dashboard) that must start anyway; the CLI calls
+    ``LLMSettings.from_env`` and lets the ConfigError reach the person.
+    """
+    try:
+        return LLMSettings.from_env(environ)
+    except ConfigError as exc:
+        logger.warning("ignoring environment settings: %s", exc)
+        return LLMSettings()
+
+
+class SettingsChoice(BaseModel):
+    """What a person chose over the environment's settings; a blank text means "the
+    environment's value" (the dashboard's sidebar fills this in)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    api_key: str = ""
+    base_url: str = ""
+    planner_model: str = ""
+    executor_model: str = ""
+    offline: bool = False
+
+
+ModeReason = Literal["offline_on", "no_key", "no_key_forced", "llm"]
+
+
+class ChosenSettings(BaseModel):
+    """The settings in force, whether the model is used, and why (``reason``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    settings: LLMSettings
+    offline: bool
+    reason: ModeReason
+
+    @property
+    def model_settings(self) -> LLMSettings | None:
+        """The settings to build a chat model with; None offline."""
+        return None if self.offline else self.settings
+
+    def for_run(self) -> dict[str, Any]:
+        """What a run records about these settings (see :func:`run_settings`)."""
+        return run_settings(self.model_settings)
+
+
+def choose_settings(choice: SettingsChoice, env: LLMSettings) -> ChosenSettings:
+    """``env`` with the non-blank values of ``choice`` applied, and offline or not.
+
+    Invalid chosen values are logged and the environment's settings used. Offline when
+    the person chose it, or when no key is set for an endpoint that needs one.
+    """
+    changes = {name: value.strip() for name, value in choice.model_dump().items()
+               if isinstance(value, str) and value.strip()}
+    try:
+        settings = env.updated(**changes)
+    except (ConfigError, ValueError) as exc:
+        logger.warning("chosen settings are invalid: %s", redact_secrets(str(exc)))
+        settings = env
+    reason: ModeReason
+    if choice.offline:
+        reason = "offline_on" if settings.configured else "no_key"
+    else:
+        reason = "llm" if settings.configured else "no_key_forced"
+    return ChosenSettings(settings=settings, offline=reason != "llm", reason=reason)
+
+
+def run_settings(settings: LLMSettings | None) -> dict[str, Any]:
+    """What a run records about its model: ``{"offline": True}``, or the endpoint and models.
+
+    Never the key, nor whether there is one (the store drops names that look like secrets).
+    """
+    if settings is None:
+        return {"offline": True}
+    public = settings.public_dict()
+    public.pop("has_key", None)
+    return {"offline": False, **public}
 
 
 def _positive_float(raw: str | None, variable: str) -> float:
