@@ -5,14 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from core.errors import PlanBoardError
-from core.learning.lessons import Lesson, LessonBook
+from core.learning.lessons import Lesson
 from ui import state
 from ui.frame import page_header
 from ui.i18n import t
-
-
-def _book() -> LessonBook:
-    return LessonBook(state.runner().store)
 
 
 def _notice(message: str, error: bool = False) -> None:
@@ -22,7 +18,7 @@ def _notice(message: str, error: bool = False) -> None:
 def _save(lesson_id: int) -> None:
     text = str(st.session_state.get(f"lesson_text_{lesson_id}") or "")
     try:
-        _book().update(lesson_id, text=text)
+        state.lesson_book().update(lesson_id, text=text)
     except (PlanBoardError, ValueError) as exc:
         _notice(str(exc).splitlines()[0], error=True)
         return
@@ -32,7 +28,7 @@ def _save(lesson_id: int) -> None:
 def _toggle(lesson_id: int) -> None:
     enabled = bool(st.session_state.get(f"lesson_enabled_{lesson_id}"))
     try:
-        _book().update(lesson_id, enabled=enabled)
+        state.lesson_book().update(lesson_id, enabled=enabled)
     except PlanBoardError as exc:
         _notice(str(exc), error=True)
         return
@@ -41,7 +37,7 @@ def _toggle(lesson_id: int) -> None:
 
 def _delete(lesson_id: int) -> None:
     try:
-        _book().delete(lesson_id)
+        state.lesson_book().delete(lesson_id)
     except PlanBoardError as exc:
         _notice(str(exc), error=True)
         return
@@ -85,7 +81,7 @@ def main() -> None:
     if notice := st.session_state.pop("lessons_notice", None):
         message, error = notice
         (st.error if error else st.success)(message)
-    lessons = _book().list_lessons()
+    lessons = state.lesson_book().list_lessons()
     if not lessons:
         st.info(t("lessons_empty"))
         return

@@ -193,14 +193,15 @@ def main() -> None:
     st.radio(t("plan_mode"), options=list(labels), key="plan_mode", horizontal=True,
              format_func=labels.get, help=t("plan_mode_help"))
     generate, blank, _ = st.columns([1, 1, 3])
-    mode = state.planner_mode()
+    mode = state.settings()
+    reason = t(f"reason_{mode.reason}")
     if generate.button(t("generate_plan"), key="generate_plan", type="primary",
-                       help=t(mode.reason), width="stretch", icon=":material/auto_awesome:"):
+                       help=reason, width="stretch", icon=":material/auto_awesome:"):
         _generate(st.session_state.get("request", ""))
     if blank.button(t("blank_plan"), key="blank_plan", width="stretch"):
         _blank(st.session_state.get("request", ""))
     st.caption((t("planner_offline") if mode.offline else t("planner_llm_short"))
-               + " — " + t(mode.reason))
+               + " — " + reason)
     if clarified := st.session_state.pop("clarified", None):
         _draft(clarified["request"], state.engine(), clarified["usage"], allow_questions=False)
     _render_route()

@@ -7,6 +7,7 @@ import json
 import streamlit as st
 
 from core.errors import PlanBoardError
+from core.runs.tool_trials import ToolTrial
 from ui import state
 from ui.frame import page_header
 from ui.i18n import t
@@ -43,15 +44,24 @@ def _try_tool() -> None:
             st.error(t("tool_not_object"))
             return
         try:
-            result = registry.call(name, args)
+            trial = state.try_tool(name, args)
         except PlanBoardError as exc:
             st.error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             return
+        _render_trial(trial)
+
+
+def _render_trial(trial: ToolTrial) -> None:
+    if not trial.ok:
+        st.error(trial.error or "")
+    else:
         st.success(t("tool_ok"))
-        if isinstance(result, dict | list):
-            st.json(result)
+        if isinstance(trial.result, dict | list):
+            st.json(trial.result)
         else:
-            st.code(str(result))
+            st.code(str(trial.result))
+    st.page_link("pages/run.py", label=t("tool_trial_run", run_id=trial.run_id),
+                 query_params={"run": trial.run_id}, icon=":material/history:")
 
 
 def main() -> None:

@@ -7,18 +7,10 @@ import json
 import pytest
 
 from core.cli.main import main
-from core.runs.runner import reset_runner
 from tests.fake_openai import text
 
 SEED_000 = ("我家老人想要一台扫地机，预算 2000 以内，要好操作的。"
             "另外帮我看看订单 {order} 到了没，到了的话帮我把那台坏的退掉。")
-
-
-@pytest.fixture(autouse=True)
-def fresh_runner():
-    reset_runner()
-    yield
-    reset_runner()
 
 
 def run_json(capsys, *argv: str, expect: int = 0) -> dict:

@@ -20,21 +20,12 @@ from core.execution.events import RunEvent
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs import export as export_module
-from core.runs.runner import reset_runner
 from core.store.run_store import RunStore
 from core.store.schema import runs
 from core.tools.registry import make_tool
 
 REPO = Path(__file__).resolve().parents[1]
 FAKE_KEY = "sk-test-SECRET123"
-
-
-@pytest.fixture(autouse=True)
-def fresh_runner():
-    """Every test gets its own process-wide runner over its own PLANBOARD_HOME."""
-    reset_runner()
-    yield
-    reset_runner()
 
 
 @pytest.fixture
@@ -165,7 +156,6 @@ def test_cli_run_records_it_and_no_key_reaches_db_or_exports(tmp_path, capsys, m
         assert main(["export", run_id, "--format", fmt]) == 0
         texts.append(capsys.readouterr().out)
     assert all(FAKE_KEY not in text for text in texts)
-    reset_runner()  # closes the database so that the files can be read whole
     for path in isolated_environment.glob("planboard.db*"):
         assert FAKE_KEY.encode() not in path.read_bytes()
 

@@ -10,7 +10,6 @@ import pytest
 from core.cli.main import main
 from core.errors import LLMResponseError
 from core.llm.client import OpenAIChatModel, parse_reply
-from core.runs.runner import reset_runner
 from tests.fake_openai import FakeOpenAI, FakeRaw, text
 
 HELLO = [{"role": "user", "content": "hello"}]
@@ -32,14 +31,6 @@ MALFORMED = [
     ("<html><body>502 Bad Gateway</body></html>", "not JSON"),
     ("[" * 100_000, "not JSON"),
 ]
-
-
-@pytest.fixture(autouse=True)
-def fresh_runner():
-    """CLI runs get a runner bound to this test's PLANBOARD_HOME."""
-    reset_runner()
-    yield
-    reset_runner()
 
 
 @pytest.mark.parametrize(("body", "what"), MALFORMED)

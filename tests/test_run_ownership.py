@@ -14,7 +14,6 @@ import pytest
 
 from core.errors import StoreError
 from core.execution.scheduler import RunOptions
-from core.runs.recovery import IN_PROCESS
 from core.runs.runner import Runner
 from tests.stored_runs import DEAD_PID, calc_engine, set_owner, stopped_run, three_calcs
 
@@ -180,4 +179,3 @@ def test_a_refused_launch_is_unregistered(runner, store, monkeypatch):
     with pytest.raises(StoreError, match="said no"):
         runner.resume(run_id, engine=calc_engine())
     assert runner._live_run(run_id) is None
-    assert run_id not in IN_PROCESS.snapshot()

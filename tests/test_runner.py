@@ -15,7 +15,7 @@ from core.execution.events import RunEvent
 from core.execution.scheduler import RunOptions
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
-from core.runs.runner import Runner, get_runner, reset_runner
+from core.runs.runner import Runner, open_runner
 from core.store.run_store import RunStore
 from core.store.schema import runs
 from core.tools.builtin import register_builtin_tools
@@ -306,18 +306,22 @@ def test_recover_interrupted_then_resume(runner):
     assert record.plan.steps[1].result["value"] == 2
 
 
-def test_get_runner_is_one_per_process():
+def test_closing_a_runner_pauses_its_runs_and_closes_its_own_store():
+    gate = Gate()
+    with open_runner() as owner:
+        run_id = owner.start("slow", slow_plan(), engine=gate.engine())
+        assert gate.entered.wait(5)
+        threading.Timer(0.2, gate.open.set).start()
+    store = RunStore()
     try:
-        found: list[Runner] = []
-        threads = [threading.Thread(target=lambda: found.append(get_runner()))
-                   for _ in range(5)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert len({id(r) for r in found}) == 1
+        record = store.get_run(run_id)
+        assert record.status == "paused"
+        assert [s.status for s in record.plan.steps] == ["completed", "pending", "pending"]
+        with pytest.raises(StoreError, match="closed"):
+            owner.start("slow", slow_plan(), engine=gate.engine())
+        assert len(store.list_runs()) == 1
     finally:
-        reset_runner()
+        store.close()
 
 
 # ---- separate processes --------------------------------------------------------------------

@@ -56,7 +56,7 @@ runner = Runner(RunStore(url), poll_s=0.05)
 plan = Plan.model_validate_json(Path(plan_file).read_text())
 run_id = runner.start(plan.goal, plan, engine=Engine(registry=registry),
                       settings_public={"api_key": "sk-test-SECRET123", "model": "m"},
-                      options=RunOptions(max_parallel=2))
+                      options=RunOptions(max_parallel=2, confirm_side_effects=False))
 print(run_id, flush=True)
 print(json.dumps({"status": runner.wait(run_id, timeout=60).status}), flush=True)
 runner.shutdown()
@@ -173,7 +173,7 @@ def test_sigkill_during_a_side_effect_resumes_with_the_same_idempotency_key(tmp_
 EXIT_SCRIPT = r'''
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
-from core.runs.runner import get_runner
+from core.runs.runner import open_runner
 from core.execution.scheduler import RunOptions
 from core.tools.registry import ToolRegistry, make_tool
 
@@ -192,7 +192,7 @@ registry.add(make_tool(refund, side_effect=True))
 plan = Plan(goal="refund", steps=[
     Step(id="s1", description="refund", tool="refund", args={"order_id": "1"}),
     Step(id="s2", description="answer", depends_on=["s1"])])
-runner = get_runner()
+runner = open_runner()  # never closed: the process's exit pauses its run
 run_id = runner.start("refund", plan, engine=Engine(registry=registry),
                       options=RunOptions(confirm_side_effects=True))
 record = runner.wait(run_id, timeout=20, until_confirmation=True)

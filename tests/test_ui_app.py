@@ -11,10 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block
 
-from core.runs.runner import Runner, get_runner, reset_runner
+from core.runs.runner import Runner
+from ui import state
 from ui.i18n import TEXT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,10 +72,10 @@ def block_text(block: Block | None) -> str:
 
 
 def fresh_runner() -> Iterator[Runner]:
-    """A process-wide runner on this test's PLANBOARD_HOME, shut down afterwards."""
-    reset_runner()
-    yield get_runner()
-    reset_runner()
+    """The app's runner (its cached resource) on this test's PLANBOARD_HOME, closed after."""
+    st.cache_resource.clear()  # closes the runner of an earlier test
+    yield state.runner()
+    st.cache_resource.clear()
 
 
 @pytest.fixture

@@ -38,6 +38,10 @@ def test_trying_a_tool_shows_its_result(runner):
     at.button(key="tool_run").click().run()
     assert not at.exception and not at.error
     assert json.loads(at.json[-1].value)["value"] == 2000
+    [listed] = runner.store.list_runs()  # the call is a run of the shared store
+    record = runner.store.get_run(listed.run_id)
+    assert record.status == "completed" and record.plan.steps[0].tool == "calculate"
+    assert record.run_id in at.get("page_link")[-1].proto.label
 
 
 def test_bad_arguments_give_one_line_errors(runner):
@@ -60,3 +64,19 @@ def test_a_side_effecting_tool_needs_an_explicit_tick(runner):
     assert at.button(key="tool_run").disabled
     at.checkbox(key="tool_side_effect_ok").check().run()
     assert not at.button(key="tool_run").disabled
+
+
+def test_a_refund_tried_on_the_page_is_recorded_with_its_idempotency_key(runner):
+    at = open_app("pages/tools.py")
+    at.selectbox(key="tool_pick").set_value("apply_refund").run()
+    at.checkbox(key="tool_side_effect_ok").check().run()
+    at.text_area(key="tool_args").input(
+        '{"order_id": "88231", "reason": "the item is broken"}').run()
+    at.button(key="tool_run").click().run()
+    assert not at.exception
+    [listed] = runner.store.list_runs()
+    record = runner.store.get_run(listed.run_id)
+    started = [e for e in runner.store.events(record.run_id) if e.kind == "step_started"]
+    assert started[0].data["idempotency_key"] == f"{record.run_id}:s1:v1"
+    assert record.plan.steps[0].tool == "apply_refund"
+    assert record.status in {"completed", "failed"}  # the demo shop decides; it is recorded

@@ -50,6 +50,5 @@ def page_header(title_key: str, caption_key: str, *, show_mode: bool = True) -> 
     if not show_mode:
         st.caption(t(caption_key))
         return
-    mode = state.planner_mode()
-    badge = t("badge_offline") if mode.offline else t("badge_llm")
+    badge = t("badge_offline") if state.settings().offline else t("badge_llm")
     st.caption(f"{t(caption_key)} · {badge}")

@@ -322,6 +322,7 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "tool_not_object": ('The arguments must be a JSON object, e.g. {"order_id": "88231"}.',
                         '参数必须是 JSON 对象，例如 {"order_id": "88231"}。'),
     "tool_ok": ("The tool answered:", "工具返回："),
+    "tool_trial_run": ("Recorded as run {run_id}", "已记录为运行 {run_id}"),
 }
 _PAIRS.update({f"run_status_{k}": v for k, v in _RUN_STATUSES.items()})
 _PAIRS.update({f"status_{k}": v for k, v in _STEP_STATUSES.items()})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.llm.settings import env_settings
 from ui import state
 from ui.i18n import LANGUAGES, t
 
@@ -62,20 +63,21 @@ def render_sidebar() -> None:
 
 def _render_mode() -> None:
     st.toggle(t("offline_mode"), key="offline_mode", help=t("offline_mode_help"))
-    mode = state.planner_mode()
-    if mode.offline:
-        st.caption(t("planner_offline") + " — " + t(mode.reason))
+    chosen = state.settings()
+    reason = t(f"reason_{chosen.reason}")
+    if chosen.offline:
+        st.caption(t("planner_offline") + " — " + reason)
     else:
-        settings = state.current_settings()
+        settings = chosen.settings
         st.caption(
             t("planner_llm", model=settings.planner_model, base_url=settings.base_url)
-            + " — " + t(mode.reason)
+            + " — " + reason
         )
 
 
 def _key_source() -> str:
     if st.session_state.get("api_key"):
         return t("key_from_session")
-    if state.env_settings().has_key:
+    if env_settings().has_key:
         return t("key_from_env")
     return t("key_none")

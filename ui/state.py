@@ -1,46 +1,49 @@
-"""Session state and process-wide resources of the dashboard (registry, runner, store).
+"""Session state and process-wide resources of the dashboard (registry, runner).
 
 Everything a user types lives in ``st.session_state`` (one per browser tab); what every
 user shares (the tool registry, the background runner) comes from ``st.cache_resource``
-and is never mutated here. The API key exists only in the session state.
+and is never mutated here. The API key exists only in the session state. How the
+sidebar's values and the environment make the settings in force is decided in core
+(:func:`core.llm.settings.choose_settings`); this module only reads the widgets.
 """
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
-from core.errors import ConfigError
-from core.llm.engine import Engine
-from core.llm.settings import LLMSettings
+from core.execution.scheduler import RunOptions
+from core.learning.lessons import LessonBook
+from core.llm.engine import Engine, engine_for
+from core.llm.settings import ChosenSettings, SettingsChoice, choose_settings, env_settings
+from core.planning.choices import CHECKPOINT_POLICIES as POLICIES
+from core.planning.choices import REQUEST_MODES as MODES
+from core.runs.runner import Runner, open_runner
+from core.runs.tool_trials import ToolTrial
+from core.runs.tool_trials import try_tool as record_tool_trial
 from core.tools.registry import ToolRegistry
 
 __all__ = [
     "CHECKPOINT_POLICIES",
     "PLAN_MODES",
-    "PlannerMode",
     "checkpoint_policy",
-    "current_settings",
     "engine",
     "entered_page",
-    "env_settings",
     "init_session",
+    "lesson_book",
     "note_page",
     "plan_mode_choice",
-    "planner_mode",
     "registry",
     "run_options",
     "runner",
+    "settings",
     "settings_public",
+    "try_tool",
 ]
 
-logger = logging.getLogger(__name__)
-
-CHECKPOINT_POLICIES: tuple[str, ...] = ("on_failure", "rigid", "adaptive", "every_step")
-PLAN_MODES: tuple[str, ...] = ("auto", "plan", "knowledge", "direct")
+CHECKPOINT_POLICIES: tuple[str, ...] = POLICIES
+PLAN_MODES: tuple[str, ...] = MODES
 
 
 @st.cache_resource(show_spinner=False)
@@ -51,20 +54,23 @@ def registry() -> ToolRegistry:
     return default_registry()
 
 
-def runner() -> Any:
-    """The process-wide background runner."""
-    from core.runs.runner import get_runner
+@st.cache_resource(show_spinner=False, on_release=Runner.close)
+def runner() -> Runner:
+    """The background runner every session shares (crashed runs recorded when it starts).
 
-    return get_runner()
+    Clearing the resource cache closes it, pausing its runs; so does the process's exit.
+    """
+    return open_runner()
 
 
-def env_settings() -> LLMSettings:
-    """Settings from the environment (and .env); invalid values fall back to the defaults."""
-    try:
-        return LLMSettings.from_env()
-    except ConfigError as exc:
-        logger.warning("ignoring environment settings: %s", exc)
-        return LLMSettings()
+def lesson_book() -> LessonBook:
+    """The lessons kept in the runner's store."""
+    return LessonBook(runner().store)
+
+
+def try_tool(name: str, args: dict[str, Any]) -> ToolTrial:
+    """Call a tool by hand, recorded as a run of the shared store (see core.runs.tool_trials)."""
+    return record_tool_trial(name, args, registry=registry(), store=runner().store)
 
 
 def note_page(page: str) -> None:
@@ -81,17 +87,18 @@ def entered_page() -> bool:
 def init_session() -> None:
     """Give every session-wide setting its default before any widget is drawn."""
     env = env_settings()
-    defaults: dict[str, Any] = {
+    options = RunOptions()
+    defaults: dict[str, object] = {
         "language": "en",
         "base_url": env.base_url,
         "planner_model": env.planner_model,
         "executor_model": env.executor_model,
         "api_key": "",
         "offline_mode": not env.configured,
-        "max_parallel": 4,
-        "max_replans": 2,
-        "confirm_side_effects": True,
-        "checkpoint_policy": "on_failure",
+        "max_parallel": options.max_parallel,
+        "max_replans": options.max_replans,
+        "confirm_side_effects": options.confirm_side_effects,
+        "checkpoint_policy": options.checkpoint,
         "plan_mode": "auto",
         "plan": None,
         "plan_revision": 0,
@@ -101,73 +108,39 @@ def init_session() -> None:
         st.session_state.setdefault(key, value)
 
 
-def current_settings() -> LLMSettings:
-    """LLM settings from the sidebar; a blank key field means the environment's key."""
+def settings() -> ChosenSettings:
+    """The settings in force: the sidebar's values over the environment's, and the mode."""
     state = st.session_state
-    env = env_settings()
-    key = state.get("api_key") or (env.api_key.get_secret_value() if env.api_key else None)
-    try:
-        return LLMSettings(
-            api_key=key,
-            base_url=state.get("base_url") or env.base_url,
-            planner_model=state.get("planner_model") or env.planner_model,
-            executor_model=state.get("executor_model") or env.executor_model,
-            timeout_s=env.timeout_s,
-            max_retries=env.max_retries,
-            provider=env.provider,
-        )
-    except (ConfigError, ValueError) as exc:
-        logger.warning("sidebar settings are invalid: %s", exc)
-        return env
-
-
-@dataclass(frozen=True)
-class PlannerMode:
-    """Whether plans and steps use the LLM, and the translation key of the reason."""
-
-    offline: bool
-    reason: str
-
-
-def planner_mode() -> PlannerMode:
-    """Offline or LLM, and why (the sidebar and the plan page show the reason)."""
-    settings = current_settings()
-    if st.session_state.get("offline_mode", True):
-        return PlannerMode(True, "reason_offline_on" if settings.configured else "reason_no_key")
-    if not settings.configured:
-        return PlannerMode(True, "reason_no_key_forced")
-    return PlannerMode(False, "reason_llm")
+    choice = SettingsChoice(
+        api_key=str(state.get("api_key") or ""),
+        base_url=str(state.get("base_url") or ""),
+        planner_model=str(state.get("planner_model") or ""),
+        executor_model=str(state.get("executor_model") or ""),
+        offline=bool(state.get("offline_mode", True)),
+    )
+    return choose_settings(choice, env_settings())
 
 
 def engine() -> Engine:
-    """The tools plus the chat model of this session (None offline)."""
-    if planner_mode().offline:
-        return Engine(registry=registry(), model=None)
-    from core.llm.client import OpenAIChatModel
-
-    return Engine(registry=registry(), model=OpenAIChatModel(current_settings()))
+    """The tools plus the chat model of this session (no model offline)."""
+    return engine_for(registry(), settings().model_settings)
 
 
 def settings_public() -> dict[str, Any]:
     """What a run records about the settings: never the API key."""
-    mode = planner_mode()
-    if mode.offline:
-        return {"offline": True}
-    public = current_settings().public_dict()
-    public.pop("has_key", None)  # the store drops names that look like secrets; say nothing
-    return {"offline": False, **public}
+    return settings().for_run()
 
 
-def run_options() -> Any:
+def run_options() -> RunOptions:
     """RunOptions from the sidebar."""
-    from core.execution.scheduler import RunOptions
-
     state = st.session_state
+    defaults = RunOptions()
     return RunOptions(
-        max_parallel=int(state.get("max_parallel", 4)),
-        max_replans=int(state.get("max_replans", 2)),
-        confirm_side_effects=bool(state.get("confirm_side_effects", True)),
-        checkpoint=checkpoint_policy(),
+        max_parallel=int(state.get("max_parallel", defaults.max_parallel)),
+        max_replans=int(state.get("max_replans", defaults.max_replans)),
+        confirm_side_effects=bool(state.get("confirm_side_effects",
+                                            defaults.confirm_side_effects)),
+        checkpoint=checkpoint_policy(),  # type: ignore[arg-type]  # one of POLICIES
     )
 
 
@@ -178,6 +151,7 @@ def plan_mode_choice() -> str:
 
 
 def checkpoint_policy() -> str:
-    """The checkpoint policy chosen in the sidebar (``on_failure`` unless changed)."""
-    policy = st.session_state.get("checkpoint_policy", "on_failure")
-    return policy if policy in CHECKPOINT_POLICIES else "on_failure"
+    """The checkpoint policy chosen in the sidebar (the run options' default unless changed)."""
+    default = RunOptions().checkpoint
+    policy = st.session_state.get("checkpoint_policy", default)
+    return policy if policy in CHECKPOINT_POLICIES else default

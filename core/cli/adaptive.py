@@ -48,9 +48,8 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 def cmd_lessons(args: argparse.Namespace) -> int:
     from core.learning.lessons import LessonBook
-    from core.runs.runner import get_runner
 
-    lessons = LessonBook(get_runner().store).list_lessons()
+    lessons = LessonBook(args.runner().store).list_lessons()
     if args.json:
         print_json([lesson.model_dump(mode="json") for lesson in lessons])
         return 0
@@ -65,10 +64,9 @@ def cmd_lessons(args: argparse.Namespace) -> int:
 def cmd_followup(args: argparse.Namespace) -> int:
     from core.cli.runs import report_run
     from core.planning.followup import extend_plan_request
-    from core.runs.runner import get_runner
     from core.runs.session import build_engine
 
-    runner = get_runner()
+    runner = args.runner()
     out = sys.stderr if args.json else sys.stdout
     record = runner.store.get_run(args.run_id)
     if record.plan is None:

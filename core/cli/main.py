@@ -9,7 +9,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.base.usage import Usage
 from core.cli.output import ask, ask_text, bounded_int, print_json, print_progress
@@ -18,6 +18,9 @@ from core.cli.text import say
 from core.errors import ConfigError, PlanBoardError
 from core.plan.model import Plan
 from core.planning.choices import CHECKPOINT_POLICIES, DEFAULT_POLICY, REQUEST_MODES
+
+if TYPE_CHECKING:
+    from core.runs.runner import Runner
 
 __all__ = ["build_parser", "main"]
 
@@ -31,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
 
     load_dotenv(find_dotenv(usecwd=True))  # the .env of the directory you run from
     args = build_parser().parse_args(argv)
+    args.runner = _CommandRunner()
     # what a user needs is printed by the commands; the log is for --verbose
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR,
                         format="%(levelname)s %(name)s: %(message)s")
@@ -51,12 +55,36 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        from core.runs.runner import pause_local_runs
-
-        paused = pause_local_runs(timeout=30)
+        paused = args.runner.close()
         print(say("interrupted_paused", run_id=paused[0]) if paused else say("interrupted"),
               file=sys.stderr)
         return 130
+    finally:
+        args.runner.close()
+
+
+class _CommandRunner:
+    """The runner of one command: opened on first use, closed when the command ends."""
+
+    def __init__(self) -> None:
+        self._runner: Runner | None = None
+
+    def __call__(self) -> Runner:
+        """The runner (crashed runs are recorded as interrupted when it opens)."""
+        if self._runner is None:
+            from core.runs.runner import open_runner
+
+            self._runner = open_runner()
+        return self._runner
+
+    def close(self) -> list[str]:
+        """Pause the runs still going, close the runner; return the paused runs' ids."""
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return []
+        paused = runner.pause_all(timeout=30)
+        runner.close()
+        return paused
 
 
 def _drop_stdout() -> None:
@@ -197,7 +225,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from core.runs.runner import get_runner
     from core.runs.session import build_engine, choose_route, public_settings
 
     if not args.request and not args.plan:
@@ -208,7 +235,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     engine = build_engine(offline=args.offline)
     out = sys.stderr if args.json else sys.stdout
     started = time.monotonic()
-    runner = get_runner()
+    runner = args.runner()
     settings = public_settings(offline=engine.offline)
     if args.plan:
         plan, usage, route = _load_plan_file(args.plan, args.request), Usage(), None

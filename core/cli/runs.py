@@ -80,18 +80,14 @@ def add_run_commands(subparsers: Any) -> None:
     export.set_defaults(handler=cmd_export)
 
 
-def _runner() -> Any:
-    """The process-wide runner, after recording runs whose process has died as interrupted."""
-    from core.runs.runner import get_runner
-
-    runner = get_runner()
-    runner.recover_interrupted()
-    return runner
+def _runner(args: argparse.Namespace) -> Any:
+    """The command's runner (runs whose process has died are recorded as interrupted)."""
+    return args.runner()
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
     """List run summaries (run_id, status, request, created_at), newest first."""
-    records = _runner().store.list_runs(status=args.status, limit=args.limit)
+    records = _runner(args).store.list_runs(status=args.status, limit=args.limit)
     rows = [{"run_id": r.run_id, "status": r.status, "request": r.request,
              "created_at": r.created_at.isoformat()} for r in records]
     if args.json:
@@ -107,7 +103,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Show a run: the summary object plus its events."""
-    store = _runner().store
+    store = _runner(args).store
     record = store.get_run(args.run_id)
     events = store.events(args.run_id)
     if args.json:
@@ -131,21 +127,21 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_pause(args: argparse.Namespace) -> int:
     """Ask a run to pause."""
-    _runner().pause(args.run_id)
+    _runner(args).pause(args.run_id)
     print(say("pause_requested", run_id=args.run_id))
     return 0
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
     """Cancel a run and report once the cancellation is recorded."""
-    record = _runner().cancel(args.run_id)
+    record = _runner(args).cancel(args.run_id)
     print(f"run {record.run_id}: {record.status}")
     return 0
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
     """Continue a paused or interrupted run here and report how it ended."""
-    runner = _runner()
+    runner = _runner(args)
     record = runner.store.get_run(args.run_id)
     out = sys.stderr if args.json else sys.stdout
     if record.plan is not None:
@@ -194,7 +190,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     """Export a run; write to --out or stdout."""
     from core.runs.export import export_run
 
-    content = export_run(_runner().store, args.run_id, args.fmt)
+    content = export_run(_runner(args).store, args.run_id, args.fmt)
     data = content.encode("utf-8") if isinstance(content, str) else content
     if args.out is not None:
         try:

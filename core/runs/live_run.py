@@ -19,7 +19,7 @@ from typing import Any
 
 from core.base.usage import Usage
 from core.execution.events import EventSink, RunEvent
-from core.execution.scheduler import run_plan
+from core.execution.scheduler import RunOptions, RunOutcome, run_plan
 from core.llm.engine import Engine
 from core.plan.model import Plan
 from core.runs.recovery import StoreBackedControl
@@ -43,7 +43,7 @@ class LiveRun:
     store: RunStore
     run_id: str
     engine: Engine
-    options: Any
+    options: RunOptions
     plan: Plan
     on_event: EventSink | None = None
     replanner: Replanner | None = None
@@ -91,7 +91,7 @@ class LiveRun:
             self.changed.notify_all()
         return resumed_meanwhile
 
-    def _run_until_settled(self) -> Any:
+    def _run_until_settled(self) -> RunOutcome:
         def replanner(plan: Plan, failure: str, engine: Engine) -> Plan:
             # the new version is adopted when the scheduler's "replanned" event carries it
             if self.replanner is not None:
@@ -115,7 +115,7 @@ class LiveRun:
                 self.record(RunEvent(kind="resumed", plan_version=self.plan.version,
                                      data={"in_place": True}))
 
-    def _learn_and_retry(self, outcome: Any) -> Any:
+    def _learn_and_retry(self, outcome: RunOutcome) -> RunOutcome:
         """Reflect on the finished attempt, keep its lesson, and run new attempts if advised."""
         from core.learning.after_run import learn_from_run
 
@@ -233,7 +233,7 @@ class LiveRun:
             if not self.finished:
                 self.record(RunEvent(kind="resumed", plan_version=self.plan.version, data=data))
 
-    def _finish(self, outcome: Any) -> None:
+    def _finish(self, outcome: RunOutcome) -> None:
         with self._recording:
             self.finished = True
         status = outcome.status if outcome.status in TERMINAL_STATUSES | {"paused"} else "failed"

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from core.llm.engine import Engine
 
 __all__ = [
-    "IN_PROCESS",
-    "InProcessRuns",
     "StoreBackedControl",
     "await_resume_taken",
     "engine_for_record",
@@ -98,15 +96,13 @@ class StoreBackedControl(RunControl):
         return super().is_cancelled()
 
 
-def recover_interrupted(store: RunStore, *, live_here: set[str] | None = None,
-                        stale_after_s: float = 30.0) -> list[str]:
+def recover_interrupted(store: RunStore, *, stale_after_s: float = 30.0) -> list[str]:
     """Record every run whose owner died as interrupted; return their ids.
 
-    ``live_here``: the runs this process executes (runs owned by this process but not in
-    the set are treated as orphans).
+    Runs owned by this process count as alive (a runner of this process may execute them).
     """
     recovered = []
-    for record in store.find_stale_running(stale_after_s, live_here=live_here):
+    for record in store.find_stale_running(stale_after_s):
         if recover_run(store, store.get_run(record.run_id)):
             recovered.append(record.run_id)
     if recovered:
@@ -132,29 +128,6 @@ def recover_run(store: RunStore, record: RunRecord) -> bool:
     return store.mark_interrupted(record, plan, resets, event)
 
 
-class InProcessRuns:
-    """Ids of the runs that any Runner of this process is executing right now."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._ids: set[str] = set()
-
-    def add(self, run_id: str) -> None:
-        with self._lock:
-            self._ids.add(run_id)
-
-    def discard(self, run_id: str) -> None:
-        with self._lock:
-            self._ids.discard(run_id)
-
-    def snapshot(self) -> set[str]:
-        with self._lock:
-            return set(self._ids)
-
-
-IN_PROCESS = InProcessRuns()
-
-
 _RECORDED_LLM = ("base_url", "planner_model", "executor_model", "provider", "timeout_s",
                  "max_retries")
 
@@ -166,15 +139,14 @@ def engine_for_record(record: RunRecord, environ: Mapping[str, str] | None = Non
     recorded (``record.settings``), with the API key from the environment (keys are never
     stored); ConfigError when the environment has no key the endpoint needs.
     """
-    from core.llm.client import OpenAIChatModel
-    from core.llm.engine import Engine
+    from core.llm.engine import engine_for
     from core.llm.settings import LLMSettings
     from core.tools.catalog import default_registry
 
     env = os.environ if environ is None else environ
     registry = default_registry(env)
     if bool(record.settings.get("offline", True)):
-        return Engine(registry=registry, model=None)
+        return engine_for(registry, None)
     recorded = {k: record.settings[k] for k in _RECORDED_LLM
                 if record.settings.get(k) is not None}
     settings = LLMSettings.from_env(env).updated(**recorded)
@@ -183,14 +155,14 @@ def engine_for_record(record: RunRecord, environ: Mapping[str, str] | None = Non
             f"run {record.run_id} used the model at {settings.base_url}, which needs a key: "
             "set OPENAI_API_KEY in the environment or a .env file, then resume it again"
         )
-    return Engine(registry=registry, model=OpenAIChatModel(settings))
+    return engine_for(registry, settings)
 
 
 def await_resume_taken(store: RunStore, run_id: str, *, timeout: float = 10.0,
                        stale_after_s: float = 30.0, poll_s: float = 0.1) -> None:
     """Wait (bounded) until the process that owns the run has taken a resume request."""
     deadline = time.monotonic() + timeout
-    pause = threading.Event()
+    pause = threading.Event()  # never set: the owner is another process, read the store again
     while time.monotonic() < deadline:
         record = store.get_run(run_id)
         taken = record.control_request is None and record.status != "paused"

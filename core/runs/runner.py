@@ -1,12 +1,11 @@
 """Background runs: start, pause, resume, cancel, confirm and recover runs recorded in the store.
 
-One :class:`Runner` per process (:func:`get_runner`) runs plans on a bounded thread pool and
-addresses them by run id. Every event of a run is written to the store together with the
-plan snapshot it leaves behind, so a run can be followed from any tab or process and
-continued after a crash. Runs executed by another process are steered through control
-requests written to the database, which that process's :class:`StoreBackedControl` picks up.
-This module is the manager (pool, registry of live runs, steering by id, the process-wide
-singleton); how one run is executed and recorded lives in :mod:`core.runs.live_run`.
+A :class:`Runner` runs plans on a bounded thread pool and steers them by run id. Its owner
+creates it (the dashboard keeps one in ``st.cache_resource``; a CLI command opens its own
+with :func:`open_runner`) and closes it, which pauses its runs, as the process's exit does.
+Events and plan snapshots go to the store, so any tab or process can follow a run and
+steer it through control requests (see :mod:`core.runs.recovery`); one run's execution
+lives in :mod:`core.runs.live_run`.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from types import TracebackType
 from typing import Any
 
 from core.base.usage import Usage
@@ -27,8 +27,6 @@ from core.plan.diff import diff_plans
 from core.plan.model import Plan
 from core.runs.live_run import LiveRun, Replanner
 from core.runs.recovery import (
-    IN_PROCESS,
-    StoreBackedControl,
     await_resume_taken,
     engine_for_record,
     recover_interrupted,
@@ -42,7 +40,7 @@ from core.store.run_store import (
     owner_alive,
 )
 
-__all__ = ["Runner", "StoreBackedControl", "get_runner", "reset_runner"]  # control re-exported
+__all__ = ["Runner", "open_runner"]
 
 EngineFactory = Callable[[RunRecord], Engine]
 _RESUMABLE = frozenset({"paused", "interrupted"})
@@ -50,7 +48,7 @@ _FOLLOWABLE = frozenset({"completed", "failed"})
 
 
 class Runner:
-    """Runs plans in the background and steers them by run id (one per process)."""
+    """Runs plans in the background and steers them by run id; close it when done."""
 
     def __init__(
         self,
@@ -61,17 +59,26 @@ class Runner:
         poll_s: float = 0.5,
         stale_after_s: float = 30.0,
     ) -> None:
+        self._owns_store = store is None
         self.store = store or RunStore()
         # A run waiting for a person's confirmation holds its worker, and the dashboard
         # shares one runner between every session: the pool is bounded, but not tightly.
-        # None: build the engine from the run's stored settings when resuming elsewhere
         self._pool = ThreadPoolExecutor(max_workers=max_workers,
                                         thread_name_prefix="planboard-run")
-        self._engine_factory = engine_factory
+        self._engine_factory = engine_factory  # None: from the run's stored settings
         self._poll_s = poll_s
         self._stale_after_s = stale_after_s
         self._live: dict[str, LiveRun] = {}
         self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._exit_sentinel: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
 
     # ---- starting and continuing ----------------------------------------------------
 
@@ -94,6 +101,7 @@ class Runner:
         ``drafted`` is the plan as the planner made it: when a person edited it before
         approving, the draft is kept as version 1 and the edited plan runs as version 2.
         """
+        self._require_open()
         run_id = uuid.uuid4().hex[:12]
         options = (options or RunOptions()).model_copy(update={"run_id": run_id})
         stored = options.model_dump(mode="json")
@@ -199,10 +207,11 @@ class Runner:
                        plan=plan, on_event=on_event, replanner=replanner,
                        options_extra=dict(extra), poll_s=self._poll_s)
         with self._lock:
-            if run_id in self._live or run_id in IN_PROCESS.snapshot():
+            self._require_open()
+            if run_id in self._live:
                 raise StoreError(f"run {run_id} is already running in this process")
             self._live[run_id] = live
-            IN_PROCESS.add(run_id)
+            self._watch_exit()
         claim = dict(claim_with or {})
         if resumed_from is not None:
             claim["events"] = [*claim.get("events", ()), RunEvent(
@@ -214,7 +223,6 @@ class Runner:
         except BaseException:
             with self._lock:
                 self._live.pop(run_id, None)
-                IN_PROCESS.discard(run_id)
             raise
 
     # ---- executing ------------------------------------------------------------------
@@ -225,7 +233,6 @@ class Runner:
         finally:
             with self._lock:
                 self._live.pop(live.run_id, None)
-                IN_PROCESS.discard(live.run_id)
             if live.mark_done():  # resume() arrived while the run was stopping
                 self.resume(live.run_id, engine=live.engine, on_event=live.on_event,
                             replanner=live.replanner)
@@ -307,7 +314,6 @@ class Runner:
                     timeout,
                 )
             return self.store.get_run(run_id)
-        settled = threading.Event()
         while True:
             record = self.store.get_run(run_id)
             if record.status not in ACTIVE_STATUSES or (
@@ -316,16 +322,19 @@ class Runner:
                 return record
             if deadline is not None and time.monotonic() >= deadline:
                 return record
-            settled.wait(self._poll_s)
+            # another process runs it: the store is the only channel, read it again soon
+            if self._closed.wait(self._poll_s):
+                return self.store.get_run(run_id)
 
     def recover_interrupted(self) -> list[str]:
-        """Mark runs whose process died as interrupted; reset their running steps to pending."""
-        here = IN_PROCESS.snapshot()  # every Runner of this process, not only this one
-        return recover_interrupted(self.store, live_here=here,
-                                   stale_after_s=self._stale_after_s)
+        """Mark runs whose process died as interrupted; reset their running steps to pending.
+
+        Runs owned by this process count as alive: another Runner here may execute them.
+        """
+        return recover_interrupted(self.store, stale_after_s=self._stale_after_s)
 
     def pause_all(self, timeout: float = 30.0) -> list[str]:
-        """Pause every run of this process and wait (bounded) until each has stopped."""
+        """Pause every run of this runner and wait (bounded) until each has stopped."""
         with self._lock:
             lives = list(self._live.values())
         for live in lives:
@@ -338,63 +347,53 @@ class Runner:
         """Cancel (optionally) the runs of this process and stop the pool."""
         with self._lock:
             lives = list(self._live.values())
+            sentinel, self._exit_sentinel = self._exit_sentinel, None
+        self._closed.set()
         for live in lives:
             if cancel:
                 live.control.cancel()
             live.done.wait(timeout)
         self._pool.shutdown(wait=True)
+        if sentinel is not None:
+            sentinel.shutdown(wait=True)  # ends the exit watch
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Pause this runner's runs (they can be resumed later), stop it, close its store.
+
+        A store passed in by the caller stays open: it is the caller's to close.
+        """
+        self.pause_all(timeout)
+        self.shutdown(cancel=False, timeout=timeout)
+        if self._owns_store:
+            self.store.close()
+
+    def _require_open(self) -> None:
+        if self._closed.is_set():
+            raise StoreError("this runner is closed; open a new one to start or resume runs")
+
+    def _watch_exit(self) -> None:
+        """Pause the runs when the process exits (started with the first run; lock held).
+
+        ``atexit`` is too late: Python joins the worker threads first, and a run waiting
+        for a person never ends its worker. An idle executor worker is the first thread
+        Python ends at exit, before joining the others, so the watch waits for that one.
+        """
+        if self._exit_sentinel is not None:
+            return
+        self._exit_sentinel = ThreadPoolExecutor(max_workers=1,
+                                                 thread_name_prefix="planboard-exit")
+        worker = self._exit_sentinel.submit(threading.current_thread).result()
+        threading.Thread(target=self._pause_at_exit, args=(worker,), daemon=True,
+                         name="planboard-exit-watch").start()
+
+    def _pause_at_exit(self, sentinel: threading.Thread) -> None:
+        sentinel.join()
+        if not self._closed.is_set():
+            self.pause_all(timeout=10.0)
 
 
-class _Slot:
-    """Holds the process-wide runner behind a lock."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.runner: Runner | None = None
-        self.exit_hook = False
-
-
-_EXIT_WAIT_S = 10.0
-
-
-_SLOT = _Slot()
-
-
-def get_runner() -> Runner:
-    """The process-wide runner, created on first use (recovering crashed runs then).
-
-    When the process exits (a server stopped with SIGTERM or Ctrl-C), its runs are paused
-    first: a run waiting for a confirmation would otherwise keep the process alive, and a
-    paused run can be resumed later.
-    """
-    with _SLOT.lock:
-        if _SLOT.runner is None:
-            if not _SLOT.exit_hook:
-                # threading's exit hooks run in reverse order, before the thread pools are
-                # joined: this one, registered after concurrent.futures', runs first
-                threading._register_atexit(_pause_on_exit)  # type: ignore[attr-defined]
-                _SLOT.exit_hook = True
-            runner = Runner()
-            runner.recover_interrupted()
-            _SLOT.runner = runner
-        return _SLOT.runner
-
-
-def _pause_on_exit() -> None:
-    pause_local_runs(timeout=_EXIT_WAIT_S)
-
-
-def pause_local_runs(timeout: float = 30.0) -> list[str]:
-    """Pause the runs this process executes (if it has a runner at all); return their ids."""
-    with _SLOT.lock:
-        runner = _SLOT.runner
-    return runner.pause_all(timeout) if runner is not None else []
-
-
-def reset_runner() -> None:
-    """Shut down and forget the process-wide runner (tests, or a changed PLANBOARD_DB_URL)."""
-    with _SLOT.lock:
-        runner, _SLOT.runner = _SLOT.runner, None
-    if runner is not None:
-        runner.shutdown()
-        runner.store.close()
+def open_runner(store: RunStore | None = None) -> Runner:
+    """A new runner on ``store`` (None: the default), crashed runs recorded as interrupted."""
+    runner = Runner(store)
+    runner.recover_interrupted()
+    return runner
