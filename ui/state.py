@@ -19,7 +19,7 @@ from core.llm.engine import Engine, engine_for
 from core.llm.settings import ChosenSettings, SettingsChoice, choose_settings, env_settings
 from core.planning.choices import CHECKPOINT_POLICIES as POLICIES
 from core.planning.choices import REQUEST_MODES as MODES
-from core.runs.runner import Runner, open_runner
+from core.runs import Runner, open_runner
 from core.runs.tool_trials import ToolTrial
 from core.runs.tool_trials import try_tool as record_tool_trial
 from core.tools.registry import ToolRegistry
