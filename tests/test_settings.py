@@ -1,11 +1,21 @@
-"""LLMSettings: environment variables, fallbacks, bad numbers, and the key never showing."""
+"""LLMSettings: environment variables, fallbacks, bad numbers, the key never showing, and a
+person's choices over the environment (the dashboard's sidebar)."""
 
 from __future__ import annotations
 
 import pytest
 
 from core.errors import ConfigError
-from core.llm.settings import DEFAULT_MODEL, LLMSettings
+from core.llm.engine import engine_for
+from core.llm.settings import (
+    DEFAULT_MODEL,
+    LLMSettings,
+    SettingsChoice,
+    choose_settings,
+    env_settings,
+    run_settings,
+)
+from core.tools.registry import ToolRegistry
 
 
 def test_defaults_with_an_empty_environment():
@@ -111,3 +121,58 @@ def test_updated_validates_and_keeps_the_key_secret():
     assert settings.updated(planner_model="x").api_key == settings.api_key
     with pytest.raises(ConfigError):
         settings.updated(provider="nope")
+
+
+# ---- a person's choices over the environment ---------------------------------------------
+
+ENV_WITH_KEY = LLMSettings(api_key="sk-env-key-123456789", planner_model="env-model")
+
+
+def test_blank_choices_keep_the_environment_and_typed_ones_win():
+    chosen = choose_settings(SettingsChoice(), ENV_WITH_KEY)
+    assert chosen.settings == ENV_WITH_KEY
+    assert (chosen.offline, chosen.reason) == (False, "llm")
+    typed = choose_settings(SettingsChoice(api_key=" sk-typed-key-987654321 ",
+                                           executor_model="typed-model"), ENV_WITH_KEY)
+    assert typed.settings.api_key.get_secret_value() == "sk-typed-key-987654321"
+    assert typed.settings.executor_model == "typed-model"
+    assert typed.settings.planner_model == "env-model"
+
+
+@pytest.mark.parametrize(("env", "offline", "reason"), [
+    (ENV_WITH_KEY, True, "offline_on"),
+    (LLMSettings(), True, "no_key"),
+    (ENV_WITH_KEY, False, "llm"),
+    (LLMSettings(), False, "no_key_forced"),
+])
+def test_the_mode_and_its_reason(env, offline, reason):
+    chosen = choose_settings(SettingsChoice(offline=offline), env)
+    assert chosen.reason == reason
+    assert chosen.offline is (reason != "llm")
+    assert (chosen.model_settings is None) is chosen.offline
+
+
+def test_spaces_mean_the_environments_value():
+    chosen = choose_settings(SettingsChoice(base_url="   ", planner_model=" x "), ENV_WITH_KEY)
+    assert chosen.settings.base_url == ENV_WITH_KEY.base_url
+    assert chosen.settings.planner_model == "x"
+
+
+def test_a_bad_environment_is_logged_and_the_defaults_used(caplog):
+    assert env_settings({"PLANBOARD_TIMEOUT": "soon"}) == LLMSettings()
+    assert "PLANBOARD_TIMEOUT" in caplog.text
+
+
+def test_what_a_run_records_never_holds_the_key_nor_says_whether_there_is_one():
+    assert run_settings(None) == {"offline": True}
+    recorded = choose_settings(SettingsChoice(), ENV_WITH_KEY).for_run()
+    assert recorded["offline"] is False and recorded["planner_model"] == "env-model"
+    assert "has_key" not in recorded
+    assert "sk-env-key" not in repr(recorded)
+
+
+def test_the_engine_has_a_model_only_with_settings():
+    registry = ToolRegistry()
+    assert engine_for(registry, None).offline
+    online = engine_for(registry, ENV_WITH_KEY)
+    assert not online.offline and online.registry is registry

@@ -191,16 +191,11 @@ class ChosenSettings(BaseModel):
 def choose_settings(choice: SettingsChoice, env: LLMSettings) -> ChosenSettings:
     """``env`` with the non-blank values of ``choice`` applied, and offline or not.
 
-    Invalid chosen values are logged and the environment's settings used. Offline when
-    the person chose it, or when no key is set for an endpoint that needs one.
+    Offline when the person chose it, or when no key is set for an endpoint that needs one.
     """
     changes = {name: value.strip() for name, value in choice.model_dump().items()
                if isinstance(value, str) and value.strip()}
-    try:
-        settings = env.updated(**changes)
-    except (ConfigError, ValueError) as exc:
-        logger.warning("chosen settings are invalid: %s", redact_secrets(str(exc)))
-        settings = env
+    settings = env.updated(**changes)
     reason: ModeReason
     if choice.offline:
         reason = "offline_on" if settings.configured else "no_key"
