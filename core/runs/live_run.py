@@ -162,6 +162,8 @@ class LiveRun:
         return result.plan
 
     def _watch(self, stop: threading.Event) -> None:
+        # other processes reach this run only through the store, which sends no events:
+        # it is read every poll_s (steering in this process wakes the control directly)
         last_beat = time.monotonic()
         while not stop.wait(self.poll_s):
             try:
