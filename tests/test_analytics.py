@@ -7,13 +7,14 @@ import shutil
 import sqlite3
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from core.errors import ToolExecutionError
 from core.tools.analytics import ROW_LIMIT, analytics_db_path, ensure_analytics_db
 from core.tools.catalog import default_registry
 from core.tools.demo import reset_demo_data
+from tests.fuzzing import FUZZ_WITH_FIXTURES
 
 Q1 = "churned_at >= '2026-01-01' AND churned_at < '2026-04-01'"
 
@@ -149,8 +150,7 @@ SQL_VALUES = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@FUZZ_WITH_FIXTURES
 @given(st.lists(SQL_VALUES, min_size=1, max_size=4), st.sampled_from(["", " FROM users"]))
 def test_every_run_sql_result_is_storable(registry, values, source):
     try:

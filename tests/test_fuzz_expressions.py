@@ -7,7 +7,7 @@ import json
 import math
 import re
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from core.base.expressions import (
@@ -17,8 +17,7 @@ from core.base.expressions import (
     evaluate_condition,
     is_expression_condition,
 )
-
-FUZZ = settings(max_examples=200, deadline=None, derandomize=True, database=None)
+from tests.fuzzing import FUZZ
 
 # any code point at all, lone surrogates and NUL included
 ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=300)

@@ -9,7 +9,7 @@ import json
 import math
 from decimal import Decimal
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
@@ -18,8 +18,7 @@ from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.registry import ToolRegistry, json_safe, make_tool
-
-FUZZ = settings(max_examples=200, deadline=None, derandomize=True, database=None)
+from tests.fuzzing import FUZZ
 
 
 def stored(value: object) -> object:
