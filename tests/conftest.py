@@ -10,12 +10,21 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, Phase, settings
 
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from tests.fake_openai import FakeOpenAI
 
 _ISOLATED_PREFIXES = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")
+
+# Property tests are deterministic and leave no files: the same examples on every run, no
+# example database, and no "explain" phase (it imports libraries that warn).
+settings.register_profile(
+    "planboard", derandomize=True, database=None, deadline=None, print_blob=False,
+    phases=[Phase.explicit, Phase.generate, Phase.shrink],
+    suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("planboard")
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""Shared hypothesis settings for the fuzz tests: fast, deterministic, no example database."""
+"""Shared hypothesis settings for the fuzz tests (the session profile is in conftest.py)."""
 
 from __future__ import annotations
 

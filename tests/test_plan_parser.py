@@ -128,7 +128,8 @@ def test_several_tools_needed_uses_the_first_and_warns():
     plan = parse_plan(json.dumps(data), "g")
     assert plan.step("s1").tool == "web_search"
     assert plan.warnings == [
-        "s1 lists several tools (web_search, calculate); it uses web_search"
+        "step id 'a' is now s1",
+        "s1 lists several tools (web_search, calculate); it uses web_search",
     ]
 
 

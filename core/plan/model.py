@@ -21,6 +21,7 @@ from core.lifecycle import (
     StepStatus,
     step_may_become,
 )
+from core.plan import dag
 
 if TYPE_CHECKING:
     from core.tools.registry import ToolRegistry
@@ -163,33 +164,29 @@ class Plan(BaseModel):
 
     # ---- DAG ----------------------------------------------------------------------------
 
+    def dependency_graph(self) -> dict[str, list[str]]:
+        """``{step id: ids it depends on}`` in plan order."""
+        return {s.id: list(s.depends_on) for s in self.steps}
+
     def topological_order(self) -> list[Step]:
-        """Steps ordered so that each comes after its dependencies; plan order breaks ties."""
+        """Steps ordered so that each comes after its dependencies; plan order breaks ties.
+
+        Raises PlanValidationError naming exactly the steps of each dependency cycle.
+        """
+        order = dag.topological_ids(self.dependency_graph())
+        if len(order) < len(self.steps):
+            raise PlanValidationError([_cycle_sentence(cycle, "en") for cycle in self.cycles()])
         by_id = {s.id: s for s in self.steps}
-        remaining = {s.id: {d for d in s.depends_on if d in by_id} for s in self.steps}
-        order: list[Step] = []
-        while remaining:
-            free = [sid for sid in by_id if sid in remaining and not remaining[sid]]
-            if not free:
-                raise PlanValidationError(
-                    [f"{', '.join(sorted(remaining))} form a dependency cycle; remove one link"]
-                )
-            for sid in free:
-                order.append(by_id[sid])
-                del remaining[sid]
-            for deps in remaining.values():
-                deps.difference_update(free)
-        return order
+        return [by_id[sid] for sid in order]
+
+    def cycles(self) -> list[list[str]]:
+        """Each dependency cycle as the ids on it, in plan order (a self-loop counts)."""
+        return dag.dependency_cycles(self.dependency_graph())
 
     def critical_path(self) -> list[str]:
         """The longest chain of dependent steps, as ids from first to last."""
-        longest: dict[str, list[str]] = {}
-        for s in self.topological_order():
-            best = max(
-                (longest[d] for d in s.depends_on if d in longest), key=len, default=[]
-            )
-            longest[s.id] = [*best, s.id]
-        return max(longest.values(), key=len, default=[])
+        self.topological_order()  # a cycle has no longest chain: say which steps form it
+        return dag.critical_path(self.dependency_graph())
 
     def critical_path_length(self) -> int:
         """Number of steps on the longest dependency chain (the least number of rounds)."""
@@ -219,7 +216,7 @@ class Plan(BaseModel):
             return [pick(lang, "计划里没有步骤；请至少添加一个步骤",
                          "the plan has no steps; add at least one step")]
         problems: list[str] = []
-        ids = self.ids()
+        ids = set(self.ids())
         seen: set[str] = set()
         for step in self.steps:
             if step.id in seen:
@@ -231,12 +228,8 @@ class Plan(BaseModel):
                 problems.append(pick(lang, f"{step.id!r} 不是有效的编号；编号形如 s1、s2、s3",
                                      f"{step.id!r} is not a valid id; ids look like s1, s2, s3"))
             problems.extend(_step_problems(step, ids, registry, lang))
-        if not problems:
-            try:
-                self.topological_order()
-            except PlanValidationError as exc:
-                problems.extend(pick(lang, _CYCLE_ZH.format(ids=p.split(" form ")[0]), p)
-                                for p in exc.problems)
+        problems.extend(_cycle_sentence(cycle, lang) for cycle in self.cycles()
+                        if len(cycle) > 1)  # a self-loop is already reported by its step
         return problems
 
     def raise_if_invalid(self, registry: ToolRegistry | None = None) -> None:
@@ -294,7 +287,13 @@ class Plan(BaseModel):
         return cls.model_validate(json.loads(text))
 
 
-def _step_problems(step: Step, ids: list[str], registry: ToolRegistry | None,
+def _cycle_sentence(cycle: list[str], lang: Language) -> str:
+    ids = ", ".join(cycle)
+    return pick(lang, _CYCLE_ZH.format(ids=ids),
+                f"{ids} form a dependency cycle; remove one link")
+
+
+def _step_problems(step: Step, ids: set[str], registry: ToolRegistry | None,
                    lang: Language) -> list[str]:
     sid = step.id
     problems: list[str] = []

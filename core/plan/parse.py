@@ -3,28 +3,22 @@
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import PlanParseError
 from core.plan.model import Plan, Step
+from core.plan.reply_json import extract_json, without_lone_surrogates
+from core.plan.step_ids import (
+    assign_ids,
+    rename_arg_refs,
+    rename_condition_refs,
+    step_number,
+)
 
 __all__ = ["extract_json", "parse_plan"]
 
-_THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S | re.I)
-_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.I)
-_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.I)
-_FENCE = re.compile(r"```[\w-]*[ \t]*\n?(.*?)```", re.S)
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
-_NUMBERED_ID = re.compile(r"^\s*(?:s|step|task|#)?[\s_\-#]*(\d+)\s*$", re.I)
-_ARG_REFERENCE = re.compile(r"(\{\{\s*)([^\s.\[}]+)")
-_CONDITION_NAME = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)")
 _NO_TOOL = {"", "null", "none", "nil", "n/a", "na", "-", "no tool", "无"}
-_MAX_STARTS = 200
-_FULL_PLAN = 3
-_JSON_START = re.compile(r"[\[{]")
 
 _ID_KEYS = ("id", "step_id", "stepId", "stepID", "step", "step_number", "number", "index")
 _DESCRIPTION_KEYS = ("description", "desc", "task", "step_description", "action", "title",
@@ -37,41 +31,21 @@ _SUCCESS_KEYS = ("success_criteria", "successCriteria", "done_when", "expected")
 _CONDITION_KEYS = ("condition", "when", "if")
 
 
-def extract_json(text: str) -> Any:
-    """The JSON value in ``text`` that looks most like a plan.
-
-    Survives ``<think>`` blocks, code fences, prose before and after the JSON, and a
-    trailing comma before ``}`` or ``]``. Raises PlanParseError (keeping ``raw``) otherwise.
-    """
-    cleaned = _strip_think(text)
-    if not cleaned.strip():
-        reason = "the reply holds only a <think> block" if text.strip() else "the reply is empty"
-        raise PlanParseError(f"{reason}; expected a JSON plan", raw=text)
-    best: list[Any] = []
-    best_score = -1
-    for chunk in _chunks(cleaned):
-        for value in _decode_all(chunk):
-            score = _plan_score(value)
-            if score == _FULL_PLAN:
-                return value
-            if score > best_score:
-                best, best_score = [value], score
-    if best:
-        return best[0]
-    raise PlanParseError(
-        "the reply holds no JSON object or array; answer with the plan as JSON", raw=text
-    )
-
-
 def parse_plan(text: str, goal: str) -> Plan:
-    """Parse ``text`` into a Plan for ``goal``; PlanParseError says what was wrong (keeps raw)."""
+    """Parse ``text`` into a Plan for ``goal``; PlanParseError says what was wrong (keeps raw).
+
+    Linear in the size of ``text`` whatever it holds. Ids are never rebound silently: an id
+    that is not ``sN`` or is used twice, and a reference that names no step or two, is kept
+    visible as a warning or left for :meth:`Plan.validate` to report.
+    """
+    text = without_lone_surrogates(text or "")
     data = extract_json(text)
     meta, items = _split(data, text)
     problems: list[str] = []
     raw_steps = [_read_step(item, position, problems) for position, item in enumerate(items)]
     if problems:
-        raise PlanParseError("the plan is malformed: " + "; ".join(problems), raw=text)
-    ids, resolve = _assign_ids([raw.raw_id for raw in raw_steps])
+        raise PlanParseError("the plan is malformed: " + "; ".join(problems[:10]), raw=text)
+    ids, resolve, id_warnings = assign_ids([raw.raw_id for raw in raw_steps])
     chain = not any(raw.depends is not None for raw in raw_steps)
     steps: list[Step] = []
     for position, (raw, new_id) in enumerate(zip(raw_steps, ids, strict=True)):
@@ -84,10 +58,10 @@ def parse_plan(text: str, goal: str) -> Plan:
                 id=new_id,
                 description=raw.description,
                 tool=raw.tool,
-                args=_rename_arg_refs(raw.args, resolve),
+                args=rename_arg_refs(raw.args, resolve),
                 depends_on=depends,
                 success_criteria=raw.success_criteria,
-                condition=_rename_condition_refs(raw.condition, resolve),
+                condition=rename_condition_refs(raw.condition, resolve),
             )
         )
     _wire_synthesis(steps, chain)
@@ -97,67 +71,11 @@ def parse_plan(text: str, goal: str) -> Plan:
         constraints=_constraints(meta.get("constraints")),
         steps=steps,
         warnings=[
-            w.replace("{step}", new_id) for raw, new_id in zip(raw_steps, ids, strict=True)
-            for w in raw.warnings
+            *id_warnings,
+            *(w.replace("{step}", new_id) for raw, new_id in zip(raw_steps, ids, strict=True)
+              for w in raw.warnings),
         ],
     )
-
-
-# ---- finding the JSON ---------------------------------------------------------------------
-
-
-def _strip_think(text: str) -> str:
-    text = _THINK_BLOCK.sub("", text or "")
-    closes = list(_THINK_CLOSE.finditer(text))
-    if closes:  # a provider that drops the opening tag
-        text = text[closes[-1].end():]
-    opened = _THINK_OPEN.search(text)
-    if opened:  # a reply cut off inside its thinking
-        text = text[: opened.start()]
-    return text
-
-
-def _chunks(text: str) -> Iterator[str]:
-    fenced = [match.group(1) for match in _FENCE.finditer(text)]
-    for chunk in [*fenced, text]:
-        yield chunk
-    for chunk in [*fenced, text]:
-        fixed = _TRAILING_COMMA.sub(r"\1", chunk)
-        if fixed != chunk:
-            yield fixed
-
-
-def _decode_all(chunk: str) -> Iterator[Any]:
-    decoder = json.JSONDecoder()
-    position, starts = 0, 0
-    while starts < _MAX_STARTS:
-        match = _JSON_START.search(chunk, position)
-        if not match:
-            return
-        starts += 1
-        try:
-            value, end = decoder.raw_decode(chunk, match.start())
-        except json.JSONDecodeError:
-            position = match.start() + 1
-            continue
-        yield value
-        position = end
-
-
-def _plan_score(value: Any) -> int:
-    """3: an object with "steps"; 2: a list of step objects; 1: a list of texts; else 0."""
-    if isinstance(value, dict):
-        if isinstance(value.get("steps"), list):
-            return _FULL_PLAN
-        inner = value.get("plan")
-        return _plan_score(inner) if isinstance(inner, (dict, list)) else 0
-    if isinstance(value, list) and value:
-        if all(isinstance(item, dict) for item in value):
-            return 2
-        if all(isinstance(item, (dict, str)) for item in value):
-            return 1
-    return 0
-
 
 def _split(data: Any, raw: str) -> tuple[dict[str, Any], list[Any]]:
     """(plan-level fields, step items) of any accepted shape."""
@@ -187,7 +105,6 @@ def _split(data: Any, raw: str) -> tuple[dict[str, Any], list[Any]]:
     if not items:
         raise PlanParseError('the plan has no steps; "steps" must list at least one', raw=raw)
     return meta, items
-
 
 # ---- reading one step ---------------------------------------------------------------------
 
@@ -220,8 +137,10 @@ def _read_step(item: Any, position: int, problems: list[str]) -> _RawStep:
         return _RawStep(None, "", None, None, None, None, None)
     _, raw_id = _first(item, _ID_KEYS)
     _, description = _first(item, _DESCRIPTION_KEYS)
-    if isinstance(raw_id, str) and description is None and not _NUMBERED_ID.match(raw_id):
+    if isinstance(raw_id, str) and description is None and step_number(raw_id) is None:
         raw_id, description = None, raw_id  # {"step": "look up the order"}
+    if isinstance(raw_id, str) and not raw_id.strip():
+        raw_id = None
     raw = _RawStep(
         raw_id=raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None,
         description=_text(description),
@@ -286,75 +205,6 @@ def _read_depends(value: Any) -> list[Any]:
     if isinstance(value, str) and "," in value:
         return [part.strip() for part in value.split(",") if part.strip()]
     return [value]
-
-
-# ---- ids and references -------------------------------------------------------------------
-
-
-def _number(raw: Any) -> int | None:
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, float) and raw.is_integer():
-        return int(raw)
-    if isinstance(raw, str):
-        match = _NUMBERED_ID.match(raw)
-        return int(match.group(1)) if match else None
-    return None
-
-
-def _key(raw: Any) -> str:
-    return str(raw).strip().lower()
-
-
-def _assign_ids(raw_ids: list[Any]) -> tuple[list[str], Callable[[Any], str]]:
-    """New ids s1.. for the raw ids, and a function that maps any raw reference to a new id.
-
-    Numbered ids (1, "2", "step_3", "s4") keep their number when they are all distinct and
-    positive; otherwise steps are numbered by position.
-    """
-    numbers = [_number(raw) for raw in raw_ids]
-    if all(n is not None and n > 0 for n in numbers) and len(set(numbers)) == len(numbers):
-        ids = [f"s{n}" for n in numbers]
-    else:
-        ids = [f"s{position + 1}" for position in range(len(raw_ids))]
-    mapping: dict[str, str] = {}
-    for raw, new_id in zip(raw_ids, ids, strict=True):
-        if raw is not None:
-            mapping.setdefault(_key(raw), new_id)
-
-    def resolve(reference: Any) -> str:
-        if _key(reference) in mapping:
-            return mapping[_key(reference)]
-        number = _number(reference)
-        return f"s{number}" if number is not None else str(reference).strip()
-
-    return ids, resolve
-
-
-def _rename_arg_refs(value: Any, resolve: Callable[[Any], str]) -> Any:
-    if isinstance(value, str):
-        return _ARG_REFERENCE.sub(lambda m: m.group(1) + resolve(m.group(2)), value)
-    if isinstance(value, dict):
-        return {k: _rename_arg_refs(v, resolve) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_rename_arg_refs(v, resolve) for v in value]
-    return value
-
-
-def _rename_condition_refs(condition: str | None, resolve: Callable[[Any], str]) -> str | None:
-    if not condition:
-        return condition
-
-    def rename(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if _NUMBERED_ID.match(name) and not name.isdigit():
-            return resolve(name)
-        return name
-
-    return _CONDITION_NAME.sub(rename, condition)
-
 
 def _wire_synthesis(steps: list[Step], chain: bool) -> None:
     """A last tool-less step with no dependencies (or in a chain) reads every earlier step."""
