@@ -7,11 +7,14 @@ import math
 
 from core.plan.edit import (
     COLUMNS,
+    NO_TOOL,
+    UNDO_LIMIT,
     add_step,
     apply_table_changes,
     delete_step,
     move_step,
     plan_to_rows,
+    remember,
     rows_to_plan,
 )
 from core.plan.model import Plan, Step
@@ -39,7 +42,8 @@ def test_rows_are_text_cells_in_column_order():
         "args": '{"order_id": "88231", "reason": "坏了"}', "depends_on": "s1",
         "condition": "s1.status == 'delivered'", "success_criteria": "",
     }
-    assert rows[2]["tool"] == "" and rows[2]["args"] == "" and rows[2]["depends_on"] == "s1, s2"
+    assert rows[2]["tool"] == NO_TOOL and rows[2]["args"] == ""
+    assert rows[2]["depends_on"] == "s1, s2"
 
 
 def test_unchanged_rows_give_back_the_same_canonical_plan():
@@ -106,12 +110,21 @@ def test_invalid_json_args_are_reported_by_step_and_previous_args_kept():
     assert merged.step("s2").args == {"order_id": "88231", "reason": "坏了"}
 
 
-def test_deleted_rows_leave_dangling_dependencies_for_validation():
+def test_deleted_rows_are_detached_like_a_deleted_step():
     plan = _plan()
     rows = [r for r in plan_to_rows(plan) if r["id"] != "s1"]
     merged, _ = rows_to_plan(plan, rows)
-    problems = merged.validate()
-    assert any(p.startswith("s2 depends on unknown step s1") for p in problems)
+    assert merged.step("s2").depends_on == [] and merged.step("s3").depends_on == ["s2"]
+    assert not any("unknown step" in p for p in merged.validate())
+
+
+def test_a_dependency_typed_on_a_step_that_never_existed_is_left_for_validation():
+    plan = _plan()
+    rows = plan_to_rows(plan)
+    rows[2]["depends_on"] = "s1, s9"
+    merged, _ = rows_to_plan(plan, rows)
+    assert merged.step("s3").depends_on == ["s1", "s9"]
+    assert "s3 depends on unknown step s9" in merged.validate()
 
 
 def test_a_cycle_typed_into_the_table_is_reported():
@@ -137,10 +150,10 @@ def test_add_and_delete_step():
     assert grown.ids() == ["s1", "s4", "s2", "s3"]
     assert grown.step("s4").description == "Check logistics"
     assert add_step(plan).ids()[-1] == "s4"
-    smaller = delete_step(plan, "s2")
+    smaller, notes = delete_step(plan, "s2")
     assert smaller.ids() == ["s1", "s3"]
-    assert smaller.step("s3").depends_on == ["s1", "s2"]
-    assert plan.ids() == ["s1", "s2", "s3"]
+    assert smaller.step("s3").depends_on == ["s1"] and notes == []
+    assert plan.ids() == ["s1", "s2", "s3"] and plan.step("s3").depends_on == ["s1", "s2"]
 
 
 def test_rows_round_trip_through_json_text():
@@ -165,3 +178,67 @@ def test_pending_table_changes_are_applied_before_a_step_control():
     assert plan.steps[-1].id == "s4"  # a new id, never a reused one
     assert apply_table_changes(base, None) is base
     assert [s.description for s in base.steps] == ["first", "second", "third"]  # untouched
+
+
+def test_deleting_s1_of_the_customer_service_plan_leaves_a_valid_plan():
+    from core.planning.offline.planner import offline_plan
+    from core.tools.catalog import default_registry
+    from core.tools.scenarios import get_scenario
+
+    registry = default_registry()
+    plan = offline_plan(get_scenario("shop-refund").request_en, registry)
+    assert plan.validate(registry) == []
+    smaller, notes = delete_step(plan, "s1")
+    assert smaller.ids() == ["s2", "s3", "s4"] and notes == []
+    assert smaller.step("s4").depends_on == ["s2", "s3"]
+    assert smaller.validate(registry) == []
+
+
+def test_dependents_inherit_the_dependencies_of_a_deleted_chain():
+    plan = Plan(goal="g", steps=[
+        Step(id="s1", description="a"), Step(id="s2", description="b", depends_on=["s1"]),
+        Step(id="s3", description="c", depends_on=["s2"]),
+        Step(id="s4", description="d", depends_on=["s3", "s1"])])
+    smaller, notes = delete_step(plan, "s2", "s3")
+    assert smaller.ids() == ["s1", "s4"] and smaller.step("s4").depends_on == ["s1"]
+    assert notes == []  # s4 already depended on s1: nothing new to say
+    middle, notes = delete_step(plan, "s2")
+    assert middle.step("s3").depends_on == ["s1"]
+    assert notes == ["s3 now depends on s1 (what the deleted step depended on), so the "
+                     "order is kept"]
+
+
+def test_arguments_reading_a_deleted_step_are_removed_with_a_note():
+    plan = Plan(goal="g", steps=[
+        Step(id="s1", description="order", tool="query_order", args={"order_id": "1"}),
+        Step(id="s2", description="track", tool="query_logistics", depends_on=["s1"],
+             args={"tracking_no": "{{s1.tracking_no}}", "note": ["x", "{{ s1 }}"],
+                   "carrier": "sf"}),
+        Step(id="s3", description="only refs", tool="calculate", depends_on=["s1"],
+             args={"expression": "{{s1.total}} * 2"})])
+    smaller, notes = delete_step(plan, "s1", language="zh")
+    assert smaller.step("s2").args == {"carrier": "sf"}
+    assert smaller.step("s3").args is None  # nothing left: the model infers every argument
+    assert notes[0].startswith("s2 的参数 tracking_no, note 引用了被删除的步骤")
+    assert not any("refers to" in p for p in smaller.validate())
+
+
+def test_a_condition_reading_a_deleted_step_is_kept_and_still_blocks_approval():
+    plan = _plan()
+    smaller, notes = delete_step(plan, "s1")
+    assert smaller.step("s2").condition == "s1.status == 'delivered'"
+    assert notes == ["s2 condition reads the deleted s1: rewrite or clear it (it is kept so "
+                     "that the step does not run unconditionally)"]
+    assert any(p.startswith("s2 condition reads s1") for p in smaller.validate())
+
+
+def test_undo_history_is_bounded_and_skips_an_unchanged_plan():
+    plan = _plan()
+    history = remember([], plan)
+    assert remember(history, plan.model_copy(deep=True)) == history
+    moved = move_step(plan, "s2", -1)
+    assert remember(history, moved)[-1] is moved and len(history) == 1  # a new list
+    for n in range(UNDO_LIMIT + 5):
+        history = remember(history, add_step(plan, f"step {n}"))
+    assert len(history) == UNDO_LIMIT
+    assert history[-1].steps[-1].description == f"step {UNDO_LIMIT + 4}"

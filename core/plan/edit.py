@@ -3,8 +3,17 @@
 The dashboard shows a plan as one row per step and reads the edited rows back with
 :func:`rows_to_plan`. Rows are merged into the plan they were made from, so runtime fields
 survive and new rows get fresh ids. Problems that are not the plan's own (a cell that is
-not valid JSON) are returned by step id; dangling dependencies are left in place so that
-``Plan.validate()`` reports them by step id too.
+not valid JSON) are returned by step id; a dependency typed on a step that does not exist
+is left in place so that ``Plan.validate()`` reports it by step id too.
+
+Deleting a step (a control or a table row) is safe: :func:`delete_step` detaches it from
+the steps that remain, so that no dangling dependency blocks approval. Its dependents
+inherit its own dependencies (the order of the remaining steps is kept), an argument that
+read its result is removed (a missing argument is asked of the model at run time, or
+reported offline), and a condition that reads it is *kept*: a condition usually guards a
+side effect ("refund if delivered"), and dropping it would let the step run
+unconditionally, so validation keeps blocking approval until a person rewrites it. Each
+such change comes back as a note. :func:`remember` keeps the bounded undo history.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ import re
 from typing import Any
 
 from core.base.language import Language, pick
-from core.plan.model import Plan, Step
+from core.plan.model import Plan, Step, references_in
 
 __all__ = [
     "COLUMNS",
@@ -25,14 +34,18 @@ __all__ = [
     "delete_step",
     "move_step",
     "plan_to_rows",
+    "remember",
     "rows_to_plan",
 ]
 
 COLUMNS = ("id", "description", "tool", "args", "depends_on", "condition", "success_criteria")
-NO_TOOL = ""
-"""The tool cell of a reasoning step (no tool)."""
+NO_TOOL = "none"
+"""The tool cell of a reasoning step: an explicit choice, never an empty cell."""
 _NO_TOOL_SPELLINGS = {"", "none", "null", "(none)", "-", "—", "无"}
 _SEPARATORS = re.compile(r"[,\s;，、]+")
+_STEP_NAME = re.compile(r"\bs\d+\b")
+UNDO_LIMIT = 20
+"""How many earlier versions of a plan the editor keeps for undo."""
 
 
 def plan_to_rows(plan: Plan) -> list[dict[str, str]]:
@@ -56,12 +69,14 @@ def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]], *, language: Langu
     """Merge edited ``rows`` into ``base_plan``: a new Plan in row order, plus row problems.
 
     A row whose id is a step of ``base_plan`` updates that step (runtime fields kept); any
-    other row is a new step with the next free id. Steps without a row are deleted. Args
+    other row is a new step with the next free id. Steps without a row are deleted and
+    detached as by :func:`delete_step` (their notes are dropped: the table shows it). Args
     that are not a JSON object are reported by step id (in ``language``) and the step keeps
     its previous args.
     """
     plan = base_plan.model_copy(deep=True)
     previous = {step.id: step for step in plan.steps}
+    originals = {step.id: step.model_copy(deep=True) for step in plan.steps}
     used: set[str] = set()
     steps: list[Step] = []
     errors: list[str] = []
@@ -80,6 +95,7 @@ def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]], *, language: Langu
             errors.append(error)
         steps.append(step)
     plan.steps = steps
+    _detach(plan, {sid: step for sid, step in originals.items() if sid not in used}, language)
     return plan, errors
 
 
@@ -124,11 +140,75 @@ def add_step(plan: Plan, description: str = "", *, after: str | None = None) -> 
     return grown
 
 
-def delete_step(plan: Plan, step_id: str) -> Plan:
-    """A copy of ``plan`` without ``step_id``; references to it stay so validation names them."""
+def delete_step(plan: Plan, *step_ids: str, language: Language = "en"
+                ) -> tuple[Plan, list[str]]:
+    """A copy of ``plan`` without ``step_ids``, detached from them, plus notes (in ``language``).
+
+    See the module docstring for what is detached and why a condition is kept.
+    """
     smaller = plan.model_copy(deep=True)
-    smaller.steps = [step for step in smaller.steps if step.id != step_id]
-    return smaller
+    removed = {step.id: step for step in smaller.steps if step.id in step_ids}
+    smaller.steps = [step for step in smaller.steps if step.id not in removed]
+    return smaller, _detach(smaller, removed, language)
+
+
+def remember(history: list[Plan], plan: Plan, *, limit: int = UNDO_LIMIT) -> list[Plan]:
+    """``history`` with ``plan`` as its newest entry: at most ``limit`` plans, no twin in a row.
+
+    An edit that changes nothing (the same plan twice) must not cost an undo click.
+    """
+    if history and history[-1].model_dump_json() == plan.model_dump_json():
+        return list(history)
+    return [*history, plan][-limit:]
+
+
+def _detach(plan: Plan, removed: dict[str, Step], lang: Language) -> list[str]:
+    """Remove every link from ``plan``'s steps to the ``removed`` ones; say what changed."""
+    if not removed:
+        return []
+    notes: list[str] = []
+    for step in plan.steps:
+        inherited = _without_removed(step, removed)
+        if inherited:
+            notes.append(pick(lang, f"{step.id} 改为依赖 {', '.join(inherited)}（被删步骤的依赖），"
+                                    "保持原来的先后顺序",
+                              f"{step.id} now depends on {', '.join(inherited)} (what the "
+                              "deleted step depended on), so the order is kept"))
+        dropped = [key for key, value in (step.args or {}).items()
+                   if references_in(value) & removed.keys()]
+        if dropped:
+            step.args = {k: v for k, v in (step.args or {}).items() if k not in dropped} or None
+            notes.append(pick(lang, f"{step.id} 的参数 {', '.join(dropped)} 引用了被删除的步骤，"
+                                    "已去掉：运行时由模型补上（离线时请手动填写）",
+                              f"{step.id}: removed the argument(s) {', '.join(dropped)}, "
+                              "which read a deleted step; the model fills them in at run "
+                              "time (offline, type them in)"))
+        read = sorted(set(_STEP_NAME.findall(step.condition or "")) & removed.keys())
+        if read:
+            notes.append(pick(lang, f"{step.id} 的条件读取了被删除的 {', '.join(read)}："
+                                    "请改写或清空条件（保留它，以免这一步变成无条件执行）",
+                              f"{step.id} condition reads the deleted {', '.join(read)}: "
+                              "rewrite or clear it (it is kept so that the step does not "
+                              "run unconditionally)"))
+    return notes
+
+
+def _without_removed(step: Step, removed: dict[str, Step]) -> list[str]:
+    """Replace ``step``'s dependencies on removed steps by theirs; return the new ones."""
+    kept = [dep for dep in step.depends_on if dep not in removed]
+    inherited: list[str] = []
+    pending = [dep for dep in step.depends_on if dep in removed]
+    seen = set(pending)
+    while pending:  # a chain of removed steps: walk up to the steps that remain
+        for dep in removed[pending.pop()].depends_on:
+            if dep in removed:
+                if dep not in seen:
+                    seen.add(dep)
+                    pending.append(dep)
+            elif dep != step.id and dep not in kept and dep not in inherited:
+                inherited.append(dep)
+    step.depends_on = kept + inherited
+    return inherited
 
 
 def _apply_row(step: Step, row: dict[str, Any], lang: Language) -> str | None:
