@@ -3,7 +3,8 @@
 Nodes are coloured by step status; a conditional step has a dashed border and its
 condition under the description; a step whose tool has side effects is marked with ⚠ and a
 red border; the edges of the critical path are bold. A dependency on a step that does not
-exist is drawn as a red dashed "missing" node, so the diagram shows what validation reports.
+exist is drawn as a red dashed "missing" node, so the diagram shows what validation reports;
+the steps of a dependency cycle and the edges between them are drawn red too.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ STATUS_COLOURS: dict[str, str] = {
 _BORDER = "#868E96"
 _SIDE_EFFECT_BORDER = "#E03131"
 _CRITICAL_EDGE = "#1C3D5A"
+_CYCLE_NODE = f', color="{_SIDE_EFFECT_BORDER}", penwidth=2'
+_CYCLE_EDGE = f' [color="{_SIDE_EFFECT_BORDER}", penwidth=2]'
 _EDGE = "#ADB5BD"
 _WRAP = 28
 _MAX_DESCRIPTION = 90
@@ -63,11 +66,13 @@ def plan_to_dot(
     critical_path: bool | None = None,
     registry: ToolRegistry | None = None,
     side_effect_tools: Iterable[str] = (),
+    highlight_cycles: bool = True,
 ) -> str:
     """The plan as DOT text: status colours, conditions, side effects and the critical path.
 
     ``critical_path`` is an alias of ``highlight_critical``. Side-effecting tools come from
-    ``registry`` and/or ``side_effect_tools`` (names).
+    ``registry`` and/or ``side_effect_tools`` (names). ``highlight_cycles`` draws each
+    dependency cycle in red.
     """
     if critical_path is not None:
         highlight_critical = critical_path
@@ -75,6 +80,8 @@ def plan_to_dot(
     if registry is not None:
         risky |= side_effect_tool_names(registry)
     on_path = _critical_edges(plan) if highlight_critical else set()
+    cycle_of = ({sid: n for n, cycle in enumerate(plan.cycles()) for sid in cycle}
+                if highlight_cycles else {})
     lines = [
         "digraph plan {",
         '  graph [rankdir=TB, bgcolor="transparent", nodesep=0.35, ranksep=0.45];',
@@ -84,13 +91,15 @@ def plan_to_dot(
     ]
     ids = set(plan.ids())
     for step in plan.steps:
-        lines.append(f"  {_node_id(step.id)} [{_node_attrs(step, step.tool in risky)}];")
+        on_cycle = _CYCLE_NODE if step.id in cycle_of else ""
+        lines.append(f"  {_node_id(step.id)} [{_node_attrs(step, step.tool in risky)}{on_cycle}];")
     missing: set[str] = set()
     for step in plan.steps:
         for dep in step.depends_on:
             if dep not in ids:
                 missing.add(dep)
-            edge = _edge_attrs(dep, step.id, on_path)
+            same_cycle = dep in cycle_of and cycle_of[dep] == cycle_of.get(step.id)
+            edge = _CYCLE_EDGE if same_cycle else _edge_attrs(dep, step.id, on_path)
             lines.append(f"  {_node_id(dep)} -> {_node_id(step.id)}{edge};")
     for dep in sorted(missing):
         lines.append(
