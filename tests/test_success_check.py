@@ -7,7 +7,13 @@ from typing import Any
 import pytest
 
 from core.errors import PlanParseError
-from core.execution.success_check import check_structurally, check_success, classify_failure
+from core.execution.success_check import (
+    LLM_FAILURE,
+    check_structurally,
+    check_success,
+    classify_failure,
+    non_answer,
+)
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.tools.catalog import default_registry
@@ -107,8 +113,6 @@ def test_classify_failure() -> None:
     leaf = plan.step("s2")
     assert classify_failure(leaf, "no results for 'x'", plan=plan, registry=registry) == (
         "ignorable")
-    assert classify_failure(leaf, "search_knowledge timed out after 10 s", plan=plan,
-                            registry=registry) == "ignorable"
     assert classify_failure(leaf, "the result holds 0 item(s)", plan=plan) == "ignorable"
     # a leaf whose failure says the plan itself is wrong
     assert classify_failure(leaf, "unknown tool 'search'", plan=plan) == "fatal"
@@ -121,3 +125,65 @@ def test_classify_failure() -> None:
     assert classify_failure(plan.step("s3"), "timed out") == "fatal"
     # the synthesis
     assert classify_failure(plan.step("s4"), "timed out", plan=plan) == "fatal"
+
+
+@pytest.mark.parametrize("error", [
+    "search_knowledge timed out after 10 s", "检索超时",
+    f"{LLM_FAILURE}: The endpoint is rate limiting requests (429): slow down",
+    "The endpoint answered 503: Service Unavailable. Try again later",
+    "http://127.0.0.1:9/v1 did not answer within 1s. Check that the server is running",
+    "Cannot reach http://127.0.0.1:9/v1.", "connection reset; no results for 'x'",
+])
+def test_a_transport_error_is_never_ignorable(error: str) -> None:
+    plan = plan_with_leaf()
+    assert classify_failure(plan.step("s2"), error, plan=plan,
+                            registry=default_registry({})) == "fatal"
+
+
+def test_a_failed_reasoning_step_is_fatal_even_when_nothing_depends_on_it() -> None:
+    plan = Plan(goal="g", steps=[Step(id="s1", description="think"),
+                                 Step(id="s2", description="answer", depends_on=["s1"])])
+    assert classify_failure(plan.step("s1"), "no results found", plan=plan) == "fatal"
+
+
+QUESTION = "Which of our services are degraded or down right now, and what is the cause?"
+
+
+@pytest.mark.parametrize("text", [
+    "I need more information… can you provide the results from the previous steps?",
+    "Could you please share the list of services?",
+    "I'm sorry, I cannot access real-time service data.",
+    "I’m sorry, but I can’t help with that.",
+    "As an AI language model, I do not have access to your systems.",
+    "I don't have the results of the earlier steps.",
+    "抱歉，我无法查询服务的实时状态。",
+    "请提供之前步骤的结果，我才能回答。",
+    "我需要更多的信息才能判断。",
+    "Which of our services are degraded or down right now?",
+    QUESTION,
+])
+def test_non_answers_are_recognised(text: str) -> None:
+    assert non_answer(text, question=QUESTION) is not None
+
+
+@pytest.mark.parametrize("text", [
+    "payment-service is down (OOM kills); search-service is degraded (slow index).",
+    "Order 88231 was delivered on 2026-06-22.",
+    "I'm sorry to report that order 99999 does not exist.",
+    "Unfortunately we cannot refund order 88231: it has not been delivered yet.",
+    "Please provide photos of the damage when you return the item.",
+    "退货时需要提供订单号和商品照片。",
+    "Is the order delivered? Yes: it was delivered on 2026-06-22.",
+])
+def test_answers_are_not_mistaken_for_non_answers(text: str) -> None:
+    assert non_answer(text, question=QUESTION) is None
+
+
+def test_a_non_answer_fails_its_success_check_even_without_criteria() -> None:
+    step = done(None, "I need more information. Can you provide the results?", tool=None)
+    verdict, usage = check_success(step, Engine(ToolRegistry(), ScriptedChatModel([])))
+    assert not verdict.met and "asks for information" in verdict.reason
+    assert usage.llm_calls == 0
+    zh = done("服务状态已知", "抱歉，我无法访问服务。", tool=None)
+    verdict, _ = check_success(zh, OFFLINE, language="zh")
+    assert not verdict.met and "不是答案" in verdict.reason

@@ -14,10 +14,11 @@ from pydantic import BaseModel, Field
 from core.base.expressions import ExpressionError, is_expression_condition
 from core.base.language import detect_language
 from core.base.usage import Usage
-from core.errors import PlanBoardError, ToolArgumentError, ToolError, UnknownToolError
+from core.errors import LLMError, PlanBoardError, ToolArgumentError, ToolError, UnknownToolError
 from core.execution.context import build_step_context, fallback_answer, resolve_args
 from core.execution.react import MAX_REACT_ROUNDS, ReactCancelled, run_react
 from core.execution.readiness import condition_holds
+from core.execution.success_check import LLM_FAILURE, non_answer
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.prompts import execution as prompts
@@ -153,6 +154,8 @@ def execute_step(
         return _run_tool_step(plan, step, engine, tally, idempotency_key)
     except ReactCancelled as exc:
         return tally.outcome("skipped", mode, error=str(exc))
+    except LLMError as exc:  # tagged so that no check mistakes it for "found nothing"
+        return tally.outcome("failed", mode, error=f"{LLM_FAILURE}: {exc}")
     except (_StepFailed, PlanBoardError) as exc:
         return tally.outcome("failed", mode, error=str(exc))
     except Exception as exc:  # a bug anywhere below must end this step, not the run
@@ -205,7 +208,17 @@ def _synthesise(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> StepOu
     text = (reply.content or "").strip()
     if not text:
         raise _StepFailed("the model returned an empty answer for the synthesis step")
+    _require_answer(text, plan, step)
     return tally.outcome("completed", "synthesis", result=text)
+
+
+def _require_answer(text: str, plan: Plan, step: Step) -> None:
+    """Fail the step when the model's text asks, apologises or restates instead of answering."""
+    why = non_answer(text, question=plan.goal, language=detect_language(plan.goal))
+    if why is None and step.description.strip() != plan.goal.strip():
+        why = non_answer(text, question=step.description, language=detect_language(plan.goal))
+    if why is not None:
+        raise _StepFailed(f"{step.id}: {why} ({text[:160]!r})")
 
 
 def _reason(
@@ -226,6 +239,7 @@ def _reason(
         raise _StepFailed(f"{step.id}: {exc}") from None
     if outcome.tools_used:
         tally.notes.append("used read-only tools: " + ", ".join(outcome.tools_used))
+    _require_answer(outcome.text, plan, step)
     return tally.outcome("completed", "react", result=outcome.text)
 
 

@@ -236,14 +236,11 @@ def _finished_changes(old: Plan, new: Plan) -> list[str]:
 
 
 def _failure_text(plan: Plan, book: RunBook) -> str:
-    """What failed fatally in this version, and which success criteria were missed.
-
-    The synthesis step does not count (it has a fallback), nor do ignorable failures.
-    """
+    """What failed fatally in this version (the answer step too), and which success
+    criteria were missed; ignorable failures do not count."""
     failed = [
         f"{s.id} ({s.tool or 'reasoning'}: {s.description}) failed: {s.error}"
-        for s in plan.steps
-        if s.status == "failed" and not is_synthesis(plan, s) and s.id not in book.ignorable
+        for s in plan.steps if s.status == "failed" and s.id not in book.ignorable
     ]
     missed = [text for step_id, text in book.misses.items() if step_id in plan.ids()]
     return "; ".join([*failed, *missed])
@@ -293,7 +290,8 @@ def _finish_run(plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:
             )
     failed = [s for s in plan.steps if s.status == "failed" and not is_synthesis(plan, s)]
     fatal = [s for s in failed if s.id not in book.ignorable]
-    unmentioned = [s for s in fatal if (s.error or s.id) not in answer]
+    unanswered = [synthesis] if synthesis is not None and synthesis.status == "failed" else []
+    unmentioned = [s for s in [*fatal, *unanswered] if (s.error or s.id) not in answer]
     if unmentioned:  # the answer must say what failed
         answer = f"{answer}\n\n{failure_note(plan, unmentioned)}".strip()
     notes = [note for note in dict.fromkeys(book.notes) if not _says(answer, note)]
@@ -301,7 +299,9 @@ def _finish_run(plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:
         title = tr(plan, "计划调整：", "Plan adjusted: ")
         answer = "\n\n".join([answer, *(title + note for note in notes)]).strip()
     warnings.extend(_ignored(plan, failed, book))
-    status: RunStatus = "failed" if fatal else "completed"
+    # completed only when the answer step succeeded and nothing fatal stayed unrecovered
+    answered = synthesis is None or synthesis.status == "completed"
+    status: RunStatus = "completed" if answered and not fatal else "failed"
     emit("run_finished", plan, status=status, answer=answer)
     return RunOutcome(status=status, plan=plan, versions=book.versions, answer=answer,
                       usage=_total_usage(book.versions) + book.usage, warnings=warnings)

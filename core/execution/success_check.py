@@ -3,7 +3,11 @@
 A step's ``success_criteria`` is checked structurally when it can be ("status is known",
 "returns at least one hit", an expression over ``result``), by one plain LLM call
 otherwise, and offline not at all (the verdict says so). Seed 004's pit 2: only failures
-that block later steps (or a failed side effect) should trigger a replan.
+that block later steps (or a failed side effect) should trigger a replan. A step that
+found nothing may be "ignorable"; a transport error (429, 5xx, a timeout, an unreachable
+endpoint) never is: it says nothing about the answer. A text that asks for what it was
+supposed to gather, apologises that it cannot, or restates the question is a non-answer
+(:func:`non_answer`, one bilingual pattern list) and never meets any criteria.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from core.base.expressions import ExpressionError, evaluate_condition
-from core.base.language import Language, detect_language, pick
+from core.base.language import Language, detect_language, pick, terms
 from core.base.usage import Usage
 from core.llm.engine import Engine
 from core.prompts.adaptive import SUCCESS_SYSTEM, fold, language_name, parse_reply
@@ -30,6 +34,8 @@ __all__ = [
     "check_structurally",
     "check_success",
     "classify_failure",
+    "is_transport_error",
+    "non_answer",
 ]
 
 logger = logging.getLogger(__name__)
@@ -52,10 +58,38 @@ _ZH_FIELDS = {
     "订单号": "order_id", "异常服务": "unhealthy", "状态": "status", "金额": "amount",
 }
 _IGNORABLE = re.compile(
-    r"time(?:d)? ?out|超时|no (?:results?|hits?|documents?)|nothing (?:was )?found|empty result"
-    r"|没有找到|无结果|查不到|not found|does not exist|不存在|rate limit|429|503|temporar"
-    r"|connection|unavailable|try again later|holds 0 item|包含 0 条", re.IGNORECASE,
+    r"no (?:results?|hits?|documents?)|nothing (?:was )?found|empty result|没有找到|无结果|查不到"
+    r"|not found|does not exist|不存在|holds 0 item|包含 0 条", re.IGNORECASE,
 )
+# Transport failures: the executor prefixes every LLMError with LLM_FAILURE; tools and old
+# records say it in their own words. Matching too much only makes a failure fatal.
+LLM_FAILURE = "the model endpoint failed"
+_TRANSPORT = re.compile(
+    LLM_FAILURE + r"|time(?:d)? ?out|超时|did not answer within|rate limit|限流|\b429\b"
+    r"|\b5\d\d\b|temporar|connection|cannot reach|unreachable|unavailable|try again later"
+    r"|稍后再试|无法连接", re.IGNORECASE,
+)
+_NON_ANSWERS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
+    (zh, en, re.compile(pattern.replace("'", "[’']"), re.IGNORECASE)) for zh, en, pattern in (
+        ("它在索要本该由它收集的信息", "it asks for information it was supposed to gather",
+         r"\b(?:can|could|would) you (?:please )?(?:provide|share|give|send|tell|clarify"
+         r"|specify|paste|supply)\b|\bprovide (?:me with )?the (?:results|output|outcome)s? of"
+         r"|\bI (?:would )?need (?:more|additional|further) (?:information|info|details|context"
+         r"|data)\b|\b(?:need|require) more (?:information|info|details|context)\b"
+         r"|\bI do(?:n't| not) have (?:the |enough |sufficient |any )?(?:information|data"
+         r"|results|details|context)\b|能否(?:提供|告诉)|(?:提供|告诉我)(?:一下)?(?:之前|前面"
+         r"|上一步|上述|先前)的?(?:步骤|结果|信息)|需要(?:更多|进一步)的?(?:信息|细节|上下文|数据)"
+         r"|缺少(?:必要的?)?信息"),
+        ("它在道歉并表示做不到", "it apologises that it cannot do it",
+         r"\b(?:I'?m|I am) (?:sorry|afraid)\b[^.!?\n]{0,60}\b(?:cannot|can't|can not|unable"
+         r"|not able|do(?:n't| not) have)\b|\bI (?:cannot|can't|can not|am unable to|'m unable"
+         r" to|am not able to)\s+(?:access|browse|retrieve|look up|check|determine|answer"
+         r"|help|complete|perform|fulfil)|\bI do(?:n't| not) have access\b|\bas an AI\b"
+         r"|(?:抱歉|对不起|很遗憾|不好意思)[^。！？\n]{0,30}(?:无法|不能|没法|没有办法)"
+         r"|我(?:无法|不能|没有办法)(?:访问|查询|获取|回答|完成|确定|浏览)|作为(?:一个)?(?:AI|人工智能)"),
+    )
+)
+_RESTATED_OVERLAP = 0.6  # share of terms a question-shaped reply has in common with the request
 _PLAN_ERRORS = re.compile(r"unknown tool|unknown argument|arguments? (?:do|does) not match"
                           r"|not valid JSON|condition does not parse", re.IGNORECASE)
 
@@ -82,6 +116,10 @@ def check_success(step: Step, engine: Engine, *, language: Language | None = Non
     """
     criteria = (step.success_criteria or "").strip()
     lang = language or detect_language(criteria or step.description)
+    if step.status == "completed" and isinstance(step.result, str):
+        why = non_answer(step.result, question=step.description, language=lang)
+        if why is not None:
+            return SuccessVerdict(met=False, reason=why), Usage()
     if not criteria:
         return SuccessVerdict(met=True, how="skipped", reason=pick(
             lang, "该步骤没有成功标准", "the step has no success criteria")), Usage()
@@ -102,6 +140,29 @@ def check_success(step: Step, engine: Engine, *, language: Language | None = Non
     reply = engine.model.chat(messages, role="executor", tools=None, json_mode=True)
     judged = parse_reply(reply.content or "", _Judgement, what="success check")
     return SuccessVerdict(met=judged.met, reason=judged.reason, how="llm"), reply.usage
+
+
+def non_answer(text: str, *, question: str = "", language: Language | None = None
+               ) -> str | None:
+    """Why ``text`` is not an answer (it asks for information, apologises that it cannot,
+    or restates ``question``), or None when it may be one."""
+    lang = language or detect_language(question or text)
+    for zh, en, pattern in _NON_ANSWERS:
+        if pattern.search(text):
+            return pick(lang, f"这不是答案：{zh}", f"not an answer: {en}")
+    said, asked = terms(text), terms(question)
+    restated = " ".join(text.split()).rstrip("?？.。!！ ").lower() == " ".join(
+        question.split()).rstrip("?？.。!！ ").lower()
+    if not restated and said and text.rstrip().endswith(("?", "？")):
+        restated = len(said & asked) / len(said | asked) >= _RESTATED_OVERLAP
+    if restated and question.strip():
+        return pick(lang, "这不是答案：它只是复述了问题", "not an answer: it restates the question")
+    return None
+
+
+def is_transport_error(error: str | None) -> bool:
+    """True when ``error`` says the endpoint or a service failed to answer (never ignorable)."""
+    return bool(_TRANSPORT.search(error or ""))
 
 
 def check_structurally(criteria: str, result: Any, lang: Language = "en"
@@ -166,12 +227,13 @@ def classify_failure(step: Step, error: str | None, *, plan: Plan | None = None,
                      registry: ToolRegistry | None = None) -> FailureKind:
     """"fatal" (blocks dependents: replan) or "ignorable" (record it and go on).
 
-    Fatal: a failed side effect, the synthesis step, a step another step (other than the
+    Fatal: a transport error (429, 5xx, a timeout, an unreachable endpoint), a failed side
+    effect, the synthesis step, a reasoning step, a step another step (other than the
     synthesis) depends on, or an error in the plan itself (unknown tool, bad arguments).
-    Ignorable: a read-only step nothing else needs that found nothing or timed out.
+    Ignorable: a read-only tool step nothing else needs that found nothing.
     """
     text = error or ""
-    if _PLAN_ERRORS.search(text):
+    if step.tool is None or is_transport_error(text) or _PLAN_ERRORS.search(text):
         return "fatal"
     if registry is not None and step.tool in registry and registry.get(step.tool).side_effect:
         return "fatal"
@@ -185,6 +247,4 @@ def classify_failure(step: Step, error: str | None, *, plan: Plan | None = None,
         if any(step.id in other.depends_on for other in plan.steps
                if synthesis is None or other.id != synthesis.id):
             return "fatal"
-    elif step.tool is None:
-        return "fatal"
     return "ignorable" if _IGNORABLE.search(text) else "fatal"
