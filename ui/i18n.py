@@ -324,6 +324,26 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "tool_ok": ("The tool answered:", "工具返回："),
     "tool_trial_run": ("Recorded as run {run_id}", "已记录为运行 {run_id}"),
 }
+_PAIRS.update({  # plan editing: safe edits, undo, the plan page's request (issue 12)
+    "undo_edit": ("Undo", "撤销"),
+    "undo_edit_help": ("Go back to the plan as it was before the last edit (a delete, move, "
+                       "add or table edit).",
+                       "回到上一次编辑（删除、移动、添加或表格修改）之前的计划。"),
+    "tool_none_reasoning": ("no tool (reasoning)", "无工具（推理）"),
+    "edit_notes": ("The last edit also changed:", "上一次编辑还改动了："),
+    "critical_path_cycle": ("— (cycle: {ids})", "—（循环：{ids}）"),
+    "critical_path_cycle_help": (
+        "A dependency cycle has no longest chain: remove one link of the cycle drawn in red.",
+        "循环依赖没有最长链：请去掉红色循环中的一条依赖。"),
+    "generate_help_offline": (
+        "Drafts a plan with the built-in offline rules, which you can then edit; no model is "
+        "called.",
+        "用内置的离线规则起草计划，之后可以修改；不调用模型。"),
+    "generate_help_llm": ("Routes the request and drafts a plan with {model}.",
+                          "判断请求类型，并用 {model} 起草计划。"),
+    "goal_full_request": ("The whole request ({count} characters)",
+                          "完整请求（{count} 个字符）"),
+})
 _PAIRS.update({f"run_status_{k}": v for k, v in _RUN_STATUSES.items()})
 _PAIRS.update({f"status_{k}": v for k, v in _STEP_STATUSES.items()})
 _PAIRS.update({f"export_{k}": v for k, v in _EXPORT_LABELS.items()})

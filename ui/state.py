@@ -17,6 +17,8 @@ from core.execution.scheduler import RunOptions
 from core.learning.lessons import LessonBook
 from core.llm.engine import Engine, engine_for
 from core.llm.settings import ChosenSettings, SettingsChoice, choose_settings, env_settings
+from core.plan.edit import remember
+from core.plan.model import Plan
 from core.planning.choices import CHECKPOINT_POLICIES as POLICIES
 from core.planning.choices import REQUEST_MODES as MODES
 from core.runs import Runner, open_runner
@@ -30,11 +32,15 @@ __all__ = [
     "checkpoint_policy",
     "engine",
     "entered_page",
+    "forget_plan_history",
+    "has_plan_history",
     "init_session",
     "lesson_book",
     "note_page",
     "plan_mode_choice",
+    "previous_plan",
     "registry",
+    "remember_plan",
     "run_options",
     "runner",
     "settings",
@@ -155,3 +161,30 @@ def checkpoint_policy() -> str:
     default = RunOptions().checkpoint
     policy = st.session_state.get("checkpoint_policy", default)
     return policy if policy in CHECKPOINT_POLICIES else default
+
+
+_PLAN_HISTORY = "plan_history"
+
+
+def remember_plan(plan: Plan) -> None:
+    """Keep ``plan`` as the version the next undo goes back to (a bounded history)."""
+    st.session_state[_PLAN_HISTORY] = remember(st.session_state.get(_PLAN_HISTORY, []), plan)
+
+
+def previous_plan() -> Plan | None:
+    """Take the newest remembered plan out of the history (None when there is none)."""
+    history = st.session_state.get(_PLAN_HISTORY) or []
+    if not history:
+        return None
+    st.session_state[_PLAN_HISTORY] = history[:-1]
+    return history[-1]
+
+
+def has_plan_history() -> bool:
+    """True when an undo has a plan to go back to."""
+    return bool(st.session_state.get(_PLAN_HISTORY))
+
+
+def forget_plan_history() -> None:
+    """Drop the undo history (a new plan starts its own)."""
+    st.session_state.pop(_PLAN_HISTORY, None)
