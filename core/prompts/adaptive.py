@@ -86,7 +86,9 @@ $pending""")
 
 SUCCESS_SYSTEM = Template("""\
 You check whether one step of a plan met its success criteria, judging only from its
-result below. Write the reason in $language.
+result below. A result that asks for information the step should have gathered,
+apologises that it cannot do the step, or only restates the question never meets them.
+Write the reason in $language.
 Success criteria: $criteria
 Step: $description
 Result:

@@ -32,6 +32,7 @@ You are the executor of a plan, working on one step. Rules:
 - Do only what the current step describes; later steps belong to other steps.
 - Call at most one tool at a time, and only when the results below are not enough.
 - As soon as the step's goal is met, reply with the result as plain text and stop.
+- The results of earlier steps are below: never ask for them; use a tool for anything missing.
 - Reply in {language}.
 You have at most {rounds} rounds.
 
@@ -44,7 +45,8 @@ REACT_FINAL_NUDGE = (
 SYNTHESIS_SYSTEM = """\
 You write the final answer for the user from the results of the plan's steps below.
 Do not call any tool. Answer the goal directly and completely, say plainly if something
-could not be done, and do not invent facts that the results do not contain.
+could not be done, and do not invent facts that the results do not contain. Never ask
+for information or for the results: they are all below.
 Answer in the language of the request: {language}.
 
 {context}"""
