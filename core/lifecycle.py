@@ -22,6 +22,9 @@ A run::
     held (an owner process executes it): planned, running, waiting_confirmation, paused
     terminal: completed, failed, cancelled — left only by a follow-up (completed, failed)
 
+    waiting_confirmation: a side-effecting step waits for a person, or a new plan version
+    that widens the approved plan does (core.plan.approval); "confirm" decides either.
+
 A step::
 
     pending ──▶ running ──▶ completed | failed | skipped

@@ -1,4 +1,4 @@
-"""Pause, resume, cancel and per-step confirmation of a running plan, safe across threads."""
+"""Pause, resume, cancel, per-step confirmation and version approval of a run, thread-safe."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 
-from core.plan.model import Step
+from core.plan.model import Plan, Step
 
 __all__ = ["ControlWake", "RunControl"]
 
@@ -23,12 +23,17 @@ class RunControl:
     and the listeners added with :meth:`add_listener` (the scheduler's wake-up). Subclasses
     may override the ``is_*`` checks (for example to read requests from a store); the
     scheduler also re-reads them at a bounded interval.
+
+    It also keeps the boundary of the run: the plan version a person approved
+    (:attr:`approved`), and the decisions on later versions that widen it.
     """
 
     def __init__(self) -> None:
         self._condition = threading.Condition()
         self._paused = False
         self._decisions: dict[str, bool] = {}
+        self._versions: dict[int, bool] = {}
+        self._approved: Plan | None = None
         self._listeners: list[Listener] = []
         self.cancel_event = threading.Event()
 
@@ -54,6 +59,28 @@ class RunControl:
         """Refuse the side-effecting step ``step_id``; it ends skipped."""
         self._change(lambda: self._decisions.__setitem__(step_id, False))
 
+    def approve_version(self, version: int) -> None:
+        """Approve plan version ``version``: its side-effecting steps may run."""
+        self._change(lambda: self._versions.__setitem__(version, True))
+
+    def reject_version(self, version: int) -> None:
+        """Refuse what plan version ``version`` added: its widening steps end skipped."""
+        self._change(lambda: self._versions.__setitem__(version, False))
+
+    # ---- the approved plan ------------------------------------------------------------
+
+    @property
+    def approved(self) -> Plan | None:
+        """A copy of the plan version a person approved (None until one is set)."""
+        with self._condition:
+            return self._approved
+
+    def set_approved(self, plan: Plan, *, only_if_unset: bool = False) -> None:
+        """Make (a copy of) ``plan`` the approved boundary of the run."""
+        with self._condition:
+            if not (only_if_unset and self._approved is not None):
+                self._approved = plan.model_copy(deep=True)
+
     # ---- state --------------------------------------------------------------------------
 
     def is_paused(self) -> bool:
@@ -69,6 +96,21 @@ class RunControl:
         """True when confirmed, False when rejected, None when nobody has decided yet."""
         with self._condition:
             return self._decisions.get(step_id)
+
+    def version_decision(self, version: int) -> bool | None:
+        """True when version ``version`` was approved, False when refused, else None."""
+        with self._condition:
+            return self._versions.get(version)
+
+    def wait_for_version(self, version: int, timeout: float | None = None) -> bool | None:
+        """Block until version ``version`` is decided, the run paused or cancelled, or
+        ``timeout`` (seconds) passed; return the decision (None: not decided)."""
+        with self._condition:
+            self._condition.wait_for(
+                lambda: version in self._versions or self._paused or self.cancel_event.is_set(),
+                timeout=timeout,
+            )
+            return None if self.cancel_event.is_set() else self._versions.get(version)
 
     def wait_for_confirmation(self, step: Step, timeout: float | None = None) -> bool:
         """Block until ``step`` is confirmed or rejected, the run is cancelled or paused.

@@ -23,6 +23,7 @@ from core.execution.executor import StepOutcome, apply_outcome, execute_step, is
 from core.execution.options import RunOptions
 from core.execution.readiness import blocked_steps, condition_holds, ready_steps
 from core.execution.success_check import check_success, classify_failure
+from core.execution.version_gate import REJECTED, VersionGate
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.plan.versions import retire
@@ -35,7 +36,6 @@ POLL_S = 0.5  # bounded wait, so that subclassed (store-backed) controls are re-
 Emit = Callable[..., None]  # (kind, plan, step_id=None, **data): sends one event
 Checkpointer = Callable[[Plan, Step], tuple["Plan | None", str]]  # new version or None, why
 _CANCELLED = "cancelled by a person"
-_REJECTED = "rejected by a person"
 
 
 def tr(plan: Plan, zh: str, en: str) -> str:
@@ -72,6 +72,8 @@ class Coordinator:
         self.abandoned: set[str] = set()  # confirmations of steps a new version dropped
         self.cancel_announced = False
         self.hold = False
+        self.gate = VersionGate(control, options, engine.registry, emit, self._finish,
+                                self.confirmed)  # versions beyond the approved plan
 
     def run(self, *, hold_synthesis: bool) -> Literal["done", "paused", "cancelled"]:
         self.hold = hold_synthesis
@@ -90,9 +92,9 @@ class Coordinator:
                             self._run_checks()
                         if not self.control.is_paused() and not self.checks:
                             self._launch(pool)
-                    if not self.running and not self.confirming and not self.checks:
+                    if not (self.running or self.confirming or self.gate.asking or self.checks):
                         break
-                    waiting = [*self.running, *self.confirming, wake.future]
+                    waiting = [*self.running, *self.confirming, *self.gate.asking, wake.future]
                     done, _ = wait(waiting, timeout=POLL_S, return_when=FIRST_COMPLETED)
                     wake.rearm()
                     for future in done:
@@ -100,6 +102,8 @@ class Coordinator:
                             self._apply(self.running.pop(future), future)
                         elif future in self.confirming:
                             self._confirmation_done(self.confirming.pop(future), future)
+                        else:  # a version's decision: the next launch acts on it
+                            self.gate.asking.pop(future, None)
         finally:
             self.abandoned.update(s.id for s in self.confirming.values())
             self.control.remove_listener(wake.fire)
@@ -123,11 +127,17 @@ class Coordinator:
         while progressed:
             progressed = False
             busy = {s.id for s in self.confirming.values()}
+            held = self.gate.held(self.plan)
             for step in self._ready():
                 if step.id in busy or not self._may_start(step):
                     continue
                 if self._condition_false(step):
                     progressed = True
+                    continue
+                if step.id in held:  # beyond the approved plan: approved first, or not run
+                    if self.gate.admit(pool, self.plan, step, held, self.futures):
+                        progressed = True
+                        break  # the decision changed what is held
                     continue
                 if self._needs_confirmation(step) and step.id not in self.confirmed:
                     progressed |= self._ask_confirmation(pool, step)
@@ -286,7 +296,7 @@ class Coordinator:
 
     def _reject(self, step: Step) -> None:
         self.emit("rejected", self.plan, step.id)
-        self._finish(step, StepOutcome(status="skipped", error=_REJECTED, mode="direct"))
+        self._finish(step, StepOutcome(status="skipped", error=REJECTED, mode="direct"))
 
     def _cancel_pending(self) -> None:
         if not self.cancel_announced:
@@ -332,4 +342,5 @@ class Coordinator:
         self.emit("replanned", new_plan, from_version=old.version,
                   to_version=new_plan.version, reason=reason, source="checkpoint")
         self.plan = new_plan
+        self.gate.version = new_plan.version  # a wait for the old version's approval ends
         self.book.versions.append(new_plan)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from core.planning.choices import DEFAULT_POLICY, CheckpointPolicy
@@ -15,6 +17,11 @@ class RunOptions(BaseModel):
     ``confirm_side_effects`` is on by default: a side-effecting step waits for a person
     (the dashboard asks); a caller that approved the whole plan some other way (the
     CLI's approval prompt, ``--yes``, a test) turns it off explicitly.
+
+    ``new_versions`` says what happens when a later version (replan, checkpoint, retry,
+    follow-up) widens the approved plan (:func:`core.plan.approval.widening`): ``ask`` a
+    person and wait; ``refuse`` it (the widening steps fail with "needs approval": nobody
+    is there to ask); or ``approve`` it (a person opted in beforehand).
     """
 
     max_parallel: int = Field(default=4, ge=1, le=64)
@@ -23,3 +30,4 @@ class RunOptions(BaseModel):
     run_id: str | None = None
     checkpoint: CheckpointPolicy = DEFAULT_POLICY
     max_attempts: int = Field(default=2, ge=1, le=5)  # attempts after reflection (runner)
+    new_versions: Literal["ask", "refuse", "approve"] = "ask"

@@ -89,8 +89,11 @@ def run_plan(
     """Run ``plan`` (in place) to the end, a pause or a cancellation, and compose the answer.
 
     A plan with finished steps may be passed again (after a pause or a crash): finished
-    steps are not re-run. On a fatal failure (or a missed success criterion), unless the
-    policy is rigid, ``replanner(plan, failure, engine)`` makes the next version, at most
+    steps are not re-run. ``plan`` is the approved boundary unless ``control`` already
+    holds one: a later version's side-effecting steps beyond it pass the
+    :class:`core.execution.version_gate.VersionGate` first. On a fatal failure (or a
+    missed success criterion), unless the policy is rigid, ``replanner(plan, failure,
+    engine)`` makes the next version, at most
     ``options.max_replans`` times per call; past that the run finishes "failed" and the
     answer says what failed. Checkpoint versions (adaptive / every_step) do not count
     against ``max_replans``. Usage totals add up every step of every version plus replans,
@@ -101,6 +104,7 @@ def run_plan(
     replanning_offline = replanner is None and engine.offline
     replanner = replanner or replan_request
     emit = Emitter(on_event)
+    control.set_approved(plan, only_if_unset=True)  # the caller approved what it passed
     book = RunBook(versions=[plan])
     _announce(plan, emit)
     limit = 0 if options.checkpoint == "rigid" else options.max_replans

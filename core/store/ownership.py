@@ -58,7 +58,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-CONTROL_ACTIONS = re.compile(r"^(pause|resume|cancel|(confirm|reject):s\d+)$")
+CONTROL_ACTIONS = re.compile(
+    r"^(pause|resume|cancel|(confirm|reject):s\d+|(approve|reject)_version:\d+)$")
 CANCELLED_STEP = "cancelled by a person"
 _HELD = sorted(HELD_STATUSES)  # statuses in which an owner holds a run
 _Cls = TypeVar("_Cls", bound=type)

@@ -1,0 +1,108 @@
+"""The approved plan as a run's boundary: steps of a version nobody approved wait at a gate.
+
+A person approves a plan before it runs (the dashboard's Run button, the CLI's prompt or
+``--yes``); :attr:`RunControl.approved` keeps that version. When a later version (a replan,
+a checkpoint, a retry, a follow-up) widens it (:func:`core.plan.approval.widening`), each
+of its widening steps stops here when it becomes ready, and ``RunOptions.new_versions``
+decides: ``ask`` (the run waits in ``waiting_confirmation`` until a person approves or
+rejects the version), ``refuse`` (the step fails: it needs approval nobody can give), or
+``approve`` (a person opted in beforehand). An approved version becomes the new boundary;
+a rejected one ends its widening steps as skipped and the rest of it goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from core.base.language import detect_language, pick
+from core.execution.control import RunControl
+from core.execution.executor import StepOutcome
+from core.execution.options import RunOptions
+from core.plan.approval import widening
+from core.plan.model import Plan, Step
+from core.tools.registry import ToolRegistry
+
+__all__ = ["NEEDS_APPROVAL", "REJECTED", "VersionGate"]
+
+logger = logging.getLogger(__name__)
+
+POLL_S = 0.5  # bounded wait, so that a newer version or a store-backed request is seen
+REJECTED = "rejected by a person"
+NEEDS_APPROVAL = "needs approval"
+Finish = Callable[[Step, StepOutcome], None]
+
+
+class VersionGate:
+    """Holds, asks about, refuses or approves the steps of versions beyond the boundary."""
+
+    def __init__(self, control: RunControl, options: RunOptions, registry: ToolRegistry,
+                 emit: Callable[..., None], finish: Finish, confirmed: set[str]) -> None:
+        self.control, self.options, self.registry = control, options, registry
+        self.emit, self.finish = emit, finish
+        self.confirmed = confirmed  # approving a version confirms its widening steps
+        self.asking: dict[Future[bool | None], int] = {}  # waits for a person, by version
+        self.version = 0  # the version being run (read by the waiting threads)
+
+    def held(self, plan: Plan) -> list[str]:
+        """The steps of ``plan`` the approved plan does not cover (none before one is set)."""
+        approved = self.control.approved
+        return [] if approved is None else widening(approved, plan, self.registry)
+
+    def admit(self, pool: ThreadPoolExecutor, plan: Plan, step: Step, held: list[str],
+              futures: list[Future[Any]]) -> bool:
+        """Decide about ready ``step`` (one of ``held``); True when something changed."""
+        self.version = plan.version
+        decision = self.control.version_decision(plan.version)
+        if decision is None and self.options.new_versions == "approve":
+            self._approve(plan, held, by="opt-in")
+            return True
+        if decision is True:
+            self._approve(plan, held, by="person")
+            return True
+        if decision is False:
+            self._reject(plan, held)
+            return True
+        if self.options.new_versions == "refuse":
+            self._refuse(plan, step)
+            return True
+        if plan.version not in self.asking.values():
+            approved = self.control.approved
+            self.emit("waiting_confirmation", plan, None, version=plan.version,
+                      approved_version=approved.version if approved else None, steps=held)
+            future = pool.submit(self._await, plan.version)
+            futures.append(future)
+            self.asking[future] = plan.version
+        return False
+
+    def _await(self, version: int) -> bool | None:
+        """Worker: wait for a decision; give up on a pause, a cancel or a newer version."""
+        while True:
+            decision = self.control.wait_for_version(version, timeout=POLL_S)
+            if (decision is not None or self.version != version or self.control.is_paused()
+                    or self.control.is_cancelled()):
+                return decision
+
+    def _approve(self, plan: Plan, held: list[str], *, by: str) -> None:
+        self.control.set_approved(plan)
+        self.confirmed.update(held)
+        self.emit("confirmed", plan, None, version=plan.version, steps=held, by=by)
+
+    def _reject(self, plan: Plan, held: list[str]) -> None:
+        self.emit("rejected", plan, None, version=plan.version, steps=held)
+        for step_id in held:
+            step = plan.step(step_id)
+            if step.status == "pending":
+                self.finish(step, StepOutcome(status="skipped", error=REJECTED, mode="direct"))
+
+    def _refuse(self, plan: Plan, step: Step) -> None:
+        approved = self.control.approved
+        before = approved.version if approved else 1
+        error = pick(detect_language(plan.goal),
+                     f"需要批准：计划 v{plan.version} 在 v{before} 获批后新增或修改了这个"
+                     "有副作用的步骤，没有人批准它",
+                     f"{NEEDS_APPROVAL}: plan v{plan.version} added or changed this "
+                     f"side-effecting step after v{before} was approved, and nobody approved it")
+        self.finish(step, StepOutcome(status="failed", error=error, mode="direct"))
