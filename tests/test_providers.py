@@ -52,3 +52,16 @@ def test_quirks_of_each_profile():
     assert not PROFILES["lmstudio"].supports_json_mode
     assert all(PROFILES[n].needs_key for n in ("openai", "dashscope", "deepseek", "generic"))
     assert not any(PROFILES[n].needs_key for n in ("ollama", "lmstudio", "llamacpp", "vllm"))
+
+
+def test_structured_output_and_prompt_style_per_profile():
+    schema = {"name": "plan", "schema": {"type": "object"}}
+    assert PROFILES["openai"].response_format(json_schema=schema) == {
+        "type": "json_schema", "json_schema": {"strict": False, **schema}}
+    assert PROFILES["llamacpp"].response_format(json_schema=schema) == {
+        "type": "json_object", "schema": {"type": "object"}}
+    assert PROFILES["deepseek"].response_format(json_schema=schema) == {"type": "json_object"}
+    assert PROFILES["lmstudio"].response_format(json_mode=True) is None
+    assert GENERIC.response_format() is None
+    compact = {name for name, profile in PROFILES.items() if profile.prompt_style == "compact"}
+    assert compact == {"ollama", "lmstudio", "llamacpp"}

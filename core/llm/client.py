@@ -95,6 +95,7 @@ class OpenAIChatModel:
         self._http_client = http_client
         self._client: OpenAI | None = None
         self._lock = threading.Lock()
+        self.schema_refused = False  # the endpoint answered 400 to a JSON schema once
 
     def __repr__(self) -> str:
         return (
@@ -153,25 +154,51 @@ class OpenAIChatModel:
         tool_choice: str | dict[str, Any] | None = None,
         json_mode: bool = False,
         extra_body: dict[str, Any] | None = None,
+        json_schema: dict[str, Any] | None = None,
     ) -> ChatReply:
-        """Send one chat completion request; raise an LLMError subclass on failure."""
+        """Send one chat completion request; raise an LLMError subclass on failure.
+
+        ``json_schema`` (OpenAI's ``{"name", "schema"}``) asks for structured output in
+        the profile's form; an endpoint that rejects it (400) is asked once more without
+        it, and is not sent a schema again by this client.
+        """
         model = self.settings.model_for(role)
         request: dict[str, Any] = {"model": model, "messages": messages}
         if tools:
             request["tools"] = tools
             if tool_choice is not None:
                 request["tool_choice"] = tool_choice
-        if json_mode and self.profile.supports_json_mode:
-            request["response_format"] = {"type": "json_object"}
+        schema = None if self.schema_refused else json_schema
+        response_format = self.profile.response_format(json_mode=json_mode, json_schema=schema)
+        if response_format is not None:
+            request["response_format"] = response_format
         if extra_body:
             request["extra_body"] = extra_body
         started = time.monotonic()
-        reply = self._send(request, model, role)
+        plain = self.profile.response_format(json_mode=json_mode or schema is not None)
+        reply = (self._send(request, model, role) if response_format == plain
+                 else self._send_structured(request, plain, model, role))
         logger.debug(
             "%s call to %s took %.2fs: %d prompt + %d completion tokens",
             role, model, time.monotonic() - started,
             reply.usage.prompt_tokens, reply.usage.completion_tokens,
         )
+        return reply
+
+    def _send_structured(
+        self, request: dict[str, Any], plain: dict[str, Any] | None, model: str, role: str
+    ) -> ChatReply:
+        """Send with a schema; on a 400 retry once with ``plain`` JSON mode (or none)."""
+        try:
+            return self._send(request, model, role)
+        except LLMBadRequestError as exc:
+            logger.warning("%s rejected the JSON schema (%s); asking again without it",
+                           safe_url(self.settings.base_url), exc)
+            retry = {key: value for key, value in {**request, "response_format": plain}.items()
+                     if value is not None}
+            reply = self._send(retry, model, role)
+        # only now is the schema known to be the cause: the same request passed without it
+        self.schema_refused = True
         return reply
 
     def _send(self, request: dict[str, Any], model: str, role: str) -> ChatReply:

@@ -2,7 +2,17 @@
 
 A profile says how to force one tool call on that endpoint (the ``tool_choice`` ladder
 to walk, and any extra request body a forced call needs), whether ``response_format``
-JSON mode is supported, and whether the endpoint needs an API key at all.
+JSON mode is supported, how the endpoint takes a JSON schema for structured output (if
+at all), which planner prompt suits the models it usually serves, and whether the
+endpoint needs an API key at all.
+
+Structured output, as each server documents it: OpenAI, vLLM, LM Studio and Ollama
+(0.5+, through its OpenAI-compatible endpoint) read ``{"type": "json_schema",
+"json_schema": {...}}``; DashScope reads it for some Qwen models only (others answer
+400, and the client retries without it); llama.cpp's server and llama-cpp-python read
+``{"type": "json_object", "schema": {...}}`` (llama-cpp-python refuses "json_schema");
+DeepSeek offers only ``json_object``. A schema is a request, never a guarantee: replies
+are parsed and validated as if it had been ignored.
 """
 
 from __future__ import annotations
@@ -16,13 +26,17 @@ from core.errors import ConfigError
 __all__ = [
     "GENERIC",
     "PROFILES",
+    "PromptStyle",
     "ProviderProfile",
+    "StructuredOutput",
     "ToolChoiceMode",
     "detect_profile",
     "profile_names",
 ]
 
 ToolChoiceMode = Literal["named", "required", "auto"]
+StructuredOutput = Literal["json_schema", "json_object_schema", "none"]
+PromptStyle = Literal["full", "compact"]
 
 
 class ProviderProfile(BaseModel):
@@ -35,9 +49,28 @@ class ProviderProfile(BaseModel):
     tool_choice_ladder: tuple[ToolChoiceMode, ...] = ("named", "required", "auto")
     forced_extra_body: dict[str, Any] = Field(default_factory=dict)
     supports_json_mode: bool = True
+    structured_output: StructuredOutput = "none"
+    prompt_style: PromptStyle = "full"
     needs_key: bool = True
     url_markers: tuple[str, ...] = ()
     notes: str = ""
+
+    def response_format(
+        self, *, json_mode: bool = False, json_schema: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
+        """The ``response_format`` to send: the schema in this endpoint's form, else JSON
+        mode when asked for and supported, else None.
+
+        ``json_schema`` is OpenAI's object: ``{"name": ..., "schema": {...}}``.
+        """
+        if json_schema is not None and self.structured_output == "json_schema":
+            # strict mode would forbid free-form objects (a step's "args")
+            return {"type": "json_schema", "json_schema": {"strict": False, **json_schema}}
+        if json_schema is not None and self.structured_output == "json_object_schema":
+            return {"type": "json_object", "schema": json_schema["schema"]}
+        if (json_mode or json_schema is not None) and self.supports_json_mode:
+            return {"type": "json_object"}
+        return None
 
 
 GENERIC = ProviderProfile(
@@ -53,26 +86,32 @@ PROFILES: dict[str, ProviderProfile] = {
         ProviderProfile(
             name="openai",
             title="OpenAI",
+            structured_output="json_schema",
             url_markers=("api.openai.com",),
         ),
         ProviderProfile(
             name="dashscope",
             title="Alibaba DashScope (Qwen)",
             forced_extra_body={"enable_thinking": False},
+            structured_output="json_schema",
             url_markers=("dashscope",),
-            notes="Qwen3 refuses a forced tool_choice while thinking; forced calls turn it off.",
+            notes="Qwen3 refuses a forced tool_choice while thinking; forced calls turn it off. "
+            "Only some Qwen models take a JSON schema; a refusal falls back to JSON mode.",
         ),
         ProviderProfile(
             name="deepseek",
             title="DeepSeek",
             forced_extra_body={"thinking": {"type": "disabled"}},
             url_markers=("deepseek",),
-            notes="Thinking mode does not honour tool_choice; forced calls disable it.",
+            notes="Thinking mode does not honour tool_choice; forced calls disable it. JSON "
+            "mode only (no schema).",
         ),
         ProviderProfile(
             name="ollama",
             title="Ollama",
             tool_choice_ladder=("auto",),
+            structured_output="json_schema",
+            prompt_style="compact",
             needs_key=False,
             url_markers=(":11434", "ollama"),
             notes="Ignores tool_choice: PlanBoard asks with 'auto' and checks the reply.",
@@ -82,13 +121,17 @@ PROFILES: dict[str, ProviderProfile] = {
             title="LM Studio",
             tool_choice_ladder=("required", "auto"),
             supports_json_mode=False,
+            structured_output="json_schema",
+            prompt_style="compact",
             needs_key=False,
             url_markers=(":1234", "lmstudio", "lm-studio"),
-            notes="Rejects an object tool_choice and response_format json_object.",
+            notes="Rejects an object tool_choice and response_format json_object; takes a "
+            "JSON schema.",
         ),
         ProviderProfile(
             name="vllm",
             title="vLLM",
+            structured_output="json_schema",
             needs_key=False,
             url_markers=("vllm", ":8000"),
             notes="Supports named and 'required' tool_choice in recent versions.",
@@ -97,6 +140,8 @@ PROFILES: dict[str, ProviderProfile] = {
             name="llamacpp",
             title="llama.cpp server",
             tool_choice_ladder=("auto",),
+            structured_output="json_object_schema",
+            prompt_style="compact",
             needs_key=False,
             url_markers=(":8080", "llama"),
             notes="Ignores tool_choice: PlanBoard asks with 'auto' and checks the reply.",

@@ -1,26 +1,39 @@
-"""The planner: request -> LLM -> parse -> validate -> (corrective retry | fallback), and replan."""
+"""The planner: request -> LLM -> parse -> validate -> (corrective retry | fallback), and replan.
+
+The exchange itself (schema, corrective retry, soft problems) is core.planning.exchange;
+the soft problems of a new plan are reasoning steps that plainly need a tool
+(core.planning.tool_hints) and clauses of the request no step covers
+(core.planning.coverage).
+"""
 
 from __future__ import annotations
 
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from core.base.language import Language, detect_language
 from core.base.usage import Usage
-from core.errors import ConfigError, PlanError, PlanParseError, PlanValidationError
+from core.errors import ConfigError, PlanError, PlanValidationError
 from core.llm.client import ChatModel
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.plan.parse import parse_plan
 from core.plan.versions import renumber
 from core.planning.clarify import parse_questions
+from core.planning.coverage import coverage_problems
+from core.planning.exchange import (
+    ClarificationNeeded,
+    PlanningResult,
+    catalogue,
+    converse,
+    prompt_style,
+    schema_for,
+)
+from core.planning.tool_hints import tool_hint_problems
 from core.prompts.adaptive import CLARIFY_INSTRUCTION
 from core.prompts.planning import (
     SYNTHESIS_DESCRIPTION,
-    corrective_prompt,
     fallback_descriptions,
     planner_system_prompt,
     planner_user_prompt,
@@ -49,26 +62,7 @@ _NO_MODEL = (
 )
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _STEP_ID = re.compile(r"^s(\d+)$")
-_ATTEMPTS = 2
 _MAX_STEPS = 10
-
-
-@dataclass
-class PlanningResult:
-    """What one planning (or replanning) exchange produced and cost.
-
-    ``plan`` is always set by :func:`plan_request` (the fallback plan when the model's
-    output was unusable); :func:`replan_request` leaves it None when replanning failed.
-    ``errors`` holds every problem found, prefixed by the attempt that produced it.
-    """
-
-    plan: Plan | None
-    usage: Usage = field(default_factory=Usage)
-    attempts: int = 0
-    raw_replies: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    fallback: bool = False
-    questions: list[str] = field(default_factory=list)
 
 
 Replanner = Callable[[Plan, str, Engine], Plan | PlanningResult]
@@ -88,14 +82,6 @@ def planned(made: Plan | PlanningResult) -> tuple[Plan, Usage]:
 # ---- planning -----------------------------------------------------------------------------
 
 
-class ClarificationNeeded(Exception):
-    """The planner asked questions instead of planning (internal to this module)."""
-
-    def __init__(self, questions: list[str]) -> None:
-        super().__init__("; ".join(questions))
-        self.questions = questions
-
-
 def plan_request(
     request: str, engine: Engine, *, lessons: Iterable[str] = (), allow_questions: bool = False
 ) -> PlanningResult:
@@ -108,7 +94,8 @@ def plan_request(
     model = _require_model(engine)
     language = detect_language(request)
     system = planner_system_prompt(
-        engine.registry.catalogue(), language=language, lessons=list(lessons)
+        catalogue(engine.registry), language=language, lessons=list(lessons),
+        style=prompt_style(model),
     )
     if allow_questions:
         system = f"{system}\n\n{CLARIFY_INSTRUCTION}"
@@ -132,7 +119,12 @@ def plan_request(
             )
         return plan
 
-    result = _converse(model, messages, accept)
+    def review(plan: Plan) -> list[str]:
+        return [*tool_hint_problems(plan, engine.registry),
+                *coverage_problems(request, plan, engine.registry)]
+
+    schema = schema_for(model, engine.registry, questions=allow_questions)
+    result = converse(model, messages, accept, review=review, schema=schema)
     if result.questions:
         return result
     if result.plan is None:
@@ -188,8 +180,8 @@ def replan_request(
         {
             "role": "system",
             "content": replanner_system_prompt(
-                engine.registry.catalogue(), next_id=next_id, language=language,
-                lessons=list(lessons),
+                catalogue(engine.registry), next_id=next_id, language=language,
+                lessons=list(lessons), style=prompt_style(model),
             ),
         },
         {
@@ -211,7 +203,7 @@ def replan_request(
         _raise_problems(merged, engine.registry)
         return merged
 
-    return _converse(model, messages, accept)
+    return converse(model, messages, accept, schema=schema_for(model, engine.registry))
 
 
 def replan(
@@ -340,34 +332,3 @@ def _ensure_synthesis(plan: Plan, language: Language) -> None:
             depends_on=plan.ids(),
         )
     )
-
-
-def _converse(
-    model: ChatModel, messages: list[dict[str, Any]], accept: Callable[[str], Plan]
-) -> PlanningResult:
-    """Ask, and once more with the problems sent back; ``plan`` is None if both fail."""
-    result = PlanningResult(plan=None)
-    for attempt in range(1, _ATTEMPTS + 1):
-        reply = model.chat(messages, role="planner", tools=None, json_mode=True)
-        text = reply.content or ""
-        result.usage = result.usage + reply.usage
-        result.attempts = attempt
-        result.raw_replies.append(text)
-        try:
-            result.plan = accept(text)
-            return result
-        except ClarificationNeeded as exc:
-            result.questions = exc.questions
-            return result
-        except PlanParseError as exc:
-            problems = [str(exc)]
-        except PlanValidationError as exc:
-            problems = list(exc.problems)
-        logger.info("planning attempt %d unusable: %s", attempt, problems)
-        result.errors.extend(f"attempt {attempt}: {problem}" for problem in problems)
-        messages = [
-            *messages,
-            {"role": "assistant", "content": text or "(empty reply)"},
-            {"role": "user", "content": corrective_prompt(problems)},
-        ]
-    return result

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from string import Template
 from typing import Any
 
-from core.base.language import Language
+from core.base.language import Language, detect_language
 from core.base.text import clip
+from core.llm.providers import PromptStyle
 
 __all__ = [
+    "COMPACT_FORMAT",
+    "COMPACT_INTRO",
+    "COMPACT_RULES",
     "CORRECTIVE_TEMPLATE",
     "FALLBACK_SYNTHESIS",
     "FALLBACK_WORK",
@@ -27,12 +32,15 @@ __all__ = [
     "SYNTHESIS_DESCRIPTION",
     "corrective_prompt",
     "describe_tools",
+    "describe_tools_compact",
     "fallback_descriptions",
     "lessons_block",
+    "plan_schema",
     "planner_system_prompt",
     "planner_user_prompt",
     "replanner_system_prompt",
     "replanner_user_prompt",
+    "tool_example",
 ]
 
 LANGUAGE_NAMES: dict[str, str] = {"en": "English", "zh": "Chinese (简体中文)"}
@@ -92,6 +100,29 @@ Output format (JSON):
 }
 (The tools in this example may not exist here: use only the tools listed above.)"""
 
+# The compact style is for small local models: short rules, and per tool one line saying
+# when to use it and how a call looks (measured by ``python -m bench.prompts``).
+COMPACT_INTRO = (
+    "You plan tasks. Turn the user's request into a JSON plan of steps; an executor runs "
+    "each step. Use a tool whenever one fits: look facts up, never guess them."
+)
+
+COMPACT_RULES = """Rules:
+1. One tool call per step; copy ids and numbers from the request into "args".
+   "{{s1.field}}" uses a field of step s1's result (then list "s1" in depends_on).
+2. Every part of the request needs at least one step.
+3. "If X, do Y": a step that checks X, then a step for Y with a "condition" such as
+   "s1.status == 'delivered'".
+4. Tools marked [side effect] only when the request asks for that action.
+5. "tool": null only to reason over earlier results. The last step has "tool": null,
+   depends on the steps it needs and writes the answer.
+6. Descriptions in $language. Reply with the JSON object only."""
+
+COMPACT_FORMAT = Template("""JSON:
+{"goal": "...", "steps": [
+ {"id": "s1", "description": "...", "tool": $tool, "args": $args, "depends_on": []},
+ {"id": "s2", "description": "Answer the user", "tool": null, "depends_on": ["s1"]}]}""")
+
 LESSONS_TEMPLATE = Template(
     "Lessons from earlier runs (avoid repeating these mistakes):\n$lessons"
 )
@@ -136,6 +167,8 @@ FALLBACK_WORK: dict[str, str] = {
 FALLBACK_SYNTHESIS = SYNTHESIS_DESCRIPTION
 
 _RESULT_CHARS = 1200
+_USE_WHEN_WORDS = 5
+_EXAMPLE = re.compile(r'(?:for example|such as|e\.g\.,?)\s*"([^"]+)"|"([^"]+)"')
 
 
 def describe_tools(catalogue: Sequence[dict[str, Any]]) -> str:
@@ -148,6 +181,71 @@ def describe_tools(catalogue: Sequence[dict[str, Any]]) -> str:
         mark = " [side effect]" if entry.get("side_effect") else ""
         lines.append(f"- {entry['name']}({params}){mark}: {entry.get('description', '')}")
     return "\n".join(lines)
+
+
+def describe_tools_compact(
+    catalogue: Sequence[dict[str, Any]], language: Language = "en"
+) -> str:
+    """One line per tool: what it does, when to use it (its keywords in ``language``, if
+    the entry carries ``keywords``) and an example call."""
+    if not catalogue:
+        return "(no tools: every step has \"tool\": null)"
+    lines = []
+    for entry in catalogue:
+        mark = " [side effect]" if entry.get("side_effect") else ""
+        keywords = [word for word in entry.get("keywords") or ()
+                    if (detect_language(word) == "zh") == (language == "zh")][:_USE_WHEN_WORDS]
+        use_when = f" Use for: {', '.join(keywords)}." if keywords else ""
+        call = json.dumps(tool_example(entry), ensure_ascii=False)
+        lines.append(f"- {entry['name']}{mark}: {entry.get('description', '')}{use_when} "
+                     f"Args: {call}")
+    return "\n".join(lines)
+
+
+def tool_example(entry: dict[str, Any]) -> dict[str, Any]:
+    """Example arguments for a catalogue entry: its required parameters, each with the
+    value its description quotes ("for example "88231"") or a placeholder."""
+    schema = entry.get("parameters") or {}
+    properties = schema.get("properties") or {}
+    example: dict[str, Any] = {}
+    for name in schema.get("required", []):
+        prop = properties.get(name, {})
+        quoted = _EXAMPLE.search(prop.get("description", ""))
+        if quoted:
+            example[name] = quoted.group(1) or quoted.group(2)
+        elif prop.get("type") in ("integer", "number"):
+            example[name] = 1
+        else:
+            example[name] = f"<{name}>"
+    return example
+
+
+def plan_schema(tool_names: Sequence[str], *, questions: bool = False) -> dict[str, Any]:
+    """The JSON schema of a plan reply, as OpenAI's ``{"name", "schema"}`` object.
+
+    A step's "tool" is one of ``tool_names`` or null. With ``questions`` the reply may be
+    ``{"questions": [...]}`` instead (clarifying questions), so no key is required.
+    """
+    text = {"type": "string"}
+    texts = {"type": "array", "items": text}
+    step = {
+        "type": "object",
+        "properties": {
+            "id": text, "description": text, "tool": {"enum": [*tool_names, None]},
+            "args": {"type": "object"}, "depends_on": texts, "condition": text,
+            "success_criteria": text,
+        },
+        "required": ["id", "description", "tool", "depends_on"],
+    }
+    properties: dict[str, Any] = {
+        "goal": text, "definition_of_done": text, "constraints": texts,
+        "steps": {"type": "array", "items": step},
+    }
+    if questions:
+        properties["questions"] = texts
+    schema = {"type": "object", "properties": properties,
+              "required": [] if questions else ["goal", "steps"]}
+    return {"name": "plan", "schema": schema}
 
 
 def _describe_parameters(schema: dict[str, Any]) -> str:
@@ -191,17 +289,37 @@ def _system_prompt(
     catalogue: Sequence[dict[str, Any]],
     language: Language,
     extra_blocks: Sequence[str],
+    style: PromptStyle = "full",
 ) -> str:
-    principles = Template(PLANNING_PRINCIPLES).substitute(
-        language=LANGUAGE_NAMES.get(language, "English")
-    )
+    name = LANGUAGE_NAMES.get(language, "English")
     extra = "".join(f"\n\n{block}" for block in extra_blocks if block)
+    if style == "compact":
+        return PLANNER_SYSTEM_TEMPLATE.substitute(
+            intro=intro if intro != PLANNER_INTRO else COMPACT_INTRO,
+            tools=describe_tools_compact(catalogue, language),
+            principles=Template(COMPACT_RULES).substitute(language=name),
+            format=_compact_format(catalogue),
+            extra=extra,
+        )
     return PLANNER_SYSTEM_TEMPLATE.substitute(
         intro=intro,
         tools=describe_tools(catalogue),
-        principles=principles,
+        principles=Template(PLANNING_PRINCIPLES).substitute(language=name),
         format=PLAN_FORMAT,
         extra=extra,
+    )
+
+
+def _compact_format(catalogue: Sequence[dict[str, Any]]) -> str:
+    """The compact format's example step calls a read-only tool that takes arguments."""
+    ranked = sorted(catalogue, key=lambda entry: (
+        bool(entry.get("side_effect")), not (entry.get("parameters") or {}).get("required")))
+    if not ranked:
+        return COMPACT_FORMAT.substitute(tool="null", args="{}")
+    entry = ranked[0]
+    return COMPACT_FORMAT.substitute(
+        tool=json.dumps(entry["name"]),
+        args=json.dumps(tool_example(entry), ensure_ascii=False),
     )
 
 
@@ -210,9 +328,14 @@ def planner_system_prompt(
     *,
     language: Language = "en",
     lessons: Iterable[str] = (),
+    style: PromptStyle = "full",
 ) -> str:
-    """The planner's system prompt: tools, principles, output format, and any lessons."""
-    return _system_prompt(PLANNER_INTRO, catalogue, language, [lessons_block(lessons)])
+    """The planner's system prompt: tools, principles, output format, and any lessons.
+
+    ``style="compact"`` (small local models) gives each tool one line with its keywords
+    (catalogue entries may carry ``keywords``) and an example call, and short rules.
+    """
+    return _system_prompt(PLANNER_INTRO, catalogue, language, [lessons_block(lessons)], style)
 
 
 def planner_user_prompt(request: str) -> str:
@@ -226,10 +349,12 @@ def replanner_system_prompt(
     next_id: str,
     language: Language = "en",
     lessons: Iterable[str] = (),
+    style: PromptStyle = "full",
 ) -> str:
     """The replanner's system prompt: the planner's, plus the rules of replanning."""
     rules = Template(REPLANNER_RULES).substitute(next_id=next_id)
-    return _system_prompt(REPLANNER_INTRO, catalogue, language, [rules, lessons_block(lessons)])
+    return _system_prompt(REPLANNER_INTRO, catalogue, language,
+                          [rules, lessons_block(lessons)], style)
 
 
 def replanner_user_prompt(

@@ -184,7 +184,8 @@ def run_sql(query: str) -> dict:
     """Run one read-only SELECT on the analytics tables; at most 200 rows come back.
 
     Args:
-        query: a single SQLite SELECT (or WITH ... SELECT) statement.
+        query: a single SQLite SELECT (or WITH ... SELECT) statement, for example
+            "SELECT reason, COUNT(*) AS churned FROM churn_events GROUP BY reason".
     """
     keyword = _first_keyword(query)
     if keyword not in {"SELECT", "WITH", "VALUES"}:

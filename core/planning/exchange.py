@@ -1,0 +1,140 @@
+"""One planning exchange with the model: how to ask, the corrective retry, soft problems.
+
+Where the provider takes one, the request carries the plan's JSON schema (tool names
+limited to the catalogue); the reply is parsed and validated all the same. Besides hard
+problems (unparseable, invalid), a plan may have soft ones (a reasoning step that plainly
+needs a tool, a clause no step covers): they send the plan back once, and what remains
+becomes a warning on the plan.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.base.usage import Usage
+from core.errors import PlanParseError, PlanValidationError
+from core.llm.client import ChatModel, ChatReply
+from core.llm.providers import PromptStyle
+from core.plan.model import Plan
+from core.prompts.planning import corrective_prompt, plan_schema
+from core.tools.registry import ToolRegistry
+
+__all__ = [
+    "ClarificationNeeded",
+    "PlanningResult",
+    "catalogue",
+    "converse",
+    "prompt_style",
+    "schema_for",
+]
+
+logger = logging.getLogger(__name__)
+
+ATTEMPTS = 2
+
+
+@dataclass
+class PlanningResult:
+    """What one planning (or replanning) exchange produced and cost.
+
+    ``plan`` is always set by :func:`plan_request` (the fallback plan when the model's
+    output was unusable); :func:`replan_request` leaves it None when replanning failed.
+    ``errors`` holds every problem found, prefixed by the attempt that produced it.
+    """
+
+    plan: Plan | None
+    usage: Usage = field(default_factory=Usage)
+    attempts: int = 0
+    raw_replies: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    fallback: bool = False
+    questions: list[str] = field(default_factory=list)
+
+
+class ClarificationNeeded(Exception):
+    """The planner asked questions instead of planning (raised by an ``accept`` function)."""
+
+    def __init__(self, questions: list[str]) -> None:
+        super().__init__("; ".join(questions))
+        self.questions = questions
+
+
+def prompt_style(model: ChatModel) -> PromptStyle:
+    """The planner prompt for ``model``'s provider (a model without a profile: "full")."""
+    profile = getattr(model, "profile", None)
+    return profile.prompt_style if profile is not None else "full"
+
+
+def catalogue(registry: ToolRegistry) -> list[dict[str, Any]]:
+    """The catalogue with each tool's keywords (the compact prompt's "use for")."""
+    return [{**item.catalogue_entry(), "keywords": list(item.keywords)} for item in registry]
+
+
+def schema_for(
+    model: ChatModel, registry: ToolRegistry, *, questions: bool = False
+) -> dict[str, Any] | None:
+    """The plan schema when ``model``'s provider takes one (scripted fakes have no profile)."""
+    profile = getattr(model, "profile", None)
+    if profile is None or profile.structured_output == "none":
+        return None
+    return plan_schema(registry.names(), questions=questions)
+
+
+def _ask(model: ChatModel, messages: list[dict[str, Any]], schema: dict[str, Any] | None
+         ) -> ChatReply:
+    if schema is None:
+        return model.chat(messages, role="planner", tools=None, json_mode=True)
+    chat: Any = model.chat  # json_schema is OpenAIChatModel's, not the protocol's
+    return chat(messages, role="planner", tools=None, json_mode=True, json_schema=schema)
+
+
+def converse(
+    model: ChatModel,
+    messages: list[dict[str, Any]],
+    accept: Callable[[str], Plan],
+    *,
+    review: Callable[[Plan], list[str]] | None = None,
+    schema: dict[str, Any] | None = None,
+) -> PlanningResult:
+    """Ask, and once more with the problems sent back; ``plan`` is None if both fail.
+
+    Problems ``review`` finds in an accepted plan are soft: they are sent back once, and
+    the plan keeps whatever remains as warnings (a plan with soft problems beats the
+    fallback when the second reply is unusable).
+    """
+    result = PlanningResult(plan=None)
+    candidate: tuple[Plan, list[str]] | None = None
+    for attempt in range(1, ATTEMPTS + 1):
+        reply = _ask(model, messages, schema)
+        text = reply.content or ""
+        result.usage = result.usage + reply.usage
+        result.attempts = attempt
+        result.raw_replies.append(text)
+        try:
+            plan = accept(text)
+        except ClarificationNeeded as exc:
+            result.questions = exc.questions
+            return result
+        except PlanParseError as exc:
+            problems = [str(exc)]
+        except PlanValidationError as exc:
+            problems = list(exc.problems)
+        else:
+            problems = review(plan) if review is not None else []
+            candidate = (plan, problems)
+            if not problems or attempt == ATTEMPTS:
+                break
+        logger.info("planning attempt %d unusable: %s", attempt, problems)
+        result.errors.extend(f"attempt {attempt}: {problem}" for problem in problems)
+        messages = [
+            *messages,
+            {"role": "assistant", "content": text or "(empty reply)"},
+            {"role": "user", "content": corrective_prompt(problems)},
+        ]
+    if candidate is not None:
+        result.plan, remaining = candidate
+        result.plan.warnings.extend(remaining)
+    return result

@@ -1,0 +1,99 @@
+"""Reasoning steps that plainly need a tool: they name what a registered tool looks up.
+
+A small model often plans "find the degraded services" as a step with ``"tool": null``
+and then answers from memory. :func:`tool_hint_problems` finds such steps so that the
+planner's corrective retry can send them back: a step that names an order number, a
+tracking number, services, or SQL / tables, while a read-only tool takes exactly that
+(by its parameter names or keywords) and no step it depends on already uses that tool.
+The synthesis step is exempt: it only writes the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from core.base.language import Language, detect_language, pick
+from core.plan.model import Plan, Step
+from core.planning.offline.text import extract_entities
+from core.tools.registry import Tool, ToolRegistry
+
+__all__ = ["needed_tools", "tool_hint_problems"]
+
+_SERVICES = re.compile(r"\bservices?\b|micro-?services?|服务", re.IGNORECASE)
+_TABLES = re.compile(r"\bsql\b|\btables?\b|\bselect\b.+\bfrom\b|数据表|表结构", re.IGNORECASE)
+
+
+def _takes(part: str) -> Callable[[Tool], bool]:
+    return lambda tool: any(part in name for name in tool.parameters.get("properties", {}))
+
+
+def _knows(*words: str) -> Callable[[Tool], bool]:
+    return lambda tool: any(word in tool.keywords for word in words)
+
+
+# (what the text names, in English and Chinese; which tools look that up)
+_NEEDS: tuple[tuple[Callable[[str], bool], tuple[str, str], Callable[[Tool], bool]], ...] = (
+    (lambda text: bool(extract_entities(text).orders), ("订单号", "an order number"),
+     _takes("order")),
+    (lambda text: bool(extract_entities(text).tracking), ("运单号", "a tracking number"),
+     _takes("tracking")),
+    (lambda text: bool(_SERVICES.search(text)), ("服务", "services"),
+     lambda tool: _takes("service")(tool) or _knows("services")(tool)),
+    (lambda text: bool(_TABLES.search(text)), ("数据表或 SQL", "tables or SQL"),
+     _knows("sql", "tables")),
+)
+
+
+def needed_tools(text: str, registry: ToolRegistry) -> list[tuple[str, list[str]]]:
+    """What ``text`` names that a read-only tool looks up: (what, in the text's language;
+    the names of those tools), in a fixed order."""
+    lang: Language = detect_language(text)
+    found = []
+    for names_it, what, fits in _NEEDS:
+        if not names_it(text):
+            continue
+        tools = [tool.name for tool in registry if not tool.side_effect and fits(tool)]
+        if tools:
+            found.append((pick(lang, *what), tools))
+    return found
+
+
+def tool_hint_problems(plan: Plan, registry: ToolRegistry) -> list[str]:
+    """One problem per reasoning step whose description plainly needs a registered tool."""
+    synthesis = plan.synthesis_step()
+    by_id = {step.id: step for step in plan.steps}
+    lang = detect_language(plan.goal)
+    problems = []
+    for step in plan.steps:
+        if step.tool is not None or step is synthesis:
+            continue
+        used = _tools_upstream(step, by_id)
+        for what, tools in needed_tools(step.description, registry):
+            if used.intersection(tools):
+                continue
+            names = ", ".join(tools)
+            problems.append(pick(
+                lang,
+                f"{step.id} 是没有工具的推理步骤，但它提到了{what}：请改用工具（{names}）来查。",
+                f"{step.id} is a reasoning step but names {what}: look it up with a tool "
+                f"({names}) instead of \"tool\": null.",
+            ))
+            break
+    return problems
+
+
+def _tools_upstream(step: Step, by_id: dict[str, Step]) -> set[str]:
+    """The tools of every step ``step`` depends on, directly or not."""
+    seen: set[str] = set()
+    tools: set[str] = set()
+    pending = list(step.depends_on)
+    while pending:
+        current = by_id.get(pending.pop())
+        if current is None or current.id in seen:
+            continue
+        seen.add(current.id)
+        if current.tool:
+            tools.add(current.tool)
+        pending.extend(current.depends_on)
+    return tools

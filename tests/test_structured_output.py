@@ -1,0 +1,150 @@
+"""Structured output for plans: the request body per provider profile, and the 400 fallback.
+
+Against the fake OpenAI-compatible server, which records every request body.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.errors import LLMBadRequestError
+from core.llm.client import OpenAIChatModel
+from core.llm.engine import Engine
+from core.llm.providers import PROFILES
+from core.planning.planner import plan_request, replan_request
+from core.tools.catalog import default_registry
+from tests.fake_openai import error
+
+REQUEST = "Check order 88231"
+PLAN = json.dumps({
+    "goal": REQUEST,
+    "steps": [
+        {"id": "s1", "description": "Look up order 88231", "tool": "query_order",
+         "args": {"order_id": "88231"}, "depends_on": []},
+        {"id": "s2", "description": "Tell the user", "tool": None, "depends_on": ["s1"]},
+    ],
+})
+EXPECTED_FORM = {
+    "openai": "json_schema", "dashscope": "json_schema", "ollama": "json_schema",
+    "lmstudio": "json_schema", "vllm": "json_schema", "llamacpp": "json_object_schema",
+    "deepseek": "json_object", "generic": "json_object",
+}
+
+
+@pytest.fixture
+def registry():
+    return default_registry({})
+
+
+def engine_for(fake_openai, registry, provider: str) -> tuple[Engine, OpenAIChatModel]:
+    model = OpenAIChatModel(fake_openai.settings(provider=provider))
+    return Engine(registry=registry, model=model), model
+
+
+def schema_of(response_format: dict) -> dict:
+    if response_format["type"] == "json_schema":
+        return response_format["json_schema"]["schema"]
+    return response_format["schema"]
+
+
+def test_every_profile_is_covered():
+    assert set(EXPECTED_FORM) == set(PROFILES)
+
+
+@pytest.mark.parametrize("provider", sorted(EXPECTED_FORM))
+def test_the_plan_request_carries_the_schema_in_the_providers_form(
+    fake_openai, registry, provider
+):
+    fake_openai.script(PLAN)
+    engine, model = engine_for(fake_openai, registry, provider)
+    with model:
+        result = plan_request(REQUEST, engine)
+    assert [s.tool for s in result.plan.steps] == ["query_order", None]
+    sent = fake_openai.chat_bodies[0]["response_format"]
+    form = EXPECTED_FORM[provider]
+    if form == "json_object":
+        assert sent == {"type": "json_object"}
+        return
+    if form == "json_schema":
+        assert sent["type"] == "json_schema"
+        assert sent["json_schema"]["name"] == "plan"
+        assert sent["json_schema"]["strict"] is False  # a step's args are free-form
+    else:
+        assert sent["type"] == "json_object" and "schema" in sent
+    schema = schema_of(sent)
+    assert schema["required"] == ["goal", "steps"]
+    tool = schema["properties"]["steps"]["items"]["properties"]["tool"]
+    assert tool == {"enum": [*registry.names(), None]}
+
+
+def test_the_replan_request_carries_the_schema_too(fake_openai, registry):
+    fake_openai.script(PLAN)
+    engine, model = engine_for(fake_openai, registry, "vllm")
+    with model:
+        plan = plan_request(REQUEST, engine).plan
+        fake_openai.script(json.dumps({"steps": [
+            {"id": "s3", "description": "Tell the user", "tool": None, "depends_on": []}]}))
+        replan_request(plan, "s1 failed", engine)
+    assert fake_openai.chat_bodies[1]["response_format"]["type"] == "json_schema"
+
+
+def test_a_rejected_schema_is_retried_without_it_and_not_sent_again(fake_openai, registry):
+    fake_openai.script(
+        error(400, "response_format type must be one of text or json_object"), PLAN, PLAN)
+    engine, model = engine_for(fake_openai, registry, "dashscope")
+    with model:
+        first = plan_request(REQUEST, engine)
+        second = plan_request(REQUEST, engine)
+    assert first.plan is not None and not first.fallback and second.plan is not None
+    formats = [body.get("response_format") for body in fake_openai.chat_bodies]
+    assert formats[0]["type"] == "json_schema"
+    assert formats[1:] == [{"type": "json_object"}, {"type": "json_object"}]
+    assert model.schema_refused
+
+
+def test_without_json_mode_the_retry_sends_no_response_format(fake_openai, registry):
+    fake_openai.script(error(400, "Unknown response_format"), PLAN)
+    engine, model = engine_for(fake_openai, registry, "lmstudio")
+    with model:
+        plan_request(REQUEST, engine)
+    first, retry = fake_openai.chat_bodies
+    assert first["response_format"]["type"] == "json_schema"
+    assert "response_format" not in retry
+
+
+def test_a_400_that_is_not_about_the_schema_is_raised_and_not_remembered(
+    fake_openai, registry
+):
+    fake_openai.script(error(400, "context length exceeded"),
+                       error(400, "context length exceeded"))
+    engine, model = engine_for(fake_openai, registry, "openai")
+    with model, pytest.raises(LLMBadRequestError):
+        plan_request(REQUEST, engine)
+    assert not model.schema_refused and len(fake_openai.chat_bodies) == 2
+
+
+def test_a_reply_is_validated_even_when_a_schema_was_sent(fake_openai, registry):
+    ignored = json.dumps({"goal": REQUEST, "steps": [
+        {"id": "s1", "description": "Look up the order", "tool": "lookup_order_status",
+         "args": {"order_id": "88231"}, "depends_on": []},
+        {"id": "s2", "description": "Tell the user", "tool": None, "depends_on": ["s1"]}]})
+    fake_openai.script(ignored, PLAN)
+    engine, model = engine_for(fake_openai, registry, "ollama")
+    with model:
+        result = plan_request(REQUEST, engine)
+    assert result.attempts == 2 and "lookup_order_status" in result.errors[0]
+    assert [s.tool for s in result.plan.steps] == ["query_order", None]
+
+
+@pytest.mark.parametrize(("provider", "style"), [("llamacpp", "compact"), ("ollama", "compact"),
+                                                  ("lmstudio", "compact"), ("openai", "full")])
+def test_local_providers_get_the_compact_prompt(fake_openai, registry, provider, style):
+    fake_openai.script(PLAN)
+    engine, model = engine_for(fake_openai, registry, provider)
+    with model:
+        plan_request(REQUEST, engine)
+    system = fake_openai.chat_bodies[0]["messages"][0]["content"]
+    compact = 'Args: {"order_id": "88231"}' in system and "Planning principles" not in system
+    assert compact is (style == "compact")
