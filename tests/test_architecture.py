@@ -20,6 +20,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MAX_TOP_LEVEL_CORE_MODULES = 6
 MAX_MODULE_LINES = 400
+# The wings of core/, lowest first: a wing imports only from itself and the wings before
+# it (docs/ARCHITECTURE.md draws the same order). core.errors and core.lifecycle belong to
+# the base; the entry point core.__main__ stands above everything.
+WING_ORDER = ("base", "tools", "plan", "llm", "prompts", "planning", "execution", "store",
+              "learning", "runs", "cli")
 # What the faces (pages/, ui/) must reach only through core's public functions.
 FACE_FORBIDDEN = (
     "core.store",
@@ -234,6 +239,32 @@ def test_no_import_circle_in_core():
         reports.extend(describe_cycle(graph, list(cycle)) for cycle in sorted(unique))
     assert not reports, "import circles in core/ (type-only and local imports count):\n" + (
         "\n".join(reports))
+
+
+def wing_of(module: str) -> str | None:
+    """The wing a core module belongs to (None for the package and its entry point)."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] == "__main__":
+        return None
+    return "base" if parts[1] in ("errors", "lifecycle") else parts[1]
+
+
+def test_every_core_module_lives_in_a_known_wing():
+    unknown = sorted(name for name in PROJECT_MODULES if _within(name, "core")
+                     and wing_of(name) not in (*WING_ORDER, None))
+    assert not unknown, f"modules outside the wings {WING_ORDER}: {unknown}"
+
+
+def test_wings_import_only_downward():
+    rank = {wing: position for position, wing in enumerate(WING_ORDER)}
+    upward = [
+        f"{item.where()} imports {target} ({wing_of(source)} may not import {wing_of(target)})"
+        for source, edges in core_graph().items() if wing_of(source) in rank
+        for target, items in edges.items() if wing_of(target) in rank
+        for item in items[:1]
+        if rank[wing_of(target)] > rank[wing_of(source)]
+    ]
+    assert not upward, "imports that point up the wings:\n" + "\n".join(sorted(upward))
 
 
 @pytest.mark.parametrize("face", ["pages", "ui"])

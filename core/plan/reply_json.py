@@ -22,6 +22,7 @@ _FENCE_TAG = re.compile(r"[\w-]*[ \t]*\n?")
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 MAX_DEPTH = 32  # JSON nested deeper than this is no plan (and would strain every reader)
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _MAX_STARTS = 200
 _FULL_PLAN = 3
 _JSON_START = re.compile(r"[\[{]")
@@ -42,15 +43,13 @@ def extract_json(text: str) -> Any:
     best_score = -1
     too_deep = False
     for chunk in _chunks(cleaned):
+        escapes_surrogates = _SURROGATE_ESCAPE.search(chunk) is not None
         for value in _decode_all(chunk):
-            if value is _NESTED_TOO_DEEP:
+            if value is _NESTED_TOO_DEEP or not _nested_within(value, MAX_DEPTH):
                 too_deep = True
                 continue
-            try:
+            if escapes_surrogates:  # "\ud800" in JSON decodes to a lone surrogate
                 value = _sanitised(value)
-            except _TooDeep:
-                too_deep = True
-                continue
             score = _plan_score(value)
             if score == _FULL_PLAN:
                 return value
@@ -118,10 +117,6 @@ def _decode_all(chunk: str) -> Iterator[Any]:
 _NESTED_TOO_DEEP = object()  # what _decode_all yields where the decoder ran out of stack
 
 
-class _TooDeep(Exception):
-    """A decoded JSON value nested deeper than :data:`MAX_DEPTH`."""
-
-
 def without_lone_surrogates(text: str) -> str:
     """``text`` with every lone surrogate (unencodable in UTF-8) replaced by U+FFFD."""
     try:
@@ -131,17 +126,28 @@ def without_lone_surrogates(text: str) -> str:
     return text
 
 
-def _sanitised(value: Any, depth: int = 0) -> Any:
-    """``value`` with lone surrogates replaced; _TooDeep past the nesting limit."""
-    if depth > MAX_DEPTH:
-        raise _TooDeep
+def _nested_within(value: Any, limit: int) -> bool:
+    """True when lists and objects in ``value`` nest at most ``limit`` levels deep."""
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if isinstance(item, (dict, list)):
+            if depth >= limit:
+                return False
+            pending.extend((child, depth + 1) for child in children
+                           if isinstance(child, (dict, list)))
+    return True
+
+
+def _sanitised(value: Any) -> Any:
+    """``value`` with lone surrogates replaced (its depth is already known to be bounded)."""
     if isinstance(value, str):
         return without_lone_surrogates(value)
     if isinstance(value, list):
-        return [_sanitised(item, depth + 1) for item in value]
+        return [_sanitised(item) for item in value]
     if isinstance(value, dict):
-        return {without_lone_surrogates(key): _sanitised(item, depth + 1)
-                for key, item in value.items()}
+        return {without_lone_surrogates(key): _sanitised(item) for key, item in value.items()}
     return value
 
 
