@@ -1,0 +1,128 @@
+"""Every clause covered, and reasoning steps that plainly need a tool (against the fake server)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.llm.client import OpenAIChatModel
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.planning.coverage import uncovered_clauses
+from core.planning.planner import plan_request
+from core.planning.tool_hints import tool_hint_problems
+from core.tools.catalog import default_registry
+from core.tools.scenarios import get_scenario
+
+SEED = get_scenario("shop-refund")
+LOOKUP = {"id": "s1", "description": "Look up order 88231 and whether it has arrived",
+          "tool": "query_order", "args": {"order_id": "88231"}, "depends_on": []}
+REFUND = {"id": "s2", "description": "If the order was delivered, refund the broken one",
+          "tool": "apply_refund", "args": {"order_id": "88231", "reason": "broken"},
+          "depends_on": ["s1"], "condition": "s1.status == 'delivered'"}
+
+
+def answer(step_id: str, *deps: str) -> dict:
+    return {"id": step_id, "description": "Summarise the results for the user", "tool": None,
+            "depends_on": list(deps)}
+
+
+DROPPED = json.dumps({"goal": SEED.request_en, "steps": [LOOKUP, REFUND, answer("s3", "s1", "s2")]})
+COVERED = json.dumps({"goal": SEED.request_en, "steps": [
+    {"id": "s1", "description": "Search the guides for an easy robot vacuum under 2000",
+     "tool": "search_knowledge", "args": {"query": "robot vacuum elderly"}, "depends_on": []},
+    {**LOOKUP, "id": "s2"},
+    {**REFUND, "id": "s3", "depends_on": ["s2"], "condition": "s2.status == 'delivered'"},
+    answer("s4", "s1", "s2", "s3"),
+]})
+
+
+@pytest.fixture
+def registry():
+    return default_registry({})
+
+
+def planning(fake_openai, registry, request: str, *replies: str):
+    fake_openai.script(*replies)
+    with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
+        return plan_request(request, Engine(registry=registry, model=model))
+
+
+def steps(data: str) -> Plan:
+    return Plan.model_validate({"goal": "x", "steps": json.loads(data)["steps"]})
+
+
+def test_a_dropped_clause_is_sent_back_and_the_retry_covers_it(fake_openai, registry):
+    result = planning(fake_openai, registry, SEED.request_en, DROPPED, COVERED)
+    assert result.attempts == 2 and not result.plan.warnings
+    assert [s.tool for s in result.plan.steps] == [
+        "search_knowledge", "query_order", "apply_refund", None]
+    corrective = fake_openai.chat_bodies[1]["messages"][-1]["content"]
+    assert "My elderly parents want a robot vacuum under 2000" in corrective
+
+
+def test_a_clause_still_uncovered_is_a_warning_naming_it(fake_openai, registry):
+    result = planning(fake_openai, registry, SEED.request_en, DROPPED, DROPPED)
+    assert result.attempts == 2 and not result.fallback
+    [warning] = result.plan.warnings
+    assert "robot vacuum under 2000" in warning and "order 88231" not in warning
+
+
+def test_an_unusable_retry_keeps_the_first_plan_with_its_warning(fake_openai, registry):
+    result = planning(fake_openai, registry, SEED.request_en, DROPPED, "not a plan at all")
+    assert not result.fallback and result.plan.steps[0].tool == "query_order"
+    assert any("robot vacuum" in warning for warning in result.plan.warnings)
+
+
+def test_clauses_match_across_languages(registry):
+    plan = steps(COVERED)
+    assert uncovered_clauses(SEED.request_zh, plan, registry) == []
+    assert uncovered_clauses(SEED.request_en, plan, registry) == []
+    assert uncovered_clauses(SEED.request_zh, steps(DROPPED), registry) == [
+        "我家老人想要一台扫地机，预算 2000 以内，要好操作的"]
+
+
+def test_a_one_clause_request_is_not_checked(registry):
+    assert uncovered_clauses("Check order 88231", steps(DROPPED), registry) == []
+
+
+SERVICES = ("Which of our services are degraded or down right now, and what is the likely "
+            "cause of each?")
+REASONING_ONLY = json.dumps({"goal": SERVICES, "steps": [
+    {"id": "s1", "description": "Identify which services are degraded or down", "tool": None,
+     "depends_on": []},
+    {"id": "s2", "description": "Explain the likely cause of each", "tool": None,
+     "depends_on": ["s1"]},
+]})
+WITH_TOOLS = json.dumps({"goal": SERVICES, "steps": [
+    {"id": "s1", "description": "Check the health of every service", "tool": "check_health",
+     "args": {"service": "all"}, "depends_on": []},
+    {"id": "s2", "description": "Diagnose the unhealthy services", "tool": "diagnose",
+     "args": {"service": "all"}, "depends_on": ["s1"]},
+    {"id": "s3", "description": "Explain the likely cause of each", "tool": None,
+     "depends_on": ["s1", "s2"]},
+]})
+
+
+def test_a_reasoning_step_that_names_services_is_sent_back(fake_openai, registry):
+    result = planning(fake_openai, registry, SERVICES, REASONING_ONLY, WITH_TOOLS)
+    assert result.attempts == 2 and not result.plan.warnings
+    assert [s.tool for s in result.plan.steps] == ["check_health", "diagnose", None]
+    [problem] = [e for e in result.errors if e.startswith("attempt 1")]
+    assert "s1 is a reasoning step" in problem and "list_services" in problem
+
+
+def test_tool_hints_name_the_step_and_spare_the_ones_fed_by_the_tool(registry):
+    plan = Plan(goal="订单 88231 怎么样了", steps=[
+        Step(id="s1", description="看看订单 88231 的情况"),
+        Step(id="s2", description="Query table churn_events with SQL"),
+        Step(id="s3", description="查询订单 88231", tool="query_order",
+             args={"order_id": "88231"}),
+        Step(id="s4", description="Explain order 88231's status", depends_on=["s3"]),
+        Step(id="s5", description="回复用户订单 88231 的情况", depends_on=["s1", "s2", "s4"]),
+    ])
+    problems = tool_hint_problems(plan, registry)
+    assert [p.split(" ")[0] for p in problems] == ["s1", "s2"]
+    assert "query_order" in problems[0] and "订单号" in problems[0]
+    assert "run_sql" in problems[1]
