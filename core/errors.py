@@ -10,7 +10,8 @@
     │       └── LLMBadRequestError  the endpoint rejected the request itself (400/422)
     ├── PlanError                   a plan could not be produced or is not acceptable
     │   ├── PlanParseError          model output holds no recognisable plan (keeps ``raw``)
-    │   └── PlanValidationError     a plan has problems (keeps ``problems``)
+    │   ├── PlanValidationError     a plan has problems (keeps ``problems``)
+    │   └── UnservableRequestError  no tool can serve the request (keeps ``reasons``)
     ├── ToolError                   a tool could not be used
     │   ├── UnknownToolError        no tool of that name is registered
     │   ├── ToolArgumentError       arguments do not match the tool's schema
@@ -39,6 +40,7 @@ __all__ = [
     "ToolError",
     "ToolExecutionError",
     "UnknownToolError",
+    "UnservableRequestError",
 ]
 
 
@@ -94,6 +96,15 @@ class PlanValidationError(PlanError):
             "The plan has problems: " + "; ".join(problems) + ". Fix them and try again."
         )
         self.problems = problems
+
+
+class UnservableRequestError(PlanError):
+    """Raised before any run is recorded when nothing can serve the request (the offline
+    rules map no part of it to a tool); ``reasons`` says why, part by part."""
+
+    def __init__(self, message: str, reasons: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.reasons = list(reasons or [])
 
 
 class ToolError(PlanBoardError):

@@ -7,7 +7,7 @@ import logging
 import streamlit as st
 
 from core.base.usage import Usage
-from core.errors import PlanBoardError
+from core.errors import PlanBoardError, UnservableRequestError
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.router import Route
@@ -71,6 +71,9 @@ def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
             run_id = answer_without_plan(
                 request, route, engine, state.runner().store,
                 settings_public=state.settings_public(), usage_before=usage)
+    except UnservableRequestError as exc:
+        _refuse(exc)
+        return
     except PlanBoardError as exc:
         st.error(str(exc))
         return
@@ -89,6 +92,9 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool)
         with st.spinner(t("planning_offline") if engine.offline else t("planning_llm")):
             draft = draft_plan(request, engine, store=state.runner().store,
                                allow_questions=allow_questions)
+    except UnservableRequestError as exc:
+        _refuse(exc)
+        return
     except PlanBoardError as exc:
         st.error(str(exc))
         return
@@ -105,6 +111,13 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool)
     st.session_state["plan_lessons"] = list(draft.lessons)
     st.session_state["plan_draft"] = draft.plan.model_copy(deep=True)  # to tell edits apart
     plan_editor.set_plan(draft.plan)
+
+
+def _refuse(exc: UnservableRequestError) -> None:
+    """Say that nothing can serve the request; no plan is left to approve."""
+    plan_editor.set_plan(None)
+    st.error(t("request_unservable"), icon=":material/block:")
+    st.text(str(exc))  # the request's own words: shown as plain text, never as markup
 
 
 def _answers_given() -> None:

@@ -114,6 +114,9 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "blank_goal": ("A plan written by hand", "手写的计划"),
     "planning_offline": ("Drafting the plan with the offline rules…", "正在用离线规则起草计划…"),
     "planning_llm": ("Asking the planner model…", "正在请求规划模型…"),
+    "request_unservable": ("Nothing to run: no tool can serve this request, so no run was "
+                           "recorded.",
+                           "无法执行：没有工具能处理这个请求，因此没有记录任何运行。"),
     "plan_empty": ("No plan yet: generate one or start from a blank plan.",
                    "还没有计划：生成一个，或从空白计划开始。"),
     "goal": ("Goal", "目标"),

@@ -233,7 +233,7 @@ def _direct_offline(request: str, engine: Engine, lang: Language
     A side-effecting step is skipped (as if a person declined it), and so is every step
     that waits on a failed one; the answer is composed from the results, not by a model.
     """
-    plan = offline_plan(request, engine.registry)
+    plan = offline_plan(request, engine.registry, strict=True)  # nothing mapped: no run
     synthesis = plan.synthesis_step()
     records: list[ToolCallRecord] = []
     while True:

@@ -80,7 +80,8 @@ def draft_plan(
     """A plan for ``request`` (LLM planner, or the rule-based one offline) or questions.
 
     Relevant lessons from the store go into the planner prompt. The LLM planner falls back
-    to a minimal plan with its errors in ``plan.warnings``.
+    to a minimal plan with its errors in ``plan.warnings``. Offline, a request no rule maps
+    to a tool raises UnservableRequestError, so that no run is ever recorded for it.
     """
     _require_request(request)
     if engine.offline:
@@ -91,7 +92,7 @@ def draft_plan(
             allow_questions) else []
         if questions:
             return Draft(plan=None, questions=questions)
-        return Draft(plan=offline_plan(request, engine.registry))
+        return Draft(plan=offline_plan(request, engine.registry, strict=True))
     from core.learning.after_run import lessons_for_request
     from core.planning.planner import plan_request
 

@@ -4,7 +4,8 @@ The request is split into clauses, each clause is matched to tool families by cu
 and by scoring the registry's tools (names, descriptions, keywords), arguments are filled
 from what the clause names (order ids, tracking numbers, services, budgets, queries),
 dependencies and conditions are added (a refund runs only if the order is delivered), and a
-synthesis step closes the plan. What it cannot map becomes a reasoning step that says so.
+synthesis step closes the plan. A part it cannot map becomes a reasoning step that says so;
+when no part maps (``strict``), the request is refused with UnservableRequestError instead.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.base.language import Language, detect_language, pick
+from core.errors import UnservableRequestError
 from core.plan.model import Plan, Step
 from core.planning.offline.match import fill_args, score_tool
 from core.planning.offline.text import (
@@ -47,6 +49,7 @@ class _Draft:
     orders: dict[str, str] = field(default_factory=dict)
     ops: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    unserved: list[str] = field(default_factory=list)  # why each unmapped part is not served
     last_order: str | None = None
     last_services: list[str] = field(default_factory=list)
 
@@ -66,6 +69,9 @@ class _Draft:
 
     def cannot(self, clause: str, why_zh: str = "", why_en: str = "") -> str:
         text = clause.strip()[:200]
+        self.unserved.append(pick(
+            self.lang, f"“{text}”{why_zh or '（没有匹配的工具）'}",
+            f"\"{text}\"{why_en or ' (no built-in tool matches it)'}"))
         return self.add(pick(
             self.lang,
             f"无法离线完成：“{text}”{why_zh or '（没有匹配的工具，需要配置大模型）'}",
@@ -285,12 +291,17 @@ def _generic(draft: _Draft, clause: str, found: Entities) -> bool:
 # ---- entry point ------------------------------------------------------------------------
 
 
-def offline_plan(request: str, registry: ToolRegistry) -> Plan:
-    """Draft a plan for ``request`` with rules only; the plan always passes validate()."""
+def offline_plan(request: str, registry: ToolRegistry, *, strict: bool = False) -> Plan:
+    """Draft a plan for ``request`` with rules only; the plan always passes validate().
+
+    ``strict``: raise UnservableRequestError (naming each part and why) when no part of the
+    request maps to a tool, instead of returning a plan whose steps only say so.
+    """
     text = request if isinstance(request, str) else str(request or "")
     lang = detect_language(text)
     draft = _Draft(registry=registry, lang=lang)
     constraints: list[str] = []
+    served = 0
     for clause in split_clauses(text)[:_MAX_CLAUSES]:
         if len(draft.steps) >= _MAX_STEPS:
             draft.warnings.append(pick(lang, "请求过长，只规划了前面的部分",
@@ -299,9 +310,11 @@ def offline_plan(request: str, registry: ToolRegistry) -> Plan:
         found = extract_entities(clause)
         if found.budget is not None:
             constraints.append(f"budget <= {found.budget:g}")
-        _plan_clause(draft, clause, found)
+        served += _plan_clause(draft, clause, found)
     if not draft.steps:
         draft.cannot(text or pick(lang, "（空请求）", "(empty request)"))
+    if strict and not served:
+        raise _unservable(text, draft)
     draft.add(
         pick(lang, "综合以上结果，给出最终回复", "Summarise the results for the user"),
         depends_on=[s.id for s in draft.steps],
@@ -321,7 +334,26 @@ def offline_plan(request: str, registry: ToolRegistry) -> Plan:
     return plan
 
 
-def _plan_clause(draft: _Draft, clause: str, found: Entities) -> None:
+def _unservable(text: str, draft: _Draft) -> UnservableRequestError:
+    reasons = list(dict.fromkeys(draft.unserved))
+    why = "；".join(reasons) if draft.lang == "zh" else "; ".join(reasons)
+    return UnservableRequestError(pick(
+        draft.lang,
+        f"离线无法处理这个请求：{why}。没有记录任何运行。请配置大模型（OPENAI_API_KEY），"
+        "或围绕订单、物流、服务运维、数据分析或知识库重新描述。",
+        f"This request cannot be served offline: {why}. No run was recorded. Configure an "
+        "LLM (OPENAI_API_KEY), or ask about orders, parcels, services, analytics or the "
+        "knowledge base."), reasons)
+
+
+def _plan_clause(draft: _Draft, clause: str, found: Entities) -> bool:
+    """Plan one clause; True when it was served (a step of its own, and no "cannot")."""
+    before, refused = len(draft.steps), len(draft.unserved)
+    _map_clause(draft, clause, found)
+    return len(draft.steps) > before and len(draft.unserved) == refused
+
+
+def _map_clause(draft: _Draft, clause: str, found: Entities) -> None:
     flags = cues(clause)
     handled = False
     for family, builder in _FAMILIES:

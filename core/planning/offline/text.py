@@ -33,7 +33,8 @@ _CUES: dict[str, str] = {
     "diagnose": r"诊断|原因|排查|报告|异常|diagnos|root cause|report|unhealthy|why",
     "scale": r"扩容|缩容|容量|副本|scale|scaling|capacity|replica",
     "analytics": r"流失|留存|churn|retention|attrition|订阅|subscription|\bsql\b|数据库|database"
-                 r"|表结构|数据表|tables|cohort",
+                 r"|表结构|数据表|tables|cohort|revenue|营收|收入|销售额|\bsales\b|\bspend"
+                 r"|top \d+ (?:customers|users)|按月|by month|per month|monthly",
     "churn": r"流失|留存|churn|attrition|retention|取消订阅",
     "schema": r"表结构|数据表|有哪些表|\btables\b|schema|columns|字段",
     "recommend": r"推荐|想要|想买|要买|选购|recommend|suggest|looking for|\bbuy\b|\bwant",
