@@ -4,24 +4,31 @@ Providers differ: some honour a named ``tool_choice``, some reject it (LM Studio
 silently ignore it (Ollama, llama.cpp). ``force_tool_call`` exposes only the one tool,
 walks the provider profile's ladder (named -> "required" -> "auto"), steps down a rung
 when the endpoint rejects the request, and never assumes the choice was honoured.
+``open_with_tool`` starts a conversation with such a call and its result (the direct
+answer's first round), so that the model answers from data, not from memory.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from core.base.text import clip
 from core.base.usage import Usage
-from core.errors import LLMBadRequestError
+from core.errors import LLMBadRequestError, ToolError
 from core.llm.client import ChatModel, ModelRole, ToolCall
 from core.llm.providers import GENERIC, ProviderProfile
 from core.tools.registry import Tool
 
-__all__ = ["ForcedCall", "force_tool_call", "tool_choice_for"]
+__all__ = ["FirstRound", "ForcedCall", "force_tool_call", "open_with_tool", "tool_choice_for"]
 
 logger = logging.getLogger(__name__)
+
+_OBSERVATION_CHARS = 4000
 
 
 class ForcedCall(BaseModel):
@@ -120,3 +127,61 @@ def _checked(
         )
     logger.info("forced call of %s: %s", tool_name, notes[-1])
     return ForcedCall(call=None, usage=usage, mode_used=mode, notes=notes, content=content)
+
+
+class FirstRound(BaseModel):
+    """The opening of a conversation: the call and its result as two messages to append
+    (none when no call was made), what it cost, and whether the model made the call."""
+
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    by_model: bool = False
+    notes: list[str] = Field(default_factory=list)
+
+
+def open_with_tool(
+    model: ChatModel,
+    messages: list[dict[str, Any]],
+    tool: Tool,
+    run: Callable[[dict[str, Any]], Any],
+    *,
+    fallback_args: dict[str, Any] | None = None,
+    role: ModelRole = "executor",
+) -> FirstRound:
+    """Force a call of ``tool`` and ``run`` it; the call and its result are the first round.
+
+    When the model does not make the call (an endpoint that ignores tool_choice, a model
+    that answers with text) or sends arguments that are not JSON, ``fallback_args`` (read
+    from the request by the caller) are used instead; without them no call is made. A
+    ToolError from ``run`` becomes the result ("error: ..."), as in the ReAct loop.
+    """
+    forced = force_tool_call(model, messages, tool, role=role)
+    first = FirstRound(usage=forced.usage, notes=list(forced.notes))
+    args = _json_object(forced.call.arguments) if forced.call is not None else None
+    first.by_model = args is not None
+    if args is None:
+        if fallback_args is None:
+            return first
+        args = dict(fallback_args)
+        first.notes.append(f"{tool.name} was called with the arguments read from the request.")
+    try:
+        output = json.dumps(run(args), ensure_ascii=False, default=str)
+    except ToolError as exc:
+        output = f"error: {exc}"
+    call_id = forced.call.id if forced.call is not None else "call_first"
+    first.messages = [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": tool.name, "arguments": json.dumps(args, ensure_ascii=False)}},
+        ]},
+        {"role": "tool", "tool_call_id": call_id, "content": clip(output, _OBSERVATION_CHARS)},
+    ]
+    return first
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

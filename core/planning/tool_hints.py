@@ -6,6 +6,9 @@ planner's corrective retry can send them back: a step that names an order number
 tracking number, services, or SQL / tables, while a read-only tool takes exactly that
 (by its parameter names or keywords) and no step it depends on already uses that tool.
 The synthesis step is exempt: it only writes the answer.
+
+:func:`first_tool_step` is the same idea for the direct answer: the read-only tool call
+the rule planner would start with, which the short loop forces as its first round.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from collections.abc import Callable
 
 from core.base.language import Language, detect_language, pick
 from core.plan.model import Plan, Step
+from core.planning.offline import offline_plan
 from core.planning.offline.text import extract_entities
 from core.tools.registry import Tool, ToolRegistry
 
-__all__ = ["needed_tools", "tool_hint_problems"]
+__all__ = ["first_tool_step", "needed_tools", "tool_hint_problems"]
 
 _SERVICES = re.compile(r"\bservices?\b|micro-?services?|服务", re.IGNORECASE)
 _TABLES = re.compile(r"\bsql\b|\btables?\b|\bselect\b.+\bfrom\b|数据表|表结构", re.IGNORECASE)
@@ -97,3 +101,14 @@ def _tools_upstream(step: Step, by_id: dict[str, Step]) -> set[str]:
             tools.add(current.tool)
         pending.extend(current.depends_on)
     return tools
+
+
+def first_tool_step(request: str, registry: ToolRegistry) -> Step | None:
+    """The first read-only tool step the rule planner drafts for ``request`` whose
+    arguments need no earlier result, or None when no tool fits the request."""
+    for step in offline_plan(request, registry).steps:
+        if step.tool is None or step.tool not in registry or registry.get(step.tool).side_effect:
+            continue
+        if not step.depends_on and "{{" not in str(step.args or {}):
+            return step
+    return None

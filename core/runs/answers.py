@@ -23,11 +23,13 @@ from core.execution.executor import StepOutcome, apply_outcome, execute_step
 from core.execution.react import run_react
 from core.execution.readiness import blocked_steps, ready_steps
 from core.llm.engine import Engine
+from core.llm.forced_call import open_with_tool
 from core.plan.model import Plan, Step, now
 from core.planning.offline import offline_plan
 from core.planning.offline.answer import compose_answer
 from core.planning.offline.text import clean_query
 from core.planning.router import KNOWLEDGE_TOOL, Route
+from core.planning.tool_hints import first_tool_step
 from core.prompts.adaptive import DIRECT_SYSTEM, KNOWLEDGE_SYSTEM, language_name
 from core.store.run_store import RunStore
 from core.tools.registry import ToolRegistry
@@ -209,7 +211,8 @@ class _Tally:
 
 def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCallRecord]]:
     """Answer with a short ReAct loop (1-3 read-only tool calls), or offline with the rule
-    planner's tool steps run directly (side effects are never run here).
+    planner's tool steps run directly (side effects are never run here). When a read-only
+    tool fits the request, the loop's first round is a forced call of it.
 
     Raises ToolError when the model gives no answer within the rounds.
     """
@@ -222,7 +225,17 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
         {"role": "system", "content": DIRECT_SYSTEM.substitute(language=language_name(lang))},
         {"role": "user", "content": request},
     ]
-    result = run_react(engine.model, recorder, messages, tally=tally, rounds=DIRECT_ROUNDS)
+    rounds = DIRECT_ROUNDS
+    step = first_tool_step(request, engine.registry)
+    if step is not None and step.tool is not None:
+        # a tool fits: the first round calls it, so the answer rests on its result
+        first = open_with_tool(engine.model, messages, engine.registry.get(step.tool),
+                               lambda args: recorder.call(step.tool, args),
+                               fallback_args=step.args)
+        tally.usage = tally.usage + first.usage
+        messages += first.messages
+        rounds -= 1
+    result = run_react(engine.model, recorder, messages, tally=tally, rounds=rounds)
     return result.text, tally.usage, recorder.records
 
 
