@@ -9,6 +9,7 @@ from core.lifecycle import RUN_STATUSES
 from ui import state
 from ui.frame import page_header
 from ui.i18n import t
+from ui.safe_text import literal
 
 _EXPORTS = (("json", "application/json"), ("md", "text/markdown"),
             ("dot", "text/vnd.graphviz"), ("svg", "image/svg+xml"))
@@ -27,7 +28,7 @@ def _render_exports(run_id: str) -> None:
             column.warning(t("export_no_dot"))
             continue
         except PlanBoardError as exc:
-            column.warning(str(exc))
+            column.warning(literal(exc))
             continue
         column.download_button(
             t(f"export_{fmt}"), data=data, file_name=f"planboard-{run_id}.{fmt}", mime=mime,

@@ -9,6 +9,7 @@ from core.learning.lessons import Lesson
 from ui import state
 from ui.frame import page_header
 from ui.i18n import t
+from ui.safe_text import literal
 
 
 def _notice(message: str, error: bool = False) -> None:
@@ -20,7 +21,7 @@ def _save(lesson_id: int) -> None:
     try:
         state.lesson_book().update(lesson_id, text=text)
     except (PlanBoardError, ValueError) as exc:
-        _notice(str(exc).splitlines()[0], error=True)
+        _notice(literal(str(exc).splitlines()[0]), error=True)
         return
     _notice(t("lesson_saved", id=lesson_id))
 
@@ -30,7 +31,7 @@ def _toggle(lesson_id: int) -> None:
     try:
         state.lesson_book().update(lesson_id, enabled=enabled)
     except PlanBoardError as exc:
-        _notice(str(exc), error=True)
+        _notice(literal(exc), error=True)
         return
     _notice(t("lesson_toggled_on" if enabled else "lesson_toggled_off", id=lesson_id))
 
@@ -39,7 +40,7 @@ def _delete(lesson_id: int) -> None:
     try:
         state.lesson_book().delete(lesson_id)
     except PlanBoardError as exc:
-        _notice(str(exc), error=True)
+        _notice(literal(exc), error=True)
         return
     for prefix in ("lesson_text_", "lesson_enabled_"):
         st.session_state.pop(f"{prefix}{lesson_id}", None)
@@ -55,7 +56,7 @@ def _render_lesson(lesson: Lesson) -> str | None:
     created = lesson.created_at.strftime("%Y-%m-%d %H:%M") if lesson.created_at else "—"
     with st.container(border=True, key=f"lesson_{lesson_id}"):
         st.caption(t("lesson_meta", id=lesson_id, created=created,
-                     tools=", ".join(lesson.tools) or t("lesson_no_tools")))
+                     tools=literal(", ".join(lesson.tools)) or t("lesson_no_tools")))
         st.text_area(t("lesson_text"), key=text_key, height=80)
         toggle, save, delete, link = st.columns([1, 1, 1, 2], vertical_alignment="center")
         toggle.toggle(t("lesson_enabled"), key=enabled_key, on_change=_toggle,

@@ -14,6 +14,7 @@ from core.planning.router import Route
 from ui import plan_editor, state
 from ui.frame import page_header
 from ui.i18n import current_language, t
+from ui.safe_text import literal
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ def _generate(request: str) -> None:
         with st.spinner(t("routing")):
             route, usage = choose_route(request, engine, state.plan_mode_choice())
     except PlanBoardError as exc:
-        st.error(str(exc))
+        st.error(literal(exc))
         return
     st.session_state["route_info"] = {"mode": route.mode, "reason": route.reason}
     if route.mode in ("knowledge", "direct"):
@@ -75,7 +76,7 @@ def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
         _refuse(exc)
         return
     except PlanBoardError as exc:
-        st.error(str(exc))
+        st.error(literal(exc))
         return
     st.session_state["last_run_id"] = run_id
     for key in ("plan_draft", "plan_lessons", "planning_usage"):  # the earlier plan's
@@ -96,7 +97,7 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool)
         _refuse(exc)
         return
     except PlanBoardError as exc:
-        st.error(str(exc))
+        st.error(literal(exc))
         return
     usage = usage + draft.usage
     if draft.plan is None:
@@ -147,7 +148,7 @@ def _render_clarify() -> None:
         st.markdown(f"**{t('clarify_title')}**")
         st.caption(t("clarify_caption"))
         for n, question in enumerate(clarify["questions"]):
-            st.text_input(question, key=f"clarify_answer_{n}")
+            st.text_input(literal(question), key=f"clarify_answer_{n}")
         st.form_submit_button(t("clarify_submit"), key="clarify_submit", type="primary",
                               on_click=_answers_given, icon=":material/auto_awesome:")
     if st.session_state.pop("clarify_missing", False):
@@ -157,7 +158,7 @@ def _render_clarify() -> None:
 def _render_route() -> None:
     info = st.session_state.get("route_info")
     if info:
-        st.info(t("route_chosen", mode=t(f"mode_{info['mode']}"), reason=info["reason"]),
+        st.info(t("route_chosen", mode=t(f"mode_{info['mode']}"), reason=literal(info["reason"])),
                 icon=":material/alt_route:")
 
 
@@ -165,7 +166,7 @@ def _render_lessons_used() -> None:
     used = st.session_state.get("plan_lessons") or []
     if used:
         with st.expander(t("lessons_used", count=len(used))):
-            st.markdown("\n".join(f"- {lesson}" for lesson in used))
+            st.markdown("\n".join(f"- {literal(lesson)}" for lesson in used))
 
 
 def _blank(request: str) -> None:
@@ -186,7 +187,7 @@ def _approve(plan: Plan) -> None:
             drafted=st.session_state.get("plan_draft"),
         )
     except PlanBoardError as exc:
-        st.error(str(exc))
+        st.error(literal(exc))
         return
     st.session_state.pop("planning_usage", None)  # counted once, by this run
     st.session_state.pop("plan_draft", None)
@@ -224,7 +225,7 @@ def main() -> None:
         st.info(t("plan_empty"))
         return
     st.divider()
-    st.markdown(f"**{t('goal')}:** {plan.goal}")
+    st.markdown(f"**{t('goal')}:** {literal(plan.goal)}")
     _render_lessons_used()
     edited, problems = plan_editor.render_plan_review(
         state.registry(), offline=mode.offline)

@@ -10,6 +10,7 @@ from core.runs.view import RunView, load_run_view
 from ui import run_view, state
 from ui.frame import page_header
 from ui.i18n import t
+from ui.safe_text import literal
 
 POLL_SECONDS = 1.0
 
@@ -52,7 +53,7 @@ def _render_live(run_id: str, polling: bool) -> None:
     view = load_run_view(state.runner().store, run_id)
     record, plan = view.record, view.plan
     if error := st.session_state.pop("run_error", None):
-        st.error(error)
+        st.error(literal(error))
     status = t(f"run_status_{record.status}")
     st.markdown(f"**{t('run_status')}:** {status}")
     st.progress(plan.progress() if plan else 0.0,
@@ -94,11 +95,11 @@ def main() -> None:
     try:
         view = load_run_view(state.runner().store, run_id)
     except PlanBoardError:
-        st.error(t("run_unknown", run_id=run_id))
+        st.error(t("run_unknown", run_id=literal(run_id)))
         st.page_link("pages/history.py", label=t("go_history"), icon=":material/history:")
         return
     record = view.record
-    st.markdown(f"**{t('run_request')}:** {record.request}")
+    st.markdown(f"**{t('run_request')}:** {literal(record.request)}")
     st.caption(t("run_meta", run_id=run_id, created=record.created_at.strftime("%Y-%m-%d %H:%M:%S"),
                  mode=_mode(record.settings)))
     if notice := st.session_state.pop("followup_notice", None):
@@ -118,7 +119,7 @@ def _render_follow_up(run_id: str) -> None:
               icon=":material/playlist_add:", help=t("followup_help"),
               on_click=_follow_up, args=(run_id,))
     if error := st.session_state.pop("followup_error", None):
-        st.error(error)
+        st.error(literal(error))
 
 
 def _follow_up(run_id: str) -> None:

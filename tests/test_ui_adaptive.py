@@ -9,6 +9,7 @@ import pytest
 from core.plan.diff import diff_plans
 from core.runs.runner import Runner
 from core.tools.scenarios import SCENARIOS
+from tests.shown import shown
 from tests.test_ui_app import TIMEOUT_S, block_text, fresh_runner, keyed_block, open_app, wait_for
 
 SEED_000 = ("我家老人想要一台扫地机，预算 2000 以内，要好操作的。另外帮我看看订单 66001 到了没，"
@@ -155,7 +156,7 @@ def test_a_missed_success_check_is_shown_on_the_step_card(runner):
     runner.wait(run_id, TIMEOUT_S)
     at = open_app("pages/run.py", query={"run": run_id})
     card = keyed_block(at, "step_card_s1")
-    missed = [w.value for w in card.warning]
+    missed = [shown(w.value) for w in card.warning]
     assert missed == ["Success check missed: the expression \"result['status'] == "
                       "'refunding'\" is false"]
 

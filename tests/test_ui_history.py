@@ -12,6 +12,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.tools.catalog import default_registry
+from tests.shown import shown
 from tests.test_ui_app import TIMEOUT_S, fresh_runner, open_app
 
 
@@ -52,7 +53,7 @@ def test_runs_are_listed_filtered_and_opened(runner):
     assert not at.exception
     assert at.query_params["run"] == first
     assert at.title[0].value == "Run"
-    assert "What is 6 * 7?" in " ".join(m.value for m in at.markdown)
+    assert "What is 6 * 7?" in shown(" ".join(m.value for m in at.markdown))
 
 
 def test_exports_are_offered_for_the_selected_run(runner):

@@ -12,6 +12,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.tools.catalog import default_registry
+from tests.shown import shown
 from tests.test_ui_app import TIMEOUT_S, fresh_runner, keyed_block, open_app
 
 LESSONS = "pages/lessons.py"
@@ -57,7 +58,7 @@ def test_a_lesson_is_listed_edited_disabled_and_deleted(runner):
     card = keyed_block(at, f"lesson_{lesson.id}")
     assert card is not None
     assert f"#{lesson.id} · created " in card.caption[0].value
-    assert "tools: query_order" in card.caption[0].value
+    assert "tools: query_order" in shown(card.caption[0].value)
     assert _lesson_text(at, lesson.id) == "Check the order status before refunding."
     assert at.toggle(key=f"lesson_enabled_{lesson.id}").value is True
     assert at.button(key=f"lesson_run_{lesson.id}").label == "Open run run-from-test"

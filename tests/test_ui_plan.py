@@ -11,6 +11,7 @@ import pytest
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.tools.scenarios import SCENARIOS
+from tests.shown import shown
 from tests.test_ui_app import TIMEOUT_S, block_text, fresh_runner, keyed_block, open_app, wait_for
 
 VACUUM = next(s for s in SCENARIOS if s.id == "shop-refund")
@@ -37,7 +38,7 @@ def _editor_key(at) -> str:
 
 
 def _problems(at) -> str:
-    return "\n".join(e.value for e in at.error)
+    return shown("\n".join(e.value for e in at.error))
 
 
 def test_the_page_opens_with_a_request_box_and_the_gallery(runner):

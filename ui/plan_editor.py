@@ -32,6 +32,7 @@ from core.plan.model import Plan
 from core.tools.registry import ToolRegistry
 from ui import state as ui_state
 from ui.i18n import current_language, t
+from ui.safe_text import literal
 
 __all__ = ["current_editor_key", "plan_problems", "render_plan_review", "set_plan"]
 
@@ -216,11 +217,11 @@ def _expected_calls(plan: Plan, registry: ToolRegistry) -> int | str:
 
 def _render_problems(plan: Plan, problems: list[str]) -> None:
     for warning in plan.warnings:
-        st.warning(t("planner_warning", warning=warning), icon=":material/warning:")
+        st.warning(t("planner_warning", warning=literal(warning)), icon=":material/warning:")
     if problems:
         st.error(
             t("problems_title", count=len(problems)) + "\n\n"
-            + "\n".join(f"- {problem}" for problem in problems)
+            + "\n".join(f"- {literal(problem)}" for problem in problems)
         )
     else:
         st.success(t("plan_valid"))

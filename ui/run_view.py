@@ -18,6 +18,7 @@ from core.plan.diff import PlanDiff, diff_plans
 from core.plan.model import STATUS_ICONS, Step
 from core.runs.view import Reflected, StepCheck, StoredEvent, VersionView
 from ui.i18n import t
+from ui.safe_text import code, literal, markdown
 
 __all__ = [
     "render_answer",
@@ -43,13 +44,14 @@ def render_step_card(
     """
     with st.container(border=True, key=f"step_card_{step.id}"):
         head, meta = st.columns([3, 2])
-        tool = f"`{step.tool}`" if step.tool else t("no_tool")
+        tool = code(step.tool) if step.tool else t("no_tool")
         warn = " ⚠" if side_effect else ""
-        head.markdown(f"**{STATUS_ICONS.get(step.status, '')} {step.id}** · {tool}{warn}  \n"
-                      f"{step.description}")
+        icon = STATUS_ICONS.get(step.status, "")
+        head.markdown(f"**{icon} {literal(step.id)}** · {tool}{warn}  \n"
+                      f"{literal(step.description)}")
         meta.caption(" · ".join(_meta(step)))
         if step.condition:
-            st.caption(t("card_condition", condition=step.condition))
+            st.caption(t("card_condition", condition=literal(step.condition)))
         if waiting:
             st.warning(t("card_waiting"), icon=":material/front_hand:")
             confirm, reject = st.columns(2)
@@ -66,7 +68,7 @@ def render_step_card(
             with st.expander(t("card_result")):
                 _show_value(step.result)
         if step.error:
-            st.error(step.error)
+            st.error(literal(step.error))
         if check is not None:
             _render_check(check)
 
@@ -74,7 +76,7 @@ def render_step_card(
 def _render_check(check: StepCheck) -> None:
     verdict = check.success
     if verdict is not None:
-        reason = verdict.reason or "—"
+        reason = literal(verdict.reason or "—")
         if verdict.met:
             st.caption(":material/task_alt: " + t("card_success_met", reason=reason))
         else:
@@ -99,7 +101,7 @@ def _show_value(value: Any) -> None:
     if isinstance(value, dict | list):
         st.json(value, expanded=True)
     else:
-        st.markdown(str(value))
+        st.markdown(markdown(value))
 
 
 def render_replans(versions: list[VersionView]) -> None:
@@ -113,21 +115,22 @@ def render_replans(versions: list[VersionView]) -> None:
             f" · {t(f'source_{new.source}')}")
         with st.expander(title, expanded=True):
             if new.reason:
-                st.caption(t("replan_reason", reason=new.reason))
+                st.caption(t("replan_reason", reason=literal(new.reason)))
             lines = diff_lines(diff_plans(old.plan, new.plan))
             st.markdown("\n".join(lines) if lines else t("replan_same"))
 
 
 def diff_lines(diff: PlanDiff) -> list[str]:
     """Markdown lines: added, removed (struck through) and changed steps (old → new)."""
-    lines = [f"- :material/add: **{s.id}** {s.description}" for s in diff.added]
-    lines += [f"- :material/remove: ~~{s.id} {s.description}~~" for s in diff.removed]
+    lines = [f"- :material/add: **{literal(s.id)}** {literal(s.description)}" for s in diff.added]
+    lines += [f"- :material/remove: ~~{literal(s.id)} {literal(s.description)}~~"
+              for s in diff.removed]
     for change in diff.changed:
         details = "; ".join(
             f"{name}: {_short(getattr(change.old, name))} → {_short(getattr(change.new, name))}"
             for name in change.fields
         )
-        lines.append(f"- :material/edit: **{change.new.id}** "
+        lines.append(f"- :material/edit: **{literal(change.new.id)}** "
                       + t("diff_changed", fields=details))
     return lines
 
@@ -135,8 +138,7 @@ def diff_lines(diff: PlanDiff) -> list[str]:
 def _short(value: Any, limit: int = 60) -> str:
     if value in (None, "", [], {}):
         return "—"
-    text = preview(value, limit).replace("~", "\\~")  # ~ would strike text through
-    return f"`{text}`"
+    return code(preview(value, limit))
 
 
 def render_reflections(reflections: list[Reflected]) -> None:
@@ -147,10 +149,10 @@ def render_reflections(reflections: list[Reflected]) -> None:
     for found in reflections:
         with st.container(border=True, key=f"reflection_{found.seq}"):
             st.markdown(f"**{t('reflection_title', attempt=found.attempt or 1)}**")
-            st.markdown(t("reflection_root_cause", text=found.root_cause or "—"))
-            st.markdown(t("reflection_lesson", text=found.lesson or "—"))
+            st.markdown(t("reflection_root_cause", text=literal(found.root_cause or "—")))
+            st.markdown(t("reflection_lesson", text=literal(found.lesson or "—")))
             if found.should_retry:
-                st.caption(t("reflection_retry_yes", hint=found.retry_hint or "—"))
+                st.caption(t("reflection_retry_yes", hint=literal(found.retry_hint or "—")))
             else:
                 st.caption(t("reflection_retry_no"))
 
@@ -169,7 +171,7 @@ def render_answer(answer: str | None, finished: bool) -> None:
     with st.container(key="run_answer", border=True):
         st.subheader(t("answer"))
         if answer:
-            st.markdown(answer)
+            st.markdown(markdown(answer))
         else:
             st.caption(t("answer_none") if finished else t("answer_pending"))
 
