@@ -59,7 +59,17 @@ class LiveRun:
     def __post_init__(self) -> None:
         self.control = StoreBackedControl(self.store, self.run_id,
                                           on_action=self.remote_action)
+        self.control.set_approved(self._approved_plan())
         self._recording = threading.RLock()
+
+    def _approved_plan(self) -> Plan:
+        """The version a person approved (recorded in the options; else the first one)."""
+        wanted = self.options_extra.get("approved_version")
+        if wanted == self.plan.version:
+            return self.plan
+        stored = self.store.plan_versions(self.run_id)
+        found = [v.plan for v in stored if v.version == wanted] or [v.plan for v in stored[:1]]
+        return found[-1] if found else self.plan
 
     # ---- running ----------------------------------------------------------------------
 
@@ -195,6 +205,9 @@ class LiveRun:
             self.store.record_step(self.run_id, event, self.plan, reason=reason,
                                    previous=previous)
             self._follow_status(event.kind)
+            if event.kind == "confirmed" and event.step_id is None:  # a version approved
+                self.options_extra["approved_version"] = event.data.get("version")
+                self.store.set_options(self.run_id, self.options_extra)
         with self.changed:
             self.changed.notify_all()
         if self.on_event is not None:

@@ -25,6 +25,7 @@ from core.execution.scheduler import RunOptions
 from core.llm.engine import Engine
 from core.plan.diff import diff_plans
 from core.plan.model import Plan
+from core.runs.exit_watch import ExitWatch
 from core.runs.live_run import LiveRun, Replanner
 from core.runs.recovery import (
     await_resume_taken,
@@ -71,7 +72,7 @@ class Runner:
         self._live: dict[str, LiveRun] = {}
         self._lock = threading.Lock()
         self._closed = threading.Event()
-        self._exit_sentinel: ThreadPoolExecutor | None = None
+        self._exit_watch: ExitWatch | None = None
 
     def __enter__(self) -> Runner:
         return self
@@ -109,6 +110,7 @@ class Runner:
             stored["planning_usage"] = planning_usage.model_dump()
         edited = drafted is not None and not diff_plans(drafted, plan).is_empty
         first = drafted if edited and drafted is not None else plan
+        stored["approved_version"] = first.version + 1 if edited else plan.version
         self.store.create_run(request, settings_public or {}, first, run_id=run_id,
                               options=stored, usage=planning_usage)
         if edited:
@@ -179,6 +181,8 @@ class Runner:
         extra = dict(record.options)
         spent = Usage.model_validate(extra.get("followup_usage") or {}) + usage
         extra["followup_usage"] = spent.model_dump()
+        if prepared is not None:  # shown to a person, who approved it
+            extra["approved_version"] = plan.version
         replanned = RunEvent(
             kind="replanned", plan_version=plan.version,
             data={"from_version": record.plan.version, "to_version": plan.version,
@@ -211,7 +215,8 @@ class Runner:
             if run_id in self._live:
                 raise StoreError(f"run {run_id} is already running in this process")
             self._live[run_id] = live
-            self._watch_exit()
+            if self._exit_watch is None:  # the first run: pause the runs at exit
+                self._exit_watch = ExitWatch(self._pause_at_exit)
         claim = dict(claim_with or {})
         if resumed_from is not None:
             claim["events"] = [*claim.get("events", ()), RunEvent(
@@ -271,6 +276,10 @@ class Runner:
     def reject(self, run_id: str, step_id: str) -> None:
         """Refuse the side-effecting step the run is waiting on (it will not run)."""
         self._decide(run_id, step_id, "reject")
+
+    def decide_version(self, run_id: str, version: int, approve: bool) -> None:
+        """Approve or reject the new plan version the run is waiting on."""
+        self._decide(run_id, str(version), "approve_version" if approve else "reject_version")
 
     def _decide(self, run_id: str, step_id: str, verb: str) -> None:
         live = self._live_run(run_id)
@@ -347,15 +356,15 @@ class Runner:
         """Cancel (optionally) the runs of this process and stop the pool."""
         with self._lock:
             lives = list(self._live.values())
-            sentinel, self._exit_sentinel = self._exit_sentinel, None
+            watch, self._exit_watch = self._exit_watch, None
         self._closed.set()
         for live in lives:
             if cancel:
                 live.control.cancel()
             live.done.wait(timeout)
         self._pool.shutdown(wait=True)
-        if sentinel is not None:
-            sentinel.shutdown(wait=True)  # ends the exit watch
+        if watch is not None:
+            watch.stop()
 
     def close(self, timeout: float = 30.0) -> None:
         """Pause this runner's runs (they can be resumed later), stop it, close its store.
@@ -371,23 +380,7 @@ class Runner:
         if self._closed.is_set():
             raise StoreError("this runner is closed; open a new one to start or resume runs")
 
-    def _watch_exit(self) -> None:
-        """Pause the runs when the process exits (started with the first run; lock held).
-
-        ``atexit`` is too late: Python joins the worker threads first, and a run waiting
-        for a person never ends its worker. An idle executor worker is the first thread
-        Python ends at exit, before joining the others, so the watch waits for that one.
-        """
-        if self._exit_sentinel is not None:
-            return
-        self._exit_sentinel = ThreadPoolExecutor(max_workers=1,
-                                                 thread_name_prefix="planboard-exit")
-        worker = self._exit_sentinel.submit(threading.current_thread).result()
-        threading.Thread(target=self._pause_at_exit, args=(worker,), daemon=True,
-                         name="planboard-exit-watch").start()
-
-    def _pause_at_exit(self, sentinel: threading.Thread) -> None:
-        sentinel.join()
+    def _pause_at_exit(self) -> None:
         if not self._closed.is_set():
             self.pause_all(timeout=10.0)
 
