@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.base.usage import Usage
 from core.cli.output import ask, ask_text, bounded_int, print_json, print_progress
-from core.cli.runs import report_run
+from core.cli.runs import add_approve_replans, new_versions_policy, report_run, wait_answering
 from core.cli.text import say
 from core.errors import ConfigError, PlanBoardError
 from core.plan.model import Plan
@@ -139,7 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="plan a request (or load --plan FILE) and run it")
     run.add_argument("request", nargs="?", default="")
     run.add_argument("--plan", type=Path, help="run this plan file instead of planning")
-    run.add_argument("--yes", action="store_true", help="run without asking for approval")
+    run.add_argument("--yes", action="store_true",
+                     help="approve the plan shown without asking (only that plan: see "
+                          "--approve-replans)")
+    add_approve_replans(run)
     run.add_argument("--max-parallel", type=bounded_int(1, 64), default=4)
     run.add_argument("--max-replans", type=bounded_int(0, 10), default=2)
     run.add_argument("--max-attempts", type=bounded_int(1, 5), default=2,
@@ -256,13 +259,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from core.execution.scheduler import RunOptions
 
     options = RunOptions(confirm_side_effects=False,  # the person approved the plan above
+                         new_versions=new_versions_policy(args),  # not later versions
                          max_parallel=args.max_parallel, max_replans=args.max_replans,
                          checkpoint=args.checkpoint, max_attempts=args.max_attempts)
     run_id = runner.start(plan.goal, plan, engine=engine, options=options,
                           settings_public=settings, planning_usage=usage,
                           on_event=lambda event: print_progress(event, out))
     print(f"run {run_id}", file=out)
-    return report_run(runner.wait(run_id), args.json, started, out, route)
+    return report_run(wait_answering(runner, run_id, out), args.json, started, out, route)
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:

@@ -15,8 +15,8 @@ from core.tools.registry import json_safe
 
 __all__ = ["ask", "ask_text", "bounded_int", "print_json", "print_progress", "short"]
 
-_NOTED_EVENTS = {"replanned", "reflected", "waiting_confirmation", "paused", "resumed",
-                 "cancelled"}
+_NOTED_EVENTS = {"replanned", "reflected", "waiting_confirmation", "confirmed", "rejected",
+                 "paused", "resumed", "cancelled"}
 
 
 def print_json(value: Any) -> None:
@@ -33,6 +33,8 @@ def print_progress(event: RunEvent, out: Any) -> None:
     if event.step_id is None or not event.kind.startswith("step_"):
         if event.kind in _NOTED_EVENTS:
             detail = event.data.get("reason") or event.data.get("lesson") or ""
+            if "version" in event.data:  # a new version beyond the approved plan
+                detail = f"v{event.data['version']}: {', '.join(event.data.get('steps', []))}"
             print(f"  [{event.kind}] {short(str(detail), 100)}".rstrip(), file=out, flush=True)
         return
     status = event.kind.removeprefix("step_")

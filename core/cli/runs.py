@@ -15,6 +15,7 @@ from core.lifecycle import RUN_STATUSES
 from core.store.run_store import RunRecord
 
 __all__ = [
+    "add_approve_replans",
     "add_run_commands",
     "cmd_cancel",
     "cmd_export",
@@ -22,8 +23,10 @@ __all__ = [
     "cmd_resume",
     "cmd_runs",
     "cmd_show",
+    "new_versions_policy",
     "report_run",
     "run_summary_json",
+    "wait_answering",
 ]
 
 
@@ -64,7 +67,9 @@ def add_run_commands(subparsers: Any) -> None:
     resume = subparsers.add_parser("resume", help="continue a paused or interrupted run")
     resume.add_argument("run_id")
     resume.add_argument("--yes", action="store_true",
-                        help="do not ask; approve side-effecting steps of this run")
+                        help="do not ask; approve side-effecting steps of this run's "
+                             "approved plan version")
+    add_approve_replans(resume)
     resume.add_argument("--json", action="store_true", help="print the result as JSON")
     resume.set_defaults(handler=cmd_resume)
 
@@ -78,6 +83,22 @@ def add_run_commands(subparsers: Any) -> None:
                         choices=["json", "md", "dot", "svg"])
     export.add_argument("--out", type=Path, help="write to this file instead of stdout")
     export.set_defaults(handler=cmd_export)
+
+
+def add_approve_replans(parser: argparse.ArgumentParser) -> None:
+    """The opt-in for side effects that a later plan version adds or changes."""
+    parser.add_argument(
+        "--approve-replans", action="store_true",
+        help="also run side-effecting steps that a later plan version (a replan, checkpoint, "
+             "retry) adds or changes; without it --yes ends them as failed (needs approval) "
+             "and an interactive run asks \"Approve the new version?\"")
+
+
+def new_versions_policy(args: argparse.Namespace) -> str:
+    """What a new version that widens the approved plan meets: approve, refuse or ask."""
+    if args.approve_replans:
+        return "approve"
+    return "refuse" if args.yes else "ask"
 
 
 def _runner(args: argparse.Namespace) -> Any:
@@ -149,16 +170,16 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if not args.yes and not ask(say("resume_ask", run_id=args.run_id)):
         print(say("not_resumed"), file=out)
         return 1
-    options = None
-    if args.yes:
-        from core.execution.scheduler import RunOptions
+    from core.execution.scheduler import RunOptions
 
-        stored = {k: v for k, v in record.options.items() if k in RunOptions.model_fields}
-        options = RunOptions.model_validate({**stored, "confirm_side_effects": False})
-    runner.resume(args.run_id, options=options,
+    stored = {k: v for k, v in record.options.items() if k in RunOptions.model_fields}
+    chosen: dict[str, Any] = {"new_versions": new_versions_policy(args)}
+    if args.yes:
+        chosen["confirm_side_effects"] = False
+    runner.resume(args.run_id, options=RunOptions.model_validate({**stored, **chosen}),
                   on_event=lambda event: print_progress(event, out))
     print(f"run {args.run_id}", file=out)
-    record = _wait_answering(runner, args.run_id, out)
+    record = wait_answering(runner, args.run_id, out)
     if args.json:
         print_json(run_summary_json(record))
     else:
@@ -166,24 +187,40 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return 0 if record.status == "completed" else 1
 
 
-def _wait_answering(runner: Any, run_id: str, out: Any) -> RunRecord:
-    """Wait for the run; ask on the terminal whenever it waits for a confirmation."""
+def wait_answering(runner: Any, run_id: str, out: Any) -> RunRecord:
+    """Wait for the run; ask on the terminal whenever it waits for a person's decision:
+    a new plan version beyond the approved one, or a side-effecting step."""
     from core.runs.view import load_run_view
 
     while True:
         record = runner.wait(run_id, until_confirmation=True)
         if record.status != "waiting_confirmation":
             return record
-        waiting = load_run_view(runner.store, run_id).waiting
-        step_id = waiting[-1] if waiting else None
-        if step_id is None:
-            return record
-        print(say("side_effects", step_id=step_id), file=out)
-        if ask(say("run_step", step_id=step_id)):
-            runner.confirm(run_id, step_id)
+        view = load_run_view(runner.store, run_id)
+        if view.version_wait is not None:
+            _ask_version(runner, run_id, view.version_wait, out)
+        elif view.waiting:
+            step_id = view.waiting[-1]
+            print(say("side_effects", step_id=step_id), file=out)
+            if ask(say("run_step", step_id=step_id)):
+                runner.confirm(run_id, step_id)
+            else:
+                runner.reject(run_id, step_id)
         else:
-            runner.reject(run_id, step_id)
+            return record
         runner.wait(run_id, timeout=5)  # let the decision land before asking again
+
+
+def _ask_version(runner: Any, run_id: str, wait: Any, out: Any) -> None:
+    """Show the new version's widening steps and its diff; ask to approve the version."""
+    from core.cli.text import cli_language
+    from core.plan.diff import format_diff
+
+    print(say("new_version", version=wait.version, approved=wait.approved_version,
+              steps=", ".join(wait.steps)), file=out)
+    if wait.diff is not None:
+        print(format_diff(wait.diff, cli_language()), file=out)
+    runner.decide_version(run_id, wait.version, ask(say("approve_version")))
 
 
 def cmd_export(args: argparse.Namespace) -> int:

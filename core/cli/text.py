@@ -14,6 +14,11 @@ _TEXT: dict[str, tuple[str, str]] = {
     "not_resumed": ("Not resumed.", "未继续。"),
     "side_effects": ("Step {step_id} has side effects.", "步骤 {step_id} 会产生副作用。"),
     "run_step": ("Run step {step_id}? [y/N] ", "执行步骤 {step_id} 吗？[y/N] "),
+    "new_version": ("Plan version {version} adds or changes side-effecting steps that the "
+                    "approved plan (v{approved}) did not have: {steps}.",
+                    "计划版本 {version} 新增或修改了已批准计划（v{approved}）中没有的副作用步骤："
+                    "{steps}。"),
+    "approve_version": ("Approve the new version? [y/N] ", "批准新版本吗？[y/N] "),
     "plan_cost": ("{steps} steps, critical path {path}, about {calls} LLM calls",
                   "{steps} 个步骤，关键路径 {path}，约 {calls} 次大模型调用"),
     "no_plan_needed": ("No plan needed: the {mode} workflow answers this ({reason}).",

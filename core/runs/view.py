@@ -2,8 +2,9 @@
 
 :func:`load_run_view` reads the run, its plan versions and its event log, and returns a
 :class:`RunView`: which steps wait for a person, each step's latest success check, what
-made every plan version and why, the reflections, progress, usage, and which controls the
-run's status allows (:mod:`core.lifecycle`). The pages draw it; they derive nothing.
+made every plan version and why, the new version waiting for approval (with its diff from
+the approved one), the reflections, progress, usage, and which controls the run's status
+allows (:mod:`core.lifecycle`). The pages draw it; they derive nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from core.lifecycle import (
     Control,
     allowed_controls,
 )
+from core.plan.diff import PlanDiff, diff_plans
 from core.plan.model import Plan
 from core.store.run_store import RunRecord, RunStore, StoredEvent, VersionSource
 
@@ -32,6 +34,7 @@ __all__ = [
     "StepCheck",
     "StoredEvent",
     "VersionView",
+    "VersionWait",
     "load_run_view",
     "step_checks",
     "step_usage",
@@ -62,6 +65,15 @@ class VersionView(BaseModel):
     created_at: datetime
 
 
+class VersionWait(BaseModel):
+    """A new plan version that widens the approved one, waiting for a person's decision."""
+
+    version: int
+    approved_version: int | None = None
+    steps: list[str] = Field(default_factory=list)  # the side-effecting steps it adds/changes
+    diff: PlanDiff | None = None  # from the approved version to this one
+
+
 class Reflected(BaseModel):
     """What the run learned after a failed attempt."""
 
@@ -80,6 +92,7 @@ class RunView(BaseModel):
     versions: list[VersionView] = Field(default_factory=list)
     events: list[StoredEvent] = Field(default_factory=list)
     waiting: list[str] = Field(default_factory=list)
+    version_wait: VersionWait | None = None
     checks: dict[str, StepCheck] = Field(default_factory=dict)
     reflections: list[Reflected] = Field(default_factory=list)
     controls: frozenset[Control] = frozenset()
@@ -117,11 +130,13 @@ def load_run_view(store: RunStore, run_id: str) -> RunView:
     events = store.events(run_id)
     controls = allowed_controls(record.status)
     finished = record.status in TERMINAL_STATUSES
+    versions = _versions(store, run_id, events)
     return RunView(
         record=record,
-        versions=_versions(store, run_id, events),
+        versions=versions,
         events=events,
         waiting=waiting_steps(events) if "confirm" in controls else [],
+        version_wait=_version_wait(events, versions) if "confirm" in controls else None,
         checks=step_checks(events),
         reflections=_reflections(events),
         controls=controls,
@@ -140,6 +155,26 @@ def waiting_steps(events: Iterable[StoredEvent]) -> list[str]:
         elif event.kind in _CLEARS_WAITING:
             waiting.clear()
     return list(waiting)
+
+
+def _version_wait(events: Iterable[StoredEvent], versions: list[VersionView]
+                  ) -> VersionWait | None:
+    """The version waiting for approval, if any: asked and not yet decided or dropped."""
+    wait: VersionWait | None = None
+    for event in events:
+        if event.step_id is not None:
+            continue
+        if event.kind == "waiting_confirmation" and "version" in event.data:
+            wait = VersionWait.model_validate(event.data)
+        elif event.kind in {"confirmed", "rejected", "replanned", *_CLEARS_WAITING}:
+            wait = None
+    if wait is None:
+        return None
+    plans = {v.version: v.plan for v in versions}  # the latest snapshot of each version
+    old, new = plans.get(wait.approved_version or 0), plans.get(wait.version)
+    if old is not None and new is not None:
+        wait.diff = diff_plans(old, new)
+    return wait
 
 
 def step_checks(events: Iterable[StoredEvent]) -> dict[str, StepCheck]:
