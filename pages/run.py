@@ -27,6 +27,15 @@ def _decide(run_id: str, step_id: str, confirm: bool) -> None:
     st.session_state.setdefault("decided", set()).add((run_id, step_id))
 
 
+def _decide_version(run_id: str, version: int, approve: bool) -> None:
+    try:
+        state.runner().decide_version(run_id, version, approve)
+    except PlanBoardError as exc:
+        st.session_state["run_error"] = str(exc)
+        return
+    st.session_state.setdefault("decided_versions", set()).add((run_id, version))
+
+
 def _control(run_id: str, action: str) -> None:
     runner = state.runner()
     try:
@@ -59,6 +68,11 @@ def _render_live(run_id: str, polling: bool) -> None:
     st.progress(plan.progress() if plan else 0.0,
                 text=t("run_progress", done=view.done_steps, total=view.total_steps))
     _render_controls(view)
+    wait = view.version_wait
+    if wait is not None and (run_id, wait.version) not in st.session_state.get(
+            "decided_versions", set()):
+        run_view.render_version_wait(
+            wait, lambda approve: _decide_version(run_id, wait.version, approve))
     run_view.render_answer(record.answer, view.finished)
     if plan is not None:
         risky = side_effect_tool_names(state.registry())

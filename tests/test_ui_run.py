@@ -143,3 +143,45 @@ def test_replan_history_shows_the_diff_between_versions(runner):
     text = " ".join(m.value for m in diff.markdown)
     assert ":material/add: **s2** Calculate something that works" in text
     assert ":material/remove: ~~s1 Divide by zero~~" in text
+
+
+def _replan_to_a_refund(plan: Plan, failure: str, engine) -> Plan:
+    """s1 failed; the new version refunds another order (issue 9's scenario)."""
+    return Plan(goal=plan.goal, version=plan.version + 1, steps=[
+        Step(id="s3", description="Refund order 88231 instead", tool="apply_refund",
+             args={"order_id": "88231", "reason": "lost"}),
+    ])
+
+
+def _start_widening(runner) -> str:
+    plan = Plan(goal="Where is my parcel?", steps=[
+        Step(id="s1", description="Look up order 00000", tool="query_order",
+             args={"order_id": "00000"}),
+        Step(id="s2", description="Track its parcel", tool="query_logistics",
+             args={"tracking_no": "{{s1.tracking_no}}"}, depends_on=["s1"]),
+    ])
+    return runner.start(plan.goal, plan, engine=Engine(default_registry()),
+                        options=RunOptions(max_replans=1, max_attempts=1),
+                        replanner=_replan_to_a_refund, settings_public={"offline": True})
+
+
+@pytest.mark.parametrize("approve", [True, False])
+def test_a_new_version_that_adds_a_refund_waits_for_approval(runner, approve):
+    run_id = _start_widening(runner)
+    assert runner.wait(run_id, TIMEOUT_S, until_confirmation=True).status == (
+        "waiting_confirmation")
+    at = _open_run(run_id)
+    assert {"approve_version", "reject_version"} <= _keys(at)
+    shown = block_text(keyed_block(at, "version_wait"))
+    assert ":material/add: **s3** Refund order 88231 instead" in shown
+    assert "Plan version 2 adds or changes" in at.warning[0].value
+    assert runner.store.get_run(run_id).plan.step("s3").status == "pending"  # not run yet
+    at.button(key="approve_version" if approve else "reject_version").click().run()
+    assert "approve_version" not in _keys(at)
+    runner.wait(run_id, TIMEOUT_S)
+    refund = runner.store.get_run(run_id).plan.step("s3")
+    if approve:
+        assert refund.status == "completed" and refund.result["created"] is True
+    else:
+        assert (refund.status, refund.error) == ("skipped", "rejected by a person")
+    assert not at.exception

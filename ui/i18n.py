@@ -199,6 +199,13 @@ _PAIRS: dict[str, tuple[str, str]] = {
                      "此步骤会改变外部状态，是否执行？"),
     "confirm": ("Confirm", "确认"),
     "reject": ("Reject", "拒绝"),
+    "version_wait": ("Plan version {version} adds or changes side-effecting steps that the "
+                     "approved plan (v{approved}) did not have: {steps}. Approve the new "
+                     "version?",
+                     "计划版本 {version} 新增或修改了已批准计划（v{approved}）中没有的副作用步骤："
+                     "{steps}。批准新版本吗？"),
+    "approve_version": ("Approve the new version", "批准新版本"),
+    "reject_version": ("Reject its new side effects", "拒绝新增的副作用"),
     "card_args": ("Arguments", "参数"),
     "card_result": ("Result", "结果"),
     "card_duration": ("{seconds} s", "{seconds} 秒"),

@@ -16,7 +16,7 @@ from core.base.text import preview
 from core.base.usage import Usage
 from core.plan.diff import PlanDiff, diff_plans
 from core.plan.model import STATUS_ICONS, Step
-from core.runs.view import Reflected, StepCheck, StoredEvent, VersionView
+from core.runs.view import Reflected, StepCheck, StoredEvent, VersionView, VersionWait
 from ui.i18n import t
 from ui.safe_text import code, literal, markdown
 
@@ -27,6 +27,7 @@ __all__ = [
     "render_replans",
     "render_step_card",
     "render_usage",
+    "render_version_wait",
 ]
 
 
@@ -102,6 +103,22 @@ def _show_value(value: Any) -> None:
         st.json(value, expanded=True)
     else:
         st.markdown(markdown(value))
+
+
+def render_version_wait(wait: VersionWait, on_decide: Callable[[bool], None]) -> None:
+    """A new version beyond the approved plan: its diff, and approve or reject it."""
+    with st.container(border=True, key="version_wait"):
+        st.warning(t("version_wait", version=wait.version, approved=wait.approved_version or 1,
+                     steps=literal(", ".join(wait.steps))), icon=":material/front_hand:")
+        lines = diff_lines(wait.diff) if wait.diff is not None else []
+        if lines:
+            st.markdown("\n".join(lines))
+        approve, reject = st.columns(2)
+        approve.button(t("approve_version"), key="approve_version", type="primary",
+                       icon=":material/check:", on_click=on_decide, args=(True,),
+                       width="stretch")
+        reject.button(t("reject_version"), key="reject_version", icon=":material/close:",
+                      on_click=on_decide, args=(False,), width="stretch")
 
 
 def render_replans(versions: list[VersionView]) -> None:
