@@ -6,6 +6,7 @@ import logging
 
 import streamlit as st
 
+from core.base.text import preview
 from core.base.usage import Usage
 from core.errors import PlanBoardError, UnservableRequestError
 from core.llm.engine import Engine
@@ -17,6 +18,9 @@ from ui.i18n import current_language, t
 from ui.safe_text import literal
 
 logger = logging.getLogger(__name__)
+
+_GOAL_PREVIEW = 300
+"""Characters of a long request shown as the goal (the rest is one click away)."""
 
 
 def _pick_scenario(text: str) -> None:
@@ -31,14 +35,21 @@ def _render_gallery() -> None:
     columns = st.columns(min(len(SCENARIOS), 4) or 1)
     zh = current_language() == "zh"
     for index, scenario in enumerate(SCENARIOS):
+        title = scenario.title_zh if zh else scenario.title_en
+        request = scenario.request_zh if zh else scenario.request_en
         columns[index % len(columns)].button(
-            scenario.title_zh if zh else scenario.title_en,
+            _short_title(title),  # a full title is cut off in a quarter of the page
             key=f"scenario_{scenario.id}",
-            help=scenario.request_zh if zh else scenario.request_en,
+            help=f"**{title}**\n\n{request}",
             on_click=_pick_scenario,
             args=(scenario.request_zh if zh else scenario.request_en,),
             width="stretch",
         )
+
+
+def _short_title(title: str) -> str:
+    """The part of a scenario's title before its colon ("Customer service")."""
+    return title.replace("：", ":").split(":", 1)[0].strip() or title
 
 
 def _generate(request: str) -> None:
@@ -169,6 +180,16 @@ def _render_lessons_used() -> None:
             st.markdown("\n".join(f"- {literal(lesson)}" for lesson in used))
 
 
+def _render_goal(goal: str) -> None:
+    """The goal, or for a long request its start and the whole text in an expander."""
+    if len(goal) <= _GOAL_PREVIEW:
+        st.markdown(f"**{t('goal')}:** {literal(goal)}")
+        return
+    st.markdown(f"**{t('goal')}:** {literal(preview(goal, _GOAL_PREVIEW))}")
+    with st.expander(t("goal_full_request", count=len(goal))):
+        st.text(goal)
+
+
 def _blank(request: str) -> None:
     goal = request.strip() or t("blank_goal")
     for key in ("route_info", "clarify", "plan_lessons", "planning_usage", "plan_draft"):
@@ -208,14 +229,13 @@ def main() -> None:
              format_func=labels.get, help=t("plan_mode_help"))
     generate, blank, _ = st.columns([1, 1, 3])
     mode = state.settings()
-    reason = t(f"reason_{mode.reason}")
+    what_happens = (t("generate_help_offline") if mode.offline
+                    else t("generate_help_llm", model=mode.settings.planner_model))
     if generate.button(t("generate_plan"), key="generate_plan", type="primary",
-                       help=reason, width="stretch", icon=":material/auto_awesome:"):
+                       help=what_happens, width="stretch", icon=":material/auto_awesome:"):
         _generate(st.session_state.get("request", ""))
     if blank.button(t("blank_plan"), key="blank_plan", width="stretch"):
         _blank(st.session_state.get("request", ""))
-    st.caption((t("planner_offline") if mode.offline else t("planner_llm_short"))
-               + " — " + reason)
     if clarified := st.session_state.pop("clarified", None):
         _draft(clarified["request"], state.engine(), clarified["usage"], allow_questions=False)
     _render_route()
@@ -225,7 +245,7 @@ def main() -> None:
         st.info(t("plan_empty"))
         return
     st.divider()
-    st.markdown(f"**{t('goal')}:** {literal(plan.goal)}")
+    _render_goal(plan.goal)
     _render_lessons_used()
     edited, problems = plan_editor.render_plan_review(
         state.registry(), offline=mode.offline)

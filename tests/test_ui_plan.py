@@ -45,10 +45,36 @@ def test_the_page_opens_with_a_request_box_and_the_gallery(runner):
     at = open_app()
     assert at.text_area(key="request").value == ""
     for scenario in SCENARIOS:
-        assert at.button(key=f"scenario_{scenario.id}").label == scenario.title_en
+        button = at.button(key=f"scenario_{scenario.id}")
+        assert scenario.title_en.startswith(button.label) and ":" not in button.label
+        assert scenario.title_en in button.help and scenario.request_en in button.help
+    assert at.button(key="scenario_shop-refund").label == "Customer service"
     assert at.button(key="generate_plan") and at.button(key="blank_plan")
-    assert "Planner: offline rules — no API key is configured" in [c.value for c in at.caption]
     assert at.info[0].value.startswith("No plan yet")
+
+
+def test_the_planner_is_named_once_and_generate_says_what_will_happen(runner):
+    at = open_app()
+    captions = [c.value for c in at.main.caption] + [c.value for c in at.sidebar.caption]
+    assert sum("Planner:" in c for c in captions) == 1
+    assert "no API key" not in at.button(key="generate_plan").help
+    assert "offline rules" in at.button(key="generate_plan").help
+    at = open_app(language="zh")
+    assert at.button(key="scenario_shop-refund").label == "电商客服"
+    assert "离线规则" in at.button(key="generate_plan").help
+
+
+def test_a_very_long_request_is_previewed_as_the_goal(runner):
+    request = "Check order 88231 and tell me when it arrives. " * 110
+    assert len(request) > 5_000
+    at = open_app()
+    at.text_area(key="request").input(request).run()
+    at.button(key="blank_plan").click().run()
+    goal = next(m.value for m in at.markdown if m.value.startswith("**Goal:**"))
+    assert len(goal) < 400 and goal.endswith("…")
+    expander = next(e for e in at.expander if e.label.startswith("The whole request"))
+    assert f"({len(request.strip())} characters)" in expander.label
+    assert expander.text[0].value == request.strip()
 
 
 def test_generate_offline_shows_table_graph_metrics_and_enables_approval(runner):
@@ -65,17 +91,25 @@ def test_generate_offline_shows_table_graph_metrics_and_enables_approval(runner)
     assert metrics == {"Steps": "4", "Critical path": "3", "Expected LLM calls": "0"}
     assert at.success[0].value == "The plan is valid."
     assert not at.button(key="approve_run").disabled
+    assert at.button(key="undo_edit").disabled  # nothing edited yet
 
 
 def test_a_cycle_blocks_approval_and_is_named_by_step(runner):
     at = _generated()
     cyclic = at.session_state["plan"].model_copy(deep=True)
     cyclic.step("s2").depends_on = ["s3"]
+    cyclic.step("s1").description = ""  # another problem does not hide the cycle
     at.session_state["plan"] = cyclic
     at.run()
     assert "s2, s3 form a dependency cycle; remove one link" in _problems(at)
+    assert "s1 has no description" in _problems(at)
     assert at.button(key="approve_run").disabled
-    assert "penwidth=2.5" not in at.get("graphviz_chart")[0].proto.spec
+    dot = at.get("graphviz_chart")[0].proto.spec
+    assert "penwidth=2.5" not in dot  # no critical path through a cycle
+    assert '"s2" -> "s3" [color="#E03131"' in dot and '"s3" -> "s2" [color="#E03131"' in dot
+    assert '"s2" -> "s4" [color' not in dot  # s4 only depends on the cycle
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Critical path"] == "— (cycle: s2, s3)"
 
 
 def test_an_unknown_tool_blocks_approval_and_is_named_by_step(runner):
@@ -109,13 +143,57 @@ def test_step_controls_move_delete_and_add(runner):
     assert at.session_state["plan"].ids() == ["s1", "s2", "s3", "s4"]
     at.selectbox(key="step_pick").set_value("s2").run()
     at.button(key="step_delete").click().run()
-    assert at.session_state["plan"].ids() == ["s1", "s3", "s4"]
-    assert "s3 depends on unknown step s2" in _problems(at)
+    plan = at.session_state["plan"]
+    assert plan.ids() == ["s1", "s3", "s4"] and plan.step("s4").depends_on == ["s1", "s3"]
+    assert "unknown step" not in _problems(at)
+    # the refund's guard is kept: approval waits until a person rewrites it
+    assert "s3 condition reads s2" in _problems(at)
+    assert any("s3 condition reads the deleted s2" in shown(i.value) for i in at.info)
     assert at.button(key="approve_run").disabled
     at.button(key="step_add").click().run()
     assert at.session_state["plan"].ids() == ["s1", "s5", "s3", "s4"]  # after the picked step
     assert at.selectbox(key="step_pick").value == "s5"
     assert "s5 has no description" in _problems(at)
+
+
+def test_deleting_s1_leaves_no_dangling_dependency_and_approval_enabled(runner):
+    at = _generated()
+    at.selectbox(key="step_pick").set_value("s1").run()
+    at.button(key="step_delete").click().run()
+    assert not at.exception
+    plan = at.session_state["plan"]
+    assert plan.ids() == ["s2", "s3", "s4"] and plan.step("s4").depends_on == ["s2", "s3"]
+    assert not at.error and at.success[0].value == "The plan is valid."
+    assert not at.button(key="approve_run").disabled
+    assert '"s1"' not in at.get("graphviz_chart")[0].proto.spec
+
+
+def test_undo_goes_back_one_edit_at_a_time(runner):
+    at = _generated()
+    drafted = at.session_state["plan"].canonical()
+    at.selectbox(key="step_pick").set_value("s1").run()
+    at.button(key="step_delete").click().run()
+    at.selectbox(key="step_pick").set_value("s3").run()
+    at.button(key="step_up").click().run()
+    at.button(key="step_add").click().run()
+    assert at.session_state["plan"].ids() == ["s3", "s5", "s2", "s4"]
+    at.button(key="undo_edit").click().run()
+    assert at.session_state["plan"].ids() == ["s3", "s2", "s4"]
+    at.button(key="undo_edit").click().run()
+    assert at.session_state["plan"].ids() == ["s2", "s3", "s4"]
+    assert list(at.dataframe[0].value["id"]) == ["s2", "s3", "s4"]  # the table follows
+    at.button(key="undo_edit").click().run()
+    assert at.session_state["plan"].canonical() == drafted
+    assert at.button(key="undo_edit").disabled
+    assert not at.exception
+
+
+def test_a_new_plan_starts_a_new_undo_history(runner):
+    at = _generated()
+    at.button(key="step_add").click().run()
+    assert not at.button(key="undo_edit").disabled
+    at.button(key="generate_plan").click().run()
+    assert at.button(key="undo_edit").disabled
 
 
 def test_blank_plan_starts_with_one_empty_step(runner):

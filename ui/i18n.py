@@ -66,7 +66,6 @@ _PAIRS: dict[str, tuple[str, str]] = {
         "用基于规则的离线规划器生成计划，工具步骤不调用大模型直接执行。"),
     "planner_offline": ("Planner: offline rules", "规划器：离线规则"),
     "planner_llm": ("Planner: {model} at {base_url}", "规划器：{model}（{base_url}）"),
-    "planner_llm_short": ("Planner: LLM", "规划器：大模型"),
     "reason_no_key": ("no API key is configured", "未配置 API 密钥"),
     "reason_offline_on": ("offline mode is on", "已开启离线模式"),
     "reason_no_key_forced": (

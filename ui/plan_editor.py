@@ -4,10 +4,16 @@ One canonical plan lives in ``st.session_state["plan"]``. The table is built fro
 ``plan_base`` (the plan as it was when the current revision started) and keyed
 ``plan_editor_<revision>``; its edited rows are merged back into ``plan_base`` on every
 rerun and the result becomes the canonical plan. Any other change to the canonical plan
-(generate, blank, move, delete, add, or a test setting it) bumps the revision, so the
-editor is rebuilt from the new plan instead of replaying old edits onto new rows. So does
-anything that changes the table's identity (a language switch relabels its columns, and
-leaving the page drops its state): the new table starts from the canonical plan.
+(generate, blank, move, delete, add, undo, or a test setting it) bumps the revision, so
+the editor is rebuilt from the new plan instead of replaying old edits onto new rows. So
+does anything that changes the table's identity (a language switch relabels its columns,
+and leaving the page drops its state): the new table starts from the canonical plan.
+
+Steps are added, moved and deleted by the step controls only (the table can delete rows
+but not add them: one add-step control). A deletion detaches the step from the others
+(core.plan.edit.delete_step) and says what else it changed. Every edit keeps the plan it
+replaced in a small history (ui.state), so that Undo goes back one edit; a new plan
+(generate, blank) starts a new history.
 """
 
 from __future__ import annotations
@@ -17,9 +23,9 @@ import logging
 import pandas as pd
 import streamlit as st
 
-from core.errors import PlanValidationError
 from core.plan.edit import (
     COLUMNS,
+    NO_TOOL,
     add_step,
     apply_table_changes,
     delete_step,
@@ -40,8 +46,10 @@ logger = logging.getLogger(__name__)
 
 
 def set_plan(plan: Plan | None) -> None:
-    """Replace the canonical plan (the editor is rebuilt from it on the next draw)."""
+    """Replace the canonical plan with a new one (the editor is rebuilt from it, no undo)."""
     st.session_state["plan"] = plan
+    st.session_state.pop("plan_edit_notes", None)
+    ui_state.forget_plan_history()
 
 
 def current_editor_key() -> str:
@@ -66,6 +74,7 @@ def render_plan_review(registry: ToolRegistry, *, offline: bool) -> tuple[Plan, 
         edited, row_errors = _render_table(base, registry)
         _commit(edited)
         _render_step_controls(edited)
+        _render_edit_notes()
     problems = plan_problems(edited, registry, row_errors)
     with diagram:
         st.subheader(t("plan_graph"))
@@ -102,8 +111,11 @@ def _sync_revision() -> Plan:
 
 
 def _commit(edited: Plan) -> None:
+    """Make a table edit the canonical plan (the plan it replaces can be undone to)."""
     fingerprint = _fingerprint(edited)
     if fingerprint != st.session_state.get("plan_synced"):
+        if (previous := st.session_state.get("plan")) is not None:
+            ui_state.remember_plan(previous)
         st.session_state["plan"] = edited
         st.session_state["plan_synced"] = fingerprint
 
@@ -116,7 +128,8 @@ def _render_table(base: Plan, registry: ToolRegistry) -> tuple[Plan, list[str]]:
     edited = st.data_editor(
         frame,
         key=current_editor_key(),
-        num_rows="dynamic",
+        num_rows="delete",  # steps are added by the Add control only
+        on_change=_rows_deleted,
         hide_index=True,
         width="stretch",
         placeholder="—",  # empty cells, e.g. the tool of a reasoning step
@@ -125,8 +138,8 @@ def _render_table(base: Plan, registry: ToolRegistry) -> tuple[Plan, list[str]]:
             "id": column.TextColumn(t("col_id"), disabled=True, width="small"),
             "description": column.TextColumn(t("col_description"), width="large"),
             "tool": column.SelectboxColumn(
-                t("col_tool"), options=["", *names, *unknown],
-                format_func=lambda name: name or t("no_tool"), width="medium",
+                t("col_tool"), options=[NO_TOOL, *names, *unknown], required=True,
+                format_func=_tool_label, width="medium",
             ),
             "args": column.TextColumn(t("col_args"), help=t("col_args_help")),
             "depends_on": column.TextColumn(t("col_depends"), help=t("col_depends_help")),
@@ -136,6 +149,10 @@ def _render_table(base: Plan, registry: ToolRegistry) -> tuple[Plan, list[str]]:
     )
     rows = edited.astype(object).where(edited.notna(), None).to_dict("records")
     return rows_to_plan(base, rows, language=current_language())
+
+
+def _tool_label(name: str) -> str:
+    return t("tool_none_reasoning") if name == NO_TOOL else name
 
 
 _STEP_CONTROLS = (
@@ -148,42 +165,90 @@ _STEP_CONTROLS = (
 
 def _render_step_controls(plan: Plan) -> None:
     ids = plan.ids()
-    if not ids:
-        st.button(t("add_step"), key="step_add", icon=":material/add:", on_click=_change,
-                  args=("add",))
-        return
-    if st.session_state.get("step_pick") not in ids:
-        st.session_state["step_pick"] = ids[0]
-    pick, *buttons = st.columns([1.2, 1, 1, 1, 1], vertical_alignment="bottom")
-    pick.selectbox(t("step_pick"), ids, key="step_pick")
-    for column, (action, key, label, icon) in zip(buttons, _STEP_CONTROLS, strict=True):
-        column.button(t(label), key=key, icon=icon, on_click=_change, args=(action,),
-                      width="stretch")
+    # content-wide buttons that wrap onto a second line instead of shrinking to "D…"
+    with st.container(horizontal=True, vertical_alignment="bottom", key="step_controls"):
+        if ids:
+            if st.session_state.get("step_pick") not in ids:
+                st.session_state["step_pick"] = ids[0]
+            st.selectbox(t("step_pick"), ids, key="step_pick", width=120)
+        for action, key, label, icon in _STEP_CONTROLS:
+            if ids or action == "add":
+                st.button(t(label), key=key, icon=icon, on_click=_change, args=(action,))
+        st.button(t("undo_edit"), key="undo_edit", icon=":material/undo:", on_click=_undo,
+                  disabled=not ui_state.has_plan_history(), help=t("undo_edit_help"))
+
+
+def _pending() -> Plan | None:
+    """The canonical plan with any cell typed but not yet committed (the table's state).
+
+    A cell typed into just before a click is still pending in the table's state: it is
+    merged first, so that a control never loses it.
+    """
+    plan: Plan | None = st.session_state.get("plan")
+    base: Plan | None = st.session_state.get("plan_base")
+    if plan is None or base is None:
+        return plan
+    return apply_table_changes(base, st.session_state.get(current_editor_key()))
+
+
+def _edit(changed: Plan, pending: Plan, notes: list[str]) -> None:
+    """Make ``changed`` the canonical plan; the plans before it can be undone to."""
+    current: Plan | None = st.session_state.get("plan")
+    if current is not None:
+        ui_state.remember_plan(current)
+    ui_state.remember_plan(pending)  # a cell typed just before the click: its own undo step
+    st.session_state["plan"] = changed
+    st.session_state["plan_edit_notes"] = notes
 
 
 def _change(action: str) -> None:
-    """Apply a step control to the canonical plan (runs before the next draw).
-
-    A cell typed into just before the click is still pending in the table's state: it is
-    merged first, so that the control never loses it.
-    """
-    plan: Plan | None = st.session_state.get("plan")
-    if plan is None:
+    """Apply a step control to the canonical plan (runs before the next draw)."""
+    pending = _pending()
+    if pending is None:
         return
-    base = st.session_state.get("plan_base")
-    if base is not None:
-        plan = apply_table_changes(base, st.session_state.get(current_editor_key()))
     step_id = st.session_state.get("step_pick")
+    notes: list[str] = []
     if action == "add":
-        changed = add_step(plan, after=step_id if step_id in plan.ids() else None)
-        st.session_state["step_pick"] = _added_id(plan, changed)
-    elif step_id not in plan.ids():
+        changed = add_step(pending, after=step_id if step_id in pending.ids() else None)
+        st.session_state["step_pick"] = _added_id(pending, changed)
+    elif step_id not in pending.ids():
         return
     elif action == "delete":
-        changed = delete_step(plan, step_id)
+        changed, notes = delete_step(pending, step_id, language=current_language())
     else:
-        changed = move_step(plan, step_id, -1 if action == "up" else +1)
-    set_plan(changed)
+        changed = move_step(pending, step_id, -1 if action == "up" else +1)
+    _edit(changed, pending, notes)
+
+
+def _rows_deleted() -> None:
+    """Rows deleted in the table: detach their steps like the Delete control does."""
+    changes = dict(st.session_state.get(current_editor_key()) or {})
+    base: Plan | None = st.session_state.get("plan_base")
+    deleted = changes.pop("deleted_rows", None)
+    if base is None or not deleted:
+        return  # a cell edit: merged on the next draw
+    ids = [base.steps[int(row)].id for row in deleted if 0 <= int(row) < len(base.steps)]
+    pending = apply_table_changes(base, changes)
+    changed, notes = delete_step(pending, *ids, language=current_language())
+    _edit(changed, pending, notes)
+
+
+def _undo() -> None:
+    """Go back one edit; a cell typed but not yet committed is that edit."""
+    plan: Plan | None = st.session_state.get("plan")
+    pending = _pending()
+    if plan is not None and pending is not None and _fingerprint(pending) != _fingerprint(plan):
+        st.session_state["plan_synced"] = None  # rebuild the table from the canonical plan
+    elif (previous := ui_state.previous_plan()) is not None:
+        st.session_state["plan"] = previous
+    st.session_state["plan_edit_notes"] = []
+
+
+def _render_edit_notes() -> None:
+    notes = st.session_state.get("plan_edit_notes") or []
+    if notes:
+        st.info(t("edit_notes") + "\n\n" + "\n".join(f"- {literal(note)}" for note in notes),
+                icon=":material/info:")
 
 
 def _added_id(before: Plan, after: Plan) -> str:
@@ -193,11 +258,13 @@ def _added_id(before: Plan, after: Plan) -> str:
 def _render_metrics(plan: Plan, registry: ToolRegistry, offline: bool) -> None:
     steps, path, calls = st.columns(3)
     steps.metric(t("metric_steps"), len(plan.steps))
-    try:
-        length: int | str = plan.critical_path_length()
-    except PlanValidationError:
-        length = "—"
-    path.metric(t("metric_critical_path"), length, help=t("metric_critical_path_help"))
+    if cycles := plan.cycles():  # a cycle has no longest chain: say which steps form it
+        ids = "; ".join(", ".join(cycle) for cycle in cycles)
+        path.metric(t("metric_critical_path"), t("critical_path_cycle", ids=ids),
+                    help=t("critical_path_cycle_help"))
+    else:
+        path.metric(t("metric_critical_path"), plan.critical_path_length(),
+                    help=t("metric_critical_path_help"))
     if offline:
         calls.metric(t("metric_llm_calls"), 0, help=t("metric_llm_calls_offline"))
     else:
