@@ -100,3 +100,11 @@ def _plan_file() -> str:
     path = Path("plan.json")  # the test's own working directory (conftest chdir)
     path.write_text(json.dumps(_think_plan()), encoding="utf-8")
     return str(path)
+
+
+def test_a_knowledge_question_no_source_covers_fails_with_a_non_zero_exit(capsys):
+    code = main(["run", "weather in Beijing tomorrow", "--mode", "knowledge", "--offline",
+                 "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert (result["status"], code) == ("failed", 1)
+    assert result["answer"].startswith("No source in the knowledge base covers this question")

@@ -65,3 +65,35 @@ def test_odd_queries_never_fail(query):
 
 def test_no_match_returns_no_hits():
     assert _search("zzzzqqq") == []
+
+
+def test_relevance_thresholds_are_pinned():
+    from core.tools.knowledge import OVERLAP_SCORE, OVERLAP_SHARE, RELEVANT_SCORE
+
+    assert (RELEVANT_SCORE, OVERLAP_SCORE, OVERLAP_SHARE) == (4.0, 2.0, 0.5)
+
+
+@pytest.mark.parametrize("query", [
+    "what's the revenue by month?", "weather in Beijing tomorrow", "北京明天天气怎么样",
+    "top 5 customers by spend", "how do I reset my password", "tell me a joke", "价格",
+])
+def test_a_question_no_document_covers_gets_no_hit(query):
+    assert _search(query, top_k=10) == []
+
+
+@pytest.mark.parametrize(("query", "source"), [
+    ("退货政策是什么", "return-refund-policy.md"),
+    ("how long does shipping take", "shipping-policy.md"),
+    ("快递多久到", "shipping-policy.md"),
+    ("what is churn", "churn-analysis-note.md"),
+    ("S10 Lite", "robot-vacuum-guide-en.md"),  # short: every term held, a lower score
+    ("how to diagnose payment-service", "service-runbooks.md"),
+])
+def test_a_question_a_document_covers_finds_it(query, source):
+    hits = _search(query)
+    assert hits and hits[0]["source"] == f"local:{source}"
+    assert all(hit["score"] >= 2.0 for hit in hits)
+
+
+def test_single_latin_letters_are_not_terms():
+    assert tokenize("what's the revenue", for_query=True) == ["revenue"]

@@ -188,3 +188,67 @@ def test_person_route() -> None:
     assert "用户" in chosen.reason
     with pytest.raises(ValueError):
         person_route("auto")
+
+
+# ---- a knowledge answer needs a relevant source (issue 9, item 2) -------------------------
+
+
+def test_a_knowledge_route_with_no_source_goes_to_a_plan_when_tools_can_answer(
+    registry: ToolRegistry,
+) -> None:
+    model = ScriptedChatModel(['{"mode": "knowledge", "reason": "a question"}'])
+    decided, _ = decide_route("what's the revenue by month?", Engine(registry, model))
+    assert decided.mode == "plan" and "analytics" in decided.reason
+    assert "no knowledge-base source" in decided.reason
+
+
+def test_a_knowledge_route_with_no_source_and_no_tool_stays_knowledge(
+    registry: ToolRegistry,
+) -> None:
+    model = ScriptedChatModel(['{"mode": "knowledge", "reason": "a question"}'])
+    decided, _ = decide_route("weather in Beijing tomorrow", Engine(registry, model))
+    assert decided.mode == "knowledge"
+    model = ScriptedChatModel(['{"mode": "knowledge", "reason": "policy"}'])
+    decided, _ = decide_route("What is the return policy?", Engine(registry, model))
+    assert decided.mode == "knowledge"
+
+
+@pytest.mark.parametrize("question", ["weather in Beijing tomorrow", "北京明天天气怎么样？",
+                                      "what's the revenue by month?"])
+def test_no_source_means_no_article_and_no_model_call(registry: ToolRegistry,
+                                                      question: str) -> None:
+    model = ScriptedChatModel([])
+    answer, usage, hits = answer_knowledge(question, Engine(registry, model))
+    assert hits == [] and usage.llm_calls == 0 and not model.requests
+    assert "No source in the knowledge base" in answer or "知识库里没有资料" in answer
+    offline, _, _ = answer_knowledge(question, Engine(registry))
+    assert offline == answer
+
+
+def test_an_unanswered_knowledge_question_is_recorded_failed(registry: ToolRegistry,
+                                                              store) -> None:
+    from core.runs.answers import answer_without_plan
+
+    engine = Engine(registry)
+    route_taken = person_route("knowledge", "weather in Beijing tomorrow")
+    run_id = answer_without_plan("weather in Beijing tomorrow", route_taken, engine, store,
+                                 settings_public={"offline": True})
+    record = store.get_run(run_id)
+    assert record.status == "failed"
+    assert "No source in the knowledge base" in record.answer
+    assert record.plan.steps[-1].status == "failed"
+    answered = answer_without_plan("What is the return policy?",
+                                   person_route("knowledge"), engine, store,
+                                   settings_public={"offline": True})
+    assert store.get_run(answered).status == "completed"
+
+
+def test_a_direct_non_answer_is_recorded_failed(registry: ToolRegistry, store) -> None:
+    from core.runs.answers import answer_without_plan
+
+    model = ScriptedChatModel(["I'm sorry, I cannot access real-time weather data."] * 4)
+    run_id = answer_without_plan("weather in Beijing tomorrow", person_route("direct"),
+                                 Engine(registry, model), store,
+                                 settings_public={"offline": False})
+    record = store.get_run(run_id)
+    assert record.status == "failed" and "apologises" in record.plan.steps[-1].error

@@ -17,10 +17,10 @@ from pydantic import BaseModel, field_validator
 
 from core.base.language import detect_language, pick
 from core.base.usage import Usage
-from core.errors import PlanParseError
+from core.errors import PlanParseError, ToolError
 from core.llm.engine import Engine
 from core.planning.choices import ROUTE_MODES, RouteMode
-from core.planning.offline.text import cues, extract_entities, split_clauses
+from core.planning.offline.text import clean_query, cues, extract_entities, split_clauses
 from core.prompts.adaptive import ROUTER_SYSTEM, language_name, parse_reply
 from core.tools.registry import ToolRegistry
 
@@ -159,7 +159,9 @@ def route_with_llm(request: str, model: Any, registry: ToolRegistry | None = Non
 def decide_route(request: str, engine: Engine) -> tuple[Route, Usage]:
     """Route with the model when there is one (rules if its reply is unusable), else rules.
 
-    A knowledge route needs the search_knowledge tool; without it the request is planned.
+    A knowledge route needs the search_knowledge tool, and a relevant document: when none
+    covers the request but tools can answer it (orders, services, analytics ...), it is
+    planned instead; otherwise the knowledge answer says that no source covers it.
     """
     usage = Usage()
     if engine.model is None:
@@ -174,7 +176,26 @@ def decide_route(request: str, engine: Engine) -> tuple[Route, Usage]:
         lang = detect_language(request)
         decided = Route(mode="plan", source=decided.source, reason=pick(
             lang, "没有知识库工具，改为规划", "no knowledge-base tool is registered; planning"))
+    elif decided.mode == "knowledge" and not _has_source(request, engine.registry):
+        actions = sorted(set().union(*(_profile(c)[0] for c in split_clauses(request))))
+        if actions:  # the tools can answer what the documents do not
+            lang = detect_language(request)
+            decided = Route(mode="plan", source=decided.source, reason=pick(
+                lang, f"知识库里没有相关资料，而工具可以回答（{', '.join(actions)}），改为规划",
+                f"no knowledge-base source covers it, but tools can ({', '.join(actions)}); "
+                "planning"))
     return decided, usage
+
+
+def _has_source(request: str, registry: ToolRegistry) -> bool:
+    """True when the knowledge base holds a document relevant to ``request``."""
+    query = clean_query(request) or request.strip()
+    try:
+        return bool((registry.call(KNOWLEDGE_TOOL, {"query": query, "top_k": 1}) or {})
+                    .get("hits"))
+    except ToolError as exc:  # the answer will say so; routing goes on
+        logger.warning("knowledge search while routing failed: %s", exc)
+        return True
 
 
 def person_route(mode: str, request: str = "") -> Route:

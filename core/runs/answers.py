@@ -22,6 +22,7 @@ from core.execution.events import RunEvent
 from core.execution.executor import StepOutcome, apply_outcome, execute_step
 from core.execution.react import run_react
 from core.execution.readiness import blocked_steps, ready_steps
+from core.execution.success_check import non_answer
 from core.llm.engine import Engine
 from core.llm.forced_call import open_with_tool
 from core.plan.model import Plan, Step, now
@@ -49,6 +50,10 @@ DIRECT_ROUNDS = 4  # up to three rounds of tool calls, then a round that must an
 _HIT_LINES = 6
 _DOCUMENT_CHARS = 1500
 _NOT_DONE = ("前置步骤没有完成", "an earlier step did not complete")
+_NO_SOURCE = ("知识库里没有资料涵盖这个问题，因此这里不作回答。"
+              "可以改用规划模式（订单、服务和数据分析工具），或联系人工客服。",
+              "No source in the knowledge base covers this question, so it is not answered "
+              "here. Try plan mode (tools for orders, services and analytics), or ask a person.")
 _NO_SIDE_EFFECTS = ("直接模式不执行有副作用的操作，请使用规划模式",
                     "direct mode never runs side effects; use plan mode")
 
@@ -78,30 +83,43 @@ def answer_without_plan(
     request: str, route: Route, engine: Engine, store: RunStore, *,
     settings_public: dict[str, Any], usage_before: Usage | None = None,
 ) -> str:
-    """Answer a knowledge or direct request, record it as a completed run; return its id."""
+    """Answer a knowledge or direct request and record it as a finished run; return its id.
+
+    The run is "failed" when the answer is not one: no knowledge-base source covers the
+    question (the answer says so instead of quoting the closest article), or the model
+    asked, apologised or restated the question (core.execution.success_check.non_answer).
+    """
     started = now()
+    unanswered: str | None = None
     if route.mode == "knowledge":
         answer, usage, hits = answer_knowledge(request, engine)
         calls = [ToolCallRecord(name=KNOWLEDGE_TOOL, args={"query": request},
                                 result={"hits": [h.model_dump() for h in hits]})]
+        if not hits:
+            unanswered = pick(detect_language(request), "没有资料涵盖这个问题",
+                              "no knowledge-base source covers the question")
     else:
         answer, usage, calls = answer_direct(request, engine)
+    if unanswered is None and engine.model is not None:
+        unanswered = non_answer(answer, question=request)
     steps = [_finished(_started_step(f"s{n}", c.name, tool=c.name, args=c.args),
                        StepOutcome(status="failed" if c.error else "completed", result=c.result,
                                    error=c.error, resolved_args=c.args))
              for n, c in enumerate(calls, 1)]
     final = _finished(_started_step(f"s{len(steps) + 1}", "Answer",
                                 depends_on=[s.id for s in steps]),
-                      StepOutcome(status="completed", result=answer, usage=usage))
+                      StepOutcome(status="failed" if unanswered else "completed",
+                                  result=answer, error=unanswered, usage=usage))
     for step in [*steps, final]:
         step.started_at = started  # the answer began before its tool calls were recorded
     plan = Plan(goal=request, steps=[*steps, final])
     total = (usage_before or Usage()) + usage
     run_id = store.create_run(request, settings_public, plan, status="running",
                               options={"mode": route.mode, "route_reason": route.reason})
-    for event in _events(plan, route):
+    status = "failed" if unanswered else "completed"
+    for event in _events(plan, route, status):
         store.append_event(run_id, event)
-    store.finish_run(run_id, "completed", answer=answer, usage=total, plans=[plan])
+    store.finish_run(run_id, status, answer=answer, usage=total, plans=[plan])
     return run_id
 
 
@@ -117,13 +135,13 @@ def _finished(step: Step, outcome: StepOutcome) -> Step:
     return step
 
 
-def _events(plan: Plan, route: Route) -> list[RunEvent]:
+def _events(plan: Plan, route: Route, status: str) -> list[RunEvent]:
     events = [RunEvent(kind="run_started", data={"mode": route.mode, "reason": route.reason})]
     for step in plan.steps:
         kind = "step_failed" if step.status == "failed" else "step_completed"
         events.append(RunEvent(kind=kind, step_id=step.id,
                                data={"result": step.result, "error": step.error}))
-    events.append(RunEvent(kind="run_finished", data={"status": "completed",
+    events.append(RunEvent(kind="run_finished", data={"status": status,
                                                       "answer": plan.steps[-1].result}))
     return events
 
@@ -134,17 +152,20 @@ def _events(plan: Plan, route: Route) -> list[RunEvent]:
 def answer_knowledge(request: str, engine: Engine, *, top_k: int = 3
                      ) -> tuple[str, Usage, list[KnowledgeHit]]:
     """Retrieve with search_knowledge, then answer: one plain LLM call, or offline from the
-    top hit. Raises ToolError when the knowledge tool is missing or fails."""
+    top hit. With no relevant document the answer says that no source covers the question
+    (the model is not asked). Raises ToolError when the knowledge tool is missing or fails."""
     query = clean_query(request) or request.strip()
     raw = engine.registry.call(KNOWLEDGE_TOOL, {"query": query, "top_k": top_k})
     hits = [KnowledgeHit.model_validate(h) for h in (raw or {}).get("hits", [])]
     lang = detect_language(request)
+    if not hits:
+        return pick(lang, *_NO_SOURCE), Usage(), hits
     if engine.model is None:
         return _knowledge_offline(request, hits, lang), Usage(), hits
     documents = "\n\n".join(
         f"[{n}] {h.title} ({h.source})\n{clip(h.content, _DOCUMENT_CHARS)}"
         for n, h in enumerate(hits, 1)
-    ) or "(no documents found)"
+    )
     messages = [
         {"role": "system", "content": KNOWLEDGE_SYSTEM.substitute(
             language=language_name(lang), documents=documents)},
@@ -156,9 +177,6 @@ def answer_knowledge(request: str, engine: Engine, *, top_k: int = 3
 
 
 def _knowledge_offline(request: str, hits: list[KnowledgeHit], lang: Language) -> str:
-    if not hits:
-        return pick(lang, "知识库里没有找到相关内容，请换个说法或联系人工客服。",
-                    "The knowledge base has nothing on this; try other words or ask a person.")
     top = hits[0]
     wanted = terms(request)
     lines = []

@@ -4,7 +4,12 @@ Chinese has no spaces, so text is segmented before indexing: runs of CJK charact
 overlapping bigrams (plus single characters), English words are lower-cased and lightly
 stemmed, and queries are expanded with a few cross-language synonyms (elderly ↔ 老人,
 robot vacuum ↔ 扫地机 ...). Queries are rebuilt from tokens, so no input can cause an FTS5
-syntax error.
+syntax error. A document is returned only when it is relevant: its BM25 score reaches
+RELEVANT_SCORE, or OVERLAP_SCORE while it holds at least half of the query's own terms
+(measured on the bundled documents: the questions they answer score 4.9 or more, or hold
+every term of a short query such as "S10 Lite"; unrelated ones such as "revenue by month"
+or "weather in Beijing" score 2.4 or less and share at most half of their terms). So
+"nothing relevant" is an empty result, never the closest article.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from core.tools.registry import ToolRegistry, tool
 
 __all__ = [
     "KNOWLEDGE_DIR",
+    "OVERLAP_SCORE",
+    "OVERLAP_SHARE",
+    "RELEVANT_SCORE",
     "ensure_knowledge_db",
     "knowledge_db_path",
     "load_documents",
@@ -31,7 +39,10 @@ __all__ = [
 ]
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parent / "knowledge_base"
-_INDEX_VERSION = "1"
+_INDEX_VERSION = "2"  # 2: single Latin letters ("what's" → "s") are no longer indexed
+RELEVANT_SCORE = 4.0  # relevant on its score alone
+OVERLAP_SCORE = 2.0  # relevant when the document also holds OVERLAP_SHARE of the query's terms
+OVERLAP_SHARE = 0.5
 _CONTENT_CHARS = 1200
 _MAX_QUERY_TOKENS = 64
 _SYNONYM_WEIGHT = 0.4
@@ -80,7 +91,8 @@ def _stem(word: str) -> str:
 def tokenize(text: str, *, for_query: bool = False) -> list[str]:
     """Index tokens: the shared words (Chinese bigrams, and single characters in the
     index), English ones stemmed and without stop words."""
-    return [_stem(w) for w in words(text, characters=not for_query) if w not in _STOPWORDS]
+    return [_stem(w) for w in words(text, characters=not for_query)
+            if w not in _STOPWORDS and not (len(w) == 1 and w.isascii() and w.isalpha())]
 
 
 def _expand(query: str) -> str:
@@ -166,7 +178,8 @@ def _bm25(conn: sqlite3.Connection, expression: str) -> dict[int, float]:
 @tool(keywords=("search", "knowledge", "recommend", "guide", "policy", "which", "buy", "搜索",
                 "知识库", "推荐", "想要", "想买", "选购", "政策", "规则", "怎么", "什么"))
 def search_knowledge(query: str, top_k: int = 3) -> dict:
-    """Search the shop's knowledge base (product guides, policies, runbooks, notes) by meaning.
+    """Search the shop's knowledge base (product guides, policies, runbooks, notes) by meaning;
+    only documents relevant to the query are returned (none when nothing covers it).
 
     Args:
         query: what to look for, in Chinese or English, for example "扫地机 老人".
@@ -186,12 +199,25 @@ def search_knowledge(query: str, top_k: int = 3) -> dict:
         * (_SAME_LANGUAGE_BONUS if docs[doc_id]["lang"] == language else 1.0)
         for doc_id in set(direct) | set(related)
     }
-    ranked = sorted(scores, key=lambda doc_id: (-scores[doc_id], doc_id))[:top_k]
+    own_terms = set(tokenize(query or "", for_query=True))
+    relevant = [doc_id for doc_id in scores
+                if _relevant(scores[doc_id], own_terms, docs[doc_id])]
+    ranked = sorted(relevant, key=lambda doc_id: (-scores[doc_id], doc_id))[:top_k]
     return {"hits": [
         {"title": docs[doc_id]["title"], "content": clip(docs[doc_id]["content"], _CONTENT_CHARS),
          "score": round(scores[doc_id], 3), "source": f"local:{docs[doc_id]['file']}"}
         for doc_id in ranked
     ]}
+
+
+def _relevant(score: float, own_terms: set[str], doc: sqlite3.Row) -> bool:
+    """Whether a document scoring ``score`` answers a query of ``own_terms`` (see above)."""
+    if score >= RELEVANT_SCORE:
+        return True
+    if score < OVERLAP_SCORE or not own_terms:
+        return False
+    held = own_terms & set(tokenize(doc["title"] + "\n" + doc["content"]))
+    return len(held) >= OVERLAP_SHARE * len(own_terms)
 
 
 def register_knowledge_tools(registry: ToolRegistry) -> None:
