@@ -12,7 +12,8 @@ Three forms, used by the dashboard (ui/safe_text.py) and the Markdown export:
   stands. An invisible joiner rather than a backslash, because code spans and blocks can
   only be told apart with a full parser, and inside them a backslash would show.
 - :func:`literal_text` shows text exactly as written: every character that can start a
-  Markdown construct is backslash-escaped, so none forms, and line breaks are kept.
+  Markdown construct is backslash-escaped (``<`` written ``&lt;``), so none forms, and
+  line breaks are kept.
 - :func:`code_span` shows text as one inline code span.
 
 All three first drop what no viewer can show: C0/C1 control characters (line breaks and
@@ -58,13 +59,18 @@ def literal_text(text: str) -> str:
 
 
 def _literal_line(line: str) -> str:
-    line = _MARKUP.sub(r"\\\1", line)
+    line = _MARKUP.sub(_escape, line)
     start = _LINE_START.match(line)
     if start is None:
         return line
     if start.group(1)[0].isdigit():  # "1." or "1)" starts an ordered list
         return start.group(1) + "\\" + line[start.end():]
     return "\\" + line
+
+
+def _escape(found: re.Match[str]) -> str:
+    # "<" as an entity, so that not even the text of a report holds "<tag"
+    return "&lt;" if found.group() == "<" else "\\" + found.group()
 
 
 def code_span(text: str) -> str:

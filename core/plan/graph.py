@@ -9,12 +9,14 @@ the steps of a dependency cycle and the edges between them are drawn red too.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import logging
 import textwrap
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from core.base.markup import printable
 from core.errors import PlanValidationError
 from core.plan.model import STATUS_ICONS, Plan, Step
 
@@ -41,15 +43,23 @@ _EDGE = "#ADB5BD"
 _WRAP = 28
 _MAX_DESCRIPTION = 90
 _MAX_CONDITION = 48
+_MAX_NAME = 40  # a step id or tool name in a label
+_MAX_NODE_ID = 200  # Graphviz refuses quoted strings past 16 KB
 
 
 def dot_escape(text: str) -> str:
-    """``text`` made safe inside a double-quoted DOT string (backslashes, quotes, newlines)."""
+    """``text`` made safe inside a double-quoted DOT string.
+
+    Backslashes, quotes and line breaks are escaped; control characters, non-characters and
+    lone surrogates are dropped or replaced (core.base.markup.printable), since they make
+    the DOT invalid or the SVG not well-formed XML. ``&`` is written ``&amp;``: Graphviz
+    reads entities in labels (``&#0;`` would put a NUL into the SVG).
+    """
     return (
-        text.replace("\\", "\\\\")
+        printable(text)
+        .replace("&", "&amp;")
+        .replace("\\", "\\\\")
         .replace('"', '\\"')
-        .replace("\r\n", "\n")
-        .replace("\r", "\n")
         .replace("\n", "\\n")
     )
 
@@ -103,7 +113,7 @@ def plan_to_dot(
             lines.append(f"  {_node_id(dep)} -> {_node_id(step.id)}{edge};")
     for dep in sorted(missing):
         lines.append(
-            f'  {_node_id(dep)} [label="{dot_escape(dep)} ?", style="dashed",'
+            f'  {_node_id(dep)} [label="{dot_escape(_shorten(dep, _MAX_NAME))} ?", style="dashed",'
             f' color="{_SIDE_EFFECT_BORDER}", fontcolor="{_SIDE_EFFECT_BORDER}"];'
         )
     lines.append("}")
@@ -111,13 +121,17 @@ def plan_to_dot(
 
 
 def _node_id(step_id: str) -> str:
+    """The quoted node of ``step_id``; a very long id is cut and told apart by its hash."""
+    if len(step_id) > _MAX_NODE_ID:
+        digest = hashlib.sha256(step_id.encode("utf-8", "replace")).hexdigest()[:12]
+        step_id = f"{step_id[:_MAX_NODE_ID]}…{digest}"
     return f'"{dot_escape(step_id)}"'
 
 
 def _node_attrs(step: Step, side_effect: bool) -> str:
-    header = f"{STATUS_ICONS.get(step.status, '')} {step.id}"
+    header = f"{STATUS_ICONS.get(step.status, '')} {_shorten(step.id, _MAX_NAME)}"
     if step.tool:
-        header += f" · {step.tool}"
+        header += f" · {_shorten(step.tool, _MAX_NAME)}"
     if side_effect:
         header = f"⚠ {header}"
     description = _shorten(step.description or "", _MAX_DESCRIPTION)

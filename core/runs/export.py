@@ -1,17 +1,22 @@
 """Export a stored run as JSON (full record), a Markdown report, Graphviz DOT or SVG.
 
 Nothing secret can leak: a run's settings were scrubbed when stored, and exports are built
-only from the store.
+only from the store. Nothing in a report can make its reader's viewer fetch anything: the
+request, descriptions, errors and reasons are shown as written (no markup forms), the
+answer keeps its Markdown without images or HTML, and step results sit in code blocks that
+they cannot close (see core.base.markup).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from typing import Any, Literal
 
 from core.base.language import detect_language
+from core.base.markup import literal_text, markdown_text
 from core.base.text import preview
 from core.errors import PlanBoardError
 from core.plan.model import STATUS_ICONS, Plan
@@ -137,7 +142,7 @@ def run_to_markdown(record: RunRecord, versions: list[PlanVersion]) -> str:
     if record.plan is not None:
         lines += [f"## {t['plan']} (v{record.plan.version})", "", *_plan_table(record.plan, t),
                   "", f"## {t['results']}", "", *_step_results(record.plan, t)]
-    lines += [f"## {t['answer']}", "", record.answer or t["none"], "",
+    lines += [f"## {t['answer']}", "", markdown_text(record.answer or t["none"]), "",
               f"## {t['usage']}", "",
               f"- {t['llm_calls']}: {record.usage.llm_calls}",
               f"- {t['prompt']}: {record.usage.prompt_tokens}",
@@ -169,7 +174,7 @@ def _plan_table(plan: Plan, t: dict[str, Any]) -> list[str]:
 def _step_results(plan: Plan, t: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     for step in plan.steps:
-        lines += [f"### {step.id} · {step.status} — {_inline(step.description)}", ""]
+        lines += [f"### {_inline(step.id)} · {step.status} — {_inline(step.description)}", ""]
         if step.started_at or step.finished_at:
             span = " → ".join(x.isoformat(timespec="seconds")
                               for x in (step.started_at, step.finished_at) if x)
@@ -179,8 +184,7 @@ def _step_results(plan: Plan, t: dict[str, Any]) -> list[str]:
         if step.result is not None:
             body = step.result if isinstance(step.result, str) else json.dumps(
                 step.result, ensure_ascii=False, indent=2, default=str)
-            fence = "````" if "```" in body else "```"
-            lines += [fence + ("" if isinstance(step.result, str) else "json"), body, fence, ""]
+            lines += _code_block(body, "" if isinstance(step.result, str) else "json")
     return lines
 
 
@@ -188,9 +192,21 @@ def _preview(value: Any) -> str:
     return preview(value, _CELL)
 
 
+def _code_block(body: str, language: str) -> list[str]:
+    """``body`` fenced by more backticks than any run inside it, so it cannot close early.
+
+    Inside a code block nothing renders, but the body still goes through ``markdown_text``
+    so that no report holds the makings of an image or a tag anywhere.
+    """
+    longest = max((len(run) for run in re.findall("`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + language, markdown_text(body), fence, ""]
+
+
 def _cell(text: str) -> str:
-    return _inline(text).replace("|", "\\|")
+    return _inline(text)  # | is escaped with the rest of the markup
 
 
 def _inline(text: str) -> str:
-    return " ".join(str(text).split())
+    """Untrusted text on one line, shown as written (no link, image, tag or emphasis)."""
+    return literal_text(" ".join(str(text).split()))
