@@ -65,3 +65,9 @@ def test_a_request_no_tool_fits_is_not_forced(fake_openai, registry):
     assert "tool_choice" not in body and "query_order" in offered(body)
     assert "apply_refund" not in offered(body)
     assert calls == [] and "scarecrow" in answer
+
+
+def test_arguments_that_are_not_json_fall_back_to_the_request(fake_openai, registry):
+    fake_openai.script(tool_call("query_order", "{order_id: 70412"), text(ANSWER))
+    _, _, calls = ask(fake_openai, registry, ORDER_QUESTION)
+    assert [(c.name, c.args) for c in calls] == [("query_order", {"order_id": "70412"})]
