@@ -110,6 +110,7 @@ def test_a_cycle_blocks_approval_and_is_named_by_step(runner):
     assert '"s2" -> "s4" [color' not in dot  # s4 only depends on the cycle
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Critical path"] == "— (cycle: s2, s3)"
+    assert any("red arrows = dependency cycle" in c.value for c in at.main.caption)
 
 
 def test_an_unknown_tool_blocks_approval_and_is_named_by_step(runner):

@@ -352,6 +352,7 @@ _PAIRS.update({  # plan editing: safe edits, undo, the plan page's request (issu
                           "判断请求类型，并用 {model} 起草计划。"),
     "goal_full_request": ("The whole request ({count} characters)",
                           "完整请求（{count} 个字符）"),
+    "graph_legend_cycle": ("red arrows = dependency cycle", "红色箭头 = 循环依赖"),
 })
 _PAIRS.update({f"run_status_{k}": v for k, v in _RUN_STATUSES.items()})
 _PAIRS.update({f"status_{k}": v for k, v in _STEP_STATUSES.items()})

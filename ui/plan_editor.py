@@ -79,7 +79,8 @@ def render_plan_review(registry: ToolRegistry, *, offline: bool) -> tuple[Plan, 
     with diagram:
         st.subheader(t("plan_graph"))
         st.graphviz_chart(plan_to_dot(edited, registry=registry), width="stretch")
-        st.caption(t("graph_legend"))
+        cycle_note = " · " + t("graph_legend_cycle") if edited.cycles() else ""
+        st.caption(t("graph_legend") + cycle_note)
     _render_metrics(edited, registry, offline)
     _render_problems(edited, problems)
     return edited, problems
