@@ -11,97 +11,27 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
+from tests.browser import WAIT_MS, needs_chromium, open_browser, serve_app
+from tests.browser import button as _button
+
 # Read at import: the autouse isolated_environment fixture clears PLANBOARD_* before a test.
 SCREENSHOTS_DIR = os.environ.get("PLANBOARD_SCREENSHOTS_DIR", "")
 SCREENSHOTS = Path(SCREENSHOTS_DIR).resolve() if SCREENSHOTS_DIR else None
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]
-WAIT_MS = 30_000
 EDITED = "Find an easy robot vacuum under 2000"
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)",
-)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_healthy(url: str, server: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise AssertionError(f"streamlit exited early:\n{log.read_text('utf-8')}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                if answer.read().strip() == b"ok":
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise AssertionError("streamlit did not become healthy in time")
+pytestmark = needs_chromium
 
 
 @pytest.fixture
-def app_url(isolated_environment, tmp_path) -> Iterator[str]:
-    """A running PlanBoard (offline: no key) on a free local port."""
-    port = _free_port()
-    env = {**os.environ, "PLANBOARD_HOME": str(isolated_environment)}
-    log = tmp_path / "streamlit.log"
-    with log.open("w", encoding="utf-8") as output:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-             "--server.headless", "true", "--server.address", "127.0.0.1",
-             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, server, log)
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=15)
-
-
-@pytest.fixture
-def page(app_url):
-    """A chromium page (1440x1000) on the app."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            tab = browser.new_page(viewport={"width": 1440, "height": 1000})
-            tab.set_default_timeout(WAIT_MS)
-            tab.goto(app_url)
-            yield tab
-        finally:
-            browser.close()
-
-
-def _button(page, key: str):
-    return page.locator(f".st-key-{key} button").first
+def page(isolated_environment, tmp_path):
+    """A chromium page on a running PlanBoard (offline: no key)."""
+    with (serve_app(isolated_environment, tmp_path / "streamlit.log") as url,
+          open_browser(url) as tab):
+        yield tab
 
 
 def _scroll_to_top(page, selector: str, offset: int) -> None:

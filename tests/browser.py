@@ -1,0 +1,102 @@
+"""The real app in a real browser, for the browser tests: a served PlanBoard and chromium.
+
+``serve_app`` starts ``streamlit run app.py`` on a free local port with the given
+PLANBOARD_HOME and no API key; ``open_browser`` drives Debian's chromium
+(/usr/bin/chromium, never a downloaded browser) with Playwright.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+__all__ = ["CHROMIUM", "WAIT_MS", "button", "free_port", "needs_chromium", "open_browser",
+           "serve_app"]
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]
+WAIT_MS = 30_000
+
+needs_chromium = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)",
+)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_healthy(url: str, server: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"streamlit exited early:\n{log.read_text('utf-8')}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
+                if answer.read().strip() == b"ok":
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise AssertionError("streamlit did not become healthy in time")
+
+
+@contextlib.contextmanager
+def serve_app(home: Path, log: Path) -> Iterator[str]:
+    """PlanBoard (offline: no key) on a free local port; yields its address."""
+    port = free_port()
+    env = {**os.environ, "PLANBOARD_HOME": str(home)}
+    with log.open("w", encoding="utf-8") as output:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+             "--server.headless", "true", "--server.address", "127.0.0.1",
+             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, server, log)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=15)
+
+
+@contextlib.contextmanager
+def open_browser(url: str) -> Iterator[object]:
+    """A chromium page (1440x1000) opened on ``url``."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            tab = browser.new_page(viewport={"width": 1440, "height": 1000})
+            tab.set_default_timeout(WAIT_MS)
+            tab.goto(url)
+            yield tab
+        finally:
+            browser.close()
+
+
+def button(page, key: str):
+    """The button of the widget keyed ``key``."""
+    return page.locator(f".st-key-{key} button").first
