@@ -153,7 +153,7 @@ def _follow_up(run_id: str) -> None:
 def _mode(settings: dict) -> str:
     if settings.get("offline", True):
         return t("badge_offline")
-    return t("run_model", model=settings.get("executor_model", "?"))
+    return t("run_model", model=literal(settings.get("executor_model", "?")))
 
 
 main()

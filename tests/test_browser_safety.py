@@ -92,7 +92,7 @@ def test_hostile_text_makes_the_browser_fetch_nothing(counting_server, isolated_
         page.goto(url)
         request = page.locator(".st-key-request textarea")
         request.fill(f"Plan {_payload(host, 'plan')}")
-        request.press("ControlOrMeta+Enter")  # Streamlit takes a text area's value so
+        request.press("ControlOrMeta+Enter")  # a text area sends its value on Ctrl+Enter
         button(page, "blank_plan").click()
         page.locator("[class*='st-key-plan_editor_']").first.wait_for()
         page.get_by_text(f"{host}/plan.png").first.wait_for()
