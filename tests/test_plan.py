@@ -134,6 +134,14 @@ def test_condition_that_does_not_parse_or_reads_a_non_dependency():
     assert "s3 condition reads s2 but does not depend on it; add s2 to depends_on" in problems
 
 
+def test_a_condition_reading_a_missing_step_asks_for_a_rewrite():
+    plan = make(Step(id="s1", description="a"),
+                Step(id="s3", description="c", depends_on=["s1"], condition="s2.ok == True"))
+    assert plan.validate() == [
+        "s3 condition reads s2, which is not a step of the plan; rewrite or clear the condition"]
+    assert plan.validate(language="zh") == ["s3 的条件读取了不存在的步骤 s2；请改写或清空这个条件"]
+
+
 def test_prose_condition_is_left_to_the_executor():
     plan = make(Step(id="s1", description="a", condition="if the user is happy"))
     assert plan.validate() == []

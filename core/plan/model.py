@@ -323,7 +323,11 @@ def _step_problems(step: Step, ids: set[str], registry: ToolRegistry | None,
             problems.extend(pick(
                 lang, f"{sid} 的条件读取了 {ref}，却没有依赖它；请把 {ref} 加入 depends_on",
                 f"{sid} condition reads {ref} but does not depend on it; "
-                f"add {ref} to depends_on") for ref in sorted(missing))
+                f"add {ref} to depends_on") for ref in sorted(missing & ids))
+            problems.extend(pick(
+                lang, f"{sid} 的条件读取了不存在的步骤 {ref}；请改写或清空这个条件",
+                f"{sid} condition reads {ref}, which is not a step of the plan; rewrite or "
+                "clear the condition") for ref in sorted(missing - ids))
     if step.tool is not None and registry is not None:
         problems.extend(_tool_problems(step, registry, lang))
     return problems
