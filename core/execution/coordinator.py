@@ -144,7 +144,8 @@ class Coordinator:
                     continue
                 if len(self.running) >= self.options.max_parallel:
                     continue  # no free slot; later steps may still ask for confirmation
-                self._start(pool, step)
+                if not self._start(pool, step):
+                    return  # a pause or cancel cut the demo pace short
                 progressed = True
 
     def _may_start(self, step: Step) -> bool:
@@ -198,7 +199,11 @@ class Coordinator:
                     or self.control.is_cancelled() or self.control.decision(step.id) is not None):
                 return confirmed
 
-    def _start(self, pool: ThreadPoolExecutor, step: Step) -> None:
+    def _start(self, pool: ThreadPoolExecutor, step: Step) -> bool:
+        """Start ``step`` (after the demo pace, if any); False when a pause or cancel came."""
+        delay = self.options.step_delay_s
+        if delay and not self.control.hold_for(delay):
+            return False  # the step stays pending; the loop sees the pause or cancel
         step.advance("running")
         self.emit("step_started", self.plan, step.id, tool=step.tool,
                   description=step.description)
@@ -208,6 +213,7 @@ class Coordinator:
                              cancel=self.control.cancel_event, idempotency_key=key)
         self.futures.append(future)
         self.running[future] = step
+        return True
 
     # ---- finishing ----------------------------------------------------------------------
 

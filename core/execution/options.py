@@ -22,6 +22,9 @@ class RunOptions(BaseModel):
     follow-up) widens the approved plan (:func:`core.plan.approval.widening`): ``ask`` a
     person and wait; ``refuse`` it (the widening steps fail with "needs approval": nobody
     is there to ask); or ``approve`` it (a person opted in beforehand).
+
+    ``step_delay_s`` is the demo pace: the coordinator waits that long before it starts
+    each step (0, the default, is off), so that a watcher sees the cards move.
     """
 
     max_parallel: int = Field(default=4, ge=1, le=64)
@@ -31,3 +34,4 @@ class RunOptions(BaseModel):
     checkpoint: CheckpointPolicy = DEFAULT_POLICY
     max_attempts: int = Field(default=2, ge=1, le=5)  # attempts after reflection (runner)
     new_versions: Literal["ask", "refuse", "approve"] = "ask"
+    step_delay_s: float = Field(default=0, ge=0, le=10)  # demo pace: a pause before each step
