@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from core.tools.registry import ToolRegistry
 
 __all__ = [
+    "LLM_FAILURE",
     "FailureKind",
     "SuccessVerdict",
     "check_structurally",
