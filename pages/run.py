@@ -1,18 +1,32 @@
-"""Run page: one run (``?run=<id>``) followed live — progress, graph, steps, follow-ups."""
+"""Run page: one run (``?run=<id>``) followed live — progress, graph, steps, follow-ups.
+
+Without ``?run=`` it shows the latest run this session opened (st.navigation drops the
+query when the sidebar's link is used); ``&present=1`` is the presentation view: no
+sidebar (app.py), no editors, the graph large, the current step and the answer in large type.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from core.base.text import preview
 from core.errors import PlanBoardError
 from core.plan.graph import plan_to_dot, side_effect_tool_names
+from core.plan.model import Step
 from core.runs.view import RunView, load_run_view
 from ui import run_view, state
-from ui.frame import page_header
+from ui.frame import ensure_entrypoint, page_header
 from ui.i18n import t
 from ui.safe_text import literal
 
 POLL_SECONDS = 1.0
+LATEST_RUN = "latest_run"  # session key: the run the sidebar's Run link returns to
+# the presentation view's large type (st.html with only a style block takes no space)
+_PRESENT_CSS = """<style>
+.st-key-present_now p, .st-key-present_now li { font-size: 1.6rem; line-height: 1.4; }
+.st-key-run_answer p, .st-key-run_answer li, .st-key-run_answer td,
+.st-key-run_answer th { font-size: 1.5rem; line-height: 1.45; }
+</style>"""
 
 
 def _decide(run_id: str, step_id: str, confirm: bool) -> None:
@@ -58,50 +72,112 @@ def _render_controls(view: RunView) -> None:
                       disabled=action not in view.controls, width="stretch")
 
 
-def _render_live(run_id: str, polling: bool) -> None:
+def _render_live(run_id: str, polling: bool, present: bool) -> None:
     view = load_run_view(state.runner().store, run_id)
-    record, plan = view.record, view.plan
     if error := st.session_state.pop("run_error", None):
         st.error(literal(error))
-    status = t(f"run_status_{record.status}")
-    st.markdown(f"**{t('run_status')}:** {status}")
-    st.progress(plan.progress() if plan else 0.0,
-                text=t("run_progress", done=view.done_steps, total=view.total_steps))
-    _render_controls(view)
+    st.markdown(f"**{t('run_status')}:** {t(f'run_status_{view.record.status}')}")
+    run_view.render_progress(view.progress)
+    if present:
+        _render_present(view)
+    else:
+        _render_controls(view)
+        _render_details(view)
+    if polling == view.settled:
+        st.rerun()  # settled (stop the timer) or started again, e.g. resumed (start it)
+
+
+def _render_version_wait(view: RunView) -> None:
+    run_id = view.record.run_id
     wait = view.version_wait
     if wait is not None and (run_id, wait.version) not in st.session_state.get(
             "decided_versions", set()):
         run_view.render_version_wait(
             wait, lambda approve: _decide_version(run_id, wait.version, approve))
+
+
+def _waiting(view: RunView) -> set[str]:
+    """Steps waiting for a person, less those this session has just decided."""
+    run_id = view.record.run_id
+    decided = {s for r, s in st.session_state.get("decided", set()) if r == run_id}
+    return set(view.waiting) - decided
+
+
+def _render_card(view: RunView, step: Step, risky: set[str], waiting: set[str]) -> None:
+    run_id = view.record.run_id
+    run_view.render_step_card(
+        step, side_effect=step.tool in risky, waiting=step.id in waiting,
+        on_decide=lambda step_id, ok: _decide(run_id, step_id, ok),
+        check=view.checks.get(step.id), skip=view.skip_reasons.get(step.id),
+    )
+
+
+def _render_details(view: RunView) -> None:
+    """The working view: answer, step cards beside the graph, usage, replans and events."""
+    record, plan = view.record, view.plan
+    _render_version_wait(view)
     run_view.render_answer(record.answer, view.finished)
+    if plan is None:
+        return
+    risky = side_effect_tool_names(state.registry())
+    waiting = _waiting(view)
+    cards, graph = st.columns([3, 2], gap="medium")
+    with graph:
+        st.subheader(t("plan_graph"))
+        st.graphviz_chart(plan_to_dot(plan, side_effect_tools=risky), width="stretch")
+    with cards:
+        st.subheader(t("steps"))
+        for step in plan.steps:
+            _render_card(view, step, risky, waiting)
+        run_view.render_reflections(view.reflections)
+    run_view.render_usage(view.usage, record.wall_s)
+    run_view.render_replans(view.versions)
+    run_view.render_events(view.events)
+
+
+def _render_present(view: RunView) -> None:
+    """For a projector: the current step and the answer in large type, the graph large.
+
+    A step waiting for a person keeps its card (confirm or reject), so a demo can go on.
+    """
+    plan = view.plan
+    st.html(_PRESENT_CSS)
+    _render_version_wait(view)
+    risky = side_effect_tool_names(state.registry())
+    waiting = _waiting(view)
+    with st.container(key="present_now"):
+        running = [s for s in plan.steps if s.status == "running"] if plan else []
+        lines = [f"▶ **{literal(s.id)}** · {literal(s.description)}" for s in running]
+        if lines:
+            st.markdown(f"**{t('present_now')}:**  \n" + "  \n".join(lines))
+        elif not view.finished and not waiting:
+            st.caption(t("present_idle"))
+    for step in plan.steps if plan else []:
+        if step.id in waiting:
+            _render_card(view, step, risky, waiting)
+    run_view.render_answer(view.record.answer, view.finished)
     if plan is not None:
-        risky = side_effect_tool_names(state.registry())
-        decided = {s for r, s in st.session_state.get("decided", set()) if r == run_id}
-        waiting = set(view.waiting) - decided
-        cards, graph = st.columns([3, 2], gap="medium")
-        with graph:
-            st.subheader(t("plan_graph"))
+        with st.container(key="present_graph"):
             st.graphviz_chart(plan_to_dot(plan, side_effect_tools=risky), width="stretch")
-        with cards:
-            st.subheader(t("steps"))
-            for step in plan.steps:
-                run_view.render_step_card(
-                    step, side_effect=step.tool in risky, waiting=step.id in waiting,
-                    on_decide=lambda step_id, ok: _decide(run_id, step_id, ok),
-                    check=view.checks.get(step.id),
-                )
-            run_view.render_reflections(view.reflections)
-        run_view.render_usage(view.usage, record.wall_s)
-        run_view.render_replans(view.versions)
-        run_view.render_events(view.events)
-    if polling == view.settled:
-        st.rerun()  # settled (stop the timer) or started again, e.g. resumed (start it)
+
+
+def _chosen_run() -> str | None:
+    """The run in the address, else the latest this session opened (put back in the address)."""
+    run_id = st.query_params.get("run") or st.session_state.get(LATEST_RUN)
+    if run_id and not st.query_params.get("run"):
+        st.query_params["run"] = run_id
+    return run_id
 
 
 def main() -> None:
-    """Draw the run named in the address, or say how to open one."""
-    page_header("run_title", "run_caption", show_mode=False)
-    run_id = st.query_params.get("run")
+    """Draw the run named in the address (or the session's latest), or say how to open one."""
+    present = st.query_params.get("present") == "1"
+    if present:
+        ensure_entrypoint()
+        state.init_session()
+    else:
+        page_header("run_title", "run_caption", show_mode=False)
+    run_id = _chosen_run()
     if not run_id:
         st.info(t("run_none"))
         st.page_link("pages/history.py", label=t("go_history"), icon=":material/history:")
@@ -112,15 +188,25 @@ def main() -> None:
         st.error(t("run_unknown", run_id=literal(run_id)))
         st.page_link("pages/history.py", label=t("go_history"), icon=":material/history:")
         return
+    st.session_state[LATEST_RUN] = run_id
     record = view.record
-    st.markdown(f"**{t('run_request')}:** {literal(record.request)}")
-    st.caption(t("run_meta", run_id=run_id, created=record.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-                 mode=_mode(record.settings)))
+    if present:
+        st.title(literal(preview(record.request, 200)))
+        st.page_link("pages/run.py", label=t("present_leave"), icon=":material/close_fullscreen:",
+                     query_params={"run": run_id})
+    else:
+        st.markdown(f"**{t('run_request')}:** {literal(record.request)}")
+        st.caption(t("run_meta", run_id=run_id, mode=_mode(record.settings),
+                     created=record.created_at.strftime("%Y-%m-%d %H:%M:%S")))
+        st.page_link("pages/run.py", label=t("present_open"), icon=":material/slideshow:",
+                     help=t("present_open_help"), query_params={"run": run_id, "present": "1"})
     if notice := st.session_state.pop("followup_notice", None):
         st.success(notice, icon=":material/playlist_add:")
     polling = not view.settled
-    st.fragment(run_every=POLL_SECONDS if polling else None)(_render_live)(run_id, polling)
-    if "follow_up" in view.controls:
+    with st.container(key="present_view" if present else "run_view"):
+        st.fragment(run_every=POLL_SECONDS if polling else None)(_render_live)(
+            run_id, polling, present)
+    if "follow_up" in view.controls and not present:
         _render_follow_up(run_id)
 
 

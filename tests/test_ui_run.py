@@ -11,6 +11,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.tools.catalog import default_registry
+from tests.shown import shown
 from tests.test_ui_app import (
     TIMEOUT_S,
     block_text,
@@ -185,3 +186,128 @@ def test_a_new_version_that_adds_a_refund_waits_for_approval(runner, approve):
     else:
         assert (refund.status, refund.error) == ("skipped", "rejected by a person")
     assert not at.exception
+
+
+# ---- a run page that tells the truth (issue 12) -----------------------------------------
+
+
+def _card(at, step_id: str):
+    return keyed_block(at, f"step_card_{step_id}")
+
+
+def test_a_rejected_step_is_a_neutral_note_with_its_reason_not_an_error(runner):
+    run_id = _start(runner)
+    runner.wait(run_id, TIMEOUT_S, until_confirmation=True)
+    runner.reject(run_id, "s2")
+    runner.wait(run_id, TIMEOUT_S)
+    at = _open_run(run_id)
+    card = _card(at, "s2")
+    assert list(card.error) == []
+    assert any(c.value.endswith("Skipped: a person rejected it.") for c in card.caption)
+    assert at.progress[0].proto.text == "1 done · 1 skipped · 2 steps"
+    assert at.progress[0].value == 100
+
+
+def _skipped_by_condition(runner) -> str:
+    plan = _refund_plan()
+    plan.steps[1].condition = "s1.status == 'lost'"
+    return runner.start(plan.goal, plan, engine=Engine(default_registry()),
+                        options=RunOptions(confirm_side_effects=False),
+                        settings_public={"offline": True})
+
+
+@pytest.mark.parametrize(("language", "reason", "progress"), [
+    ("en", "Skipped: its condition was not met (s1.status == 'lost').",
+     "1 done · 1 skipped · 2 steps"),
+    ("zh", "已跳过：条件不满足（s1.status == 'lost'）。", "1 个完成 · 1 个跳过 · 共 2 个步骤"),
+])
+def test_a_step_whose_condition_is_false_says_so_in_both_languages(runner, language, reason,
+                                                                  progress):
+    run_id = _skipped_by_condition(runner)
+    runner.wait(run_id, TIMEOUT_S)
+    at = open_app("pages/run.py", query={"run": run_id}, language=language)
+    card = _card(at, "s2")
+    assert list(card.error) == []
+    assert reason in [shown(c.value.removeprefix(":material/skip_next: ")) for c in card.caption]
+    assert at.progress[0].proto.text == progress
+
+
+def test_a_cancelled_run_says_cancelled_and_its_bar_stops_where_it_stopped(runner):
+    run_id = _start(runner)
+    runner.wait(run_id, TIMEOUT_S, until_confirmation=True)
+    runner.cancel(run_id, timeout=TIMEOUT_S)
+    assert runner.wait(run_id, TIMEOUT_S).status == "cancelled"
+    at = _open_run(run_id)
+    assert at.progress[0].proto.text == "Cancelled: 1 done · 1 not run · 2 steps"
+    assert at.progress[0].value == 50
+    card = _card(at, "s2")
+    assert list(card.error) == []
+    assert any(c.value.endswith("Not run: the run was cancelled.") for c in card.caption)
+
+
+def test_the_run_link_returns_to_the_latest_run_after_another_page(runner):
+    run_id = _start(runner, confirm=False)
+    runner.wait(run_id, TIMEOUT_S)
+    at = _open_run(run_id)
+    at.switch_page("pages/history.py").run()
+    at.query_params.clear()  # what st.navigation does when the sidebar's Run link is used
+    at.switch_page("pages/run.py").run()
+    assert not at.exception
+    assert not at.info  # not "No run selected"
+    assert _status(at) == "**Status:** Completed"
+    assert at.query_params["run"] == run_id  # put back into the address
+
+
+def _sql_run(runner) -> str:
+    plan = Plan(goal="Churn by plan", steps=[
+        Step(id="s1", description="Count churn by plan", tool="run_sql",
+             args={"query": "SELECT plan, COUNT(*) AS churned FROM churn_events "
+                            "GROUP BY plan ORDER BY plan"}),
+    ])
+    return runner.start(plan.goal, plan, engine=Engine(default_registry()),
+                        options=RunOptions(confirm_side_effects=False),
+                        settings_public={"offline": True})
+
+
+def test_a_tabular_result_is_a_data_frame_on_its_card(runner):
+    run_id = _sql_run(runner)
+    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    result = runner.store.get_run(run_id).plan.step("s1").result
+    at = _open_run(run_id)
+    card = _card(at, "s1")
+    shown_result = next(e for e in card.expander if e.label == "Result")
+    frames = shown_result.get("dataframe")
+    assert len(frames) == 1 and not shown_result.get("json")
+    frame = frames[0].value
+    assert list(frame.columns) == result["columns"] == ["plan", "churned"]
+    assert frame.values.tolist() == [[str(cell) for cell in row] for row in result["rows"]]
+    assert any(c.value.startswith(f"{len(result['rows'])} rows") for c in shown_result.caption)
+
+
+def test_the_presentation_view_has_no_sidebar_and_no_editors(runner):
+    run_id = _start(runner)
+    runner.wait(run_id, TIMEOUT_S, until_confirmation=True)
+    at = open_app("pages/run.py", query={"run": run_id, "present": "1"})
+    assert len(at.sidebar.children) == 0
+    view = keyed_block(at, "present_view")
+    assert view is not None and keyed_block(at, "present_now") is not None
+    assert keyed_block(at, "present_graph").get("graphviz_chart")
+    assert keyed_block(at, "run_answer") is not None
+    keys = _keys(at)
+    assert not {"run_pause", "run_cancel", "followup_submit"} & keys
+    assert {"confirm_step_s2", "reject_step_s2"} <= keys  # the demo can still go on
+    assert _card(at, "s1") is None and _card(at, "s2") is not None  # only the waiting card
+    at.button(key="confirm_step_s2").click().run()
+    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    at = wait_for(at, lambda a: "Completed" in _status(a))
+    refund_id = runner.store.get_run(run_id).plan.step("s2").result["refund_id"]
+    assert refund_id in block_text(keyed_block(at, "run_answer"))
+
+
+def test_the_working_view_links_to_the_presentation(runner):
+    run_id = _start(runner, confirm=False)
+    runner.wait(run_id, TIMEOUT_S)
+    at = _open_run(run_id)
+    assert len(at.sidebar.children) > 0 and keyed_block(at, "present_view") is None
+    links = [link for link in at.get("page_link") if link.proto.label == "Presentation view"]
+    assert links and "present=1" in links[0].proto.query_string

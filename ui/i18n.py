@@ -6,6 +6,8 @@ import logging
 
 import streamlit as st
 
+from ui.i18n_run import RUN_PAGE_TEXT
+
 __all__ = ["LANGUAGES", "TEXT", "current_language", "t"]
 
 logger = logging.getLogger(__name__)
@@ -188,7 +190,7 @@ _PAIRS: dict[str, tuple[str, str]] = {
                  "运行 {run_id} · 开始于 {created} · {mode}"),
     "run_model": ("model {model}", "模型 {model}"),
     "run_status": ("Status", "状态"),
-    "run_progress": ("{done} of {total} steps finished", "已完成 {done} / {total} 个步骤"),
+    "run_progress": ("{parts} · {total} steps", "{parts} · 共 {total} 个步骤"),
     "run_pause": ("Pause", "暂停"),
     "run_resume": ("Resume", "继续"),
     "run_cancel": ("Cancel", "取消"),
@@ -354,6 +356,7 @@ _PAIRS.update({  # plan editing: safe edits, undo, the plan page's request (issu
                           "完整请求（{count} 个字符）"),
     "graph_legend_cycle": ("red arrows = dependency cycle", "红色箭头 = 循环依赖"),
 })
+_PAIRS.update(RUN_PAGE_TEXT)
 _PAIRS.update({f"run_status_{k}": v for k, v in _RUN_STATUSES.items()})
 _PAIRS.update({f"status_{k}": v for k, v in _STEP_STATUSES.items()})
 _PAIRS.update({f"export_{k}": v for k, v in _EXPORT_LABELS.items()})

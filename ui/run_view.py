@@ -1,4 +1,4 @@
-"""Widgets of the run page: step cards, replan history, usage, answer and the event log.
+"""Widgets of the run page: progress, step cards, replan history, usage, answer, event log.
 
 They draw the facts of a :class:`core.runs.view.RunView`; nothing here reads the log.
 """
@@ -16,19 +16,55 @@ from core.base.text import preview
 from core.base.usage import Usage
 from core.plan.diff import PlanDiff, diff_plans
 from core.plan.model import STATUS_ICONS, Step
-from core.runs.view import Reflected, StepCheck, StoredEvent, VersionView, VersionWait
+from core.runs.view import (
+    Progress,
+    Reflected,
+    SkipReason,
+    StepCheck,
+    StoredEvent,
+    VersionView,
+    VersionWait,
+)
 from ui.i18n import t
 from ui.safe_text import code, literal, markdown
 
 __all__ = [
+    "progress_text",
     "render_answer",
     "render_events",
+    "render_progress",
     "render_reflections",
     "render_replans",
     "render_step_card",
     "render_usage",
     "render_version_wait",
+    "skip_text",
+    "table_of",
 ]
+
+
+def progress_text(progress: Progress) -> str:
+    """E.g. "3 done · 2 skipped · 1 failed · 6 steps"; a cancelled run says so first."""
+    counts = {"done": progress.done, "skipped": progress.skipped, "failed": progress.failed,
+              "running": progress.running}
+    if progress.cancelled:
+        counts["not_run"] = progress.not_run
+    else:
+        counts["pending"] = progress.total - sum(counts.values())
+    parts = " · ".join(t(f"progress_{name}", n=n) for name, n in counts.items()
+                       if n or name == "done")
+    key = "run_progress_cancelled" if progress.cancelled else "run_progress"
+    return t(key, parts=parts, total=progress.total)
+
+
+def render_progress(progress: Progress) -> None:
+    """The progress bar with its counts (a cancelled run's bar stops where it stopped)."""
+    st.progress(progress.fraction, text=progress_text(progress))
+
+
+def skip_text(reason: SkipReason) -> str:
+    """Why a step was skipped, in the session's language (the detail as written)."""
+    return t(f"skip_{reason.kind}", detail=literal(reason.detail or "—"))
 
 
 def render_step_card(
@@ -38,10 +74,12 @@ def render_step_card(
     waiting: bool,
     on_decide: Callable[[str, bool], None],
     check: StepCheck | None = None,
+    skip: SkipReason | None = None,
 ) -> None:
     """One step: status, tool, arguments, result, error, duration, usage and its checks.
 
-    ``check`` holds the step's latest success verdict or failure class.
+    ``check`` holds the step's latest success verdict or failure class; ``skip`` why a
+    skipped step was skipped (shown as a neutral note: skipping is not an error).
     """
     with st.container(border=True, key=f"step_card_{step.id}"):
         head, meta = st.columns([3, 2])
@@ -66,9 +104,11 @@ def render_step_card(
             with st.expander(t("card_args")):
                 st.json(args, expanded=True)
         if step.result is not None:
-            with st.expander(t("card_result")):
+            with st.expander(t("card_result"), expanded=table_of(step.result) is not None):
                 _show_value(step.result)
-        if step.error:
+        if step.status == "skipped" and skip is not None:
+            st.caption(":material/skip_next: " + skip_text(skip))
+        elif step.error:
             st.error(literal(step.error))
         if check is not None:
             _render_check(check)
@@ -98,8 +138,45 @@ def _meta(step: Step) -> list[str]:
     return parts
 
 
+def table_of(value: Any) -> dict[str, list[str]] | None:
+    """A ``columns``/``rows`` result (run_sql's shape) as text columns, else None.
+
+    Every cell becomes text (a data frame shows text as written) and repeated column
+    names are numbered, so any rows can be drawn.
+    """
+    if not isinstance(value, dict):
+        return None
+    columns, rows = value.get("columns"), value.get("rows")
+    if not (isinstance(columns, list) and isinstance(rows, list)
+            and all(isinstance(row, list | dict) for row in rows)):
+        return None
+    table: dict[str, list[str]] = {}
+    for index, column in enumerate(columns):
+        name, number = str(column), 2
+        while name in table:
+            name, number = f"{column} ({number})", number + 1
+        table[name] = [_cell(row, index, column) for row in rows]
+    return table
+
+
+def _cell(row: list[Any] | dict[str, Any], index: int, column: Any) -> str:
+    if isinstance(row, dict):
+        value = row.get(str(column))
+    else:
+        value = row[index] if index < len(row) else None
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 def _show_value(value: Any) -> None:
-    if isinstance(value, dict | list):
+    table = table_of(value)
+    if table is not None:
+        rows = len(value["rows"])
+        st.dataframe(table, hide_index=True, width="stretch")
+        note = value.get("note")
+        st.caption(t("card_table_rows", rows=rows) + (f" · {literal(note)}" if note else ""))
+    elif isinstance(value, dict | list):
         st.json(value, expanded=True)
     else:
         st.markdown(markdown(value))

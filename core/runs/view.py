@@ -12,11 +12,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
 from core.base.usage import Usage
 from core.execution.success_check import FailureKind, SuccessVerdict
+from core.execution.version_gate import REJECTED
 from core.lifecycle import (
     FINISHED_STEP_STATUSES,
     HELD_STATUSES,
@@ -25,17 +27,21 @@ from core.lifecycle import (
     allowed_controls,
 )
 from core.plan.diff import PlanDiff, diff_plans
-from core.plan.model import Plan
+from core.plan.model import Plan, Step
 from core.store.run_store import RunRecord, RunStore, StoredEvent, VersionSource
 
 __all__ = [
+    "Progress",
     "Reflected",
     "RunView",
+    "SkipReason",
     "StepCheck",
     "StoredEvent",
     "VersionView",
     "VersionWait",
+    "count_progress",
     "load_run_view",
+    "skip_reason",
     "step_checks",
     "step_usage",
     "waiting_steps",
@@ -45,6 +51,7 @@ logger = logging.getLogger(__name__)
 
 # events after which no step waits any more, or after which one given step stops waiting
 _CLEARS_WAITING = {"paused", "cancelled", "interrupted", "run_finished"}
+_BLOCKED = "skipped: depends on failed step "
 _ENDS_WAITING = {"confirmed", "rejected", "step_completed", "step_failed", "step_skipped"}
 
 
@@ -85,6 +92,35 @@ class Reflected(BaseModel):
     retry_hint: str = ""
 
 
+SkipKind = Literal["condition", "rejected", "cancelled", "blocked", "other"]
+
+
+class SkipReason(BaseModel):
+    """Why a step was skipped: a kind the pages word in their language, and its detail."""
+
+    kind: SkipKind
+    detail: str = ""  # the condition, the failed steps, or (other) the reason as written
+
+
+class Progress(BaseModel):
+    """The current plan's steps counted by outcome (a cancelled run's unrun steps apart)."""
+
+    total: int = 0
+    done: int = 0  # completed
+    skipped: int = 0  # skipped for a reason of their own (condition, rejection, blocked)
+    failed: int = 0
+    running: int = 0
+    not_run: int = 0  # of a cancelled run: pending, or skipped by the cancellation
+    cancelled: bool = False
+
+    @property
+    def fraction(self) -> float:
+        """How much of the plan has ended, between 0 and 1; the unrun steps of a cancelled
+        run do not count, so its bar is never full unless everything had ended."""
+        ended = self.done + self.skipped + self.failed
+        return ended / self.total if self.total else 0.0
+
+
 class RunView(BaseModel):
     """Everything the run page shows about a run, as facts."""
 
@@ -123,6 +159,17 @@ class RunView(BaseModel):
         """How many steps the current plan has."""
         return len(self.plan.steps) if self.plan else 0
 
+    @property
+    def progress(self) -> Progress:
+        """The plan's steps counted by outcome."""
+        return count_progress(self.plan, cancelled=self.record.status == "cancelled")
+
+    @property
+    def skip_reasons(self) -> dict[str, SkipReason]:
+        """Why each skipped step of the current plan was skipped, by step id."""
+        steps = self.plan.steps if self.plan else []
+        return {s.id: skip_reason(s) for s in steps if s.status == "skipped"}
+
 
 def load_run_view(store: RunStore, run_id: str) -> RunView:
     """The view of run ``run_id`` (RunNotFoundError when there is none)."""
@@ -142,6 +189,38 @@ def load_run_view(store: RunStore, run_id: str) -> RunView:
         controls=controls,
         usage=record.usage if finished and record.usage.llm_calls else step_usage(record.plan),
     )
+
+
+def skip_reason(step: Step) -> SkipReason:
+    """Why ``step`` was skipped, read from the reason the scheduler recorded on it."""
+    error = (step.error or "").strip()
+    if error.startswith("condition not met"):
+        return SkipReason(kind="condition", detail=step.condition or "")
+    if error == REJECTED:
+        return SkipReason(kind="rejected")
+    if error.startswith("cancelled"):  # by a person, or before it started
+        return SkipReason(kind="cancelled")
+    if error.startswith(_BLOCKED):
+        return SkipReason(kind="blocked", detail=error.removeprefix(_BLOCKED))
+    return SkipReason(kind="other", detail=error)
+
+
+def count_progress(plan: Plan | None, *, cancelled: bool) -> Progress:
+    """Count ``plan``'s steps by outcome; ``cancelled`` sets the unrun steps apart."""
+    progress = Progress(total=len(plan.steps) if plan else 0, cancelled=cancelled)
+    for step in plan.steps if plan else []:
+        if step.status == "completed":
+            progress.done += 1
+        elif step.status == "failed":
+            progress.failed += 1
+        elif step.status == "running":
+            progress.running += 1
+        elif cancelled and (step.status == "pending"
+                            or skip_reason(step).kind == "cancelled"):
+            progress.not_run += 1
+        elif step.status == "skipped":
+            progress.skipped += 1
+    return progress
 
 
 def waiting_steps(events: Iterable[StoredEvent]) -> list[str]:
