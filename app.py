@@ -17,7 +17,10 @@ st.set_page_config(page_title="PlanBoard", page_icon="🧭", layout="wide")
 state.init_session()
 
 keep_settings()
-render_sidebar()
+# the run page's presentation view (?run=<id>&present=1) is for a projector: no sidebar
+presenting = st.query_params.get("present") == "1"
+if not presenting:
+    render_sidebar()
 pages = st.navigation([
     st.Page("pages/plan.py", title=t("nav_plan"), icon=":material/edit_note:",
             default=True),
@@ -27,6 +30,6 @@ pages = st.navigation([
     st.Page("pages/lessons.py", title=t("nav_lessons"), icon=":material/school:",
             url_path="lessons"),
     st.Page("pages/tools.py", title=t("nav_tools"), icon=":material/build:", url_path="tools"),
-])
+], position="hidden" if presenting else "sidebar")
 state.note_page(pages.url_path)
 pages.run()

@@ -246,3 +246,13 @@ def test_every_event_kind_has_a_label_in_both_languages():
     for kind in get_args(EventKind):
         labels = TEXT[f"kind_{kind}"]
         assert labels["en"] and labels["zh"] and labels["en"] != labels["zh"]
+
+
+def test_the_demo_pace_is_off_by_default_and_kept_across_pages(runner):
+    at = open_app()
+    assert at.number_input(key="demo_pace").value == 0
+    at.number_input(key="demo_pace").set_value(1.5).run()
+    at.switch_page("pages/history.py").run()
+    at.switch_page("pages/plan.py").run()
+    assert at.number_input(key="demo_pace").value == 1.5
+    assert at.session_state["demo_pace"] == 1.5

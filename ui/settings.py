@@ -12,7 +12,7 @@ __all__ = ["SIDEBAR_KEYS", "keep_settings", "render_sidebar"]
 
 SIDEBAR_KEYS = (
     "language", "offline_mode", "base_url", "planner_model", "executor_model", "api_key",
-    "max_parallel", "max_replans", "confirm_side_effects", "checkpoint_policy",
+    "max_parallel", "max_replans", "confirm_side_effects", "checkpoint_policy", "demo_pace",
 )
 # choices on the pages whose labels change with the language
 _PAGE_CHOICES = ("plan_mode", "step_pick", "history_status", "history_run", "tool_pick")
@@ -59,6 +59,8 @@ def render_sidebar() -> None:
             st.selectbox(t("checkpoint_policy"), options=list(policies),
                          key="checkpoint_policy", help=t("checkpoint_policy_help"),
                          format_func=policies.get)
+            st.number_input(t("demo_pace"), min_value=0.0, max_value=10.0, step=0.5,
+                            key="demo_pace", help=t("demo_pace_help"))
 
 
 def _render_mode() -> None:

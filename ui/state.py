@@ -105,6 +105,7 @@ def init_session() -> None:
         "max_replans": options.max_replans,
         "confirm_side_effects": options.confirm_side_effects,
         "checkpoint_policy": options.checkpoint,
+        "demo_pace": float(options.step_delay_s),
         "plan_mode": "auto",
         "plan": None,
         "plan_revision": 0,
@@ -147,6 +148,7 @@ def run_options() -> RunOptions:
         confirm_side_effects=bool(state.get("confirm_side_effects",
                                             defaults.confirm_side_effects)),
         checkpoint=checkpoint_policy(),  # type: ignore[arg-type]  # one of POLICIES
+        step_delay_s=float(state.get("demo_pace", defaults.step_delay_s)),
     )
 
 
