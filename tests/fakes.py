@@ -46,10 +46,11 @@ class ScriptedChatModel:
         tools: list[dict[str, Any]] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
         json_mode: bool = False,
+        json_schema: dict[str, Any] | None = None,
     ) -> ChatReply:
         request = {
             "messages": messages, "role": role, "tools": tools,
-            "tool_choice": tool_choice, "json_mode": json_mode,
+            "tool_choice": tool_choice, "json_mode": json_mode, "json_schema": json_schema,
             "started": time.monotonic(),
         }
         with self._lock:

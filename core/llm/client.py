@@ -74,8 +74,13 @@ class ChatModel(Protocol):
         tools: list[dict[str, Any]] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
         json_mode: bool = False,
+        json_schema: dict[str, Any] | None = None,
     ) -> ChatReply:
-        """Send one chat completion request and return the reply."""
+        """Send one chat completion request and return the reply.
+
+        ``json_schema`` asks for a reply matching it where the endpoint can be told so; a
+        model that cannot simply ignores it (the reply is parsed and checked either way).
+        """
         ...
 
 

@@ -73,22 +73,15 @@ def catalogue(registry: ToolRegistry) -> list[dict[str, Any]]:
     return [{**item.catalogue_entry(), "keywords": list(item.keywords)} for item in registry]
 
 
-def schema_for(
-    model: ChatModel, registry: ToolRegistry, *, questions: bool = False
-) -> dict[str, Any] | None:
-    """The plan schema when ``model``'s provider takes one (scripted fakes have no profile)."""
-    profile = getattr(model, "profile", None)
-    if profile is None or profile.structured_output == "none":
-        return None
+def schema_for(registry: ToolRegistry, *, questions: bool = False) -> dict[str, Any]:
+    """The plan schema, tool names limited to the catalogue (the client sends it where the
+    provider takes one)."""
     return plan_schema(registry.names(), questions=questions)
 
 
 def _ask(model: ChatModel, messages: list[dict[str, Any]], schema: dict[str, Any] | None
          ) -> ChatReply:
-    if schema is None:
-        return model.chat(messages, role="planner", tools=None, json_mode=True)
-    chat: Any = model.chat  # json_schema is OpenAIChatModel's, not the protocol's
-    return chat(messages, role="planner", tools=None, json_mode=True, json_schema=schema)
+    return model.chat(messages, role="planner", tools=None, json_mode=True, json_schema=schema)
 
 
 def converse(

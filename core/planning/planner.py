@@ -123,7 +123,7 @@ def plan_request(
         return [*tool_hint_problems(plan, engine.registry),
                 *coverage_problems(request, plan, engine.registry)]
 
-    schema = schema_for(model, engine.registry, questions=allow_questions)
+    schema = schema_for(engine.registry, questions=allow_questions)
     result = converse(model, messages, accept, review=review, schema=schema)
     if result.questions:
         return result
@@ -203,7 +203,7 @@ def replan_request(
         _raise_problems(merged, engine.registry)
         return merged
 
-    return converse(model, messages, accept, schema=schema_for(model, engine.registry))
+    return converse(model, messages, accept, schema=schema_for(engine.registry))
 
 
 def replan(
