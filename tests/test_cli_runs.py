@@ -12,8 +12,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 import core.runs.runner as runner_module
 from core.cli.main import main
 from core.execution.events import RunEvent
@@ -26,13 +24,6 @@ from core.tools.registry import make_tool
 
 REPO = Path(__file__).resolve().parents[1]
 FAKE_KEY = "sk-test-SECRET123"
-
-
-@pytest.fixture
-def store():
-    made = RunStore()
-    yield made
-    made.close()
 
 
 def calc_plan() -> Plan:

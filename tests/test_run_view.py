@@ -5,8 +5,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 from core.base.usage import Usage
 from core.execution.events import RunEvent
 from core.lifecycle import RUN_STATUSES, STEP_STATUSES
@@ -17,13 +15,6 @@ from core.store.schema import VERSION_SOURCES
 from ui.i18n import TEXT
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def store() -> RunStore:
-    made = RunStore()
-    yield made
-    made.close()
 
 
 def _plan(version: int = 1) -> Plan:

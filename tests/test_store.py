@@ -27,13 +27,6 @@ def small_plan(goal: str = "add numbers") -> Plan:
     ])
 
 
-@pytest.fixture
-def store() -> RunStore:
-    made = RunStore()
-    yield made
-    made.close()
-
-
 def test_default_url_is_sqlite_under_home_in_wal_mode(store, isolated_environment):
     assert store.url == f"sqlite:///{isolated_environment / 'planboard.db'}"
     with store.engine.connect() as conn:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from core.errors import ToolArgumentError, UnknownToolError
@@ -11,13 +9,6 @@ from core.runs.tool_trials import TRIAL_MODE, try_tool
 from core.store.run_store import RunStore
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
-
-
-@pytest.fixture
-def store() -> Iterator[RunStore]:
-    made = RunStore()
-    yield made
-    made.close()
 
 
 @pytest.fixture
