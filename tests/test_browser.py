@@ -132,3 +132,21 @@ def _journey(page, shots: Path) -> None:
     assert page.url == run_url
     _scroll_to_top(page, ".st-key-run_answer", offset=-170)
     page.screenshot(path=str(shots / "run-page.png"))
+
+    # the sidebar's Run link returns to this run after another page (the address loses ?run=)
+    page.locator("[data-testid='stSidebarNav'] a[href$='/history']").click()
+    page.wait_for_url(re.compile(r"/history"))
+    page.locator("[data-testid='stSidebarNav'] a[href$='/run']").click()
+    page.wait_for_url(run_url)
+    page.locator(".st-key-run_answer").get_by_text("S10 Lite").first.wait_for()
+
+    # the presentation view: no sidebar, no editors, the answer in large type
+    page.goto(f"{run_url}&present=1")
+    page.locator(".st-key-present_view .st-key-run_answer").get_by_text("S10 Lite").first.wait_for()
+    page.locator(".st-key-present_graph svg").first.wait_for()
+    assert not page.locator("[data-testid='stSidebar']").is_visible()
+    assert page.locator(".st-key-run_pause, .st-key-followup_text").count() == 0
+    size = page.locator(".st-key-run_answer p").first.evaluate(
+        "el => parseFloat(getComputedStyle(el).fontSize)")
+    assert size >= 22, size
+    page.screenshot(path=str(shots / "presentation.png"))
