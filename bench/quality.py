@@ -1,0 +1,238 @@
+"""The plan-quality benchmark: the suite of bench/quality_tasks.py against the configured model.
+
+Each task runs in a fresh PLANBOARD_HOME (a temporary folder: new demo data, no lessons,
+no earlier runs) through the path ``python -m core run --yes`` takes: route, plan, approve
+(side-effecting steps of the approved plan run; later versions that widen it are refused),
+execute. It runs once per checkpoint policy; the scorer then checks the facts. The table
+gives per policy the success rate, LLM calls, prompt+completion tokens and wall time, and
+per task which policies passed. ``--offline`` runs the offline rules as a baseline.
+
+    python -m bench.quality [--offline] [--policies rigid,adaptive] [--tasks a,b] [--timeout 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from bench.quality_tasks import Outcome, Task, get_tasks
+from core.base.usage import Usage
+from core.errors import PlanBoardError
+from core.lifecycle import TERMINAL_STATUSES
+from core.llm.engine import Engine
+from core.planning.choices import CHECKPOINT_POLICIES, REQUEST_MODES, CheckpointPolicy
+
+__all__ = ["DEFAULT_POLICIES", "TaskResult", "format_table", "main", "run_suite", "run_task"]
+
+if TYPE_CHECKING:
+    from core.runs.runner import Runner
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_POLICIES = ("rigid", "on_failure", "adaptive")
+
+
+@dataclass
+class TaskResult:
+    """One task under one policy: the outcome, what the scorer found, and what it cost."""
+
+    task_id: str
+    policy: str
+    outcome: Outcome
+    problems: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    wall_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        """Whether the scorer found no problem."""
+        return not self.problems
+
+
+@contextmanager
+def fresh_home() -> Iterator[str]:
+    """A temporary PLANBOARD_HOME (the default SQLite store in it) for one task."""
+    saved = {key: os.environ.get(key) for key in ("PLANBOARD_HOME", "PLANBOARD_DB_URL")}
+    with tempfile.TemporaryDirectory(prefix="planboard-quality-") as home:
+        os.environ["PLANBOARD_HOME"] = home
+        os.environ.pop("PLANBOARD_DB_URL", None)
+        try:
+            yield home
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+def run_task(task: Task, engine: Engine, policy: CheckpointPolicy, *, mode: str = "auto",
+             timeout_s: float = 600.0) -> TaskResult:
+    """Run ``task`` once under ``policy`` in a fresh home and score it."""
+    from core.runs.runner import open_runner
+
+    with fresh_home():
+        started = time.monotonic()
+        runner = open_runner()
+        try:
+            status, answer, usage = _run_request(task.request, engine, runner, policy, mode,
+                                                 started + timeout_s)
+            outcome = Outcome(status=status, answer=answer)
+            wall = time.monotonic() - started
+            problems = task.score(outcome)
+        finally:
+            runner.close()
+    return TaskResult(task.id, policy, outcome, problems, usage, round(wall, 2))
+
+
+def _run_request(request: str, engine: Engine, runner: Runner, policy: CheckpointPolicy,
+                 mode: str, deadline: float) -> tuple[str, str, Usage]:
+    """Route, plan, approve and execute ``request``; return status, answer and usage."""
+    from core.execution.scheduler import RunOptions
+    from core.runs.answers import answer_without_plan
+    from core.runs.session import choose_route, draft_plan, public_settings
+
+    settings = public_settings(offline=engine.offline)
+    usage = Usage()
+    try:
+        route, usage = choose_route(request, engine, mode)
+        if route.mode != "plan":
+            run_id = answer_without_plan(request, route, engine, runner.store,
+                                         settings_public=settings, usage_before=usage)
+            record = runner.store.get_run(run_id)
+            return record.status, record.answer or "", record.usage
+        draft = draft_plan(request, engine, store=runner.store)
+        usage += draft.usage
+        if draft.plan is None:  # `run --yes` stops here too: nobody is there to answer
+            return "asked", " / ".join(draft.questions), usage
+        draft.plan.raise_if_invalid(engine.registry)
+    except PlanBoardError as exc:
+        logger.info("task not run: %s", exc)
+        return f"error: {type(exc).__name__}", str(exc), usage
+    options = RunOptions(confirm_side_effects=False,  # approved up front, as with --yes
+                         new_versions="refuse", checkpoint=policy)
+    run_id = runner.start(draft.plan.goal, draft.plan, engine=engine, options=options,
+                          settings_public=settings, planning_usage=usage)
+    record = runner.wait(run_id, timeout=max(1.0, deadline - time.monotonic()))
+    if record.status in TERMINAL_STATUSES:
+        return record.status, record.answer or "", record.usage
+    record = runner.cancel(run_id)
+    return f"timeout ({record.status})", record.answer or "", record.usage
+
+
+def run_suite(tasks: list[Task], engine: Engine, policies: list[CheckpointPolicy], *,
+              mode: str = "auto", timeout_s: float = 600.0) -> list[TaskResult]:
+    """Every task under every policy, one after another; each result is logged as it ends."""
+    results = []
+    for policy in policies:
+        for task in tasks:
+            result = run_task(task, engine, policy, mode=mode, timeout_s=timeout_s)
+            logger.info("%s %s: %s %s", policy, task.id, "pass" if result.passed else "FAIL",
+                        "; ".join(result.problems))
+            results.append(result)
+    return results
+
+
+def format_table(results: list[TaskResult], title: str) -> str:
+    """The policy table, the per-task table and the problems of every failure, as text."""
+    policies = list(dict.fromkeys(r.policy for r in results))
+    task_ids = list(dict.fromkeys(r.task_id for r in results))
+    lines = [f"## Plan quality: {title}", "",
+             f"{'policy':<11} | {'success':>8} | {'LLM calls':>9} | {'tokens (p+c)':>16} | "
+             f"{'wall s':>8}"]
+    for policy in policies:
+        mine = [r for r in results if r.policy == policy]
+        usage = sum((r.usage for r in mine), Usage())
+        tokens = f"{usage.prompt_tokens}+{usage.completion_tokens}"
+        success = f"{sum(r.passed for r in mine)}/{len(mine)}"
+        wall = sum(r.wall_s for r in mine)
+        lines.append(f"{policy:<11} | {success:>8} | {usage.llm_calls:>9} | {tokens:>16} | "
+                     f"{wall:8.1f}")
+    lines += ["", f"{'task':<22} | " + " | ".join(f"{p:<10}" for p in policies)]
+    by_key = {(r.task_id, r.policy): r for r in results}
+    for task_id in task_ids:
+        cells = [("pass" if by_key[task_id, p].passed else "FAIL") if (task_id, p) in by_key
+                 else "-" for p in policies]
+        lines.append(f"{task_id:<22} | " + " | ".join(f"{c:<10}" for c in cells))
+    failures = [r for r in results if not r.passed]
+    if failures:
+        lines += ["", "Failures:"]
+        lines += [f"- {r.task_id} [{r.policy}] {r.outcome.status}: {'; '.join(r.problems)}"
+                  for r in failures]
+    return "\n".join(lines)
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _policies(text: str) -> list[CheckpointPolicy]:
+    chosen = _names(text)
+    unknown = [p for p in chosen if p not in CHECKPOINT_POLICIES]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"unknown policy {', '.join(unknown) or '(none)'}; choose from "
+            f"{', '.join(CHECKPOINT_POLICIES)}")
+    return chosen  # type: ignore[return-value]  # each one checked above
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The benchmark's options."""
+    parser = argparse.ArgumentParser(prog="python -m bench.quality", description=__doc__)
+    parser.add_argument("--offline", action="store_true",
+                        help="the offline rules instead of the configured model (a baseline)")
+    parser.add_argument("--policies", type=_policies, default=list(DEFAULT_POLICIES),
+                        help="comma-separated checkpoint policies (default: "
+                             f"{','.join(DEFAULT_POLICIES)})")
+    parser.add_argument("--tasks", type=_names, default=None,
+                        help="comma-separated task ids (default: all)")
+    parser.add_argument("--mode", choices=REQUEST_MODES, default="auto",
+                        help="how requests are routed (default auto: the router decides)")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="seconds per task run (planning included) before it is cancelled")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log each task's result")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the suite and print its tables; exit code 1 when the endpoint is not usable."""
+    from dotenv import find_dotenv, load_dotenv
+
+    from core.runs.session import build_engine
+
+    load_dotenv(find_dotenv(usecwd=True))  # the same settings `python -m core run` reads
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+    if args.verbose:  # each task's result as it ends, without the engine's own log
+        logger.setLevel(logging.INFO)
+    try:
+        tasks = get_tasks(args.tasks)
+        engine = build_engine(offline=args.offline)
+    except (KeyError, PlanBoardError) as exc:
+        print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}")
+        return 1
+    title = _endpoint(engine)
+    results = run_suite(tasks, engine, args.policies, mode=args.mode, timeout_s=args.timeout)
+    print(format_table(results, title))
+    return 0
+
+
+def _endpoint(engine: Engine) -> str:
+    """The model and endpoint the engine talks to, as runs record them (never the key)."""
+    from core.runs.session import public_settings
+
+    if engine.offline:
+        return "offline rules"
+    settings = public_settings(offline=False)
+    return f"{settings.get('planner_model')} @ {settings.get('base_url')}"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
