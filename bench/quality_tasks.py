@@ -101,14 +101,15 @@ def _analytics_value(sql: str) -> Any:
 
 
 def _plain(text: str) -> str:
-    """Lower case, thousands separators dropped ("1,234" and "1 234" read as 1234)."""
-    return re.sub(r"(?<=\d)[,，\s](?=\d{3}\b)", "", (text or "").lower())
+    """Lower case, thousands separators dropped ("1,234" reads as 1234)."""
+    return re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", (text or "").lower())
 
 
 def mentions_number(answer: str, value: float) -> bool:
     """Whether ``value`` appears in ``answer`` as a whole number (not inside another one)."""
     number = f"{value:g}"
-    return re.search(rf"(?<![\d.]){re.escape(number)}(?:\.0+)?(?![\d])", _plain(answer)) is not None
+    pattern = rf"(?<![\d.]){re.escape(number)}(?:\.0+)?(?!\.?\d)"
+    return re.search(pattern, _plain(answer)) is not None
 
 
 def _any(answer: str, words: tuple[str, ...] | list[str]) -> bool:

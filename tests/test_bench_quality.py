@@ -1,0 +1,129 @@
+"""The plan-quality benchmark: its scorers on hand-made outcomes, and an offline end-to-end run."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import pytest
+
+from bench import quality
+from bench.quality_tasks import TASKS, Outcome, active_refunds, get_tasks, mentions_number
+from core.tools.analytics import run_sql
+from core.tools.ops import check_health
+from core.tools.shop import apply_refund, ensure_shop_db
+
+
+def _score(task_id: str, status: str, answer: str) -> list[str]:
+    return get_tasks([task_id])[0].score(Outcome(status=status, answer=answer))
+
+
+def test_the_suite_covers_both_languages_and_every_kind():
+    assert len(TASKS) >= 12
+    assert len({task.id for task in TASKS}) == len(TASKS)
+    assert {task.lang for task in TASKS} == {"en", "zh"}
+    assert {"lookup", "conditional", "multi-clause", "ops", "analytics"} <= {
+        task.kind for task in TASKS}
+
+
+def test_unknown_task_ids_are_named():
+    with pytest.raises(KeyError, match="nope"):
+        get_tasks(["order-eta-en", "nope"])
+
+
+@pytest.mark.parametrize(("answer", "value", "found"), [
+    ("1,234 users churned", 1234, True),
+    ("共 260 人", 260, True),
+    ("12345 rows", 1234, False),
+    ("replicas 4 → 6", 6, True),
+    ("version 6.5", 6, False),
+    ("about 7.0 days", 7, True),
+])
+def test_numbers_are_read_as_whole_numbers(answer, value, found):
+    assert mentions_number(answer, value) is found
+
+
+def test_a_conditional_refund_passes_only_with_one_refund_named_in_the_answer():
+    assert _score("refund-delivered-en", "completed", "Order 88231 was delivered.") == [
+        "order 88231 has 0 active refunds, expected 1"]
+    refund_id = apply_refund.function("88231", "broken")["refund_id"]
+    assert _score("refund-delivered-en", "completed", f"Refund {refund_id} submitted.") == []
+    problems = _score("refund-delivered-en", "failed", "Your refund is on its way.")
+    assert problems[0] == "run ended failed"
+    assert "refund id" in problems[1]
+
+
+def test_seed_000_also_needs_the_recommendation():
+    refund_id = apply_refund.function("88231", "broken")["refund_id"]
+    answer = f"退款单号 {refund_id}"
+    assert any("S10 Lite" in p for p in _score("seed-000-zh", "completed", answer))
+    assert _score("seed-000-zh", "completed", f"推荐 比特 S10 Lite；{answer}") == []
+
+
+def test_no_refund_when_the_order_is_in_transit():
+    assert _score("refund-in-transit-zh", "completed", "还没签收，没有退款") == []
+    with sqlite3.connect(ensure_shop_db()) as conn:  # a refund the tool would have refused
+        conn.execute("INSERT INTO refunds VALUES ('RFX', '70412', 1299, 'x', 'processing', "
+                     "NULL, '2026-06-24')")
+    assert _score("refund-in-transit-zh", "completed", "已退款") == [
+        "order 70412 has 1 active refunds, expected 0"]
+
+
+def test_the_existing_refund_is_not_doubled():
+    assert _score("refund-existing-en", "completed", "It already has RF20260620001.") == []
+    apply_refund.function("66001")  # idempotent: returns the existing refund
+    assert active_refunds("66001") == ["RF20260620001"]
+
+
+def test_an_order_lookup_needs_the_status_from_the_database():
+    assert _score("order-eta-en", "completed", "Order 70412 is in transit.") == []
+    assert _score("order-eta-en", "completed", "Order 70412 was delivered.") != []
+    assert _score("order-status-zh", "completed", "88231 已签收") == []
+
+
+def test_ops_answers_must_name_every_unhealthy_service():
+    unhealthy = check_health.function("all")["unhealthy"]
+    assert len(unhealthy) >= 2
+    assert _score("ops-unhealthy-en", "completed", ", ".join(unhealthy)) == []
+    problems = _score("ops-unhealthy-en", "completed", ", ".join(unhealthy[1:]))
+    assert problems == [f"answer misses unhealthy services: {unhealthy[0]}"]
+
+
+def test_analytics_counts_are_read_from_the_data():
+    rows = run_sql.function(
+        "SELECT COUNT(*) FROM churn_events WHERE churned_at BETWEEN '2026-01-01' AND "
+        "'2026-03-31'")["rows"]
+    count = rows[0][0]
+    assert _score("churn-count-en", "completed", f"{count:,} subscriptions") == []
+    assert _score("churn-count-en", "completed", f"{count + 1} subscriptions") != []
+    assert _score("churn-count-en", "failed", f"{count}") == ["run ended failed"]
+
+
+def test_the_bench_runs_offline_end_to_end(capsys, isolated_environment):
+    chosen = "refund-delivered-en,refund-in-transit-zh,ops-report-zh"
+    code = quality.main(["--offline", "--policies", "rigid,adaptive", "--tasks", chosen])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "## Plan quality: offline rules" in out
+    rows = {line.split("|")[0].strip(): line for line in out.splitlines() if "|" in line}
+    for policy in ("rigid", "adaptive"):
+        cells = [cell.strip() for cell in rows[policy].split("|")]
+        assert cells[1:4] == ["3/3", "0", "0+0"]
+    assert rows["refund-in-transit-zh"].count("pass") == 2
+    # every task ran in its own home: the refunds made there are not in this test's home
+    assert os.environ["PLANBOARD_HOME"] == str(isolated_environment)
+    assert active_refunds("88231") == []
+
+
+def test_a_failed_task_is_listed_with_its_problems():
+    result = quality.TaskResult("x", "rigid", Outcome("failed", ""), ["run ended failed"])
+    table = quality.format_table([result], "t")
+    assert "0/1" in table
+    assert "- x [rigid] failed: run ended failed" in table
+
+
+def test_bad_options_are_refused(capsys):
+    with pytest.raises(SystemExit):
+        quality.main(["--offline", "--policies", "sometimes"])
+    assert "unknown policy sometimes" in capsys.readouterr().err
+    assert quality.main(["--offline", "--tasks", "nope"]) == 1
