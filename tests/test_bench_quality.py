@@ -1,17 +1,21 @@
-"""The plan-quality benchmark: its scorers on hand-made outcomes, and an offline end-to-end run."""
+"""The plan-quality benchmark: scorers on hand-made outcomes, offline and fake-endpoint runs."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
+from typing import Any
 
 import pytest
 
 from bench import quality
 from bench.quality_tasks import TASKS, Outcome, active_refunds, get_tasks, mentions_number
+from core.runs.session import build_engine
 from core.tools.analytics import run_sql
 from core.tools.ops import check_health
 from core.tools.shop import apply_refund, ensure_shop_db
+from tests.fake_openai import DEFAULT_KEY, text
 
 
 def _score(task_id: str, status: str, answer: str) -> list[str]:
@@ -113,6 +117,35 @@ def test_the_bench_runs_offline_end_to_end(capsys, isolated_environment):
     # every task ran in its own home: the refunds made there are not in this test's home
     assert os.environ["PLANBOARD_HOME"] == str(isolated_environment)
     assert active_refunds("88231") == []
+
+
+_REFUND_PLAN = {"goal": "refund 88231", "steps": [
+    {"id": "s1", "description": "Look up order 88231", "tool": "query_order",
+     "args": {"order_id": "88231"}},
+    {"id": "s2", "description": "Refund it if delivered", "tool": "apply_refund",
+     "args": {"order_id": "88231", "reason": "broken"}, "depends_on": ["s1"],
+     "condition": "s1.status == 'delivered'"},
+    {"id": "s3", "description": "Summarise", "depends_on": ["s1", "s2"]},
+]}
+
+
+def _echo(body: dict[str, Any]) -> Any:
+    """An answer that repeats what the model was shown (the step results included)."""
+    return text("Done. " + " ".join(str(m.get("content") or "") for m in body["messages"]))
+
+
+def test_a_model_run_is_scored_and_its_usage_counted(fake_openai, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", DEFAULT_KEY)
+    fake_openai.responder = _echo
+    fake_openai.script(text(json.dumps(_REFUND_PLAN)))
+    task = get_tasks(["refund-delivered-en"])[0]
+    result = quality.run_task(task, build_engine(offline=False), "rigid", mode="plan")
+    assert result.outcome.status == "completed"
+    assert result.passed, result.problems
+    assert result.usage.llm_calls == len(fake_openai.chat_bodies) >= 2  # plan + answer
+    assert result.usage.prompt_tokens > 0 and result.usage.completion_tokens > 0
+    assert active_refunds("88231") == []  # the refund was made in the task's own home
 
 
 def test_a_failed_task_is_listed_with_its_problems():
