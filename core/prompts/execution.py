@@ -47,7 +47,11 @@ You write the final answer for the user from the results of the plan's steps bel
 Do not call any tool. Answer the goal directly and completely, say plainly if something
 could not be done, and do not invent facts that the results do not contain. Never ask
 for information or for the results: they are all below.
-Answer in the language of the request: {language}.
+Answer in the language of the request: {language}, throughout: where a name exists in both
+languages (a product, a status), use the one in that language; translate tool findings.
+Keep tabular results as Markdown tables (a header row, a |---| row, one row per line).
+If an earlier answer is among the results (a follow-up), do not repeat it: answer the
+follow-up from the new results and refer to the earlier answer in one sentence at most.
 
 {context}"""
 

@@ -9,6 +9,19 @@ from typing import Any
 from core.base.language import Language, detect_language, pick
 from core.base.text import clip, preview
 from core.plan.model import Plan, Step
+from core.planning.offline.answer_ops import (
+    diagnose_section,
+    health_section,
+    scale_section,
+    services_section,
+)
+from core.planning.offline.answer_text import (
+    CARRIERS_EN,
+    bilingual_half,
+    english_names,
+    markdown_table,
+    table_lines,
+)
 
 __all__ = ["compose_answer"]
 
@@ -19,14 +32,14 @@ _PRODUCT_LINE = re.compile(r"^\s*[-*]\s*\*\*(?P<name>[^*]+)\*\*[:：]?\s*(?P<why
 _PRICE = re.compile(r"[¥￥]\s*(\d+(?:\.\d+)?)")
 _CHURN_ADVICE = {
     "price": ("推出年付折扣或为老用户保留原价", "offer annual discounts or keep the old price for "
-              "existing users"),
+              "existing users", "价格"),
     "missing_feature": ("把呼声最高的缺失功能排进路线图", "put the most requested missing "
-                        "features on the roadmap"),
+                        "features on the roadmap", "缺少功能"),
     "bugs": ("优先修复稳定性问题并主动补偿受影响用户", "fix stability bugs first and compensate "
-             "affected users"),
+             "affected users", "产品缺陷"),
     "competitor": ("针对竞品做功能与体验对比，补齐差距", "compare against competitors and close "
-                   "the gaps"),
-    "support": ("缩短客服响应时间", "shorten support response times"),
+                   "the gaps", "转向竞品"),
+    "support": ("缩短客服响应时间", "shorten support response times", "客服体验"),
 }
 
 
@@ -48,12 +61,17 @@ def _preview(value: Any) -> str:
 
 
 def compose_answer(plan: Plan) -> str:
-    """Compose the final answer from the plan's finished steps (no LLM involved)."""
+    """Compose the final answer from the plan's finished steps (no LLM involved).
+
+    After a follow-up only the steps added for it are summarised: the earlier answer stays
+    where it was shown, and repeating it would say everything twice.
+    """
     lang = detect_language(plan.goal)
     synthesis = plan.synthesis_step()
+    earlier = _earlier_answer_steps(plan, synthesis)
     sections: list[str] = []
     for step in plan.steps:
-        if synthesis is not None and step.id == synthesis.id:
+        if (synthesis is not None and step.id == synthesis.id) or step.id in earlier:
             continue
         try:
             text = _section(plan, step, lang)
@@ -64,9 +82,34 @@ def compose_answer(plan: Plan) -> str:
             sections.append(text)
     if not sections:
         sections.append(pick(lang, "没有可汇总的结果。", "There are no results to summarise."))
-    head = pick(lang, "以下是本次处理结果：", "Here is what I found and did:")
-    tail = pick(lang, "如有其他问题，随时联系我！", "Let me know if there is anything else.")
-    return "\n\n".join([head, *sections, tail])
+    if earlier:
+        head = pick(lang, "针对追加的请求，新的结果如下（之前的回答仍然有效）：",
+                    "For your follow-up, here is what the new steps found (the earlier "
+                    "answer still stands):")
+        parts = [head, *sections]
+    else:
+        parts = [pick(lang, "以下是本次处理结果：", "Here is what I found and did:"), *sections,
+                 pick(lang, "如有其他问题，随时联系我！", "Let me know if there is anything else.")]
+    answer = "\n\n".join(parts)
+    return answer if lang == "zh" else english_names(answer, plan)
+
+
+def _earlier_answer_steps(plan: Plan, synthesis: Step | None) -> set[str]:
+    """The ids of an earlier synthesis step the final one builds on, and of all it covered."""
+    if synthesis is None:
+        return set()
+    earlier = [d for d in synthesis.depends_on if d in plan.ids()
+               and plan.step(d).tool is None and plan.step(d).status == "completed"
+               and plan.step(d).depends_on]
+    covered: set[str] = set()
+    stack = list(earlier)
+    while stack:
+        step_id = stack.pop()
+        if step_id in covered or step_id not in plan.ids():
+            continue
+        covered.add(step_id)
+        stack.extend(plan.step(step_id).depends_on)
+    return covered
 
 
 def _section(plan: Plan, step: Step, lang: Language) -> str:
@@ -114,30 +157,36 @@ def _knowledge(plan: Plan, step: Step, lang: Language) -> str:
     lines = [pick(lang, f"🔍 知识库检索“{query}”的结果（本地资料，非实时网络）：",
                 f"🔍 Knowledge base results for \"{query}\" (local sources, not the live web):")]
     for hit in hits[:3]:
-        lines.append(f"- {_get(hit, 'title', '')}:")
-        lines += [f"  {line}" for line in _key_lines(str(_get(hit, "content", "")), lang)]
+        lines += ["", f"**{_get(hit, 'title', '')}**", ""]
+        lines += _key_lines(str(_get(hit, "content", "")), lang)
     return "\n".join(lines)
 
 
 def _key_lines(content: str, lang: Language, limit: int = 6) -> list[str]:
-    """The informative lines of a document: bullets, table rows, trends (no boilerplate)."""
-    picked, plain = [], []
+    """The informative lines of a document as Markdown: its table kept as a table, then its
+    bullets, numbered points and trends as bullets (no headings or boilerplate)."""
+    picked, plain, table = [], [], []
     for raw in content.splitlines():
         line = raw.strip().replace("**", "")
-        if not line or line.startswith("#") or re.match(r"^\|?\s*-{3,}", line):
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        if not line or line.startswith("#"):
             continue
         if re.match(r"^(来源|source|关键词|keywords)[:：]", line, re.I):
             continue
-        if line.startswith(("- ", "* ", "|")) or re.match(r"^\d+\.", line) or re.search(
+        if line.startswith(("- ", "* ")) or re.match(r"^\d+\.", line) or re.search(
             r"趋势|trend", line, re.I
         ):
             picked.append(line.lstrip("-* ").strip())
         else:
             plain.append(clip(line, _LINE_CHARS))
-    if not picked:
+    if not picked and not table:
         plain.sort(key=lambda line: detect_language(line) != lang)
         picked = plain
-    return picked[:limit]
+    shown = table_lines(table)
+    bullets = [f"- {line}" for line in picked[:limit]]
+    return [*shown, "", *bullets] if shown and bullets else [*shown, *bullets]
 
 
 def _budget(plan: Plan) -> float | None:
@@ -165,8 +214,7 @@ def _pick_product(content: str, budget: float | None) -> tuple[str, float, str] 
 
 def _order(plan: Plan, step: Step, lang: Language) -> str:
     r = step.result
-    product = _get(r, "product") if lang == "zh" else (
-        f"{_get(r, 'product')} ({_get(r, 'product_en')})")
+    product = _get(r, "product") if lang == "zh" else _get(r, "product_en", _get(r, "product"))
     status = _get(r, "status_zh") if lang == "zh" else str(_get(r, "status", "")).replace("_", " ")
     signed = _get(r, "signed_at")
     text = pick(lang, f"📦 订单 {_get(r, 'order_id')}：{product}"
@@ -227,63 +275,15 @@ def _skipped_refund(plan: Plan, step: Step, lang: Language) -> str:
 def _logistics(plan: Plan, step: Step, lang: Language) -> str:
     r = step.result
     latest = _get(r, "latest_event") or {}
-    return pick(lang, f"🚚 运单 {_get(r, 'tracking_no')}（{_get(r, 'carrier')}）最新进展："
-                    f"{_get(latest, 'description', '暂无')}（{_get(latest, 'time', '')}）",
-              f"🚚 Parcel {_get(r, 'tracking_no')} ({_get(r, 'carrier')}): "
-              f"{_get(r, 'latest_status', 'no events')} — {_get(latest, 'description', '')} "
-              f"({_get(latest, 'time', '')})")
-
-
-def _services(plan: Plan, step: Step, lang: Language) -> str:
-    if any(s.tool == "check_health" and s.status == "completed" for s in plan.steps):
-        return ""
-    names = ", ".join(_get(step.result, "names") or [])
-    return pick(lang, f"🖥️ 共 {_get(step.result, 'count', 0)} 个服务：{names}",
-              f"🖥️ {_get(step.result, 'count', 0)} services: {names}")
-
-
-def _health(plan: Plan, step: Step, lang: Language) -> str:
-    r = step.result
-    checks = {c["service"]: c["status"] for c in _get(r, "services") or [] if isinstance(c, dict)}
-    unhealthy = _get(r, "unhealthy") or []
-    listed = ", ".join(f"{name} ({checks.get(name, '?')})" for name in unhealthy)
-    if not unhealthy:
-        return pick(lang, f"🩺 健康检查：{_get(r, 'checked', 0)} 个服务全部正常。",
-                  f"🩺 Health check: all {_get(r, 'checked', 0)} services are healthy.")
-    return pick(lang, f"🩺 健康检查：{_get(r, 'checked', 0)} 个服务中 {len(unhealthy)} 个异常："
-                    f"{listed}",
-              f"🩺 Health check: {len(unhealthy)} of {_get(r, 'checked', 0)} services are "
-              f"unhealthy: {listed}")
-
-
-def _diagnose(plan: Plan, step: Step, lang: Language) -> str:
-    items = _get(step.result, "diagnoses") or []
-    if not items:
-        return pick(lang, "🔧 没有需要诊断的服务。", "🔧 No service needed a diagnosis.")
-    lines = [pick(lang, "🔧 诊断：", "🔧 Diagnosis:")]
-    for d in items:
-        findings = "; ".join(d.get("findings") or []) or pick(
-            lang, "未发现问题", "no problem found")
-        actions = "; ".join(d.get("recommended_actions") or [])
-        lines.append(pick(lang, f"- {d['service']}（{d['status']}）：{findings}；"
-                              f"可能原因：{d['likely_cause']}"
-                              + (f"；建议：{actions}" if actions else ""),
-                        f"- {d['service']} ({d['status']}): {findings}; likely cause: "
-                        f"{d['likely_cause']}" + (f"; next: {actions}" if actions else "")))
-    return "\n".join(lines)
-
-
-def _scale(plan: Plan, step: Step, lang: Language) -> str:
-    items = _get(step.result, "suggestions") or []
-    if not items:
-        return pick(lang, "📈 没有需要调整容量的服务。", "📈 No service needs a capacity change.")
-    lines = [pick(lang, "📈 扩容建议：", "📈 Scaling suggestions:")]
-    for s in items:
-        lines.append(pick(lang, f"- {s['service']}：副本 {s['current_replicas']} → "
-                              f"{s['suggested_replicas']}（{s['reason']}）",
-                        f"- {s['service']}: replicas {s['current_replicas']} → "
-                        f"{s['suggested_replicas']} ({s['reason']})"))
-    return "\n".join(lines)
+    described = bilingual_half(str(_get(latest, "description", "")), lang)
+    carrier = _get(r, "carrier")
+    if lang == "en":
+        carrier = CARRIERS_EN.get(str(carrier), carrier)
+    return pick(lang, f"🚚 运单 {_get(r, 'tracking_no')}（{carrier}）最新进展："
+                      f"{described or '暂无'}（{_get(latest, 'time', '')}）",
+                f"🚚 Parcel {_get(r, 'tracking_no')} ({carrier}): "
+                f"{str(_get(r, 'latest_status', 'no events')).replace('_', ' ')} — {described} "
+                f"({_get(latest, 'time', '')})")
 
 
 def _tables(plan: Plan, step: Step, lang: Language) -> str:
@@ -295,17 +295,17 @@ def _sql(plan: Plan, step: Step, lang: Language) -> str:
     r = step.result
     columns = _get(r, "columns") or []
     rows = _get(r, "rows") or []
-    lines = [f"📊 {step.description}:", "  " + " | ".join(map(str, columns))]
-    lines += ["  " + " | ".join(map(str, row)) for row in rows[:_ROWS_SHOWN]]
+    lines = [f"📊 {step.description}{pick(lang, '：', ':')}", ""]
+    lines += markdown_table(columns, rows[:_ROWS_SHOWN])
     if len(rows) > _ROWS_SHOWN or _get(r, "truncated"):
-        lines.append(pick(lang, f"  …共 {_get(r, 'row_count', len(rows))} 行",
-                        f"  … {_get(r, 'row_count', len(rows))} rows in all"))
+        lines += ["", pick(lang, f"…共 {_get(r, 'row_count', len(rows))} 行",
+                           f"… {_get(r, 'row_count', len(rows))} rows in all")]
     if "reason" in columns and rows:
-        top = rows[0][columns.index("reason")]
-        advice = _CHURN_ADVICE.get(str(top))
+        top = str(rows[0][columns.index("reason")])
+        advice = _CHURN_ADVICE.get(top)
         if advice:
-            lines.append(pick(lang, f"  → 主要原因是 {top}，建议：{advice[0]}",
-                            f"  → the main reason is {top}; suggestion: {advice[1]}"))
+            lines += ["", pick(lang, f"→ 主要原因是{advice[2]}（{top}），建议：{advice[0]}。",
+                               f"→ The main reason is {top}; suggestion: {advice[1]}.")]
     return "\n".join(lines)
 
 
@@ -332,8 +332,9 @@ def _reasoning(plan: Plan, step: Step, lang: Language) -> str:
 
 _RENDERERS: dict[str, Callable[[Plan, Step, Language], str]] = {
     "search_knowledge": _knowledge, "query_order": _order, "apply_refund": _refund,
-    "query_logistics": _logistics, "list_services": _services, "check_health": _health,
-    "diagnose": _diagnose, "suggest_scale": _scale, "describe_tables": _tables,
+    "query_logistics": _logistics, "list_services": services_section,
+    "check_health": health_section, "diagnose": diagnose_section,
+    "suggest_scale": scale_section, "describe_tables": _tables,
     "run_sql": _sql, "web_search": _web, "calculate": _calc, "get_current_time": _time,
     "": _reasoning,
 }
