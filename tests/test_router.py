@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from core.errors import PlanParseError
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
+from core.planning.offline import offline_plan
 from core.planning.router import (
     Route,
     decide_route,
@@ -59,10 +61,30 @@ def test_route_offline(request_text: str, mode: str) -> None:
     assert decided.source == "rules"
 
 
-def test_offline_reasons_follow_the_request_language() -> None:
-    assert "知识" in route_offline("退货政策是什么？").reason
+def test_offline_reasons_are_codes_worded_in_the_ui_language() -> None:
+    policy = route_offline("退货政策是什么？")
+    assert policy.code == "knowledge" and "knowledge question" in policy.reason  # CLI JSON
+    assert "知识" in policy.reason_in("zh") and policy.reason_in("en") == policy.reason
     assert "condition" in route_offline("Check order 88231 and if delivered refund it").reason
-    assert "子任务" in route_offline("查一下订单 88231。另外查一下订单 70412").reason
+    parts = route_offline("查一下订单 88231。另外查一下订单 70412")
+    assert "子任务" in parts.reason_in("zh") and "2 separate parts" in parts.reason_in("en")
+    assert not re.search(r"[\u4e00-\u9fff]", parts.reason_in("en"))
+    model_said = Route(mode="plan", reason="因为如此", source="llm")
+    assert model_said.reason_in("en") == "因为如此"  # a model's reason is shown as written
+
+
+@pytest.mark.parametrize("request_text", [
+    "Check order 70412 and tell me when it arrives", "When will order 88231 arrive?",
+    "订单 88231 什么时候到"])
+def test_when_will_an_order_arrive_is_an_order_then_its_tracking(request_text: str) -> None:
+    decided = route_offline(request_text)
+    assert decided.mode == "plan" and decided.code == "order_tracking"
+    assert "condition" not in decided.reason
+    plan = offline_plan(request_text, default_registry({}))
+    order, tracking = plan.steps[0], plan.steps[1]
+    assert (order.tool, tracking.tool) == ("query_order", "query_logistics")
+    assert tracking.args == {"tracking_no": f"{{{{{order.id}.tracking_no}}}}"}
+    assert tracking.depends_on == [order.id]
 
 
 @pytest.mark.parametrize(("request_text", "mode"), REQUIRED)
@@ -185,7 +207,7 @@ def test_route_against_the_fake_endpoint(fake_openai, registry: ToolRegistry) ->
 def test_person_route() -> None:
     chosen = person_route("direct", "退货政策是什么？")
     assert (chosen.mode, chosen.source) == ("direct", "person")
-    assert "用户" in chosen.reason
+    assert "用户" in chosen.reason_in("zh") and chosen.reason == "chosen by a person: direct"
     with pytest.raises(ValueError):
         person_route("auto")
 

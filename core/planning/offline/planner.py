@@ -85,7 +85,9 @@ class _Draft:
 def _shop(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
     lang = draft.lang
     order_ids = list(found.orders)
-    if not order_ids and "refund" in flags and "policy" not in flags and draft.last_order:
+    refund_of_last = "refund" in flags and "policy" not in flags
+    # "Check order 70412 and tell me when it arrives": the second clause means the same order
+    if not order_ids and (refund_of_last or "logistics" in flags) and draft.last_order:
         order_ids = [draft.last_order]
     did = False
     for order_id in order_ids:

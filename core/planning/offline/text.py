@@ -25,7 +25,8 @@ _CUES: dict[str, str] = {
               r"|money back",
     "policy": r"政策|规则|多久|几天|怎么退|如何|policy|policies|how long|rules",
     "logistics": r"物流|快递|运单|轨迹|到哪了|在哪|tracking|track |logistics|shipment|courier"
-                 r"|where is",
+                 r"|where is|什么时候到|何时到|多久(?:能)?到|几号到|哪天到|when\b.{0,40}\barriv"
+                 r"|\barrives?\b|\beta\b|delivery date",
     "ops": r"微服务|健康检查|健康状态|扩容|缩容|诊断|巡检|副本|microservice|micro-service|health"
            r"|scal(?:e|ing)|diagnos|replica|cpu|latency|延迟|fleet|集群|列出.{0,6}服务|所有服务"
            r"|哪些服务|list (?:all |the |every )?services",
