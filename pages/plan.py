@@ -11,7 +11,7 @@ from core.base.usage import Usage
 from core.errors import PlanBoardError, UnservableRequestError
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
-from core.planning.router import Route
+from core.planning.router import Route, reason_text
 from ui import plan_editor, state
 from ui.frame import page_header
 from ui.i18n import current_language, t
@@ -67,7 +67,8 @@ def _generate(request: str) -> None:
     except PlanBoardError as exc:
         st.error(literal(exc))
         return
-    st.session_state["route_info"] = {"mode": route.mode, "reason": route.reason}
+    st.session_state["route_info"] = {"mode": route.mode, "reason": route.reason,
+                                      "code": route.code, "params": route.params}
     if route.mode in ("knowledge", "direct"):
         _answer(request, route, engine, usage)
     else:
@@ -169,8 +170,33 @@ def _render_clarify() -> None:
 def _render_route() -> None:
     info = st.session_state.get("route_info")
     if info:
-        st.info(t("route_chosen", mode=t(f"mode_{info['mode']}"), reason=literal(info["reason"])),
+        # a rule's reason is a code, worded in the UI's language; a model's is shown as written
+        reason = reason_text(info.get("code", ""), info.get("params") or {},
+                             current_language()) or info["reason"]
+        st.info(t("route_chosen", mode=t(f"mode_{info['mode']}"), reason=literal(reason)),
                 icon=":material/alt_route:")
+
+
+def _render_reset_demo() -> None:
+    """"Reset demo data", asked once more before the demo databases are recreated."""
+    if st.button(t("reset_demo"), key="reset_demo", help=t("reset_demo_help"),
+                 icon=":material/restart_alt:"):
+        st.session_state["reset_demo_asked"] = True
+    if st.session_state.get("reset_demo_asked"):
+        st.warning(t("reset_demo_ask"))
+        sure, cancel, _ = st.columns([1, 1, 3])
+        if sure.button(t("reset_demo_confirm"), key="reset_demo_confirm", type="primary"):
+            from core.tools.demo import reset_demo_data
+
+            st.session_state.pop("reset_demo_asked", None)
+            reset_demo_data()
+            st.session_state["reset_demo_done"] = True
+            st.rerun()
+        if cancel.button(t("reset_demo_cancel"), key="reset_demo_cancel"):
+            st.session_state.pop("reset_demo_asked", None)
+            st.rerun()
+    if st.session_state.pop("reset_demo_done", False):
+        st.success(t("reset_demo_done"))
 
 
 def _render_lessons_used() -> None:
@@ -224,6 +250,7 @@ def main() -> None:
     st.text_area(t("request"), key="request", height=100, placeholder=t("request_placeholder"))
     st.session_state["request_text"] = st.session_state["request"]  # survives other pages
     _render_gallery()
+    _render_reset_demo()
     labels = {mode: t(f"mode_{mode}") for mode in state.PLAN_MODES}  # AppTest keeps format_func
     st.radio(t("plan_mode"), options=list(labels), key="plan_mode", horizontal=True,
              format_func=labels.get, help=t("plan_mode_help"))

@@ -62,7 +62,7 @@ def test_the_person_can_force_a_plan_and_seed_000_is_planned_on_auto(runner):
         "search_knowledge", "query_order", "apply_refund", None]
     assert list(at.dataframe[0].value["id"]) == ["s1", "s2", "s3", "s4"]
     at = _ask("查一下订单 88231", plan_mode="plan")
-    assert at.info[0].value == "Mode: Plan — 由用户指定：plan"
+    assert at.info[0].value == "Mode: Plan — chosen by a person: plan"  # in the UI language
     assert at.title[0].value == "Plan" and at.session_state["plan"] is not None
 
 

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from core.cli.output import ask, print_json, print_progress, short
-from core.cli.text import say
+from core.cli.text import cli_language, say
 from core.errors import ConfigError
 
 __all__ = ["add_adaptive_commands"]
@@ -42,7 +42,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"mode": route.mode, "reason": route.reason})
     else:
-        print(f"{route.mode}: {route.reason}")
+        print(f"{route.mode}: {route.reason_in(cli_language())}")
     return 0
 
 

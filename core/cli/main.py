@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from core.base.usage import Usage
 from core.cli.output import ask, ask_text, bounded_int, print_json, print_progress
 from core.cli.runs import add_approve_replans, new_versions_policy, report_run, wait_answering
-from core.cli.text import say
+from core.cli.text import cli_language, say
 from core.errors import ConfigError, PlanBoardError
 from core.plan.model import Plan
 from core.planning.choices import CHECKPOINT_POLICIES, DEFAULT_POLICY, REQUEST_MODES
@@ -213,7 +213,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if args.json:
             print_json(note)
         else:
-            print(say("no_plan_needed", mode=route.mode, reason=route.reason))
+            print(say("no_plan_needed", mode=route.mode, reason=route.reason_in(cli_language())))
         return 0
     from core.store.run_store import RunStore
 
@@ -247,7 +247,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if route.mode != "plan":
             from core.runs.answers import answer_without_plan
 
-            print(f"{route.mode}: {route.reason}", file=out)
+            print(f"{route.mode}: {route.reason_in(cli_language())}", file=out)
             run_id = answer_without_plan(args.request, route, engine, runner.store,
                                          settings_public=settings, usage_before=usage)
             return report_run(runner.store.get_run(run_id), args.json, started, out, route)

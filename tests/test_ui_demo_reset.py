@@ -1,0 +1,78 @@
+"""AppTest of the Plan page's demo helpers: "Reset demo data" (asked twice) and route reasons
+worded in the UI's language whatever the request's language."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from core.runs.runner import Runner
+from core.tools.catalog import default_registry
+from tests.shown import shown
+from tests.test_ui_app import fresh_runner, open_app
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def call(tool: str, **args: object) -> dict:
+    return default_registry({}).call(tool, args)
+
+
+def query_order(order_id: str) -> dict:
+    return call("query_order", order_id=order_id)
+
+
+@pytest.fixture
+def runner() -> Iterator[Runner]:
+    """The app's runner on this test's PLANBOARD_HOME."""
+    yield from fresh_runner()
+
+
+def test_reset_demo_data_asks_first_then_restores_order_88231(runner):
+    call("apply_refund", order_id="88231", reason="broken")
+    assert query_order("88231")["refund"] is not None  # one demo already refunded it
+    at = open_app(language="en")
+    assert _has(at, "reset_demo") and not _has(at, "reset_demo_confirm")
+    at.button(key="reset_demo").click().run()
+    assert "Refunds made in demos are lost" in shown("\n".join(w.value for w in at.warning))
+    assert query_order("88231")["refund"] is not None  # nothing happens before the "yes"
+    at.button(key="reset_demo_cancel").click().run()
+    assert not _has(at, "reset_demo_confirm")
+    assert query_order("88231")["refund"] is not None
+
+    at.button(key="reset_demo").click().run()
+    at.button(key="reset_demo_confirm").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    order = query_order("88231")
+    assert order["refund"] is None and order["status"] == "delivered"
+    assert "Demo data reset" in shown("\n".join(s.value for s in at.success))
+    assert not _has(at, "reset_demo_confirm")
+
+
+def test_reset_demo_is_worded_in_chinese(runner):
+    at = open_app(language="zh")
+    assert at.button(key="reset_demo").label == "重置演示数据"
+    at.button(key="reset_demo").click().run()
+    assert at.button(key="reset_demo_confirm").label == "确定重置"
+
+
+def _has(at, key: str) -> bool:
+    return any(getattr(b, "key", None) == key for b in at.button)
+
+
+@pytest.mark.parametrize(("language", "expected"), [
+    ("en", "Mode: Plan — the order is looked up first and its tracking number then tracked"),
+    ("zh", "要先查订单拿到运单号，再查物流"),
+])
+def test_a_chinese_request_gets_its_route_reason_in_the_ui_language(
+        runner, language: str, expected: str):
+    at = open_app(language=language)
+    at.text_area(key="request").set_value("订单 88231 什么时候到").run()
+    at.button(key="generate_plan").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    reason = next(shown(i.value) for i in at.info if "—" in i.value)
+    assert expected in reason
+    if language == "en":
+        assert not _CJK.search(reason), reason
