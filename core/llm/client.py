@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, Field
-
-from core.base.text import preview
-from core.base.usage import Usage
 from core.errors import (
     ConfigError,
     LLMAuthError,
@@ -22,6 +17,7 @@ from core.errors import (
     LLMModelNotFoundError,
     LLMResponseError,
 )
+from core.llm.reply import ChatReply, ToolCall, one_line, parse_reply
 from core.llm.settings import redact_secrets, safe_url
 
 if TYPE_CHECKING:
@@ -44,23 +40,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 ModelRole = Literal["planner", "executor"]
-
-
-class ToolCall(BaseModel):
-    """A function call the model asked for; ``arguments`` is the raw JSON text it sent."""
-
-    id: str
-    name: str
-    arguments: str
-
-
-class ChatReply(BaseModel):
-    """One chat completion: text and/or tool calls, and what it cost."""
-
-    content: str | None = None
-    tool_calls: list[ToolCall] = Field(default_factory=list)
-    finish_reason: str | None = None
-    usage: Usage = Field(default_factory=lambda: Usage(llm_calls=1))
 
 
 class ChatModel(Protocol):
@@ -228,84 +207,11 @@ class OpenAIChatModel:
         raise error
 
 
-def parse_reply(body: str, base_url: str) -> ChatReply:
-    """Read a chat completion body; anything unusable is an LLMResponseError quoting it."""
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
-        raise _unusable(base_url, "an empty body" if not body.strip() else "a body that is "
-                        "not JSON", body) from None
-    choices = data.get("choices") if isinstance(data, dict) else None
-    if not isinstance(choices, list) or not choices:
-        raise _unusable(base_url, "a reply without choices", body)
-    choice = choices[0]
-    message = choice.get("message") if isinstance(choice, dict) else None
-    if not isinstance(message, dict):
-        raise _unusable(base_url, "a choice without a message", body)
-    tool_calls = message.get("tool_calls") or []
-    if not isinstance(tool_calls, list):
-        raise _unusable(base_url, "tool_calls that are not a list", body)
-    finish = choice.get("finish_reason")
-    return ChatReply(
-        content=_content(message.get("content"), base_url, body),
-        tool_calls=[call for index, raw in enumerate(tool_calls)
-                    if (call := _tool_call(raw, index)) is not None],
-        finish_reason=finish if isinstance(finish, str) else None,
-        usage=_usage(data.get("usage")),
-    )
-
-
-def _content(content: Any, base_url: str, body: str) -> str | None:
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts: [{"type": "text", "text": "..."}]
-        texts = [part.get("text") for part in content if isinstance(part, dict)]
-        return "".join(text for text in texts if isinstance(text, str))
-    raise _unusable(base_url, "message content that is not text", body)
-
-
-def _tool_call(raw: Any, index: int) -> ToolCall | None:
-    function = raw.get("function") if isinstance(raw, dict) else None
-    name = function.get("name") if isinstance(function, dict) else None
-    if not isinstance(name, str) or not name:
-        return None  # a call without a name cannot be run; the caller sees no call
-    arguments = function.get("arguments")
-    if arguments is None:
-        arguments = "{}"
-    elif not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False, default=str)
-    call_id = raw.get("id")
-    return ToolCall(id=call_id if isinstance(call_id, str) and call_id else f"call_{index}",
-                    name=name, arguments=arguments)
-
-
-def _usage(usage: Any) -> Usage:
-    def tokens(key: str) -> int:
-        value = usage.get(key) if isinstance(usage, dict) else None
-        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
-            else 0
-
-    return Usage(llm_calls=1, prompt_tokens=tokens("prompt_tokens"),
-                 completion_tokens=tokens("completion_tokens"))
-
-
-def _unusable(base_url: str, what: str, body: str) -> LLMResponseError:
-    shown = f": {_one_line(body, 80)!r}" if body.strip() else ""
-    return LLMResponseError(
-        f"{base_url} answered with {what}{shown}. Check that OPENAI_BASE_URL is an "
-        "OpenAI-compatible chat completions endpoint."
-    )
-
-
-def _one_line(text: object, limit: int = 200) -> str:
-    return preview(" ".join(str(text).split()).rstrip("."), limit)
-
-
 def _server_message(exc: Any) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict) and body.get("message"):
-        return _one_line(body["message"])
-    return _one_line(getattr(exc, "message", None) or exc)
+        return one_line(body["message"])
+    return one_line(getattr(exc, "message", None) or exc)
 
 
 def _model_variable(role: str) -> str:
@@ -363,7 +269,7 @@ def _map(
         )
     if not isinstance(exc, openai.APIStatusError):
         return LLMResponseError(
-            f"{base_url} sent a reply PlanBoard cannot use ({_one_line(exc)}). "
+            f"{base_url} sent a reply PlanBoard cannot use ({one_line(exc)}). "
             "Check that it is an OpenAI-compatible endpoint."
         )
     status = exc.status_code
