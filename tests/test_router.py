@@ -274,3 +274,13 @@ def test_a_direct_non_answer_is_recorded_failed(registry: ToolRegistry, store) -
                                  settings_public={"offline": False})
     record = store.get_run(run_id)
     assert record.status == "failed" and "apologises" in record.plan.steps[-1].error
+
+
+@pytest.mark.parametrize("question", [
+    "Which of our services are degraded or down right now, and what is the likely cause of each?",
+    "哪些服务降级了，原因是什么？",
+])
+def test_a_question_about_degraded_services_is_planned_with_the_ops_tools(question):
+    assert route_offline(question).mode == "plan"
+    tools = {step.tool for step in offline_plan(question, default_registry({})).steps}
+    assert {"check_health", "diagnose"} <= tools

@@ -29,9 +29,11 @@ _CUES: dict[str, str] = {
                  r"|\barrives?\b|\beta\b|delivery date",
     "ops": r"微服务|健康检查|健康状态|扩容|缩容|诊断|巡检|副本|microservice|micro-service|health"
            r"|scal(?:e|ing)|diagnos|replica|cpu|latency|延迟|fleet|集群|列出.{0,6}服务|所有服务"
-           r"|哪些服务|list (?:all |the |every )?services",
+           r"|哪些服务|list (?:all |the |every )?services|degraded"
+           r"|\bservices?\b.{0,40}\b(?:down|failing|unhealthy|slow)\b"
+           r"|服务.{0,10}(?:降级|宕机|挂了|异常)",
     "health": r"健康|检查|巡检|状态|异常|health|check|status|unhealthy|down",
-    "diagnose": r"诊断|原因|排查|报告|异常|diagnos|root cause|report|unhealthy|why",
+    "diagnose": r"诊断|原因|排查|报告|异常|diagnos|root cause|\bcauses?\b|report|unhealthy|why",
     "scale": r"扩容|缩容|容量|副本|scale|scaling|capacity|replica",
     "analytics": r"流失|留存|churn|retention|attrition|订阅|subscription|\bsql\b|数据库|database"
                  r"|表结构|数据表|tables|cohort|revenue|营收|收入|销售额|\bsales\b|\bspend"
