@@ -38,6 +38,8 @@ def test_the_first_round_forces_the_order_lookup(fake_openai, registry):
     assert first["tool_choice"] == {"type": "function", "function": {"name": "query_order"}}
     observation = second["messages"][-1]
     assert observation["role"] == "tool" and "in_transit" in observation["content"]
+    call = second["messages"][-2]  # llama.cpp's server refuses an assistant message with null
+    assert call["role"] == "assistant" and call["content"] == "" and call["tool_calls"]
     assert [(c.name, c.args, c.result["status"]) for c in calls] == [
         ("query_order", {"order_id": "70412"}, "in_transit")]
     assert answer == ANSWER and usage.llm_calls == 2

@@ -185,6 +185,8 @@ def test_react_is_bounded_and_never_offered_side_effecting_tools(shop):
     assert [c[0] for c in shop.calls] == ["query_order"]  # the refund was refused
     refusal = model.requests[2]["messages"][-2]
     assert refusal["role"] == "tool" and "not available" in refusal["content"]
+    calls = [m for m in model.requests[2]["messages"] if m.get("tool_calls")]
+    assert [m["content"] for m in calls] == ["", ""]  # text, never null (llama.cpp refuses it)
     assert outcome.usage.llm_calls == 3
 
 

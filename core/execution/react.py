@@ -89,7 +89,7 @@ def run_react(
 def _assistant_message(reply: ChatReply) -> dict[str, Any]:
     return {
         "role": "assistant",
-        "content": reply.content,
+        "content": reply.content or "",  # llama.cpp's server refuses null text here
         "tool_calls": [
             {"id": c.id, "type": "function",
              "function": {"name": c.name, "arguments": c.arguments}}

@@ -170,7 +170,8 @@ def open_with_tool(
         output = f"error: {exc}"
     call_id = forced.call.id if forced.call is not None else "call_first"
     first.messages = [
-        {"role": "assistant", "content": None, "tool_calls": [
+        # "" rather than null: llama.cpp's server refuses an assistant message without text
+        {"role": "assistant", "content": "", "tool_calls": [
             {"id": call_id, "type": "function",
              "function": {"name": tool.name, "arguments": json.dumps(args, ensure_ascii=False)}},
         ]},
