@@ -92,7 +92,7 @@ def test_row_limit(registry):
     assert result["truncated"] is True
 
 
-# ---- issue 9: bounded values, rows and cells; every result storable ---------------------
+# ---- bounded values, rows and cells; every result storable ------------------------------
 
 
 @pytest.mark.parametrize(("query", "message"), [

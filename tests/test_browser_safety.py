@@ -1,4 +1,4 @@
-"""Model and tool text cannot make the browser fetch anything (issue 9: safe rendering).
+"""Model and tool text cannot make the browser fetch anything (safe rendering).
 
 A run is recorded the ordinary way (``python -m core run --plan FILE --yes --offline``)
 from a plan whose goal, step descriptions and arguments hold Markdown images, an HTML

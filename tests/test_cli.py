@@ -1,4 +1,4 @@
-"""The ``python -m core`` command line: issue 2 and 3 end to end, in-process and as a process."""
+"""The ``python -m core`` command line end to end: tools, plans, runs, in and out of process."""
 
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ def test_run_asks_before_executing_and_stops_on_no(capsys, monkeypatch):
     assert refunds_for("70412") == []
 
 
-# ---- the offline seed-000 scenario (issue 3) ---------------------------------------------
+# ---- the offline seed-000 scenario ------------------------------------------------------
 
 
 def test_seed_000_offline_refunds_once_and_names_the_refund(capsys):

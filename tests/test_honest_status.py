@@ -1,4 +1,4 @@
-"""Honest status end to end (issue 9 item 2, issue 13 item 5): a run whose executor calls
+"""Honest status end to end: a run whose executor calls
 all fail, or whose model gives non-answers, ends ``failed`` and the CLI exits non-zero."""
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ def test_person_route() -> None:
         person_route("auto")
 
 
-# ---- a knowledge answer needs a relevant source (issue 9, item 2) -------------------------
+# ---- a knowledge answer needs a relevant source -----------------------------------------
 
 
 def test_a_knowledge_route_with_no_source_goes_to_a_plan_when_tools_can_answer(

@@ -180,7 +180,7 @@ def test_negated_missing_field_is_false():
     assert evaluate_condition("-s1.missing > 0", {"s1": {}}) is False
 
 
-# ---- issue 9: bounded depth, bounded numbers, any text -------------------------------
+# ---- bounded depth, bounded numbers, any text ----------------------------------------
 
 
 @pytest.mark.parametrize(

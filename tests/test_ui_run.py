@@ -147,7 +147,7 @@ def test_replan_history_shows_the_diff_between_versions(runner):
 
 
 def _replan_to_a_refund(plan: Plan, failure: str, engine) -> Plan:
-    """s1 failed; the new version refunds another order (issue 9's scenario)."""
+    """s1 failed; the new version refunds another order (the approval-boundary scenario)."""
     return Plan(goal=plan.goal, version=plan.version + 1, steps=[
         Step(id="s3", description="Refund order 88231 instead", tool="apply_refund",
              args={"order_id": "88231", "reason": "lost"}),
@@ -188,7 +188,7 @@ def test_a_new_version_that_adds_a_refund_waits_for_approval(runner, approve):
     assert not at.exception
 
 
-# ---- a run page that tells the truth (issue 12) -----------------------------------------
+# ---- a run page that tells the truth ----------------------------------------------------
 
 
 def _card(at, step_id: str):
