@@ -95,5 +95,11 @@ def test_a_question_a_document_covers_finds_it(query, source):
     assert all(hit["score"] >= 2.0 for hit in hits)
 
 
+def test_words_of_time_and_quantity_match_no_document():
+    hits = _search("Which of our services are degraded or down right now, and what is the "
+                   "likely cause of each?", top_k=10)
+    assert [hit["source"] for hit in hits] == ["local:service-runbooks.md"]
+
+
 def test_single_latin_letters_are_not_terms():
     assert tokenize("what's the revenue", for_query=True) == ["revenue"]

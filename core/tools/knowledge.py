@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parent / "knowledge_base"
-_INDEX_VERSION = "2"  # 2: single Latin letters ("what's" → "s") are no longer indexed
+_INDEX_VERSION = "3"  # 2: no single Latin letters ("what's" → "s"); 3: more stop words
 RELEVANT_SCORE = 4.0  # relevant on its score alone
 OVERLAP_SCORE = 2.0  # relevant when the document also holds OVERLAP_SHARE of the query's terms
 OVERLAP_SHARE = 0.5
@@ -53,6 +53,9 @@ _STOPWORDS = frozenset({
     "they", "this", "to", "under", "was", "we", "what", "which", "with", "you", "your", "want",
     "wants", "need", "needs", "please", "help", "can", "could", "would", "should", "do",
     "does", "some", "any", "one", "get",
+    # words of time and quantity that say nothing about the topic ("right now", "each")
+    "now", "right", "each", "every", "all", "also", "just", "currently", "today", "tell",
+    "us", "how", "when", "where", "why", "who", "will", "there", "here", "about", "likely",
 })
 _SYNONYMS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("elderly", "senior", "old people", "parents", "grandparent", "aged"), "老人 长辈"),
