@@ -267,6 +267,22 @@ def test_wings_import_only_downward():
     assert not upward, "imports that point up the wings:\n" + "\n".join(sorted(upward))
 
 
+def test_no_module_imports_its_own_wings_face():
+    """``from core.plan import dag`` inside core.plan runs core/plan/__init__.py first, whose
+    re-exports import the wing's modules back: a circle the module graph above cannot see."""
+    offenders = []
+    for name, path in PROJECT_MODULES.items():
+        parts = name.split(".")
+        if parts[0] != "core" or len(parts) < 3:
+            continue
+        wing = ".".join(parts[:2])
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        offenders.extend(f"{name}:{node.lineno} imports from {wing}" for node in ast.walk(tree)
+                         if isinstance(node, ast.ImportFrom) and node.module == wing)
+    assert not offenders, "import the defining module, not the wing's face:\n" + "\n".join(
+        offenders)
+
+
 @pytest.mark.parametrize("face", ["pages", "ui"])
 def test_faces_reach_core_only_through_public_functions(face):
     offenders = [

@@ -21,7 +21,8 @@ from core.lifecycle import (
     StepStatus,
     step_may_become,
 )
-from core.plan import dag
+from core.plan.dag import critical_path as longest_chain
+from core.plan.dag import dependency_cycles, topological_ids
 
 if TYPE_CHECKING:
     from core.tools.registry import ToolRegistry
@@ -173,7 +174,7 @@ class Plan(BaseModel):
 
         Raises PlanValidationError naming exactly the steps of each dependency cycle.
         """
-        order = dag.topological_ids(self.dependency_graph())
+        order = topological_ids(self.dependency_graph())
         if len(order) < len(self.steps):
             raise PlanValidationError([_cycle_sentence(cycle, "en") for cycle in self.cycles()])
         by_id = {s.id: s for s in self.steps}
@@ -181,12 +182,12 @@ class Plan(BaseModel):
 
     def cycles(self) -> list[list[str]]:
         """Each dependency cycle as the ids on it, in plan order (a self-loop counts)."""
-        return dag.dependency_cycles(self.dependency_graph())
+        return dependency_cycles(self.dependency_graph())
 
     def critical_path(self) -> list[str]:
         """The longest chain of dependent steps, as ids from first to last."""
         self.topological_order()  # a cycle has no longest chain: say which steps form it
-        return dag.critical_path(self.dependency_graph())
+        return longest_chain(self.dependency_graph())
 
     def critical_path_length(self) -> int:
         """Number of steps on the longest dependency chain (the least number of rounds)."""
