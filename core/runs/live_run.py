@@ -20,10 +20,11 @@ from typing import Any
 from core.base.usage import Usage
 from core.execution.events import EventSink, RunEvent
 from core.execution.scheduler import RunOptions, RunOutcome, run_plan
+from core.lifecycle import TERMINAL_STATUSES
 from core.llm.engine import Engine
 from core.plan.model import Plan
 from core.runs.recovery import StoreBackedControl
-from core.store.run_store import TERMINAL_STATUSES, RunStore
+from core.store.run_store import RunStore
 
 __all__ = ["HEARTBEAT_S", "LiveRun", "Replanner"]
 

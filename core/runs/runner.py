@@ -22,6 +22,7 @@ from core.base.usage import Usage
 from core.errors import StoreError
 from core.execution.events import EventSink, RunEvent
 from core.execution.scheduler import RunOptions
+from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES, statuses_allowing
 from core.llm.engine import Engine
 from core.plan.diff import diff_plans
 from core.plan.model import Plan
@@ -33,19 +34,13 @@ from core.runs.recovery import (
     recover_interrupted,
     recover_run,
 )
-from core.store.run_store import (
-    ACTIVE_STATUSES,
-    TERMINAL_STATUSES,
-    RunRecord,
-    RunStore,
-    owner_alive,
-)
+from core.store.run_store import RunRecord, RunStore, owner_alive
 
 __all__ = ["Runner", "open_runner"]
 
 EngineFactory = Callable[[RunRecord], Engine]
-_RESUMABLE = frozenset({"paused", "interrupted"})
-_FOLLOWABLE = frozenset({"completed", "failed"})
+_RESUMABLE = statuses_allowing("resume")
+_FOLLOWABLE = statuses_allowing("follow_up")
 
 
 class Runner:

@@ -23,7 +23,14 @@ import sqlalchemy as sa
 from core.base.usage import Usage
 from core.errors import RunNotFoundError, StoreError
 from core.execution.events import RunEvent
-from core.lifecycle import RUN_TRANSITIONS, run_may_become
+from core.lifecycle import (
+    RUN_STATUSES,
+    RUN_TRANSITIONS,
+    TERMINAL_STATUSES,
+    UNFINISHED_STATUSES,
+    RunStatus,
+    run_may_become,
+)
 from core.plan.model import Plan
 from core.store.migrations import migrate
 from core.store.ownership import (
@@ -36,12 +43,8 @@ from core.store.ownership import (
     store_failure,
 )
 from core.store.schema import (
-    ACTIVE_STATUSES,
-    STATUSES,
-    TERMINAL_STATUSES,
     PlanVersion,
     RunRecord,
-    RunStatus,
     StoredEvent,
     VersionSource,
     as_utc,
@@ -58,13 +61,10 @@ from core.store.schema import (
 )
 
 __all__ = [
-    "ACTIVE_STATUSES",
     "CANCELLED_STEP",
     "CONTROL_ACTIONS",
-    "TERMINAL_STATUSES",
     "PlanVersion",
     "RunRecord",
-    "RunStatus",
     "RunStore",
     "StoredEvent",
     "VersionSource",
@@ -173,10 +173,10 @@ class RunStore(RunOwnership):
         failed, cancelled) keeps its status (StoreError either way) unless
         ``reopen=True``; runs are restarted through :meth:`claim_run` instead.
         """
-        if status not in STATUSES:
-            raise StoreError(f"unknown run status {status!r}; use one of {sorted(STATUSES)}")
+        if status not in RUN_STATUSES:
+            raise StoreError(f"unknown run status {status!r}; use one of {sorted(RUN_STATUSES)}")
         # from a finished run only claim_run moves on (a follow-up), never set_status
-        sources = sorted({status} | {old for old in STATUSES - TERMINAL_STATUSES
+        sources = sorted({status} | {old for old in UNFINISHED_STATUSES
                                      if run_may_become(old, status)})
         at = utc_now()
         values: dict[str, Any] = {"status": status, "updated_at": at}

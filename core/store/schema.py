@@ -21,18 +21,14 @@ from sqlalchemy.engine import Connection
 from core.base.usage import Usage
 from core.errors import RunNotFoundError
 from core.execution.events import RunEvent
-from core.lifecycle import ACTIVE_STATUSES, RUN_STATUSES, TERMINAL_STATUSES, RunStatus
+from core.lifecycle import RunStatus
 from core.llm.settings import redact_secrets
 from core.plan.model import Plan
 
 __all__ = [
-    "ACTIVE_STATUSES",
-    "STATUSES",
-    "TERMINAL_STATUSES",
     "VERSION_SOURCES",
     "PlanVersion",
     "RunRecord",
-    "RunStatus",
     "StoredEvent",
     "VersionSource",
     "as_utc",
@@ -56,7 +52,6 @@ logger = logging.getLogger(__name__)
 
 _TS = sa.DateTime(timezone=True)
 
-STATUSES = frozenset(RUN_STATUSES)  # the statuses are core.lifecycle's, named here for callers
 
 VersionSource = Literal["draft", "manual", "failure", "checkpoint", "retry", "follow-up"]
 """What made a plan version: the first plan (drafted by the planner or written by hand),
