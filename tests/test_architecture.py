@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from core.plan.dag import dependency_cycles
+
 ROOT = Path(__file__).resolve().parent.parent
 MAX_TOP_LEVEL_CORE_MODULES = 6
 MAX_MODULE_LINES = 400
@@ -126,37 +128,10 @@ def core_graph() -> dict[str, dict[str, list[Import]]]:
 
 
 def strongly_connected(graph: dict[str, dict[str, list[Import]]]) -> list[list[str]]:
-    """Tarjan's algorithm: the groups of modules that import each other, directly or not."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[list[str]] = []
-
-    def connect(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for nxt in graph.get(node, {}):
-            if nxt not in index:
-                connect(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in on_stack:
-                low[node] = min(low[node], index[nxt])
-        if low[node] == index[node]:
-            group = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                group.append(member)
-                if member == node:
-                    break
-            groups.append(sorted(group))
-
-    for node in sorted(graph):
-        if node not in index:
-            connect(node)
-    return [group for group in groups if len(group) > 1]
+    """The groups of modules that import each other, directly or not (core.plan.dag's
+    cycle finder, which is tested on plans)."""
+    return [sorted(group) for group in dependency_cycles(
+        {name: sorted(edges) for name, edges in sorted(graph.items())})]
 
 
 def shortest_cycle(graph: dict[str, dict[str, list[Import]]], start: str,
