@@ -62,7 +62,7 @@ def test_status_colours_conditions_side_effects_and_critical_path():
     node = {line.split(" [", 1)[0].strip(): line for line in dot.splitlines() if " [label=" in line}
     assert 'fillcolor="#D3F9D8"' in node['"s1"']  # completed
     assert 'fillcolor="#D0EBFF"' in node['"s2"']  # running
-    assert "dashed" in node['"s3"'] and "◇ if s1.status == 'delivered'" in node['"s3"']
+    assert "dashed" in node['"s3"'] and "◇ s1.status == 'delivered'" in node['"s3"']
     assert "⚠" in node['"s3"'] and "penwidth=2" in node['"s3"']
     assert "⚠" not in node['"s1"']
     assert '查询订单 \\"88231\\"' in node['"s1"']

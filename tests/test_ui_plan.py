@@ -86,7 +86,7 @@ def test_generate_offline_shows_table_graph_metrics_and_enables_approval(runner)
     assert _editor_key(at).startswith("plan_editor_")
     assert list(at.dataframe[0].value["id"]) == ["s1", "s2", "s3", "s4"]
     dot = at.get("graphviz_chart")[0].proto.spec
-    assert "⚠ ○ s3 · apply_refund" in dot and "◇ if s2.status == 'delivered'" in dot
+    assert "⚠ ○ s3 · apply_refund" in dot and "◇ s2.status == 'delivered'" in dot
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {"Steps": "4", "Critical path": "3", "Expected LLM calls": "0"}
     assert at.success[0].value == "The plan is valid."

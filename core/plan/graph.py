@@ -138,7 +138,8 @@ def _node_attrs(step: Step, side_effect: bool) -> str:
     parts = [header, *textwrap.wrap(description, _WRAP)]
     styles = ["rounded", "filled"]
     if step.condition:
-        parts.append("◇ if " + _shorten(step.condition, _MAX_CONDITION))
+        # the diamond reads "if" in any language: no English word in a Chinese plan's graph
+        parts.append("◇ " + _shorten(step.condition, _MAX_CONDITION))
         styles.append("dashed")
     label = "\n".join(parts)
     attrs = [
