@@ -13,7 +13,8 @@ read its result is removed (a missing argument is asked of the model at run time
 reported offline), and a condition that reads it is *kept*: a condition usually guards a
 side effect ("refund if delivered"), and dropping it would let the step run
 unconditionally, so validation keeps blocking approval until a person rewrites it. Each
-such change comes back as a note. :func:`remember` keeps the bounded undo history.
+such change comes back as a note. :func:`update_step` changes fields of one step (the step
+panel's edits); :func:`remember` keeps the bounded undo history.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "plan_to_rows",
     "remember",
     "rows_to_plan",
+    "update_step",
 ]
 
 COLUMNS = ("id", "description", "tool", "args", "depends_on", "condition", "success_criteria")
@@ -150,6 +152,17 @@ def delete_step(plan: Plan, *step_ids: str, language: Language = "en"
     removed = {step.id: step for step in smaller.steps if step.id in step_ids}
     smaller.steps = [step for step in smaller.steps if step.id not in removed]
     return smaller, _detach(smaller, removed, language)
+
+
+def update_step(plan: Plan, step_id: str, **fields: Any) -> Plan:
+    """A copy of ``plan`` whose step ``step_id`` has ``fields`` (description, tool, args ...)."""
+    changed = plan.model_copy(deep=True)
+    step = changed.step(step_id)
+    for name, value in fields.items():
+        if name not in Step.model_fields:
+            raise AttributeError(f"a step has no field {name!r}")
+        setattr(step, name, value)
+    return changed
 
 
 def remember(history: list[Plan], plan: Plan, *, limit: int = UNDO_LIMIT) -> list[Plan]:
