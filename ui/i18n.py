@@ -6,6 +6,7 @@ import logging
 
 import streamlit as st
 
+from ui.i18n_plan import PLAN_PANEL_TEXT
 from ui.i18n_run import RUN_PAGE_TEXT
 
 __all__ = ["LANGUAGES", "TEXT", "current_language", "t"]
@@ -369,6 +370,7 @@ _PAIRS.update({  # plan editing: safe edits, undo, the plan page's request (issu
     "graph_legend_cycle": ("red arrows = dependency cycle", "红色箭头 = 循环依赖"),
 })
 _PAIRS.update(RUN_PAGE_TEXT)
+_PAIRS.update(PLAN_PANEL_TEXT)
 _PAIRS.update({f"run_status_{k}": v for k, v in _RUN_STATUSES.items()})
 _PAIRS.update({f"status_{k}": v for k, v in _STEP_STATUSES.items()})
 _PAIRS.update({f"export_{k}": v for k, v in _EXPORT_LABELS.items()})
