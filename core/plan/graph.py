@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
-import textwrap
+import unicodedata
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -23,7 +23,10 @@ from core.plan.model import STATUS_ICONS, Plan, Step
 if TYPE_CHECKING:
     from core.tools.registry import ToolRegistry
 
-__all__ = ["STATUS_COLOURS", "dot_escape", "plan_to_dot", "side_effect_tool_names"]
+__all__ = [
+    "STATUS_COLOURS", "display_width", "dot_escape", "plan_to_dot", "side_effect_tool_names",
+    "step_node_id", "wrap_label",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -40,11 +43,13 @@ _CRITICAL_EDGE = "#1C3D5A"
 _CYCLE_NODE = f', color="{_SIDE_EFFECT_BORDER}", penwidth=2'
 _CYCLE_EDGE = f' [color="{_SIDE_EFFECT_BORDER}", penwidth=2]'
 _EDGE = "#ADB5BD"
-_WRAP = 28
+_WRAP = 28  # display columns of a description line (a CJK character takes two)
 _MAX_DESCRIPTION = 90
 _MAX_CONDITION = 48
 _MAX_NAME = 40  # a step id or tool name in a label
 _MAX_NODE_ID = 200  # Graphviz refuses quoted strings past 16 KB
+_FONT_PT = 10
+_MARGIN_IN = (0.15, 0.08)  # a node's inner margin around its label, in inches
 
 
 def dot_escape(text: str) -> str:
@@ -95,8 +100,8 @@ def plan_to_dot(
     lines = [
         "digraph plan {",
         '  graph [rankdir=TB, bgcolor="transparent", nodesep=0.35, ranksep=0.45];',
-        '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10,'
-        f' color="{_BORDER}", margin="0.15,0.08"];',
+        f'  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize={_FONT_PT},'
+        f' color="{_BORDER}", margin="{_MARGIN_IN[0]},{_MARGIN_IN[1]}"];',
         f'  edge [color="{_EDGE}", arrowsize=0.7];',
     ]
     ids = set(plan.ids())
@@ -128,6 +133,11 @@ def _node_id(step_id: str) -> str:
     return f'"{dot_escape(step_id)}"'
 
 
+def step_node_id(step_id: str) -> str:
+    """The SVG id of a step's node (``step-s1``): the dashboard's graph maps a click back by it."""
+    return f"step-{step_id}"
+
+
 def _node_attrs(step: Step, side_effect: bool) -> str:
     header = f"{STATUS_ICONS.get(step.status, '')} {_shorten(step.id, _MAX_NAME)}"
     if step.tool:
@@ -135,7 +145,7 @@ def _node_attrs(step: Step, side_effect: bool) -> str:
     if side_effect:
         header = f"⚠ {header}"
     description = _shorten(step.description or "", _MAX_DESCRIPTION)
-    parts = [header, *textwrap.wrap(description, _WRAP)]
+    parts = [header, *wrap_label(description, _WRAP)]
     styles = ["rounded", "filled"]
     if step.condition:
         # the diamond reads "if" in any language: no English word in a Chinese plan's graph
@@ -144,9 +154,12 @@ def _node_attrs(step: Step, side_effect: bool) -> str:
     label = "\n".join(parts)
     attrs = [
         f'label="{dot_escape(label)}"',
+        f"width={_label_width_in(parts):.2f}",
         f'fillcolor="{STATUS_COLOURS.get(step.status, STATUS_COLOURS["pending"])}"',
         f'style="{",".join(styles)}"',
     ]
+    if len(step.id) <= _MAX_NODE_ID:  # a longer id is cut in the DOT: not selectable
+        attrs.append(f'id="{dot_escape(step_node_id(step.id))}"')
     if side_effect:
         attrs += [f'color="{_SIDE_EFFECT_BORDER}"', "penwidth=2"]
     if step.tool is None:
@@ -172,3 +185,98 @@ def _critical_edges(plan: Plan) -> set[tuple[str, str]]:
 def _shorten(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# Em widths of Helvetica (and its metric twins Arial and Liberation Sans) by class of
+# character, rounded up; anything else non-ASCII (CJK, ○, ◇, ⚠) is drawn from a fallback
+# font and counted a full em.
+_NARROW = frozenset(" !'(),./:;I[]fijlrt|")
+_WIDE = frozenset("@MWmw")
+
+
+def _label_width_in(lines: list[str]) -> float:
+    """The width a node needs for ``lines`` in the browser, in inches.
+
+    Graphviz estimates text width from its own Helvetica table and counts every byte of a
+    non-ASCII character as a space: a CJK character comes out at 0.83 em where browsers
+    draw 1 em, and a Chinese label spilled past its node. Given as the node's ``width``
+    (a minimum), this estimate keeps the label inside; Graphviz still widens the node when
+    its own estimate is larger.
+    """
+    text_em = max((sum(map(_char_em, line)) for line in lines), default=0.0)
+    return text_em * _FONT_PT / 72 + 2 * _MARGIN_IN[0]
+
+
+def _char_em(ch: str) -> float:
+    if not ch.isascii():
+        return 1.0
+    if ch in _NARROW:
+        return 0.3
+    if ch in _WIDE:
+        return 0.85
+    return 0.72 if ch.isupper() else 0.56
+
+
+# CJK punctuation that must not start a line: it stays with the character before it
+_NO_LINE_START = frozenset("，。、；：！？）》」』】〕…")
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a label: a wide (CJK) or full-width character counts two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def wrap_label(text: str, width: int) -> list[str]:
+    """``text`` as lines of at most ``width`` display columns.
+
+    Latin words break at spaces (a word longer than a line is cut); CJK text breaks between
+    any two characters, except before closing punctuation. Runs of whitespace become one
+    space.
+    """
+    lines: list[str] = []
+    line, used = "", 0
+    for segment, spaced in _segments(text):
+        gap = 1 if spaced and line else 0
+        size = display_width(segment)
+        if used + gap + size <= width:
+            line, used = line + " " * gap + segment, used + gap + size
+            continue
+        if line:
+            lines.append(line)
+        while size > width:
+            head = _fitting_prefix(segment, width)
+            lines.append(head)
+            segment = segment[len(head):]
+            size = display_width(segment)
+        line, used = segment, size
+    if line:
+        lines.append(line)
+    return lines
+
+
+def _segments(text: str) -> list[tuple[str, bool]]:
+    """Unbreakable pieces of ``text`` and whether a space comes before each.
+
+    A wide character is a piece of its own; a run of narrow characters is one piece.
+    """
+    pieces: list[tuple[str, bool]] = []
+    for word in text.split():
+        for index, ch in enumerate(word):
+            wide = display_width(ch) == 2
+            after_narrow = index > 0 and not pieces[-1][2]
+            if index > 0 and (ch in _NO_LINE_START or (after_narrow and not wide)):
+                segment, spaced, _ = pieces[-1]
+                pieces[-1] = (segment + ch, spaced, wide)
+            else:
+                pieces.append((ch, index == 0, wide))
+    return [(segment, spaced) for segment, spaced, _ in pieces]
+
+
+def _fitting_prefix(segment: str, width: int) -> str:
+    """The longest start of ``segment`` within ``width`` columns (at least one character)."""
+    used = 0
+    for end, ch in enumerate(segment):
+        used += display_width(ch)
+        if used > width:
+            return segment[: max(end, 1)]
+    return segment

@@ -1,0 +1,180 @@
+// The plan graph component: lays out the DOT with Graphviz (wasm), then pans, zooms and selects.
+//
+// It speaks Streamlit's component protocol (v1) by hand: it posts componentReady, receives
+// "streamlit:render" with the Python arguments (dot, selected, height, labels), and posts
+// setComponentValue ({step, nonce}: the nonce makes a second click on the same node a new
+// value) and setFrameHeight.
+import { Graphviz } from "./hpcc-wasm-graphviz.js";
+
+const MIN_TEXT_PX = 11; // the first view never draws text smaller than this
+const MAX_TEXT_PX = 15; // nor blows a small plan up past this
+const STEP_PREFIX = "step-"; // core.plan.graph.step_node_id
+const ZOOM_STEP = 1.25;
+const DRAG_PX = 4; // a pointer that moved less than this clicked
+
+const bar = document.getElementById("bar");
+const view = document.getElementById("view");
+const canvas = document.getElementById("canvas");
+const zoomText = document.getElementById("zoom");
+const hint = document.getElementById("hint");
+
+let graphviz = null;
+let args = {};
+let svg = null;
+let size = { w: 1, h: 1 }; // the SVG's own units (Graphviz points)
+let smallestFont = 10; // the smallest font-size in the SVG, in its units
+let scale = 1; // CSS px per SVG unit
+let touched = false; // the person zoomed or panned: a new drawing keeps their view
+let clicks = 0;
+
+function post(type, data) {
+  window.parent.postMessage({ isStreamlitMessage: true, type, ...data }, "*");
+}
+
+function readableScale() {
+  const fitWidth = (view.clientWidth - 10) / size.w;
+  const lowest = MIN_TEXT_PX / smallestFont;
+  return Math.min(Math.max(fitWidth, lowest), MAX_TEXT_PX / smallestFont);
+}
+
+function resizeFrame() {
+  const wanted = size.h * scale + 12 + (view.scrollWidth > view.clientWidth ? 14 : 0);
+  const height = Math.max(120, Math.min(args.height || 460, bar.offsetHeight + wanted));
+  view.style.height = `${height - bar.offsetHeight - 4}px`;
+  post("streamlit:setFrameHeight", { height });
+}
+
+function setScale(next, anchor) {
+  const old = scale;
+  scale = Math.min(Math.max(next, 0.05), 8);
+  const x = anchor ? anchor.x : view.clientWidth / 2;
+  const y = anchor ? anchor.y : view.clientHeight / 2;
+  const left = (view.scrollLeft + x) * (scale / old) - x;
+  const top = (view.scrollTop + y) * (scale / old) - y;
+  svg.setAttribute("width", `${size.w * scale}px`);
+  svg.setAttribute("height", `${size.h * scale}px`);
+  zoomText.textContent = `${Math.round(smallestFont * scale)} px`;
+  resizeFrame();
+  view.scrollLeft = left;
+  view.scrollTop = top;
+  // scrollbars may be hidden overlays: say in words that there is more to see
+  const more = view.scrollWidth > view.clientWidth + 1 || view.scrollHeight > view.clientHeight + 1;
+  hint.textContent = more ? args.labels?.hint || "" : "";
+}
+
+function markSelected() {
+  for (const node of canvas.querySelectorAll("g.node")) {
+    node.classList.toggle("selected", node.id === STEP_PREFIX + args.selected);
+  }
+}
+
+function choose(node) {
+  clicks += 1;
+  args.selected = node.id.slice(STEP_PREFIX.length);
+  markSelected();
+  const value = { step: args.selected, nonce: `${Date.now()}-${clicks}` };
+  post("streamlit:setComponentValue", { value, dataType: "json" });
+}
+
+function prepare(drawing) {
+  const [, , w, h] = drawing.getAttribute("viewBox").split(/[ ,]+/).map(Number);
+  size = { w, h };
+  const fonts = [...drawing.querySelectorAll("text")].map((t) => Number(t.getAttribute("font-size")));
+  smallestFont = Math.min(...fonts.filter((f) => f > 0), 14);
+  for (const node of drawing.querySelectorAll("g.node")) {
+    node.querySelector("title")?.remove(); // the raw node name would pop up as a tooltip
+    if (!node.id.startsWith(STEP_PREFIX)) continue;
+    node.classList.add("selectable");
+    node.setAttribute("tabindex", "0");
+    node.setAttribute("role", "button");
+    node.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") { event.preventDefault(); choose(node); }
+    });
+  }
+}
+
+function draw() {
+  let text;
+  try {
+    text = graphviz.layout(args.dot, "svg", "dot");
+  } catch (error) {
+    canvas.innerHTML = `<div id="error"></div>`;
+    canvas.firstChild.textContent = String(error);
+    svg = null;
+    return;
+  }
+  canvas.innerHTML = text.slice(text.indexOf("<svg"));
+  svg = canvas.querySelector("svg");
+  prepare(svg);
+  const kept = touched ? scale : readableScale();
+  scale = kept;
+  setScale(kept, { x: 0, y: 0 });
+}
+
+let drawnDot = null;
+window.addEventListener("message", async (event) => {
+  if (event.data?.type !== "streamlit:render") return;
+  args = event.data.args;
+  document.body.style.color = event.data.theme?.textColor || "";
+  graphviz ??= await Graphviz.load();
+  if (args.dot !== drawnDot) {
+    drawnDot = args.dot;
+    draw();
+  }
+  if (svg) markSelected();
+  const labels = args.labels || {};
+  for (const id of ["zoom-in", "zoom-out", "fit"]) {
+    document.getElementById(id).title = labels[id] || "";
+  }
+  view.title = labels.hint || "";
+});
+
+document.getElementById("zoom-in").onclick = () => { touched = true; setScale(scale * ZOOM_STEP); };
+document.getElementById("zoom-out").onclick = () => { touched = true; setScale(scale / ZOOM_STEP); };
+document.getElementById("fit").onclick = () => {
+  // the whole graph in sight: the person asked for it, so text may go below MIN_TEXT_PX
+  touched = false;
+  const whole = Math.min((view.clientWidth - 10) / size.w, (view.clientHeight - 10) / size.h);
+  setScale(Math.min(whole, MAX_TEXT_PX / smallestFont), { x: 0, y: 0 });
+};
+
+// Ctrl (or ⌘) + wheel zooms, as does a trackpad pinch; a plain wheel scrolls, so that
+// scrolling the page past the graph does not zoom it by surprise.
+view.addEventListener("wheel", (event) => {
+  if (!svg || !(event.ctrlKey || event.metaKey)) return;
+  event.preventDefault();
+  touched = true;
+  const box = view.getBoundingClientRect();
+  const anchor = { x: event.clientX - box.left, y: event.clientY - box.top };
+  setScale(scale * Math.exp(-event.deltaY * 0.002), anchor);
+}, { passive: false });
+
+let drag = null;
+view.addEventListener("pointerdown", (event) => {
+  if (event.button !== 0) return;
+  drag = { x: event.clientX, y: event.clientY, left: view.scrollLeft, top: view.scrollTop,
+           moved: false, node: event.target.closest?.("g.node.selectable") };
+  view.setPointerCapture(event.pointerId);
+});
+view.addEventListener("pointermove", (event) => {
+  if (!drag) return;
+  const dx = event.clientX - drag.x;
+  const dy = event.clientY - drag.y;
+  if (!drag.moved && Math.hypot(dx, dy) < DRAG_PX) return;
+  drag.moved = true;
+  touched = true;
+  view.classList.add("dragging");
+  view.scrollLeft = drag.left - dx;
+  view.scrollTop = drag.top - dy;
+});
+view.addEventListener("pointerup", () => {
+  // pointer capture retargets the click to the view, so the node comes from pointerdown
+  if (drag && !drag.moved && drag.node) choose(drag.node);
+  drag = null;
+  view.classList.remove("dragging");
+});
+view.addEventListener("pointercancel", () => { drag = null; view.classList.remove("dragging"); });
+
+window.addEventListener("resize", () => { if (svg && !touched) setScale(readableScale()); });
+
+post("streamlit:componentReady", { apiVersion: 1 });
