@@ -16,6 +16,7 @@ from core.plan.model import Step
 from core.runs.view import RunView, load_run_view
 from ui import run_view, state
 from ui.frame import ensure_entrypoint, page_header
+from ui.graph_view import plan_graph
 from ui.i18n import t
 from ui.safe_text import literal
 
@@ -124,7 +125,7 @@ def _render_details(view: RunView) -> None:
     cards, graph = st.columns([3, 2], gap="medium")
     with graph:
         st.subheader(t("plan_graph"))
-        st.graphviz_chart(plan_to_dot(plan, side_effect_tools=risky), width="stretch")
+        plan_graph(plan_to_dot(plan, side_effect_tools=risky), key="run_graph")
     with cards:
         st.subheader(t("steps"))
         for step in plan.steps:
@@ -158,7 +159,8 @@ def _render_present(view: RunView) -> None:
     run_view.render_answer(view.record.answer, view.finished)
     if plan is not None:
         with st.container(key="present_graph"):
-            st.graphviz_chart(plan_to_dot(plan, side_effect_tools=risky), width="stretch")
+            plan_graph(plan_to_dot(plan, side_effect_tools=risky), key="present_run_graph",
+                       height=720)
 
 
 def _chosen_run() -> str | None:

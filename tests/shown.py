@@ -1,15 +1,17 @@
-"""What a reader sees of Markdown that the dashboard escaped (ui/safe_text.literal).
+"""What a reader sees: escaped Markdown (ui/safe_text.literal) and the plan graphs' DOT.
 
 AppTest reports an element's Markdown source; untrusted text in it is backslash-escaped
 (``<`` as ``&lt;``) and its line breaks are hard breaks. Tests that look for such text
-compare what shows.
+compare what shows. AppTest cannot draw the plan graph component (ui/graph_view); the DOT
+it was given is in the element's arguments.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
-__all__ = ["shown"]
+__all__ = ["graph_dots", "shown"]
 
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
@@ -17,3 +19,10 @@ _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 def shown(source: str) -> str:
     """``source`` with its backslash escapes undone and hard line breaks as plain ones."""
     return _ESCAPE.sub(r"\1", source.replace("  \n", "\n")).replace("&lt;", "<")
+
+
+def graph_dots(node) -> list[str]:
+    """The DOT of every plan graph (ui.graph_view.plan_graph) in ``node``: an AppTest or a block."""
+    return [json.loads(element.proto.json_args)["dot"]
+            for element in node.get("component_instance")
+            if element.proto.component_name.endswith(".plan_graph")]
