@@ -39,14 +39,22 @@ def _answer(at) -> str:
     return "\n".join(m.value for m in block.markdown)
 
 
-def test_the_churn_answer_reaches_the_page_as_tables(runner):
+def test_the_churn_answer_and_its_sql_cards_reach_the_page_as_tables(runner):
     at = open_app(language="en")
     at.button(key="scenario_churn-analysis").click().run()
-    at, _run_id = _approved(at, runner)
+    at, run_id = _approved(at, runner)
     found = tables(_answer(at))
     months = next(t for t in found if t[0] == ["month", "churned"])
     assert ["2025-10", "26"] in months and len(months) >= 4
     assert any(t[0] == ["plan", "churned", "churn_rate_pct"] for t in found), found
+    sql_steps = [s for s in runner.store.get_run(run_id).plan.steps if s.tool == "run_sql"]
+    assert len(sql_steps) >= 3
+    for step in sql_steps:
+        card = keyed_block(at, f"step_card_{step.id}")
+        assert card is not None, step.id
+        (frame,) = card.get("dataframe")
+        assert list(frame.value.columns) == step.result["columns"]
+        assert len(frame.value) == len(step.result["rows"])
 
 
 @pytest.mark.parametrize(("request_text", "follow_up", "new_fact"), [
