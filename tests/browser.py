@@ -58,13 +58,17 @@ def _wait_healthy(url: str, server: subprocess.Popen, log: Path, timeout: float 
 
 
 @contextlib.contextmanager
-def serve_app(home: Path, log: Path) -> Iterator[str]:
-    """PlanBoard (offline: no key) on a free local port; yields its address."""
+def serve_app(home: Path, log: Path, script: str = "app.py") -> Iterator[str]:
+    """PlanBoard (offline: no key) on a free local port; yields its address.
+
+    ``script`` (relative to the repository) is the page to serve: a test page under
+    tests/apps/ instead of the app.
+    """
     port = free_port()
     env = {**os.environ, "PLANBOARD_HOME": str(home)}
     with log.open("w", encoding="utf-8") as output:
         server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+            [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
              "--server.headless", "true", "--server.address", "127.0.0.1",
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
             cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,

@@ -6,8 +6,16 @@ import shutil
 import subprocess
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from core.plan.graph import dot_escape, plan_to_dot, side_effect_tool_names
+from core.plan.graph import (
+    display_width,
+    dot_escape,
+    plan_to_dot,
+    side_effect_tool_names,
+    wrap_label,
+)
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry, tool
 
@@ -108,3 +116,54 @@ def test_dot_output_is_accepted_by_graphviz():
     )
     assert result.returncode == 0, result.stderr.decode()
     assert "<svg" in result.stdout.decode()
+
+
+def _node_line(dot: str, step_id: str) -> str:
+    return next(line for line in dot.splitlines() if line.startswith(f'  "{step_id}" ['))
+
+
+def test_display_width_counts_cjk_characters_twice():
+    assert display_width("run_sql") == 7
+    assert display_width("流失率") == 6
+    assert display_width("（2026 Q1）") == 11  # full-width brackets are wide too
+
+
+def test_latin_text_wraps_at_spaces_within_the_width():
+    lines = wrap_label("Summarise the churn numbers and give a short reason for each month", 28)
+    assert lines == ["Summarise the churn numbers", "and give a short reason for", "each month"]
+
+
+def test_cjk_text_wraps_anywhere_but_not_before_closing_punctuation():
+    assert wrap_label("综合以上结果，给出最终回复", 28) == ["综合以上结果，给出最终回复"]
+    assert wrap_label("综合以上结果给出最终回复", 12) == ["综合以上结果", "给出最终回复"]
+    # "，" would start the second line: it moves down with "果"
+    assert wrap_label("综合以上结果，给出最终回复", 12) == ["综合以上结", "果，给出最终", "回复"]
+
+
+def test_mixed_text_keeps_its_spaces_and_a_long_word_is_cut():
+    assert wrap_label("查询 order 88231 的物流状态", 28) == ["查询 order 88231 的物流状态"]
+    assert wrap_label("统计上个季度（2026 Q1）的流失原因", 14) == [
+        "统计上个季度（", "2026 Q1）的流", "失原因"]
+    assert wrap_label("x" * 30, 12) == ["x" * 12, "x" * 12, "x" * 6]
+    assert wrap_label("  ", 12) == []
+
+
+@given(st.text(alphabet="ab 流失率，。 Q1", max_size=60), st.integers(min_value=4, max_value=30))
+def test_wrapped_lines_fit_and_lose_no_character(text, width):
+    lines = wrap_label(text, width)
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+    assert all(display_width(line) <= width for line in lines)
+
+
+def test_step_nodes_carry_their_step_id_and_room_for_chinese_text():
+    plan = Plan(goal="g", steps=[
+        Step(id="s1", description="综合以上结果，给出最终回复"),
+        Step(id="s2", description="look it up", depends_on=["s1", "s9"]),
+    ])
+    dot = plan_to_dot(plan)
+    assert 'id="step-s1"' in _node_line(dot, "s1") and 'id="step-s2"' in _node_line(dot, "s2")
+    assert "id=" not in _node_line(dot, "s9")  # a missing dependency is not selectable
+    width = float(_node_line(dot, "s1").split("width=")[1].split(",")[0])
+    # 13 CJK characters drawn at 1 em of 10 pt, plus the node's margins (0.15 in a side)
+    assert width >= 13 * 10 / 72 + 0.3
+    assert float(_node_line(dot, "s2").split("width=")[1].split(",")[0]) < width
