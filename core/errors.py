@@ -18,9 +18,17 @@
     │   └── ToolExecutionError      the tool ran and failed (bad SQL, refused refund, ...)
     └── StoreError                  the run store could not do what was asked
         └── RunNotFoundError        no run has that id
+
+An error raised with a :class:`core.base.messages.Message` (``ToolExecutionError(msg(
+"shop.refund_not_delivered", order_id=...))``) keeps it as ``message``: ``str(exc)`` is the
+English one-liner (logs, records, the command line in English), and
+``core.base.messages.render(exc, language)`` words it in the reader's language. An error
+raised with a plain string has no ``message`` and reads the same in every language.
 """
 
 from __future__ import annotations
+
+from core.base.messages import Message, msg
 
 __all__ = [
     "ConfigError",
@@ -45,7 +53,12 @@ __all__ = [
 
 
 class PlanBoardError(Exception):
-    """Base of every error PlanBoard shows to a user as one line."""
+    """Base of every error PlanBoard shows to a user as one line; ``message`` is its code
+    and parameters when it was raised with one (None for a plain string)."""
+
+    def __init__(self, text: str | Message = "") -> None:
+        self.message: Message | None = text if isinstance(text, Message) else None
+        super().__init__(str(text))
 
 
 class ConfigError(PlanBoardError):
@@ -83,7 +96,7 @@ class PlanError(PlanBoardError):
 class PlanParseError(PlanError):
     """Raised when text holds no recognisable plan; ``raw`` keeps the text."""
 
-    def __init__(self, message: str, raw: str = "") -> None:
+    def __init__(self, message: str | Message, raw: str = "") -> None:
         super().__init__(message)
         self.raw = raw
 
@@ -92,9 +105,7 @@ class PlanValidationError(PlanError):
     """Raised when a plan has problems; ``problems`` lists them by step id."""
 
     def __init__(self, problems: list[str]) -> None:
-        super().__init__(
-            "The plan has problems: " + "; ".join(problems) + ". Fix them and try again."
-        )
+        super().__init__(msg("plan.problems", problems=problems))
         self.problems = problems
 
 
@@ -102,7 +113,7 @@ class UnservableRequestError(PlanError):
     """Raised before any run is recorded when nothing can serve the request (the offline
     rules map no part of it to a tool); ``reasons`` says why, part by part."""
 
-    def __init__(self, message: str, reasons: list[str] | None = None) -> None:
+    def __init__(self, message: str | Message, reasons: list[str] | None = None) -> None:
         super().__init__(message)
         self.reasons = list(reasons or [])
 

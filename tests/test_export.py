@@ -78,7 +78,8 @@ def test_markdown_shows_request_results_answer_usage_and_every_version(stored_ru
     assert "### 版本 1" in text and "### 版本 2 — 原因: s2 failed: refund service down" in text
     assert "申请退款 \\| refund" in text  # a pipe inside a cell does not break the table
     assert "refund service down" in text and "已退款 R-1" in text
-    assert "LLM 调用次数: 3" in text
+    assert "大模型调用次数: 3" in text
+    assert "**状态:** 已完成" in text and "| ✓ 已完成 |" in text  # statuses in Chinese too
     assert "````json" in text  # a result holding ``` gets a longer fence
     tables = [line for line in text.splitlines() if line.startswith("| 步骤 |")]
     assert len(tables) == 3  # current plan + two versions

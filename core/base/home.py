@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from core.base.messages import msg
 from core.errors import ConfigError
 
 __all__ = ["planboard_home"]
@@ -19,8 +20,5 @@ def planboard_home() -> Path:
     try:
         home.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ConfigError(
-            f"Cannot create the PlanBoard home {home} ({exc.strerror}); set PLANBOARD_HOME "
-            "to a writable directory."
-        ) from None
+        raise ConfigError(msg("config.home_unwritable", home=home, reason=exc.strerror)) from None
     return home

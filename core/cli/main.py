@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.base.messages import render
 from core.base.usage import Usage
 from core.cli.output import ask, ask_text, bounded_int, print_json, print_progress
 from core.cli.runs import add_approve_replans, new_versions_policy, report_run, wait_answering
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         _drop_stdout()
         return 0
     except PlanBoardError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(say("error", text=render(exc, cli_language())), file=sys.stderr)
         return 1
     except OSError as exc:  # a file or database the OS refused: say which, no traceback
         where = f" ({exc.filename})" if exc.filename else ""

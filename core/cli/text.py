@@ -24,6 +24,7 @@ _TEXT: dict[str, tuple[str, str]] = {
     "no_plan_needed": ("No plan needed: the {mode} workflow answers this ({reason}).",
                        "无需计划：由 {mode} 流程直接回答（{reason}）。"),
     "warning": ("warning: {text}", "提示：{text}"),
+    "error": ("error: {text}", "错误：{text}"),
     "no_answer": ("(no answer)", "（没有答案）"),
     "no_answer_read": ("No answer read; pass --yes to continue without asking.",
                        "没有读到回答；加上 --yes 可不经询问直接继续。"),

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from core.base.language import detect_language
+from core.base.messages import Message, msg
 from core.errors import ToolArgumentError
 from core.plan.model import REFERENCE, Plan, Step
 
@@ -50,7 +51,8 @@ def resolve_args(args: dict[str, Any], results: dict[str, Any]) -> dict[str, Any
         try:
             resolved[key] = resolve_value(value, results)
         except ToolArgumentError as exc:
-            raise ToolArgumentError(f"argument {key!r}: {exc}") from None
+            raise ToolArgumentError(msg("ref.in_argument", name=repr(key),
+                                        error=exc.message or str(exc))) from None
     return resolved
 
 
@@ -72,29 +74,22 @@ def resolve_value(value: Any, results: dict[str, Any]) -> Any:
 
 def _lookup(step_id: str, path: str, results: dict[str, Any], text: str) -> Any:
     if step_id not in results:
-        raise ToolArgumentError(
-            f"{text} cannot be resolved: {step_id} has no result (it did not complete); "
-            f"make the step depend on {step_id} or give the value directly"
-        )
+        raise ToolArgumentError(msg("ref.no_result", reference=text, step=step_id))
     current = results[step_id]
     walked = step_id
     for field, index in _PATH_PART.findall(path):
         current = _as_structure(current)
         if field:
             if not isinstance(current, dict) or field not in current:
-                raise ToolArgumentError(
-                    f"{text} cannot be resolved: {walked} has no field {field!r}"
-                    f"{_known_fields(current)}; fix the reference in the plan"
-                )
+                raise ToolArgumentError(msg("ref.no_field", reference=text, walked=walked,
+                                            field=repr(field), known=_known_fields(current)))
             current = current[field]
             walked += f".{field}"
         else:
             position = int(index)
             if not isinstance(current, list) or position >= len(current):
-                raise ToolArgumentError(
-                    f"{text} cannot be resolved: {walked} has no item [{position}]; "
-                    "fix the reference in the plan"
-                )
+                raise ToolArgumentError(msg("ref.no_item", reference=text, walked=walked,
+                                            position=position))
             current = current[position]
             walked += f"[{position}]"
     return current
@@ -110,10 +105,10 @@ def _as_structure(value: Any) -> Any:
     return value
 
 
-def _known_fields(value: Any) -> str:
+def _known_fields(value: Any) -> Message:
     if isinstance(value, dict) and value:
-        return f" (its fields are: {', '.join(map(str, value))})"
-    return f" (its result is a {type(value).__name__}, not an object)"
+        return msg("ref.known_fields", fields=", ".join(map(str, value)))
+    return msg("ref.not_an_object", kind=type(value).__name__)
 
 
 def _stringify(value: Any) -> str:

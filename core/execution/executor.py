@@ -13,12 +13,13 @@ from pydantic import BaseModel, Field
 
 from core.base.expressions import ExpressionError, is_expression_condition
 from core.base.language import detect_language
+from core.base.messages import Message, msg
 from core.base.usage import Usage
 from core.errors import LLMError, PlanBoardError, ToolArgumentError, ToolError, UnknownToolError
 from core.execution.context import build_step_context, fallback_answer, resolve_args
 from core.execution.react import MAX_REACT_ROUNDS, ReactCancelled, run_react
 from core.execution.readiness import condition_holds
-from core.execution.success_check import LLM_FAILURE, non_answer
+from core.execution.success_check import non_answer
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.prompts import execution as prompts
@@ -47,6 +48,7 @@ class StepOutcome(BaseModel):
     status: Literal["completed", "failed", "skipped"]
     result: Any = None
     error: str | None = None
+    error_message: Message | None = None  # the error's code, worded in the reader's language
     usage: Usage = Field(default_factory=Usage)
     resolved_args: dict[str, Any] | None = None
     mode: StepMode = "direct"
@@ -58,13 +60,14 @@ def apply_outcome(step: Step, outcome: StepOutcome) -> None:
     step.advance(outcome.status)
     step.result = outcome.result
     step.error = outcome.error
+    step.error_message = outcome.error_message
     if outcome.resolved_args is not None:
         step.resolved_args = outcome.resolved_args
     usage = outcome.usage
     step.add_usage(usage.llm_calls, usage.prompt_tokens, usage.completion_tokens)
 
 
-class _StepFailed(Exception):
+class _StepFailed(PlanBoardError):
     """Internal: ends the step as failed with a message (never leaves execute_step)."""
 
 
@@ -74,11 +77,21 @@ class _Tally:
 
     usage: Usage = field(default_factory=Usage)
     notes: list[str] = field(default_factory=list)
+    unjudged: Message | None = None  # why a condition could not be judged (the step skips)
 
-    def outcome(self, status: str, mode: StepMode, **fields: Any) -> StepOutcome:
+    def outcome(self, status: str, mode: StepMode, *, error: str | Message | None = None,
+                **fields: Any) -> StepOutcome:
+        """The outcome; an ``error`` message is kept with its English wording beside it."""
         return StepOutcome(
-            status=status, mode=mode, usage=self.usage, notes=list(self.notes), **fields
+            status=status, mode=mode, usage=self.usage, notes=list(self.notes),
+            error=None if error is None else str(error),
+            error_message=error if isinstance(error, Message) else None, **fields,
         )
+
+
+def _worded(exc: PlanBoardError) -> str | Message:
+    """What an error says: its message (worded in any language) or its text."""
+    return exc.message or str(exc)
 
 
 def is_synthesis(plan: Plan, step: Step) -> bool:
@@ -140,13 +153,11 @@ def execute_step(
     mode = step_mode(plan, step, engine.registry)
     tally = _Tally()
     if cancel is not None and cancel.is_set():
-        return tally.outcome("skipped", mode, error="cancelled before it started")
+        return tally.outcome("skipped", mode, error=msg("step.cancelled_before_start"))
     try:
         if step.condition and not _check_condition(plan, step, engine, tally):
-            unjudged = tally.notes[-1] if tally.notes else None  # why it could not be judged
-            return tally.outcome(
-                "skipped", "condition", error=unjudged or f"condition not met: {step.condition}"
-            )
+            return tally.outcome("skipped", "condition", error=tally.unjudged or msg(
+                "step.condition_not_met", condition=step.condition))
         if mode == "synthesis":
             return _synthesise(plan, step, engine, tally)
         if mode == "react":
@@ -154,10 +165,10 @@ def execute_step(
         return _run_tool_step(plan, step, engine, tally, idempotency_key)
     except ReactCancelled as exc:
         return tally.outcome("skipped", mode, error=str(exc))
-    except LLMError as exc:  # tagged so that no check mistakes it for "found nothing"
-        return tally.outcome("failed", mode, error=f"{LLM_FAILURE}: {exc}")
-    except (_StepFailed, PlanBoardError) as exc:
-        return tally.outcome("failed", mode, error=str(exc))
+    except LLMError as exc:  # worded after LLM_FAILURE: no check reads it as "found nothing"
+        return tally.outcome("failed", mode, error=msg("step.llm_failed", error=_worded(exc)))
+    except PlanBoardError as exc:
+        return tally.outcome("failed", mode, error=_worded(exc))
     except Exception as exc:  # a bug anywhere below must end this step, not the run
         logger.exception("step %s failed unexpectedly", step.id)
         return tally.outcome("failed", mode, error=f"{type(exc).__name__}: {exc}")
@@ -170,16 +181,13 @@ def _check_condition(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> b
     try:
         holds = condition_holds(plan, step)
     except ExpressionError as exc:
-        raise _StepFailed(f"{step.id} condition cannot be checked: {exc}") from None
+        raise _StepFailed(msg("step.condition_unchecked", step=step.id, error=str(exc))) from None
     if holds is not None:
         return holds
     condition = step.condition or ""
     if engine.model is None:  # nobody can judge it: never run a step on a guess
-        tally.notes.append(
-            f"the condition {condition!r} is written in prose and no LLM is configured to "
-            "judge it, so the step was skipped to be safe; write it as an expression such "
-            "as s2.status == 'delivered'"
-        )
+        tally.unjudged = msg("step.condition_prose_offline", condition=repr(condition))
+        tally.notes.append(str(tally.unjudged))
         return False
     messages = prompts.condition_messages(build_step_context(plan, step), condition)
     reply = engine.model.chat(messages, role="executor")
@@ -188,9 +196,8 @@ def _check_condition(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> b
     if _YES.match(verdict):
         return True
     if not _NO.match(verdict):
-        tally.notes.append(
-            f"the condition judge replied {verdict[:80]!r}; the step was skipped to be safe"
-        )
+        tally.unjudged = msg("step.condition_unclear", reply=repr(verdict[:80]))
+        tally.notes.append(str(tally.unjudged))
     return False
 
 
@@ -207,7 +214,7 @@ def _synthesise(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> StepOu
     tally.usage = tally.usage + reply.usage
     text = (reply.content or "").strip()
     if not text:
-        raise _StepFailed("the model returned an empty answer for the synthesis step")
+        raise _StepFailed(msg("step.empty_synthesis"))
     _require_answer(text, plan, step)
     return tally.outcome("completed", "synthesis", result=text)
 
@@ -218,17 +225,14 @@ def _require_answer(text: str, plan: Plan, step: Step) -> None:
     if why is None and step.description.strip() != plan.goal.strip():
         why = non_answer(text, question=step.description, language=detect_language(plan.goal))
     if why is not None:
-        raise _StepFailed(f"{step.id}: {why} ({text[:160]!r})")
+        raise _StepFailed(msg("step.prefixed", step=step.id, error=f"{why} ({text[:160]!r})"))
 
 
 def _reason(
     plan: Plan, step: Step, engine: Engine, tally: _Tally, cancel: threading.Event | None
 ) -> StepOutcome:
     if engine.model is None:
-        raise _StepFailed(
-            f"{step.id} is a reasoning step and needs an LLM; configure a model "
-            "(OPENAI_API_KEY) or give the step a tool with arguments"
-        )
+        raise _StepFailed(msg("step.reasoning_needs_llm", step=step.id))
     language = detect_language(plan.goal)
     messages = prompts.react_messages(
         build_step_context(plan, step), plan.goal, language, MAX_REACT_ROUNDS
@@ -236,7 +240,7 @@ def _reason(
     try:
         outcome = run_react(engine.model, engine.registry, messages, tally=tally, cancel=cancel)
     except ToolError as exc:
-        raise _StepFailed(f"{step.id}: {exc}") from None
+        raise _StepFailed(msg("step.prefixed", step=step.id, error=_worded(exc))) from None
     if outcome.tools_used:
         tally.notes.append("used read-only tools: " + ", ".join(outcome.tools_used))
     _require_answer(outcome.text, plan, step)
@@ -252,11 +256,11 @@ def _run_tool_step(
     try:
         target = engine.registry.get(step.tool or "")
     except UnknownToolError as exc:
-        raise _StepFailed(f"{step.id} uses {exc}") from None
+        raise _StepFailed(msg("step.uses_unknown_tool", step=step.id, error=_worded(exc))) from None
     try:
         known = resolve_args(step.args or {}, plan.results())
     except ToolArgumentError as exc:
-        raise _StepFailed(f"{step.id} {exc}") from None
+        raise _StepFailed(msg("step.bad_arguments", step=step.id, error=_worded(exc))) from None
     mode: StepMode = "direct"
     if not _has_all_required(step, target):
         mode = "forced_tool"
@@ -268,7 +272,7 @@ def _run_tool_step(
     try:
         result = engine.registry.call(target.name, args, idempotency_key=key)
     except ToolError as exc:
-        return tally.outcome("failed", mode, error=str(exc), resolved_args=args)
+        return tally.outcome("failed", mode, error=_worded(exc), resolved_args=args)
     return tally.outcome("completed", mode, result=result, resolved_args=args)
 
 
@@ -277,11 +281,8 @@ def _infer_args(
 ) -> dict[str, Any]:
     missing = [name for name in target.required if name not in known]
     if engine.model is None:
-        raise _StepFailed(
-            f"{step.id} needs arguments for {target.name} (missing: "
-            f"{', '.join(missing) or 'all'}) and no LLM is configured to fill them in; "
-            "write them into the step's args"
-        )
+        raise _StepFailed(msg("step.args_need_llm", step=step.id, tool=target.name,
+                              missing=", ".join(missing) or msg("step.all_args")))
     from core.llm.forced_call import force_tool_call
 
     messages = prompts.forced_tool_messages(
@@ -291,24 +292,18 @@ def _infer_args(
     tally.usage = tally.usage + forced.usage
     tally.notes.extend(forced.notes)
     if forced.call is None:
-        raise _StepFailed(
-            f"{step.id}: the model did not call {target.name} (tool_choice "
-            f"{forced.mode_used!r} was not honoured), so the tool did not run; "
-            "fill in the arguments in the plan or use a model that supports tool calls"
-        )
+        raise _StepFailed(msg("step.tool_not_called", step=step.id, tool=target.name,
+                              mode=repr(forced.mode_used)))
     try:
         inferred = json.loads(forced.call.arguments or "{}")
     except ValueError:
-        raise _StepFailed(
-            f"{step.id}: the model sent arguments for {target.name} that are not JSON: "
-            f"{forced.call.arguments[:200]!r}"
-        ) from None
+        raise _StepFailed(msg("step.args_not_json", step=step.id, tool=target.name,
+                              arguments=repr(forced.call.arguments[:200]))) from None
     if not isinstance(inferred, dict):
-        raise _StepFailed(f"{step.id}: the model sent {target.name} arguments that are not "
-                          "a JSON object")
+        raise _StepFailed(msg("step.args_not_object", step=step.id, tool=target.name))
     args = {**inferred, **known}  # values written in the approved plan win
     try:
         target.validate_args(args)
     except ToolArgumentError as exc:
-        raise _StepFailed(f"{step.id}: the model's arguments were rejected: {exc}") from None
+        raise _StepFailed(msg("step.args_rejected", step=step.id, error=_worded(exc))) from None
     return args

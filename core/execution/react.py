@@ -8,6 +8,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from core.base.messages import msg
 from core.base.usage import Usage
 from core.errors import PlanBoardError, ToolError
 from core.llm.client import ChatModel, ChatReply, ToolCall
@@ -77,13 +78,13 @@ def run_react(
         if not reply.tool_calls:
             text = (reply.content or "").strip()
             if not text:
-                raise ToolError("the model gave an empty answer for this step; try again")
+                raise ToolError(msg("step.empty_answer"))
             result.text = text
             return result
         messages.append(_assistant_message(reply))
         for call in reply.tool_calls:
             messages.append(_observe(call, allowed, registry, result))
-    raise ToolError(f"the step did not finish within {rounds} rounds; simplify the step")
+    raise ToolError(msg("step.too_many_rounds", rounds=rounds))
 
 
 def _assistant_message(reply: ChatReply) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, Field
 
 from core.base.language import terms as language_terms
+from core.base.messages import msg
 from core.errors import StoreError
 from core.learning.reflection import Reflection
 from core.store.schema import as_utc, lessons, utc_now
@@ -138,7 +139,7 @@ class LessonBook:
         with self._connect() as conn:
             row = conn.execute(sa.select(lessons).where(lessons.c.id == lesson_id)).first()
         if row is None:
-            raise StoreError(f"no lesson {lesson_id}; list them with: python -m core lessons")
+            raise StoreError(msg("lesson.not_found", lesson_id=lesson_id))
         return _lesson(row)
 
     def list_lessons(self, *, enabled_only: bool = False, run_id: str | None = None
@@ -167,10 +168,9 @@ class LessonBook:
                 done = conn.execute(
                     lessons.update().where(lessons.c.id == lesson_id).values(**values))
         except sa.exc.IntegrityError:
-            raise StoreError("another lesson already says this; edit or delete that one "
-                             "instead") from None
+            raise StoreError(msg("lesson.duplicate")) from None
         if done.rowcount == 0:
-            raise StoreError(f"no lesson {lesson_id}; list them with: python -m core lessons")
+            raise StoreError(msg("lesson.not_found", lesson_id=lesson_id))
         return self.get(lesson_id)
 
     def delete(self, lesson_id: int) -> None:
@@ -178,7 +178,7 @@ class LessonBook:
         with self._begin() as conn:
             done = conn.execute(lessons.delete().where(lessons.c.id == lesson_id))
         if done.rowcount == 0:
-            raise StoreError(f"no lesson {lesson_id}; list them with: python -m core lessons")
+            raise StoreError(msg("lesson.not_found", lesson_id=lesson_id))
 
     def relevant(self, request: str, tool_names: Iterable[str], limit: int = 5) -> list[Lesson]:
         """The enabled lessons relevant to ``request`` (see :func:`relevant_lessons`)."""
@@ -188,13 +188,13 @@ class LessonBook:
         try:
             return self.engine.connect()
         except sa.exc.SQLAlchemyError as exc:
-            raise StoreError(f"the lessons store cannot be opened: {exc}") from exc
+            raise StoreError(msg("lesson.store_unavailable", error=str(exc))) from exc
 
     def _begin(self) -> Any:
         try:
             return self.engine.begin()
         except sa.exc.SQLAlchemyError as exc:
-            raise StoreError(f"the lessons store cannot be opened: {exc}") from exc
+            raise StoreError(msg("lesson.store_unavailable", error=str(exc))) from exc
 
 
 def _lesson(row: Any) -> Lesson:

@@ -8,6 +8,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from core.base.messages import msg
 from core.errors import (
     ConfigError,
     LLMAuthError,
@@ -104,10 +105,7 @@ class OpenAIChatModel:
         elif not self.profile.needs_key:
             key = "not-needed"  # local servers ignore it; the SDK insists on one
         else:
-            raise ConfigError(
-                "No API key is set. Set OPENAI_API_KEY (in the environment, .env or the "
-                "sidebar), or point OPENAI_BASE_URL at a local server that needs none."
-            )
+            raise ConfigError(msg("config.no_key"))
         return OpenAI(
             api_key=key,
             base_url=settings.base_url,
@@ -241,8 +239,13 @@ def map_openai_error(
     import openai
 
     error = _map(openai, exc, safe_url(settings.base_url), model, role, settings.timeout_s)
-    message = _redact(str(error), settings)
-    return error if message == str(error) else type(error)(message)
+    worded = error.message
+    if worded is None:
+        message = _redact(str(error), settings)
+        return error if message == str(error) else type(error)(message)
+    params = {k: _redact(v, settings) if isinstance(v, str) else v
+              for k, v in worded.params.items()}
+    return type(error)(worded.model_copy(update={"params": params}))
 
 
 def _redact(message: str, settings: LLMSettings) -> str:
@@ -259,52 +262,25 @@ def _map(
     openai: Any, exc: Exception, base_url: str, model: str, role: str, timeout_s: float
 ) -> LLMError:
     if isinstance(exc, openai.APITimeoutError):
-        return LLMConnectionError(
-            f"{base_url} did not answer within {timeout_s:g}s. Check that the server is "
-            "running, or raise PLANBOARD_TIMEOUT."
-        )
+        return LLMConnectionError(msg("llm.timeout", url=base_url, seconds=f"{timeout_s:g}"))
     if isinstance(exc, openai.APIConnectionError):
-        return LLMConnectionError(
-            f"Cannot reach {base_url}. Check OPENAI_BASE_URL and that the server is running."
-        )
+        return LLMConnectionError(msg("llm.unreachable", url=base_url))
     if not isinstance(exc, openai.APIStatusError):
-        return LLMResponseError(
-            f"{base_url} sent a reply PlanBoard cannot use ({one_line(exc)}). "
-            "Check that it is an OpenAI-compatible endpoint."
-        )
+        return LLMResponseError(msg("llm.unusable_reply", url=base_url, detail=one_line(exc)))
     status = exc.status_code
     detail = _server_message(exc)
     variable = _model_variable(role)
     if status == 401:
-        return LLMAuthError(
-            "The endpoint rejected the API key (401). Check OPENAI_API_KEY or the key in "
-            "the sidebar."
-        )
+        return LLMAuthError(msg("llm.key_rejected"))
     if status == 403:
-        return LLMAuthError(
-            f"The endpoint refused access (403): {detail}. Check that the key may use "
-            f"model {model!r}."
-        )
+        return LLMAuthError(msg("llm.forbidden", detail=detail, model=repr(model)))
     if status in (400, 404, 422) and _mentions_missing_model(exc, detail, status):
-        return LLMModelNotFoundError(
-            f"{base_url} does not serve model {model!r} ({status}). Set {variable} "
-            "(or OPENAI_MODEL) to a model it serves."
-        )
+        return LLMModelNotFoundError(msg("llm.model_not_found", url=base_url, model=repr(model),
+                                         status=status, variable=variable))
     if status == 404:
-        return LLMResponseError(
-            f"{base_url} has no chat completions API (404: {detail}). Check OPENAI_BASE_URL "
-            "(it usually ends in /v1)."
-        )
+        return LLMResponseError(msg("llm.no_chat_api", url=base_url, detail=detail))
     if status in (400, 422):
-        return LLMBadRequestError(
-            f"The endpoint rejected the request ({status}): {detail}. Check the provider "
-            "(PLANBOARD_PROVIDER) and model settings."
-        )
+        return LLMBadRequestError(msg("llm.bad_request", status=status, detail=detail))
     if status == 429:
-        return LLMResponseError(
-            f"The endpoint is rate limiting requests (429): {detail}. Wait and try again, "
-            "or lower the number of parallel steps."
-        )
-    return LLMResponseError(
-        f"The endpoint answered {status}: {detail}. Try again later or check the server logs."
-    )
+        return LLMResponseError(msg("llm.rate_limited", detail=detail))
+    return LLMResponseError(msg("llm.error_status", status=status, detail=detail))

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.base.messages import msg
 from core.errors import ConfigError
 
 __all__ = [
@@ -167,11 +168,8 @@ def detect_profile(base_url: str | None, override: str | None = None) -> Provide
     name = (override or "auto").strip().lower()
     if name != "auto":
         if name not in PROFILES:
-            raise ConfigError(
-                f"Unknown provider {override!r}. Set PLANBOARD_PROVIDER to one of: "
-                + ", ".join(profile_names())
-                + "."
-            )
+            raise ConfigError(msg("config.unknown_provider", name=repr(override),
+                                  names=", ".join(profile_names())))
         return PROFILES[name]
     url = (base_url or "").strip().lower()
     if not url:

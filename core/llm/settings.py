@@ -16,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from core.base.messages import msg
 from core.errors import ConfigError
 from core.llm.providers import ProviderProfile, detect_profile
 
@@ -224,10 +225,7 @@ def _positive_float(raw: str | None, variable: str) -> float:
     except ValueError:
         value = -1.0
     if not value > 0 or value == float("inf"):
-        raise ConfigError(
-            f"{variable}={raw!r} is not a positive number of seconds. "
-            f"Set it to e.g. {variable}=60 or remove it."
-        )
+        raise ConfigError(msg("config.not_seconds", variable=variable, raw=repr(raw)))
     return value
 
 
@@ -239,10 +237,7 @@ def _count(raw: str | None, variable: str) -> int:
     except ValueError:
         value = -1
     if value < 0:
-        raise ConfigError(
-            f"{variable}={raw!r} is not a whole number >= 0. "
-            f"Set it to e.g. {variable}=2 or remove it."
-        )
+        raise ConfigError(msg("config.not_count", variable=variable, raw=repr(raw)))
     return value
 
 

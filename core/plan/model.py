@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from core.base.expressions import ExpressionError, condition_step_refs, is_expression_condition
 from core.base.language import Language, pick
+from core.base.messages import Message
 from core.base.text import preview
 from core.errors import PlanValidationError, ToolArgumentError, UnknownToolError
 from core.lifecycle import (
@@ -77,6 +78,7 @@ class Step(BaseModel):
     resolved_args: dict[str, Any] | None = None
     result: Any = None
     error: str | None = None
+    error_message: Message | None = None  # the error as a code, to word it in any language
     attempts: int = 0
     llm_calls: int = 0
     prompt_tokens: int = 0
@@ -100,6 +102,7 @@ class Step(BaseModel):
         if reason == CRASH_RESET:
             self.started_at = None
             self.error = None
+            self.error_message = None
         elif status == "running":
             self.started_at = now()
             self.attempts += 1

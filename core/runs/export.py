@@ -15,11 +15,13 @@ import shutil
 import subprocess
 from typing import Any, Literal
 
-from core.base.language import detect_language
+from core.base.language import Language, detect_language
 from core.base.markup import literal_text, markdown_text
+from core.base.messages import TEXTS, msg, render
 from core.base.text import preview
 from core.errors import PlanBoardError
-from core.plan.model import STATUS_ICONS, Plan
+from core.plan.model import STATUS_ICONS, Plan, Step
+from core.runs.view import skip_reason
 from core.store.run_store import PlanVersion, RunRecord, RunStore, StoredEvent
 
 __all__ = ["FORMATS", "ExportError", "GraphvizMissingError", "export_run", "run_to_dict"]
@@ -37,10 +39,12 @@ class GraphvizMissingError(ExportError):
     """Raised when SVG is asked for but the Graphviz ``dot`` program is not installed."""
 
 
-def export_run(store: RunStore, run_id: str, fmt: str) -> str | bytes:
-    """The run ``run_id`` as text (json, md, dot) or SVG bytes (svg)."""
+def export_run(store: RunStore, run_id: str, fmt: str, *,
+               language: Language | None = None) -> str | bytes:
+    """The run ``run_id`` as text (json, md, dot) or SVG bytes (svg); the Markdown report is
+    worded in ``language`` (the reader's), else in the request's language."""
     if fmt not in FORMATS:
-        raise ExportError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
+        raise ExportError(msg("export.unknown_format", fmt=repr(fmt), formats=", ".join(FORMATS)))
     record = store.get_run(run_id)
     if fmt == "dot":
         return _dot(record)
@@ -51,7 +55,7 @@ def export_run(store: RunStore, run_id: str, fmt: str) -> str | bytes:
     if fmt == "json":
         data = run_to_dict(record, versions, events)
         return json.dumps(data, ensure_ascii=False, indent=2, default=str)
-    return run_to_markdown(record, versions)
+    return run_to_markdown(record, versions, language=language)
 
 
 _PRIVATE_FIELDS = {"owner_pid", "owner_host", "heartbeat_at", "control_request"}
@@ -75,7 +79,7 @@ def _dot(record: RunRecord) -> str:
     from core.tools.catalog import default_registry
 
     if record.plan is None:
-        raise ExportError(f"run {record.run_id} has no plan to draw")
+        raise ExportError(msg("export.no_plan", run_id=record.run_id))
     risky = side_effect_tool_names(default_registry())
     return plan_to_dot(record.plan, side_effect_tools=risky)
 
@@ -84,22 +88,16 @@ def render_svg(dot_text: str) -> bytes:
     """Render DOT text to SVG with the Graphviz ``dot`` program."""
     binary = shutil.which("dot")
     if binary is None:
-        raise GraphvizMissingError(
-            "SVG export needs the Graphviz 'dot' program, which is not installed "
-            "(install graphviz, e.g. apt-get install graphviz / brew install graphviz), "
-            "or export with --format dot / SVG 导出需要安装 Graphviz 的 dot 程序"
-        )
+        raise GraphvizMissingError(msg("export.no_graphviz"))
     try:
         done = subprocess.run([binary, "-Tsvg"], input=dot_text.encode("utf-8"),
                               capture_output=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ExportError(f"Graphviz 'dot' could not run ({exc}); try --format dot") from None
+        raise ExportError(msg("export.dot_failed", error=str(exc))) from None
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ExportError(
-            f"Graphviz 'dot' failed: {message[-1] if message else done.returncode}; "
-            "try --format dot"
-        )
+        raise ExportError(msg("export.dot_error",
+                              error=message[-1] if message else done.returncode))
     return done.stdout
 
 
@@ -112,32 +110,37 @@ _LABELS = {
            "version": "Version", "reason": "reason", "none": "(none)",
            "llm_calls": "LLM calls", "prompt": "prompt tokens", "completion": "completion tokens",
            "cols": ("Step", "Status", "Description", "Tool", "Depends on", "Result"),
-           "settings": "Settings", "error": "Error"},
+           "settings": "Settings", "error": "Error", "skipped": "Skipped"},
     "zh": {"run": "运行", "request": "请求", "status": "状态", "created": "创建时间",
            "finished": "结束时间", "plan": "计划", "results": "各步骤结果",
            "answer": "答案", "usage": "用量", "versions": "计划版本历史",
            "version": "版本", "reason": "原因", "none": "（无）",
-           "llm_calls": "LLM 调用次数", "prompt": "提示词 tokens", "completion": "生成 tokens",
+           "llm_calls": "大模型调用次数", "prompt": "提示词元数", "completion": "生成词元数",
            "cols": ("步骤", "状态", "描述", "工具", "依赖", "结果"),
-           "settings": "设置", "error": "错误"},
+           "settings": "设置", "error": "错误", "skipped": "跳过原因"},
 }
+# reasons the store writes itself, worded in the report's language; others are shown as written
+_FIXED_REASONS = {"initial plan": "version.initial_plan", "manual edit": "version.manual_edit"}
 
 
-def run_to_markdown(record: RunRecord, versions: list[PlanVersion]) -> str:
-    """A readable report: request, plan table, step results, answer, usage, every version."""
-    t = _LABELS[detect_language(record.request)]
+def run_to_markdown(record: RunRecord, versions: list[PlanVersion], *,
+                    language: Language | None = None) -> str:
+    """A readable report: request, plan table, step results, answer, usage, every version,
+    worded in ``language`` (else the request's); what people, models and tools wrote is
+    shown as written."""
+    lang = language or detect_language(record.request)
+    t = {**_LABELS[lang], "lang": lang}
     lines = [
         f"# {t['run']} {record.run_id}",
         "",
         f"- **{t['request']}:** {_inline(record.request)}",
-        f"- **{t['status']}:** {record.status}",
+        f"- **{t['status']}:** {render(msg(f'run_status.{record.status}'), lang)}",
         f"- **{t['created']}:** {record.created_at.isoformat(timespec='seconds')}",
     ]
     if record.finished_at:
         lines.append(f"- **{t['finished']}:** {record.finished_at.isoformat(timespec='seconds')}")
     if record.settings:
-        shown = ", ".join(f"{k}={v}" for k, v in sorted(record.settings.items()))
-        lines.append(f"- **{t['settings']}:** {_inline(shown)}")
+        lines.append(f"- **{t['settings']}:** {_inline(_settings(record.settings, lang))}")
     lines.append("")
     if record.plan is not None:
         lines += [f"## {t['plan']} (v{record.plan.version})", "", *_plan_table(record.plan, t),
@@ -151,36 +154,68 @@ def run_to_markdown(record: RunRecord, versions: list[PlanVersion]) -> str:
     for version in versions:
         title = f"### {t['version']} {version.version}"
         if version.reason:
-            title += f" — {t['reason']}: {_inline(version.reason)}"
+            fixed = _FIXED_REASONS.get(version.reason)
+            reason = render(msg(fixed), lang) if fixed else version.reason
+            title += f" — {t['reason']}: {_inline(reason)}"
         lines += [title, "", f"_{version.created_at.isoformat(timespec='seconds')}_", "",
                   *_plan_table(version.plan, t), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _settings(settings: dict[str, Any], lang: Language) -> str:
+    """``key=value`` pairs; in Chinese the known keys and yes/no are worded too."""
+    pairs = []
+    for key, value in sorted(settings.items()):
+        name = render(msg(f"setting.{key}"), lang) if f"setting.{key}" in TEXTS else key
+        if isinstance(value, bool):
+            value = render(msg("word.yes" if value else "word.no"), lang)
+        pairs.append(f"{name}={value}")
+    return ", ".join(pairs)
+
+
+def _status(step: Step, lang: str) -> str:
+    return render(msg(f"step_status.{step.status}"), lang)
 
 
 def _plan_table(plan: Plan, t: dict[str, Any]) -> list[str]:
     header = "| " + " | ".join(t["cols"]) + " |"
     rows = [header, "|" + "---|" * len(t["cols"])]
     for step in plan.steps:
-        result = step.result if step.status == "completed" else step.error
+        result = step.result if step.status == "completed" else _why(step, t["lang"])
         cells = [
-            step.id, f"{STATUS_ICONS.get(step.status, '')} {step.status}", step.description,
-            step.tool or "—", ", ".join(step.depends_on) or "—",
+            step.id, f"{STATUS_ICONS.get(step.status, '')} {_status(step, t['lang'])}",
+            step.description, step.tool or "—", ", ".join(step.depends_on) or "—",
             _preview(result) if result is not None else "",
         ]
         rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return rows
 
 
+def _why(step: Step, lang: str) -> str | None:
+    """Why a step failed or was skipped, worded in ``lang`` when it carries a message code."""
+    if step.status == "skipped":
+        reason = skip_reason(step)
+        detail = reason.detail if reason.kind != "other" else render(
+            step.error_message or step.error, lang)
+        return render(msg(f"skip.{reason.kind}", detail=detail or "—"), lang)
+    if step.error_message is not None or step.error:
+        return render(step.error_message or step.error, lang)
+    return None
+
+
 def _step_results(plan: Plan, t: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     for step in plan.steps:
-        lines += [f"### {_inline(step.id)} · {step.status} — {_inline(step.description)}", ""]
+        lines += [f"### {_inline(step.id)} · {_status(step, t['lang'])} — "
+                  f"{_inline(step.description)}", ""]
         if step.started_at or step.finished_at:
             span = " → ".join(x.isoformat(timespec="seconds")
                               for x in (step.started_at, step.finished_at) if x)
             lines += [f"_{span}_", ""]
-        if step.error:
-            lines += [f"**{t['error']}:** {_inline(step.error)}", ""]
+        why = _why(step, t["lang"])
+        if why:
+            label = t["skipped"] if step.status == "skipped" else t["error"]
+            lines += [f"**{label}:** {_inline(why)}", ""]
         if step.result is not None:
             body = step.result if isinstance(step.result, str) else json.dumps(
                 step.result, ensure_ascii=False, indent=2, default=str)

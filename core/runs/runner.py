@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any
 
+from core.base.messages import msg
 from core.base.usage import Usage
 from core.errors import StoreError
 from core.execution.events import EventSink, RunEvent
@@ -139,7 +140,8 @@ class Runner:
             return
         record = self.store.get_run(run_id)
         if record.status in TERMINAL_STATUSES:
-            raise StoreError(f"run {run_id} is already {record.status}; nothing to resume")
+            raise StoreError(msg("run.nothing_to_resume", run_id=run_id,
+                                 status=msg(f"run_status.{record.status}")))
         if owner_alive(record, self._stale_after_s):
             self.store.request_control(run_id, "resume")
             await_resume_taken(self.store, run_id, stale_after_s=self._stale_after_s)
@@ -148,7 +150,7 @@ class Runner:
             recover_run(self.store, record)
             record = self.store.get_run(run_id)
         if record.plan is None:
-            raise StoreError(f"run {run_id} has no plan to continue; start a new run")
+            raise StoreError(msg("run.no_plan", run_id=run_id))
         stored = RunOptions.model_validate({**record.options, "run_id": run_id})
         if options is not None:
             stored = options.model_copy(update={"run_id": run_id})
@@ -170,8 +172,8 @@ class Runner:
 
         record = self.store.get_run(run_id)
         if record.status not in {"completed", "failed"} or record.plan is None:
-            raise StoreError(f"run {run_id} is {record.status}; a follow-up needs a finished "
-                             "run (wait for it, or start a new request)")
+            raise StoreError(msg("run.followup_unfinished", run_id=run_id,
+                                 status=msg(f"run_status.{record.status}")))
         plan, usage = prepared or extend_plan_request(record.plan, text, engine)
         extra = dict(record.options)
         spent = Usage.model_validate(extra.get("followup_usage") or {}) + usage
@@ -257,7 +259,8 @@ class Runner:
             return self.store.get_run(run_id)
         record = self.store.get_run(run_id)
         if record.status in TERMINAL_STATUSES:
-            raise StoreError(f"run {run_id} is already {record.status}; nothing to cancel")
+            raise StoreError(msg("run.nothing_to_cancel", run_id=run_id,
+                                 status=msg(f"run_status.{record.status}")))
         if owner_alive(record, self._stale_after_s):
             self.store.request_control(run_id, "cancel")
             return self.wait(run_id, timeout)
@@ -289,10 +292,9 @@ class Runner:
         if record.status not in ACTIVE_STATUSES | {"paused"} or not owner_alive(
             record, self._stale_after_s
         ):
-            raise StoreError(
-                f"cannot {verb} run {run_id}: it is {record.status} and no process runs it"
-                + ("; resume it first" if record.status in {"paused", "interrupted"} else "")
-            )
+            hint = msg("run.resume_first") if record.status in {"paused", "interrupted"} else ""
+            raise StoreError(msg("run.not_steerable", verb=msg(f"control.{verb}"), run_id=run_id,
+                                 status=msg(f"run_status.{record.status}"), hint=hint))
         return record
 
     def _live_run(self, run_id: str) -> LiveRun | None:
@@ -373,7 +375,7 @@ class Runner:
 
     def _require_open(self) -> None:
         if self._closed.is_set():
-            raise StoreError("this runner is closed; open a new one to start or resume runs")
+            raise StoreError(msg("run.runner_closed"))
 
     def _pause_at_exit(self) -> None:
         if not self._closed.is_set():

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.base.messages import msg
 from core.base.usage import Usage
 from core.errors import ConfigError
 from core.llm.engine import Engine
@@ -30,10 +31,7 @@ __all__ = [
     "public_settings",
 ]
 
-NO_KEY_MESSAGE = (
-    "No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for another provider) "
-    "in the environment or a .env file, or pass --offline to use the offline planner."
-)
+NO_KEY_MESSAGE = str(msg("config.no_llm"))
 
 
 @dataclass
@@ -57,7 +55,7 @@ def build_engine(*, offline: bool, environ: Mapping[str, str] | None = None) -> 
         return Engine(registry=registry, model=None)
     settings = LLMSettings.from_env(environ)
     if not settings.configured:
-        raise ConfigError(NO_KEY_MESSAGE)
+        raise ConfigError(msg("config.no_llm"))
     return Engine(registry=registry, model=OpenAIChatModel(settings))
 
 
@@ -69,7 +67,8 @@ def choose_route(request: str, engine: Engine, mode: RequestMode | str) -> tuple
     if mode == "auto":
         return decide_route(request, engine)
     if mode not in REQUEST_MODES:
-        raise ConfigError(f"Unknown mode {mode!r}; use one of: {', '.join(REQUEST_MODES)}.")
+        raise ConfigError(msg("config.unknown_mode", mode=repr(mode),
+                              modes=", ".join(REQUEST_MODES)))
     return person_route(mode, request), Usage()
 
 
@@ -115,4 +114,4 @@ def public_settings(
 
 def _require_request(request: str) -> None:
     if not request.strip():
-        raise ConfigError("The request is empty; say what you want done.")
+        raise ConfigError(msg("config.empty_request"))

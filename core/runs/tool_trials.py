@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from core.base.messages import Message
 from core.base.usage import Usage
 from core.errors import ToolError
 from core.execution.events import RunEvent
@@ -32,6 +33,7 @@ class ToolTrial(BaseModel):
     ok: bool
     result: Any = None
     error: str | None = None
+    error_message: Message | None = None  # the error's code, to word it in any language
     idempotency_key: str | None = None
 
 
@@ -60,15 +62,18 @@ def try_tool(name: str, args: dict[str, Any], *, registry: ToolRegistry,
     try:
         result = registry.call(name, args, idempotency_key=key)
     except ToolError as exc:
-        return _finish(store, run_id, plan, error=_one_line(exc), key=key)
+        return _finish(store, run_id, plan, error=_one_line(exc), key=key,
+                       message=exc.message)
     step.result = result
     return _finish(store, run_id, plan, result=result, key=key)
 
 
 def _finish(store: RunStore, run_id: str, plan: Plan, *, result: Any = None,
-            error: str | None = None, key: str | None) -> ToolTrial:
+            error: str | None = None, key: str | None,
+            message: Message | None = None) -> ToolTrial:
     step = plan.steps[0]
     step.error = error
+    step.error_message = message
     step.advance("failed" if error else "completed")
     kind = "step_failed" if error else "step_completed"
     store.record_step(run_id, RunEvent(kind=kind, step_id=step.id,
@@ -79,7 +84,7 @@ def _finish(store: RunStore, run_id: str, plan: Plan, *, result: Any = None,
                                         data={"status": status, "answer": answer}))
     store.finish_run(run_id, status, answer=answer, usage=Usage(), plans=[plan])
     return ToolTrial(run_id=run_id, ok=error is None, result=result, error=error,
-                     idempotency_key=key)
+                     error_message=message, idempotency_key=key)
 
 
 def _one_line(exc: Exception) -> str:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
 
+from core.base.messages import msg
 from core.errors import RunNotFoundError, StoreError
 from core.execution.events import RunEvent
 from core.lifecycle import (
@@ -263,7 +264,7 @@ class RunOwnership:
     def _status(conn: sa.Connection, run_id: str) -> str:
         current = conn.execute(sa.select(runs.c.status).where(runs.c.id == run_id)).scalar()
         if current is None:
-            raise RunNotFoundError(f"no run {run_id!r}; list the runs with: python -m core runs")
+            raise RunNotFoundError(msg("run.not_found", run_id=repr(run_id)))
         return current
 
     def find_stale_running(

@@ -20,6 +20,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from core.base.messages import msg
 from core.base.usage import Usage
 from core.errors import RunNotFoundError, StoreError
 from core.execution.events import RunEvent
@@ -141,9 +142,7 @@ class RunStore(RunOwnership):
         with self.engine.connect() as conn:
             row = conn.execute(runs.select().where(runs.c.id == run_id)).mappings().first()
             if row is None:
-                raise RunNotFoundError(
-                    f"no run {run_id!r}; list the runs with: python -m core runs"
-                )
+                raise RunNotFoundError(msg("run.not_found", run_id=repr(run_id)))
             latest = conn.execute(
                 sa.select(plan_versions.c.plan).where(plan_versions.c.run_id == run_id)
                 .order_by(plan_versions.c.version.desc()).limit(1)

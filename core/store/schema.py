@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, Field
 from sqlalchemy.engine import Connection
 
+from core.base.messages import msg
 from core.base.usage import Usage
 from core.errors import RunNotFoundError
 from core.execution.events import RunEvent
@@ -241,7 +242,7 @@ def update_run(conn: Connection, run_id: str, **values: Any) -> None:
     """Update the run's row (taking the write lock); RunNotFoundError when there is none."""
     done = conn.execute(runs.update().where(runs.c.id == run_id).values(**values))
     if not done.rowcount:
-        raise RunNotFoundError(f"no run {run_id!r}; list the runs with: python -m core runs")
+        raise RunNotFoundError(msg("run.not_found", run_id=repr(run_id)))
 
 
 def insert_event(conn: Connection, run_id: str, event: RunEvent) -> int:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from core.base.home import planboard_home
+from core.base.messages import Message, msg
 from core.errors import ToolExecutionError
 from core.tools.db import connect, ensure_database
 from core.tools.registry import ToolRegistry, tool
@@ -189,19 +190,14 @@ def run_sql(query: str) -> dict:
     """
     keyword = _first_keyword(query)
     if keyword not in {"SELECT", "WITH", "VALUES"}:
-        raise ToolExecutionError(
-            f"run_sql refused {keyword or 'an empty query'}: only one read-only SELECT is "
-            "allowed (no INSERT, UPDATE, DELETE, ATTACH, PRAGMA or DDL)"
-        )
+        raise ToolExecutionError(msg("sql.refused", keyword=keyword or msg("sql.empty_query")))
     conn, formatter = _bounded_connection()
     try:
         cursor = conn.execute(_SURROGATE.sub("\ufffd", query))  # SQLite takes only UTF-8
         columns = [column[0] for column in cursor.description or ()]
         return _result(columns, cursor)
     except sqlite3.ProgrammingError as exc:
-        raise ToolExecutionError(
-            f"run_sql runs exactly one statement; split the query ({exc})"
-        ) from None
+        raise ToolExecutionError(msg("sql.one_statement", error=str(exc))) from None
     except (sqlite3.DatabaseError, MemoryError, OverflowError) as exc:
         raise ToolExecutionError(_explain(exc)) from None
     finally:
@@ -304,21 +300,19 @@ def _cell(value: Any, notes: list[str]) -> Any:
     return value
 
 
-def _explain(exc: Exception) -> str:
+def _explain(exc: Exception) -> Message:
     text = str(exc)
     if isinstance(exc, MemoryError) or "too big" in text or "out of memory" in text:
-        return (f"run_sql stopped the query: a value grew past {_MAX_VALUE_BYTES:,} bytes "
-                "or memory ran short; return smaller values")
+        return msg("sql.too_big", limit=f"{_MAX_VALUE_BYTES:,}")
     if "user-defined function raised exception" in text:  # only the printf/format checks
-        return (f"run_sql could not run printf/format: a width or precision over "
-                f"{_MAX_VALUE_BYTES:,}, or text that is not UTF-8; use smaller sizes")
+        return msg("sql.printf", limit=f"{_MAX_VALUE_BYTES:,}")
     if "too many columns" in text:
-        return f"run_sql allows at most {_MAX_COLUMNS} columns; select fewer"
+        return msg("sql.too_many_columns", limit=_MAX_COLUMNS)
     if "not authorized" in text:
-        return "run_sql refused the query: only reading with SELECT is allowed"
+        return msg("sql.not_read_only")
     if "interrupted" in text:
-        return f"run_sql stopped the query after {_TIME_LIMIT_S:g} s; add filters or a LIMIT"
-    return f"run_sql: bad SQL ({text}); call describe_tables to see tables and columns"
+        return msg("sql.timed_out", seconds=f"{_TIME_LIMIT_S:g}")
+    return msg("sql.bad", error=text)
 
 
 def register_analytics_tools(registry: ToolRegistry) -> None:

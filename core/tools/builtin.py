@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from core.base.expressions import ExpressionError
 from core.base.expressions import calculate as safe_calculate
+from core.base.messages import msg
 from core.errors import ToolArgumentError, ToolExecutionError
 from core.tools.registry import ToolRegistry, tool
 
@@ -23,7 +24,7 @@ def calculate(expression: str) -> dict:
     try:
         value = safe_calculate(expression)
     except ExpressionError as exc:
-        raise ToolExecutionError(f"calculate: {exc}") from None
+        raise ToolExecutionError(msg("tool.calculate_failed", error=str(exc))) from None
     return {"expression": expression, "value": value}
 
 
@@ -37,10 +38,7 @@ def get_current_time(timezone: str = "Asia/Shanghai") -> dict:
     try:
         zone = ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ToolArgumentError(
-            f"get_current_time: unknown time zone {timezone!r}; use an IANA name "
-            "such as 'Asia/Shanghai'"
-        ) from None
+        raise ToolArgumentError(msg("tool.unknown_time_zone", zone=repr(timezone))) from None
     return {"timezone": timezone, "iso": datetime.now(zone).isoformat(timespec="seconds")}
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from core.base.home import planboard_home
+from core.base.messages import msg
 from core.errors import ToolExecutionError
 from core.tools.db import connect, ensure_database
 from core.tools.registry import ToolRegistry, tool
@@ -116,9 +117,8 @@ def _names(service: str | list[str], fleet: dict[str, dict[str, Any]]) -> list[s
         if name not in fleet and f"{name}-service" in fleet:
             name = f"{name}-service"
         if name not in fleet:
-            raise ToolExecutionError(
-                f"unknown service {raw!r}; known services are: {', '.join(sorted(fleet))}"
-            )
+            raise ToolExecutionError(msg("tool.unknown_service", name=repr(raw),
+                                         known=", ".join(sorted(fleet))))
         names.append(name)
     return list(dict.fromkeys(names))
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from core.base.messages import Message, msg
 from core.errors import ToolArgumentError, ToolExecutionError, UnknownToolError
 
 __all__ = [
@@ -68,13 +69,13 @@ class Tool:
     def validate_args(self, args: dict[str, Any]) -> dict[str, Any]:
         """Check ``args`` against the schema and return them coerced; raise ToolArgumentError."""
         if not isinstance(args, dict):
-            raise ToolArgumentError(
-                f"{self.name}: arguments must be a JSON object, got {type(args).__name__}"
-            )
+            raise ToolArgumentError(msg("tool.args_not_object", tool=self.name,
+                                        kind=type(args).__name__))
         try:
             model = self.arguments_model.model_validate(args)
         except ValidationError as exc:
-            raise ToolArgumentError(f"{self.name}: {_describe(exc)}") from None
+            raise ToolArgumentError(msg("tool.args_invalid", tool=self.name,
+                                        problems=_describe(exc))) from None
         return model.model_dump(exclude_unset=False)
 
     def openai_spec(self) -> dict[str, Any]:
@@ -98,12 +99,15 @@ class Tool:
         }
 
 
-def _describe(exc: ValidationError) -> str:
-    problems = []
-    for error in exc.errors():
-        where = ".".join(str(part) for part in error["loc"]) or "arguments"
-        problems.append(f"{where}: {error['msg']}")
-    return "; ".join(problems) + " (check the tool's parameter schema)"
+_PROBLEM_CODES = {"missing": "tool.arg_missing", "extra_forbidden": "tool.arg_extra"}
+
+
+def _describe(exc: ValidationError) -> list[Message]:
+    """Each problem pydantic found: a missing or extra argument worded in either language,
+    any other with pydantic's own (English) words as its detail."""
+    return [msg(_PROBLEM_CODES.get(error["type"], "tool.arg_invalid"),
+                field=".".join(str(part) for part in error["loc"]) or "arguments",
+                detail=error["msg"]) for error in exc.errors()]
 
 
 def tool(
@@ -223,9 +227,7 @@ class ToolRegistry:
             return self._tools[name]
         except KeyError:
             known = ", ".join(sorted(self._tools)) or "none"
-            raise UnknownToolError(
-                f"unknown tool {name!r}; registered tools are: {known}"
-            ) from None
+            raise UnknownToolError(msg("tool.unknown", name=repr(name), known=known)) from None
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -256,7 +258,8 @@ class ToolRegistry:
             except (ToolExecutionError, ToolArgumentError):
                 raise
             except Exception as exc:  # a tool's own bug must end its step, not the run
-                raise ToolExecutionError(f"{name} failed: {type(exc).__name__}: {exc}") from exc
+                raise ToolExecutionError(msg("tool.crashed", tool=name,
+                                             error=f"{type(exc).__name__}: {exc}")) from exc
         return json_safe(result)  # whatever came back, the run's record can store it
 
 

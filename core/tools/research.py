@@ -14,6 +14,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping
 
+from core.base.messages import msg
 from core.errors import ToolExecutionError
 from core.tools.registry import Tool, ToolRegistry, make_tool
 
@@ -29,7 +30,7 @@ _KEYWORDS = ("web", "search", "internet", "online", "research", "latest", "news"
 def searxng_search(base_url: str, query: str, max_results: int = 5) -> dict:
     """Query ``base_url``/search?format=json and return {"query", "results": [...], "source"}."""
     if not query.strip():
-        raise ToolExecutionError("web_search needs a non-empty query")
+        raise ToolExecutionError(msg("search.empty_query"))
     params = urllib.parse.urlencode({"q": query, "format": "json"})
     url = f"{base_url.rstrip('/')}/search?{params}"
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
@@ -37,18 +38,12 @@ def searxng_search(base_url: str, query: str, max_results: int = 5) -> dict:
         with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as response:
             payload = json.loads(response.read().decode("utf-8"))
     except urllib.error.HTTPError as exc:
-        raise ToolExecutionError(
-            f"web_search: SearXNG answered HTTP {exc.code}; check that its JSON format is "
-            f"enabled (search.formats: [html, json]) at {base_url}"
-        ) from None
+        raise ToolExecutionError(msg("search.http_error", status=exc.code, url=base_url)) from None
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        raise ToolExecutionError(
-            f"web_search: cannot reach SearXNG at {base_url} ({exc}); check {SEARXNG_ENV}"
-        ) from None
+        raise ToolExecutionError(msg("search.unreachable", url=base_url, error=str(exc),
+                                     variable=SEARXNG_ENV)) from None
     except ValueError:
-        raise ToolExecutionError(
-            f"web_search: SearXNG at {base_url} did not return JSON; enable the json format"
-        ) from None
+        raise ToolExecutionError(msg("search.not_json", url=base_url)) from None
     results = [
         {"title": item.get("title", ""), "url": item.get("url", ""),
          "content": item.get("content", "")}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.base.home import planboard_home
+from core.base.messages import Both, msg
 from core.errors import ToolExecutionError
 from core.tools.db import connect, ensure_database, transaction
 from core.tools.registry import ToolRegistry, current_idempotency_key, tool
@@ -171,10 +172,8 @@ def _order_row(conn: sqlite3.Connection, order_id: str) -> sqlite3.Row:
     if row is None:
         known = ", ".join(r[0] for r in conn.execute(
             "SELECT order_id FROM orders ORDER BY ordered_at DESC LIMIT 6"))
-        raise ToolExecutionError(
-            f"order {order_id!r} does not exist; check the number (demo orders include "
-            f"88231, 70412, 66001, {known})"
-        )
+        raise ToolExecutionError(msg("shop.order_unknown", order_id=repr(order_id),
+                                     known=f"88231, 70412, 66001, {known}"))
     return row
 
 
@@ -253,9 +252,7 @@ def query_logistics(tracking_no: str) -> dict:
     finally:
         conn.close()
     if order is None:
-        raise ToolExecutionError(
-            f"tracking number {tracking_no!r} is unknown; take it from query_order's tracking_no"
-        )
+        raise ToolExecutionError(msg("shop.tracking_unknown", tracking_no=repr(tracking_no)))
     latest = events[-1] if events else None
     return {
         "tracking_no": tracking_no, "carrier": order["carrier"], "order_id": order["order_id"],
@@ -305,16 +302,13 @@ def apply_refund(order_id: str, reason: str = "customer request") -> dict:
 def _check_refundable(order: sqlite3.Row) -> None:
     status = order["status"]
     if status != "delivered":
-        raise ToolExecutionError(
-            f"order {order['order_id']} is {status.replace('_', ' ')} ({STATUS_ZH[status]}), not "
-            "delivered; a refund can be requested once it has been signed for"
-        )
+        worded = Both(en=f"{status.replace('_', ' ')} ({STATUS_ZH[status]})", zh=STATUS_ZH[status])
+        raise ToolExecutionError(msg("shop.refund_not_delivered", order_id=order["order_id"],
+                                     status=worded))
     deadline = _return_deadline(order["signed_at"])
     if deadline is None or deadline < DEMO_TODAY:
-        raise ToolExecutionError(
-            f"order {order['order_id']} is past its {RETURN_WINDOW_DAYS}-day return window "
-            f"(ended {deadline}); contact customer service for after-sales repair instead"
-        )
+        raise ToolExecutionError(msg("shop.refund_window_passed", order_id=order["order_id"],
+                                     days=RETURN_WINDOW_DAYS, deadline=deadline))
 
 
 def _next_refund_id(conn: sqlite3.Connection) -> str:

@@ -1,0 +1,286 @@
+"""The wordings of every message code, ``code: (English, 中文)``, read by core.base.messages.
+
+Placeholders are ``str.format`` fields; both wordings of an entry use the same ones (a test
+holds them to it). The English wording is what errors and records have always said.
+"""
+
+from __future__ import annotations
+
+__all__ = ["TEXTS"]
+
+TEXTS: dict[str, tuple[str, str]] = {
+    # ---- settings (ConfigError) --------------------------------------------------------
+    "config.no_llm": (
+        "No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for another provider) "
+        "in the environment or a .env file, or pass --offline to use the offline planner.",
+        "未配置大模型：请在环境变量或 .env 文件中设置 OPENAI_API_KEY（其他服务商再设置 "
+        "OPENAI_BASE_URL），或使用 --offline 改用离线规划器。"),
+    "config.no_key": (
+        "No API key is set. Set OPENAI_API_KEY (in the environment, .env or the sidebar), or "
+        "point OPENAI_BASE_URL at a local server that needs none.",
+        "未设置 API 密钥。请设置 OPENAI_API_KEY（环境变量、.env 或侧边栏），或把 "
+        "OPENAI_BASE_URL 指向不需要密钥的本地服务。"),
+    "config.unknown_mode": ("Unknown mode {mode}; use one of: {modes}.",
+                            "未知的处理方式 {mode}；可选：{modes}。"),
+    "config.empty_request": ("The request is empty; say what you want done.",
+                             "请求为空；请说明要做什么。"),
+    "config.not_seconds": (
+        "{variable}={raw} is not a positive number of seconds. Set it to e.g. {variable}=60 "
+        "or remove it.",
+        "{variable}={raw} 不是正的秒数。请改为例如 {variable}=60，或删除这项设置。"),
+    "config.not_count": (
+        "{variable}={raw} is not a whole number >= 0. Set it to e.g. {variable}=2 or remove it.",
+        "{variable}={raw} 不是大于等于 0 的整数。请改为例如 {variable}=2，或删除这项设置。"),
+    "config.unknown_provider": ("Unknown provider {name}. Set PLANBOARD_PROVIDER to one of: "
+                                "{names}.",
+                                "未知的模型服务商 {name}。请把 PLANBOARD_PROVIDER 设为以下之一："
+                                "{names}。"),
+    "config.home_unwritable": (
+        "Cannot create the PlanBoard home {home} ({reason}); set PLANBOARD_HOME to a writable "
+        "directory.",
+        "无法创建 PlanBoard 数据目录 {home}（{reason}）；请把 PLANBOARD_HOME 设为可写的目录。"),
+    # ---- the model endpoint (LLMError) -------------------------------------------------
+    "llm.timeout": ("{url} did not answer within {seconds}s. Check that the server is running, "
+                    "or raise PLANBOARD_TIMEOUT.",
+                    "{url} 在 {seconds} 秒内没有响应。请确认服务正在运行，"
+                    "或调大 PLANBOARD_TIMEOUT。"),
+    "llm.unreachable": ("Cannot reach {url}. Check OPENAI_BASE_URL and that the server is "
+                        "running.",
+                        "无法连接 {url}。请检查 OPENAI_BASE_URL，并确认服务正在运行。"),
+    "llm.unusable_reply": ("{url} sent a reply PlanBoard cannot use ({detail}). Check that it "
+                           "is an OpenAI-compatible endpoint.",
+                           "{url} 的回复无法使用（{detail}）。请确认它是兼容 OpenAI 的接口。"),
+    "llm.key_rejected": ("The endpoint rejected the API key (401). Check OPENAI_API_KEY or the "
+                         "key in the sidebar.",
+                         "接口拒绝了 API 密钥（401）。请检查 OPENAI_API_KEY 或侧边栏中的密钥。"),
+    "llm.forbidden": ("The endpoint refused access (403): {detail}. Check that the key may use "
+                      "model {model}.",
+                      "接口拒绝访问（403）：{detail}。请确认该密钥可以使用模型 {model}。"),
+    "llm.model_not_found": ("{url} does not serve model {model} ({status}). Set {variable} (or "
+                            "OPENAI_MODEL) to a model it serves.",
+                            "{url} 没有提供模型 {model}（{status}）。请把 {variable}（或 "
+                            "OPENAI_MODEL）设为它提供的模型。"),
+    "llm.no_chat_api": ("{url} has no chat completions API (404: {detail}). Check "
+                        "OPENAI_BASE_URL (it usually ends in /v1).",
+                        "{url} 没有对话补全接口（404：{detail}）。请检查 OPENAI_BASE_URL"
+                        "（通常以 /v1 结尾）。"),
+    "llm.bad_request": ("The endpoint rejected the request ({status}): {detail}. Check the "
+                        "provider (PLANBOARD_PROVIDER) and model settings.",
+                        "接口拒绝了请求（{status}）：{detail}。请检查服务商（PLANBOARD_PROVIDER）"
+                        "和模型设置。"),
+    "llm.rate_limited": ("The endpoint is rate limiting requests (429): {detail}. Wait and try "
+                         "again, or lower the number of parallel steps.",
+                         "接口正在限流（429）：{detail}。请稍后再试，或减少并行步骤数。"),
+    "llm.error_status": ("The endpoint answered {status}: {detail}. Try again later or check "
+                         "the server logs.",
+                         "接口返回 {status}：{detail}。请稍后再试，或查看服务端日志。"),
+    # ---- plans --------------------------------------------------------------------------
+    "plan.problems": ("The plan has problems: {problems}. Fix them and try again.",
+                      "计划有问题：{problems}。请修改后再试。"),
+    # ---- tools (ToolError) ---------------------------------------------------------------
+    "tool.unknown": ("unknown tool {name}; registered tools are: {known}",
+                     "未知工具 {name}；已注册的工具有：{known}"),
+    "tool.args_not_object": ("{tool}: arguments must be a JSON object, got {kind}",
+                             "{tool}：参数必须是 JSON 对象，而不是 {kind}"),
+    "tool.args_invalid": ("{tool}: {problems} (check the tool's parameter schema)",
+                          "{tool}：{problems}（请对照工具的参数定义）"),
+    "tool.arg_missing": ("{field}: Field required", "{field}：缺少这个必填参数"),
+    "tool.arg_extra": ("{field}: Extra inputs are not permitted", "{field}：不接受这个参数"),
+    "tool.arg_invalid": ("{field}: {detail}", "{field}：取值不合法（{detail}）"),
+    "tool.crashed": ("{tool} failed: {error}", "{tool} 执行出错：{error}"),
+    "tool.calculate_failed": ("calculate: {error}", "calculate 无法计算：{error}"),
+    "tool.unknown_time_zone": ("get_current_time: unknown time zone {zone}; use an IANA name "
+                               "such as 'Asia/Shanghai'",
+                               "get_current_time：未知时区 {zone}；请使用 IANA 时区名，"
+                               "例如 'Asia/Shanghai'"),
+    "tool.unknown_service": ("unknown service {name}; known services are: {known}",
+                             "未知服务 {name}；已知的服务有：{known}"),
+    "shop.order_unknown": ("order {order_id} does not exist; check the number (demo orders "
+                           "include {known})",
+                           "订单 {order_id} 不存在；请核对单号（演示订单有 {known}）"),
+    "shop.tracking_unknown": ("tracking number {tracking_no} is unknown; take it from "
+                              "query_order's tracking_no",
+                              "运单号 {tracking_no} 不存在；请使用 query_order 返回的 "
+                              "tracking_no"),
+    "shop.refund_not_delivered": (
+        "order {order_id} is {status}, not delivered; a refund can be requested once it has "
+        "been signed for",
+        "订单 {order_id} 的状态是“{status}”，尚未签收；签收后才能申请退款"),
+    "shop.refund_window_passed": (
+        "order {order_id} is past its {days}-day return window (ended {deadline}); contact "
+        "customer service for after-sales repair instead",
+        "订单 {order_id} 已超过 {days} 天退货期（{deadline} 截止）；请联系客服申请售后维修"),
+    "sql.refused": ("run_sql refused {keyword}: only one read-only SELECT is allowed (no "
+                    "INSERT, UPDATE, DELETE, ATTACH, PRAGMA or DDL)",
+                    "run_sql 拒绝执行 {keyword}：只允许一条只读的 SELECT（不允许 INSERT、UPDATE、"
+                    "DELETE、ATTACH、PRAGMA 或 DDL）"),
+    "sql.empty_query": ("an empty query", "空查询"),
+    "sql.one_statement": ("run_sql runs exactly one statement; split the query ({error})",
+                          "run_sql 每次只执行一条语句；请拆分查询（{error}）"),
+    "sql.too_big": ("run_sql stopped the query: a value grew past {limit} bytes or memory ran "
+                    "short; return smaller values",
+                    "run_sql 中止了查询：某个值超过 {limit} 字节或内存不足；请返回更小的值"),
+    "sql.printf": ("run_sql could not run printf/format: a width or precision over {limit}, or "
+                   "text that is not UTF-8; use smaller sizes",
+                   "run_sql 无法执行 printf/format：宽度或精度超过 {limit}，或文本不是 UTF-8；"
+                   "请用更小的数值"),
+    "sql.too_many_columns": ("run_sql allows at most {limit} columns; select fewer",
+                             "run_sql 最多返回 {limit} 列；请少选几列"),
+    "sql.not_read_only": ("run_sql refused the query: only reading with SELECT is allowed",
+                          "run_sql 拒绝了查询：只允许用 SELECT 读取"),
+    "sql.timed_out": ("run_sql stopped the query after {seconds} s; add filters or a LIMIT",
+                      "run_sql 在 {seconds} 秒后中止了查询；请加上过滤条件或 LIMIT"),
+    "sql.bad": ("run_sql: bad SQL ({error}); call describe_tables to see tables and columns",
+                "run_sql：SQL 有误（{error}）；请先调用 describe_tables 查看表和列"),
+    "search.empty_query": ("web_search needs a non-empty query", "web_search 需要非空的查询词"),
+    "search.http_error": ("web_search: SearXNG answered HTTP {status}; check that its JSON "
+                          "format is enabled (search.formats: [html, json]) at {url}",
+                          "web_search：SearXNG 返回 HTTP {status}；请确认 {url} 已启用 JSON "
+                          "格式（search.formats: [html, json]）"),
+    "search.unreachable": ("web_search: cannot reach SearXNG at {url} ({error}); check "
+                           "{variable}",
+                           "web_search：无法连接 {url} 上的 SearXNG（{error}）；请检查 {variable}"),
+    "search.not_json": ("web_search: SearXNG at {url} did not return JSON; enable the json "
+                        "format",
+                        "web_search：{url} 上的 SearXNG 没有返回 JSON；请启用 json 格式"),
+    # ---- references between steps ({{sN.field}}) ------------------------------------------
+    "ref.in_argument": ("argument {name}: {error}", "参数 {name}：{error}"),
+    "ref.no_result": ("{reference} cannot be resolved: {step} has no result (it did not "
+                      "complete); make the step depend on {step} or give the value directly",
+                      "无法解析 {reference}：{step} 没有结果（它没有完成）；请让本步骤依赖 {step}，"
+                      "或直接填写取值"),
+    "ref.no_field": ("{reference} cannot be resolved: {walked} has no field {field}{known}; fix "
+                     "the reference in the plan",
+                     "无法解析 {reference}：{walked} 没有字段 {field}{known}；请修改计划中的引用"),
+    "ref.known_fields": (" (its fields are: {fields})", "（它的字段有：{fields}）"),
+    "ref.not_an_object": (" (its result is a {kind}, not an object)",
+                          "（它的结果是 {kind}，不是对象）"),
+    "ref.no_item": ("{reference} cannot be resolved: {walked} has no item [{position}]; fix "
+                    "the reference in the plan",
+                    "无法解析 {reference}：{walked} 没有第 [{position}] 项；请修改计划中的引用"),
+    # ---- running a step ---------------------------------------------------------------------
+    "step.llm_failed": ("the model endpoint failed: {error}", "大模型接口调用失败：{error}"),
+    "step.prefixed": ("{step}: {error}", "{step}：{error}"),
+    "step.bad_arguments": ("{step} {error}", "{step} 的{error}"),
+    "step.uses_unknown_tool": ("{step} uses {error}", "{step} 使用了{error}"),
+    "step.condition_unchecked": ("{step} condition cannot be checked: {error}",
+                                 "{step} 的条件无法判断：{error}"),
+    "step.condition_not_met": ("condition not met: {condition}", "条件不满足：{condition}"),
+    "step.condition_prose_offline": (
+        "the condition {condition} is written in prose and no LLM is configured to judge it, "
+        "so the step was skipped to be safe; write it as an expression such as "
+        "s2.status == 'delivered'",
+        "条件 {condition} 是用文字写的，而没有配置大模型来判断，为稳妥起见跳过了此步骤；请写成"
+        "表达式，例如 s2.status == 'delivered'"),
+    "step.condition_unclear": ("the condition judge replied {reply}; the step was skipped to "
+                               "be safe",
+                               "条件判断的回复是 {reply}，为稳妥起见跳过了此步骤"),
+    "step.cancelled_before_start": ("cancelled before it started", "开始前已取消"),
+    "step.reasoning_needs_llm": (
+        "{step} is a reasoning step and needs an LLM; configure a model (OPENAI_API_KEY) or "
+        "give the step a tool with arguments",
+        "{step} 是推理步骤，需要大模型；请配置模型（OPENAI_API_KEY），或为它指定工具和参数"),
+    "step.args_need_llm": (
+        "{step} needs arguments for {tool} (missing: {missing}) and no LLM is configured to "
+        "fill them in; write them into the step's args",
+        "{step} 调用 {tool} 缺少参数（{missing}），而没有配置大模型来补全；请在步骤参数中填写"),
+    "step.all_args": ("all", "全部"),
+    "step.tool_not_called": (
+        "{step}: the model did not call {tool} (tool_choice {mode} was not honoured), so the "
+        "tool did not run; fill in the arguments in the plan or use a model that supports tool "
+        "calls",
+        "{step}：模型没有调用 {tool}（未遵守 tool_choice {mode}），工具没有执行；请在计划中填写"
+        "参数，或换用支持工具调用的模型"),
+    "step.args_not_json": ("{step}: the model sent arguments for {tool} that are not JSON: "
+                           "{arguments}",
+                           "{step}：模型给 {tool} 的参数不是 JSON：{arguments}"),
+    "step.args_not_object": ("{step}: the model sent {tool} arguments that are not a JSON "
+                             "object",
+                             "{step}：模型给 {tool} 的参数不是 JSON 对象"),
+    "step.args_rejected": ("{step}: the model's arguments were rejected: {error}",
+                           "{step}：模型给出的参数不合格：{error}"),
+    "step.empty_synthesis": ("the model returned an empty answer for the synthesis step",
+                             "模型为综合步骤返回了空答案"),
+    "step.empty_answer": ("the model gave an empty answer for this step; try again",
+                          "模型为此步骤给出了空答案；请重试"),
+    "step.too_many_rounds": ("the step did not finish within {rounds} rounds; simplify the "
+                             "step",
+                             "此步骤在 {rounds} 轮内没有完成；请简化这个步骤"),
+    # ---- statuses (core.lifecycle): a run's and a step's, as the records write them ----
+    "run_status.planned": ("planned", "已计划"),
+    "run_status.running": ("running", "运行中"),
+    "run_status.waiting_confirmation": ("waiting_confirmation", "等待确认"),
+    "run_status.paused": ("paused", "已暂停"),
+    "run_status.completed": ("completed", "已完成"),
+    "run_status.failed": ("failed", "失败"),
+    "run_status.cancelled": ("cancelled", "已取消"),
+    "run_status.interrupted": ("interrupted", "已中断"),
+    "step_status.pending": ("pending", "待执行"),
+    "step_status.running": ("running", "执行中"),
+    "step_status.completed": ("completed", "已完成"),
+    "step_status.failed": ("failed", "失败"),
+    "step_status.skipped": ("skipped", "已跳过"),
+    # ---- a run's report (core.runs.export) ------------------------------------------------
+    "skip.condition": ("its condition was not met ({detail})", "条件不满足（{detail}）"),
+    "skip.rejected": ("a person rejected it", "被人工拒绝"),
+    "skip.cancelled": ("the run was cancelled", "运行已取消"),
+    "skip.blocked": ("it depends on failed step {detail}", "所依赖的步骤 {detail} 失败"),
+    "skip.other": ("{detail}", "{detail}"),
+    "version.initial_plan": ("initial plan", "初始计划"),
+    "version.manual_edit": ("manual edit", "手动编辑"),
+    "setting.offline": ("offline", "离线"),
+    "setting.base_url": ("base_url", "服务地址"),
+    "setting.planner_model": ("planner_model", "规划模型"),
+    "setting.executor_model": ("executor_model", "执行模型"),
+    "setting.timeout_s": ("timeout_s", "超时秒数"),
+    "setting.max_retries": ("max_retries", "重试次数"),
+    "setting.provider": ("provider", "服务商"),
+    "setting.profile": ("profile", "服务商配置"),
+    "word.yes": ("True", "是"),
+    "word.no": ("False", "否"),
+    # ---- runs and the store (StoreError) -------------------------------------------------
+    "run.not_found": ("no run {run_id}; list the runs with: python -m core runs",
+                      "没有运行 {run_id}；查看所有运行：python -m core runs"),
+    "run.nothing_to_resume": ("run {run_id} is already {status}; nothing to resume",
+                              "运行 {run_id} 的状态已是“{status}”，无需继续"),
+    "run.nothing_to_cancel": ("run {run_id} is already {status}; nothing to cancel",
+                              "运行 {run_id} 的状态已是“{status}”，无需取消"),
+    "run.no_plan": ("run {run_id} has no plan to continue; start a new run",
+                    "运行 {run_id} 没有可继续的计划；请开始新的运行"),
+    "run.followup_unfinished": ("run {run_id} is {status}; a follow-up needs a finished run "
+                                "(wait for it, or start a new request)",
+                                "运行 {run_id} 的状态是“{status}”；追加请求需要已结束的运行"
+                                "（请等待它结束，或发起新的请求）"),
+    "run.not_steerable": ("cannot {verb} run {run_id}: it is {status} and no process runs "
+                          "it{hint}",
+                          "无法{verb}运行 {run_id}：它的状态是“{status}”，且没有进程在运行它"
+                          "{hint}"),
+    "control.pause": ("pause", "暂停"),
+    "control.confirm": ("confirm", "确认"),
+    "control.reject": ("reject", "拒绝"),
+    "control.approve_version": ("approve_version", "批准新版本"),
+    "control.reject_version": ("reject_version", "拒绝新版本"),
+    "run.resume_first": ("; resume it first", "；请先继续运行"),
+    "run.runner_closed": ("this runner is closed; open a new one to start or resume runs",
+                          "运行器已关闭；请打开新的运行器来开始或继续运行"),
+    "lesson.not_found": ("no lesson {lesson_id}; list them with: python -m core lessons",
+                         "没有经验 {lesson_id}；查看所有经验：python -m core lessons"),
+    "lesson.duplicate": ("another lesson already says this; edit or delete that one instead",
+                         "已有一条相同的经验；请修改或删除那一条"),
+    "lesson.store_unavailable": ("the lessons store cannot be opened: {error}",
+                                 "无法打开经验库：{error}"),
+    # ---- exports --------------------------------------------------------------------------
+    "export.unknown_format": ("unknown export format {fmt}; use one of: {formats}",
+                              "未知的导出格式 {fmt}；可选：{formats}"),
+    "export.no_plan": ("run {run_id} has no plan to draw", "运行 {run_id} 没有可绘制的计划"),
+    "export.no_graphviz": (
+        "SVG export needs the Graphviz 'dot' program, which is not installed (install "
+        "graphviz, e.g. apt-get install graphviz / brew install graphviz), or export with "
+        "--format dot",
+        "导出 SVG 需要 Graphviz 的 dot 程序，但它没有安装（请安装 graphviz，例如 apt-get "
+        "install graphviz / brew install graphviz），或用 --format dot 导出"),
+    "export.dot_failed": ("Graphviz 'dot' could not run ({error}); try --format dot",
+                          "Graphviz 的 dot 程序无法运行（{error}）；请改用 --format dot"),
+    "export.dot_error": ("Graphviz 'dot' failed: {error}; try --format dot",
+                         "Graphviz 的 dot 程序出错：{error}；请改用 --format dot"),
+}

@@ -1,0 +1,90 @@
+"""Message codes: what core tells a person, as a code and parameters worded in en or 中文.
+
+An error or a recorded reason carries a :class:`Message` (``code`` + ``params``); its
+English wording is what ``str()`` of the error, logs and stored records hold, and
+:func:`render` words it in the reader's language: the dashboard's, or the command line's.
+A parameter may itself be a Message, a :class:`Both` (a value the data holds in both
+languages, e.g. an order status), or a list of them (joined the language's way). The
+wordings live in :mod:`core.base.message_texts`, one entry per code.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Union
+
+from pydantic import BaseModel, Field
+
+from core.base.language import Language
+from core.base.message_texts import TEXTS
+
+__all__ = ["TEXTS", "Both", "Message", "msg", "render"]
+
+logger = logging.getLogger(__name__)
+
+_SEPARATOR = {"en": "; ", "zh": "；"}
+
+
+class Both(BaseModel):
+    """A value worded in both languages by the data itself (a status, a product name)."""
+
+    en: str
+    zh: str
+
+
+Item = Union[str, int, float, bool, None, "Message", Both]
+Param = Union[Item, list[Item]]  # noqa: UP007
+
+
+class Message(BaseModel):
+    """A code from the catalogue and the values its wording needs."""
+
+    code: str
+    params: dict[str, Param] = Field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return render(self, "en")
+
+
+Message.model_rebuild()
+
+
+def msg(code: str, **params: Any) -> Message:
+    """The message ``code`` with ``params``; a value of another type is kept as its text."""
+    return Message(code=code, params={k: _param(v) for k, v in params.items()})
+
+
+def _param(value: Any) -> Any:
+    if isinstance(value, Message | Both | str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, list | tuple):
+        return [item if isinstance(item, Message | Both | str | int | float | bool)
+                else str(item) for item in value]
+    return str(value)
+
+
+def render(item: Message | BaseException | str | None, language: Language | str) -> str:
+    """``item`` in ``language``: a message by its code, an error by the message it carries
+    (else its own text), a string as written."""
+    lang = "zh" if language == "zh" else "en"
+    if isinstance(item, BaseException):
+        carried = getattr(item, "message", None)
+        item = carried if isinstance(carried, Message) else str(item)
+    if item is None or isinstance(item, str):
+        return item or ""
+    texts = TEXTS.get(item.code)
+    if texts is None:  # a record written by another version: show what it holds
+        logger.warning("no wording for message code %r", item.code)
+        return " ".join([item.code, *(str(_worded(v, lang)) for v in item.params.values())])
+    template = texts[1] if lang == "zh" else texts[0]
+    return template.format(**{k: _worded(v, lang) for k, v in item.params.items()})
+
+
+def _worded(value: Any, lang: str) -> Any:
+    if isinstance(value, Message):
+        return render(value, lang)
+    if isinstance(value, Both):
+        return value.zh if lang == "zh" else value.en
+    if isinstance(value, list):
+        return _SEPARATOR[lang].join(str(_worded(v, lang)) for v in value)
+    return "" if value is None else value
