@@ -18,6 +18,7 @@ const canvas = document.getElementById("canvas");
 const zoomText = document.getElementById("zoom");
 const hint = document.getElementById("hint");
 
+const loading = Graphviz.load(); // the wasm compiles while Streamlit sends the first render
 let graphviz = null;
 let args = {};
 let svg = null;
@@ -53,7 +54,7 @@ function setScale(next, anchor) {
   const top = (view.scrollTop + y) * (scale / old) - y;
   svg.setAttribute("width", `${size.w * scale}px`);
   svg.setAttribute("height", `${size.h * scale}px`);
-  zoomText.textContent = `${Math.round(smallestFont * scale)} px`;
+  zoomText.textContent = `${Math.round(scale * 100)}%`;
   resizeFrame();
   view.scrollLeft = left;
   view.scrollTop = top;
@@ -79,7 +80,8 @@ function choose(node) {
 function prepare(drawing) {
   const [, , w, h] = drawing.getAttribute("viewBox").split(/[ ,]+/).map(Number);
   size = { w, h };
-  const fonts = [...drawing.querySelectorAll("text")].map((t) => Number(t.getAttribute("font-size")));
+  const texts = [...drawing.querySelectorAll("text")];
+  const fonts = texts.map((t) => Number(t.getAttribute("font-size")));
   smallestFont = Math.min(...fonts.filter((f) => f > 0), 14);
   for (const node of drawing.querySelectorAll("g.node")) {
     node.querySelector("title")?.remove(); // the raw node name would pop up as a tooltip
@@ -87,6 +89,8 @@ function prepare(drawing) {
     node.classList.add("selectable");
     node.setAttribute("tabindex", "0");
     node.setAttribute("role", "button");
+    const words = [...node.querySelectorAll("text")].map((t) => t.textContent);
+    node.setAttribute("aria-label", words.join(" "));
     node.addEventListener("keydown", (event) => {
       if (event.key === "Enter" || event.key === " ") { event.preventDefault(); choose(node); }
     });
@@ -116,7 +120,7 @@ window.addEventListener("message", async (event) => {
   if (event.data?.type !== "streamlit:render") return;
   args = event.data.args;
   document.body.style.color = event.data.theme?.textColor || "";
-  graphviz ??= await Graphviz.load();
+  graphviz = await loading;
   if (args.dot !== drawnDot) {
     drawnDot = args.dot;
     draw();
@@ -129,8 +133,13 @@ window.addEventListener("message", async (event) => {
   view.title = labels.hint || "";
 });
 
-document.getElementById("zoom-in").onclick = () => { touched = true; setScale(scale * ZOOM_STEP); };
-document.getElementById("zoom-out").onclick = () => { touched = true; setScale(scale / ZOOM_STEP); };
+function zoomBy(factor) {
+  touched = true;
+  setScale(scale * factor);
+}
+
+document.getElementById("zoom-in").onclick = () => zoomBy(ZOOM_STEP);
+document.getElementById("zoom-out").onclick = () => zoomBy(1 / ZOOM_STEP);
 document.getElementById("fit").onclick = () => {
   // the whole graph in sight: the person asked for it, so text may go below MIN_TEXT_PX
   touched = false;
