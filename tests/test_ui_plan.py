@@ -11,7 +11,7 @@ import pytest
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.tools.scenarios import SCENARIOS
-from tests.shown import shown
+from tests.shown import graph_dots, shown
 from tests.test_ui_app import TIMEOUT_S, block_text, fresh_runner, keyed_block, open_app, wait_for
 
 VACUUM = next(s for s in SCENARIOS if s.id == "shop-refund")
@@ -39,6 +39,12 @@ def _editor_key(at) -> str:
 
 def _problems(at) -> str:
     return shown("\n".join(e.value for e in at.error))
+
+
+def _dot(at) -> str:
+    """The DOT the plan graph was given (AppTest cannot draw the component itself)."""
+    [dot] = graph_dots(at)
+    return dot
 
 
 def test_the_page_opens_with_a_request_box_and_the_gallery(runner):
@@ -85,7 +91,7 @@ def test_generate_offline_shows_table_graph_metrics_and_enables_approval(runner)
         "search_knowledge", "query_order", "apply_refund", None]
     assert _editor_key(at).startswith("plan_editor_")
     assert list(at.dataframe[0].value["id"]) == ["s1", "s2", "s3", "s4"]
-    dot = at.get("graphviz_chart")[0].proto.spec
+    dot = _dot(at)
     assert "⚠ ○ s3 · apply_refund" in dot and "◇ s2.status == 'delivered'" in dot
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {"Steps": "4", "Critical path": "3", "Expected LLM calls": "0"}
@@ -104,7 +110,7 @@ def test_a_cycle_blocks_approval_and_is_named_by_step(runner):
     assert "s2, s3 form a dependency cycle; remove one link" in _problems(at)
     assert "s1 has no description" in _problems(at)
     assert at.button(key="approve_run").disabled
-    dot = at.get("graphviz_chart")[0].proto.spec
+    dot = _dot(at)
     assert "penwidth=2.5" not in dot  # no critical path through a cycle
     assert '"s2" -> "s3" [color="#E03131"' in dot and '"s3" -> "s2" [color="#E03131"' in dot
     assert '"s2" -> "s4" [color' not in dot  # s4 only depends on the cycle
@@ -166,7 +172,7 @@ def test_deleting_s1_leaves_no_dangling_dependency_and_approval_enabled(runner):
     assert plan.ids() == ["s2", "s3", "s4"] and plan.step("s4").depends_on == ["s2", "s3"]
     assert not at.error and at.success[0].value == "The plan is valid."
     assert not at.button(key="approve_run").disabled
-    assert '"s1"' not in at.get("graphviz_chart")[0].proto.spec
+    assert '"s1"' not in _dot(at)
 
 
 def test_undo_goes_back_one_edit_at_a_time(runner):
@@ -195,6 +201,154 @@ def test_a_new_plan_starts_a_new_undo_history(runner):
     assert not at.button(key="undo_edit").disabled
     at.button(key="generate_plan").click().run()
     assert at.button(key="undo_edit").disabled
+
+
+def _panel_notes(at) -> str:
+    """The captions under the step panel's fields (problems are the red ones)."""
+    return shown("\n".join(c.value for c in at.main.caption))
+
+
+def _pick(at, step_id: str):
+    at.selectbox(key="step_pick").set_value(step_id).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_table_puts_id_description_tool_and_dependencies_first(runner):
+    at = _generated()
+    assert list(at.dataframe[0].proto.column_order)[:4] == [
+        "id", "description", "tool", "depends_on"]
+
+
+def test_the_step_panel_shows_the_picked_step_as_a_form(runner):
+    at = _pick(_generated(), "s3")
+    assert at.subheader[1].value == "Step s3"
+    assert at.text_area(key="step_description").value.startswith("If order 88231 was delivered")
+    assert at.selectbox(key="step_tool").value == "apply_refund"
+    assert at.multiselect(key="step_depends").value == ["s2"]
+    assert at.multiselect(key="step_depends").options == ["s1", "s2", "s4"]
+    order = at.text_input(key="step_arg_order_id")
+    assert order.value == "88231" and order.label == "`order_id` \\*"
+    assert "the order number to refund" in order.help
+    assert "{{s2.order_id}}" in order.help  # the references it may take instead
+    assert at.text_input(key="step_arg_reason").placeholder == 'default: "customer request"'
+    assert at.selectbox(key="step_ref_order_id").options[1:] == [
+        "{{s2.order_id}}", "{{s2.status}}", "{{s2}}"]
+    assert at.text_input(key="step_condition").value == "s2.status == 'delivered'"
+    assert "Checked on the results of s2." in _panel_notes(at)
+    _pick(at, "s1")  # another step: every field follows
+    assert at.selectbox(key="step_tool").value == "search_knowledge"
+    assert at.number_input(key="step_arg_top_k").value is None
+    assert at.number_input(key="step_arg_top_k").placeholder == "default: 3"
+    assert at.multiselect(key="step_depends").value == []
+
+
+def test_an_argument_edited_in_the_panel_changes_the_plan_table_and_graph(runner):
+    at = _pick(_generated(), "s2")
+    revision = at.session_state["plan_revision"]
+    at.text_input(key="step_arg_order_id").input("70412").run()
+    assert not at.exception
+    assert at.session_state["plan"].step("s2").args == {"order_id": "70412"}
+    assert at.session_state["plan_revision"] > revision  # the table was rebuilt from it
+    assert json.loads(at.dataframe[0].value["args"][1]) == {"order_id": "70412"}
+    assert "Look up order 88231" in _dot(at)  # the description is unchanged ...
+    assert at.text_input(key="step_arg_order_id").value == "70412"
+    at.button(key="undo_edit").click().run()  # ... and Undo takes the argument back
+    assert at.session_state["plan"].step("s2").args == {"order_id": "88231"}
+    assert at.text_input(key="step_arg_order_id").value == "88231"
+
+
+def test_description_dependencies_condition_and_criteria_are_edited_in_the_panel(runner):
+    at = _pick(_generated(), "s3")
+    at.text_area(key="step_description").input("Refund if it arrived").run()
+    assert "Refund if it arrived" in _dot(at)
+    assert at.dataframe[0].value["description"][2] == "Refund if it arrived"
+    at.multiselect(key="step_depends").set_value(["s1", "s2"]).run()
+    assert at.session_state["plan"].step("s3").depends_on == ["s1", "s2"]
+    assert '"s1" -> "s3"' in _dot(at)
+    at.text_input(key="step_condition").input("if the customer is unhappy").run()
+    assert at.session_state["plan"].step("s3").condition == "if the customer is unhappy"
+    assert "Written in prose: the model judges it at run time" in _panel_notes(at)
+    at.text_input(key="step_success").input("result.refund_id != ''").run()
+    step = at.session_state["plan"].step("s3")
+    assert step.success_criteria == "result.refund_id != ''"
+    at.text_input(key="step_condition").input("").run()
+    assert at.session_state["plan"].step("s3").condition is None
+    assert "◇" not in _dot(at).split('"s3"')[1].split("]")[0]  # no longer conditional
+
+
+def test_condition_and_criteria_are_checked_live_under_their_fields(runner):
+    at = _pick(_generated(), "s3")
+    at.text_input(key="step_condition").input("s1.status == 'delivered'").run()
+    assert ("s3 condition reads s1 but does not depend on it; add s1 to depends_on"
+            in _panel_notes(at))
+    at.text_input(key="step_condition").input("s2.status ==").run()
+    assert "s3 condition does not parse" in _panel_notes(at)
+    assert at.button(key="approve_run").disabled  # the plan's own problem list agrees
+    at.text_input(key="step_success").input("result.count >").run()
+    assert "the success criteria read like an expression but do not parse" in _panel_notes(at)
+
+
+def test_a_reference_is_offered_from_the_dependencies_and_checked(runner):
+    at = _pick(_generated(), "s3")
+    at.selectbox(key="step_ref_order_id").set_value("{{s2.order_id}}").run()
+    assert at.session_state["plan"].step("s3").args["order_id"] == "{{s2.order_id}}"
+    assert at.text_input(key="step_arg_order_id").value == "{{s2.order_id}}"
+    at.multiselect(key="step_depends").set_value([]).run()  # the reference now dangles
+    assert ("s3 refers to {{s2...}} but does not depend on s2; add s2 to depends_on"
+            in _panel_notes(at))
+    at.multiselect(key="step_depends").set_value(["s2"]).run()
+    at.selectbox(key="step_ref_order_id").set_value("").run()  # back to a typed value
+    assert "order_id" not in at.session_state["plan"].step("s3").args
+    at.text_input(key="step_arg_order_id").input("88231").run()
+    assert at.session_state["plan"].step("s3").args["order_id"] == "88231"
+
+
+def test_typed_fields_read_back_as_their_types(runner):
+    at = _pick(_generated(), "s1")
+    at.number_input(key="step_arg_top_k").set_value(5).run()
+    assert at.session_state["plan"].step("s1").args["top_k"] == 5
+    at.selectbox(key="step_tool").set_value("check_health").run()
+    at.text_input(key="step_arg_service").input('["order-service", "pay-service"]').run()
+    assert at.session_state["plan"].step("s1").args == {
+        "service": ["order-service", "pay-service"]}
+    at.text_input(key="step_arg_service").input("all").run()
+    assert at.session_state["plan"].step("s1").args == {"service": "all"}
+
+
+def test_a_new_tool_gets_its_own_form_and_drops_what_it_does_not_take(runner):
+    at = _pick(_generated(), "s3")
+    at.selectbox(key="step_tool").set_value("query_order").run()
+    step = at.session_state["plan"].step("s3")
+    assert step.tool == "query_order" and step.args == {"order_id": "88231"}
+    assert any("s3 now uses query_order: removed the argument(s) reason" in shown(i.value)
+               for i in at.info)
+    assert [w.key for w in at.main.text_input if w.key.startswith("step_arg_")] == [
+        "step_arg_order_id"]
+    assert at.dataframe[0].value["tool"][2] == "query_order"
+    at.selectbox(key="step_tool").set_value("none").run()
+    assert at.session_state["plan"].step("s3").tool is None
+    assert "A reasoning step has no arguments." in _panel_notes(at)
+
+
+def test_an_added_step_opens_in_the_panel_and_table_edits_reach_it(runner):
+    at = _pick(_generated(), "s2")
+    at.button(key="step_add").click().run()
+    assert at.subheader[1].value == "Step s5"
+    assert at.text_area(key="step_description").value == ""
+    edited = at.session_state["plan"].model_copy(deep=True)
+    edited.step("s5").description = "Check the parcel"  # as the table's merge would
+    at.session_state["plan"] = edited
+    at.run()
+    assert at.text_area(key="step_description").value == "Check the parcel"
+
+
+def test_the_step_panel_speaks_chinese(runner):
+    at = _pick(_generated(language="zh"), "s3")
+    assert at.subheader[1].value == "步骤 s3"
+    assert at.text_area(key="step_description").label == "描述"
+    assert at.selectbox(key="step_ref_order_id").placeholder == "或引用某个结果…"
+    assert "根据 s2 的结果判断。" in _panel_notes(at)
 
 
 def test_blank_plan_starts_with_one_empty_step(runner):

@@ -10,6 +10,7 @@ __all__ = ["PLAN_PANEL_TEXT"]
 
 PLAN_PANEL_TEXT: dict[str, tuple[str, str]] = {
     "panel_title": ("Step {id}", "步骤 {id}"),
+    "panel_title_none": ("Step", "步骤"),
     "panel_none": ("Click a step in the graph, or pick one under the table, to edit it here.",
                    "点击图中的步骤，或在表格下方选择一个步骤，即可在这里编辑。"),
     "panel_description": ("Description", "描述"),
@@ -34,6 +35,7 @@ PLAN_PANEL_TEXT: dict[str, tuple[str, str]] = {
     "panel_unknown_arg": ("{tool} does not take this argument: clear it to remove it.",
                           "{tool} 不接受这个参数：清空即可去掉它。"),
     "panel_depends": ("Depends on", "依赖"),
+    "panel_depends_none": ("none: the step can start at once", "无：这一步可以立即开始"),
     "panel_depends_help": ("Steps whose results this step needs; it runs after them.",
                            "这一步需要其结果的步骤；它会在这些步骤之后执行。"),
     "panel_condition": ("Condition", "条件"),
@@ -41,6 +43,7 @@ PLAN_PANEL_TEXT: dict[str, tuple[str, str]] = {
                              "s1.status == 'delivered'; empty: always run.",
                              "只有条件为真时才执行这一步，例如 s1.status == 'delivered'；"
                              "留空表示总是执行。"),
+    "panel_condition_none": ("none: the step always runs", "无：这一步总是执行"),
     "panel_condition_expression": ("Checked on the results of {ids}.", "根据 {ids} 的结果判断。"),
     "panel_condition_prose": ("Written in prose: the model judges it at run time (offline, "
                               "the step runs).",

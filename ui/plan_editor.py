@@ -14,6 +14,12 @@ but not add them: one add-step control). A deletion detaches the step from the o
 (core.plan.edit.delete_step) and says what else it changed. Every edit keeps the plan it
 replaced in a small history (ui.state), so that Undo goes back one edit; a new plan
 (generate, blank) starts a new history.
+
+Above the table, the graph (ui.graph_view) and the step panel (ui.step_panel) share a
+row: a click on a node picks that step (``step_pick``, the same key as the table's step
+picker) and the panel shows it as a form. The panel's edits go through
+:func:`apply_edit`, like the step controls, so the graph and the table show them on the
+same rerun.
 """
 
 from __future__ import annotations
@@ -37,10 +43,13 @@ from core.plan.graph import plan_to_dot
 from core.plan.model import Plan
 from core.tools.registry import ToolRegistry
 from ui import state as ui_state
+from ui.graph_view import plan_graph
 from ui.i18n import current_language, t
 from ui.safe_text import literal
+from ui.step_panel import Change, render_step_panel
 
-__all__ = ["current_editor_key", "plan_problems", "render_plan_review", "set_plan"]
+__all__ = ["apply_edit", "current_editor_key", "plan_problems", "render_plan_review",
+           "set_plan"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,22 +77,46 @@ def render_plan_review(registry: ToolRegistry, *, offline: bool) -> tuple[Plan, 
     ``offline`` runs make no LLM calls, so the expected number of calls is then 0.
     """
     base = _sync_revision()
-    table, diagram = st.columns([3, 2], gap="medium")
-    with table:
-        st.subheader(t("plan_table"))
-        edited, row_errors = _render_table(base, registry)
-        _commit(edited)
-        _render_step_controls(edited)
-        _render_edit_notes()
+    top = st.container()  # the graph and the step panel, drawn once the table is read
+    _render_edit_notes()
+    st.subheader(t("plan_table"))
+    _render_step_controls(base)
+    edited, row_errors = _render_table(base, registry)
+    _commit(edited)
     problems = plan_problems(edited, registry, row_errors)
-    with diagram:
-        st.subheader(t("plan_graph"))
-        st.graphviz_chart(plan_to_dot(edited, registry=registry), width="stretch")
-        cycle_note = " · " + t("graph_legend_cycle") if edited.cycles() else ""
-        st.caption(t("graph_legend") + cycle_note)
+    with top:
+        graph, panel = st.columns([3, 2], gap="medium")
+        with graph:
+            st.subheader(t("plan_graph"))
+            plan_graph(plan_to_dot(edited, registry=registry), key="plan_graph",
+                       selected=st.session_state.get("step_pick"), on_select=_pick_step)
+            cycle_note = " · " + t("graph_legend_cycle") if edited.cycles() else ""
+            st.caption(t("graph_legend") + cycle_note)
+        with panel:
+            render_step_panel(edited, registry, apply_edit)
     _render_metrics(edited, registry, offline)
     _render_problems(edited, problems)
     return edited, problems
+
+
+def apply_edit(change: Change) -> None:
+    """Apply ``change`` to the canonical plan, as a widget callback (one undo step).
+
+    It acts on the plan with any cell typed but not yet committed, so nothing typed is lost.
+    """
+    pending = _pending()
+    if pending is None:
+        return
+    changed, notes = change(pending)
+    if _fingerprint(changed) != _fingerprint(pending) or notes:
+        _edit(changed, pending, notes)
+
+
+def _pick_step(step_id: str) -> None:
+    """A node clicked in the graph: that step opens in the panel (and the step picker)."""
+    plan: Plan | None = st.session_state.get("plan")
+    if plan is not None and step_id in plan.ids():
+        st.session_state["step_pick"] = step_id
 
 
 def _fingerprint(plan: Plan) -> str:
@@ -121,6 +154,11 @@ def _commit(edited: Plan) -> None:
         st.session_state["plan_synced"] = fingerprint
 
 
+_TABLE_ORDER = ("id", "description", "tool", "depends_on", "args", "condition",
+                "success_criteria")
+"""What a reviewer reads first comes first; arguments and the rest follow (and the panel)."""
+
+
 def _render_table(base: Plan, registry: ToolRegistry) -> tuple[Plan, list[str]]:
     names = registry.names()
     unknown = sorted({s.tool for s in base.steps if s.tool and s.tool not in registry})
@@ -134,18 +172,22 @@ def _render_table(base: Plan, registry: ToolRegistry) -> tuple[Plan, list[str]]:
         hide_index=True,
         width="stretch",
         placeholder="—",  # empty cells, e.g. the tool of a reasoning step
-        column_order=list(COLUMNS),
+        column_order=_TABLE_ORDER,
+        # widths in px: the row marker and the first four take ~700 px, inside the ~820 px
+        # main area of a 1280 px window, so they show without scrolling sideways
         column_config={
-            "id": column.TextColumn(t("col_id"), disabled=True, width="small"),
-            "description": column.TextColumn(t("col_description"), width="large"),
+            "id": column.TextColumn(t("col_id"), disabled=True, width=56),
+            "description": column.TextColumn(t("col_description"), width=340),
             "tool": column.SelectboxColumn(
                 t("col_tool"), options=[NO_TOOL, *names, *unknown], required=True,
-                format_func=_tool_label, width="medium",
+                format_func=_tool_label, width=150,
             ),
-            "args": column.TextColumn(t("col_args"), help=t("col_args_help")),
-            "depends_on": column.TextColumn(t("col_depends"), help=t("col_depends_help")),
-            "condition": column.TextColumn(t("col_condition"), help=t("col_condition_help")),
-            "success_criteria": column.TextColumn(t("col_success")),
+            "depends_on": column.TextColumn(t("col_depends"), help=t("col_depends_help"),
+                                            width=120),
+            "args": column.TextColumn(t("col_args"), help=t("col_args_help"), width=220),
+            "condition": column.TextColumn(t("col_condition"), help=t("col_condition_help"),
+                                           width=200),
+            "success_criteria": column.TextColumn(t("col_success"), width=200),
         },
     )
     rows = edited.astype(object).where(edited.notna(), None).to_dict("records")
@@ -204,21 +246,20 @@ def _edit(changed: Plan, pending: Plan, notes: list[str]) -> None:
 
 def _change(action: str) -> None:
     """Apply a step control to the canonical plan (runs before the next draw)."""
-    pending = _pending()
-    if pending is None:
-        return
     step_id = st.session_state.get("step_pick")
-    notes: list[str] = []
-    if action == "add":
-        changed = add_step(pending, after=step_id if step_id in pending.ids() else None)
-        st.session_state["step_pick"] = _added_id(pending, changed)
-    elif step_id not in pending.ids():
-        return
-    elif action == "delete":
-        changed, notes = delete_step(pending, step_id, language=current_language())
-    else:
-        changed = move_step(pending, step_id, -1 if action == "up" else +1)
-    _edit(changed, pending, notes)
+
+    def change(pending: Plan) -> tuple[Plan, list[str]]:
+        if action == "add":
+            changed = add_step(pending, after=step_id if step_id in pending.ids() else None)
+            st.session_state["step_pick"] = _added_id(pending, changed)
+            return changed, []
+        if step_id not in pending.ids():
+            return pending, []
+        if action == "delete":
+            return delete_step(pending, step_id, language=current_language())
+        return move_step(pending, step_id, -1 if action == "up" else +1), []
+
+    apply_edit(change)
 
 
 def _rows_deleted() -> None:
