@@ -8,8 +8,8 @@ from core.errors import PlanBoardError
 from core.lifecycle import RUN_STATUSES
 from ui import state
 from ui.frame import page_header
-from ui.i18n import t
-from ui.safe_text import literal
+from ui.i18n import current_language, t
+from ui.messages import error_text
 
 _EXPORTS = (("json", "application/json"), ("md", "text/markdown"),
             ("dot", "text/vnd.graphviz"), ("svg", "image/svg+xml"))
@@ -23,12 +23,12 @@ def _render_exports(run_id: str) -> None:
     columns = st.columns(len(_EXPORTS))
     for (fmt, mime), column in zip(_EXPORTS, columns, strict=True):
         try:
-            data = export_run(store, run_id, fmt)
+            data = export_run(store, run_id, fmt, language=current_language())
         except GraphvizMissingError:
             column.warning(t("export_no_dot"))
             continue
         except PlanBoardError as exc:
-            column.warning(literal(exc))
+            column.warning(error_text(exc))
             continue
         column.download_button(
             t(f"export_{fmt}"), data=data, file_name=f"planboard-{run_id}.{fmt}", mime=mime,

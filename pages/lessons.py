@@ -9,6 +9,7 @@ from core.learning.lessons import Lesson
 from ui import state
 from ui.frame import page_header
 from ui.i18n import t
+from ui.messages import error_text
 from ui.safe_text import literal
 
 
@@ -21,7 +22,7 @@ def _save(lesson_id: int) -> None:
     try:
         state.lesson_book().update(lesson_id, text=text)
     except (PlanBoardError, ValueError) as exc:
-        _notice(literal(str(exc).splitlines()[0]), error=True)
+        _notice(error_text(exc), error=True)
         return
     _notice(t("lesson_saved", id=lesson_id))
 
@@ -31,7 +32,7 @@ def _toggle(lesson_id: int) -> None:
     try:
         state.lesson_book().update(lesson_id, enabled=enabled)
     except PlanBoardError as exc:
-        _notice(literal(exc), error=True)
+        _notice(error_text(exc), error=True)
         return
     _notice(t("lesson_toggled_on" if enabled else "lesson_toggled_off", id=lesson_id))
 
@@ -40,7 +41,7 @@ def _delete(lesson_id: int) -> None:
     try:
         state.lesson_book().delete(lesson_id)
     except PlanBoardError as exc:
-        _notice(literal(exc), error=True)
+        _notice(error_text(exc), error=True)
         return
     for prefix in ("lesson_text_", "lesson_enabled_"):
         st.session_state.pop(f"{prefix}{lesson_id}", None)

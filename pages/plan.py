@@ -15,12 +15,14 @@ from core.planning.router import Route, reason_text
 from ui import plan_editor, state
 from ui.frame import page_header
 from ui.i18n import current_language, t
+from ui.messages import error_text, said
 from ui.safe_text import literal
 
 logger = logging.getLogger(__name__)
 
+# characters of a long request shown as the goal (the rest is one click away); a comment,
+# since Streamlit's magic draws a bare string on a page
 _GOAL_PREVIEW = 300
-"""Characters of a long request shown as the goal (the rest is one click away)."""
 
 
 def _pick_scenario(text: str) -> None:
@@ -65,7 +67,7 @@ def _generate(request: str) -> None:
         with st.spinner(t("routing")):
             route, usage = choose_route(request, engine, state.plan_mode_choice())
     except PlanBoardError as exc:
-        st.error(literal(exc))
+        st.error(error_text(exc))
         return
     st.session_state["route_info"] = {"mode": route.mode, "reason": route.reason,
                                       "code": route.code, "params": route.params}
@@ -88,7 +90,7 @@ def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
         _refuse(exc)
         return
     except PlanBoardError as exc:
-        st.error(literal(exc))
+        st.error(error_text(exc))
         return
     st.session_state["last_run_id"] = run_id
     for key in ("plan_draft", "plan_lessons", "planning_usage"):  # the earlier plan's
@@ -109,7 +111,7 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool)
         _refuse(exc)
         return
     except PlanBoardError as exc:
-        st.error(literal(exc))
+        st.error(error_text(exc))
         return
     usage = usage + draft.usage
     if draft.plan is None:
@@ -130,7 +132,7 @@ def _refuse(exc: UnservableRequestError) -> None:
     """Say that nothing can serve the request; no plan is left to approve."""
     plan_editor.set_plan(None)
     st.error(t("request_unservable"), icon=":material/block:")
-    st.text(str(exc))  # the request's own words: shown as plain text, never as markup
+    st.text(said(exc))  # the request's own words: shown as plain text, never as markup
 
 
 def _answers_given() -> None:
@@ -234,7 +236,7 @@ def _approve(plan: Plan) -> None:
             drafted=st.session_state.get("plan_draft"),
         )
     except PlanBoardError as exc:
-        st.error(literal(exc))
+        st.error(error_text(exc))
         return
     st.session_state.pop("planning_usage", None)  # counted once, by this run
     st.session_state.pop("plan_draft", None)

@@ -18,6 +18,7 @@ from ui import run_view, state
 from ui.frame import ensure_entrypoint, page_header
 from ui.graph_view import plan_graph
 from ui.i18n import t
+from ui.messages import said
 from ui.safe_text import literal
 
 POLL_SECONDS = 1.0
@@ -37,7 +38,7 @@ def _decide(run_id: str, step_id: str, confirm: bool) -> None:
         else:
             state.runner().reject(run_id, step_id)
     except PlanBoardError as exc:
-        st.session_state["run_error"] = str(exc)
+        st.session_state["run_error"] = said(exc)
         return
     st.session_state.setdefault("decided", set()).add((run_id, step_id))
 
@@ -46,7 +47,7 @@ def _decide_version(run_id: str, version: int, approve: bool) -> None:
     try:
         state.runner().decide_version(run_id, version, approve)
     except PlanBoardError as exc:
-        st.session_state["run_error"] = str(exc)
+        st.session_state["run_error"] = said(exc)
         return
     st.session_state.setdefault("decided_versions", set()).add((run_id, version))
 
@@ -61,7 +62,7 @@ def _control(run_id: str, action: str) -> None:
         else:
             runner.cancel(run_id, timeout=1.0)  # recorded at once; the poll shows the end
     except PlanBoardError as exc:
-        st.session_state["run_error"] = str(exc)
+        st.session_state["run_error"] = said(exc)
 
 
 def _render_controls(view: RunView) -> None:
@@ -232,7 +233,7 @@ def _follow_up(run_id: str) -> None:
     try:
         plan = state.runner().follow_up(run_id, text, engine=state.engine())
     except PlanBoardError as exc:
-        st.session_state["followup_error"] = str(exc)
+        st.session_state["followup_error"] = said(exc)
         return
     st.session_state["followup_text"] = ""
     st.session_state["followup_notice"] = t("followup_started", version=plan.version)

@@ -11,6 +11,7 @@ from core.runs.tool_trials import ToolTrial
 from ui import state
 from ui.frame import page_header
 from ui.i18n import t
+from ui.messages import error_text, said
 from ui.safe_text import literal
 
 
@@ -47,14 +48,14 @@ def _try_tool() -> None:
         try:
             trial = state.try_tool(name, args)
         except PlanBoardError as exc:
-            st.error(literal(str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
+            st.error(error_text(exc))
             return
         _render_trial(trial)
 
 
 def _render_trial(trial: ToolTrial) -> None:
     if not trial.ok:
-        st.error(literal(trial.error or ""))
+        st.error(literal(said(trial.error_message or trial.error)))
     else:
         st.success(t("tool_ok"))
         if isinstance(trial.result, dict | list):

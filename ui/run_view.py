@@ -26,6 +26,7 @@ from core.runs.view import (
     VersionWait,
 )
 from ui.i18n import t
+from ui.messages import said
 from ui.safe_text import code, literal, markdown
 
 __all__ = [
@@ -107,9 +108,11 @@ def render_step_card(
             with st.expander(t("card_result"), expanded=table_of(step.result) is not None):
                 _show_value(step.result)
         if step.status == "skipped" and skip is not None:
+            if skip.kind == "other" and step.error_message is not None:
+                skip = skip.model_copy(update={"detail": said(step.error_message)})
             st.caption(":material/skip_next: " + skip_text(skip))
         elif step.error:
-            st.error(literal(step.error))
+            st.error(literal(said(step.error_message or step.error)))
         if check is not None:
             _render_check(check)
 
@@ -221,12 +224,20 @@ def diff_lines(diff: PlanDiff) -> list[str]:
               for s in diff.removed]
     for change in diff.changed:
         details = "; ".join(
-            f"{name}: {_short(getattr(change.old, name))} → {_short(getattr(change.new, name))}"
+            f"{t(_FIELD_LABELS[name]) if name in _FIELD_LABELS else name}: "
+            f"{_short(getattr(change.old, name))} → "
+            f"{_short(getattr(change.new, name))}"
             for name in change.fields
         )
         lines.append(f"- :material/edit: **{literal(change.new.id)}** "
                       + t("diff_changed", fields=details))
     return lines
+
+
+# a step's fields by the names of the plan table's columns
+_FIELD_LABELS = {"description": "col_description", "tool": "col_tool", "args": "col_args",
+                 "depends_on": "col_depends", "condition": "col_condition",
+                 "success_criteria": "col_success"}
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -257,7 +268,7 @@ def render_usage(usage: Usage, wall_s: float) -> None:
     calls.metric(t("usage_calls"), usage.llm_calls)
     prompt.metric(t("usage_prompt"), usage.prompt_tokens)
     completion.metric(t("usage_completion"), usage.completion_tokens)
-    wall.metric(t("usage_wall"), f"{wall_s:.1f} s")
+    wall.metric(t("usage_wall"), t("card_duration", seconds=f"{wall_s:.1f}"))
 
 
 def render_answer(answer: str | None, finished: bool) -> None:
