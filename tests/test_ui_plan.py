@@ -243,7 +243,7 @@ def test_the_step_panel_shows_the_picked_step_as_a_form(runner):
     assert at.multiselect(key="step_depends").value == []
 
 
-def test_an_argument_edited_in_the_panel_changes_the_plan_table_and_graph(runner):
+def test_an_argument_edited_in_the_panel_changes_the_plan_and_the_table(runner):
     at = _pick(_generated(), "s2")
     revision = at.session_state["plan_revision"]
     at.text_input(key="step_arg_order_id").input("70412").run()
@@ -251,9 +251,8 @@ def test_an_argument_edited_in_the_panel_changes_the_plan_table_and_graph(runner
     assert at.session_state["plan"].step("s2").args == {"order_id": "70412"}
     assert at.session_state["plan_revision"] > revision  # the table was rebuilt from it
     assert json.loads(at.dataframe[0].value["args"][1]) == {"order_id": "70412"}
-    assert "Look up order 88231" in _dot(at)  # the description is unchanged ...
     assert at.text_input(key="step_arg_order_id").value == "70412"
-    at.button(key="undo_edit").click().run()  # ... and Undo takes the argument back
+    at.button(key="undo_edit").click().run()  # Undo takes the argument back
     assert at.session_state["plan"].step("s2").args == {"order_id": "88231"}
     assert at.text_input(key="step_arg_order_id").value == "88231"
 
