@@ -8,9 +8,10 @@ import streamlit as st
 
 from core.errors import PlanBoardError
 from core.runs.tool_trials import ToolTrial
+from core.tools.tool_texts import tool_description
 from ui import state
 from ui.frame import page_header
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.messages import error_text, said
 from ui.safe_text import literal
 
@@ -19,7 +20,7 @@ def _render_catalogue() -> None:
     for tool in state.registry():
         flag = " ⚠" if tool.side_effect else ""
         with st.expander(f"`{tool.name}`{flag}"):
-            st.markdown(tool.description)
+            st.markdown(tool_description(tool, current_language()))
             st.caption(t("tool_side_effect") if tool.side_effect else t("tool_read_only"))
             st.json(tool.parameters, expanded=False)
 

@@ -23,6 +23,8 @@ from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.tools.catalog import default_registry
+from core.tools.research import make_web_search
+from core.tools.tool_texts import TOOL_TEXTS_ZH, tool_description, tool_parameters
 
 ROOT = Path(__file__).resolve().parent.parent
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -93,6 +95,21 @@ def test_a_message_survives_the_record_as_json():
     again = Message.model_validate_json(message.model_dump_json())
     assert render(again, "zh") == render(message, "zh")
     assert "（它的字段有：a, b）" in render(again, "zh")
+
+
+# ---- the tools' own descriptions -------------------------------------------------------------
+
+
+def test_every_built_in_tool_and_parameter_is_described_in_chinese():
+    tools = [*default_registry(), make_web_search("http://127.0.0.1:9")]
+    assert sorted(t.name for t in tools) == sorted(TOOL_TEXTS_ZH)
+    for tool in tools:
+        assert CJK.search(tool_description(tool, "zh")), tool.name
+        assert tool_description(tool, "en") == tool.description
+        properties = tool_parameters(tool, "zh").get("properties") or {}
+        assert set(properties) == set(TOOL_TEXTS_ZH[tool.name][1]), tool.name
+        assert all(CJK.search(p["description"]) for p in properties.values()), tool.name
+        assert tool_parameters(tool, "en") == tool.parameters  # the models' schema, untouched
 
 
 # ---- errors that carry a code --------------------------------------------------------------

@@ -37,6 +37,7 @@ from core.plan.arg_form import (
 from core.plan.edit import NO_TOOL, update_step
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry
+from core.tools.tool_texts import tool_parameters
 from ui.i18n import current_language, t
 from ui.safe_text import code, literal
 
@@ -70,7 +71,8 @@ def render_step_panel(plan: Plan, registry: ToolRegistry, apply: Apply) -> None:
             return
         step = plan.step(step_id)
         tool = registry.get(step.tool) if step.tool and step.tool in registry else None
-        specs = field_specs(tool.parameters if tool else {}, step.args)
+        specs = field_specs(tool_parameters(tool, current_language()) if tool else {},
+                            step.args)
         _load(step, specs)
         st.text_area(t("panel_description"), key="step_description",
                      on_change=_set_text, args=(apply, step.id, "description"))

@@ -1,0 +1,249 @@
+"""The customer-service scenario in the Chinese dashboard, read word by word.
+
+With the UI in Chinese, the plan page, the run page (waiting for the refund's confirmation
+and finished), their graphs and the Markdown report hold no English word other than tool
+names, step ids, identifiers of the plan's data (argument and result fields, conditions
+written as expressions) and the few words listed in ALLOWED with their reason. Every
+element's text is read from its proto (labels, help, bodies, options, captions, table
+headers and cells), so a new English label anywhere on these pages fails the test. Also:
+a core error reaches a Chinese run page in Chinese.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+import pytest
+from google.protobuf.message import Message as Proto
+from streamlit.testing.v1.element_tree import Block
+
+from core.execution.scheduler import RunOptions
+from core.llm.engine import Engine
+from core.plan.graph import plan_to_dot, side_effect_tool_names
+from core.plan.model import Plan, Step
+from core.runs.export import export_run
+from core.runs.runner import Runner
+from core.tools.catalog import default_registry
+from tests.shown import graph_dots
+from tests.test_ui_app import TIMEOUT_S, fresh_runner, open_app, wait_for
+
+WORD = re.compile(r"[A-Za-z]{2,}")
+# Words that may stay in the Chinese pages, each with its reason (kept short on purpose).
+ALLOWED = {
+    "AI": "the research scenario's Chinese title (a gallery tooltip): Chinese writes AI",
+    "APP": "the knowledge base's Chinese vacuum guide writes APP, as Chinese does",
+    "Lite": "the product's name in the Chinese data: 比特 S10 Lite 扫地机",
+    "Pro": "the product's name in the Chinese data: 比特 S10 Pro 扫地机",
+    "JSON": "the args column is JSON text, and its header says so",
+    "Ctrl": "the graph's hint names the key as it is printed on keyboards",
+    "python -m core demo reset": "the command the reset button's help names, typed as is",
+}
+# a reference or an expression over results, as written in conditions and their examples
+_CODE = re.compile(r"\b(?:s\d+|result)(?:\.\w+)+(?:\s*(?:==|!=|<=|>=|<|>)\s*(?:'[^']*'|\d+))?")
+_ICON = re.compile(r":material/\w+:")
+_TEXT_FIELDS = {"label", "help", "body", "placeholder", "options", "value", "text", "caption",
+                "code_text"}
+_DATA_ELEMENTS = {"json", "html"}  # tool arguments and results as returned; the page's CSS
+_DATA_COLUMNS = {"condition", "详情"}  # conditions as written (code); raw event data
+
+
+@pytest.fixture
+def runner() -> Iterator[Runner]:
+    """The app's runner on this test's PLANBOARD_HOME."""
+    yield from fresh_runner()
+
+
+# ---- reading a page ------------------------------------------------------------------------
+
+
+def _strings(proto: Proto) -> list[str]:
+    """Every text field of a proto, nested messages and repeated fields included."""
+    found: list[str] = []
+    for field, value in proto.ListFields():
+        values = list(value) if field.is_repeated else [value]
+        for item in values:
+            if isinstance(item, Proto):
+                found += _strings(item)
+            elif isinstance(item, str) and field.name in _TEXT_FIELDS:
+                found.append(item)
+    return found
+
+
+def _table_text(element) -> list[str]:
+    """A data frame's headers (as configured) and cells; JSON cells by their values."""
+    config = json.loads(element.proto.columns or "{}")
+    found = [str(spec.get(key) or "") for spec in config.values() if isinstance(spec, dict)
+             for key in ("label", "help")]
+    frame = element.value
+    for column in frame.columns:
+        spec = config.get(str(column)) or {}
+        label = spec.get("label") or str(column)
+        found.append(label)
+        if str(column) in _DATA_COLUMNS or label in _DATA_COLUMNS:
+            continue
+        options = {str(o.get("value")): str(o.get("label")) for o in
+                   (spec.get("type_config") or {}).get("options") or [] if isinstance(o, dict)}
+        found += options.values()  # a choice column shows each value by its label
+        for cell in frame[column].astype(str):
+            found += _json_values(options.get(cell, cell))
+    return found
+
+
+def _json_values(text: str) -> list[str]:
+    """The values of a JSON object written in a cell (its keys are argument names), else it."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return [text]
+    return [str(v) for v in value.values()] if isinstance(value, dict) else [text]
+
+
+def page_text(node) -> list[str]:
+    """Every text an element of ``node`` (a block, or the app's main area) shows."""
+    found: list[str] = []
+    if isinstance(node, Block):
+        if node.proto is not None:
+            found += _strings(node.proto)
+        for child in node.children.values():
+            found += page_text(child)
+        return found
+    if node.type in _DATA_ELEMENTS or getattr(node, "proto", None) is None:
+        return found
+    if node.type == "dataframe":
+        return _table_text(node)
+    if node.type == "component_instance":  # the plan graph: its toolbar's words (DOT apart)
+        return [str(v) for v in json.loads(node.proto.json_args).get("labels", {}).values()]
+    return _strings(node.proto)
+
+
+def dots(at) -> list[str]:
+    """The DOT of every plan graph on the page: the component's, or a Graphviz chart's."""
+    return graph_dots(at) + [chart.proto.spec for chart in at.get("graphviz_chart")]
+
+
+def dot_labels(dot: str) -> list[str]:
+    """The labels a DOT draws (node and edge labels, \\n as line breaks)."""
+    return [label.replace("\\n", "\n") for label in re.findall(r'label="((?:[^"\\]|\\.)*)"', dot)]
+
+
+def english_words(texts: list[str], plan: Plan, results: dict[str, object]
+                  ) -> dict[str, str]:
+    """English words left in ``texts`` (with a text holding each) once the allowed words,
+    tool names, step ids, data field names, conditions and icon codes are taken out."""
+    registry = default_registry()
+    identifiers = set(registry.names()) | {s.id for s in plan.steps}
+    for step in plan.steps:
+        identifiers |= set(step.args or {})
+        if step.tool in registry:
+            identifiers |= set(registry.get(step.tool).parameters.get("properties") or {})
+    for result in results.values():
+        identifiers |= set(result) if isinstance(result, dict) else set()
+    left: dict[str, str] = {}
+    for shown_text in texts:
+        text = _ICON.sub(" ", shown_text.replace("\\_", "_"))
+        for written in [*ALLOWED, *(s.condition for s in plan.steps if s.condition)]:
+            text = text.replace(written, " ")
+        for token in re.findall(r"[A-Za-z_][\w.]*", _CODE.sub(" ", text)):
+            if re.search(r"\d", token):  # an id such as RF20260624001 or SF1234567890
+                continue
+            if token not in identifiers and token.split(".")[-1] not in identifiers:
+                left.update(dict.fromkeys(WORD.findall(token), shown_text[:160]))
+    return left
+
+
+# ---- the customer-service scenario in Chinese ------------------------------------------------
+
+
+def _run_to_the_end(at, runner: Runner) -> tuple[list[str], str]:
+    """Approve the plan, read the run page while it asks to confirm the refund, confirm
+    it, and return what the page showed while waiting and the run's id."""
+    at.button(key="approve_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run_id = at.query_params["run"]
+    assert runner.wait(run_id, TIMEOUT_S, until_confirmation=True).status == (
+        "waiting_confirmation")
+    at = wait_for(at, lambda a: any(b.key == "confirm_step_s3" for b in a.button))
+    waiting = page_text(at.main) + [t for d in dots(at) for t in dot_labels(d)]
+    at.button(key="confirm_step_s3").click().run()
+    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    return waiting, run_id
+
+
+def test_the_customer_service_scenario_holds_no_english_word_in_chinese(runner):
+    at = open_app(language="zh")
+    at.button(key="scenario_shop-refund").click().run()
+    at.button(key="generate_plan").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    plan: Plan = at.session_state["plan"]
+    assert [s.tool for s in plan.steps] == [
+        "search_knowledge", "query_order", "apply_refund", None]
+    plan_page = page_text(at.main)
+    plan_graphs = dots(at)
+    assert plan_graphs, "the plan page draws no graph"
+    assert "◇ s2.status == 'delivered'" in plan_graphs[0]
+
+    waiting, run_id = _run_to_the_end(at, runner)
+    at = wait_for(at, lambda a: any(m.value == "**状态:** 已完成" for m in a.markdown))
+    run_page = page_text(at.main)
+    run_graphs = dots(at)
+    assert run_graphs, "the run page draws no graph"
+    record = runner.store.get_run(run_id)
+    report = export_run(runner.store, run_id, "md", language="zh")
+    report_dot = plan_to_dot(record.plan, side_effect_tools=side_effect_tool_names(
+        default_registry()))
+
+    results = {s.id: s.result for s in record.plan.steps}
+    found = {
+        "plan page": english_words(plan_page, plan, results),
+        "plan graph": english_words([t for d in plan_graphs for t in dot_labels(d)], plan,
+                                    results),
+        "run page (waiting)": english_words(waiting, plan, results),
+        "run page": english_words(run_page, plan, results),
+        "run graph": english_words([t for d in run_graphs for t in dot_labels(d)], plan,
+                                   results),
+        "report": english_words(_report_text(report), plan, results),
+        "report graph": english_words(dot_labels(report_dot), plan, results),
+    }
+    left = {where: words for where, words in found.items() if words}
+    assert not left, json.dumps(left, ensure_ascii=False, indent=1)
+    assert "以下是本次处理结果" in "\n".join(run_page)  # the answer is on the page, in Chinese
+
+
+def _report_text(report: str) -> list[str]:
+    """The report without its fenced results (tool output as returned) and the result
+    column of its tables (a preview of the same output)."""
+    lines, fenced = [], False
+    for line in report.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if line.startswith("|"):
+            cells = re.split(r"(?<!\\)\|", line)[1:-1]
+            line = "|".join(cells[:-1])  # the last column holds each step's result
+        lines.append(line)
+    return lines
+
+
+# ---- a core error on the Chinese run page ----------------------------------------------------
+
+
+def test_a_refused_refund_fails_its_step_in_chinese_on_the_run_page(runner):
+    plan = Plan(goal="帮我把订单 70412 退掉", steps=[
+        Step(id="s1", description="为订单 70412 申请退款", tool="apply_refund",
+             args={"order_id": "70412", "reason": "不想要了"}),
+    ])
+    run_id = runner.start(plan.goal, plan, engine=Engine(default_registry()),
+                          options=RunOptions(confirm_side_effects=False),
+                          settings_public={"offline": True})
+    assert runner.wait(run_id, TIMEOUT_S).status == "failed"
+    at = open_app("pages/run.py", query={"run": run_id}, language="zh")
+    errors = [e.value for e in at.error]
+    refused = "订单 70412 的状态是“运输中”，尚未签收；签收后才能申请退款"
+    assert any(refused in e for e in errors), errors
+    assert not any("not delivered" in e for e in errors)
+    report = export_run(runner.store, run_id, "md", language="zh")
+    assert "**错误:** 订单 70412 的状态是“运输中”" in report
