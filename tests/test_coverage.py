@@ -126,3 +126,20 @@ def test_tool_hints_name_the_step_and_spare_the_ones_fed_by_the_tool(registry):
     assert [p.split(" ")[0] for p in problems] == ["s1", "s2"]
     assert "query_order" in problems[0] and "订单号" in problems[0]
     assert "run_sql" in problems[1]
+
+
+def test_a_reasoning_step_for_the_current_time_is_sent_to_the_clock(registry):
+    plan = Plan(goal="Check order 70412 and tell me when it will arrive.", steps=[
+        Step(id="s1", description="Retrieve the current time"),
+        Step(id="s2", description="Estimate the arrival", depends_on=["s1"]),
+    ])
+    [problem] = tool_hint_problems(plan, registry)
+    assert problem.startswith("s1 is a reasoning step") and "get_current_time" in problem
+
+
+def test_a_replan_is_not_asked_to_change_the_steps_it_keeps(registry):
+    plan = Plan(goal="订单 88231 怎么样了", steps=[
+        Step(id="s1", description="看看订单 88231 的情况", status="completed", result="已签收"),
+        Step(id="s2", description="回复用户", depends_on=["s1"]),
+    ])
+    assert tool_hint_problems(plan, registry) == []

@@ -141,6 +141,16 @@ def test_forced_call_ignored_by_the_provider_fails_clearly(shop):
     assert len(model.requests) == 1 and outcome.usage.llm_calls == 1
 
 
+def test_a_tool_needing_nothing_runs_with_its_defaults_when_the_model_does_not_call_it(shop):
+    engine, model = _engine(shop, "It is probably around noon.")
+    step = Step(id="s1", description="Retrieve the current time", tool="get_current_time")
+    outcome = execute_step(_plan(step), step, engine)
+    assert outcome.status == "completed" and outcome.mode == "forced_tool"
+    assert outcome.result["timezone"] == "Asia/Shanghai"  # the tool's default, not the text
+    assert "did not call get_current_time" in " ".join(outcome.notes)
+    assert len(model.requests) == 1
+
+
 def test_invalid_model_arguments_are_rejected_before_the_call(shop):
     engine, _ = _engine(shop, tool_reply("apply_refund", {"order_id": 5, "bogus": True}))
     step = Step(id="s1", description="refund", tool="apply_refund")

@@ -30,6 +30,7 @@ from core.planning.exchange import (
     prompt_style,
     schema_for,
 )
+from core.planning.grounding import clear_ungrounded, grounding_problems
 from core.planning.tool_hints import tool_hint_problems
 from core.prompts.adaptive import CLARIFY_INSTRUCTION
 from core.prompts.planning import (
@@ -121,12 +122,15 @@ def plan_request(
 
     def review(plan: Plan) -> list[str]:
         return [*tool_hint_problems(plan, engine.registry),
-                *coverage_problems(request, plan, engine.registry)]
+                *coverage_problems(request, plan, engine.registry),
+                *grounding_problems(plan, engine.registry)]
 
     schema = schema_for(engine.registry, questions=allow_questions)
     result = converse(model, messages, accept, review=review, schema=schema)
     if result.questions:
         return result
+    if result.plan is not None:
+        result.plan.warnings.extend(clear_ungrounded(result.plan, engine.registry))
     if result.plan is None:
         logger.warning("planner output unusable twice; using the fallback plan: %s", result.errors)
         result.plan = fallback_plan(request, result.errors)
@@ -203,7 +207,15 @@ def replan_request(
         _raise_problems(merged, engine.registry)
         return merged
 
-    return converse(model, messages, accept, schema=schema_for(engine.registry))
+    def review(merged: Plan) -> list[str]:
+        return [*tool_hint_problems(merged, engine.registry),
+                *grounding_problems(merged, engine.registry)]
+
+    result = converse(model, messages, accept, review=review,
+                      schema=schema_for(engine.registry))
+    if result.plan is not None:
+        result.plan.warnings.extend(clear_ungrounded(result.plan, engine.registry))
+    return result
 
 
 def replan(

@@ -3,8 +3,8 @@
 A small model often plans "find the degraded services" as a step with ``"tool": null``
 and then answers from memory. :func:`tool_hint_problems` finds such steps so that the
 planner's corrective retry can send them back: a step that names an order number, a
-tracking number, services, or SQL / tables, while a read-only tool takes exactly that
-(by its parameter names or keywords) and no step it depends on already uses that tool.
+tracking number, services, SQL / tables or the current time, while a read-only tool takes
+exactly that (by its parameter names or keywords) and no step it depends on already uses that tool.
 The synthesis step is exempt: it only writes the answer.
 
 :func:`first_tool_step` is the same idea for the direct answer: the read-only tool call
@@ -26,6 +26,8 @@ __all__ = ["first_tool_step", "needed_tools", "tool_hint_problems"]
 
 _SERVICES = re.compile(r"\bservices?\b|micro-?services?|服务", re.IGNORECASE)
 _TABLES = re.compile(r"\bsql\b|\btables?\b|\bselect\b.+\bfrom\b|数据表|表结构", re.IGNORECASE)
+_CLOCK = re.compile(r"\b(?:current|today'?s?)\s+(?:date|time)\b|\bwhat time\b|当前(?:时间|日期)|"
+                    r"现在几点|今天几号", re.IGNORECASE)
 
 
 def _takes(part: str) -> Callable[[Tool], bool]:
@@ -46,6 +48,7 @@ _NEEDS: tuple[tuple[Callable[[str], bool], tuple[str, str], Callable[[Tool], boo
      lambda tool: _takes("service")(tool) or _knows("services")(tool)),
     (lambda text: bool(_TABLES.search(text)), ("数据表或 SQL", "tables or SQL"),
      _knows("sql", "tables")),
+    (lambda text: bool(_CLOCK.search(text)), ("当前时间", "the current time"), _knows("time")),
 )
 
 
@@ -70,8 +73,8 @@ def tool_hint_problems(plan: Plan, registry: ToolRegistry) -> list[str]:
     lang = detect_language(plan.goal)
     problems = []
     for step in plan.steps:
-        if step.tool is not None or step is synthesis:
-            continue
+        if step.tool is not None or step is synthesis or step.status != "pending":
+            continue  # a replan cannot change the steps it keeps
         used = _tools_upstream(step, by_id)
         for what, tools in needed_tools(step.description, registry):
             if used.intersection(tools):

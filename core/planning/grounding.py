@@ -1,0 +1,85 @@
+"""Identifier arguments that come from nowhere: an id the request never names.
+
+A small model copies the example call of a tool's description: asked when order 70412
+arrives, it plans ``query_logistics {"tracking_no": "SF1234567890"}``, the example's
+parcel, which belongs to another order. An identifier argument (a parameter named
+``…_id``, ``…_no`` or ``…number``) written as a literal must appear in the request or in
+a result the planner was shown (a replan sees earlier results); anything else is
+invented. :func:`grounding_problems` sends such steps back through the corrective retry;
+:func:`clear_ungrounded` empties what is still invented afterwards, so that the executor
+fills the argument from the step's dependencies at run time instead of acting on another
+customer's order.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from core.base.language import detect_language, pick
+from core.plan.model import Plan, Step
+from core.tools.registry import ToolRegistry
+
+__all__ = ["clear_ungrounded", "grounding_problems", "ungrounded_ids"]
+
+_ID_PARAMETER = re.compile(r"(?:^|_)(?:id|no|number)$", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+
+
+def _normal(text: str) -> str:
+    return _SPACES.sub("", text).casefold()
+
+
+def _sources(plan: Plan, known: Iterable[Any]) -> str:
+    parts = [plan.goal, *(json.dumps(item, ensure_ascii=False, default=str) for item in known)]
+    parts += [json.dumps(step.result, ensure_ascii=False, default=str)
+              for step in plan.steps if step.status == "completed"]
+    return _normal(" ".join(parts))
+
+
+def ungrounded_ids(plan: Plan, registry: ToolRegistry, *, known: Iterable[Any] = ()
+                   ) -> Iterator[tuple[Step, str, Any]]:
+    """(step, parameter, value) for each literal identifier argument of a step still to
+    run whose value is in neither the goal, ``known`` (e.g. results shown to a replanner)
+    nor a completed step's result. References (``{{s1.tracking_no}}``) are grounded."""
+    sources = _sources(plan, known)
+    for step in plan.steps:
+        if step.status != "pending" or step.tool not in registry or not step.args:
+            continue
+        for name, value in step.args.items():
+            if not _ID_PARAMETER.search(name) or value is None or isinstance(value, bool):
+                continue
+            text = _normal(str(value))
+            if text and "{{" not in text and text not in sources:
+                yield step, name, value
+
+
+def grounding_problems(plan: Plan, registry: ToolRegistry, *, known: Iterable[Any] = ()
+                       ) -> list[str]:
+    """One problem per invented identifier, in the goal's language, saying what to do."""
+    lang = detect_language(plan.goal)
+    return [pick(lang,
+                 f"{step.id} 的参数 {name}={value!r} 既不在请求中，也不在已有结果中（像是照抄了"
+                 f"示例）：请从查到它的步骤引用，例如 {{{{sN.{name}}}}}，或先加一个查它的步骤。",
+                 f"{step.id} passes {name}={value!r}, which is neither in the request nor in "
+                 f"an earlier result (copied from an example?): reference the step that looks "
+                 f"it up, e.g. {{{{sN.{name}}}}}, or add a step that does.")
+            for step, name, value in ungrounded_ids(plan, registry, known=known)]
+
+
+def clear_ungrounded(plan: Plan, registry: ToolRegistry, *, known: Iterable[Any] = ()
+                     ) -> list[str]:
+    """Empty every invented identifier argument (the executor then infers it from the
+    step's dependencies); return one warning per argument cleared."""
+    lang = detect_language(plan.goal)
+    warnings = []
+    for step, name, value in list(ungrounded_ids(plan, registry, known=known)):
+        step.args = {**(step.args or {}), name: None}
+        warnings.append(pick(
+            lang,
+            f"{step.id} 的参数 {name}={value!r} 来历不明，已清空：运行时将根据前面步骤的结果填写。",
+            f"{step.id}'s {name}={value!r} came from nowhere and was cleared: it will be "
+            "filled from earlier results when the step runs."))
+    return warnings

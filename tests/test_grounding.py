@@ -1,0 +1,98 @@
+"""Identifier arguments the request never names are sent back, then cleared (fake server)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.llm.client import OpenAIChatModel
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.planning.grounding import clear_ungrounded, grounding_problems, ungrounded_ids
+from core.planning.planner import plan_request
+from core.tools.catalog import default_registry
+
+REQUEST = "Check order 70412 and tell me when it will arrive."
+
+
+@pytest.fixture
+def registry():
+    return default_registry({})
+
+
+def _plan(*steps: Step, goal: str = REQUEST) -> Plan:
+    return Plan(goal=goal, steps=list(steps))
+
+
+def _reply(*steps: dict) -> str:
+    return json.dumps({"goal": REQUEST, "steps": list(steps)})
+
+
+ORDER = {"id": "s1", "description": "Look up order 70412", "tool": "query_order",
+         "args": {"order_id": "70412"}, "depends_on": []}
+COPIED = {"id": "s2", "description": "Track the parcel", "tool": "query_logistics",
+          "args": {"tracking_no": "SF1234567890"}, "depends_on": ["s1"]}
+REFERENCED = {**COPIED, "args": {"tracking_no": "{{s1.tracking_no}}"}}
+ANSWER = {"id": "s3", "description": "Tell the user when it arrives", "tool": None,
+          "depends_on": ["s1", "s2"]}
+
+
+def test_an_id_from_the_request_or_a_reference_is_grounded(registry):
+    plan = Plan.model_validate({"goal": REQUEST, "steps": [ORDER, REFERENCED, ANSWER]})
+    assert list(ungrounded_ids(plan, registry)) == []
+
+
+def test_an_example_id_the_request_never_names_is_a_problem_in_the_goals_language(registry):
+    plan = Plan.model_validate({"goal": REQUEST, "steps": [ORDER, COPIED, ANSWER]})
+    [problem] = grounding_problems(plan, registry)
+    assert problem.startswith("s2 passes tracking_no='SF1234567890'")
+    zh = _plan(Step(id="s1", description="查物流", tool="query_logistics",
+                    args={"tracking_no": "SF1234567890"}), goal="订单70412什么时候到？")
+    [problem_zh] = grounding_problems(zh, registry)
+    assert "既不在请求中" in problem_zh
+
+
+def test_an_id_seen_in_a_completed_result_is_grounded(registry):
+    done = Step(id="s1", description="Look up order 70412", tool="query_order",
+                args={"order_id": "70412"}, status="completed",
+                result={"order_id": "70412", "tracking_no": "YT7001234567"})
+    track = Step(id="s2", description="Track it", tool="query_logistics",
+                 args={"tracking_no": "yt7001234567"}, depends_on=["s1"])
+    assert grounding_problems(_plan(done, track), registry) == []
+
+
+def test_only_identifier_parameters_are_checked(registry):
+    search = Step(id="s1", description="Search the guides", tool="search_knowledge",
+                  args={"query": "refund policy for broken items"})
+    assert grounding_problems(_plan(search), registry) == []
+
+
+def test_clearing_leaves_the_argument_to_be_filled_at_run_time(registry):
+    plan = Plan.model_validate({"goal": REQUEST, "steps": [ORDER, COPIED, ANSWER]})
+    [warning] = clear_ungrounded(plan, registry)
+    assert plan.steps[1].args == {"tracking_no": None}
+    assert "SF1234567890" in warning and "cleared" in warning
+    assert grounding_problems(plan, registry) == []
+
+
+def planning(fake_openai, registry, *replies: str):
+    fake_openai.script(*replies)
+    with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
+        return plan_request(REQUEST, Engine(registry=registry, model=model))
+
+
+def test_the_corrective_retry_replaces_a_copied_id_with_a_reference(fake_openai, registry):
+    result = planning(fake_openai, registry, _reply(ORDER, COPIED, ANSWER),
+                      _reply(ORDER, REFERENCED, ANSWER))
+    assert result.attempts == 2 and not result.plan.warnings
+    assert result.plan.steps[1].args == {"tracking_no": "{{s1.tracking_no}}"}
+    corrective = fake_openai.chat_bodies[1]["messages"][-1]["content"]
+    assert "SF1234567890" in corrective and "{{sN.tracking_no}}" in corrective
+
+
+def test_a_copied_id_that_stays_is_cleared_with_a_warning(fake_openai, registry):
+    result = planning(fake_openai, registry, _reply(ORDER, COPIED, ANSWER),
+                      _reply(ORDER, COPIED, ANSWER))
+    assert result.plan.steps[1].args == {"tracking_no": None}
+    assert any("was cleared" in warning for warning in result.plan.warnings)
