@@ -1,10 +1,12 @@
 """The whole journey in a real browser: scenario -> offline plan -> edit -> approve -> confirm.
 
 Starts ``streamlit run app.py`` on a free port with a fresh PLANBOARD_HOME and no API key,
-drives Debian's chromium (/usr/bin/chromium, never a downloaded browser) with Playwright,
-and saves the screenshots the README shows: to the test's temporary folder, or to
-``$PLANBOARD_SCREENSHOTS_DIR`` when set (``scripts/refresh-screenshots.sh`` points it at
-docs/screenshots/), so that running the tests leaves the checkout untouched.
+drives Debian's chromium (/usr/bin/chromium, never a downloaded browser) with Playwright
+in a 1280x720 window, and saves the screenshots the README shows: to the test's temporary
+folder, or to ``$PLANBOARD_SCREENSHOTS_DIR`` when set (``scripts/refresh-screenshots.sh``
+points it at docs/screenshots/), so that running the tests leaves the checkout untouched.
+A second flow picks a step by clicking its node in the graph and edits it in the step
+panel, and checks that the table's first four columns need no sideways scrolling.
 """
 
 from __future__ import annotations
@@ -22,16 +24,55 @@ from tests.browser import button as _button
 SCREENSHOTS_DIR = os.environ.get("PLANBOARD_SCREENSHOTS_DIR", "")
 SCREENSHOTS = Path(SCREENSHOTS_DIR).resolve() if SCREENSHOTS_DIR else None
 EDITED = "Find an easy robot vacuum under 2000"
+VIEWPORT = {"width": 1280, "height": 720}
+GRAPH = "iframe[title='ui.graph_view.plan_graph']"
+TABLE = "[class*='st-key-plan_editor_']"
+# The graph's words, line by line (a label wraps at spaces): what a reader sees in it.
+_GRAPH_TEXT = "svg => [...svg.querySelectorAll('text')].map(t => t.textContent).join(' ')"
 
 pytestmark = needs_chromium
 
 
 @pytest.fixture
 def page(isolated_environment, tmp_path):
-    """A chromium page on a running PlanBoard (offline: no key)."""
+    """A chromium page (1280x720) on a running PlanBoard (offline: no key)."""
     with (serve_app(isolated_environment, tmp_path / "streamlit.log") as url,
           open_browser(url) as tab):
+        tab.set_viewport_size(VIEWPORT)
         yield tab
+
+
+@pytest.fixture
+def shots(tmp_path) -> Path:
+    """Where the screenshots go (see the module docstring)."""
+    folder = SCREENSHOTS or tmp_path / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _graph_text(page) -> str:
+    return page.frame_locator(GRAPH).locator("#canvas svg").first.evaluate(_GRAPH_TEXT)
+
+
+def _wait_graph_text(page, text: str, timeout_ms: int = 10_000) -> None:
+    """Wait until the graph (redrawn in its frame after a rerun) shows ``text``."""
+    for _tick in range(timeout_ms // 250):
+        if text in _graph_text(page):
+            return
+        page.wait_for_timeout(250)
+    raise AssertionError(f"the graph never showed {text!r}: {_graph_text(page)!r}")
+
+
+def _generate_scenario(page) -> None:
+    """Pick the customer-service scenario and plan it offline; wait for the review."""
+    _button(page, "scenario_shop-refund").click()
+    request = page.locator(".st-key-request textarea")
+    page.wait_for_function(
+        "el => el.value.includes('88231')", arg=request.element_handle(), timeout=WAIT_MS)
+    _button(page, "generate_plan").click()
+    page.locator(TABLE).first.wait_for()
+    page.get_by_text("The plan is valid.").wait_for()
+    page.frame_locator(GRAPH).locator("#canvas svg g.node").first.wait_for()
 
 
 def _scroll_to_top(page, selector: str, offset: int) -> None:
@@ -50,7 +91,7 @@ def _edit_first_description(page) -> None:
     The grid is a canvas that may still be settling right after a rerun, so the edit is
     retried until the diagram (redrawn from the edited plan) shows the new text.
     """
-    grid = page.locator("[class*='st-key-plan_editor_'] [data-testid='data-grid-canvas']").first
+    grid = page.locator(f"{TABLE} [data-testid='data-grid-canvas']").first
     editor = page.locator("textarea.gdg-input").first
     for _attempt in range(3):
         grid.scroll_into_view_if_needed()
@@ -64,19 +105,14 @@ def _edit_first_description(page) -> None:
             editor.type(EDITED)
             assert editor.input_value() == EDITED
             editor.press("Enter")
-            page.wait_for_function(
-                "text => [...document.querySelectorAll('[data-testid=stGraphVizChart] svg')]"
-                ".some(svg => svg.textContent.includes(text))",
-                arg="Find an easy robot vacuum", timeout=10_000)
+            _wait_graph_text(page, EDITED)
             return
         except Exception:  # playwright's TimeoutError / a lost keystroke: try again
             page.keyboard.press("Escape")
     raise AssertionError("could not edit the description cell of the plan table")
 
 
-def test_robot_vacuum_journey_offline(page, tmp_path):
-    shots = SCREENSHOTS or tmp_path / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
+def test_robot_vacuum_journey_offline(page, shots, tmp_path):
     try:
         _journey(page, shots)
     except Exception:
@@ -85,25 +121,15 @@ def test_robot_vacuum_journey_offline(page, tmp_path):
 
 
 def _journey(page, shots: Path) -> None:
-    _button(page, "scenario_shop-refund").click()
-    request = page.locator(".st-key-request textarea")
-    page.wait_for_function(
-        "el => el.value.includes('88231')", arg=request.element_handle(), timeout=WAIT_MS)
-    _button(page, "generate_plan").click()
-    page.locator("[class*='st-key-plan_editor_']").first.wait_for()
-    page.get_by_text("The plan is valid.").wait_for()
-
+    _generate_scenario(page)
     _edit_first_description(page)
-    graph = page.locator("[data-testid='stGraphVizChart'] svg").first
     page.locator(".st-key-language label").filter(has_text="中文").click()  # relabels the table
     page.get_by_role("button", name="批准并运行").wait_for()
-    assert "Find an easy robot vacuum" in graph.text_content()
+    _wait_graph_text(page, EDITED)
     # relabelled choices keep their value (Streamlit restarts a widget whose label changes)
     assert page.locator(".st-key-plan_mode input:checked").count() == 1
     page.locator(".st-key-language label").filter(has_text="English").click()
     page.get_by_role("button", name="Approve & run").wait_for()
-    _scroll_to_top(page, "[class*='st-key-plan_editor_']", offset=-120)
-    page.screenshot(path=str(shots / "plan-review.png"))
 
     approve = _button(page, "approve_run")
     approve.scroll_into_view_if_needed()
@@ -143,10 +169,70 @@ def _journey(page, shots: Path) -> None:
     # the presentation view: no sidebar, no editors, the answer in large type
     page.goto(f"{run_url}&present=1")
     page.locator(".st-key-present_view .st-key-run_answer").get_by_text("S10 Lite").first.wait_for()
-    page.locator(".st-key-present_graph svg").first.wait_for()
+    page.frame_locator(f".st-key-present_graph {GRAPH}").locator("#canvas svg").first.wait_for()
     assert not page.locator("[data-testid='stSidebar']").is_visible()
     assert page.locator(".st-key-run_pause, .st-key-followup_text").count() == 0
     size = page.locator(".st-key-run_answer p").first.evaluate(
         "el => parseFloat(getComputedStyle(el).fontSize)")
     assert size >= 22, size
     page.screenshot(path=str(shots / "presentation.png"))
+
+
+def test_a_step_clicked_in_the_graph_is_edited_in_the_step_panel(page, shots, tmp_path):
+    try:
+        _step_panel_flow(page, shots)
+    except Exception:
+        page.screenshot(path=str(tmp_path / "failure.png"))  # kept by pytest for a look
+        raise
+
+
+def _assert_table_headers_fit(page) -> None:
+    """ID, description, tool and dependencies lie wholly inside the grid's visible area.
+
+    The grid's accessibility table lists only the columns that show (even in part) in its
+    visible area: a fifth column listed means the fourth ends inside it; and the grid has
+    not been scrolled sideways.
+    """
+    headers = page.locator(f"{TABLE} [role='columnheader']").all_text_contents()
+    assert headers[:4] == ["ID", "Description", "Tool", "Depends on"], headers
+    assert len(headers) > 4, headers
+    assert page.locator(f"{TABLE} .dvn-scroller").first.evaluate("el => el.scrollLeft") == 0
+
+
+def _step_panel_flow(page, shots: Path) -> None:
+    _generate_scenario(page)
+    _assert_table_headers_fit(page)
+    graph = page.frame_locator(GRAPH)
+    panel = page.locator(".st-key-step_panel")
+
+    graph.locator("g.node#step-s2").click()
+    page.get_by_role("heading", name="Step s2").wait_for()
+    description = panel.locator(".st-key-step_description textarea")
+    assert description.input_value() == "Look up order 88231 and its status"
+    assert "selected" in graph.locator("g.node#step-s2").get_attribute("class")
+    assert page.locator(".st-key-step_pick input").input_value() == "s2"  # the table's picker
+
+    order = panel.locator(".st-key-step_arg_order_id input")  # the form field of order_id
+    assert order.input_value() == "88231"
+    order.fill("70412")
+    order.press("Enter")
+    page.wait_for_function(
+        "cells => [...document.querySelectorAll(cells)]"
+        ".some(cell => cell.textContent === '{\"order_id\": \"70412\"}')",
+        arg=f"{TABLE} [role='gridcell']")
+    description.fill("Look up order 70412 and its status")
+    description.press("ControlOrMeta+Enter")  # a text area sends its text on Ctrl+Enter
+    _wait_graph_text(page, "Look up order 70412 and its status")
+    assert order.input_value() == "70412"
+
+    _button(page, "undo_edit").click()  # one edit at a time: the description goes first
+    _wait_graph_text(page, "Look up order 88231 and its status")
+    _button(page, "undo_edit").click()
+    page.wait_for_function("el => el.value === '88231'", arg=order.element_handle())
+
+    graph.locator("g.node#step-s3").click()  # the refund: a condition and references
+    page.get_by_role("heading", name="Step s3").wait_for()
+    page.wait_for_function("el => el.value === 'item is broken'",
+                           arg=panel.locator(".st-key-step_arg_reason input").element_handle())
+    _scroll_to_top(page, ".st-key-step_panel", offset=-80)
+    page.screenshot(path=str(shots / "plan-review.png"))
