@@ -1,4 +1,4 @@
-"""Demo pace: the coordinator waits ``step_delay_s`` before each step, on the run's control."""
+"""Demo pace: a started step shows as running for ``step_delay_s`` before it works."""
 
 from __future__ import annotations
 
@@ -17,15 +17,15 @@ from tests.test_scheduler import Tools
 
 
 class RecordingControl(RunControl):
-    """A control that notes every demo-pace wait and returns at once (as if it ran out)."""
+    """A control that notes every demo-pace wait (with the step's status then) at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, plan: Plan) -> None:
         super().__init__()
-        self.holds: list[float] = []
+        self.plan = plan
+        self.holds: list[tuple[float, list[str]]] = []
 
-    def hold_for(self, seconds: float) -> bool:
-        self.holds.append(seconds)
-        return True
+    def pace(self, seconds: float) -> None:
+        self.holds.append((seconds, [s.status for s in self.plan.steps]))
 
 
 def _plan() -> Plan:
@@ -36,18 +36,39 @@ def _engine(tools: Tools) -> Engine:
     return Engine(registry=tools.registry(), model=ScriptedChatModel(replies=["done"]))
 
 
-def test_the_pace_is_waited_on_the_control_before_every_step():
-    tools, control = Tools(), RecordingControl()
-    outcome = run_plan(_plan(), _engine(tools), control=control,
+def test_each_step_is_running_while_its_pace_is_waited():
+    plan = _plan()
+    tools, control = Tools(), RecordingControl(plan)
+    outcome = run_plan(plan, _engine(tools), control=control,
                        options=RunOptions(step_delay_s=1.5, confirm_side_effects=False))
     assert outcome.status == "completed"
-    assert control.holds == [1.5, 1.5]
+    assert control.holds == [(1.5, ["running", "pending"]), (1.5, ["completed", "running"])]
     assert [name for name, _, _ in tools.calls] == ["lookup", "lookup"]
 
 
+class MeetingControl(RunControl):
+    """A pace that returns only when two steps are pacing at the same time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.meeting = threading.Barrier(2, timeout=30)
+
+    def pace(self, seconds: float) -> None:
+        self.meeting.wait()  # breaks (and the step fails) if the paces ran one after another
+
+
+def test_parallel_steps_wait_their_pace_side_by_side():
+    plan = Plan(goal="two lookups", steps=[lookup("s1", "a"), lookup("s2", "b")])
+    outcome = run_plan(plan, _engine(Tools()), control=MeetingControl(),
+                       options=RunOptions(step_delay_s=1.0, confirm_side_effects=False))
+    assert outcome.status == "completed"
+    assert [s.status for s in outcome.plan.steps] == ["completed", "completed"]
+
+
 def test_no_pace_by_default_means_no_wait():
-    control = RecordingControl()
-    outcome = run_plan(_plan(), _engine(Tools()), control=control,
+    plan = _plan()
+    control = RecordingControl(plan)
+    outcome = run_plan(plan, _engine(Tools()), control=control,
                        options=RunOptions(confirm_side_effects=False))
     assert outcome.status == "completed" and control.holds == []
 
@@ -60,10 +81,9 @@ def test_the_pace_really_delays_the_step():
     assert time.monotonic() - started >= 0.3  # a lower bound only: the machine may be slow
 
 
-@pytest.mark.parametrize("action", ["cancel", "pause"])
-def test_cancel_or_pause_interrupts_the_wait_and_the_step_never_starts(action):
+def test_cancel_ends_the_pace_at_once_and_the_step_never_works():
     tools, control = Tools(), RunControl()
-    timer = threading.Timer(0.2, getattr(control, action))
+    timer = threading.Timer(0.2, control.cancel)
     timer.start()
     started = time.monotonic()
     try:
@@ -73,17 +93,21 @@ def test_cancel_or_pause_interrupts_the_wait_and_the_step_never_starts(action):
         timer.cancel()
     assert time.monotonic() - started < 9  # far less than the 10 s pace
     assert tools.calls == []
-    expected = {"cancel": ("cancelled", "skipped"), "pause": ("paused", "pending")}[action]
-    assert (outcome.status, outcome.plan.step("s1").status) == expected
+    assert (outcome.status, outcome.plan.step("s1").status) == ("cancelled", "skipped")
 
 
-def test_hold_for_returns_false_at_once_when_cancelled_and_true_when_it_ran_out():
-    control = RunControl()
-    assert control.hold_for(0.01) is True
-    control.cancel()
-    started = time.monotonic()
-    assert control.hold_for(10) is False
-    assert time.monotonic() - started < 5
+def test_a_pause_lets_the_started_step_finish_and_starts_no_other():
+    tools, control = Tools(), RunControl()
+    timer = threading.Timer(0.2, control.pause)
+    timer.start()
+    try:
+        outcome = run_plan(_plan(), _engine(tools), control=control,
+                           options=RunOptions(step_delay_s=0.6, confirm_side_effects=False))
+    finally:
+        timer.cancel()
+    assert outcome.status == "paused"
+    assert [s.status for s in outcome.plan.steps] == ["completed", "pending"]
+    assert [name for name, _, _ in tools.calls] == ["lookup"]
 
 
 def test_the_pace_is_bounded():

@@ -112,16 +112,10 @@ class RunControl:
             )
             return None if self.cancel_event.is_set() else self._versions.get(version)
 
-    def hold_for(self, seconds: float) -> bool:
-        """Wait ``seconds`` (the demo pace) unless the run is paused or cancelled first.
-
-        Returns True when the wait ran its course, False when a pause or cancellation
-        interrupted it (they wake the wait at once: no polling).
-        """
-        with self._condition:
-            interrupted = self._condition.wait_for(
-                lambda: self._paused or self.cancel_event.is_set(), timeout=seconds)
-            return not interrupted
+    def pace(self, seconds: float) -> None:
+        """Wait ``seconds`` (the demo pace of a step that has started) unless the run is
+        cancelled first; a pause waits for the step's end, as for any running step."""
+        self.cancel_event.wait(seconds)
 
     def wait_for_confirmation(self, step: Step, timeout: float | None = None) -> bool:
         """Block until ``step`` is confirmed or rejected, the run is cancelled or paused.

@@ -144,8 +144,7 @@ class Coordinator:
                     continue
                 if len(self.running) >= self.options.max_parallel:
                     continue  # no free slot; later steps may still ask for confirmation
-                if not self._start(pool, step):
-                    return  # a pause or cancel cut the demo pace short
+                self._start(pool, step)
                 progressed = True
 
     def _may_start(self, step: Step) -> bool:
@@ -199,21 +198,23 @@ class Coordinator:
                     or self.control.is_cancelled() or self.control.decision(step.id) is not None):
                 return confirmed
 
-    def _start(self, pool: ThreadPoolExecutor, step: Step) -> bool:
-        """Start ``step`` (after the demo pace, if any); False when a pause or cancel came."""
-        delay = self.options.step_delay_s
-        if delay and not self.control.hold_for(delay):
-            return False  # the step stays pending; the loop sees the pause or cancel
+    def _start(self, pool: ThreadPoolExecutor, step: Step) -> None:
+        """Start ``step``: it shows as running at once, also while a demo pace delays it."""
         step.advance("running")
         self.emit("step_started", self.plan, step.id, tool=step.tool,
                   description=step.description)
         run_id = self.options.run_id or self.plan.id
         key = f"{run_id}:{step.id}:v{self.plan.version}"
-        future = pool.submit(execute_step, self.plan, step, self.engine,
-                             cancel=self.control.cancel_event, idempotency_key=key)
+        future = pool.submit(self._paced, self.plan, step, key)
         self.futures.append(future)
         self.running[future] = step
-        return True
+
+    def _paced(self, plan: Plan, step: Step, key: str) -> StepOutcome:
+        """Run ``step`` in a worker, after the demo pace (parallel steps wait side by side)."""
+        if self.options.step_delay_s:
+            self.control.pace(self.options.step_delay_s)
+        return execute_step(plan, step, self.engine, cancel=self.control.cancel_event,
+                            idempotency_key=key)
 
     # ---- finishing ----------------------------------------------------------------------
 
