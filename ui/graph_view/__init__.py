@@ -34,7 +34,7 @@ _LABELS: dict[str, dict[str, str]] = {
         "zoom-in": "放大",
         "zoom-out": "缩小",
         "fit": "显示整张图",
-        "hint": "拖动以平移 · Ctrl + 滚轮缩放 · 点击步骤以选中",
+        "hint": "拖动以平移 · 按住控制键滚动滚轮以缩放 · 点击步骤以选中",
     },
 }
 
