@@ -74,6 +74,8 @@ _PRODUCTS = [
     ("比特 尘盒滤网套装", "Bit dust-bin filter kit", 89),
 ]
 _CITIES = ["深圳", "广州", "长沙", "武汉", "郑州", "北京"]
+_CITY_EN = {"深圳": "Shenzhen", "广州": "Guangzhou", "长沙": "Changsha", "武汉": "Wuhan",
+            "郑州": "Zhengzhou", "北京": "Beijing"}  # the English half of each scan
 
 
 def shop_db_path() -> Path:
@@ -125,12 +127,14 @@ def _track(order: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     order_id, _p, _pe, _price, status, tracking, ordered_at, signed_at = order
     start = datetime.strptime(ordered_at, "%Y-%m-%d %H:%M") + timedelta(hours=6)
     seed_cities = _CITIES[int(order_id) % 3:][:3]
-    events = [(start, seed_cities[0], "picked_up", f"快件已在【{seed_cities[0]}】揽收 / picked up")]
+    first = seed_cities[0]
+    events = [(start, first, "picked_up",
+               f"快件已在【{first}】揽收 / picked up in {_CITY_EN[first]}")]
     hops = 1 if status == "shipped" else 3
     for hop in range(1, hops):
         city = seed_cities[min(hop, len(seed_cities) - 1)]
         events.append((start + timedelta(hours=14 * hop), city, "in_transit",
-                       f"快件到达【{city}转运中心】 / arrived at {city} hub"))
+                       f"快件到达【{city}转运中心】 / arrived at {_CITY_EN[city]} hub"))
     if signed_at:
         signed = datetime.strptime(signed_at, "%Y-%m-%d %H:%M")
         events.append((signed - timedelta(hours=3), "北京", "out_for_delivery",
