@@ -236,6 +236,10 @@ def test_the_step_panel_shows_the_picked_step_as_a_form(runner):
         "{{s2.order_id}}", "{{s2.status}}", "{{s2}}"]
     assert at.text_input(key="step_condition").value == "s2.status == 'delivered'"
     assert "Checked on the results of s2." in _panel_notes(at)
+    at.switch_page("pages/tools.py").run()
+    at.switch_page("pages/plan.py").run()  # back from another page: the form is filled again
+    assert at.text_input(key="step_arg_order_id").value == "88231"
+    assert at.multiselect(key="step_depends").value == ["s2"]
     _pick(at, "s1")  # another step: every field follows
     assert at.selectbox(key="step_tool").value == "search_knowledge"
     assert at.number_input(key="step_arg_top_k").value is None

@@ -87,11 +87,18 @@ def render_step_panel(plan: Plan, registry: ToolRegistry, apply: Apply) -> None:
 
 
 def _load(step: Step, specs: list[FieldSpec]) -> None:
-    """Put the step's fields into the widgets, unless they already show exactly this step."""
+    """Put the step's fields into the widgets, unless they already show exactly this step.
+
+    Widgets lose their state when another page is drawn, and may when their labels change
+    language: then they are loaded again too.
+    """
     shown = json.dumps([step.id, step.description, step.tool, step.args, step.depends_on,
-                        step.condition, step.success_criteria], default=str, sort_keys=True)
+                        step.condition, step.success_criteria, current_language()],
+                       default=str, sort_keys=True)
     state = st.session_state
-    if state.get(_LOADED) == shown:
+    keys = [*_TEXT_FIELDS.values(), "step_tool", "step_depends",
+            *(f"step_arg_{spec.name}" for spec in specs)]
+    if state.get(_LOADED) == shown and all(key in state for key in keys):
         return
     state[_LOADED] = shown
     state[_READ_ERRORS] = {}
