@@ -22,6 +22,7 @@ from core.lifecycle import RUN_STATUSES
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
+from core.runs.view import skip_reason
 from core.tools.catalog import default_registry
 from core.tools.research import make_web_search
 from core.tools.tool_texts import TOOL_TEXTS_ZH, tool_description, tool_parameters
@@ -159,6 +160,22 @@ def test_an_offline_reasoning_step_fails_with_a_chinese_reason():
     assert outcome.status == "failed"
     assert outcome.error == str(outcome.error_message)
     assert render(outcome.error_message, "zh").startswith("s1 是推理步骤，需要大模型")
+
+
+def test_a_step_skipped_for_a_prose_condition_says_why_in_chinese():
+    plan = Plan(goal="如果订单已签收就退款", steps=[
+        Step(id="s1", description="查订单", tool="query_order", args={"order_id": "88231"}),
+        Step(id="s2", description="退款", tool="apply_refund", args={"order_id": "88231"},
+             depends_on=["s1"], condition="订单已经签收"),
+    ])
+    step = plan.steps[1]
+    outcome = execute_step(plan, step, Engine(default_registry()))
+    step.advance("running")
+    apply_outcome(step, outcome)
+    reason = skip_reason(step)
+    assert step.status == "skipped" and reason.kind == "other"
+    assert reason.detail.startswith("the condition '订单已经签收' is written in prose")
+    assert render(reason.message, "zh").startswith("条件 '订单已经签收' 是用文字写的")
 
 
 def test_the_command_line_says_errors_in_its_language(monkeypatch, capsys):

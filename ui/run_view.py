@@ -64,8 +64,10 @@ def render_progress(progress: Progress) -> None:
 
 
 def skip_text(reason: SkipReason) -> str:
-    """Why a step was skipped, in the session's language (the detail as written)."""
-    return t(f"skip_{reason.kind}", detail=literal(reason.detail or "—"))
+    """Why a step was skipped, in the session's language (a detail without a message code
+    as written)."""
+    detail = said(reason.message) if reason.message is not None else reason.detail
+    return t(f"skip_{reason.kind}", detail=literal(detail or "—"))
 
 
 def render_step_card(
@@ -108,8 +110,6 @@ def render_step_card(
             with st.expander(t("card_result"), expanded=table_of(step.result) is not None):
                 _show_value(step.result)
         if step.status == "skipped" and skip is not None:
-            if skip.kind == "other" and step.error_message is not None:
-                skip = skip.model_copy(update={"detail": said(step.error_message)})
             st.caption(":material/skip_next: " + skip_text(skip))
         elif step.error:
             st.error(literal(said(step.error_message or step.error)))

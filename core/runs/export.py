@@ -195,8 +195,7 @@ def _why(step: Step, lang: str) -> str | None:
     """Why a step failed or was skipped, worded in ``lang`` when it carries a message code."""
     if step.status == "skipped":
         reason = skip_reason(step)
-        detail = reason.detail if reason.kind != "other" else render(
-            step.error_message or step.error, lang)
+        detail = render(reason.message, lang) if reason.message else reason.detail
         return render(msg(f"skip.{reason.kind}", detail=detail or "—"), lang)
     if step.error_message is not None or step.error:
         return render(step.error_message or step.error, lang)

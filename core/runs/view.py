@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from core.base.messages import Message
 from core.base.usage import Usage
 from core.execution.success_check import FailureKind, SuccessVerdict
 from core.execution.version_gate import REJECTED
@@ -100,6 +101,7 @@ class SkipReason(BaseModel):
 
     kind: SkipKind
     detail: str = ""  # the condition, the failed steps, or (other) the reason as written
+    message: Message | None = None  # (other) the reason's code, to word it in any language
 
 
 class Progress(BaseModel):
@@ -202,7 +204,7 @@ def skip_reason(step: Step) -> SkipReason:
         return SkipReason(kind="cancelled")
     if error.startswith(_BLOCKED):
         return SkipReason(kind="blocked", detail=error.removeprefix(_BLOCKED))
-    return SkipReason(kind="other", detail=error)
+    return SkipReason(kind="other", detail=error, message=step.error_message)
 
 
 def count_progress(plan: Plan | None, *, cancelled: bool) -> Progress:
