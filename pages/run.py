@@ -115,7 +115,7 @@ def _render_card(view: RunView, step: Step, risky: set[str], waiting: set[str]) 
 
 
 def _render_details(view: RunView) -> None:
-    """The working view: answer, step cards beside the graph, usage, replans and events."""
+    """The working view: answer, step cards and graph in two tabs, usage, replans, events."""
     record, plan = view.record, view.plan
     _render_version_wait(view)
     run_view.render_answer(record.answer, view.finished)
@@ -123,15 +123,17 @@ def _render_details(view: RunView) -> None:
         return
     risky = side_effect_tool_names(state.registry())
     waiting = _waiting(view)
-    cards, graph = st.columns([3, 2], gap="medium")
-    with graph:
-        st.subheader(t("plan_graph"))
-        plan_graph(plan_to_dot(plan, side_effect_tools=risky), key="run_graph")
+    # the graph gets the page's width in a tab of its own; the cards stay the first tab.
+    # Stateful tabs keep the chosen tab in session state, not in the tab bar's place on
+    # the page, which a version-wait box or an error above it shifts between polls.
+    cards, graph = st.tabs([t("steps"), t("plan_graph")], key="run_tabs",
+                           on_change="rerun")
     with cards:
-        st.subheader(t("steps"))
         for step in plan.steps:
             _render_card(view, step, risky, waiting)
         run_view.render_reflections(view.reflections)
+    with graph:
+        plan_graph(plan_to_dot(plan, side_effect_tools=risky), key="run_graph")
     run_view.render_usage(view.usage, record.wall_s)
     run_view.render_replans(view.versions)
     run_view.render_events(view.events)

@@ -311,3 +311,29 @@ def test_the_working_view_links_to_the_presentation(runner):
     assert len(at.sidebar.children) > 0 and keyed_block(at, "present_view") is None
     links = [link for link in at.get("page_link") if link.proto.label == "Presentation view"]
     assert links and "present=1" in links[0].proto.query_string
+
+
+@pytest.mark.parametrize(("language", "labels"), [
+    ("en", ("Steps", "Dependency graph")), ("zh", ("步骤", "依赖关系图")),
+])
+def test_the_step_cards_are_the_first_tab_and_the_graph_has_a_tab_of_its_own(
+        runner, language, labels):
+    run_id = _start(runner, confirm=False)
+    runner.wait(run_id, TIMEOUT_S)
+    at = open_app("pages/run.py", query={"run": run_id}, language=language)
+    steps, graph = at.tabs
+    assert (steps.label, graph.label) == labels
+    assert _cards_in(steps) == ["s1", "s2"] and graph_dots(steps) == []
+    assert len(graph_dots(graph)) == 1 and _cards_in(graph) == []
+
+
+def _cards_in(block) -> list[str]:
+    """The ids of the step cards drawn inside ``block`` (an AppTest block such as a tab)."""
+    found, stack = [], [block]
+    while stack:
+        node = stack.pop()
+        key = str(getattr(node.proto, "id", "") or "")
+        if "-step_card_" in key:
+            found.append(key.rsplit("-step_card_", 1)[1])
+        stack.extend(getattr(node, "children", {}).values())
+    return sorted(found)
