@@ -85,7 +85,7 @@ def test_hostile_text_makes_the_browser_fetch_nothing(counting_server, isolated_
         answer = page.locator(".st-key-run_answer")
         answer.get_by_text("2+3 = 5").wait_for()
         page.frame_locator("iframe[title='ui.graph_view.plan_graph']").locator(
-            "svg").first.wait_for()
+            "svg").first.wait_for(state="attached")  # drawn, also in its tab behind the cards
         page.locator(".st-key-step_card_s2").get_by_text("error.png").first.wait_for()
         shown = answer.inner_text().replace("\u2060", "")  # the joiner that breaks a tag
         assert f'<img src="{host}/error-html.png">' in shown  # shown as text, not fetched
