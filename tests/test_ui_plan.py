@@ -228,10 +228,12 @@ def test_the_step_panel_shows_the_picked_step_as_a_form(runner):
     assert at.multiselect(key="step_depends").value == ["s2"]
     assert at.multiselect(key="step_depends").options == ["s1", "s2", "s4"]
     order = at.text_input(key="step_arg_order_id")
-    assert order.value == "88231" and order.label == "`order_id` \\*"
+    assert order.value == "88231" and order.label == "`order_id` · required"
     assert "the order number to refund" in order.help
     assert "{{s2.order_id}}" in order.help  # the references it may take instead
-    assert at.text_input(key="step_arg_reason").placeholder == 'default: "customer request"'
+    reason = at.text_input(key="step_arg_reason")
+    assert reason.label == "`reason` · optional"
+    assert reason.placeholder == 'default: "customer request"'
     assert at.selectbox(key="step_ref_order_id").options[1:] == [
         "{{s2.order_id}}", "{{s2.status}}", "{{s2}}"]
     assert at.text_input(key="step_condition").value == "s2.status == 'delivered'"

@@ -22,6 +22,7 @@ PLAN_PANEL_TEXT: dict[str, tuple[str, str]] = {
     "panel_args_none": ("{tool} takes no arguments.", "{tool} 不需要参数。"),
     "panel_args_reasoning": ("A reasoning step has no arguments.", "推理步骤没有参数。"),
     "panel_required": ("required", "必填"),
+    "panel_optional": ("optional", "可选"),
     "panel_required_help": ("Required: left empty, the model fills it in at run time "
                             "(offline, type it in).",
                             "必填：留空时由模型在运行时补上（离线时请手动填写）。"),

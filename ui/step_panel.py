@@ -154,7 +154,9 @@ def _render_arg(plan: Plan, step: Step, spec: FieldSpec, registry: ToolRegistry,
     referenced = is_reference(current)
     if referenced and current.strip() not in refs:
         refs.append(current.strip())
-    label = code(spec.name) + (" \\*" if spec.required else "")
+    # the parameter's name is an id: the words beside it say, in the UI's language, whether
+    # it must be given
+    label = f"{code(spec.name)} · {t('panel_required' if spec.required else 'panel_optional')}"
     common: dict[str, Any] = {
         "key": f"step_arg_{spec.name}", "help": _arg_help(spec, refs),
         "on_change": _set_arg, "args": (apply, step.id, spec),
@@ -197,7 +199,7 @@ def _arg_help(spec: FieldSpec, refs: list[str]) -> str:
 def _placeholder(spec: FieldSpec) -> str:
     if spec.has_default and spec.default is not None:
         return t("panel_default", value=json.dumps(spec.default, ensure_ascii=False))
-    return t("panel_required") if spec.required else ""
+    return ""  # the label already says whether the argument is required
 
 
 def _render_condition(plan: Plan, step: Step, registry: ToolRegistry, apply: Apply) -> None:
