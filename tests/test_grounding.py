@@ -96,3 +96,12 @@ def test_a_copied_id_that_stays_is_cleared_with_a_warning(fake_openai, registry)
                       _reply(ORDER, COPIED, ANSWER))
     assert result.plan.steps[1].args == {"tracking_no": None}
     assert any("was cleared" in warning for warning in result.plan.warnings)
+
+
+def test_a_side_effect_keeps_its_invented_id_for_the_person_approving_to_see(registry):
+    refund = Step(id="s1", description="Refund the order", tool="apply_refund",
+                  args={"order_id": "88231", "reason": "lost"})
+    plan = _plan(refund, goal="Where is my parcel?")
+    assert clear_ungrounded(plan, registry) == []
+    assert plan.steps[0].args["order_id"] == "88231"
+    assert grounding_problems(plan, registry)  # still reported, as the plan's warning

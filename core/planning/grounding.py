@@ -4,11 +4,13 @@ A small model copies the example call of a tool's description: asked when order 
 arrives, it plans ``query_logistics {"tracking_no": "SF1234567890"}``, the example's
 parcel, which belongs to another order. An identifier argument (a parameter named
 ``…_id``, ``…_no`` or ``…number``) written as a literal must appear in the request or in
-a result the planner was shown (a replan sees earlier results); anything else is
-invented. :func:`grounding_problems` sends such steps back through the corrective retry;
-:func:`clear_ungrounded` empties what is still invented afterwards, so that the executor
-fills the argument from the step's dependencies at run time instead of acting on another
-customer's order.
+what the planner was shown (a replan sees earlier results and the failure); anything else
+is invented. :func:`grounding_problems` sends such steps back through the corrective retry;
+:func:`clear_ungrounded` empties what a lookup still invents afterwards, so that the
+executor fills the argument from the step's dependencies at run time instead of reading
+another customer's order. A side-effecting step keeps its value and the warning: emptied,
+its target would be chosen at run time, out of the sight of the person approving it, who
+sees the id and the warning instead.
 """
 
 from __future__ import annotations
@@ -71,11 +73,13 @@ def grounding_problems(plan: Plan, registry: ToolRegistry, *, known: Iterable[An
 
 def clear_ungrounded(plan: Plan, registry: ToolRegistry, *, known: Iterable[Any] = ()
                      ) -> list[str]:
-    """Empty every invented identifier argument (the executor then infers it from the
-    step's dependencies); return one warning per argument cleared."""
+    """Empty every invented identifier argument of a read-only step (the executor then
+    infers it from the step's dependencies); return one warning per argument cleared."""
     lang = detect_language(plan.goal)
     warnings = []
     for step, name, value in list(ungrounded_ids(plan, registry, known=known)):
+        if registry.get(step.tool or "").side_effect:
+            continue
         step.args = {**(step.args or {}), name: None}
         warnings.append(pick(
             lang,

@@ -207,14 +207,15 @@ def replan_request(
         _raise_problems(merged, engine.registry)
         return merged
 
-    def review(merged: Plan) -> list[str]:
+    def review(merged: Plan) -> list[str]:  # ids the failure names were shown, not invented
         return [*tool_hint_problems(merged, engine.registry),
-                *grounding_problems(merged, engine.registry)]
+                *grounding_problems(merged, engine.registry, known=[failure])]
 
     result = converse(model, messages, accept, review=review,
                       schema=schema_for(engine.registry))
     if result.plan is not None:
-        result.plan.warnings.extend(clear_ungrounded(result.plan, engine.registry))
+        result.plan.warnings.extend(
+            clear_ungrounded(result.plan, engine.registry, known=[failure]))
     return result
 
 
