@@ -56,6 +56,9 @@ class TaskResult:
         return not self.problems
 
 
+_ANSWER_PREVIEW = 400  # characters of a failed task's answer in the verbose log
+
+
 @contextmanager
 def fresh_home() -> Iterator[str]:
     """A temporary PLANBOARD_HOME (the default SQLite store in it) for one task."""
@@ -136,6 +139,9 @@ def run_suite(tasks: list[Task], engine: Engine, policies: list[CheckpointPolicy
             result = run_task(task, engine, policy, mode=mode, timeout_s=timeout_s)
             logger.info("%s %s: %s %s", policy, task.id, "pass" if result.passed else "FAIL",
                         "; ".join(result.problems))
+            if not result.passed:  # what the model said, to tell a wrong fact from a miss
+                logger.info("  %s answer: %r", result.outcome.status,
+                            result.outcome.answer[:_ANSWER_PREVIEW])
             results.append(result)
     return results
 
