@@ -30,7 +30,8 @@ __all__ = [
 
 # how an order status may be written in an answer (both languages)
 _STATUS_WORDS = {
-    "delivered": ("delivered", "已签收", "签收", "signed for"),
+    "delivered": ("delivered", "已签收", "签收", "signed for", "已送达", "已到达", "已经到达",
+                  "has arrived"),
     "in_transit": ("in transit", "in_transit", "运输中", "在途", "on its way", "on the way"),
     "refunding": ("refunding", "退款中"),
 }

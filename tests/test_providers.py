@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.errors import ConfigError
+from core.llm.client import OpenAIChatModel
 from core.llm.providers import GENERIC, PROFILES, detect_profile, profile_names
 
 
@@ -65,3 +66,17 @@ def test_structured_output_and_prompt_style_per_profile():
     assert GENERIC.response_format() is None
     compact = {name for name, profile in PROFILES.items() if profile.prompt_style == "compact"}
     assert compact == {"ollama", "lmstudio", "llamacpp"}
+
+
+@pytest.mark.parametrize(("provider", "temperature"), [
+    ("llamacpp", 0.0), ("ollama", 0.0), ("lmstudio", 0.0), ("vllm", 0.0),
+    ("openai", None), ("deepseek", None), ("dashscope", None), ("generic", None),
+])
+def test_local_servers_are_asked_for_temperature_zero_hosted_ones_for_none(
+        fake_openai, provider, temperature):
+    fake_openai.script("ok")
+    with OpenAIChatModel(fake_openai.settings(provider=provider)) as model:
+        model.chat([{"role": "user", "content": "hi"}], role="planner")
+    body = fake_openai.chat_bodies[-1]
+    assert body.get("temperature") == temperature and ("temperature" in body) == (
+        temperature is not None)

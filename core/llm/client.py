@@ -146,6 +146,8 @@ class OpenAIChatModel:
         """
         model = self.settings.model_for(role)
         request: dict[str, Any] = {"model": model, "messages": messages}
+        if self.profile.temperature is not None:
+            request["temperature"] = self.profile.temperature
         if tools:
             request["tools"] = tools
             if tool_choice is not None:

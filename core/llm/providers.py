@@ -3,8 +3,13 @@
 A profile says how to force one tool call on that endpoint (the ``tool_choice`` ladder
 to walk, and any extra request body a forced call needs), whether ``response_format``
 JSON mode is supported, how the endpoint takes a JSON schema for structured output (if
-at all), which planner prompt suits the models it usually serves, and whether the
-endpoint needs an API key at all.
+at all), which planner prompt suits the models it usually serves, whether the
+endpoint needs an API key at all, and the sampling temperature to ask for.
+
+Local servers sample at their own default (0.7-0.8) unless told otherwise, which makes a
+small model's plans and tool arguments vary from one try to the next; their profiles ask
+for temperature 0. Hosted profiles send none: some hosted models (OpenAI's reasoning
+models) refuse any temperature but their default.
 
 Structured output, as each server documents it: OpenAI, vLLM, LM Studio and Ollama
 (0.5+, through its OpenAI-compatible endpoint) read ``{"type": "json_schema",
@@ -53,6 +58,7 @@ class ProviderProfile(BaseModel):
     structured_output: StructuredOutput = "none"
     prompt_style: PromptStyle = "full"
     needs_key: bool = True
+    temperature: float | None = None
     url_markers: tuple[str, ...] = ()
     notes: str = ""
 
@@ -114,6 +120,7 @@ PROFILES: dict[str, ProviderProfile] = {
             structured_output="json_schema",
             prompt_style="compact",
             needs_key=False,
+            temperature=0.0,
             url_markers=(":11434", "ollama"),
             notes="Ignores tool_choice: PlanBoard asks with 'auto' and checks the reply.",
         ),
@@ -125,6 +132,7 @@ PROFILES: dict[str, ProviderProfile] = {
             structured_output="json_schema",
             prompt_style="compact",
             needs_key=False,
+            temperature=0.0,
             url_markers=(":1234", "lmstudio", "lm-studio"),
             notes="Rejects an object tool_choice and response_format json_object; takes a "
             "JSON schema.",
@@ -134,6 +142,7 @@ PROFILES: dict[str, ProviderProfile] = {
             title="vLLM",
             structured_output="json_schema",
             needs_key=False,
+            temperature=0.0,
             url_markers=("vllm", ":8000"),
             notes="Supports named and 'required' tool_choice in recent versions.",
         ),
@@ -144,6 +153,7 @@ PROFILES: dict[str, ProviderProfile] = {
             structured_output="json_object_schema",
             prompt_style="compact",
             needs_key=False,
+            temperature=0.0,
             url_markers=(":8080", "llama"),
             notes="Ignores tool_choice: PlanBoard asks with 'auto' and checks the reply.",
         ),
