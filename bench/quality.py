@@ -132,10 +132,13 @@ def _run_request(request: str, engine: Engine, runner: Runner, policy: Checkpoin
 
 def run_suite(tasks: list[Task], engine: Engine, policies: list[CheckpointPolicy], *,
               mode: str = "auto", timeout_s: float = 600.0) -> list[TaskResult]:
-    """Every task under every policy, one after another; each result is logged as it ends."""
+    """Every task under every policy, one after another; each result is logged as it ends.
+
+    Task by task (each policy in turn), so that a long run cut short still compares the
+    policies on the tasks it reached."""
     results = []
-    for policy in policies:
-        for task in tasks:
+    for task in tasks:
+        for policy in policies:
             result = run_task(task, engine, policy, mode=mode, timeout_s=timeout_s)
             logger.info("%s %s: %s %s", policy, task.id, "pass" if result.passed else "FAIL",
                         "; ".join(result.problems))
