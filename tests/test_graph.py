@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+import xml.etree.ElementTree as ET
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.plan.graph import (
-    display_width,
-    dot_escape,
-    plan_to_dot,
-    side_effect_tool_names,
-    wrap_label,
-)
+from core.plan.graph import dot_escape, plan_to_dot, side_effect_tool_names
+from core.plan.label_text import clip_columns, display_width, text_em, wrap_label
 from core.plan.model import Plan, Step
+from core.runs.export import render_svg
 from core.tools.registry import ToolRegistry, tool
+from tests.fuzzing import FUZZ
+
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz is not installed")
 
 
 @tool(side_effect=True)
@@ -108,7 +109,7 @@ def test_cycles_and_missing_dependencies_still_draw():
     assert "penwidth=2.5" not in dot
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz 'dot' binary is not installed")
+@needs_dot
 def test_dot_output_is_accepted_by_graphviz():
     result = subprocess.run(
         ["dot", "-Tsvg"], input=plan_to_dot(_plan(), registry=_registry()).encode(),
@@ -163,7 +164,107 @@ def test_step_nodes_carry_their_step_id_and_room_for_chinese_text():
     dot = plan_to_dot(plan)
     assert 'id="step-s1"' in _node_line(dot, "s1") and 'id="step-s2"' in _node_line(dot, "s2")
     assert "id=" not in _node_line(dot, "s9")  # a missing dependency is not selectable
-    width = float(_node_line(dot, "s1").split("width=")[1].split(",")[0])
-    # 13 CJK characters drawn at 1 em of 10 pt, plus the node's margins (0.15 in a side)
-    assert width >= 13 * 10 / 72 + 0.3
-    assert float(_node_line(dot, "s2").split("width=")[1].split(",")[0]) < width
+    width = _width(_node_line(dot, "s1"))
+    # 13 CJK characters drawn at 1 em of 10 pt, plus the node's margins (0.1 in a side)
+    assert width >= 13 * 10 / 72 + 0.2
+    assert _width(_node_line(dot, "s2")) < width
+
+
+def _width(node_line: str) -> float:
+    return float(node_line.split("width=")[1].split(",")[0])
+
+
+def _label_lines(node_line: str) -> list[str]:
+    """A node's label as its lines, unescaped."""
+    label = re.search(r'label="((?:[^"\\]|\\.)*)"', node_line)[1]
+    return [line.replace('\\"', '"') for line in label.split("\\n")]
+
+
+def test_latin_widths_are_helveticas_and_other_characters_a_full_em():
+    assert text_em("Summarise") == pytest.approx(0.667 + 0.556 + 0.833 * 2 + 0.556 + 0.333
+                                                 + 0.222 + 0.5 + 0.556)
+    assert text_em("WM@") == pytest.approx(0.944 + 0.833 + 1.015)  # wider than an em
+    assert text_em("流失，○") == 4.0
+    assert clip_columns("query order", 20) == "query order"
+    assert clip_columns("统计上个季度", 7) == "统计上…"  # six columns and the ellipsis
+
+
+def _args_plan(args: dict) -> Plan:
+    return Plan(goal="g", steps=[
+        Step(id="s1", description="Look up order", tool="query_order", args={"order_id": "1"}),
+        Step(id="s2", description="Track the parcel", tool="query_logistics", args=args,
+             depends_on=["s1"]),
+    ])
+
+
+def test_arguments_show_under_the_tool_as_name_value_pairs():
+    dot = plan_to_dot(_args_plan({"tracking_no": "{{ s1.tracking_no }}", "days": 3,
+                                  "express": True}))
+    assert _label_lines(_node_line(dot, "s2")) == [
+        "○ s2 · query_logistics",
+        "tracking_no=s1.tracking_no",  # a reference reads as in a condition
+        "days=3, express=true",  # a line breaks between arguments
+        "Track the parcel",
+    ]
+    dot = plan_to_dot(_args_plan({"order": "{{s1}}", "note": "s1.x", "ids": ["a", 2]}))
+    # text that reads like a reference is quoted; a list is JSON
+    assert _label_lines(_node_line(dot, "s2"))[1:3] == ['order=s1, note="s1.x"', 'ids=["a", 2]']
+    assert _label_lines(_node_line(dot, "s1"))[1] == "order_id=1"
+    reasoning = Plan(goal="g", steps=[Step(id="s1", description="Think", args={})])
+    assert _label_lines(_node_line(plan_to_dot(reasoning), "s1")) == ["○ s1", "Think"]
+
+
+def test_text_values_are_quoted_clipped_and_the_arguments_capped_at_two_lines():
+    dot = plan_to_dot(_args_plan({"reason": "item is broken", "note": "x" * 80,
+                                  "query": "SELECT reason, COUNT(*) FROM churn_events",
+                                  "more": "ignored"}))
+    lines = _label_lines(_node_line(dot, "s2"))
+    assert lines[1:4] == ['reason="item is broken"', "note=xxxxxxxxxxxxxxxxxxxxxx…",
+                          "Track the parcel"]
+    assert "more=" not in dot and "query=" not in dot  # past the second line
+    chinese = plan_to_dot(_args_plan({"reason": "商品故障，用户要求退货并尽快处理",
+                                       "order_id": "88231"}))
+    lines = _label_lines(_node_line(chinese, "s2"))
+    assert lines[1:3] == ["reason=商品故障，用户要求退…", "order_id=88231"]
+    assert all(display_width(line) <= 28 for line in lines)
+
+
+def test_an_argument_edit_changes_the_drawing():
+    plan = _args_plan({"tracking_no": "SF1"})
+    edited = plan.model_copy(deep=True)
+    edited.steps[1].args = {"tracking_no": "SF2"}
+    assert "tracking_no=SF1" in plan_to_dot(plan)
+    assert "tracking_no=SF2" in plan_to_dot(edited) and "SF1" not in plan_to_dot(edited)
+
+
+def test_a_rank_of_four_or_more_steps_wraps_narrower():
+    description = "Count the churned users of each month in the last quarter"
+    fan = Plan(goal="g", steps=[
+        *(Step(id=f"s{n}", description=description, tool="run_sql") for n in range(1, 5)),
+        Step(id="s5", description=description, depends_on=["s1", "s2", "s3", "s4"]),
+    ])
+    dot = plan_to_dot(fan)
+    assert all(display_width(line) <= 22 for line in _label_lines(_node_line(dot, "s1")))
+    assert max(map(display_width, _label_lines(_node_line(dot, "s5")))) > 22  # alone: 28
+    fan.steps[3].depends_on = ["s3"]  # three side by side: the usual width
+    assert max(map(display_width, _label_lines(_node_line(plan_to_dot(fan), "s1")))) > 22
+
+
+HOSTILE_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats()
+    | st.text(alphabet=st.sampled_from(list('{}"\\\n\x00\x1b&#;<>=, s1.x流\ufffe')), max_size=40)
+    | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=3),
+    max_leaves=6,
+)
+
+
+@needs_dot
+@settings(FUZZ, max_examples=40)  # each example runs Graphviz once
+@given(args=st.dictionaries(st.text(max_size=30), HOSTILE_VALUES, max_size=4))
+def test_any_arguments_give_dot_graphviz_renders_and_svg_that_parses(args):
+    dot = plan_to_dot(_args_plan(args))
+    assert "\x00" not in dot and "\x1b" not in dot
+    ET.fromstring(render_svg(dot))
+    assert len(_label_lines(_node_line(dot, "s2"))) <= 2 + 1 + 1  # header, args, description

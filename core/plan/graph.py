@@ -1,10 +1,12 @@
 """Draw a plan as a Graphviz DOT dependency diagram (shared by the dashboard and the exports).
 
-Nodes are coloured by step status; a conditional step has a dashed border and its
-condition under the description; a step whose tool has side effects is marked with ⚠ and a
-red border; the edges of the critical path are bold. A dependency on a step that does not
-exist is drawn as a red dashed "missing" node, so the diagram shows what validation reports;
-the steps of a dependency cycle and the edges between them are drawn red too.
+Nodes are coloured by step status; under a step's id and tool come its arguments
+(``order_id=88231, tracking_no=s1.tracking_no``), then its description; a conditional step
+has a dashed border and its condition under the description; a step whose tool has side
+effects is marked with ⚠ and a red border; the edges of the critical path are bold. A
+dependency on a step that does not exist is drawn as a red dashed "missing" node, so the
+diagram shows what validation reports; the steps of a dependency cycle and the edges
+between them are drawn red too.
 """
 
 from __future__ import annotations
@@ -12,21 +14,22 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
-import unicodedata
+import re
+from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from core.base.markup import printable
+from core.base.text import as_text
 from core.errors import PlanValidationError
-from core.plan.model import STATUS_ICONS, Plan, Step
+from core.plan.dag import topological_ids
+from core.plan.label_text import ELLIPSIS, clip_columns, display_width, text_em, wrap_label
+from core.plan.model import REFERENCE, STATUS_ICONS, Plan, Step
 
 if TYPE_CHECKING:
     from core.tools.registry import ToolRegistry
 
-__all__ = [
-    "STATUS_COLOURS", "display_width", "dot_escape", "plan_to_dot", "side_effect_tool_names",
-    "step_node_id", "wrap_label",
-]
+__all__ = ["STATUS_COLOURS", "dot_escape", "plan_to_dot", "side_effect_tool_names", "step_node_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,13 +46,22 @@ _CRITICAL_EDGE = "#1C3D5A"
 _CYCLE_NODE = f', color="{_SIDE_EFFECT_BORDER}", penwidth=2'
 _CYCLE_EDGE = f' [color="{_SIDE_EFFECT_BORDER}", penwidth=2]'
 _EDGE = "#ADB5BD"
-_WRAP = 28  # display columns of a description line (a CJK character takes two)
+_WRAP = 28  # display columns of a label line (a CJK character takes two)
+# a rank of this many steps side by side wraps narrower: five fit the run page's graph tab
+# at 1280 px with text at 11 px
+_CROWDED = 4
+_WRAP_CROWDED = 22
+_NODESEP_IN = 0.25
 _MAX_DESCRIPTION = 90
+_MAX_ARG_NAME = 16  # display columns
+_MIN_ARG_VALUE, _MAX_ARG_VALUE = 8, 24  # display columns of a value beside its name
+_MAX_ARG_LINES = 2
+_LIKE_REFERENCE = re.compile(r"s\d+(?:[.\[]\S*)?")  # text a reader would take for one
 _MAX_CONDITION = 48
 _MAX_NAME = 40  # a step id or tool name in a label
 _MAX_NODE_ID = 200  # Graphviz refuses quoted strings past 16 KB
 _FONT_PT = 10
-_MARGIN_IN = (0.15, 0.08)  # a node's inner margin around its label, in inches
+_MARGIN_IN = (0.1, 0.08)  # a node's inner margin around its label, in inches
 
 
 def dot_escape(text: str) -> str:
@@ -99,15 +111,18 @@ def plan_to_dot(
                 if highlight_cycles else {})
     lines = [
         "digraph plan {",
-        '  graph [rankdir=TB, bgcolor="transparent", nodesep=0.35, ranksep=0.45];',
+        f'  graph [rankdir=TB, bgcolor="transparent", nodesep={_NODESEP_IN}, ranksep=0.45];',
         f'  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize={_FONT_PT},'
         f' color="{_BORDER}", margin="{_MARGIN_IN[0]},{_MARGIN_IN[1]}"];',
         f'  edge [color="{_EDGE}", arrowsize=0.7];',
     ]
     ids = set(plan.ids())
+    crowded = _crowded_steps(plan)
     for step in plan.steps:
         on_cycle = _CYCLE_NODE if step.id in cycle_of else ""
-        lines.append(f"  {_node_id(step.id)} [{_node_attrs(step, step.tool in risky)}{on_cycle}];")
+        wrap = _WRAP_CROWDED if step.id in crowded else _WRAP
+        attrs = _node_attrs(step, step.tool in risky, wrap)
+        lines.append(f"  {_node_id(step.id)} [{attrs}{on_cycle}];")
     missing: set[str] = set()
     for step in plan.steps:
         for dep in step.depends_on:
@@ -138,14 +153,28 @@ def step_node_id(step_id: str) -> str:
     return f"step-{step_id}"
 
 
-def _node_attrs(step: Step, side_effect: bool) -> str:
+def _crowded_steps(plan: Plan) -> set[str]:
+    """Steps in a rank of the drawing with :data:`_CROWDED` or more steps side by side.
+
+    A step's rank is one below its deepest dependency, as Graphviz lays out a plan; steps on
+    or behind a cycle have none and are left out.
+    """
+    graph = plan.dependency_graph()
+    rank: dict[str, int] = {}
+    for sid in topological_ids(graph):
+        rank[sid] = 1 + max((rank[d] for d in graph[sid] if d in rank), default=-1)
+    sizes = Counter(rank.values())
+    return {sid for sid, level in rank.items() if sizes[level] >= _CROWDED}
+
+
+def _node_attrs(step: Step, side_effect: bool, wrap: int) -> str:
     header = f"{STATUS_ICONS.get(step.status, '')} {_shorten(step.id, _MAX_NAME)}"
     if step.tool:
         header += f" · {_shorten(step.tool, _MAX_NAME)}"
     if side_effect:
         header = f"⚠ {header}"
     description = _shorten(step.description or "", _MAX_DESCRIPTION)
-    parts = [header, *wrap_label(description, _WRAP)]
+    parts = [header, *_args_lines(step.args, wrap), *wrap_label(description, wrap)]
     styles = ["rounded", "filled"]
     if step.condition:
         # the diamond reads "if" in any language: no English word in a Chinese plan's graph
@@ -165,6 +194,47 @@ def _node_attrs(step: Step, side_effect: bool) -> str:
     if step.tool is None:
         attrs.append('fontcolor="#343A40"')
     return ", ".join(attrs)
+
+
+def _args_lines(args: dict[str, Any] | None, wrap: int) -> list[str]:
+    """``name=value`` for each argument, joined by ", ", in at most two lines of ``wrap``.
+
+    A line breaks between two arguments rather than inside one where it can; names and
+    values are clipped, and the last line ends in "…" when more was left out, so that a
+    long query or text cannot blow the node up.
+    """
+    lines: list[str] = []
+    for name, value in (args or {}).items():
+        name = clip_columns(" ".join(str(name).split()), _MAX_ARG_NAME)
+        room = min(max(wrap - display_width(name) - 1, _MIN_ARG_VALUE), _MAX_ARG_VALUE)
+        pair = f"{name}={_arg_value(value, room)}"
+        if lines and display_width(lines[-1]) + 2 + display_width(pair) <= wrap:
+            lines[-1] += ", " + pair
+        else:
+            lines += wrap_label(pair, wrap)
+        if len(lines) > _MAX_ARG_LINES:  # the rest is left out: no need to read it
+            break
+    if len(lines) > _MAX_ARG_LINES:
+        lines = lines[:_MAX_ARG_LINES]
+        lines[-1] = clip_columns(lines[-1] + ELLIPSIS, wrap)
+    return lines
+
+
+def _arg_value(value: Any, columns: int) -> str:
+    """An argument's value as a label shows it, in about ``columns``.
+
+    A reference reads as a condition does (``s1.tracking_no``); text is quoted when it holds
+    a space, comma or "=", or could be taken for a reference; anything else is compact JSON.
+    """
+    if not isinstance(value, str):
+        return clip_columns(" ".join(as_text(value).split()), columns)
+    text = " ".join(value.split())
+    reference = REFERENCE.fullmatch(text)
+    if reference:
+        return clip_columns(reference[1] + reference[2], _MAX_NAME)
+    if text and not any(ch in text for ch in " ,=") and not _LIKE_REFERENCE.fullmatch(text):
+        return clip_columns(text, columns)
+    return f'"{clip_columns(text, columns - 2)}"'
 
 
 def _edge_attrs(source: str, target: str, on_path: set[tuple[str, str]]) -> str:
@@ -187,13 +257,6 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-# Em widths of Helvetica (and its metric twins Arial and Liberation Sans) by class of
-# character, rounded up; anything else non-ASCII (CJK, ○, ◇, ⚠) is drawn from a fallback
-# font and counted a full em.
-_NARROW = frozenset(" !'(),./:;I[]fijlrt|")
-_WIDE = frozenset("@MWmw")
-
-
 def _label_width_in(lines: list[str]) -> float:
     """The width a node needs for ``lines`` in the browser, in inches.
 
@@ -203,80 +266,4 @@ def _label_width_in(lines: list[str]) -> float:
     (a minimum), this estimate keeps the label inside; Graphviz still widens the node when
     its own estimate is larger.
     """
-    text_em = max((sum(map(_char_em, line)) for line in lines), default=0.0)
-    return text_em * _FONT_PT / 72 + 2 * _MARGIN_IN[0]
-
-
-def _char_em(ch: str) -> float:
-    if not ch.isascii():
-        return 1.0
-    if ch in _NARROW:
-        return 0.3
-    if ch in _WIDE:
-        return 0.85
-    return 0.72 if ch.isupper() else 0.56
-
-
-# CJK punctuation that must not start a line: it stays with the character before it
-_NO_LINE_START = frozenset("，。、；：！？）》」』】〕…")
-
-
-def display_width(text: str) -> int:
-    """Columns ``text`` takes in a label: a wide (CJK) or full-width character counts two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def wrap_label(text: str, width: int) -> list[str]:
-    """``text`` as lines of at most ``width`` display columns.
-
-    Latin words break at spaces (a word longer than a line is cut); CJK text breaks between
-    any two characters, except before closing punctuation. Runs of whitespace become one
-    space.
-    """
-    lines: list[str] = []
-    line, used = "", 0
-    for segment, spaced in _segments(text):
-        gap = 1 if spaced and line else 0
-        size = display_width(segment)
-        if used + gap + size <= width:
-            line, used = line + " " * gap + segment, used + gap + size
-            continue
-        if line:
-            lines.append(line)
-        while size > width:
-            head = _fitting_prefix(segment, width)
-            lines.append(head)
-            segment = segment[len(head):]
-            size = display_width(segment)
-        line, used = segment, size
-    if line:
-        lines.append(line)
-    return lines
-
-
-def _segments(text: str) -> list[tuple[str, bool]]:
-    """Unbreakable pieces of ``text`` and whether a space comes before each.
-
-    A wide character is a piece of its own; a run of narrow characters is one piece.
-    """
-    pieces: list[tuple[str, bool]] = []
-    for word in text.split():
-        for index, ch in enumerate(word):
-            wide = display_width(ch) == 2
-            after_narrow = index > 0 and not pieces[-1][2]
-            if index > 0 and (ch in _NO_LINE_START or (after_narrow and not wide)):
-                segment, spaced, _ = pieces[-1]
-                pieces[-1] = (segment + ch, spaced, wide)
-            else:
-                pieces.append((ch, index == 0, wide))
-    return [(segment, spaced) for segment, spaced, _ in pieces]
-
-
-def _fitting_prefix(segment: str, width: int) -> str:
-    """The longest start of ``segment`` within ``width`` columns (at least one character)."""
-    used = 0
-    for end, ch in enumerate(segment):
-        used += display_width(ch)
-        if used > width:
-            return segment[: max(end, 1)]
-    return segment
+    return max(map(text_em, lines), default=0.0) * _FONT_PT / 72 + 2 * _MARGIN_IN[0]
