@@ -1,7 +1,8 @@
 """A page with only the plan graph, for tests/test_browser_graph.py (not part of the app).
 
 The address picks the plan: ``?scenario=churn-analysis&lang=zh`` drafts that scenario's plan
-offline in that language; ``&narrow=1`` puts the graph in the run page's narrow column.
+offline in that language (a side-effecting step marked ⚠, as the pages draw it);
+``&narrow=1`` puts the graph in the run page's narrow column.
 A click on a step is written below the graph ("selected: s3 (2 clicks)").
 """
 
@@ -19,7 +20,8 @@ st.set_page_config(layout="wide")  # as app.py
 lang = st.query_params.get("lang", "en")
 st.session_state["language"] = lang
 scenario = get_scenario(st.query_params.get("scenario", "churn-analysis"))
-plan = offline_plan(scenario.request(lang), default_registry())
+registry = default_registry()
+plan = offline_plan(scenario.request(lang), registry)
 
 
 def _select(step_id: str) -> None:
@@ -29,6 +31,6 @@ def _select(step_id: str) -> None:
 
 place = st.columns([3, 2])[1] if st.query_params.get("narrow") == "1" else st.container()
 with place:
-    plan_graph(plan_to_dot(plan), key="graph", selected=st.session_state.get("picked"),
-               on_select=_select)
+    plan_graph(plan_to_dot(plan, registry=registry), key="graph",
+               selected=st.session_state.get("picked"), on_select=_select)
 st.write(f"selected: {st.session_state.get('picked')} ({st.session_state.get('clicks', 0)} clicks)")
