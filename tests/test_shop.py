@@ -11,7 +11,12 @@ from core.base.home import planboard_home
 from core.errors import ToolExecutionError
 from core.tools.catalog import default_registry
 from core.tools.demo import ensure_demo_data, reset_demo_data
-from core.tools.shop import DEMO_TODAY, apply_refund, query_order, shop_db_path
+from core.tools.shop import (
+    DEMO_TODAY,
+    apply_refund,
+    query_order,
+    shop_db_path,
+)
 
 
 @pytest.fixture
@@ -149,3 +154,14 @@ def test_reset_demo_data_recreates_the_databases(registry):
     registry.call("apply_refund", {"order_id": "88231", "reason": "broken"})
     assert reset_demo_data() == planboard_home()
     assert registry.call("query_order", {"order_id": "88231"})["status"] == "delivered"
+
+
+def test_an_order_on_its_way_says_when_it_is_expected_and_a_delivered_one_does_not(registry):
+    on_its_way = registry.call("query_order", {"order_id": "70412"})
+    assert on_its_way["expected_delivery"] == "2026-06-25"
+    assert "预计 2026-06-25 送达" in on_its_way["summary"]
+    assert "expected on 2026-06-25" in on_its_way["summary"]
+    tracking = registry.call("query_logistics", {"tracking_no": on_its_way["tracking_no"]})
+    assert tracking["expected_delivery"] == "2026-06-25"
+    delivered = registry.call("query_order", {"order_id": "88231"})
+    assert delivered["expected_delivery"] is None and "expected" not in delivered["summary"]

@@ -33,6 +33,7 @@ __all__ = [
 
 DEMO_TODAY = date(2026, 6, 24)
 RETURN_WINDOW_DAYS = 7
+_DELIVERY_DAYS = 4  # the carriers' promise: days from placing an order to its delivery
 ORDER_STATUSES = (
     "pending", "shipped", "in_transit", "delivered", "refunding", "refunded", "cancelled",
 )
@@ -203,7 +204,8 @@ def _clean_id(value: str) -> str:
 @tool(keywords=("order", "status", "arrived", "delivered", "订单", "查订单", "签收", "到了",
                 "到货", "状态", "购买"))
 def query_order(order_id: str) -> dict:
-    """Look up an order: product, price, status, tracking number, sign-off time and any refund.
+    """Look up an order: product, price, status, tracking number, sign-off time or expected
+    delivery date, and any refund.
 
     Args:
         order_id: the order number, for example "88231".
@@ -218,17 +220,29 @@ def query_order(order_id: str) -> dict:
     deadline = _return_deadline(row["signed_at"])
     refundable = row["status"] == "delivered" and deadline is not None and deadline >= DEMO_TODAY
     status_zh = STATUS_ZH[row["status"]]
+    expected = _expected_delivery(row["status"], row["ordered_at"])
     return {
         "order_id": row["order_id"], "product": row["product"], "product_en": row["product_en"],
         "price": row["price"], "currency": "CNY", "status": row["status"],
         "status_zh": status_zh, "tracking_no": row["tracking_no"], "carrier": row["carrier"],
         "ordered_at": row["ordered_at"], "signed_at": row["signed_at"],
+        "expected_delivery": expected,
         "return_deadline": deadline.isoformat() if deadline else None,
         "refundable": refundable,
         "refund": _refund_brief(refund) if refund else None,
-        "summary": f"订单 {order_id}：{row['product']}（¥{row['price']:g}），{status_zh} / order "
-                   f"{order_id}: {row['product_en']}, {row['status'].replace('_', ' ')}",
+        "summary": f"订单 {order_id}：{row['product']}（¥{row['price']:g}），{status_zh}"
+                   + (f"，预计 {expected} 送达" if expected else "")
+                   + f" / order {order_id}: {row['product_en']}, {row['status'].replace('_', ' ')}"
+                   + (f", expected on {expected}" if expected else ""),
     }
+
+
+def _expected_delivery(status: str, ordered_at: str) -> str | None:
+    """The carrier's estimate for an order not yet delivered (None once it arrived or ended)."""
+    if status not in {"pending", "shipped", "in_transit"}:
+        return None
+    ordered = datetime.strptime(ordered_at, "%Y-%m-%d %H:%M")
+    return (ordered + timedelta(days=_DELIVERY_DAYS)).date().isoformat()
 
 
 def _refund_brief(row: sqlite3.Row) -> dict:
@@ -238,7 +252,8 @@ def _refund_brief(row: sqlite3.Row) -> dict:
 @tool(keywords=("logistics", "tracking", "shipment", "courier", "where is", "物流", "快递",
                 "运单", "轨迹", "配送"))
 def query_logistics(tracking_no: str) -> dict:
-    """Track a parcel by tracking number: carrier, every scan event and the latest status.
+    """Track a parcel by tracking number: carrier, every scan event, the latest status and
+    the expected delivery date.
 
     Args:
         tracking_no: the tracking number from the order, for example "SF1234567890".
@@ -247,8 +262,8 @@ def query_logistics(tracking_no: str) -> dict:
     conn = connect(ensure_shop_db())
     try:
         order = conn.execute(
-            "SELECT order_id, carrier FROM orders WHERE tracking_no = ?", (tracking_no,)
-        ).fetchone()
+            "SELECT order_id, carrier, status, ordered_at FROM orders WHERE tracking_no = ?",
+            (tracking_no,)).fetchone()
         events = conn.execute(
             "SELECT time, location, status, description FROM logistics_events "
             "WHERE tracking_no = ? ORDER BY seq", (tracking_no,)
@@ -263,6 +278,7 @@ def query_logistics(tracking_no: str) -> dict:
         "latest_status": latest["status"] if latest else "no_events",
         "latest_event": dict(latest) if latest else None,
         "delivered": bool(latest and latest["status"] == "delivered"),
+        "expected_delivery": _expected_delivery(order["status"], order["ordered_at"]),
         "events": [dict(e) for e in events],
     }
 
