@@ -5,8 +5,10 @@ drives Debian's chromium (/usr/bin/chromium, never a downloaded browser) with Pl
 in a 1280x720 window, and saves the screenshots the README shows: to the test's temporary
 folder, or to ``$PLANBOARD_SCREENSHOTS_DIR`` when set (``scripts/refresh-screenshots.sh``
 points it at docs/screenshots/), so that running the tests leaves the checkout untouched.
-A second flow picks a step by clicking its node in the graph and edits it in the step
-panel, and checks that the table's first four columns need no sideways scrolling.
+A second flow picks a step by clicking its node in the graph and edits an argument through
+its form field in the step panel: the table and that step's node in the graph (in the
+component's frame) show the new value, and Undo brings the old one back in both; it also
+checks that the table's first four columns need no sideways scrolling.
 """
 
 from __future__ import annotations
@@ -50,17 +52,20 @@ def shots(tmp_path) -> Path:
     return folder
 
 
-def _graph_text(page) -> str:
-    return page.frame_locator(GRAPH).locator("#canvas svg").first.evaluate(_GRAPH_TEXT)
+def _graph_text(page, node: str = "") -> str:
+    """The words of the graph, or of the node ``node`` (``g#step-s2``) alone."""
+    drawing = page.frame_locator(GRAPH).locator(f"#canvas svg {node}".strip()).first
+    return drawing.evaluate(_GRAPH_TEXT)
 
 
-def _wait_graph_text(page, text: str, timeout_ms: int = 10_000) -> None:
-    """Wait until the graph (redrawn in its frame after a rerun) shows ``text``."""
+def _wait_graph_text(page, text: str, timeout_ms: int = 10_000, node: str = "") -> None:
+    """Wait until the graph (redrawn in its frame after a rerun), or its node ``node``, shows
+    ``text``."""
     for _tick in range(timeout_ms // 250):
-        if text in _graph_text(page):
+        if text in _graph_text(page, node):
             return
         page.wait_for_timeout(250)
-    raise AssertionError(f"the graph never showed {text!r}: {_graph_text(page)!r}")
+    raise AssertionError(f"the graph never showed {text!r}: {_graph_text(page, node)!r}")
 
 
 def _generate_scenario(page) -> None:
@@ -214,12 +219,16 @@ def _step_panel_flow(page, shots: Path) -> None:
 
     order = panel.locator(".st-key-step_arg_order_id input")  # the form field of order_id
     assert order.input_value() == "88231"
+    assert "order_id=88231" in _graph_text(page, "g#step-s2")  # the node shows its arguments
     order.fill("70412")
     order.press("Enter")
     page.wait_for_function(
         "cells => [...document.querySelectorAll(cells)]"
         ".some(cell => cell.textContent === '{\"order_id\": \"70412\"}')",
         arg=f"{TABLE} [role='gridcell']")
+    _wait_graph_text(page, "order_id=70412", node="g#step-s2")  # the edited node, redrawn
+    assert "order_id=88231" not in _graph_text(page, "g#step-s2")
+    assert "order_id=88231" in _graph_text(page, "g#step-s3")  # the refund keeps its own
     description.fill("Look up order 70412 and its status")
     description.press("ControlOrMeta+Enter")  # a text area sends its text on Ctrl+Enter
     _wait_graph_text(page, "Look up order 70412 and its status")
@@ -229,6 +238,7 @@ def _step_panel_flow(page, shots: Path) -> None:
     _wait_graph_text(page, "Look up order 88231 and its status")
     _button(page, "undo_edit").click()
     page.wait_for_function("el => el.value === '88231'", arg=order.element_handle())
+    _wait_graph_text(page, "order_id=88231", node="g#step-s2")
 
     graph.locator("g.node#step-s3").click()  # the refund: a condition and references
     page.get_by_role("heading", name="Step s3").wait_for()
