@@ -136,10 +136,13 @@ def test_seed_format_with_camel_case_tools_is_normalised_and_accepted(registry):
         {"stepId": 2, "description": "如果已签收就退款", "toolHint": "applyRefund"},
         {"stepId": 3, "description": "综合以上结果", "toolHint": None},
     ], ensure_ascii=False)
-    engine, _ = engine_with(registry, f"好的：\n```json\n{reply}\n```")
+    seed_reply = f"好的：\n```json\n{reply}\n```"
+    engine, _ = engine_with(registry, seed_reply, seed_reply)
     plan = make_plan("订单 88231 到了就退", engine)
     assert [s.tool for s in plan.steps] == ["query_order", "apply_refund", None]
     assert plan.validate(registry) == []
+    # the seed format has no conditions: the refund's "如果已签收" is only words
+    assert any("s2（apply_refund）的描述带条件" in warning for warning in plan.warnings)
 
 
 def test_corrective_retry_sends_the_parse_error_back(registry):

@@ -2,8 +2,9 @@
 
 The exchange itself (schema, corrective retry, soft problems) is core.planning.exchange;
 the soft problems of a new plan are reasoning steps that plainly need a tool
-(core.planning.tool_hints) and clauses of the request no step covers
-(core.planning.coverage).
+(core.planning.tool_hints), clauses of the request no step covers
+(core.planning.coverage), invented ids (core.planning.grounding) and side effects whose
+condition is only in words (core.planning.guards).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from core.planning.exchange import (
     schema_for,
 )
 from core.planning.grounding import clear_ungrounded, grounding_problems
+from core.planning.guards import guard_problems
 from core.planning.tool_hints import tool_hint_problems
 from core.prompts.adaptive import CLARIFY_INSTRUCTION
 from core.prompts.planning import (
@@ -123,7 +125,8 @@ def plan_request(
     def review(plan: Plan) -> list[str]:
         return [*tool_hint_problems(plan, engine.registry),
                 *coverage_problems(request, plan, engine.registry),
-                *grounding_problems(plan, engine.registry)]
+                *grounding_problems(plan, engine.registry),
+                *guard_problems(plan, engine.registry)]
 
     schema = schema_for(engine.registry, questions=allow_questions)
     result = converse(model, messages, accept, review=review, schema=schema)
@@ -209,7 +212,8 @@ def replan_request(
 
     def review(merged: Plan) -> list[str]:  # ids the failure names were shown, not invented
         return [*tool_hint_problems(merged, engine.registry),
-                *grounding_problems(merged, engine.registry, known=[failure])]
+                *grounding_problems(merged, engine.registry, known=[failure]),
+                *guard_problems(merged, engine.registry)]
 
     result = converse(model, messages, accept, review=review,
                       schema=schema_for(engine.registry))

@@ -1,0 +1,42 @@
+"""Side effects whose condition is only words: "If the order has arrived, refund it".
+
+A small model writes the condition into the description and leaves ``condition`` empty, so
+the refund would run whatever the lookup finds. :func:`guard_problems` finds a
+side-effecting step whose description says "if" (如果, 若 ...) but that has no condition,
+and the planner's corrective retry asks for the condition as an expression over earlier
+results. What remains becomes a warning on the plan, which the person approving sees.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.base.language import detect_language, pick
+from core.plan.model import Plan
+from core.tools.registry import ToolRegistry
+
+__all__ = ["guard_problems"]
+
+_CONDITIONAL = re.compile(
+    r"\b(?:if|only if|unless|in case|provided that|as long as)\b|如果|若|假如|要是|的话|一旦|倘若",
+    re.IGNORECASE)
+
+
+def guard_problems(plan: Plan, registry: ToolRegistry) -> list[str]:
+    """One problem per pending side-effecting step that states a condition it lacks."""
+    lang = detect_language(plan.goal)
+    problems = []
+    for step in plan.steps:
+        if (step.status != "pending" or step.condition or step.tool not in registry
+                or not registry.get(step.tool or "").side_effect
+                or not _CONDITIONAL.search(step.description)):
+            continue
+        source = step.depends_on[0] if step.depends_on else "sN"
+        problems.append(pick(
+            lang,
+            f"{step.id}（{step.tool}）的描述带条件，但没有填写 condition，它会无条件执行："
+            f"请把条件写进 condition，用前面步骤的结果表达，例如 {source}.status == 'delivered'。",
+            f"{step.id} ({step.tool}) states a condition in its description but has no "
+            f"\"condition\", so it would run regardless: write the condition over earlier "
+            f"results, e.g. {source}.status == 'delivered'."))
+    return problems
