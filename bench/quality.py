@@ -132,11 +132,16 @@ def _run_request(request: str, engine: Engine, runner: Runner, policy: Checkpoin
 
 def run_suite(tasks: list[Task], engine: Engine, policies: list[CheckpointPolicy], *,
               mode: str = "auto", timeout_s: float = 600.0) -> list[TaskResult]:
+    """Every task under every policy (see :func:`iter_suite`), as a list."""
+    return list(iter_suite(tasks, engine, policies, mode=mode, timeout_s=timeout_s))
+
+
+def iter_suite(tasks: list[Task], engine: Engine, policies: list[CheckpointPolicy], *,
+               mode: str = "auto", timeout_s: float = 600.0) -> Iterator[TaskResult]:
     """Every task under every policy, one after another; each result is logged as it ends.
 
     Task by task (each policy in turn), so that a long run cut short still compares the
     policies on the tasks it reached."""
-    results = []
     for task in tasks:
         for policy in policies:
             result = run_task(task, engine, policy, mode=mode, timeout_s=timeout_s)
@@ -145,8 +150,7 @@ def run_suite(tasks: list[Task], engine: Engine, policies: list[CheckpointPolicy
             if not result.passed:  # what the model said, to tell a wrong fact from a miss
                 logger.info("  %s answer: %r", result.outcome.status,
                             result.outcome.answer[:_ANSWER_PREVIEW])
-            results.append(result)
-    return results
+            yield result
 
 
 def format_table(results: list[TaskResult], title: str) -> str:
@@ -228,7 +232,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}")
         return 1
     title = _endpoint(engine)
-    results = run_suite(tasks, engine, args.policies, mode=args.mode, timeout_s=args.timeout)
+    results: list[TaskResult] = []
+    try:
+        for result in iter_suite(tasks, engine, args.policies, mode=args.mode,
+                                 timeout_s=args.timeout):
+            results.append(result)
+    except KeyboardInterrupt:  # hours on a small local model: keep what was measured
+        if not results:
+            print("interrupted before any task finished")
+            return 130
+        print(format_table(results, f"{title} (interrupted: {len(results)} task runs)"))
+        return 130
     print(format_table(results, title))
     return 0
 

@@ -119,6 +119,28 @@ def test_the_bench_runs_offline_end_to_end(capsys, isolated_environment):
     assert active_refunds("88231") == []
 
 
+def test_an_interrupted_run_prints_the_tasks_that_finished(capsys, monkeypatch,
+                                                          isolated_environment):
+    real_run_task = quality.run_task
+    finished: list[str] = []
+
+    def run_task(task, *args, **kwargs):
+        if finished:  # Ctrl-C during the second task run
+            raise KeyboardInterrupt
+        finished.append(task.id)
+        return real_run_task(task, *args, **kwargs)
+
+    monkeypatch.setattr(quality, "run_task", run_task)
+    code = quality.main(["--offline", "--policies", "rigid,adaptive",
+                         "--tasks", "refund-delivered-en,ops-report-zh"])
+    out = capsys.readouterr().out
+    assert code == 130
+    assert "(interrupted: 1 task runs)" in out
+    rows = {line.split("|")[0].strip(): line for line in out.splitlines() if "|" in line}
+    assert [cell.strip() for cell in rows["rigid"].split("|")][1] == "1/1"
+    assert "adaptive" not in rows and "ops-report-zh" not in rows
+
+
 _REFUND_PLAN = {"goal": "refund 88231", "steps": [
     {"id": "s1", "description": "Look up order 88231", "tool": "query_order",
      "args": {"order_id": "88231"}},
