@@ -13,6 +13,7 @@ checks that the table's first four columns need no sideways scrolling.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -198,7 +199,15 @@ def _assert_table_headers_fit(page) -> None:
     visible area: a fifth column listed means the fourth ends inside it; and the grid has
     not been scrolled sideways.
     """
-    headers = page.locator(f"{TABLE} [role='columnheader']").all_text_contents()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    selector = f"{TABLE} [role='columnheader']"
+    # the grid draws its columns after the page settles: wait for them (on a timeout the
+    # assertions below say what was there instead)
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function("sel => document.querySelectorAll(sel).length > 4",
+                               arg=selector, timeout=15_000)
+    headers = page.locator(selector).all_text_contents()
     assert headers[:4] == ["ID", "Description", "Tool", "Depends on"], headers
     assert len(headers) > 4, headers
     assert page.locator(f"{TABLE} .dvn-scroller").first.evaluate("el => el.scrollLeft") == 0
