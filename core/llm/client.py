@@ -20,6 +20,7 @@ from core.errors import (
 )
 from core.llm.reply import ChatReply, ToolCall, one_line, parse_reply
 from core.llm.settings import redact_secrets, safe_url
+from core.llm.tool_messages import inline_tool_messages
 
 if TYPE_CHECKING:
     import httpx2
@@ -145,6 +146,8 @@ class OpenAIChatModel:
         it, and is not sent a schema again by this client.
         """
         model = self.settings.model_for(role)
+        if self.profile.inline_tool_messages:
+            messages = inline_tool_messages(messages)
         request: dict[str, Any] = {"model": model, "messages": messages}
         if self.profile.temperature is not None:
             request["temperature"] = self.profile.temperature

@@ -4,7 +4,8 @@ A profile says how to force one tool call on that endpoint (the ``tool_choice`` 
 to walk, and any extra request body a forced call needs), whether ``response_format``
 JSON mode is supported, how the endpoint takes a JSON schema for structured output (if
 at all), which planner prompt suits the models it usually serves, whether the
-endpoint needs an API key at all, and the sampling temperature to ask for.
+endpoint needs an API key at all, the sampling temperature to ask for, and whether tool
+calls and results must be sent as plain turns (core.llm.tool_messages).
 
 Local servers sample at their own default (0.7-0.8) unless told otherwise, which makes a
 small model's plans and tool arguments vary from one try to the next; their profiles ask
@@ -59,6 +60,7 @@ class ProviderProfile(BaseModel):
     prompt_style: PromptStyle = "full"
     needs_key: bool = True
     temperature: float | None = None
+    inline_tool_messages: bool = False
     url_markers: tuple[str, ...] = ()
     notes: str = ""
 
@@ -154,8 +156,11 @@ PROFILES: dict[str, ProviderProfile] = {
             prompt_style="compact",
             needs_key=False,
             temperature=0.0,
+            inline_tool_messages=True,
             url_markers=(":8080", "llama"),
-            notes="Ignores tool_choice: PlanBoard asks with 'auto' and checks the reply.",
+            notes="Ignores tool_choice: PlanBoard asks with 'auto' and checks the reply. "
+            "llama-cpp-python's function-calling template drops tool results, so calls and "
+            "results are sent as plain turns.",
         ),
     )
 }
