@@ -12,9 +12,11 @@ import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from core.tools.analytics import ensure_analytics_db
+from core.tools.catalog import default_registry
 from core.tools.ops import check_health, suggest_scale
 from core.tools.scenarios import get_scenario
 from core.tools.shop import ACTIVE_REFUND, RETURN_WINDOW_DAYS, ensure_shop_db
@@ -83,6 +85,16 @@ def _order(order_id: str) -> sqlite3.Row:
     return _shop_rows("SELECT * FROM orders WHERE order_id = ?", order_id)[0]
 
 
+def _expected_delivery_words(order_id: str) -> tuple[str, ...]:
+    """The carrier's expected delivery date as answers write it (none once delivered)."""
+    expected = default_registry({}).call("query_order", {"order_id": order_id})
+    if not expected["expected_delivery"]:
+        return ()
+    day = date.fromisoformat(expected["expected_delivery"])
+    return (day.isoformat(), f"{day:%B} {day.day}", f"{day:%b} {day.day}",
+            f"{day.month}月{day.day}日", f"{day.month}月{day.day}号")
+
+
 def _latest_location(order_id: str) -> str:
     rows = _shop_rows("SELECT e.location FROM logistics_events e JOIN orders o ON "
                       "o.tracking_no = e.tracking_no WHERE o.order_id = ? ORDER BY e.seq DESC "
@@ -143,6 +155,7 @@ def _order_lookup(order_id: str) -> Scorer:
         words = _STATUS_WORDS.get(order["status"], (order["status"],))
         if order["signed_at"]:
             words = (*words, order["signed_at"][:10])
+        words = (*words, *_expected_delivery_words(order_id))  # "when will it arrive"
         before = 1 if order_id == "66001" else 0  # the seeded refund of 66001
         return [*_completed(outcome), *_needs(outcome, "the order's status", words),
                 *_refunds_exactly(order_id, before)]

@@ -81,6 +81,8 @@ def test_the_existing_refund_is_not_doubled():
 
 def test_an_order_lookup_needs_the_status_from_the_database():
     assert _score("order-eta-en", "completed", "Order 70412 is in transit.") == []
+    assert _score("order-eta-en", "completed", "It will arrive on June 25, 2026.") == []
+    assert _score("order-eta-en", "completed", "It will arrive on June 15, 2023.") != []
     assert _score("order-eta-en", "completed", "Order 70412 was delivered.") != []
     assert _score("order-status-zh", "completed", "88231 已签收") == []
 
