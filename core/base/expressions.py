@@ -11,9 +11,11 @@ from typing import Any
 from core.base.text import preview
 
 __all__ = [
+    "RESULT_STEP",
     "ExpressionError",
     "calculate",
     "condition_step_refs",
+    "criteria_condition",
     "evaluate_condition",
     "is_expression_condition",
     "parse_condition",
@@ -21,6 +23,10 @@ __all__ = [
 
 _STEP_NAME = re.compile(r"^s\d+$")
 _EXPRESSION_HINT = re.compile(r"==|!=|<|>|\bs\d+\b")
+_RESULT_NAME = re.compile(r"\bresult\b")
+_CRITERIA_OPERATOR = re.compile(r"==|!=|<=|>=|<|>|\bin\b")
+RESULT_STEP = "s0"
+"""The step name that stands for ``result`` when success criteria are read as a condition."""
 _LITERAL_NAMES = {"true": True, "false": False, "null": None, "True": True,
                   "False": False, "None": None}
 _COMPARATORS = {
@@ -54,6 +60,14 @@ class ExpressionError(ValueError):
 def is_expression_condition(text: str) -> bool:
     """Tell a machine-checkable condition (``s1.status == 'x'``) from one written in prose."""
     return bool(_EXPRESSION_HINT.search(text))
+
+
+def criteria_condition(criteria: str) -> str | None:
+    """Success criteria written as an expression over ``result`` (``result.count > 0``) as a
+    condition over :data:`RESULT_STEP`; None for criteria in prose."""
+    if not (_RESULT_NAME.search(criteria) and _CRITERIA_OPERATOR.search(criteria)):
+        return None
+    return _RESULT_NAME.sub(RESULT_STEP, criteria)
 
 
 def parse_condition(text: str) -> ast.expr:

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from core.base.expressions import ExpressionError, evaluate_condition
+from core.base.expressions import (
+    RESULT_STEP,
+    ExpressionError,
+    criteria_condition,
+    evaluate_condition,
+)
 from core.base.language import Language, detect_language, pick, terms
 from core.base.usage import Usage
 from core.llm.engine import Engine
@@ -42,8 +47,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 FailureKind = Literal["fatal", "ignorable"]
-_RESULT_NAME = re.compile(r"\bresult\b")
-_EXPRESSION = re.compile(r"==|!=|<=|>=|<|>|\bin\b")
 _NON_EMPTY = re.compile(
     r"at least one|non-?empty|not empty|returns? (?:some|any)\b|(?:documents?|hits?|results?"
     r"|rows?|items?) (?:are |is )?(?:found|returned)|至少一|非空|不为空"
@@ -169,9 +172,9 @@ def is_transport_error(error: str | None) -> bool:
 def check_structurally(criteria: str, result: Any, lang: Language = "en"
                        ) -> SuccessVerdict | None:
     """A verdict when the criteria can be checked on the result's structure, else None."""
-    if _RESULT_NAME.search(criteria) and _EXPRESSION.search(criteria):
+    if (condition := criteria_condition(criteria)) is not None:
         try:
-            met = evaluate_condition(_RESULT_NAME.sub("s0", criteria), {"s0": result})
+            met = evaluate_condition(condition, {RESULT_STEP: result})
         except ExpressionError as exc:
             logger.debug("criteria %r is not an expression: %s", criteria, exc)
         else:

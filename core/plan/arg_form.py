@@ -17,7 +17,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from core.base.expressions import ExpressionError, parse_condition
+from core.base.expressions import (
+    RESULT_STEP,
+    ExpressionError,
+    criteria_condition,
+    parse_condition,
+)
 from core.base.language import Language, pick
 from core.plan.edit import update_step
 from core.plan.model import REFERENCE, Plan
@@ -48,8 +53,6 @@ OMIT: Any = object()
 
 _WHOLE_REFERENCE = re.compile(rf"^{REFERENCE.pattern}$")
 _CONDITION_FIELD = re.compile(r"\b(s\d+)\.(\w+)")
-_RESULT_NAME = re.compile(r"\bresult\b")
-_OPERATOR = re.compile(r"==|!=|<=|>=|<|>|\bin\b")
 _SIMPLE = {"string", "integer", "number", "boolean"}
 
 
@@ -292,12 +295,13 @@ def criteria_problem(text: str | None, *, language: Language = "en") -> str | No
     The executor checks ``result.count > 0`` on the result itself; criteria in prose are
     judged otherwise, so only an expression that does not parse is a problem.
     """
-    if not text or not (_RESULT_NAME.search(text) and _OPERATOR.search(text)):
+    condition = criteria_condition(text) if text else None
+    if condition is None:
         return None
     try:
-        parse_condition(_RESULT_NAME.sub("s0", text))
+        parse_condition(condition)
     except ExpressionError as exc:
-        why = str(exc).replace("s0", "result")  # the user wrote result, not the stand-in
+        why = str(exc).replace(RESULT_STEP, "result")  # the user wrote result, not the stand-in
         return pick(language, f"成功标准像一个表达式，但无法解析：{why}",
                     f"the success criteria read like an expression but do not parse: {why}")
     return None
