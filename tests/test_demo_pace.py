@@ -96,15 +96,18 @@ def test_cancel_ends_the_pace_at_once_and_the_step_never_works():
     assert (outcome.status, outcome.plan.step("s1").status) == ("cancelled", "skipped")
 
 
+class PausingControl(RunControl):
+    """A person who clicks Pause while the first step waits its pace."""
+
+    def pace(self, seconds: float) -> None:
+        self.pause()
+        super().pace(seconds)
+
+
 def test_a_pause_lets_the_started_step_finish_and_starts_no_other():
-    tools, control = Tools(), RunControl()
-    timer = threading.Timer(0.2, control.pause)
-    timer.start()
-    try:
-        outcome = run_plan(_plan(), _engine(tools), control=control,
-                           options=RunOptions(step_delay_s=0.6, confirm_side_effects=False))
-    finally:
-        timer.cancel()
+    tools = Tools()
+    outcome = run_plan(_plan(), _engine(tools), control=PausingControl(),
+                       options=RunOptions(step_delay_s=0.1, confirm_side_effects=False))
     assert outcome.status == "paused"
     assert [s.status for s in outcome.plan.steps] == ["completed", "pending"]
     assert [name for name, _, _ in tools.calls] == ["lookup"]
