@@ -88,6 +88,8 @@ def test_plain_text_and_unknown_codes_are_shown_as_they_are():
     assert render(Message(code="from.a.newer.version", params={"n": 3}), "zh") == (
         "from.a.newer.version 3")
     assert render(ValueError("plain"), "zh") == "plain"
+    older = Message(code="run.not_found", params={"name": "r1"})  # its wording wants run_id
+    assert render(older, "zh") == "run.not_found r1"
 
 
 def test_a_message_survives_the_record_as_json():

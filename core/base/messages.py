@@ -72,12 +72,17 @@ def render(item: Message | BaseException | str | None, language: Language | str)
         item = carried if isinstance(carried, Message) else str(item)
     if item is None or isinstance(item, str):
         return item or ""
+    params = {k: _worded(v, lang) for k, v in item.params.items()}
     texts = TEXTS.get(item.code)
-    if texts is None:  # a record written by another version: show what it holds
-        logger.warning("no wording for message code %r", item.code)
-        return " ".join([item.code, *(str(_worded(v, lang)) for v in item.params.values())])
-    template = texts[1] if lang == "zh" else texts[0]
-    return template.format(**{k: _worded(v, lang) for k, v in item.params.items()})
+    if texts is not None:
+        try:
+            return (texts[1] if lang == "zh" else texts[0]).format(**params)
+        except (KeyError, IndexError):  # its wording now needs a parameter it lacks
+            pass
+    # a record written by another version: show what it holds rather than fail the page
+    logger.warning("no wording for message code %r with parameters %s", item.code,
+                   sorted(params))
+    return " ".join([item.code, *(str(value) for value in params.values())])
 
 
 def _worded(value: Any, lang: str) -> Any:
