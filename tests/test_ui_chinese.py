@@ -37,7 +37,6 @@ ALLOWED = {
     "Lite": "the product's name in the Chinese data: 比特 S10 Lite 扫地机",
     "Pro": "the product's name in the Chinese data: 比特 S10 Pro 扫地机",
     "JSON": "the args column is JSON text, and its header says so",
-    "Ctrl": "the graph's hint names the key as it is printed on keyboards",
     "python -m core demo reset": "the command the reset button's help names, typed as is",
 }
 # a reference or an expression over results, as written in conditions and their examples
@@ -118,11 +117,6 @@ def page_text(node) -> list[str]:
     return _strings(node.proto)
 
 
-def dots(at) -> list[str]:
-    """The DOT of every plan graph on the page: the component's, or a Graphviz chart's."""
-    return graph_dots(at) + [chart.proto.spec for chart in at.get("graphviz_chart")]
-
-
 def dot_labels(dot: str) -> list[str]:
     """The labels a DOT draws (node and edge labels, \\n as line breaks)."""
     return [label.replace("\\n", "\n") for label in re.findall(r'label="((?:[^"\\]|\\.)*)"', dot)]
@@ -165,7 +159,7 @@ def _run_to_the_end(at, runner: Runner) -> tuple[list[str], str]:
     assert runner.wait(run_id, TIMEOUT_S, until_confirmation=True).status == (
         "waiting_confirmation")
     at = wait_for(at, lambda a: any(b.key == "confirm_step_s3" for b in a.button))
-    waiting = page_text(at.main) + [t for d in dots(at) for t in dot_labels(d)]
+    waiting = page_text(at.main) + [t for d in graph_dots(at) for t in dot_labels(d)]
     at.button(key="confirm_step_s3").click().run()
     assert runner.wait(run_id, TIMEOUT_S).status == "completed"
     return waiting, run_id
@@ -180,14 +174,14 @@ def test_the_customer_service_scenario_holds_no_english_word_in_chinese(runner):
     assert [s.tool for s in plan.steps] == [
         "search_knowledge", "query_order", "apply_refund", None]
     plan_page = page_text(at.main)
-    plan_graphs = dots(at)
+    plan_graphs = graph_dots(at)
     assert plan_graphs, "the plan page draws no graph"
     assert "◇ s2.status == 'delivered'" in plan_graphs[0]
 
     waiting, run_id = _run_to_the_end(at, runner)
     at = wait_for(at, lambda a: any(m.value == "**状态:** 已完成" for m in a.markdown))
     run_page = page_text(at.main)
-    run_graphs = dots(at)
+    run_graphs = graph_dots(at)
     assert run_graphs, "the run page draws no graph"
     record = runner.store.get_run(run_id)
     report = export_run(runner.store, run_id, "md", language="zh")
