@@ -231,7 +231,7 @@ def _note(problem: str) -> None:
 
 # ---- callbacks (run before the next draw) ------------------------------------------------
 
-def _on_step(step_id: str, edit: Callable[[Plan], tuple[Plan, list[str]]]) -> Change:
+def _on_step(step_id: str, edit: Change) -> Change:
     """``edit`` for the step ``step_id``, or no change when it is gone meanwhile."""
     return lambda plan: edit(plan) if step_id in plan.ids() else (plan, [])
 
