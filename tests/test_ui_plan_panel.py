@@ -23,6 +23,7 @@ def runner() -> Iterator[Runner]:
     """The app's runner on this test's PLANBOARD_HOME."""
     yield from fresh_runner()
 
+
 def _panel_notes(at) -> str:
     """The captions under the step panel's fields (problems are the red ones)."""
     return shown("\n".join(c.value for c in at.main.caption))
