@@ -59,6 +59,8 @@ def test_chinese_conditions_are_read_too(registry):
     ])
     [problem] = guard_problems(plan, registry)
     assert "没有填写 condition" in problem
+    plan.steps[1].description = "为若干订单申请退款"  # 若干: "several", not "if"
+    assert guard_problems(plan, registry) == []
 
 
 def test_the_retry_writes_the_condition(fake_openai, registry):

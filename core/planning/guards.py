@@ -17,8 +17,9 @@ from core.tools.registry import ToolRegistry
 
 __all__ = ["guard_problems"]
 
+# 若 alone means "if", but 若干 means "several" ("为若干订单退款" states no condition)
 _CONDITIONAL = re.compile(
-    r"\b(?:if|only if|unless|in case|provided that|as long as)\b|如果|若|假如|要是|的话|一旦|倘若",
+    r"\b(?:if|unless|in case|provided that|as long as)\b|如果|若(?!干)|假如|要是|的话|一旦|倘若",
     re.IGNORECASE)
 
 
