@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from core.base.language import detect_language, pick
+from core.base.language import Language, detect_language, pick
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry
 
@@ -62,28 +62,37 @@ def grounding_problems(plan: Plan, registry: ToolRegistry, *, known: Iterable[An
                        ) -> list[str]:
     """One problem per invented identifier, in the goal's language, saying what to do."""
     lang = detect_language(plan.goal)
-    return [pick(lang,
-                 f"{step.id} 的参数 {name}={value!r} 既不在请求中，也不在已有结果中（像是照抄了"
-                 f"示例）：请从查到它的步骤引用，例如 {{{{sN.{name}}}}}，或先加一个查它的步骤。",
-                 f"{step.id} passes {name}={value!r}, which is neither in the request nor in "
-                 f"an earlier result (copied from an example?): reference the step that looks "
-                 f"it up, e.g. {{{{sN.{name}}}}}, or add a step that does.")
+    return [_problem(lang, step, name, value)
             for step, name, value in ungrounded_ids(plan, registry, known=known)]
+
+
+def _problem(lang: Language, step: Step, name: str, value: Any) -> str:
+    return pick(lang,
+                f"{step.id} 的参数 {name}={value!r} 既不在请求中，也不在已有结果中（像是照抄了"
+                f"示例）：请从查到它的步骤引用，例如 {{{{sN.{name}}}}}，或先加一个查它的步骤。",
+                f"{step.id} passes {name}={value!r}, which is neither in the request nor in "
+                f"an earlier result (copied from an example?): reference the step that looks "
+                f"it up, e.g. {{{{sN.{name}}}}}, or add a step that does.")
 
 
 def clear_ungrounded(plan: Plan, registry: ToolRegistry, *, known: Iterable[Any] = ()
                      ) -> list[str]:
     """Empty every invented identifier argument of a read-only step (the executor then
-    infers it from the step's dependencies); return one warning per argument cleared."""
+    infers it from the step's dependencies). The plan's warning about each, left by the
+    review and worded for the model, becomes one saying it was cleared; those are returned.
+    """
     lang = detect_language(plan.goal)
-    warnings = []
+    cleared: list[str] = []
+    stale: set[str] = set()
     for step, name, value in list(ungrounded_ids(plan, registry, known=known)):
         if registry.get(step.tool or "").side_effect:
             continue
+        stale.add(_problem(lang, step, name, value))
         step.args = {**(step.args or {}), name: None}
-        warnings.append(pick(
+        cleared.append(pick(
             lang,
             f"{step.id} 的参数 {name}={value!r} 来历不明，已清空：运行时将根据前面步骤的结果填写。",
             f"{step.id}'s {name}={value!r} came from nowhere and was cleared: it will be "
             "filled from earlier results when the step runs."))
-    return warnings
+    plan.warnings = [w for w in plan.warnings if w not in stale] + cleared
+    return cleared

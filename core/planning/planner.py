@@ -133,7 +133,7 @@ def plan_request(
     if result.questions:
         return result
     if result.plan is not None:
-        result.plan.warnings.extend(clear_ungrounded(result.plan, engine.registry))
+        clear_ungrounded(result.plan, engine.registry)
     if result.plan is None:
         logger.warning("planner output unusable twice; using the fallback plan: %s", result.errors)
         result.plan = fallback_plan(request, result.errors)
@@ -218,8 +218,7 @@ def replan_request(
     result = converse(model, messages, accept, review=review,
                       schema=schema_for(engine.registry))
     if result.plan is not None:
-        result.plan.warnings.extend(
-            clear_ungrounded(result.plan, engine.registry, known=[failure]))
+        clear_ungrounded(result.plan, engine.registry, known=[failure])
     return result
 
 
