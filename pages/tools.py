@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.errors import PlanBoardError
 from core.runs.tool_trials import ToolTrial
-from core.tools.tool_texts import tool_description
+from core.tools.tool_texts import tool_description, tool_parameters
 from ui import state
 from ui.frame import page_header
 from ui.i18n import current_language, t
@@ -22,7 +22,7 @@ def _render_catalogue() -> None:
         with st.expander(f"`{tool.name}`{flag}"):
             st.markdown(tool_description(tool, current_language()))
             st.caption(t("tool_side_effect") if tool.side_effect else t("tool_read_only"))
-            st.json(tool.parameters, expanded=False)
+            st.json(tool_parameters(tool, current_language()), expanded=False)
 
 
 def _try_tool() -> None:

@@ -31,6 +31,14 @@ def test_every_tool_is_listed_with_its_side_effect_flag(runner):
     assert registry.get("calculate").parameters in schemas
 
 
+def test_the_chinese_catalogue_describes_the_parameters_in_chinese(runner):
+    at = open_app("pages/tools.py", language="zh")
+    schemas = [json.loads(element.value) for element in at.json]
+    order = next(s for s in schemas if "order_id" in (s.get("properties") or {})
+                 and "reason" in s["properties"])  # apply_refund's
+    assert order["properties"]["order_id"]["description"] == "要退款的订单号，例如“88231”。"
+
+
 def test_trying_a_tool_shows_its_result(runner):
     at = open_app("pages/tools.py")
     at.selectbox(key="tool_pick").set_value("calculate").run()
