@@ -28,35 +28,53 @@ def offered(body: dict) -> list[str]:
     return [spec["function"]["name"] for spec in body.get("tools") or []]
 
 
-def test_the_first_round_forces_the_order_lookup(fake_openai, registry):
-    fake_openai.script(tool_call("query_order", {"order_id": "70412"}), text(ANSWER))
+PARCEL = {"tracking_no": "YT9876543210"}
+
+
+def test_the_first_rounds_force_the_order_then_its_parcel(fake_openai, registry):
+    fake_openai.script(tool_call("query_order", {"order_id": "70412"}),
+                       tool_call("query_logistics", PARCEL), text(ANSWER))
     answer, usage, calls = ask(fake_openai, registry, ORDER_QUESTION)
-    first, second = fake_openai.chat_bodies
+    first, second, third = fake_openai.chat_bodies
     assert offered(first) == ["query_order"]
     assert first["tool_choice"] == {"type": "function", "function": {"name": "query_order"}}
+    assert offered(second) == ["query_logistics"]
     observation = second["messages"][-1]
     assert observation["role"] == "tool" and "in_transit" in observation["content"]
     call = second["messages"][-2]  # llama.cpp's server refuses an assistant message with null
     assert call["role"] == "assistant" and call["content"] == "" and call["tool_calls"]
-    assert [(c.name, c.args, c.result["status"]) for c in calls] == [
-        ("query_order", {"order_id": "70412"}, "in_transit")]
-    assert answer == ANSWER and usage.llm_calls == 2
+    assert "Zhengzhou" in third["messages"][-1]["content"]  # the parcel's last scan
+    assert [(c.name, c.args) for c in calls] == [
+        ("query_order", {"order_id": "70412"}), ("query_logistics", PARCEL)]
+    assert calls[0].result["status"] == "in_transit"
+    assert answer == ANSWER and usage.llm_calls == 3
 
 
-def test_an_endpoint_that_ignores_the_choice_still_gets_the_tool_result(fake_openai, registry):
+def test_an_endpoint_that_ignores_the_choice_still_gets_the_tool_results(fake_openai, registry):
     # llama.cpp's ladder is "auto" only; this model answers from memory instead
-    fake_openai.script(text("Orders usually arrive in 3-5 days; check the courier's site."),
-                       text(ANSWER))
+    memory = "Orders usually arrive in 3-5 days; check the courier's site."
+    fake_openai.script(text(memory), text(memory), text(ANSWER))
     answer, _, calls = ask(fake_openai, registry, ORDER_QUESTION, provider="llamacpp")
-    first, second = fake_openai.chat_bodies
+    first, second, _third = fake_openai.chat_bodies
     assert offered(first) == ["query_order"] and first["tool_choice"] == "auto"
-    assert [c.name for c in calls] == ["query_order"]
+    # the parcel's tracking number comes from the order's result, not from the model
+    assert [(c.name, c.args) for c in calls] == [
+        ("query_order", {"order_id": "70412"}), ("query_logistics", PARCEL)]
     assistant, observation = second["messages"][-2:]  # plain turns: see core.llm.tool_messages
     assert assistant["role"] == "assistant" and '"order_id": "70412"' in assistant["content"]
     assert observation["role"] == "user"
     assert observation["content"].startswith("Result of query_order:")
     assert "YT9876543210" in observation["content"]
     assert answer == ANSWER
+
+
+def test_an_unknown_order_ends_the_chain_and_the_model_answers(fake_openai, registry):
+    fake_openai.script(tool_call("query_order", {"order_id": "12345"}),
+                       text("Order 12345 does not exist."))
+    answer, _, calls = ask(fake_openai, registry, "Check order 12345 and tell me when it "
+                                                  "will arrive")
+    assert [c.name for c in calls] == ["query_order"] and calls[0].error
+    assert answer == "Order 12345 does not exist." and len(fake_openai.chat_bodies) == 2
 
 
 def test_a_request_no_tool_fits_is_not_forced(fake_openai, registry):
@@ -69,6 +87,8 @@ def test_a_request_no_tool_fits_is_not_forced(fake_openai, registry):
 
 
 def test_arguments_that_are_not_json_fall_back_to_the_request(fake_openai, registry):
-    fake_openai.script(tool_call("query_order", "{order_id: 70412"), text(ANSWER))
+    fake_openai.script(tool_call("query_order", "{order_id: 70412"),
+                       tool_call("query_logistics", PARCEL), text(ANSWER))
     _, _, calls = ask(fake_openai, registry, ORDER_QUESTION)
-    assert [(c.name, c.args) for c in calls] == [("query_order", {"order_id": "70412"})]
+    assert [(c.name, c.args) for c in calls] == [
+        ("query_order", {"order_id": "70412"}), ("query_logistics", PARCEL)]

@@ -7,8 +7,9 @@ tracking number, services, SQL / tables or the current time, while a read-only t
 exactly that (by its parameter names or keywords) and no step it depends on already uses that tool.
 The synthesis step is exempt: it only writes the answer.
 
-:func:`first_tool_step` is the same idea for the direct answer: the read-only tool call
-the rule planner would start with, which the short loop forces as its first round.
+:func:`tool_chain` is the same idea for the direct answer: the read-only tool calls the
+rule planner would start with (an order, then its parcel), which the short loop forces as
+its first rounds.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from core.planning.offline import offline_plan
 from core.planning.offline.text import extract_entities
 from core.tools.registry import Tool, ToolRegistry
 
-__all__ = ["first_tool_step", "needed_tools", "tool_hint_problems"]
+__all__ = ["needed_tools", "tool_chain", "tool_hint_problems"]
 
 _SERVICES = re.compile(r"\bservices?\b|micro-?services?|服务", re.IGNORECASE)
 _TABLES = re.compile(r"\bsql\b|\btables?\b|\bselect\b.+\bfrom\b|数据表|表结构", re.IGNORECASE)
@@ -106,12 +107,16 @@ def _tools_upstream(step: Step, by_id: dict[str, Step]) -> set[str]:
     return tools
 
 
-def first_tool_step(request: str, registry: ToolRegistry) -> Step | None:
-    """The first read-only tool step the rule planner drafts for ``request`` whose
-    arguments need no earlier result, or None when no tool fits the request."""
+def tool_chain(request: str, registry: ToolRegistry, *, limit: int = 2) -> list[Step]:
+    """The read-only tool steps the rule planner drafts for ``request``, in plan order, each
+    needing only the ones before it (query_order, then query_logistics on its tracking
+    number), at most ``limit``; empty when no tool fits the request."""
+    chain: list[Step] = []
     for step in offline_plan(request, registry).steps:
         if step.tool is None or step.tool not in registry or registry.get(step.tool).side_effect:
             continue
-        if not step.depends_on and "{{" not in str(step.args or {}):
-            return step
-    return None
+        if set(step.depends_on) <= {earlier.id for earlier in chain}:
+            chain.append(step)
+        if len(chain) == limit:
+            break
+    return chain

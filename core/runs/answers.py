@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field
 from core.base.language import Language, detect_language, pick, terms
 from core.base.text import clip
 from core.base.usage import Usage
-from core.errors import ToolError
+from core.errors import ToolArgumentError, ToolError
+from core.execution.context import resolve_args
 from core.execution.events import RunEvent
 from core.execution.executor import StepOutcome, apply_outcome, execute_step
 from core.execution.react import run_react
@@ -30,7 +31,7 @@ from core.planning.offline import offline_plan
 from core.planning.offline.answer import compose_answer
 from core.planning.offline.text import clean_query
 from core.planning.router import KNOWLEDGE_TOOL, Route
-from core.planning.tool_hints import first_tool_step
+from core.planning.tool_hints import tool_chain
 from core.prompts.adaptive import DIRECT_SYSTEM, KNOWLEDGE_SYSTEM, language_name
 from core.store.run_store import RunStore
 from core.tools.registry import ToolRegistry
@@ -230,7 +231,8 @@ class _Tally:
 def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCallRecord]]:
     """Answer with a short ReAct loop (1-3 read-only tool calls), or offline with the rule
     planner's tool steps run directly (side effects are never run here). When a read-only
-    tool fits the request, the loop's first round is a forced call of it.
+    tool fits the request, the loop's first rounds are forced calls of it and of the lookup
+    it leads to (an order, then its parcel).
 
     Raises ToolError when the model gives no answer within the rounds.
     """
@@ -244,14 +246,23 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
         {"role": "user", "content": request},
     ]
     rounds = DIRECT_ROUNDS
-    step = first_tool_step(request, engine.registry)
-    if step is not None and step.tool is not None:
-        # a tool fits: the first round calls it, so the answer rests on its result
-        first = open_with_tool(engine.model, messages, engine.registry.get(step.tool),
-                               lambda args: recorder.call(step.tool, args),
-                               fallback_args=step.args)
-        tally.usage = tally.usage + first.usage
-        messages += first.messages
+    results: dict[str, Any] = {}
+    for step in tool_chain(request, engine.registry):
+        # a tool fits: the first rounds call it (and the lookup it leads to), so the answer
+        # rests on their results, not on the model's memory
+        try:
+            fallback = resolve_args(step.args or {}, results)
+        except ToolArgumentError:
+            break  # the step before found nothing to go on (an unknown order)
+        name = step.tool or ""
+        made = open_with_tool(engine.model, messages, engine.registry.get(name),
+                              lambda args, name=name: recorder.call(name, args),
+                              fallback_args=fallback)
+        tally.usage = tally.usage + made.usage
+        if not made.messages:
+            break
+        messages += made.messages
+        results[step.id] = recorder.records[-1].result if recorder.records else None
         rounds -= 1
     result = run_react(engine.model, recorder, messages, tally=tally, rounds=rounds)
     return result.text, tally.usage, recorder.records
