@@ -16,6 +16,7 @@ from core.base.language import detect_language
 from core.base.messages import Message, msg
 from core.base.usage import Usage
 from core.errors import LLMError, PlanBoardError, ToolArgumentError, ToolError, UnknownToolError
+from core.execution.answer_language import in_language
 from core.execution.context import build_step_context, fallback_answer, resolve_args
 from core.execution.react import MAX_REACT_ROUNDS, ReactCancelled, run_react
 from core.execution.readiness import condition_holds
@@ -215,6 +216,7 @@ def _synthesise(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> StepOu
     text = (reply.content or "").strip()
     if not text:
         raise _StepFailed(msg("step.empty_synthesis"))
+    text = in_language(engine.model, text, language, tally)
     _require_answer(text, plan, step)
     return tally.outcome("completed", "synthesis", result=text)
 

@@ -11,6 +11,7 @@ __all__ = [
     "LANGUAGE_NAMES",
     "REACT_FINAL_NUDGE",
     "REACT_SYSTEM",
+    "LANGUAGE_REWRITE_SYSTEM",
     "SYNTHESIS_SYSTEM",
     "condition_messages",
     "forced_tool_messages",
@@ -54,6 +55,10 @@ If an earlier answer is among the results (a follow-up), do not repeat it: answe
 follow-up from the new results and refer to the earlier answer in one sentence at most.
 
 {context}"""
+
+LANGUAGE_REWRITE_SYSTEM = """\
+Rewrite the user's message in {language}. Keep every fact, number, date, id, name and
+Markdown table exactly; change nothing else. Output only the rewritten text."""
 
 CONDITION_JUDGE_SYSTEM = """\
 You decide whether a plan step should run. Its condition is: "{condition}".

@@ -18,6 +18,7 @@ from core.base.language import Language, detect_language, pick, terms
 from core.base.text import clip
 from core.base.usage import Usage
 from core.errors import ToolArgumentError, ToolError
+from core.execution.answer_language import in_language
 from core.execution.context import resolve_args
 from core.execution.events import RunEvent
 from core.execution.executor import StepOutcome, apply_outcome, execute_step
@@ -265,7 +266,8 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
         results[step.id] = recorder.records[-1].result if recorder.records else None
         rounds -= 1
     result = run_react(engine.model, recorder, messages, tally=tally, rounds=rounds)
-    return result.text, tally.usage, recorder.records
+    text = in_language(engine.model, result.text, lang, tally)
+    return text, tally.usage, recorder.records
 
 
 def _direct_offline(request: str, engine: Engine, lang: Language
