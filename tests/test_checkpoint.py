@@ -151,12 +151,26 @@ def test_llm_checkpoint_replaces_pending_steps_with_fresh_ids() -> None:
 
 def test_can_finish_early_keeps_only_the_synthesis() -> None:
     plan = three_steps()
+    plan.step("s1").result["status"] = "in_transit"  # the refund's condition fails
     model = ScriptedChatModel(['{"needs_replan": false, "can_finish_early": true, '
                                '"reason": "done", "updated_pending_steps": null}'])
     decision, _ = checkpoint(plan, plan.step("s1"), Engine(ToolRegistry(), model))
     new = apply_decision(plan, decision)
     assert new is not None and new.ids() == ["s1", "s3"]
     assert new.step("s3").depends_on == ["s1"]
+
+
+def test_a_step_whose_condition_holds_cannot_be_dropped(registry: ToolRegistry) -> None:
+    # the local model saw "delivered" and dropped the refund the request made conditional
+    # on exactly that ("no refund is needed")
+    plan = three_steps()
+    model = ScriptedChatModel(['{"needs_replan": false, "can_finish_early": true, '
+                               '"reason": "delivered, so no refund is needed", '
+                               '"updated_pending_steps": null}'])
+    result = run_checkpoint("adaptive", plan, plan.step("s1"), Engine(registry, model))
+    assert result.plan is None
+    [warning] = result.warnings
+    assert "s2 cannot be dropped: its condition s1.status == 'delivered' holds" in warning
 
 
 def test_no_call_when_only_the_synthesis_is_pending() -> None:
@@ -193,6 +207,7 @@ def test_apply_decision_rejects_a_cycle_and_drops_readers_of_dropped_steps() -> 
     ])
     with pytest.raises(PlanValidationError):
         apply_decision(plan, cycle)
+    plan.step("s1").result["status"] = "in_transit"  # s2 is not due: it may go
     dropped = CheckpointDecision(needs_replan=True, updated_pending_steps=[
         {"id": "s9", "description": "reads s2", "tool": "query_logistics",
          "args": {"tracking_no": "{{s2.tracking_no}}"}, "depends_on": ["s2"]},

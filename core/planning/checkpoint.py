@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, field_validator
 
+from core.base.expressions import ExpressionError, evaluate_condition, is_expression_condition
 from core.base.language import detect_language, pick
 from core.base.usage import Usage
 from core.errors import LLMError, PlanError, PlanValidationError
@@ -258,10 +259,34 @@ def apply_decision(plan: Plan, decision: CheckpointDecision,
     candidate = plan.model_copy(deep=True, update={"steps": steps, "version": plan.version + 1})
     if _same_steps(plan, candidate):
         return None
-    problems = candidate.validate(registry)
+    problems = candidate.validate(registry) + _dropped_while_due(plan, candidate)
     if problems:
         raise PlanValidationError(problems)
     return candidate
+
+
+def _dropped_while_due(plan: Plan, candidate: Plan) -> list[str]:
+    """One problem per pending step the decision drops although its own condition holds.
+
+    The small local model, having seen "delivered", dropped the refund the request made
+    conditional on exactly that ("no refund is needed"): the data says the step is due.
+    """
+    kept, results = set(candidate.ids()), plan.results()
+    lang = detect_language(plan.goal)
+    problems = []
+    for step in plan.steps:
+        if (step.status != "pending" or step.id in kept or not step.condition
+                or not is_expression_condition(step.condition)):
+            continue
+        try:
+            due = evaluate_condition(step.condition, results)
+        except ExpressionError:
+            continue  # it reads a result still to come: nothing says it is due
+        if due:
+            problems.append(pick(
+                lang, f"不能去掉 {step.id}：它的条件 {step.condition} 已经成立",
+                f"{step.id} cannot be dropped: its condition {step.condition} holds"))
+    return problems
 
 
 def steps_from_dicts(items: list[dict[str, Any]], plan: Plan, *, reuse: set[str] = frozenset()
