@@ -173,6 +173,18 @@ def test_a_step_whose_condition_holds_cannot_be_dropped(registry: ToolRegistry) 
     assert "s2 cannot be dropped: its condition s1.status == 'delivered' holds" in warning
 
 
+def test_an_approved_side_effect_without_a_condition_cannot_be_dropped(
+        registry: ToolRegistry) -> None:
+    plan = three_steps()
+    plan.step("s2").condition = None  # "refund it if delivered" written in words only
+    model = ScriptedChatModel(['{"needs_replan": false, "can_finish_early": true, '
+                               '"reason": "delivered, so no refund is needed", '
+                               '"updated_pending_steps": null}'])
+    result = run_checkpoint("adaptive", plan, plan.step("s1"), Engine(registry, model))
+    assert result.plan is None
+    assert "s2 cannot be dropped: it is an approved action" in result.warnings[0]
+
+
 def test_no_call_when_only_the_synthesis_is_pending() -> None:
     plan = three_steps()
     plan.step("s2").advance("skipped")

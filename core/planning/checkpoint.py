@@ -259,24 +259,34 @@ def apply_decision(plan: Plan, decision: CheckpointDecision,
     candidate = plan.model_copy(deep=True, update={"steps": steps, "version": plan.version + 1})
     if _same_steps(plan, candidate):
         return None
-    problems = candidate.validate(registry) + _dropped_while_due(plan, candidate)
+    problems = candidate.validate(registry) + _dropped_while_due(plan, candidate, registry)
     if problems:
         raise PlanValidationError(problems)
     return candidate
 
 
-def _dropped_while_due(plan: Plan, candidate: Plan) -> list[str]:
-    """One problem per pending step the decision drops although its own condition holds.
+def _dropped_while_due(plan: Plan, candidate: Plan, registry: ToolRegistry | None
+                       ) -> list[str]:
+    """One problem per pending step the decision may not drop: its own condition holds,
+    or it is an approved side effect with no expression condition that could say it is
+    not needed.
 
     The small local model, having seen "delivered", dropped the refund the request made
-    conditional on exactly that ("no refund is needed"): the data says the step is due.
+    conditional on exactly that ("no refund is needed"): the data said the step was due.
     """
     kept, results = set(candidate.ids()), plan.results()
     lang = detect_language(plan.goal)
     problems = []
     for step in plan.steps:
-        if (step.status != "pending" or step.id in kept or not step.condition
-                or not is_expression_condition(step.condition)):
+        if step.status != "pending" or step.id in kept:
+            continue
+        if not step.condition or not is_expression_condition(step.condition):
+            if registry is not None and step.tool in registry and registry.get(
+                    step.tool or "").side_effect:
+                problems.append(pick(
+                    lang, f"不能去掉 {step.id}：它是已批准的操作，没有条件表明它不再需要",
+                    f"{step.id} cannot be dropped: it is an approved action and no "
+                    "condition says it is not needed"))
             continue
         try:
             due = evaluate_condition(step.condition, results)
