@@ -80,3 +80,12 @@ def test_a_condition_still_missing_is_a_warning_the_approver_sees(fake_openai, r
         result = plan_request("Check order 88231 and refund it if it was delivered",
                               Engine(registry=registry, model=model))
     assert any("s2 (apply_refund) states a condition" in w for w in result.plan.warnings)
+
+
+def test_the_hint_names_the_lookup_not_a_reasoning_step_between(registry):
+    reasoning = {"id": "s2", "description": "Check if the order has been delivered",
+                 "tool": None, "depends_on": ["s1"]}
+    refund = {**WORDS_ONLY, "id": "s3", "depends_on": ["s2"]}
+    plan = Plan.model_validate({"goal": "g", "steps": [LOOKUP, reasoning, refund]})
+    [problem] = guard_problems(plan, registry)
+    assert "e.g. s1.status == 'delivered'" in problem

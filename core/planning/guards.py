@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from core.base.language import detect_language, pick
-from core.plan.model import Plan
+from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry
 
 __all__ = ["guard_problems"]
@@ -32,7 +32,7 @@ def guard_problems(plan: Plan, registry: ToolRegistry) -> list[str]:
                 or not registry.get(step.tool or "").side_effect
                 or not _CONDITIONAL.search(step.description)):
             continue
-        source = step.depends_on[0] if step.depends_on else "sN"
+        source = _looked_up_by(plan, step) or "sN"
         problems.append(pick(
             lang,
             f"{step.id}（{step.tool}）的描述带条件，但没有填写 condition，它会无条件执行："
@@ -41,3 +41,19 @@ def guard_problems(plan: Plan, registry: ToolRegistry) -> list[str]:
             f"\"condition\", so it would run regardless: write the condition over earlier "
             f"results, e.g. {source}.status == 'delivered'."))
     return problems
+
+
+def _looked_up_by(plan: Plan, step: Step) -> str | None:
+    """The nearest step ``step`` depends on that calls a tool (its result has fields to
+    test, where a reasoning step's text has none)."""
+    by_id = {other.id: other for other in plan.steps}
+    queue, seen = list(step.depends_on), set()
+    while queue:
+        current = by_id.get(queue.pop(0))
+        if current is None or current.id in seen:
+            continue
+        seen.add(current.id)
+        if current.tool:
+            return current.id
+        queue.extend(current.depends_on)
+    return None
