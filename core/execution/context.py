@@ -10,6 +10,7 @@ from typing import Any
 from core.base.language import detect_language
 from core.base.messages import Message, msg
 from core.errors import ToolArgumentError
+from core.plan.dag import ancestors
 from core.plan.model import REFERENCE, Plan, Step
 
 __all__ = [
@@ -136,15 +137,8 @@ def context_step_ids(plan: Plan, step: Step) -> list[str]:
         return [dep for dep in step.depends_on if dep in plan.ids()]
     if not step.depends_on:
         return [s.id for s in plan.steps if s.id != step.id]
-    ancestors: set[str] = set()
-    frontier = list(step.depends_on)
-    while frontier:
-        current = frontier.pop()
-        if current in ancestors or current not in plan.ids():
-            continue
-        ancestors.add(current)
-        frontier.extend(plan.step(current).depends_on)
-    return [s.id for s in plan.steps if s.id in ancestors]
+    upstream = set(ancestors({s.id: s.depends_on for s in plan.steps}, step.depends_on))
+    return [s.id for s in plan.steps if s.id in upstream]
 
 
 def fold_texts(texts: dict[str, str], budget: int) -> dict[str, str]:

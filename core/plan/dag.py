@@ -8,13 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["critical_path", "dependency_cycles", "topological_ids"]
+__all__ = ["ancestors", "critical_path", "dependency_cycles", "topological_ids"]
 
 Graph = Mapping[str, Sequence[str]]
 
 
 def _edges(graph: Graph) -> dict[str, list[str]]:
     return {sid: [d for d in dict.fromkeys(deps) if d in graph] for sid, deps in graph.items()}
+
+
+def ancestors(graph: Graph, start: Sequence[str]) -> list[str]:
+    """Every id reachable from ``start`` through dependencies, nearest first (breadth
+    first); ids not in the graph are skipped."""
+    edges = _edges(graph)
+    seen: dict[str, None] = {}
+    queue = [sid for sid in start if sid in edges]
+    while queue:
+        current = queue.pop(0)
+        if current in seen:
+            continue
+        seen[current] = None
+        queue.extend(edges[current])
+    return list(seen)
 
 
 def topological_ids(graph: Graph) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from core.base.language import detect_language, pick
+from core.plan.dag import ancestors
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry
 
@@ -46,14 +47,6 @@ def guard_problems(plan: Plan, registry: ToolRegistry) -> list[str]:
 def _looked_up_by(plan: Plan, step: Step) -> str | None:
     """The nearest step ``step`` depends on that calls a tool (its result has fields to
     test, where a reasoning step's text has none)."""
-    by_id = {other.id: other for other in plan.steps}
-    queue, seen = list(step.depends_on), set()
-    while queue:
-        current = by_id.get(queue.pop(0))
-        if current is None or current.id in seen:
-            continue
-        seen.add(current.id)
-        if current.tool:
-            return current.id
-        queue.extend(current.depends_on)
-    return None
+    graph = {other.id: other.depends_on for other in plan.steps}
+    return next((sid for sid in ancestors(graph, step.depends_on) if plan.step(sid).tool),
+                None)

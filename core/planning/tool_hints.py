@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 
 from core.base.language import Language, detect_language, pick
+from core.plan.dag import ancestors
 from core.plan.model import Plan, Step
 from core.planning.offline import offline_plan
 from core.planning.offline.text import extract_entities
@@ -93,18 +94,9 @@ def tool_hint_problems(plan: Plan, registry: ToolRegistry) -> list[str]:
 
 def _tools_upstream(step: Step, by_id: dict[str, Step]) -> set[str]:
     """The tools of every step ``step`` depends on, directly or not."""
-    seen: set[str] = set()
-    tools: set[str] = set()
-    pending = list(step.depends_on)
-    while pending:
-        current = by_id.get(pending.pop())
-        if current is None or current.id in seen:
-            continue
-        seen.add(current.id)
-        if current.tool:
-            tools.add(current.tool)
-        pending.extend(current.depends_on)
-    return tools
+    graph = {sid: other.depends_on for sid, other in by_id.items()}
+    return {tool for sid in ancestors(graph, step.depends_on)
+            if (tool := by_id[sid].tool)}
 
 
 def tool_chain(request: str, registry: ToolRegistry, *, limit: int = 2) -> list[Step]:
