@@ -271,23 +271,22 @@ def test_a_checkpoint_waits_until_no_step_runs_and_keeps_parallel_results(tools)
 
 
 def test_an_outcome_finishing_after_a_version_change_lands_in_the_new_version(tools):
-    from concurrent.futures import Future
-
     from core.execution.control import RunControl
     from core.execution.coordinator import Coordinator, RunBook
     from core.execution.executor import StepOutcome
+    from core.execution.launcher import ThreadPoolLauncher
 
     old = Plan(goal="g", steps=[lookup("s1", "a"), answer("s2", "s1")])
     old.step("s1").advance("running")
     events, sink = collect()
+    unused = ThreadPoolLauncher(lambda *_: StepOutcome(status="skipped"), 1)  # starts nothing
     coordinator = Coordinator(old, Engine(registry=tools.registry()), RunOptions(),
                               RunControl(), lambda kind, plan, step_id=None, **data: sink(
                                   RunEvent(kind=kind, step_id=step_id, data=data,
-                                           plan_version=plan.version)), RunBook(versions=[old]))
+                                           plan_version=plan.version)), RunBook(versions=[old]),
+                              launcher=unused)
     coordinator.plan = old.model_copy(deep=True, update={"version": 2})  # s1 copied running
-    future: Future[StepOutcome] = Future()
-    future.set_result(StepOutcome(status="completed", result={"value": 1}))
-    coordinator._apply(old.step("s1"), future)
+    coordinator._apply(old.step("s1"), StepOutcome(status="completed", result={"value": 1}))
     assert coordinator.plan.step("s1").status == "completed"
     assert coordinator.plan.step("s1").result == {"value": 1}
     assert old.step("s1").status == "completed"  # the old version does not stay running

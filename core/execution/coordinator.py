@@ -1,16 +1,18 @@
 """The scheduler's coordinator: starts ready steps, applies outcomes, runs checkpoints.
 
-Every plan change happens in the coordinator's thread; workers only run steps. After a
-step completes, its success criteria are checked; under the ``adaptive`` and
-``every_step`` policies a checkpoint runs once no step is running (new steps wait), so a
-new plan version is only adopted while nothing runs.
+Every plan change happens in the coordinator's thread; a launcher
+(:mod:`core.execution.launcher`) only runs steps. After a step completes, its success
+criteria are checked; under the ``adaptive`` and ``every_step`` policies a checkpoint runs
+once no step is running (new steps wait), so a new plan version is only adopted while
+nothing runs. A step waiting for a person's confirmation (and a version waiting for
+approval, in the gate) is plain state, looked at again on every turn of the loop; the loop
+wakes when a step finishes or the run control changes, and holds no thread meanwhile.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -19,7 +21,8 @@ from core.base.language import detect_language, pick
 from core.base.usage import Usage
 from core.execution.control import ControlWake, RunControl
 from core.execution.events import EventKind
-from core.execution.executor import StepOutcome, apply_outcome, execute_step, is_synthesis
+from core.execution.executor import StepOutcome, apply_outcome, is_synthesis
+from core.execution.launcher import StepHandle, StepLauncher
 from core.execution.options import RunOptions
 from core.execution.readiness import blocked_steps, condition_holds, ready_steps
 from core.execution.success_check import check_success, classify_failure
@@ -60,16 +63,16 @@ class Coordinator:
     """Runs the current plan version as far as it can go (``self.plan`` may be replaced)."""
 
     def __init__(self, plan: Plan, engine: Engine, options: RunOptions, control: RunControl,
-                 emit: Emit, book: RunBook, checkpointer: Checkpointer | None = None) -> None:
+                 emit: Emit, book: RunBook, checkpointer: Checkpointer | None = None, *,
+                 launcher: StepLauncher) -> None:
         self.plan, self.engine, self.options = plan, engine, options
         self.control, self.emit, self.book = control, emit, book
         self.checkpointer = checkpointer  # adaptive / every_step only
-        self.running: dict[Future[StepOutcome], Step] = {}
-        self.confirming: dict[Future[bool], Step] = {}
-        self.futures: list[Future[Any]] = []  # every future started, kept to the end
+        self.launcher = launcher
+        self.running: dict[StepHandle, Step] = {}
+        self.awaiting: dict[str, Step] = {}  # side-effecting steps a person was asked about
         self.confirmed: set[str] = set()
         self.checks: list[str] = []  # completed steps waiting for their checkpoint
-        self.abandoned: set[str] = set()  # confirmations of steps a new version dropped
         self.cancel_announced = False
         self.hold = False
         self.gate = VersionGate(control, options, engine.registry, emit, self._finish,
@@ -79,33 +82,27 @@ class Coordinator:
         self.hold = hold_synthesis
         wake = ControlWake()
         self.control.add_listener(wake.fire)
-        workers = self.options.max_parallel + 64  # threads start lazily; waiters need room
         try:
-            with ThreadPoolExecutor(max_workers=workers,
-                                    thread_name_prefix="planboard-step") as pool:
-                while True:
-                    if self.control.is_cancelled():
-                        self.checks.clear()
-                        self._cancel_pending()
-                    else:
-                        if self.checks and not self.running:
-                            self._run_checks()
-                        if not self.control.is_paused() and not self.checks:
-                            self._launch(pool)
-                    if not (self.running or self.confirming or self.gate.asking or self.checks):
-                        break
-                    waiting = [*self.running, *self.confirming, *self.gate.asking, wake.future]
-                    done, _ = wait(waiting, timeout=POLL_S, return_when=FIRST_COMPLETED)
-                    wake.rearm()
-                    for future in done:
-                        if future in self.running:
-                            self._apply(self.running.pop(future), future)
-                        elif future in self.confirming:
-                            self._confirmation_done(self.confirming.pop(future), future)
-                        else:  # a version's decision: the next launch acts on it
-                            self.gate.asking.pop(future, None)
+            while True:
+                if self.control.is_cancelled():
+                    self.checks.clear()
+                    self.awaiting.clear()
+                    self.gate.asking.clear()
+                    self._cancel_pending()
+                else:
+                    self._review_confirmations()
+                    self.gate.review(self.plan)
+                    if self.checks and not self.running:
+                        self._run_checks()
+                    if not self.control.is_paused() and not self.checks:
+                        self._launch()
+                if not (self.running or self.awaiting or self.gate.asking or self.checks):
+                    break
+                finished = self.launcher.next_done(POLL_S, wake)
+                wake.rearm()  # before the control is read again: no change goes unseen
+                for handle, outcome in finished:
+                    self._apply(self.running.pop(handle), outcome)
         finally:
-            self.abandoned.update(s.id for s in self.confirming.values())
             self.control.remove_listener(wake.fire)
         if self.control.is_cancelled():
             self._cancel_pending()
@@ -122,29 +119,28 @@ class Coordinator:
         held = self.book.misses if self.hold else ()
         return ready_steps(self.plan, ignorable=self.book.ignorable, held=held)
 
-    def _launch(self, pool: ThreadPoolExecutor) -> None:
+    def _launch(self) -> None:
         progressed = True
         while progressed:
             progressed = False
-            busy = {s.id for s in self.confirming.values()}
             held = self.gate.held(self.plan)
             for step in self._ready():
-                if step.id in busy or not self._may_start(step):
+                if step.id in self.awaiting or not self._may_start(step):
                     continue
                 if self._condition_false(step):
                     progressed = True
                     continue
                 if step.id in held:  # beyond the approved plan: approved first, or not run
-                    if self.gate.admit(pool, self.plan, step, held, self.futures):
+                    if self.gate.admit(self.plan, step, held):
                         progressed = True
                         break  # the decision changed what is held
                     continue
                 if self._needs_confirmation(step) and step.id not in self.confirmed:
-                    progressed |= self._ask_confirmation(pool, step)
+                    progressed |= self._ask_confirmation(step)
                     continue
                 if len(self.running) >= self.options.max_parallel:
                     continue  # no free slot; later steps may still ask for confirmation
-                self._start(pool, step)
+                self._start(step)
                 progressed = True
 
     def _may_start(self, step: Step) -> bool:
@@ -174,47 +170,46 @@ class Coordinator:
         return step.tool in self.engine.registry and self.engine.registry.get(
             step.tool).side_effect
 
-    def _ask_confirmation(self, pool: ThreadPoolExecutor, step: Step) -> bool:
+    def _ask_confirmation(self, step: Step) -> bool:
+        """Apply a decision already taken, or ask a person (True when decided)."""
         decision = self.control.decision(step.id)
-        if decision is True:
-            self.confirmed.add(step.id)
-            self.emit("confirmed", self.plan, step.id)
-            return True
-        if decision is False:
-            self._reject(step)
+        if decision is not None:
+            self._decided(step, decision)
             return True
         self.emit("waiting_confirmation", self.plan, step.id, tool=step.tool,
                   args=step.args, description=step.description)
-        future = pool.submit(self._await_confirmation, step)
-        self.futures.append(future)
-        self.confirming[future] = step
+        self.awaiting[step.id] = step
         return False
 
-    def _await_confirmation(self, step: Step) -> bool:
-        """Worker: wait for a person, giving up when a new plan version dropped the step."""
-        while True:
-            confirmed = self.control.wait_for_confirmation(step, timeout=POLL_S)
-            if (confirmed or step.id in self.abandoned or self.control.is_paused()
-                    or self.control.is_cancelled() or self.control.decision(step.id) is not None):
-                return confirmed
+    def _review_confirmations(self) -> None:
+        """Apply the decisions taken since the last turn. A step a new version dropped (or
+        ended) is no longer awaited; on a pause it stays pending and is asked again later."""
+        for step_id, step in list(self.awaiting.items()):
+            step = self._current(step)
+            decision = self.control.decision(step_id)
+            if step.status != "pending":
+                del self.awaiting[step_id]
+            elif decision is not None:
+                del self.awaiting[step_id]
+                self._decided(step, decision)
+            elif self.control.is_paused():
+                del self.awaiting[step_id]
 
-    def _start(self, pool: ThreadPoolExecutor, step: Step) -> None:
+    def _decided(self, step: Step, confirmed: bool) -> None:
+        if confirmed:
+            self.confirmed.add(step.id)
+            self.emit("confirmed", self.plan, step.id)
+        else:
+            self._reject(step)
+
+    def _start(self, step: Step) -> None:
         """Start ``step``: it shows as running at once, also while a demo pace delays it."""
         step.advance("running")
         self.emit("step_started", self.plan, step.id, tool=step.tool,
                   description=step.description)
         run_id = self.options.run_id or self.plan.id
         key = f"{run_id}:{step.id}:v{self.plan.version}"
-        future = pool.submit(self._paced, self.plan, step, key)
-        self.futures.append(future)
-        self.running[future] = step
-
-    def _paced(self, plan: Plan, step: Step, key: str) -> StepOutcome:
-        """Run ``step`` in a worker, after the demo pace (parallel steps wait side by side)."""
-        if self.options.step_delay_s:
-            self.control.pace(self.options.step_delay_s)
-        return execute_step(plan, step, self.engine, cancel=self.control.cancel_event,
-                            idempotency_key=key)
+        self.running[self.launcher.start(self.plan, step, key)] = step
 
     # ---- finishing ----------------------------------------------------------------------
 
@@ -224,12 +219,7 @@ class Coordinator:
             return step
         return self.plan.step(step.id)
 
-    def _apply(self, step: Step, future: Future[StepOutcome]) -> None:
-        try:
-            outcome = future.result()
-        except Exception as exc:  # execute_step never raises; this guards the guarantee
-            logger.exception("step %s raised out of the executor", step.id)
-            outcome = StepOutcome(status="failed", error=f"{type(exc).__name__}: {exc}")
+    def _apply(self, step: Step, outcome: StepOutcome) -> None:
         current = self._current(step)
         if current is not step and step.status == "running":  # an older version's copy
             apply_outcome(step, outcome)
@@ -281,26 +271,6 @@ class Coordinator:
             self.book.ignorable.add(step.id)
         return kind
 
-    def _confirmation_done(self, step: Step, future: Future[bool]) -> None:
-        if step.id in self.abandoned:
-            return
-        step = self._current(step)
-        if step.status != "pending":
-            return
-        try:
-            confirmed = future.result()
-        except Exception:
-            logger.exception("waiting for confirmation of %s failed", step.id)
-            confirmed = False
-        if confirmed:
-            self.confirmed.add(step.id)
-            self.emit("confirmed", self.plan, step.id)
-        elif self.control.is_cancelled():
-            self._cancel_pending()
-        elif self.control.decision(step.id) is False or not self.control.is_paused():
-            self._reject(step)
-        # else: woken by a pause; the step stays pending and is asked again on resume
-
     def _reject(self, step: Step) -> None:
         self.emit("rejected", self.plan, step.id)
         self._finish(step, StepOutcome(status="skipped", error=REJECTED, mode="direct"))
@@ -343,11 +313,8 @@ class Coordinator:
         old = self.plan
         if new_plan.version <= old.version:
             new_plan.version = old.version + 1
-        pending = {s.id for s in new_plan.steps if s.status == "pending"}
-        self.abandoned.update(s.id for s in self.confirming.values() if s.id not in pending)
-        retire(old, new_plan)
+        retire(old, new_plan)  # an awaited step it dropped ends skipped, no longer awaited
         self.emit("replanned", new_plan, from_version=old.version,
                   to_version=new_plan.version, reason=reason, source="checkpoint")
         self.plan = new_plan
-        self.gate.version = new_plan.version  # a wait for the old version's approval ends
         self.book.versions.append(new_plan)

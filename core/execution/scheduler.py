@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -25,6 +26,7 @@ from core.execution.control import RunControl
 from core.execution.coordinator import Coordinator, RunBook, tr
 from core.execution.events import EventKind, EventSink, RunEvent
 from core.execution.executor import is_synthesis
+from core.execution.launcher import StepLauncher, ThreadPoolLauncher, paced_work
 from core.execution.options import RunOptions
 from core.lifecycle import CRASH_RESET
 from core.lifecycle import OutcomeStatus as RunStatus
@@ -85,6 +87,7 @@ def run_plan(
     control: RunControl | None = None,
     on_event: EventSink | None = None,
     replanner: Replanner | None = None,
+    launcher: StepLauncher | None = None,
 ) -> RunOutcome:
     """Run ``plan`` (in place) to the end, a pause or a cancellation, and compose the answer.
 
@@ -98,9 +101,29 @@ def run_plan(
     answer says what failed. Checkpoint versions (adaptive / every_step) do not count
     against ``max_replans``. Usage totals add up every step of every version plus replans,
     checkpoints and success checks (planning usage is the caller's to add).
+
+    Steps run through ``launcher`` (default: a pool of ``options.max_parallel`` threads,
+    closed at the end; a launcher passed in is the caller's to close).
     """
     options = options or RunOptions()
     control = control or RunControl()
+    with _launching(launcher, engine, control, options) as chosen:
+        return _run_versions(plan, engine, options, control, on_event, replanner, chosen)
+
+
+def _launching(launcher: StepLauncher | None, engine: Engine, control: RunControl,
+               options: RunOptions) -> AbstractContextManager[StepLauncher]:
+    """The caller's launcher as is, or a thread pool that closes when the run ends."""
+    if launcher is not None:
+        return nullcontext(launcher)
+    return ThreadPoolLauncher(paced_work(engine, control, options.step_delay_s),
+                              options.max_parallel)
+
+
+def _run_versions(plan: Plan, engine: Engine, options: RunOptions, control: RunControl,
+                  on_event: EventSink | None, replanner: Replanner | None,
+                  launcher: StepLauncher) -> RunOutcome:
+    """run_plan's body: version after version until the run ends, pauses or is cancelled."""
     replanning_offline = replanner is None and engine.offline
     replanner = replanner or replan_request
     emit = Emitter(on_event)
@@ -113,7 +136,7 @@ def run_plan(
     replans = 0
     while True:
         coordinator = Coordinator(plan, engine, options, control, emit, book,
-                                  checkpointer=checkpoints)
+                                  checkpointer=checkpoints, launcher=launcher)
         state = coordinator.run(hold_synthesis=replans < limit)
         plan = coordinator.plan
         if state != "done":

@@ -7,15 +7,14 @@ of its widening steps stops here when it becomes ready, and ``RunOptions.new_ver
 decides: ``ask`` (the run waits in ``waiting_confirmation`` until a person approves or
 rejects the version), ``refuse`` (the step fails: it needs approval nobody can give), or
 ``approve`` (a person opted in beforehand). An approved version becomes the new boundary;
-a rejected one ends its widening steps as skipped and the rest of it goes on.
+a rejected one ends its widening steps as skipped and the rest of it goes on. A question
+to a person is plain state (:attr:`VersionGate.asking`): no thread waits for the answer.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
 
 from core.base.language import detect_language, pick
 from core.execution.control import RunControl
@@ -29,7 +28,6 @@ __all__ = ["NEEDS_APPROVAL", "REJECTED", "VersionGate"]
 
 logger = logging.getLogger(__name__)
 
-POLL_S = 0.5  # bounded wait, so that a newer version or a store-backed request is seen
 REJECTED = "rejected by a person"
 NEEDS_APPROVAL = "needs approval"
 Finish = Callable[[Step, StepOutcome], None]
@@ -43,18 +41,24 @@ class VersionGate:
         self.control, self.options, self.registry = control, options, registry
         self.emit, self.finish = emit, finish
         self.confirmed = confirmed  # approving a version confirms its widening steps
-        self.asking: dict[Future[bool | None], int] = {}  # waits for a person, by version
-        self.version = 0  # the version being run (read by the waiting threads)
+        self.asking: set[int] = set()  # versions a person was asked about, undecided
 
     def held(self, plan: Plan) -> list[str]:
         """The steps of ``plan`` the approved plan does not cover (none before one is set)."""
         approved = self.control.approved
         return [] if approved is None else widening(approved, plan, self.registry)
 
-    def admit(self, pool: ThreadPoolExecutor, plan: Plan, step: Step, held: list[str],
-              futures: list[Future[Any]]) -> bool:
+    def review(self, plan: Plan) -> None:
+        """Forget the questions that a decision, a pause or a newer version than ``plan``
+        ended: the next :meth:`admit` acts on the decision, or asks again."""
+        if self.control.is_paused():
+            self.asking.clear()
+        else:
+            self.asking = {version for version in self.asking if version == plan.version
+                           and self.control.version_decision(version) is None}
+
+    def admit(self, plan: Plan, step: Step, held: list[str]) -> bool:
         """Decide about ready ``step`` (one of ``held``); True when something changed."""
-        self.version = plan.version
         decision = self.control.version_decision(plan.version)
         if decision is None and self.options.new_versions == "approve":
             self._approve(plan, held, by="opt-in")
@@ -68,22 +72,12 @@ class VersionGate:
         if self.options.new_versions == "refuse":
             self._refuse(plan, step)
             return True
-        if plan.version not in self.asking.values():
+        if plan.version not in self.asking:
             approved = self.control.approved
             self.emit("waiting_confirmation", plan, None, version=plan.version,
                       approved_version=approved.version if approved else None, steps=held)
-            future = pool.submit(self._await, plan.version)
-            futures.append(future)
-            self.asking[future] = plan.version
+            self.asking.add(plan.version)
         return False
-
-    def _await(self, version: int) -> bool | None:
-        """Worker: wait for a decision; give up on a pause, a cancel or a newer version."""
-        while True:
-            decision = self.control.wait_for_version(version, timeout=POLL_S)
-            if (decision is not None or self.version != version or self.control.is_paused()
-                    or self.control.is_cancelled()):
-                return decision
 
     def _approve(self, plan: Plan, held: list[str], *, by: str) -> None:
         self.control.set_approved(plan)

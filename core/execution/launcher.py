@@ -1,0 +1,111 @@
+"""Where a run's steps execute: each one started, and the finished ones collected in order.
+
+The coordinator decides which step starts and what a finished step changes; a
+:class:`StepLauncher` only runs steps. The coordinator sees no thread or future: it gets a
+:class:`StepHandle` from :meth:`StepLauncher.start` and the finished handles with their
+outcomes, in launch order, from :meth:`StepLauncher.next_done`. So a durable launcher can
+record each start (in launch order) and each ``next_done`` answer, and a replay of the run
+sees the same completions in the same order. The default is :class:`ThreadPoolLauncher`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+from core.execution.control import ControlWake, RunControl
+from core.execution.executor import StepOutcome, execute_step
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+
+__all__ = ["Finished", "StepHandle", "StepLauncher", "StepWork", "ThreadPoolLauncher",
+           "paced_work"]
+
+logger = logging.getLogger(__name__)
+
+StepWork = Callable[[Plan, Step, str], StepOutcome]  # (plan, step, idempotency key)
+
+
+@dataclass(frozen=True)
+class StepHandle:
+    """One started step: its place in the launch order, its id and its idempotency key."""
+
+    seq: int
+    step_id: str
+    key: str
+
+
+class Finished(NamedTuple):
+    """A handle whose step has ended, and how it ended."""
+
+    handle: StepHandle
+    outcome: StepOutcome
+
+
+class StepLauncher(Protocol):
+    """Starts steps and reports which ones finished."""
+
+    def start(self, plan: Plan, step: Step, key: str) -> StepHandle:
+        """Run ``step`` of ``plan`` (idempotency key ``key``) somewhere; return at once."""
+        ...
+
+    def next_done(self, timeout: float, wake: ControlWake) -> list[Finished]:
+        """Wait until a started step finished, ``wake`` fired or ``timeout`` seconds passed;
+        return every finished step not returned before, in launch order (maybe none)."""
+        ...
+
+
+def paced_work(engine: Engine, control: RunControl, delay_s: float) -> StepWork:
+    """The work of one step: the demo pace (``delay_s``, 0 for none), then the step."""
+
+    def work(plan: Plan, step: Step, key: str) -> StepOutcome:
+        if delay_s:
+            control.pace(delay_s)  # parallel steps wait side by side; a cancel ends it
+        return execute_step(plan, step, engine, cancel=control.cancel_event,
+                            idempotency_key=key)
+
+    return work
+
+
+class ThreadPoolLauncher:
+    """Runs steps on a pool of ``max_parallel`` threads (started when first needed)."""
+
+    def __init__(self, work: StepWork, max_parallel: int) -> None:
+        self._work = work
+        self._pool = ThreadPoolExecutor(max_workers=max_parallel,
+                                        thread_name_prefix="planboard-step")
+        self._running: dict[Future[StepOutcome], StepHandle] = {}  # in launch order
+        self._launched = 0
+
+    def start(self, plan: Plan, step: Step, key: str) -> StepHandle:
+        handle = StepHandle(seq=self._launched, step_id=step.id, key=key)
+        self._launched += 1
+        self._running[self._pool.submit(self._work, plan, step, key)] = handle
+        return handle
+
+    def next_done(self, timeout: float, wake: ControlWake) -> list[Finished]:
+        wait([*self._running, wake.future], timeout=timeout, return_when=FIRST_COMPLETED)
+        done = [future for future in self._running if future.done()]
+        return [_finished(self._running.pop(future), future) for future in done]
+
+    def close(self) -> None:
+        """Wait for the steps still running, then stop the threads."""
+        self._pool.shutdown(wait=True)
+
+    def __enter__(self) -> ThreadPoolLauncher:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _finished(handle: StepHandle, future: Future[StepOutcome]) -> Finished:
+    try:
+        return Finished(handle, future.result())
+    except Exception as exc:  # execute_step never raises; this guards the guarantee
+        logger.exception("step %s raised out of the executor", handle.step_id)
+        return Finished(handle, StepOutcome(status="failed",
+                                            error=f"{type(exc).__name__}: {exc}"))
