@@ -1,0 +1,237 @@
+"""PlanBoard's one door to the DBOS engine: its configuration, launch and client side.
+
+DBOS keeps workflows, their steps and their mailboxes in a system database: the PostgreSQL
+of ``PLANBOARD_DB_URL`` (same database as the run store, schema ``dbos``), else the SQLite
+file ``dbos.sqlite`` in the PlanBoard home. One DBOS runs per process (:func:`launch`);
+the client helpers talk to the system database without launching it, as the dashboard and
+``run --detach`` do in workers mode. docs/DBOS.md says why each setting is what it is.
+
+Only the modules that run or steer workflows import this one: importing ``dbos`` costs
+about 0.7 s.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from dbos import DBOS, DBOSClient, DBOSConfig
+
+from core.base.home import planboard_home
+from core.errors import ConfigError
+
+__all__ = [
+    "APPLICATION_VERSION",
+    "CONTROL_TOPIC",
+    "RUNS_QUEUE",
+    "RUN_SLOTS",
+    "Launched",
+    "embedded_executor_id",
+    "enqueue",
+    "launch",
+    "send_control",
+    "shutdown",
+    "system_database_url",
+    "worker_executor_id",
+    "workflow_status",
+]
+
+APP_NAME = "planboard"
+# Recovery only takes workflows of the running version. Bump it only when the workflow's
+# sequence of steps changes: every unfinished run of the old version is stranded.
+APPLICATION_VERSION = "planboard-runs-1"
+RUNS_QUEUE = "planboard_runs"
+CONTROL_TOPIC = "control"
+# Runs per process: generous, since a run waiting for a person holds its slot (the work
+# itself is limited elsewhere). DBOS keeps one value per queue in the database.
+RUN_SLOTS = 64
+_QUEUE_POLL_S = 0.2
+_SQLITE_LISTENER_POLL_S = 0.1  # the mailbox latency on SQLite (PostgreSQL is notified)
+_EMBEDDED_PREFIX = "embedded:"
+_MAX_WORKER_NAME = 64
+
+
+@dataclass(frozen=True)
+class Launched:
+    """The DBOS running in this process: its executor id and database (no password)."""
+
+    executor_id: str
+    database: str
+
+
+@dataclass(frozen=True)
+class _Running:
+    launched: Launched
+    url: str
+
+
+_lock = threading.Lock()
+_running: _Running | None = None
+_client: tuple[str, DBOSClient] | None = None
+
+
+# ---- configuration -----------------------------------------------------------------------
+
+def system_database_url() -> str:
+    """The PostgreSQL of PLANBOARD_DB_URL, else the SQLite file dbos.sqlite in the home."""
+    url = os.environ.get("PLANBOARD_DB_URL", "").strip()
+    if url.split("://", 1)[0] in ("postgresql", "postgresql+psycopg"):
+        return url
+    return f"sqlite:///{planboard_home() / 'dbos.sqlite'}"
+
+
+def _is_sqlite(url: str) -> bool:
+    return url.startswith("sqlite")
+
+
+def _shown(url: str) -> str:
+    return sa.make_url(url).render_as_string(hide_password=True)
+
+
+def _config(url: str, executor_id: str) -> DBOSConfig:
+    config: DBOSConfig = {
+        "name": APP_NAME,
+        "system_database_url": url,
+        "application_version": APPLICATION_VERSION,
+        "executor_id": executor_id,
+        "log_level": "WARNING",  # launch otherwise logs a hosted-console URL
+    }
+    if _is_sqlite(url):
+        config["notification_listener_polling_interval_sec"] = _SQLITE_LISTENER_POLL_S
+    return config
+
+
+def _use_wal(url: str) -> None:
+    """WAL on the SQLite file (DBOS leaves the rollback journal, twice as slow per step);
+    the setting stays with the file."""
+    path = Path(sa.make_url(url).database or "")
+    connection = sqlite3.connect(path)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+    finally:
+        connection.close()
+
+
+# ---- executor ids ------------------------------------------------------------------------
+
+def embedded_executor_id() -> str:
+    """This process's id: unique among live processes, since two live processes under one
+    id recover each other's running workflows and run a step twice at once."""
+    return f"{_EMBEDDED_PREFIX}{socket.gethostname()}:{os.getpid()}"
+
+
+def worker_executor_id(name: str | None = None) -> str:
+    """A worker's id: its ``--name``, by default the host name; raises ConfigError for a
+    name that is empty, longer than 64 characters, unprintable, holds whitespace or starts
+    with ``embedded:``."""
+    chosen = socket.gethostname() if name is None else name
+    if (not chosen or len(chosen) > _MAX_WORKER_NAME or not chosen.isprintable()
+            or any(char.isspace() for char in chosen) or chosen.startswith(_EMBEDDED_PREFIX)):
+        raise ConfigError(
+            f"Invalid worker name {chosen!r}: use 1 to {_MAX_WORKER_NAME} printable characters "
+            f"without spaces, not starting with {_EMBEDDED_PREFIX!r}. / 工作进程名 {chosen!r} "
+            f"无效：请使用 1 到 {_MAX_WORKER_NAME} 个可打印字符，不含空白，且不以 "
+            f"{_EMBEDDED_PREFIX!r} 开头。")
+    return chosen
+
+
+# ---- the engine in this process ----------------------------------------------------------
+
+def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Launched:
+    """Launch DBOS in this process once and serve the runs queue; thread-safe.
+
+    Called again, it returns the running engine, unless the system database (another
+    PLANBOARD_HOME or PLANBOARD_DB_URL) or the asked executor id changed: then DBOS is
+    relaunched. ``executor_id`` None keeps the running id, else this process's embedded
+    id; ``run_slots`` caps the runs a process executes at once (DBOS keeps one value per
+    queue in the database: the latest launch sets it for every process).
+    """
+    global _running
+    url = system_database_url()
+    with _lock:
+        current = _running
+        wanted = executor_id
+        if wanted is None:
+            wanted = current.launched.executor_id if current else embedded_executor_id()
+        if current and current.url == url and current.launched.executor_id == wanted:
+            return current.launched
+        if current:
+            _destroy()
+        if _is_sqlite(url):
+            _use_wal(url)
+        DBOS(config=_config(url, wanted))
+        logging.getLogger("dbos").setLevel(logging.WARNING)
+        try:
+            DBOS.launch()
+            # after launch: the queue's settings live in the system database
+            DBOS.register_queue(RUNS_QUEUE, worker_concurrency=run_slots,
+                                polling_interval_sec=_QUEUE_POLL_S)
+        except BaseException:
+            # else the next DBOS(config=…) silently returns this half-launched one
+            DBOS.destroy(destroy_registry=False)
+            raise
+        _running = _Running(Launched(wanted, _shown(url)), url)
+        return _running.launched
+
+
+def shutdown() -> None:
+    """Stop DBOS in this process and close the client (tests, process exit); harmless
+    when nothing runs. Workflows still running resume at the next launch of their id."""
+    global _client
+    with _lock:
+        if _running:
+            _destroy()
+        if _client:
+            _client[1].destroy()
+            _client = None
+
+
+def _destroy() -> None:
+    global _running
+    DBOS.destroy(destroy_registry=False)  # keep the workflows registered at import
+    _running = None
+
+
+# ---- the client side: no launch needed ---------------------------------------------------
+
+def _dbos_client() -> DBOSClient:
+    """A client of the current system database, kept while that database stays the same."""
+    global _client
+    url = system_database_url()
+    with _lock:
+        if _client and _client[0] != url:
+            _client[1].destroy()
+            _client = None
+        if _client is None:
+            _client = (url, DBOSClient(system_database_url=url, application_name=APP_NAME))
+        return _client[1]
+
+
+def enqueue(workflow_name: str, workflow_id: str, *args: Any) -> None:
+    """Put workflow ``workflow_name`` (its ``@DBOS.workflow(name=…)``) on the runs queue
+    under ``workflow_id``, for any launched process to run; an id already used is left
+    as it is."""
+    _dbos_client().enqueue({"queue_name": RUNS_QUEUE, "workflow_name": workflow_name,
+                            "workflow_id": workflow_id, "app_version": APPLICATION_VERSION},
+                           *args)
+
+
+def send_control(run_id: str, action: str, *, idempotency_key: str | None = None) -> None:
+    """Leave ``action`` (``pause``, ``confirm:s2``, …) in the mailbox of run ``run_id``;
+    the same ``idempotency_key`` delivers it once."""
+    _dbos_client().send(run_id, action, topic=CONTROL_TOPIC, idempotency_key=idempotency_key)
+
+
+def workflow_status(run_id: str) -> str | None:
+    """The DBOS status of the workflow ``run_id`` (ENQUEUED, PENDING, SUCCESS, ERROR,
+    CANCELLED, …), None when there is none."""
+    found = _dbos_client().list_workflows(workflow_ids=[run_id], load_input=False,
+                                          load_output=False)
+    return found[0].status if found else None

@@ -1,0 +1,155 @@
+"""core.runs.durable on a real DBOS over SQLite: launch, the runs queue, the client side.
+
+One DBOS serves the whole module (destroying one takes about a second), launched in a
+home of its own and shut down when the module ends, so no other test file inherits it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from dbos import DBOS
+
+from core.errors import ConfigError
+from core.runs import durable
+
+ECHO = "planboard.test.echo"
+TWO_CONTROLS = "planboard.test.two_controls"
+
+
+@DBOS.workflow(name=ECHO)
+def echo(text: str) -> str:
+    return f"{text}!"
+
+
+@DBOS.workflow(name=TWO_CONTROLS)
+def two_controls() -> list[str]:
+    return [DBOS.recv(durable.CONTROL_TOPIC, timeout_seconds=60) for _ in range(2)]
+
+
+@pytest.fixture(scope="module")
+def engine_home(tmp_path_factory) -> Iterator[Path]:
+    """The home of the module's DBOS, launched once and shut down at the module's end."""
+    home = tmp_path_factory.mktemp("durable-home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PLANBOARD_HOME", str(home))
+        patch.delenv("PLANBOARD_DB_URL", raising=False)
+        try:
+            durable.launch(durable.embedded_executor_id())
+            yield home
+        finally:
+            durable.shutdown()
+
+
+@pytest.fixture
+def engine(engine_home, isolated_environment, monkeypatch) -> durable.Launched:
+    """This test in the module's home, with its DBOS running there (again, after a test
+    that moved it)."""
+    monkeypatch.setenv("PLANBOARD_HOME", str(engine_home))
+    return durable.launch(durable.embedded_executor_id())
+
+
+def wait_for_end(run_id: str, timeout_s: float = 60.0) -> str | None:
+    """The workflow's status once it is no longer queued or running (or at the deadline)."""
+    deadline = time.monotonic() + timeout_s
+    status = durable.workflow_status(run_id)
+    while status in (None, "ENQUEUED", "PENDING") and time.monotonic() < deadline:
+        time.sleep(0.05)
+        status = durable.workflow_status(run_id)
+    return status
+
+
+# ---- launch ------------------------------------------------------------------------------
+
+def test_launch_is_idempotent_across_threads(engine, engine_home):
+    found: list[durable.Launched] = []
+    threads = [threading.Thread(target=lambda: found.append(durable.launch())) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found == [engine] * 4
+    assert engine.executor_id == durable.embedded_executor_id()
+    assert engine.database == f"sqlite:///{engine_home / 'dbos.sqlite'}"
+
+
+def test_the_sqlite_file_is_in_wal_mode(engine, engine_home):
+    connection = sqlite3.connect(engine_home / "dbos.sqlite")
+    try:
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    finally:
+        connection.close()
+
+
+def test_a_workflow_enqueued_by_name_runs_under_its_id(engine):
+    durable.enqueue(ECHO, "run-echo-1", "hello")
+    assert wait_for_end("run-echo-1") == "SUCCESS"
+    assert DBOS.retrieve_workflow("run-echo-1").get_result() == "hello!"
+    durable.enqueue(ECHO, "run-echo-1", "again")  # the id is taken: it is not queued again
+    assert durable.workflow_status("run-echo-1") == "SUCCESS"
+    assert DBOS.retrieve_workflow("run-echo-1").get_result() == "hello!"
+
+
+def test_an_unknown_workflow_has_no_status(engine):
+    assert durable.workflow_status("run-never-started") is None
+
+
+def test_control_messages_reach_the_workflow_once_per_idempotency_key(engine):
+    durable.enqueue(TWO_CONTROLS, "run-controls-1")
+    durable.send_control("run-controls-1", "pause", idempotency_key="run-controls-1:1")
+    durable.send_control("run-controls-1", "pause", idempotency_key="run-controls-1:1")
+    durable.send_control("run-controls-1", "confirm:s2")
+    assert wait_for_end("run-controls-1") == "SUCCESS"
+    assert DBOS.retrieve_workflow("run-controls-1").get_result() == ["pause", "confirm:s2"]
+
+
+def test_relaunch_on_another_home_runs_workflows_there(engine, engine_home, monkeypatch,
+                                                      tmp_path, capfd):
+    other_home = tmp_path / "other-home"
+    monkeypatch.setenv("PLANBOARD_HOME", str(other_home))
+    moved = durable.launch("w1")
+    assert moved == durable.Launched("w1", f"sqlite:///{other_home / 'dbos.sqlite'}")
+    durable.enqueue(ECHO, "run-elsewhere", "there")
+    assert wait_for_end("run-elsewhere") == "SUCCESS"
+    assert DBOS.get_workflow_status("run-elsewhere").executor_id == "w1"
+    assert durable.launch() == moved  # no id asked: the running one stays
+    monkeypatch.setenv("PLANBOARD_HOME", str(engine_home))
+    assert durable.workflow_status("run-elsewhere") is None  # each home has its own runs
+    assert "console.dbos.dev" not in capfd.readouterr().err
+
+
+def test_a_postgresql_db_url_is_also_the_system_database(monkeypatch, isolated_environment):
+    for url in ("postgresql://planboard:secret@127.0.0.1:5432/runs",
+                "postgresql+psycopg://planboard@127.0.0.1:5432/runs"):
+        monkeypatch.setenv("PLANBOARD_DB_URL", url)
+        assert durable.system_database_url() == url
+    monkeypatch.setenv("PLANBOARD_DB_URL", "sqlite:///elsewhere.db")
+    assert durable.system_database_url() == f"sqlite:///{isolated_environment / 'dbos.sqlite'}"
+
+
+# ---- executor ids ------------------------------------------------------------------------
+
+def test_embedded_and_worker_executor_ids():
+    assert durable.embedded_executor_id() == f"embedded:{socket.gethostname()}:{os.getpid()}"
+    assert durable.worker_executor_id() == socket.gethostname()
+    assert durable.worker_executor_id("w1") == "w1"
+    assert durable.worker_executor_id("x" * 64) == "x" * 64
+
+
+@pytest.mark.parametrize("name", [
+    "", "x" * 65, "two words", "tab\there", "line\n", "bell\x07", "embedded:w1",
+])
+def test_invalid_worker_names_are_refused_in_both_languages(name):
+    with pytest.raises(ConfigError) as refused:
+        durable.worker_executor_id(name)
+    text = str(refused.value)
+    assert "\n" not in text
+    assert "Invalid worker name" in text and "工作进程名" in text
+    assert repr(name) in text
