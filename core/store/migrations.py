@@ -161,19 +161,24 @@ def migrate(engine: sa.Engine, target: int = LATEST_VERSION) -> int:
     """Apply every pending migration up to ``target``, each in its own transaction.
 
     Safe when several processes open the same database at once: each migration first
-    inserts its ``schema_version`` row (which takes the write lock); a process that finds
-    the row already there leaves the migration to whoever inserted it.
+    inserts its ``schema_version`` row (which takes the write lock on SQLite; on PostgreSQL
+    a second insert of that row waits for the first transaction to end); a process that
+    finds the row already there leaves the migration to whoever inserted it.
     """
     try:
         with engine.begin() as conn:
             schema_version.create(conn, checkfirst=True)
-    except sa.exc.OperationalError:  # created meanwhile by another process
+    except sa.exc.DatabaseError:  # created meanwhile by another process (each DB says it its way)
         with engine.connect() as conn:
             if not sa.inspect(conn).has_table("schema_version"):
                 raise
+    with engine.connect() as conn:
+        applied = set(conn.execute(sa.select(schema_version.c.version)).scalars())
     for number, description, apply in MIGRATIONS:
         if number > target:
             break
+        if number in applied:  # skipped: on PostgreSQL a refused insert is a logged error
+            continue
         try:
             with engine.begin() as conn:
                 conn.execute(schema_version.insert().values(

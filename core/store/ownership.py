@@ -3,21 +3,19 @@
 :class:`RunOwnership` is the part of :class:`core.store.run_store.RunStore` that decides
 which process runs a run. A run is owned by a process (pid + host); on this host an owner
 is alive while its pid exists, elsewhere while its heartbeat is fresh. Claims and cancels are single
-conditional updates, so of two processes racing for a run exactly one wins. The module
-also turns SQLAlchemy errors into one-line :class:`core.errors.StoreError` messages
-(:func:`store_failure`, :func:`guard_public_methods`) without ever showing a password.
+conditional updates, so of two processes racing for a run exactly one wins (on PostgreSQL the
+loser's update waits for the winner's row lock, then finds the run taken).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import re
 import socket
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
@@ -32,6 +30,7 @@ from core.lifecycle import (
     run_may_become,
 )
 from core.plan.model import Plan
+from core.store.database import guard_public_methods
 from core.store.schema import (
     RunRecord,
     VersionSource,
@@ -51,10 +50,8 @@ __all__ = [
     "CONTROL_ACTIONS",
     "HELD_STATUSES",
     "RunOwnership",
-    "guard_public_methods",
     "owner_alive",
     "pid_alive",
-    "store_failure",
 ]
 
 logger = logging.getLogger(__name__)
@@ -63,7 +60,6 @@ CONTROL_ACTIONS = re.compile(
     r"^(pause|resume|cancel|(confirm|reject):s\d+|(approve|reject)_version:\d+)$")
 CANCELLED_STEP = "cancelled by a person"
 _HELD = sorted(HELD_STATUSES)  # statuses in which an owner holds a run
-_Cls = TypeVar("_Cls", bound=type)
 
 
 def pid_alive(pid: int) -> bool:
@@ -85,38 +81,6 @@ def owner_alive(record: RunRecord, stale_after_s: float = 30.0) -> bool:
         return record.owner_pid == os.getpid() or pid_alive(record.owner_pid)
     limit = utc_now() - timedelta(seconds=stale_after_s)
     return record.heartbeat_at is not None and record.heartbeat_at >= limit
-
-
-def store_failure(url: sa.URL | str, exc: BaseException) -> str:
-    """The one-line StoreError message for a database failure (never with the URL's password)."""
-    safe = sa.make_url(url) if isinstance(url, str) else url
-    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-    text = reason[0] if reason else type(exc).__name__
-    if safe.password:
-        text = text.replace(str(safe.password), "***")
-    return (f"the run store at {safe.render_as_string(hide_password=True)} failed: {text}; "
-            "check PLANBOARD_DB_URL, disk space and that no other program locks the database")
-
-
-def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(method)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except sa.exc.SQLAlchemyError as exc:
-            raise StoreError(store_failure(self.engine.url, exc)) from exc
-    return wrapper
-
-
-def guard_public_methods(cls: _Cls) -> _Cls:
-    """Turn SQLAlchemy errors of every public method of ``cls`` into a one-line StoreError.
-
-    Only the methods defined on ``cls`` itself are wrapped (decorate each class).
-    """
-    for name, member in list(vars(cls).items()):
-        if not name.startswith("_") and callable(member):
-            setattr(cls, name, _guarded(member))
-    return cls
 
 
 def _this_process() -> dict[str, Any]:

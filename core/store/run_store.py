@@ -1,10 +1,11 @@
 """The run store: runs, every plan version, an append-only event log and lessons, in SQL.
 
-Built on SQLAlchemy 2 Core (tables in :mod:`core.store.schema`), so ``PLANBOARD_DB_URL`` may
-point at PostgreSQL; the default is a SQLite file ``planboard_home()/planboard.db`` in WAL
-mode with a busy timeout. Every write is one transaction. Writes that read before they
+Built on SQLAlchemy 2 Core (tables in :mod:`core.store.schema`) over SQLite (the default, a
+file in the PlanBoard home) or PostgreSQL (``PLANBOARD_DB_URL``; see
+:mod:`core.store.database`). Every write is one transaction. Writes that read before they
 write (event numbering, plan versions) start by updating the run's row, which takes the
-write lock first, so concurrent writers in threads or processes queue instead of colliding.
+write lock first (SQLite's database lock, PostgreSQL's row lock), so concurrent writers in
+threads or processes queue instead of colliding.
 Settings and options pass through :func:`core.store.schema.scrub_settings`: anything that
 looks like a secret is dropped before it reaches the database. Ownership, control requests
 and crash detection live in :mod:`core.store.ownership` (mixed into :class:`RunStore`).
@@ -33,15 +34,19 @@ from core.lifecycle import (
     run_may_become,
 )
 from core.plan.model import Plan
+from core.store.database import (
+    default_db_url,
+    guard_public_methods,
+    make_engine,
+    store_failure,
+)
 from core.store.migrations import migrate
 from core.store.ownership import (
     CANCELLED_STEP,
     CONTROL_ACTIONS,
     RunOwnership,
-    guard_public_methods,
     owner_alive,
     pid_alive,
-    store_failure,
 )
 from core.store.schema import (
     PlanVersion,
@@ -79,16 +84,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-def default_db_url() -> str:
-    """PLANBOARD_DB_URL, or a SQLite file in the PlanBoard home directory."""
-    url = os.environ.get("PLANBOARD_DB_URL", "").strip()
-    if url:
-        return url
-    from core.base.home import planboard_home
-
-    return f"sqlite:///{planboard_home() / 'planboard.db'}"
-
-
 @guard_public_methods
 class RunStore(RunOwnership):
     """Persistence of runs; safe to share between threads and processes over one database.
@@ -99,7 +94,7 @@ class RunStore(RunOwnership):
 
     def __init__(self, url: str | None = None) -> None:
         self.url = url or default_db_url()
-        self.engine = _make_engine(self.url)
+        self.engine = make_engine(self.url)
         try:
             migrate(self.engine)
         except sa.exc.SQLAlchemyError as exc:
@@ -298,24 +293,3 @@ class RunStore(RunOwnership):
                         at=as_utc(r["at"]))
             for r in rows
         ]
-
-
-# ---- opening the database ----------------------------------------------------------------
-
-def _make_engine(url: str) -> sa.Engine:
-    try:
-        engine = sa.create_engine(url)
-    except (sa.exc.ArgumentError, ImportError) as exc:
-        raise StoreError(f"bad database URL in PLANBOARD_DB_URL: {exc}; fix or unset it") from exc
-    if engine.dialect.name == "sqlite":
-        sa.event.listen(engine, "connect", _sqlite_pragmas)
-    return engine
-
-
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA busy_timeout = 30000")
-    cursor.execute("PRAGMA journal_mode = WAL")
-    cursor.execute("PRAGMA synchronous = NORMAL")
-    cursor.execute("PRAGMA foreign_keys = ON")
-    cursor.close()

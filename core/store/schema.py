@@ -115,10 +115,12 @@ def utc_now() -> datetime:
 
 
 def as_utc(value: datetime | None) -> datetime | None:
-    """``value`` with its UTC zone restored (SQLite returns naive datetimes)."""
-    if value is not None and value.tzinfo is None:
+    """``value`` in UTC: SQLite returns naive datetimes (stored in UTC), PostgreSQL aware ones."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
-    return value
+    return value.astimezone(UTC)
 
 
 class RunRecord(BaseModel):
@@ -165,6 +167,23 @@ class StoredEvent(RunEvent):
     seq: int
 
 
+class _NulFreeText(sa.TypeDecorator[str]):
+    """Text that PostgreSQL can store: it refuses NUL characters, so they become U+FFFD there.
+
+    A request or an answer holding one would otherwise fail its whole transaction.
+    """
+
+    impl = sa.Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: sa.Dialect) -> str | None:
+        if value is not None and dialect.name == "postgresql":
+            return value.replace("\x00", "\ufffd")
+        return value
+
+
+_Text = _NulFreeText()
+
 metadata = sa.MetaData()
 
 schema_version = sa.Table(
@@ -179,10 +198,10 @@ runs = sa.Table(
     "runs",
     metadata,
     sa.Column("id", sa.String(40), primary_key=True),
-    sa.Column("request", sa.Text, nullable=False),
+    sa.Column("request", _Text, nullable=False),
     sa.Column("settings", sa.JSON, nullable=False),
     sa.Column("status", sa.String(32), nullable=False, index=True),
-    sa.Column("answer", sa.Text),
+    sa.Column("answer", _Text),
     sa.Column("usage", sa.JSON, nullable=False),
     sa.Column("created_at", _TS, nullable=False, index=True),
     sa.Column("updated_at", _TS, nullable=False),
@@ -203,7 +222,7 @@ plan_versions = sa.Table(
     sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id"), primary_key=True),
     sa.Column("version", sa.Integer, primary_key=True),
     sa.Column("plan", sa.JSON, nullable=False),
-    sa.Column("reason", sa.Text),
+    sa.Column("reason", _Text),
     sa.Column("created_at", _TS, nullable=False),
     # added by migration 2
     sa.Column("updated_at", _TS),
@@ -228,7 +247,7 @@ lessons = sa.Table(
     metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("run_id", sa.String(40)),
-    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("text", _Text, nullable=False),
     sa.Column("tools", sa.JSON, nullable=False),
     sa.Column("enabled", sa.Boolean, nullable=False, server_default=sa.true()),
     sa.Column("created_at", _TS, nullable=False),
