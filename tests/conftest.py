@@ -16,6 +16,8 @@ from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from tests.fake_openai import FakeOpenAI
 
+pytest_plugins = ["tests.pg"]  # a throwaway PostgreSQL: postgres_url, db_url, on_both_backends
+
 _ISOLATED_PREFIXES = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")
 
 # Property tests are deterministic and leave no files: the same examples on every run, no
