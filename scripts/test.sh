@@ -3,13 +3,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: chromium for the browser test, graphviz for SVG export, and fonts so
-# that the screenshots show Chinese text and emoji.
+# Debian packages: chromium for the browser test, graphviz for SVG export, fonts so that
+# the screenshots show Chinese text and emoji, and PostgreSQL for the store's tests on it
+# (tests/pg.py starts a throwaway cluster; the package's own cluster is not used).
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v dot >/dev/null || missing+=(graphviz)
 [ -d /usr/share/fonts/opentype/noto ] || missing+=(fonts-noto-cjk)
 [ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || missing+=(fonts-noto-color-emoji)
+compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null || missing+=(postgresql)
 if ((${#missing[@]})); then
   as_root=()
   [ "$(id -u)" -eq 0 ] || as_root=(sudo)
