@@ -1,4 +1,7 @@
-"""One owner per run: claims, resumes racing across processes and threads, heartbeats, launches."""
+"""One owner per run: claims, resumes racing across processes and threads, heartbeats, launches.
+
+Every test runs on SQLite and on a throwaway PostgreSQL (tests/pg.py).
+"""
 
 from __future__ import annotations
 
@@ -15,8 +18,10 @@ import pytest
 from core.errors import StoreError
 from core.execution.scheduler import RunOptions
 from core.runs.runner import Runner
+from tests.pg import on_both_backends
 from tests.stored_runs import DEAD_PID, calc_engine, set_owner, stopped_run, three_calcs
 
+pytestmark = on_both_backends
 REPO = Path(__file__).resolve().parents[1]
 
 

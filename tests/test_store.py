@@ -1,9 +1,13 @@
-"""The run store: round trips, version sources, status moves, concurrent appends, no secrets."""
+"""The run store: round trips, version sources, status moves, concurrent appends, no secrets.
+
+Tests marked ``on_both_backends`` run on SQLite and on a throwaway PostgreSQL (tests/pg.py).
+"""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import threading
 from datetime import timedelta
 
@@ -15,9 +19,11 @@ from core.errors import RunNotFoundError, StoreError
 from core.execution.events import RunEvent
 from core.plan.model import Plan, Step
 from core.store.run_store import RunStore, scrub_settings
-from core.store.schema import runs
+from core.store.schema import metadata, runs, utc_now
+from tests.pg import on_both_backends
 
 FAKE_KEY = "sk-test-SECRET123"
+MISSING_TABLE = r"no such table|relation \"events\" does not exist"  # SQLite | PostgreSQL
 
 
 def small_plan(goal: str = "add numbers") -> Plan:
@@ -27,6 +33,7 @@ def small_plan(goal: str = "add numbers") -> Plan:
     ])
 
 
+# SQLite only: the default database and its pragmas
 def test_default_url_is_sqlite_under_home_in_wal_mode(store, isolated_environment):
     assert store.url == f"sqlite:///{isolated_environment / 'planboard.db'}"
     with store.engine.connect() as conn:
@@ -34,6 +41,7 @@ def test_default_url_is_sqlite_under_home_in_wal_mode(store, isolated_environmen
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
 
 
+# SQLite only: a file appears where the URL says (PostgreSQL's twin follows)
 def test_db_url_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("PLANBOARD_DB_URL", f"sqlite:///{tmp_path / 'other.db'}")
     other = RunStore()
@@ -42,6 +50,18 @@ def test_db_url_from_environment(tmp_path, monkeypatch):
     other.close()
 
 
+def test_plain_postgresql_url_uses_psycopg_3(postgres_url, monkeypatch):
+    assert postgres_url.startswith("postgresql://")  # as a user writes it, without a driver
+    monkeypatch.setenv("PLANBOARD_DB_URL", postgres_url)
+    other = RunStore()
+    assert other.engine.url.drivername == "postgresql+psycopg"
+    plan = small_plan()
+    run_id = other.create_run("hello", {}, plan)
+    assert other.get_run(run_id).plan == plan
+    other.close()
+
+
+@on_both_backends
 def test_run_round_trip(store):
     plan = small_plan()
     run_id = store.create_run("add numbers", {"planner_model": "m1"}, plan,
@@ -55,7 +75,7 @@ def test_run_round_trip(store):
     assert record.plan == plan
     assert record.versions == 1
     assert record.owner_pid == os.getpid()
-    assert record.created_at.tzinfo is not None
+    assert record.created_at.utcoffset() == timedelta(0)  # UTC, whatever the server's zone
 
     plan.steps[0].advance("running")
     plan.steps[0].advance("completed")
@@ -81,6 +101,20 @@ def test_run_round_trip(store):
     assert [e.kind for e in store.events(run_id)] == ["run_finished"]
 
 
+@on_both_backends
+def test_text_with_a_nul_character_is_stored(store):
+    """PostgreSQL refuses NUL in text: there it becomes U+FFFD, on SQLite it stays."""
+    nul = "\x00" if store.engine.dialect.name == "sqlite" else "\ufffd"
+    plan = small_plan()
+    run_id = store.create_run("add\x00numbers", {}, plan)
+    store.save_plan_version(run_id, plan.model_copy(update={"version": 2}), reason="why\x00")
+    store.set_answer(run_id, "3\x00")
+    record = store.get_run(run_id)
+    assert (record.request, record.answer) == (f"add{nul}numbers", f"3{nul}")
+    assert store.plan_versions(run_id)[1].reason == f"why{nul}"
+
+
+@on_both_backends
 def test_list_runs_newest_first_and_by_status(store):
     ids = [store.create_run(f"r{i}", {}, small_plan()) for i in range(3)]
     store.set_status(ids[1], "failed")
@@ -89,6 +123,7 @@ def test_list_runs_newest_first_and_by_status(store):
     assert len(store.list_runs(limit=2)) == 2
 
 
+@on_both_backends
 def test_unknown_run_and_bad_values_raise_store_errors(store):
     with pytest.raises(RunNotFoundError, match="python -m core runs"):
         store.get_run("nope")
@@ -101,6 +136,7 @@ def test_unknown_run_and_bad_values_raise_store_errors(store):
         store.request_control(run_id, "explode")
 
 
+@on_both_backends
 def test_events_are_numbered_per_run(store):
     a = store.create_run("a", {}, None)
     b = store.create_run("b", {}, None)
@@ -115,6 +151,7 @@ def test_events_are_numbered_per_run(store):
     assert [e.seq for e in store.events(a, after=1)] == [2]
 
 
+@on_both_backends
 def test_control_requests_are_taken_once(store):
     run_id = store.create_run("x", {}, None)
     assert store.pending_control(run_id) is None
@@ -126,6 +163,7 @@ def test_control_requests_are_taken_once(store):
     assert store.get_run(run_id).control_request == "confirm:s3"
 
 
+@on_both_backends
 def test_stale_runs_are_found_by_dead_pid_or_old_heartbeat(store):
     alive = store.create_run("mine", {}, None, status="running")
     dead = store.create_run("dead", {}, None, status="running")
@@ -134,13 +172,14 @@ def test_stale_runs_are_found_by_dead_pid_or_old_heartbeat(store):
     with store.engine.begin() as conn:
         conn.execute(runs.update().where(runs.c.id.in_([dead, done])).values(owner_pid=2**22 + 7))
         conn.execute(runs.update().where(runs.c.id == remote).values(
-            owner_host="elsewhere", heartbeat_at=sa.func.datetime("now", "-1 hour")))
+            owner_host="elsewhere", heartbeat_at=utc_now() - timedelta(hours=1)))
     assert {r.run_id for r in store.find_stale_running()} == {dead, remote}
     store.heartbeat(alive)
     assert alive not in {r.run_id for r in store.find_stale_running()}
     assert store.get_run(alive).heartbeat_at > store.get_run(alive).created_at - timedelta(1)
 
 
+@on_both_backends
 def test_secrets_are_scrubbed_from_settings(store):
     settings = {"api_key": FAKE_KEY, "OPENAI_API_KEY": "x", "token": "t", "password": "p",
                 "client_secret": "s", "base_url": "http://h", "max_tokens": 5,
@@ -152,8 +191,7 @@ def test_secrets_are_scrubbed_from_settings(store):
         "has_key": True, "api_key": None}
     run_id = store.create_run("x", settings, small_plan())
     assert store.get_run(run_id).settings == scrub_settings(settings)
-    store.close()
-    assert_no_secret_in_files(store.engine.url.database)
+    assert_no_secret_stored(store)
 
 
 def test_scrub_drops_secret_names_at_any_depth_and_keeps_flags_and_numbers():
@@ -192,6 +230,7 @@ def test_scrub_keeps_ordinary_text():
     assert scrub_settings(settings) == settings
 
 
+@on_both_backends
 def test_options_are_scrubbed_when_stored(store):
     options = {"max_parallel": 2, "webhook": "https://h.example/hook?token=sk-abcdefgh12345",
                "auth": "Bearer abcdefghijklmnop", "planning_usage": {"prompt_tokens": 3}}
@@ -204,18 +243,24 @@ def test_options_are_scrubbed_when_stored(store):
     store.set_status(run_id, "paused")
     store.claim_run(run_id, {"paused"}, options={"max_replans": 1, "secret": FAKE_KEY})
     assert store.get_run(run_id).options == {"max_replans": 1}
+    assert_no_secret_stored(store)
+
+
+def assert_no_secret_stored(store: RunStore) -> None:
+    """The fake key is in no row of any table, nor (SQLite) in the database file or its WAL."""
+    with store.engine.connect() as conn:
+        for table in metadata.sorted_tables:
+            assert FAKE_KEY not in repr(conn.execute(table.select()).all()), table.name
     store.close()
-    assert_no_secret_in_files(store.engine.url.database)
+    if store.engine.dialect.name == "sqlite":
+        database = store.engine.url.database
+        for path in database, database + "-wal":
+            if os.path.exists(path):
+                with open(path, "rb") as handle:
+                    assert FAKE_KEY.encode() not in handle.read()
 
 
-def assert_no_secret_in_files(database: str) -> None:
-    """The fake key appears nowhere in the database file or its WAL."""
-    for path in database, database + "-wal":
-        if os.path.exists(path):
-            with open(path, "rb") as handle:
-                assert FAKE_KEY.encode() not in handle.read()
-
-
+@on_both_backends
 def test_concurrent_appends_from_threads(store):
     run_ids = [store.create_run(f"r{i}", {}, None) for i in range(2)]
 
@@ -242,6 +287,7 @@ def _process_writer(url: str, run_id: str, n: int) -> None:
     writer.close()
 
 
+@on_both_backends
 def test_concurrent_appends_from_processes(store):
     run_id = store.create_run("shared", {}, None)
     context = multiprocessing.get_context("spawn")
@@ -258,6 +304,7 @@ def test_concurrent_appends_from_processes(store):
         assert [e.data["i"] for e in got if e.data["w"] == w] == list(range(10))
 
 
+@on_both_backends
 def test_ownership_methods_report_database_failures_as_store_errors(store):
     """The methods RunStore gets from core.store.ownership are guarded like its own."""
     run_id = store.create_run("x", {}, small_plan(), status="paused")
@@ -267,7 +314,7 @@ def test_ownership_methods_report_database_failures_as_store_errors(store):
                  lambda: store.claim_run(run_id, {"paused"}, events=[RunEvent(kind="resumed")])):
         with pytest.raises(StoreError, match="check PLANBOARD_DB_URL") as info:
             call()
-        assert "no such table" in str(info.value) and "\n" not in str(info.value)
+        assert re.search(MISSING_TABLE, str(info.value)) and "\n" not in str(info.value)
     assert store.get_run(run_id).status == "paused"  # each failed transaction rolled back
 
 
@@ -285,6 +332,7 @@ def test_scrub_keeps_prose_and_names_that_only_look_alike():
     assert scrub_settings({"header": "Basic dXNlcjpwYXNzd29yZA=="}) == {}
 
 
+@on_both_backends
 def test_every_plan_version_stores_what_made_it(store):
     plan = small_plan()
     run_id = store.create_run("x", {}, plan)
@@ -303,6 +351,7 @@ def test_every_plan_version_stores_what_made_it(store):
     assert sources == [(1, "draft"), (2, "manual"), (3, "checkpoint"), (4, "follow-up")]
 
 
+@on_both_backends
 def test_status_moves_only_as_the_lifecycle_allows(store):
     run_id = store.create_run("x", {}, small_plan())
     store.set_status(run_id, "interrupted")

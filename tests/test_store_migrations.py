@@ -1,14 +1,23 @@
-"""Store migrations: an older database is brought up to date without losing anything."""
+"""Store migrations: an older database is brought up to date without losing anything.
+
+Every test runs on SQLite and on a throwaway PostgreSQL (tests/pg.py).
+"""
 
 from __future__ import annotations
+
+import threading
 
 import pytest
 import sqlalchemy as sa
 
 from core.execution.events import RunEvent
 from core.plan.model import Plan, Step
+from core.store.database import make_engine
 from core.store.migrations import LATEST_VERSION, migrate
 from core.store.run_store import RunStore
+from tests.pg import on_both_backends
+
+pytestmark = on_both_backends
 
 
 def small_plan() -> Plan:
@@ -18,9 +27,8 @@ def small_plan() -> Plan:
     ])
 
 
-def test_migration_from_an_old_schema_keeps_data(tmp_path):
-    url = f"sqlite:///{tmp_path / 'old.db'}"
-    engine = sa.create_engine(url)
+def test_migration_from_an_old_schema_keeps_data(db_url):
+    engine = make_engine(db_url)
     assert migrate(engine, target=1) == 1
     with engine.begin() as conn:
         conn.exec_driver_sql(
@@ -34,7 +42,7 @@ def test_migration_from_an_old_schema_keeps_data(tmp_path):
         assert "owner_pid" not in {c["name"] for c in sa.inspect(conn).get_columns("runs")}
     engine.dispose()
 
-    store = RunStore(url)
+    store = RunStore(db_url)
     record = store.get_run("old1")
     assert (record.request, record.usage.llm_calls, record.options) == ("old request", 3, {})
     assert store.append_event("old1", RunEvent(kind="paused")) == 3
@@ -43,19 +51,17 @@ def test_migration_from_an_old_schema_keeps_data(tmp_path):
         assert sorted(versions) == list(range(1, LATEST_VERSION + 1))
         assert sa.inspect(conn).has_table("lessons")
     store.close()
-    reopened = RunStore(url)  # opening again applies nothing and loses nothing
+    reopened = RunStore(db_url)  # opening again applies nothing and loses nothing
     assert [e.seq for e in reopened.events("old1")] == [1, 2, 3]
     reopened.close()
 
 
-def test_migration_3_merges_duplicate_lessons_and_keeps_them_unique(tmp_path):
-    import sqlalchemy as sa
-
+def test_migration_3_merges_duplicate_lessons_and_keeps_them_unique(db_url):
     from core.errors import StoreError
     from core.learning.lessons import LessonBook
     from core.store.schema import lessons, utc_now
 
-    engine = sa.create_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    engine = make_engine(db_url)
     assert migrate(engine, target=2) == 2
     with engine.begin() as conn:
         for text in ("Check the order first", "check  the order FIRST", "Another lesson"):
@@ -76,8 +82,8 @@ def test_migration_3_merges_duplicate_lessons_and_keeps_them_unique(tmp_path):
     engine.dispose()
 
 
-def test_migration_4_gives_old_versions_their_source(tmp_path):
-    engine = sa.create_engine(f"sqlite:///{tmp_path / 'old.db'}")
+def test_migration_4_gives_old_versions_their_source(db_url):
+    engine = make_engine(db_url)
     assert migrate(engine, target=3) == 3
     at = "'2025-01-01 10:00:00'"
     reasons = {1: "initial plan", 2: "manual edit", 3: "s1 failed", 4: "checkpoint said so",
@@ -96,7 +102,35 @@ def test_migration_4_gives_old_versions_their_source(tmp_path):
             f" {at}), ('old1', 2, 'replanned', 3, '{{\"source\": \"nonsense\"}}', {at})")
     assert migrate(engine) == LATEST_VERSION
     engine.dispose()
-    store = RunStore(f"sqlite:///{tmp_path / 'old.db'}")
+    store = RunStore(db_url)
     sources = [v.source for v in store.plan_versions("old1")]
     assert sources == ["draft", "manual", "failure", "checkpoint", "follow-up", "manual"]
     store.close()
+
+
+def test_stores_opened_at_once_on_a_new_database_all_open_it(db_url):
+    """Several writers creating the schema at the same moment: one migrates, none fails."""
+    barrier = threading.Barrier(4)
+    opened: list[RunStore] = []
+    failures: list[BaseException] = []
+
+    def open_store() -> None:
+        barrier.wait(10)
+        try:
+            opened.append(RunStore(db_url))
+        except BaseException as exc:  # reported by the assertion below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=open_store) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert failures == [] and len(opened) == 4
+    run_id = opened[0].create_run("x", {}, small_plan())
+    assert opened[3].get_run(run_id).versions == 1
+    with opened[1].engine.connect() as conn:
+        versions = conn.execute(sa.text("SELECT version FROM schema_version")).scalars().all()
+    assert sorted(versions) == list(range(1, LATEST_VERSION + 1))
+    for store in opened:
+        store.close()
