@@ -28,6 +28,7 @@ class InlineLauncher:
         self.work = work
         self.started: list[StepHandle] = []
         self.answers: list[list[str]] = []  # step ids each next_done returned
+        self.recorded: list[str] = []  # names of the coordinator's recorded model calls
         self._queued: list[tuple[StepHandle, Plan, Step]] = []
 
     def start(self, plan: Plan, step: Step, key: str) -> StepHandle:
@@ -44,6 +45,10 @@ class InlineLauncher:
         self._queued.clear()
         self.answers.append([done.handle.step_id for done in finished])
         return finished
+
+    def record(self, name: str, call, *args, **kwargs):
+        self.recorded.append(name)
+        return call(*args, **kwargs)
 
 
 class CountingLauncher(ThreadPoolLauncher):
@@ -130,6 +135,7 @@ def test_a_version_waiting_for_approval_holds_no_thread():
     assert result["outcome"].plan.step("s4").status == "completed"
     assert len(refunds_for("88231")) == 1
     assert "s4" in [handle.step_id for handle in launcher.started]
+    assert launcher.recorded == ["replan:v1"]  # the replan went through the launcher
 
 
 # ---- a launcher of one's own ----------------------------------------------------------------

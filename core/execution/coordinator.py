@@ -248,8 +248,9 @@ class Coordinator:
     def _check(self, step: Step) -> tuple[dict[str, Any], Usage]:
         """Check the success criteria; a miss (unless rigid) becomes a failure to replan."""
         try:
-            verdict, usage = check_success(step, self.engine,
-                                           language=detect_language(self.plan.goal))
+            verdict, usage = self.launcher.record(
+                f"check:{step.id}:v{self.plan.version}", check_success, step, self.engine,
+                language=detect_language(self.plan.goal))
         except Exception as exc:  # an unusable verdict never ends the run
             logger.warning("success check of %s failed: %s", step.id, exc)
             self.book.warnings.append(tr(self.plan, f"{step.id} 的成功检查没有完成：{exc}",

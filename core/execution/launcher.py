@@ -5,7 +5,9 @@ The coordinator decides which step starts and what a finished step changes; a
 :class:`StepHandle` from :meth:`StepLauncher.start` and the finished handles with their
 outcomes, in launch order, from :meth:`StepLauncher.next_done`. So a durable launcher can
 record each start (in launch order) and each ``next_done`` answer, and a replay of the run
-sees the same completions in the same order. The default is :class:`ThreadPoolLauncher`.
+sees the same completions in the same order. The coordinator's own calls to a model
+(success checks, checkpoints, replans) go through :meth:`StepLauncher.record`, so that a
+replay gets their recorded answers too. The default is :class:`ThreadPoolLauncher`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from core.execution.control import ControlWake, RunControl
 from core.execution.executor import StepOutcome, execute_step
@@ -27,6 +29,7 @@ __all__ = ["Finished", "StepHandle", "StepLauncher", "StepWork", "ThreadPoolLaun
 logger = logging.getLogger(__name__)
 
 StepWork = Callable[[Plan, Step, str], StepOutcome]  # (plan, step, idempotency key)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,11 @@ class StepLauncher(Protocol):
     def next_done(self, timeout: float, wake: ControlWake) -> list[Finished]:
         """Wait until a started step finished, ``wake`` fired or ``timeout`` seconds passed;
         return every finished step not returned before, in launch order (maybe none)."""
+        ...
+
+    def record(self, name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``call(*args, **kwargs)``: a decision of the coordinator that asks a model (its
+        result must not depend on anything else that varies); ``name`` says which one."""
         ...
 
 
@@ -90,6 +98,9 @@ class ThreadPoolLauncher:
         wait([*self._running, wake.future], timeout=timeout, return_when=FIRST_COMPLETED)
         done = [future for future in self._running if future.done()]
         return [_finished(self._running.pop(future), future) for future in done]
+
+    def record(self, name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return call(*args, **kwargs)
 
     def close(self) -> None:
         """Wait for the steps still running, then stop the threads."""

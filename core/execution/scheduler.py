@@ -132,7 +132,7 @@ def _run_versions(plan: Plan, engine: Engine, options: RunOptions, control: RunC
     _announce(plan, emit)
     limit = 0 if options.checkpoint == "rigid" else options.max_replans
     checkpoints = _checkpoints_for(options, engine, book,
-                                   None if replanning_offline else replanner)
+                                   None if replanning_offline else replanner, launcher)
     replans = 0
     while True:
         coordinator = Coordinator(plan, engine, options, control, emit, book,
@@ -148,7 +148,8 @@ def _run_versions(plan: Plan, engine: Engine, options: RunOptions, control: RunC
                                         "Replanning needs an LLM; offline, the run finishes "
                                         "with what completed."))
             else:
-                new_plan = _next_version(plan, failure, engine, replanner, book, emit)
+                new_plan = _next_version(plan, failure, engine, replanner, book, emit,
+                                         launcher)
                 if new_plan is not None:
                     replans += 1
                     plan = new_plan
@@ -177,18 +178,19 @@ def _announce(plan: Plan, emit: Emitter) -> None:
 
 
 def _checkpoints_for(options: RunOptions, engine: Engine, book: RunBook,
-                     replanner: Replanner | None) -> _Checkpoints | None:
+                     replanner: Replanner | None,
+                     launcher: StepLauncher) -> _Checkpoints | None:
     """The after-step checkpoint of the policy, if it has one (every_step needs a model)."""
     if options.checkpoint == "adaptive" or (options.checkpoint == "every_step"
                                             and not engine.offline):
-        return _Checkpoints(options.checkpoint, engine, book, replanner)
+        return _Checkpoints(options.checkpoint, engine, book, replanner, launcher)
     return None
 
 
 def _next_version(plan: Plan, failure: str, engine: Engine, replanner: Replanner,
-                  book: RunBook, emit: Emitter) -> Plan | None:
+                  book: RunBook, emit: Emitter, launcher: StepLauncher) -> Plan | None:
     """Replan after a failure; adopt and announce the new version (None if unusable)."""
-    new_plan, usage = _replan(plan, failure, engine, replanner, book.warnings)
+    new_plan, usage = _replan(plan, failure, engine, replanner, book.warnings, launcher)
     book.usage += usage
     if new_plan is None:
         return None
@@ -210,16 +212,18 @@ class _Checkpoints:
     """
 
     def __init__(self, policy: CheckpointPolicy, engine: Engine, book: RunBook,
-                 replanner: Replanner | None) -> None:
+                 replanner: Replanner | None, launcher: StepLauncher) -> None:
         self.policy, self.engine, self.book, self.replanner = policy, engine, book, replanner
+        self.launcher = launcher
         self.made = 0
 
     def __call__(self, plan: Plan, step: Step) -> tuple[Plan | None, str]:
         if self.made >= MAX_CHECKPOINT_VERSIONS:
             return None, ""
         try:
-            result = run_checkpoint(self.policy, plan, step, self.engine,
-                                    replanner=self.replanner)
+            result = self.launcher.record(
+                f"checkpoint:{step.id}:v{plan.version}", run_checkpoint, self.policy, plan,
+                step, self.engine, replanner=self.replanner)
         except Exception as exc:  # a checkpoint is optional: never end the run
             logger.warning("checkpoint after %s failed: %s", step.id, exc)
             self.book.warnings.append(tr(plan, f"{step.id} 之后的检查点没有生效：{exc}",
@@ -274,10 +278,10 @@ def _failure_text(plan: Plan, book: RunBook) -> str:
 
 
 def _replan(plan: Plan, failure: str, engine: Engine, replanner: Replanner,
-            warnings: list[str]) -> tuple[Plan | None, Usage]:
+            warnings: list[str], launcher: StepLauncher) -> tuple[Plan | None, Usage]:
     """The next version and what making it cost; None (with a warning) when it failed."""
     try:
-        made = replanner(plan, failure, engine)
+        made = launcher.record(f"replan:v{plan.version}", replanner, plan, failure, engine)
     except Exception as exc:  # includes a missing model; the run still finishes
         logger.warning("replanning failed: %s", exc)
         warnings.append(f"Replanning failed ({exc}); the run continued with plan v{plan.version}.")
