@@ -67,6 +67,25 @@ class RunControl:
         """Refuse what plan version ``version`` added: its widening steps end skipped."""
         self._change(lambda: self._versions.__setitem__(version, False))
 
+    def apply(self, action: str) -> None:
+        """Apply one action as sent between processes: pause, resume, cancel, confirm:sN,
+        reject:sN, approve_version:N or reject_version:N (anything else is ignored)."""
+        verb, _, target = action.partition(":")
+        if verb == "pause":
+            self.pause()
+        elif verb == "resume":
+            self.resume()
+        elif verb == "cancel":
+            self.cancel()
+        elif verb == "confirm":
+            self.confirm(target)
+        elif verb == "reject":
+            self.reject(target)
+        elif verb == "approve_version" and target.isdigit():
+            self.approve_version(int(target))
+        elif verb == "reject_version" and target.isdigit():
+            self.reject_version(int(target))
+
     # ---- the approved plan ------------------------------------------------------------
 
     @property

@@ -69,25 +69,6 @@ class StoreBackedControl(RunControl):
                 self._on_action(action)
         return action
 
-    def apply(self, action: str) -> None:
-        """Apply one action: pause, resume, cancel, confirm:sN, reject:sN,
-        approve_version:N or reject_version:N."""
-        verb, _, target = action.partition(":")
-        if verb == "pause":
-            self.pause()
-        elif verb == "resume":
-            self.resume()
-        elif verb == "cancel":
-            self.cancel()
-        elif verb == "confirm":
-            self.confirm(target)
-        elif verb == "reject":
-            self.reject(target)
-        elif verb == "approve_version" and target.isdigit():
-            self.approve_version(int(target))
-        elif verb == "reject_version" and target.isdigit():
-            self.reject_version(int(target))
-
     def _maybe_sync(self) -> None:
         if time.monotonic() - self._last_sync >= self._min_interval_s:
             self.sync()
