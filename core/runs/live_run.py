@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.base.usage import Usage
 from core.execution.events import EventSink, RunEvent
@@ -25,6 +25,9 @@ from core.llm.engine import Engine
 from core.plan.model import Plan
 from core.runs.recovery import StoreBackedControl
 from core.store.run_store import RunStore
+
+if TYPE_CHECKING:
+    from core.learning.after_run import Learning
 
 __all__ = ["HEARTBEAT_S", "LiveRun", "Replanner"]
 
@@ -133,8 +136,7 @@ class LiveRun:
         request = self.store.get_run(self.run_id).request
         max_attempts = self.options.max_attempts
         for attempt in range(1, max_attempts + 1):
-            learned = learn_from_run(self.store, self.run_id, request, outcome, self.engine,
-                                     attempt=attempt, max_attempts=max_attempts)
+            learned = self._learn(learn_from_run, request, outcome, attempt)
             self.add_usage("learning_usage", learned.usage)
             if learned.reflection is not None:
                 self.record(RunEvent(
@@ -151,6 +153,12 @@ class LiveRun:
                       "reason": learned.reflection.retry_hint or learned.reflection.lesson}))
             outcome = self._run_until_settled()
         return outcome
+
+    def _learn(self, learn: Callable[..., Learning], request: str, outcome: RunOutcome,
+               attempt: int) -> Learning:
+        """One reflection on ``outcome`` (a hook: a durable run records it)."""
+        return learn(self.store, self.run_id, request, outcome, self.engine, attempt=attempt,
+                     max_attempts=self.options.max_attempts)
 
     def add_usage(self, key: str, usage: Usage) -> None:
         """Add ``usage`` to the run's stored ``key`` total (planning, replans, learning, ...)."""
@@ -203,8 +211,7 @@ class LiveRun:
                     previous = self.plan  # its replaced steps are retired: keep that too
                     reason = str(event.data.get("reason") or "replanned")
                 self.plan = event.plan
-            self.store.record_step(self.run_id, event, self.plan, reason=reason,
-                                   previous=previous)
+            self._store_event(event, reason, previous)
             self._follow_status(event.kind)
             if event.kind == "confirmed" and event.step_id is None:  # a version approved
                 self.options_extra["approved_version"] = event.data.get("version")
@@ -216,6 +223,10 @@ class LiveRun:
                 self.on_event(event)
             except Exception:
                 logger.exception("event listener of run %s failed", self.run_id)
+
+    def _store_event(self, event: RunEvent, reason: str | None, previous: Plan | None) -> None:
+        """Write the event and the current plan snapshot (a hook: a durable run keys it)."""
+        self.store.record_step(self.run_id, event, self.plan, reason=reason, previous=previous)
 
     def _follow_status(self, kind: str) -> None:
         status = _STATUS_OF_EVENT.get(kind)
