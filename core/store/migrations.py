@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.store.schema import (
+    REPLAY_KEY_INDEX,
     VERSION_SOURCES,
     VersionSource,
     events,
@@ -138,6 +139,19 @@ def _legacy_source(version: int, reason: str) -> VersionSource:
     return "failure"
 
 
+def _v5_workflows_and_replay_keys(conn: Connection) -> None:
+    """The DBOS workflow executing a run, and replay keys that make event writes idempotent.
+
+    Existing runs and events get NULL for both (in-process runs; events written once).
+    NULL keys never collide: both SQLite and PostgreSQL treat NULLs as distinct in a unique
+    index.
+    """
+    _add_column(conn, runs, "workflow_id")
+    _add_column(conn, events, "replay_key")
+    conn.execute(sa.text(
+        f"CREATE UNIQUE INDEX {REPLAY_KEY_INDEX} ON events (run_id, replay_key)"))
+
+
 LESSON_TEXT_INDEX = "lessons_text_unique"
 MIGRATIONS: list[Migration] = [
     (1, "runs, plan versions, events", _v1_initial),
@@ -145,6 +159,7 @@ MIGRATIONS: list[Migration] = [
      _v2_ownership_control_lessons),
     (3, "one lesson per text", _v3_unique_lessons),
     (4, "the source of every plan version", _v4_version_sources),
+    (5, "workflow ids of runs, replay keys of events", _v5_workflows_and_replay_keys),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -5,6 +5,8 @@ which process runs a run. A run is owned by a process (pid + host); on this host
 is alive while its pid exists, elsewhere while its heartbeat is fresh. Claims and cancels are single
 conditional updates, so of two processes racing for a run exactly one wins (on PostgreSQL the
 loser's update waits for the winner's row lock, then finds the run taken).
+A run executed as a DBOS workflow (``workflow_id`` set) is recovered by DBOS: nothing here
+marks it interrupted or takes it over because its owner looks dead.
 """
 
 from __future__ import annotations
@@ -150,12 +152,13 @@ class RunOwnership:
         """Atomically make this process the owner of a run in ``allowed`` and set it running.
 
         The run must have no owner, be owned by this process, or have an owner that is gone
-        (dead pid here, stale heartbeat elsewhere); of two processes claiming at once, one
-        wins and the other gets a StoreError. Control requests meant for an earlier owner
-        are dropped. ``plan`` (stored with ``reason`` and ``source``, by default the source
-        the ``replanned`` event among ``events`` names), ``events`` and ``options`` (scrubbed
-        of secrets) are written in the same transaction. Every status in ``allowed`` must
-        be one a run may leave for running (:mod:`core.lifecycle`).
+        (dead pid here, stale heartbeat elsewhere) and no DBOS workflow (DBOS recovers those);
+        of two processes claiming at once, one wins and the other gets a StoreError. Control
+        requests meant for an earlier owner are dropped. ``plan`` (stored with ``reason`` and
+        ``source``, by default the source the ``replanned`` event among ``events`` names),
+        ``events`` and ``options`` (scrubbed of secrets) are written in the same transaction.
+        Every status in ``allowed`` must be one a run may leave for running
+        (:mod:`core.lifecycle`).
         """
         if stray := sorted(s for s in allowed if not run_may_become(s, "running")):
             raise StoreError(f"a run cannot go from {' or '.join(stray)} to running")
@@ -178,7 +181,8 @@ class RunOwnership:
 
         The status, the plan snapshot (pending and orphaned running steps skipped as
         "cancelled by a person") and a ``cancelled`` event are one transaction, taken with
-        the same conditions as :meth:`claim_run` (StoreError when a live process owns it).
+        the same conditions as :meth:`claim_run` (StoreError when a live process owns it, or
+        when a DBOS workflow executes it and its owner looks dead: DBOS recovers it).
         """
         record = self.get_run(run_id)
         at = utc_now()
@@ -208,10 +212,13 @@ class RunOwnership:
         """The conditional update behind claim_run / cancel_unowned (StoreError if refused)."""
         free = [runs.c.owner_pid.is_(None),
                 (runs.c.owner_pid == os.getpid()) & (runs.c.owner_host == socket.gethostname())]
-        if record.owner_pid is not None and not owner_alive(record, stale_after_s):
-            # the owner seen gone: succeed only if nobody took the run over since
+        if (record.owner_pid is not None and record.workflow_id is None
+                and not owner_alive(record, stale_after_s)):
+            # the owner seen gone: succeed only if nobody took the run over since (nor
+            # handed it to a DBOS workflow, which DBOS recovers)
             free.append((runs.c.owner_pid == record.owner_pid)
-                        & (runs.c.owner_host == record.owner_host))
+                        & (runs.c.owner_host == record.owner_host)
+                        & runs.c.workflow_id.is_(None))
         done = conn.execute(runs.update().where(
             runs.c.id == record.run_id, runs.c.status.in_(sorted(allowed)), sa.or_(*free),
         ).values(**values, updated_at=utc_now(), control_request=None, control_at=None))
@@ -236,8 +243,9 @@ class RunOwnership:
     ) -> list[RunRecord]:
         """Active runs whose owner is gone: pid dead on this host, or heartbeat too old.
 
-        With ``live_here`` (the runs this process is executing), runs owned by this very
-        process but not in the set also count as gone.
+        Runs executed as a DBOS workflow are never stale: DBOS recovers them. With
+        ``live_here`` (the runs this process is executing), runs owned by this very process
+        but not in the set also count as gone.
         """
         stale = []
         for record in self._active_runs():
@@ -254,13 +262,14 @@ class RunOwnership:
         """Store the reset plan, the step_reset events and the interrupted status at once.
 
         Returns False (and changes nothing) when the run changed owner or status meanwhile,
-        so two processes recovering at the same time record the crash only once.
+        so two processes recovering at the same time record the crash only once, and for a
+        run executed as a DBOS workflow (DBOS recovers it; it is never interrupted here).
         """
         at = utc_now()
         with self.engine.begin() as conn:
             changed = conn.execute(runs.update().where(
                 runs.c.id == record.run_id, runs.c.status == record.status,
-                runs.c.owner_pid == record.owner_pid,
+                runs.c.owner_pid == record.owner_pid, runs.c.workflow_id.is_(None),
             ).values(status="interrupted", updated_at=at, owner_pid=None, owner_host=None,
                      control_request=None))
             if not changed.rowcount:
@@ -273,7 +282,8 @@ class RunOwnership:
         return True
 
     def _active_runs(self) -> list[RunRecord]:
-        query = runs.select().where(runs.c.status.in_(_HELD))
+        """Held runs with an owner, but none a DBOS workflow executes."""
+        query = runs.select().where(runs.c.status.in_(_HELD), runs.c.workflow_id.is_(None))
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
         return [record_from_row(r, None, 0) for r in rows if r["owner_pid"] is not None]

@@ -9,6 +9,8 @@ threads or processes queue instead of colliding.
 Settings and options pass through :func:`core.store.schema.scrub_settings`: anything that
 looks like a secret is dropped before it reaches the database. Ownership, control requests
 and crash detection live in :mod:`core.store.ownership` (mixed into :class:`RunStore`).
+A run executed as a DBOS workflow names it (``workflow_id``); its code replays from the top
+after a crash, so the events it writes carry a replay key and are written once.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from core.store.schema import (
     insert_event,
     plan_versions,
     record_from_row,
+    replayed_seq,
     runs,
     scrub_settings,
     source_of_event,
@@ -116,8 +119,12 @@ class RunStore(RunOwnership):
         run_id: str | None = None,
         status: RunStatus = "planned",
         usage: Usage | None = None,
+        workflow_id: str | None = None,
     ) -> str:
-        """Record a new run (and its plan as version ``plan.version``); return its id."""
+        """Record a new run (and its plan as version ``plan.version``); return its id.
+
+        ``workflow_id``: the DBOS workflow that executes the run (see :meth:`set_workflow`).
+        """
         run_id = run_id or uuid.uuid4().hex[:12]
         at = utc_now()
         with self.engine.begin() as conn:
@@ -127,6 +134,7 @@ class RunStore(RunOwnership):
                 usage=(usage or Usage()).model_dump(),
                 created_at=at, updated_at=at, owner_pid=os.getpid(),
                 owner_host=socket.gethostname(), heartbeat_at=at, event_seq=0,
+                workflow_id=workflow_id,
             ))
             if plan is not None:
                 upsert_plan(conn, run_id, plan, "initial plan", at, "draft")
@@ -222,6 +230,16 @@ class RunStore(RunOwnership):
         with self.engine.begin() as conn:
             update_run(conn, run_id, options=scrub_settings(options), updated_at=utc_now())
 
+    def set_workflow(self, run_id: str, workflow_id: str) -> None:
+        """Record the DBOS workflow that executes the run from now on (a follow-up's is new).
+
+        Such a run is recovered by DBOS, so the pid-based crash detection leaves it alone:
+        it is never found stale, marked interrupted, nor claimed or cancelled because its
+        owner looks dead (:class:`core.store.ownership.RunOwnership`).
+        """
+        with self.engine.begin() as conn:
+            update_run(conn, run_id, workflow_id=workflow_id, updated_at=utc_now())
+
     # ---- plan versions --------------------------------------------------------------
 
     def save_plan_version(self, run_id: str, plan: Plan, reason: str | None = None, *,
@@ -258,27 +276,46 @@ class RunStore(RunOwnership):
 
     # ---- events ---------------------------------------------------------------------
 
-    def append_event(self, run_id: str, event: RunEvent) -> int:
-        """Append ``event`` to the run's log; return its sequence number (1, 2, 3, ...)."""
+    def append_event(self, run_id: str, event: RunEvent, *,
+                     replay_key: str | None = None) -> int:
+        """Append ``event`` to the run's log; return its sequence number (1, 2, 3, ...).
+
+        ``replay_key``: unique per run; when an event is already recorded under it (workflow
+        code replaying), nothing is written and that event's seq is returned.
+        """
         with self.engine.begin() as conn:
-            return insert_event(conn, run_id, event)
+            recorded = replayed_seq(conn, run_id, replay_key)
+            if recorded is not None:
+                return recorded
+            return insert_event(conn, run_id, event, replay_key)
 
     def record_step(self, run_id: str, event: RunEvent, plan: Plan, *,
                     reason: str | None = None, previous: Plan | None = None,
-                    source: VersionSource | None = None) -> int:
+                    source: VersionSource | None = None, replay_key: str | None = None) -> int:
         """Append ``event`` and store the plan snapshot (with ``reason``) in one transaction.
 
         ``previous``: the version ``plan`` replaced, stored too (its retired steps skipped).
         ``source``: what made ``plan`` when it is a new version (by default, the source a
-        ``replanned`` event names).
+        ``replanned`` event names). ``replay_key``: unique per run; when an event is already
+        recorded under it (a replay racing a live write), nothing at all is written (no
+        event, snapshot nor version) and that event's seq is returned.
         """
         at = utc_now()
         with self.engine.begin() as conn:
-            seq = insert_event(conn, run_id, event)
+            recorded = replayed_seq(conn, run_id, replay_key)
+            if recorded is not None:
+                return recorded
+            seq = insert_event(conn, run_id, event, replay_key)
             if previous is not None:
                 upsert_plan(conn, run_id, previous, None, at)
             upsert_plan(conn, run_id, plan, reason, at, source or source_of_event(event))
         return seq
+
+    def event_recorded(self, run_id: str, replay_key: str) -> bool:
+        """True when the run has an event recorded under ``replay_key``."""
+        with self.engine.connect() as conn:
+            return conn.execute(sa.select(events.c.seq).where(
+                events.c.run_id == run_id, events.c.replay_key == replay_key)).first() is not None
 
     def events(self, run_id: str, *, after: int = 0) -> list[StoredEvent]:
         """The run's events in order (those with ``seq > after``)."""
@@ -290,6 +327,6 @@ class RunStore(RunOwnership):
         return [
             StoredEvent(run_id=r["run_id"], seq=r["seq"], kind=r["kind"], step_id=r["step_id"],
                         plan_version=r["plan_version"], data=r["data"] or {},
-                        at=as_utc(r["at"]))
+                        at=as_utc(r["at"]), replay_key=r["replay_key"])
             for r in rows
         ]

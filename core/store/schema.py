@@ -27,6 +27,7 @@ from core.llm.settings import redact_secrets
 from core.plan.model import Plan
 
 __all__ = [
+    "REPLAY_KEY_INDEX",
     "VERSION_SOURCES",
     "PlanVersion",
     "RunRecord",
@@ -40,6 +41,7 @@ __all__ = [
     "metadata",
     "plan_versions",
     "record_from_row",
+    "replayed_seq",
     "runs",
     "schema_version",
     "scrub_settings",
@@ -137,6 +139,7 @@ class RunRecord(BaseModel):
     owner_host: str | None = None
     heartbeat_at: datetime | None = None
     control_request: str | None = None
+    workflow_id: str | None = None  # the DBOS workflow executing it; None: in-process runner
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None = None
@@ -161,10 +164,11 @@ class PlanVersion(BaseModel):
 
 
 class StoredEvent(RunEvent):
-    """A run event with its run id and its place in the run's log."""
+    """A run event with its run id, its place in the run's log and its replay key, if any."""
 
     run_id: str
     seq: int
+    replay_key: str | None = None
 
 
 class _NulFreeText(sa.TypeDecorator[str]):
@@ -214,6 +218,9 @@ runs = sa.Table(
     sa.Column("control_request", sa.String(64)),
     sa.Column("control_at", _TS),
     sa.Column("event_seq", sa.Integer, nullable=False, server_default="0"),
+    # added by migration 5: the DBOS workflow executing the run; NULL for runs of the
+    # in-process runner (pid-based crash detection leaves workflow runs to DBOS)
+    sa.Column("workflow_id", sa.String(255)),
 )
 
 plan_versions = sa.Table(
@@ -240,7 +247,11 @@ events = sa.Table(
     sa.Column("plan_version", sa.Integer, nullable=False),
     sa.Column("data", sa.JSON, nullable=False),
     sa.Column("at", _TS, nullable=False),
+    # added by migration 5, unique per run (REPLAY_KEY_INDEX): workflow code replays from
+    # the top after a crash, and an event written under a key is written only once
+    sa.Column("replay_key", sa.Text),
 )
+REPLAY_KEY_INDEX = "events_replay_key_unique"
 
 lessons = sa.Table(
     "lessons",
@@ -264,16 +275,31 @@ def update_run(conn: Connection, run_id: str, **values: Any) -> None:
         raise RunNotFoundError(msg("run.not_found", run_id=repr(run_id)))
 
 
-def insert_event(conn: Connection, run_id: str, event: RunEvent) -> int:
-    """Append ``event`` as the run's next event; return its sequence number."""
+def insert_event(conn: Connection, run_id: str, event: RunEvent,
+                 replay_key: str | None = None) -> int:
+    """Append ``event`` (under ``replay_key``) as the run's next event; return its seq."""
     update_run(conn, run_id, event_seq=runs.c.event_seq + 1, updated_at=utc_now())
     seq = conn.execute(sa.select(runs.c.event_seq).where(runs.c.id == run_id)).scalar_one()
     conn.execute(events.insert().values(
         run_id=run_id, seq=seq, kind=event.kind, step_id=event.step_id,
         plan_version=event.plan_version,
         data=event.model_dump(mode="json", include={"data"})["data"], at=event.at,
+        replay_key=replay_key,
     ))
     return seq
+
+
+def replayed_seq(conn: Connection, run_id: str, replay_key: str | None) -> int | None:
+    """The seq of the run's event recorded under ``replay_key``, or None (always for no key).
+
+    With a key, the run's write lock is taken first (an update that changes nothing), so a
+    replay racing a live write of the same event waits for it and then finds it.
+    """
+    if replay_key is None:
+        return None
+    update_run(conn, run_id, event_seq=runs.c.event_seq)
+    return conn.execute(sa.select(events.c.seq).where(
+        events.c.run_id == run_id, events.c.replay_key == replay_key)).scalar()
 
 
 def source_of_event(event: RunEvent) -> VersionSource | None:
@@ -312,7 +338,8 @@ def record_from_row(row: Any, plan: Plan | None, versions: int) -> RunRecord:
         options=row["options"] or {}, status=row["status"], answer=row["answer"],
         usage=Usage.model_validate(row["usage"] or {}), owner_pid=row["owner_pid"],
         owner_host=row["owner_host"], heartbeat_at=as_utc(row["heartbeat_at"]),
-        control_request=row["control_request"], created_at=as_utc(row["created_at"]),
+        control_request=row["control_request"], workflow_id=row["workflow_id"],
+        created_at=as_utc(row["created_at"]),
         updated_at=as_utc(row["updated_at"]), finished_at=as_utc(row["finished_at"]),
         plan=plan, versions=versions,
     )
