@@ -33,12 +33,15 @@ __all__ = [
     "RUNS_QUEUE",
     "RUN_SLOTS",
     "Launched",
+    "cancel_workflow",
     "embedded_executor_id",
     "enqueue",
     "launch",
+    "resume_on_queue",
     "send_control",
     "shutdown",
     "system_database_url",
+    "unfinished_workflows",
     "worker_executor_id",
     "workflow_status",
 ]
@@ -235,3 +238,25 @@ def workflow_status(run_id: str) -> str | None:
     found = _dbos_client().list_workflows(workflow_ids=[run_id], load_input=False,
                                           load_output=False)
     return found[0].status if found else None
+
+
+def cancel_workflow(run_id: str) -> None:
+    """Cancel the workflow ``run_id``: no worker starts it, and one running it stops at
+    its next step (the result of the step in flight is discarded)."""
+    _dbos_client().cancel_workflow(run_id)
+
+
+def unfinished_workflows(executor_id: str) -> list[str]:
+    """The ids of the workflows that executor ``executor_id`` took and did not finish
+    (PENDING, or ENQUEUED again by its restart), oldest first."""
+    found = _dbos_client().list_workflows(status=["PENDING", "ENQUEUED"],
+                                          executor_id=executor_id, load_input=False,
+                                          load_output=False)
+    return [status.workflow_id for status in found]
+
+
+def resume_on_queue(workflow_id: str) -> None:
+    """Put an unfinished workflow back on the runs queue for any live process to take;
+    it continues after its last recorded step. DBOS does not check that the executor
+    running it is gone (two would then run it at once): the caller has made sure."""
+    _dbos_client().resume_workflow(workflow_id, queue_name=RUNS_QUEUE)
