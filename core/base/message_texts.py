@@ -261,6 +261,18 @@ TEXTS: dict[str, tuple[str, str]] = {
     "control.approve_version": ("approve_version", "批准新版本"),
     "control.reject_version": ("reject_version", "拒绝新版本"),
     "run.resume_first": ("; resume it first", "；请先继续运行"),
+    "run.worker_not_steerable": ("cannot {verb} run {run_id}: it is {status}",
+                                 "无法{verb}运行 {run_id}：它的状态是“{status}”"),
+    "run.bad_execution_mode": ("PLANBOARD_EXECUTION is {value}: use embedded (runs execute "
+                               "in this process, the default) or workers (runs go to "
+                               "python -m core worker)",
+                               "PLANBOARD_EXECUTION 的值 {value} 无效：请用 embedded（在本进程"
+                               "内执行，默认）或 workers（交给 python -m core worker 执行）"),
+    "run.queue_unavailable": ("the run queue cannot be used ({error}); start a worker on the "
+                              "same PLANBOARD_HOME or PLANBOARD_DB_URL first: "
+                              "python -m core worker",
+                              "无法使用运行队列（{error}）；请先在同一个 PLANBOARD_HOME 或 "
+                              "PLANBOARD_DB_URL 上启动工作进程：python -m core worker"),
     "run.runner_closed": ("this runner is closed; open a new one to start or resume runs",
                           "运行器已关闭；请打开新的运行器来开始或继续运行"),
     "lesson.not_found": ("no lesson {lesson_id}; list them with: python -m core lessons",

@@ -5,19 +5,20 @@ creates it (the dashboard keeps one in ``st.cache_resource``; a CLI command open
 with :func:`open_runner`) and closes it, which pauses its runs, as the process's exit does.
 Events and plan snapshots go to the store, so any tab or process can follow a run and
 steer it through control requests (see :mod:`core.runs.recovery`); one run's execution
-lives in :mod:`core.runs.live_run`.
+lives in :mod:`core.runs.live_run`. A run executed by a worker (it has a workflow id) is
+steered and followed through :mod:`core.runs.dispatch`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any
 
+import core.runs.dispatch as dispatch
 from core.base.messages import msg
 from core.base.usage import Usage
 from core.errors import StoreError
@@ -25,7 +26,6 @@ from core.execution.events import EventSink, RunEvent
 from core.execution.scheduler import RunOptions
 from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES, statuses_allowing
 from core.llm.engine import Engine
-from core.plan.diff import diff_plans
 from core.plan.model import Plan
 from core.runs.exit_watch import ExitWatch
 from core.runs.live_run import LiveRun, Replanner
@@ -92,33 +92,15 @@ class Runner:
         planning_usage: Usage | None = None,
         drafted: Plan | None = None,
     ) -> str:
-        """Record the run (plan v1 and all) and run it in the background; return its id.
-
-        ``planning_usage`` (the LLM calls that made the plan) is added to the run's usage.
-        ``drafted`` is the plan as the planner made it: when a person edited it before
-        approving, the draft is kept as version 1 and the edited plan runs as version 2.
-        """
+        """Record the run (plan v1 and all, see :func:`core.runs.dispatch.record_new_run`:
+        ``planning_usage``, ``drafted``) and run it in the background; return its id."""
         self._require_open()
-        run_id = uuid.uuid4().hex[:12]
-        options = (options or RunOptions()).model_copy(update={"run_id": run_id})
-        stored = options.model_dump(mode="json")
-        if planning_usage is not None:
-            stored["planning_usage"] = planning_usage.model_dump()
-        edited = drafted is not None and not diff_plans(drafted, plan).is_empty
-        first = drafted if edited and drafted is not None else plan
-        stored["approved_version"] = first.version + 1 if edited else plan.version
-        self.store.create_run(request, settings_public or {}, first, run_id=run_id,
-                              options=stored, usage=planning_usage)
-        if edited:
-            plan = plan.model_copy(update={"version": first.version + 1})
-            self.store.save_plan_version(run_id, plan, reason="manual edit")
-            self.store.append_event(run_id, RunEvent(
-                kind="replanned", plan_version=plan.version,
-                data={"from_version": first.version, "to_version": plan.version,
-                      "source": "manual", "reason": "edited by a person before approval"}))
-        self._launch(run_id, plan, engine, options, on_event, replanner, resumed_from=None,
-                     extra=stored)
-        return run_id
+        new = dispatch.record_new_run(self.store, request, plan, options=options,
+                                      settings_public=settings_public,
+                                      planning_usage=planning_usage, drafted=drafted)
+        self._launch(new.run_id, new.plan, engine, new.options, on_event, replanner,
+                     resumed_from=None, extra=new.stored)
+        return new.run_id
 
     def resume(
         self,
@@ -132,13 +114,17 @@ class Runner:
         """Continue a paused or interrupted run from its first unfinished step.
 
         Completed steps are kept with their results and timestamps. A run being executed
-        by another live process is asked (through the store) to resume instead.
+        by another live process is asked (through the store, or a worker's mailbox) to
+        resume instead.
         """
         live = self._live_run(run_id)
         if live is not None:
             live.request_resume()
             return
         record = self.store.get_run(run_id)
+        if record.workflow_id:
+            dispatch.resume(self.store, run_id)
+            return
         if record.status in TERMINAL_STATUSES:
             raise StoreError(msg("run.nothing_to_resume", run_id=run_id,
                                  status=msg(f"run_status.{record.status}")))
@@ -247,6 +233,9 @@ class Runner:
         if live is not None:
             live.control.pause()
             return
+        if self._by_worker(run_id):
+            dispatch.pause(self.store, run_id)
+            return
         record = self._steerable(run_id, "pause")
         self.store.request_control(record.run_id, "pause")
 
@@ -258,6 +247,9 @@ class Runner:
             live.done.wait(timeout)
             return self.store.get_run(run_id)
         record = self.store.get_run(run_id)
+        if record.workflow_id:
+            return dispatch.cancel(self.store, run_id, timeout, poll_s=self._poll_s,
+                                   stop=self._closed)
         if record.status in TERMINAL_STATUSES:
             raise StoreError(msg("run.nothing_to_cancel", run_id=run_id,
                                  status=msg(f"run_status.{record.status}")))
@@ -284,6 +276,9 @@ class Runner:
         if live is not None:
             live.control.apply(f"{verb}:{step_id}")
             return
+        if self._by_worker(run_id):
+            dispatch.decide(self.store, run_id, verb, step_id)
+            return
         record = self._steerable(run_id, verb)
         self.store.request_control(record.run_id, f"{verb}:{step_id}")
 
@@ -301,6 +296,10 @@ class Runner:
         with self._lock:
             return self._live.get(run_id)
 
+    def _by_worker(self, run_id: str) -> bool:
+        """True when a DBOS workflow executes the run (steered through its mailbox)."""
+        return self.store.get_run(run_id).workflow_id is not None
+
     # ---- waiting and recovery -------------------------------------------------------
 
     def wait(self, run_id: str, timeout: float | None = None, *,
@@ -308,7 +307,7 @@ class Runner:
         """Block until the run stops here (finished, paused) or ``timeout``; return it.
 
         ``until_confirmation=True`` also returns when the run waits for a person's approval.
-        Runs executed by another process are followed through the store.
+        Runs executed by another process or a worker are followed through the store.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         live = self._live_run(run_id)
@@ -320,6 +319,9 @@ class Runner:
                     timeout,
                 )
             return self.store.get_run(run_id)
+        if self._by_worker(run_id):
+            return dispatch.wait(self.store, run_id, timeout, poll_s=self._poll_s,
+                                 until_confirmation=until_confirmation, stop=self._closed)
         while True:
             record = self.store.get_run(run_id)
             if record.status not in ACTIVE_STATUSES or (

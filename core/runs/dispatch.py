@@ -1,0 +1,245 @@
+"""Runs executed by workers: record and submit them, steer them, follow them in the store.
+
+With ``PLANBOARD_EXECUTION=workers`` a run is recorded in the store as the in-process
+runner records it (:func:`record_new_run`, shared by both), then put on the runs queue as
+the DBOS workflow ``planboard.run`` whose id is the run id; any ``python -m core worker``
+of the same database executes it. Steering such a run leaves a message in its mailbox
+(the workflow applies it); the store stays the one place to follow it, so the dashboard
+and the command line read a worker's run the way they read their own.
+
+Only the functions that talk to DBOS import it (importing ``dbos`` costs about 0.7 s).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from core.base.messages import msg
+from core.base.usage import Usage
+from core.errors import ConfigError, StoreError
+from core.execution.events import RunEvent
+from core.execution.scheduler import RunOptions
+from core.lifecycle import ACTIVE_STATUSES, FINISHED_STEP_STATUSES, TERMINAL_STATUSES
+from core.plan.diff import diff_plans
+from core.plan.model import Plan
+from core.store.run_store import CANCELLED_STEP, RunRecord, RunStore
+
+__all__ = [
+    "EXECUTION_MODES",
+    "NewRun",
+    "cancel",
+    "decide",
+    "execution_mode",
+    "pause",
+    "record_new_run",
+    "resume",
+    "submit",
+    "wait",
+]
+
+EXECUTION_MODES = ("embedded", "workers")
+_STEERABLE = ACTIVE_STATUSES | {"paused"}
+_QUEUED = (None, "ENQUEUED")  # no worker has taken the workflow (None: not enqueued yet)
+T = TypeVar("T")
+
+
+def execution_mode() -> str:
+    """Where new runs execute: ``embedded`` (this process, the default) or ``workers``
+    (PLANBOARD_EXECUTION=workers: only put on the runs queue); ConfigError otherwise."""
+    chosen = os.environ.get("PLANBOARD_EXECUTION", "").strip().lower() or "embedded"
+    if chosen not in EXECUTION_MODES:
+        raise ConfigError(msg("run.bad_execution_mode", value=repr(chosen)))
+    return chosen
+
+
+# ---- recording and submitting ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NewRun:
+    """A run just recorded: its id, the plan to execute, its options (as given and as
+    stored, with the planning usage and the approved version)."""
+
+    run_id: str
+    plan: Plan
+    options: RunOptions
+    stored: dict[str, Any]
+
+
+def record_new_run(
+    store: RunStore, request: str, plan: Plan, *, options: RunOptions | None,
+    settings_public: dict[str, Any] | None, planning_usage: Usage | None = None,
+    drafted: Plan | None = None, workflow: bool = False,
+) -> NewRun:
+    """Record a new run (plan v1 and all) with status planned.
+
+    ``planning_usage`` (the LLM calls that made the plan) is added to the run's usage.
+    ``drafted`` is the plan as the planner made it: when a person edited it before
+    approving, the draft is kept as version 1 and the edited plan runs as version 2.
+    ``workflow``: a DBOS workflow whose id is the run id executes it.
+    """
+    run_id = uuid.uuid4().hex[:12]
+    options = (options or RunOptions()).model_copy(update={"run_id": run_id})
+    stored = options.model_dump(mode="json")
+    if planning_usage is not None:
+        stored["planning_usage"] = planning_usage.model_dump()
+    edited = drafted is not None and not diff_plans(drafted, plan).is_empty
+    first = drafted if edited and drafted is not None else plan
+    stored["approved_version"] = first.version + 1 if edited else plan.version
+    store.create_run(request, settings_public or {}, first, run_id=run_id, options=stored,
+                     usage=planning_usage, workflow_id=run_id if workflow else None)
+    if edited:
+        plan = plan.model_copy(update={"version": first.version + 1})
+        store.save_plan_version(run_id, plan, reason="manual edit")
+        store.append_event(run_id, RunEvent(
+            kind="replanned", plan_version=plan.version,
+            data={"from_version": first.version, "to_version": plan.version,
+                  "source": "manual", "reason": "edited by a person before approval"}))
+    return NewRun(run_id, plan, options, stored)
+
+
+def submit(store: RunStore, request: str, plan: Plan, *, settings_public: dict[str, Any],
+           options: RunOptions | None, planning_usage: Usage | None = None,
+           drafted: Plan | None = None) -> str:
+    """Record the run (as :func:`record_new_run`) and put it on the runs queue for a
+    worker; return its id. StoreError when the queue cannot be reached (the run is then
+    recorded as failed, saying why)."""
+    import core.runs.durable as durable
+    from core.runs.workflow import RUN_WORKFLOW
+
+    _engine(durable.workflow_status, "")  # fails (and records nothing) when unreachable
+    new = record_new_run(store, request, plan, options=options, settings_public=settings_public,
+                         planning_usage=planning_usage, drafted=drafted, workflow=True)
+    try:
+        _engine(durable.enqueue, RUN_WORKFLOW, new.run_id, new.run_id)
+    except StoreError as exc:
+        store.set_status(new.run_id, "failed", event=RunEvent(
+            kind="run_finished", plan_version=new.plan.version,
+            data={"status": "failed", "error": str(exc)}))
+        raise
+    return new.run_id
+
+
+# ---- steering -------------------------------------------------------------------------------
+
+def pause(store: RunStore, run_id: str) -> None:
+    """Ask the worker to finish the running steps and start no new ones."""
+    _send(_steerable(store, run_id, "pause"), "pause")
+
+
+def resume(store: RunStore, run_id: str) -> None:
+    """Ask the worker to continue a paused run (harmless while it runs)."""
+    record = store.get_run(run_id)
+    if record.status in TERMINAL_STATUSES:
+        raise StoreError(msg("run.nothing_to_resume", run_id=run_id,
+                             status=msg(f"run_status.{record.status}")))
+    _send(record, "resume")
+
+
+def decide(store: RunStore, run_id: str, verb: str, target: str) -> None:
+    """Send a person's decision: ``verb`` confirm or reject (``target`` a step id),
+    approve_version or reject_version (``target`` a version number)."""
+    _send(_steerable(store, run_id, verb), f"{verb}:{target}")
+
+
+def cancel(store: RunStore, run_id: str, timeout: float = 30.0, *, poll_s: float = 0.2,
+           stop: threading.Event | None = None) -> RunRecord:
+    """Cancel the run and return once the cancellation is recorded.
+
+    A run no worker has taken yet, or whose worker does not answer within ``timeout``
+    (gone, say), is cancelled in DBOS and recorded here; else its worker cancels it.
+    """
+    import core.runs.durable as durable
+
+    record = store.get_run(run_id)
+    if record.status in TERMINAL_STATUSES:
+        raise StoreError(msg("run.nothing_to_cancel", run_id=run_id,
+                             status=msg(f"run_status.{record.status}")))
+    if _engine(durable.workflow_status, run_id) not in _QUEUED:
+        _send(record, "cancel")
+        record = wait(store, run_id, timeout, poll_s=poll_s, stop=stop)
+        if record.status in TERMINAL_STATUSES:
+            return record
+        reason = f"cancelled while {record.status}; its worker did not answer"
+    else:
+        reason = f"cancelled while {record.status}, before a worker took it"
+    _engine(durable.cancel_workflow, run_id)
+    return _record_cancelled(store, run_id, reason)
+
+
+def _record_cancelled(store: RunStore, run_id: str, reason: str) -> RunRecord:
+    """The store's side of a cancel nobody else records: status, skipped steps, event."""
+    record = store.get_run(run_id)
+    plan = record.plan
+    skipped = [step.id for step in plan.steps
+               if step.status not in FINISHED_STEP_STATUSES] if plan else []
+    try:
+        store.set_status(run_id, "cancelled", owner=False, event=RunEvent(
+            kind="cancelled", plan_version=plan.version if plan else 1,
+            data={"reason": reason, "skipped": skipped}))
+    except StoreError:  # it ended meanwhile: how it ended stands
+        return store.get_run(run_id)
+    if plan is not None and skipped:
+        for step in plan.steps:
+            if step.id in skipped:
+                step.advance("skipped")
+                step.error = CANCELLED_STEP
+        store.save_plan_version(run_id, plan)
+    return store.get_run(run_id)
+
+
+def _steerable(store: RunStore, run_id: str, verb: str) -> RunRecord:
+    record = store.get_run(run_id)
+    if record.status not in _STEERABLE:
+        raise StoreError(msg("run.worker_not_steerable", verb=msg(f"control.{verb}"),
+                             run_id=run_id, status=msg(f"run_status.{record.status}")))
+    return record
+
+
+def _send(record: RunRecord, action: str) -> None:
+    """Leave ``action`` in the run's mailbox. The key names the run's state as read, so
+    a double click delivers once, while the same action after the run moved on (pause,
+    resume, pause) is delivered again."""
+    import core.runs.durable as durable
+
+    key = f"{record.run_id}:{action}:{record.updated_at.isoformat()}"
+    _engine(durable.send_control, record.workflow_id or record.run_id, action,
+            idempotency_key=key)
+
+
+# ---- following ------------------------------------------------------------------------------
+
+def wait(store: RunStore, run_id: str, timeout: float | None = None, *,
+         until_confirmation: bool = False, poll_s: float = 0.2,
+         stop: threading.Event | None = None) -> RunRecord:
+    """Follow the run in the store until it leaves the active statuses (finished, paused),
+    ``timeout`` passes or ``stop`` is set; return it. ``until_confirmation=True`` also
+    returns when it waits for a person's decision."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    pause_between = stop or threading.Event()
+    while True:
+        record = store.get_run(run_id)
+        if record.status not in ACTIVE_STATUSES or (
+                until_confirmation and record.status == "waiting_confirmation"):
+            return record
+        left = poll_s if deadline is None else min(poll_s, deadline - time.monotonic())
+        if left <= 0 or pause_between.wait(left):
+            return store.get_run(run_id)
+
+
+# ---- the engine's failures --------------------------------------------------------------------
+
+def _engine(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``call`` into DBOS; its database failures become one StoreError saying what to do."""
+    try:
+        return call(*args, **kwargs)
+    except SQLAlchemyError as exc:
+        cause = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        raise StoreError(msg("run.queue_unavailable", error=cause)) from None
