@@ -1,0 +1,196 @@
+"""A run executed as a DBOS workflow on SQLite: steps, the mailbox, and a crash replayed.
+
+Each test has its own home (shop data, store and DBOS database), so DBOS is relaunched
+per test (about a second); the module shuts it down at its end.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+from dbos import DBOS
+
+from core.execution.scheduler import RunOptions
+from core.plan.model import Plan, Step
+from core.runs import durable
+from core.runs.workflow import RUN_WORKFLOW
+from core.store.run_store import RunStore
+from tests.test_cli import refunds_for
+from tests.test_runner import REPO
+
+TIMEOUT_S = 60.0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dbos_ends_with_the_module() -> Iterator[None]:
+    yield
+    durable.shutdown()
+
+
+@pytest.fixture
+def launched(isolated_environment) -> durable.Launched:
+    return durable.launch(durable.embedded_executor_id())
+
+
+def refund_plan() -> Plan:
+    return Plan(goal="refund order 88231", steps=[
+        Step(id="s1", description="look up order 88231", tool="query_order",
+             args={"order_id": "88231"}),
+        Step(id="s2", description="refund order 88231", tool="apply_refund",
+             args={"order_id": "88231", "reason": "broken"}, depends_on=["s1"]),
+        Step(id="s3", description="add up", tool="calculate", args={"expression": "2+3"},
+             depends_on=["s2"]),
+    ])
+
+
+def submit(store: RunStore, plan: Plan, **options) -> str:
+    """Record an offline run of ``plan`` (approved as it is) and put it on the queue."""
+    chosen = RunOptions(confirm_side_effects=False, **options).model_dump(mode="json")
+    run_id = store.create_run(plan.goal, {"offline": True}, plan,
+                              options={**chosen, "approved_version": plan.version})
+    store.set_workflow(run_id, run_id)
+    durable.enqueue(RUN_WORKFLOW, run_id, run_id)
+    return run_id
+
+
+def await_status(store: RunStore, run_id: str, wanted: set[str]) -> str:
+    deadline = time.monotonic() + TIMEOUT_S
+    status = store.get_run(run_id).status
+    while status not in wanted and time.monotonic() < deadline:
+        time.sleep(0.05)
+        status = store.get_run(run_id).status
+    return status
+
+
+def await_workflow(run_id: str) -> str | None:
+    deadline = time.monotonic() + TIMEOUT_S
+    status = durable.workflow_status(run_id)
+    while status in (None, "ENQUEUED", "PENDING") and time.monotonic() < deadline:
+        time.sleep(0.05)
+        status = durable.workflow_status(run_id)
+    return status
+
+
+def step_names(run_id: str) -> list[str]:
+    return [step["function_name"] for step in DBOS.list_workflow_steps(run_id)]
+
+
+def events(store: RunStore, run_id: str) -> list[tuple[str, str | None]]:
+    return [(event.kind, event.step_id) for event in store.events(run_id)]
+
+
+def test_a_run_executes_as_a_workflow_and_names_its_worker(launched, store):
+    run_id = submit(store, refund_plan())
+
+    assert await_workflow(run_id) == "SUCCESS"
+    record = store.get_run(run_id)
+    assert record.status == "completed"
+    assert [s.status for s in record.plan.steps] == ["completed"] * 3
+    assert len(refunds_for("88231")) == 1
+    names = step_names(run_id)
+    assert names[0] == "load"
+    assert [n for n in names if n.startswith("step:")] == ["step:s1:v1", "step:s2:v1",
+                                                           "step:s3:v1"]
+    finished = [e for e in store.events(run_id) if e.kind == "step_completed"]
+    assert {e.data["worker"] for e in finished} == {launched.executor_id}
+
+
+def test_a_confirmation_arrives_by_mail_and_the_wait_records_nothing(launched, store):
+    run_id = submit(store, refund_plan())
+    store.set_options(run_id, {**store.get_run(run_id).options, "confirm_side_effects": True})
+
+    assert await_status(store, run_id, {"waiting_confirmation"}) == "waiting_confirmation"
+    time.sleep(0.3)  # the workflow is now blocked in its mailbox
+    recorded = len(step_names(run_id))
+    time.sleep(1.5)
+    assert len(step_names(run_id)) <= recorded + 1  # no polling while a person decides
+    assert refunds_for("88231") == []
+
+    durable.send_control(run_id, "confirm:s2")
+    assert await_workflow(run_id) == "SUCCESS"
+    assert store.get_run(run_id).status == "completed"
+    assert len(refunds_for("88231")) == 1
+    assert ("confirmed", "s2") in events(store, run_id)
+
+
+def test_pause_and_resume_by_mail(launched, store):
+    run_id = submit(store, refund_plan(), step_delay_s=0.6)
+    assert await_status(store, run_id, {"running"}) == "running"
+
+    durable.send_control(run_id, "pause")
+    assert await_status(store, run_id, {"paused"}) == "paused"
+    started = [e for e in events(store, run_id) if e[0] == "step_started"]
+    time.sleep(1.0)
+    assert [e for e in events(store, run_id) if e[0] == "step_started"] == started
+
+    durable.send_control(run_id, "resume")
+    assert await_workflow(run_id) == "SUCCESS"
+    assert store.get_run(run_id).status == "completed"
+    assert ("resumed", None) in events(store, run_id)
+
+
+def test_cancel_by_mail_skips_what_is_left(launched, store):
+    run_id = submit(store, refund_plan(), step_delay_s=1.0)
+    assert await_status(store, run_id, {"running"}) == "running"
+
+    durable.send_control(run_id, "cancel")
+    assert await_workflow(run_id) == "SUCCESS"  # the workflow ended; the run was cancelled
+    record = store.get_run(run_id)
+    assert record.status == "cancelled"
+    assert "pending" not in {s.status for s in record.plan.steps}
+    assert refunds_for("88231") == []
+
+
+CRASHING = r'''
+import sys, time
+from dbos import DBOS, SetWorkflowID
+from core.runs import durable
+from core.runs.workflow import run_workflow
+run_id = sys.argv[1]
+durable.launch("crashing-worker")
+with SetWorkflowID(run_id):
+    DBOS.start_workflow(run_workflow, run_id)
+time.sleep(600)
+'''
+
+
+def test_a_run_killed_mid_way_is_replayed_without_repeating_its_steps(launched, store):
+    plan = refund_plan()
+    chosen = RunOptions(confirm_side_effects=False, step_delay_s=0.8).model_dump(mode="json")
+    run_id = store.create_run(plan.goal, {"offline": True}, plan,
+                              options={**chosen, "approved_version": 1})
+    store.set_workflow(run_id, run_id)
+    crashing = subprocess.Popen([sys.executable, "-c", CRASHING, run_id],
+                                env={**os.environ, "PYTHONPATH": str(REPO)},
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while ("step_started", "s3") not in events(store, run_id):
+            assert time.monotonic() < deadline and crashing.poll() is None, (
+                crashing.stderr.read() if crashing.poll() is not None else "no s3 in time")
+            time.sleep(0.02)
+    finally:
+        crashing.send_signal(signal.SIGKILL)
+        crashing.wait()
+        crashing.stderr.close()
+    assert store.get_run(run_id).plan.step("s3").status == "running"
+    assert len(refunds_for("88231")) == 1
+
+    DBOS.resume_workflow(run_id)  # this process takes over: the dead one's id is gone
+    assert await_workflow(run_id) == "SUCCESS"
+    record = store.get_run(run_id)
+    assert record.status == "completed"
+    assert len(refunds_for("88231")) == 1
+    log = events(store, run_id)
+    # the replay wrote no event twice: s1 and s2 started once; s3 ran again from its start
+    assert log.count(("step_started", "s1")) == 1
+    assert log.count(("step_started", "s2")) == 1
+    assert log.count(("step_completed", "s2")) == 1
+    assert log.count(("step_completed", "s3")) == 1
+    assert [e.seq for e in store.events(run_id)] == list(range(1, len(log) + 1))
