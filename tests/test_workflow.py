@@ -51,7 +51,7 @@ def refund_plan() -> Plan:
 
 def submit(store: RunStore, plan: Plan, **options) -> str:
     """Record an offline run of ``plan`` (approved as it is) and put it on the queue."""
-    chosen = RunOptions(confirm_side_effects=False, **options).model_dump(mode="json")
+    chosen = RunOptions(**{"confirm_side_effects": False, **options}).model_dump(mode="json")
     run_id = store.create_run(plan.goal, {"offline": True}, plan,
                               options={**chosen, "approved_version": plan.version})
     store.set_workflow(run_id, run_id)
@@ -102,8 +102,7 @@ def test_a_run_executes_as_a_workflow_and_names_its_worker(launched, store):
 
 
 def test_a_confirmation_arrives_by_mail_and_the_wait_records_nothing(launched, store):
-    run_id = submit(store, refund_plan())
-    store.set_options(run_id, {**store.get_run(run_id).options, "confirm_side_effects": True})
+    run_id = submit(store, refund_plan(), confirm_side_effects=True)
 
     assert await_status(store, run_id, {"waiting_confirmation"}) == "waiting_confirmation"
     time.sleep(0.3)  # the workflow is now blocked in its mailbox
