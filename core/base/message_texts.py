@@ -268,6 +268,10 @@ TEXTS: dict[str, tuple[str, str]] = {
                                "python -m core worker)",
                                "PLANBOARD_EXECUTION 的值 {value} 无效：请用 embedded（在本进程"
                                "内执行，默认）或 workers（交给 python -m core worker 执行）"),
+    "run.worker_cannot_start": ("worker {name} cannot start: {error}; check PLANBOARD_DB_URL "
+                                "(or PLANBOARD_HOME) and that its database is running",
+                                "工作进程 {name} 无法启动：{error}；请检查 PLANBOARD_DB_URL（或 "
+                                "PLANBOARD_HOME）以及数据库是否在运行"),
     "run.queue_unavailable": ("the run queue cannot be used ({error}); start a worker on the "
                               "same PLANBOARD_HOME or PLANBOARD_DB_URL first: "
                               "python -m core worker",

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from core.base.messages import render
 from core.base.usage import Usage
-from core.cli.output import ask, ask_text, bounded_int, print_json, print_progress
+from core.cli.output import (
+    ask,
+    ask_text,
+    bounded_float,
+    bounded_int,
+    print_json,
+    print_progress,
+)
 from core.cli.runs import add_approve_replans, new_versions_policy, report_run, wait_answering
 from core.cli.text import cli_language, say
 from core.errors import ConfigError, PlanBoardError
@@ -114,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command."""
     from core.cli.adaptive import add_adaptive_commands
     from core.cli.runs import add_run_commands
+    from core.cli.workers import add_worker_commands
 
     parser = argparse.ArgumentParser(
         prog="python -m core", description="PlanBoard: plan, review and run LLM agent tasks."
@@ -150,6 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="attempts when a failed run's reflection advises a retry")
     run.add_argument("--checkpoint", choices=CHECKPOINT_POLICIES, default=DEFAULT_POLICY,
                      help="when to revise the plan while it runs")
+    run.add_argument("--pace", type=bounded_float(0, 10), default=0, metavar="SECONDS",
+                     help="demo pace: wait this long before each step")
+    run.add_argument("--detach", action="store_true",
+                     help="submit the approved plan to the workers (python -m core worker), "
+                          "print the run id and exit")
     _add_planning_options(run)
     run.set_defaults(handler=cmd_run)
 
@@ -165,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_run_commands(commands)
     add_adaptive_commands(commands)
+    add_worker_commands(commands)
     return parser
 
 
@@ -229,8 +243,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from core.runs.dispatch import execution_mode
     from core.runs.session import build_engine, choose_route, public_settings
 
+    by_workers = execution_mode() == "workers" or args.detach
     if not args.request and not args.plan:
         raise ConfigError("Give a request to plan, or a plan file with --plan FILE.")
     if args.plan and args.mode != "plan":
@@ -262,7 +278,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = RunOptions(confirm_side_effects=False,  # the person approved the plan above
                          new_versions=new_versions_policy(args),  # not later versions
                          max_parallel=args.max_parallel, max_replans=args.max_replans,
-                         checkpoint=args.checkpoint, max_attempts=args.max_attempts)
+                         checkpoint=args.checkpoint, max_attempts=args.max_attempts,
+                         step_delay_s=args.pace)
+    if by_workers:
+        from core.cli.workers import run_on_workers
+
+        return run_on_workers(runner, plan, options=options, settings=settings, usage=usage,
+                              detach=args.detach, as_json=args.json, out=out,
+                              started=started, route=route)
     run_id = runner.start(plan.goal, plan, engine=engine, options=options,
                           settings_public=settings, planning_usage=usage,
                           on_event=lambda event: print_progress(event, out))

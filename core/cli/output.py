@@ -13,7 +13,8 @@ from core.execution.events import RunEvent
 from core.plan.model import STATUS_ICONS
 from core.tools.registry import json_safe
 
-__all__ = ["ask", "ask_text", "bounded_int", "print_json", "print_progress", "short"]
+__all__ = ["ask", "ask_text", "bounded_float", "bounded_int", "print_json", "print_progress",
+           "short"]
 
 _NOTED_EVENTS = {"replanned", "reflected", "waiting_confirmation", "confirmed", "rejected",
                  "paused", "resumed", "cancelled"}
@@ -65,13 +66,21 @@ def short(text: str, width: int = 60) -> str:
 
 def bounded_int(low: int, high: int) -> Any:
     """An argparse type: a whole number from ``low`` to ``high``."""
+    return _bounded(int, "a whole number", low, high)
 
-    def parse(text: str) -> int:
+
+def bounded_float(low: float, high: float) -> Any:
+    """An argparse type: a number from ``low`` to ``high``."""
+    return _bounded(float, "a number", low, high)
+
+
+def _bounded(kind: type, what: str, low: float, high: float) -> Any:
+    def parse(text: str) -> Any:
         try:
-            value = int(text)
+            value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if not low <= value <= high:  # NaN fails here too
             raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {text}")
         return value
 

@@ -26,6 +26,7 @@ __all__ = [
     "new_versions_policy",
     "report_run",
     "run_summary_json",
+    "step_workers",
     "wait_answering",
 ]
 
@@ -107,19 +108,34 @@ def _runner(args: argparse.Namespace) -> Any:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    """List run summaries (run_id, status, request, created_at), newest first."""
-    records = _runner(args).store.list_runs(status=args.status, limit=args.limit)
-    rows = [{"run_id": r.run_id, "status": r.status, "request": r.request,
-             "created_at": r.created_at.isoformat()} for r in records]
+    """List run summaries (run_id, status, request, created_at), newest first; a run
+    executed by workers also names them (``workers``, a column when any run has one)."""
+    store = _runner(args).store
+    records = store.list_runs(status=args.status, limit=args.limit)
+    rows: list[dict[str, Any]] = []
+    for r in records:
+        rows.append({"run_id": r.run_id, "status": r.status, "request": r.request,
+                     "created_at": r.created_at.isoformat()})
+        if r.workflow_id:
+            rows[-1]["workers"] = step_workers(store.events(r.run_id))
     if args.json:
         print_json(rows)
         return 0
     if not rows:
         print(say("no_runs"))
+    width = max((len(", ".join(row.get("workers", []))) for row in rows), default=0)
     for row in rows:
         created = row["created_at"][:19].replace("T", " ")
-        print(f"{row['run_id']}  {row['status']:<21} {created}  {short(row['request'])}")
+        workers = f"{', '.join(row.get('workers', [])):<{width}}  " if width else ""
+        print(f"{row['run_id']}  {row['status']:<21} {created}  {workers}"
+              f"{short(row['request'])}")
     return 0
+
+
+def step_workers(events: list[Any]) -> list[str]:
+    """The workers that ran the steps of a run, in the order they first appear."""
+    names = (event.data.get("worker") for event in events if event.kind.startswith("step_"))
+    return list(dict.fromkeys(name for name in names if name))
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -142,7 +158,10 @@ def cmd_show(args: argparse.Namespace) -> int:
           f"{record.wall_s:.1f} s")
     for event in events:
         step = f" {event.step_id}" if event.step_id else ""
-        print(f"  {event.seq:>3} {event.at.isoformat(timespec='seconds')} {event.kind}{step}")
+        worker = event.data.get("worker") if event.kind.startswith("step_") else None
+        where = f" ({say('on_worker', name=worker)})" if worker else ""
+        print(f"  {event.seq:>3} {event.at.isoformat(timespec='seconds')} "
+              f"{event.kind}{step}{where}")
     return 0
 
 

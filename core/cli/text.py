@@ -40,6 +40,29 @@ _TEXT: dict[str, tuple[str, str]] = {
     "pause_requested": ("Pause requested for run {run_id}; running steps finish first.",
                         "已请求暂停运行 {run_id}；正在执行的步骤会先完成。"),
     "wrote": ("Wrote {path}", "已写入 {path}"),
+    "worker_ready": ("worker {name} serving runs from {database}, {concurrency} steps at once; "
+                     "stop it with Ctrl-C or SIGTERM",
+                     "工作进程 {name} 正在执行 {database} 中的运行，最多同时执行 {concurrency} "
+                     "个步骤；用 Ctrl-C 或 SIGTERM 停止"),
+    "worker_stopped": ("worker {name} stopped; its unfinished runs continue when a worker "
+                       "named {name} starts again",
+                       "工作进程 {name} 已停止；名为 {name} 的工作进程再次启动时"
+                       "会继续其未完成的运行"),
+    "detached": ("run {run_id} submitted to the workers; follow it with: python -m core show "
+                 "{run_id}",
+                 "运行 {run_id} 已提交给工作进程；查看进度：python -m core show {run_id}"),
+    "still_running": ("stopped following; run {run_id} goes on in the workers: "
+                      "python -m core show {run_id}",
+                      "已停止跟踪；运行 {run_id} 仍在工作进程中继续：python -m core show {run_id}"),
+    "recover_none": ("worker {name} has no unfinished runs", "工作进程 {name} 没有未完成的运行"),
+    "recover_ask": ("Is worker {name} gone for good (stopped everywhere, never to restart)? "
+                    "Its {count} runs then go to the live workers. [y/N] ",
+                    "工作进程 {name} 是否已永久停止（各处都不再运行，也不会重启）？若是，它的 "
+                    "{count} 个运行将交给仍在运行的工作进程。[y/N] "),
+    "not_recovered": ("Not recovered.", "未接管。"),
+    "recovered": ("{count} runs of worker {name} handed to the live workers",
+                  "工作进程 {name} 的 {count} 个运行已交给仍在运行的工作进程"),
+    "on_worker": ("on {name}", "于 {name}"),
 }
 
 

@@ -38,10 +38,12 @@ __all__ = [
     "cancel",
     "decide",
     "execution_mode",
+    "hand_over",
     "pause",
     "record_new_run",
     "resume",
     "submit",
+    "unfinished_runs",
     "wait",
 ]
 
@@ -212,6 +214,23 @@ def _send(record: RunRecord, action: str) -> None:
     key = f"{record.run_id}:{action}:{record.updated_at.isoformat()}"
     _engine(durable.send_control, record.workflow_id or record.run_id, action,
             idempotency_key=key)
+
+
+# ---- a worker gone for good ----------------------------------------------------------------
+
+def unfinished_runs(worker: str) -> list[str]:
+    """The runs that worker ``worker`` took and did not finish."""
+    import core.runs.durable as durable
+
+    return _engine(durable.unfinished_workflows, worker)
+
+
+def hand_over(run_id: str) -> None:
+    """Put the run back on the queue for a live worker, which continues it after its last
+    recorded step. Only for a run whose worker is gone: nothing checks that it is."""
+    import core.runs.durable as durable
+
+    _engine(durable.resume_on_queue, run_id)
 
 
 # ---- following ------------------------------------------------------------------------------

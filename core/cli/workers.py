@@ -1,0 +1,153 @@
+"""Command-line commands for runs executed by workers: worker, recover, and following a
+submitted run (``run`` in workers mode, ``run --detach``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from core.base.messages import msg
+from core.cli.output import ask, bounded_int, print_json, print_progress, short
+from core.cli.runs import report_run, wait_answering
+from core.cli.text import say
+from core.errors import ConfigError, RunNotFoundError
+
+__all__ = ["add_worker_commands", "cmd_recover", "cmd_worker", "printing_events",
+           "run_on_workers"]
+
+DEFAULT_CONCURRENCY = 4
+_FOLLOW_POLL_S = 0.2
+
+
+def add_worker_commands(subparsers: Any) -> None:
+    """Add worker and recover to the ``python -m core`` parser."""
+    worker = subparsers.add_parser(
+        "worker", help="execute the runs submitted to the run queue until stopped")
+    worker.add_argument("--name", help="a stable name for this worker (default: the host "
+                                       "name); restarted under it, it finishes its runs")
+    worker.add_argument("--concurrency", type=bounded_int(1, 256), default=DEFAULT_CONCURRENCY,
+                        help="plan steps working at once (runs waiting for a person hold none)")
+    worker.set_defaults(handler=cmd_worker)
+
+    recover = subparsers.add_parser(
+        "recover", help="hand the unfinished runs of a worker that is gone to the live ones")
+    recover.add_argument("--worker", required=True, metavar="NAME",
+                         help="the name of the worker that is gone for good")
+    recover.add_argument("--yes", action="store_true",
+                         help="do not ask: you are sure that worker runs nowhere any more")
+    recover.set_defaults(handler=cmd_recover)
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    """Serve the run queue until SIGTERM or SIGINT, then stop at once.
+
+    Stopping is a crash as far as the runs know, on purpose: DBOS has recorded every
+    finished step, and a worker of this name starting again continues its runs from there.
+    Destroying DBOS instead would leave the runs' threads going without an engine, and a
+    step waiting for a person could hold the process for a minute.
+    """
+    import core.runs.durable as durable
+
+    name = durable.worker_executor_id(args.name)  # a bad name fails before anything starts
+    import core.runs.workflow as workflow  # registers the run workflow before the launch
+
+    workflow.set_step_permits(args.concurrency)
+    stop = threading.Event()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda *_: stop.set())
+    try:
+        launched = durable.launch(name)
+    except SQLAlchemyError as exc:
+        cause = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        raise ConfigError(msg("run.worker_cannot_start", name=name, error=cause)) from None
+    print(say("worker_ready", name=launched.executor_id, database=launched.database,
+              concurrency=args.concurrency), flush=True)
+    stop.wait()
+    print(say("worker_stopped", name=name), flush=True)
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    """Put the unfinished runs of worker NAME back on the queue, once the operator says the
+    worker is gone for good (DBOS cannot tell a dead worker from a slow one)."""
+    import core.runs.dispatch as dispatch
+    import core.runs.durable as durable
+
+    name = durable.worker_executor_id(args.worker)
+    run_ids = dispatch.unfinished_runs(name)
+    if not run_ids:
+        print(say("recover_none", name=name))
+        return 0
+    store = args.runner().store
+    for run_id in run_ids:
+        try:
+            record = store.get_run(run_id)
+            print(f"{run_id}  {record.status:<21} {short(record.request)}")
+        except RunNotFoundError:
+            print(run_id)
+    if not args.yes and not ask(say("recover_ask", name=name, count=len(run_ids))):
+        print(say("not_recovered"))
+        return 1
+    for run_id in run_ids:
+        dispatch.hand_over(run_id)
+    print(say("recovered", name=name, count=len(run_ids)))
+    return 0
+
+
+def run_on_workers(runner: Any, plan: Any, *, options: Any, settings: dict[str, Any],
+                   usage: Any, detach: bool, as_json: bool, out: Any, started: float,
+                   route: Any) -> int:
+    """Submit an approved plan to the workers; with ``detach`` print its id and how to
+    follow it, else follow it here until it ends (answering its questions, as ``run``
+    does). Ctrl-C stops following; the run goes on."""
+    import core.runs.dispatch as dispatch
+
+    run_id = dispatch.submit(runner.store, plan.goal, plan, settings_public=settings,
+                             options=options, planning_usage=usage)
+    if detach:
+        if as_json:
+            print_json({"run_id": run_id, "status": runner.store.get_run(run_id).status})
+        print(say("detached", run_id=run_id), file=out)
+        return 0
+    print(f"run {run_id}", file=out)
+    try:
+        with printing_events(runner.store, run_id, out):
+            record = wait_answering(runner, run_id, out)
+    except KeyboardInterrupt:
+        print(say("still_running", run_id=run_id), file=sys.stderr)
+        return 130
+    return report_run(record, as_json, started, out, route)
+
+
+@contextmanager
+def printing_events(store: Any, run_id: str, out: Any) -> Iterator[None]:
+    """Print the run's progress from the store while the block runs (a worker executes
+    it, so no event reaches this process otherwise)."""
+    stop = threading.Event()
+
+    def follow() -> None:
+        seen = 0
+        while True:
+            done = stop.wait(_FOLLOW_POLL_S)
+            for event in store.events(run_id, after=seen):
+                print_progress(event, out)
+                seen = event.seq
+            if done:
+                return
+
+    follower = threading.Thread(target=follow, name="planboard-follow", daemon=True)
+    follower.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        follower.join(5)
