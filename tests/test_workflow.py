@@ -193,3 +193,18 @@ def test_a_run_killed_mid_way_is_replayed_without_repeating_its_steps(launched, 
     assert log.count(("step_completed", "s2")) == 1
     assert log.count(("step_completed", "s3")) == 1
     assert [e.seq for e in store.events(run_id)] == list(range(1, len(log) + 1))
+
+
+def test_a_run_this_process_cannot_execute_fails_with_the_reason(launched, store):
+    plan = refund_plan()
+    run_id = store.create_run(plan.goal, {"offline": False, "base_url": "http://127.0.0.1:9/v1"},
+                              plan, options={"approved_version": 1})
+    store.set_workflow(run_id, run_id)
+    durable.enqueue(RUN_WORKFLOW, run_id, run_id)  # no OPENAI_API_KEY in this environment
+
+    assert await_workflow(run_id) == "SUCCESS"
+    record = store.get_run(run_id)
+    assert record.status == "failed"
+    finished = [e for e in store.events(run_id) if e.kind == "run_finished"]
+    assert "OPENAI_API_KEY" in finished[-1].data["error"]
+    assert refunds_for("88231") == []

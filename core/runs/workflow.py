@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 from dbos import DBOS
 
+from core.errors import PlanBoardError
 from core.execution.control import ControlWake, RunControl
 from core.execution.events import RunEvent
 from core.execution.executor import StepOutcome
@@ -246,6 +247,15 @@ def _load(run_id: str) -> dict[str, Any]:
             "approved": approved.model_dump(mode="json") if approved else None}
 
 
+def _unrunnable(run_id: str, error: str) -> None:
+    """Record that this process cannot execute the run at all, and why."""
+    store = _store()
+    plan_version = store.get_run(run_id).plan.version
+    store.set_status(run_id, "failed", event=RunEvent(
+        kind="run_finished", plan_version=plan_version,
+        data={"status": "failed", "error": error}))
+
+
 @DBOS.workflow(name=RUN_WORKFLOW)
 def run_workflow(run_id: str) -> str:
     """Execute run ``run_id`` of the store to its end; return its final status."""
@@ -253,8 +263,12 @@ def run_workflow(run_id: str) -> str:
 
     loaded = DBOS.run_step({"name": "load"}, _load, run_id)
     store = _store()
-    # the run's settings never change after it is created: reading them again is safe
-    engine = engine_for_record(store.get_run(run_id))
+    try:
+        # the run's settings never change after it is created: reading them again is safe
+        engine = engine_for_record(store.get_run(run_id))
+    except PlanBoardError as exc:  # e.g. this worker has no key for the run's endpoint
+        DBOS.run_step({"name": "unrunnable"}, _unrunnable, run_id, str(exc))
+        return "failed"
     options = RunOptions.model_validate(
         {k: v for k, v in loaded["options"].items() if k in RunOptions.model_fields}
         | {"run_id": run_id})
