@@ -1,0 +1,214 @@
+"""core.runs.dispatch on a real DBOS over SQLite: submitting runs, steering them through
+their mailbox (by the Runner, as the dashboard and the CLI do), cancelling queued ones.
+
+The workflows execute in this process (its DBOS serves the runs queue, as a worker
+would); each test has its own home, so DBOS is relaunched per test and shut down when
+the module ends.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from dbos import DBOS
+
+from core.base.messages import render
+from core.base.usage import Usage
+from core.errors import ConfigError, StoreError
+from core.execution.scheduler import RunOptions
+from core.plan.model import Plan, Step
+from core.runs import dispatch, durable
+from core.runs.runner import Runner
+from core.store.run_store import CANCELLED_STEP, RunStore
+from tests.test_cli import refunds_for
+
+TIMEOUT_S = 60.0
+MAILBOX = "planboard.test.mailbox"
+
+
+@DBOS.workflow(name=MAILBOX)
+def mailbox() -> list[str]:
+    """What the run's mailbox received, until it stays empty for a second."""
+    received = []
+    while (action := DBOS.recv(durable.CONTROL_TOPIC, timeout_seconds=1)) is not None:
+        received.append(action)
+    return received
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dbos_ends_with_the_module() -> Iterator[None]:
+    yield
+    durable.shutdown()
+
+
+@pytest.fixture
+def launched(isolated_environment) -> durable.Launched:
+    import core.runs.workflow  # noqa: F401  registers the run workflow
+
+    return durable.launch(durable.embedded_executor_id())
+
+
+def refund_plan() -> Plan:
+    return Plan(goal="refund order 88231", steps=[
+        Step(id="s1", description="look up order 88231", tool="query_order",
+             args={"order_id": "88231"}),
+        Step(id="s2", description="refund order 88231", tool="apply_refund",
+             args={"order_id": "88231", "reason": "broken"}, depends_on=["s1"]),
+        Step(id="s3", description="add up", tool="calculate", args={"expression": "2+3"},
+             depends_on=["s2"]),
+    ])
+
+
+def submit(store: RunStore, plan: Plan, **options) -> str:
+    return dispatch.submit(store, plan.goal, plan, settings_public={"offline": True},
+                           options=RunOptions(**{"confirm_side_effects": False, **options}))
+
+
+def await_status(store: RunStore, run_id: str, wanted: set[str]) -> str:
+    deadline = time.monotonic() + TIMEOUT_S
+    status = store.get_run(run_id).status
+    while status not in wanted and time.monotonic() < deadline:
+        time.sleep(0.05)
+        status = store.get_run(run_id).status
+    return status
+
+
+def await_workflow(run_id: str) -> str | None:
+    deadline = time.monotonic() + TIMEOUT_S
+    status = durable.workflow_status(run_id)
+    while status in (None, "ENQUEUED", "PENDING") and time.monotonic() < deadline:
+        time.sleep(0.05)
+        status = durable.workflow_status(run_id)
+    return status
+
+
+def kinds(store: RunStore, run_id: str) -> list[str]:
+    return [event.kind for event in store.events(run_id)]
+
+
+# ---- the execution mode ------------------------------------------------------------------
+
+def test_the_execution_mode_is_embedded_unless_workers_are_asked_for(monkeypatch):
+    assert dispatch.execution_mode() == "embedded"
+    monkeypatch.setenv("PLANBOARD_EXECUTION", " Workers ")
+    assert dispatch.execution_mode() == "workers"
+    monkeypatch.setenv("PLANBOARD_EXECUTION", "cluster")
+    with pytest.raises(ConfigError) as raised:
+        dispatch.execution_mode()
+    for language in ("en", "zh"):
+        text = render(raised.value, language)
+        assert "'cluster'" in text and "embedded" in text and "workers" in text
+        assert "\n" not in text
+
+
+# ---- submitting ----------------------------------------------------------------------------
+
+def test_submit_records_the_run_as_the_runner_does_and_a_worker_executes_it(launched, store):
+    drafted = refund_plan()
+    edited = drafted.model_copy(deep=True)
+    edited.steps[2].args = {"expression": "2+4"}  # a person changed it before approving
+
+    run_id = dispatch.submit(store, "refund it", edited, settings_public={"offline": True},
+                             options=RunOptions(confirm_side_effects=False),
+                             planning_usage=Usage(llm_calls=2), drafted=drafted)
+
+    record = store.get_run(run_id)
+    assert record.workflow_id == run_id
+    assert record.options["run_id"] == run_id
+    assert record.options["approved_version"] == 2
+    assert record.options["planning_usage"]["llm_calls"] == 2
+    assert [v.version for v in store.plan_versions(run_id)] == [1, 2]
+    assert await_status(store, run_id, {"completed", "failed"}) == "completed"
+    record = store.get_run(run_id)
+    assert record.plan.version == 2 and record.plan.step("s3").result["value"] == 6
+    assert kinds(store, run_id)[0] == "replanned"  # the edit, as Runner.start records it
+    assert len(refunds_for("88231")) == 1
+
+
+def test_submit_with_no_queue_to_reach_records_nothing(isolated_environment, store):
+    durable.shutdown()  # nothing has set up the run queue in this new home
+    with pytest.raises(StoreError) as raised:
+        submit(store, refund_plan())
+    assert "python -m core worker" in str(raised.value) and "\n" not in str(raised.value)
+    assert store.list_runs() == []
+
+
+# ---- steering through the Runner -------------------------------------------------------------
+
+def test_the_runner_steers_a_worker_run_through_its_mailbox(launched, store):
+    runner = Runner(store, poll_s=0.05)
+    try:
+        run_id = submit(store, refund_plan(), confirm_side_effects=True)
+        waiting = runner.wait(run_id, timeout=TIMEOUT_S, until_confirmation=True)
+        assert waiting.status == "waiting_confirmation"
+
+        runner.pause(run_id)
+        assert await_status(store, run_id, {"paused"}) == "paused"
+        assert runner.wait(run_id, timeout=TIMEOUT_S).status == "paused"  # not active
+        runner.resume(run_id)
+        assert await_status(store, run_id, {"waiting_confirmation"}) == "waiting_confirmation"
+        assert refunds_for("88231") == []
+
+        runner.confirm(run_id, "s2")
+        assert runner.wait(run_id, timeout=TIMEOUT_S).status == "completed"
+        assert len(refunds_for("88231")) == 1
+        assert {"paused", "resumed", "confirmed"} <= set(kinds(store, run_id))
+
+        with pytest.raises(StoreError, match=r"cannot pause run .*: it is completed"):
+            runner.pause(run_id)
+        with pytest.raises(StoreError, match="nothing to resume"):
+            runner.resume(run_id)
+        with pytest.raises(StoreError, match="nothing to cancel"):
+            runner.cancel(run_id)
+    finally:
+        runner.shutdown()
+
+
+def test_the_runner_cancels_a_running_worker_run_through_its_mailbox(launched, store):
+    runner = Runner(store, poll_s=0.05)
+    try:
+        run_id = submit(store, refund_plan(), step_delay_s=1.0)
+        assert await_status(store, run_id, {"running"}) == "running"
+        record = runner.cancel(run_id, timeout=TIMEOUT_S)
+        assert record.status == "cancelled"
+        assert "pending" not in {step.status for step in record.plan.steps}
+        assert await_workflow(run_id) == "SUCCESS"  # the run recorded it itself
+        assert refunds_for("88231") == []
+    finally:
+        runner.shutdown()
+
+
+def test_a_double_click_delivers_once_and_the_same_control_later_again(launched, store):
+    run_id = store.create_run("mailbox", {"offline": True}, refund_plan(), run_id="mailbox-1",
+                              workflow_id="mailbox-1")
+    durable.enqueue(MAILBOX, run_id)
+
+    dispatch.pause(store, run_id)
+    dispatch.pause(store, run_id)  # the same click, the run as it was: dropped
+    dispatch.resume(store, run_id)
+    store.set_status(run_id, "paused")  # the run moved on: the same control is new
+    dispatch.pause(store, run_id)
+
+    assert DBOS.retrieve_workflow(run_id).get_result(polling_interval_sec=0.1) == [
+        "pause", "resume", "pause"]
+
+
+# ---- cancelling without the worker -----------------------------------------------------------
+
+def test_a_run_no_worker_took_is_cancelled_in_dbos_and_the_store(launched, store):
+    durable.shutdown()  # the queue exists in this home, but nobody serves it now
+    run_id = submit(store, refund_plan())
+    assert durable.workflow_status(run_id) == "ENQUEUED"
+
+    record = dispatch.cancel(store, run_id, timeout=TIMEOUT_S)
+
+    assert record.status == "cancelled"
+    assert {step.error for step in record.plan.steps} == {CANCELLED_STEP}
+    assert kinds(store, run_id)[-1] == "cancelled"
+    assert durable.workflow_status(run_id) == "CANCELLED"
+    durable.launch()  # a process serving the queue again does not start it
+    time.sleep(0.5)
+    assert durable.workflow_status(run_id) == "CANCELLED"
+    assert store.get_run(run_id).status == "cancelled"
