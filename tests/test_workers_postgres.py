@@ -1,0 +1,207 @@
+"""Runs served by ``python -m core worker`` processes on one PostgreSQL (issue 11).
+
+Every process shares the test's PostgreSQL database (``PLANBOARD_DB_URL``: the run store and
+DBOS's tables) and its PLANBOARD_HOME (the demo shop, where refunds are recorded). The
+workers are real child processes, killed with SIGKILL as a crash would kill them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.execution.scheduler import RunOptions
+from core.lifecycle import TERMINAL_STATUSES
+from core.plan.model import Plan, Step
+from core.runs import dispatch, durable
+from core.runs.session import public_settings
+from core.store.run_store import RunStore
+from tests.core_processes import CoreProcess, CoreProcesses
+from tests.test_cli import refunds_for
+
+START_TIMEOUT_S = 120.0  # a worker imports DBOS and launches it on a busy machine
+RUN_TIMEOUT_S = 240.0
+PACE_S = "1.0"  # the demo pace before each step: runs last long enough to be killed mid-way
+WAITING_RUNS = 20
+
+
+@pytest.fixture
+def store(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunStore]:
+    """The run store on the test's PostgreSQL, made before any child races to make it; the
+    children inherit PLANBOARD_DB_URL."""
+    monkeypatch.setenv("PLANBOARD_DB_URL", postgres_url)
+    made = RunStore()
+    try:
+        yield made
+    finally:
+        durable.shutdown()  # the DBOS client of this process, before the database goes
+        made.close()
+
+
+@pytest.fixture
+def processes(tmp_path: Path, store: RunStore) -> Iterator[CoreProcesses]:
+    made = CoreProcesses(tmp_path / "processes", dict(os.environ))
+    try:
+        yield made
+    finally:
+        made.kill_all()
+
+
+# ---- plans and commands ---------------------------------------------------------------------
+
+def refund_plan() -> Plan:
+    return Plan(goal="refund order 88231", steps=[
+        Step(id="s1", description="look up order 88231", tool="query_order",
+             args={"order_id": "88231"}),
+        Step(id="s2", description="refund order 88231", tool="apply_refund",
+             args={"order_id": "88231", "reason": "broken"}, depends_on=["s1"]),
+        Step(id="s3", description="add up", tool="calculate", args={"expression": "2+3"},
+             depends_on=["s2"]),
+        Step(id="s4", description="multiply", tool="calculate", args={"expression": "4*5"},
+             depends_on=["s3"]),
+    ])
+
+
+def lookup_plan(number: int) -> Plan:
+    return Plan(goal=f"where is order 70412 ({number})", steps=[
+        Step(id="s1", description="look up order 70412", tool="query_order",
+             args={"order_id": "70412"}),
+        Step(id="s2", description="add up", tool="calculate",
+             args={"expression": f"{number}*10"}, depends_on=["s1"]),
+        Step(id="s3", description="add one", tool="calculate",
+             args={"expression": f"{number}*10+1"}, depends_on=["s2"]),
+    ])
+
+
+def calculate_plan() -> Plan:
+    return Plan(goal="add up", steps=[
+        Step(id="s1", description="add up", tool="calculate", args={"expression": "6*7"}),
+    ])
+
+
+def start_worker(processes: CoreProcesses, name: str) -> CoreProcess:
+    worker = processes.start(name, "worker", "--name", name, "--concurrency", "2")
+    processes.await_output(worker, f"worker {name} serving runs", START_TIMEOUT_S)
+    return worker
+
+
+def detach(processes: CoreProcesses, plans: dict[str, Plan]) -> dict[str, str]:
+    """Submit each plan with ``run --detach`` (offline, approved, paced), side by side;
+    the run ids by label."""
+    commands = {}
+    for label, plan in plans.items():
+        plan_file = processes.folder / f"{label}.json"
+        plan_file.write_text(plan.to_json())
+        commands[label] = ["run", "--plan", str(plan_file), "--offline", "--yes", "--detach",
+                           "--pace", PACE_S, "--json"]
+    return {label: out["run_id"] for label, out in processes.run_json(commands).items()}
+
+
+def taken_by(worker: str, run_ids: list[str]) -> bool:
+    """Whether ``worker`` holds every run of ``run_ids`` unfinished (it dequeued them)."""
+    return set(run_ids) <= set(durable.unfinished_workflows(worker))
+
+
+def statuses(store: RunStore, run_ids: list[str]) -> dict[str, str]:
+    return {run_id: store.get_run(run_id).status for run_id in run_ids}
+
+
+def all_ended(store: RunStore, run_ids: list[str]) -> bool:
+    return set(statuses(store, run_ids).values()) <= TERMINAL_STATUSES
+
+
+def step_workers(store: RunStore, run_id: str) -> set[str]:
+    return {event.data.get("worker", "") for event in store.events(run_id)
+            if event.kind.startswith("step_")}
+
+
+# "  12 2026-11-30T10:00:00+00:00 step_completed s2 (on w1)"
+_EVENT_LINE = re.compile(r"^\s+\d+ \S+ step_\w+ (?P<step>\S+)(?: \(on (?P<worker>\S+)\))?$")
+
+
+def shown_step_workers(shown: str) -> dict[str, set[str | None]]:
+    """From ``show``'s text: the workers named on each plan step's events (None: none)."""
+    found: dict[str, set[str | None]] = {}
+    for line in shown.splitlines():
+        match = _EVENT_LINE.match(line)
+        if match:
+            found.setdefault(match["step"], set()).add(match["worker"])
+    return found
+
+
+# ---- the tests ------------------------------------------------------------------------------
+
+def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes, store):
+    w1 = start_worker(processes, "w1")
+    first = detach(processes, {"refund": refund_plan(), "lookup-1": lookup_plan(1),
+                               "lookup-2": lookup_plan(2)})
+    refund_run = first["refund"]
+    processes.await_true(lambda: taken_by("w1", list(first.values())),
+                         "w1 taking the first three runs", RUN_TIMEOUT_S, watch=[w1])
+    w2 = start_worker(processes, "w2")
+
+    # w1 dies right after its refund: the run is mid-way, the step's record may be missing
+    processes.await_true(lambda: bool(refunds_for("88231")), "the refund of order 88231",
+                         RUN_TIMEOUT_S, watch=[w1, w2], poll_s=0.02)
+    w1.kill()
+    assert store.get_run(refund_run).status == "running", processes.report()
+
+    # w2 takes the runs submitted now; w1's runs wait for a worker named w1
+    later = detach(processes, {f"lookup-{n}": lookup_plan(n) for n in (3, 4, 5)})
+    processes.await_true(lambda: taken_by("w2", list(later.values())),
+                         "w2 taking the later runs", RUN_TIMEOUT_S, watch=[w2])
+    assert taken_by("w1", [refund_run]), processes.report()
+
+    w1 = start_worker(processes, "w1")
+    everything = [*first.values(), *later.values()]
+    processes.await_true(lambda: all_ended(store, everything), "the end of all six runs",
+                         RUN_TIMEOUT_S, watch=[w1, w2], poll_s=0.2)
+
+    assert statuses(store, everything) == dict.fromkeys(everything, "completed"), (
+        processes.report())
+    assert len(refunds_for("88231")) == 1, processes.report()
+    assert "w1" in step_workers(store, refund_run)  # its first steps ran before the kill
+    assert all(step_workers(store, run_id) == {"w2"} for run_id in later.values())
+    shown = processes.run_all({f"show-{run_id}": ["show", run_id] for run_id in everything})
+    for run_id in everything:
+        plan = store.get_run(run_id).plan
+        by_step = shown_step_workers(shown[f"show-{run_id}"])
+        assert set(by_step) == {step.id for step in plan.steps}, shown[f"show-{run_id}"]
+        assert all(workers <= {"w1", "w2"} for workers in by_step.values()), (
+            shown[f"show-{run_id}"])
+
+
+def test_runs_waiting_for_confirmation_hold_no_worker_slot(processes, store):
+    worker = start_worker(processes, "solo")
+    waiting_options = RunOptions(confirm_side_effects=True)
+    waiting = [dispatch.submit(store, f"refund order 88231 ({n})", refund_plan(),
+                               settings_public=public_settings(offline=True),
+                               options=waiting_options)
+               for n in range(WAITING_RUNS)]
+    processes.await_true(
+        lambda: set(statuses(store, waiting).values()) == {"waiting_confirmation"},
+        f"all {WAITING_RUNS} runs waiting for confirmation", RUN_TIMEOUT_S, watch=[worker],
+        poll_s=0.2)
+
+    # two step permits, twenty runs waiting: a new run still gets to work
+    newcomer = dispatch.submit(store, "add up", calculate_plan(),
+                               settings_public=public_settings(offline=True),
+                               options=RunOptions(confirm_side_effects=True))
+    processes.await_true(lambda: store.get_run(newcomer).status == "completed",
+                         "the new run completing", RUN_TIMEOUT_S, watch=[worker])
+    assert set(statuses(store, waiting).values()) == {"waiting_confirmation"}
+    assert refunds_for("88231") == []
+
+    for run_id in waiting:
+        dispatch.decide(store, run_id, "confirm", "s2")
+    processes.await_true(lambda: all_ended(store, waiting),
+                         f"the end of the {WAITING_RUNS} confirmed runs", RUN_TIMEOUT_S,
+                         watch=[worker], poll_s=0.2)
+    assert statuses(store, waiting) == dict.fromkeys(waiting, "completed"), processes.report()
+    assert len(refunds_for("88231")) == 1  # twenty runs asked; the refund is made once
+    assert all(("confirmed", "s2") in [(e.kind, e.step_id) for e in store.events(run_id)]
+               for run_id in waiting)
