@@ -16,6 +16,7 @@ import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -23,7 +24,15 @@ import pytest
 
 from core.store.database import default_db_url
 
-__all__ = ["PostgresCluster", "db_url", "on_both_backends", "postgres_cluster", "postgres_url"]
+__all__ = [
+    "PostgresCluster",
+    "db_url",
+    "on_both_backends",
+    "pg_binaries",
+    "postgres_cluster",
+    "postgres_url",
+    "running_cluster",
+]
 
 USER = "planboard"
 _UNPRIVILEGED = "nobody"  # PostgreSQL refuses to run as root
@@ -156,13 +165,12 @@ def _unprivileged(root: Path) -> list[str]:
     return ["runuser", "-u", _UNPRIVILEGED, "--"]
 
 
-@pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator[PostgresCluster]:
-    """A throwaway cluster for the whole session (started on first use, about 4 s)."""
-    binaries = pg_binaries()
-    if binaries is None:
-        pytest.skip("PostgreSQL is not installed: apt-get install postgresql "
-                    "(scripts/test.sh does it)")
+@contextmanager
+def running_cluster(binaries: Path) -> Iterator[PostgresCluster]:
+    """A cluster started in a new folder, stopped and removed on exit (also used by bench/).
+
+    A failure to start it is reported through ``pytest.fail`` (``pytest.fail.Exception``).
+    """
     # under /tmp, not pytest's tmp folder: the unprivileged user must be able to reach it
     root = Path(tempfile.mkdtemp(prefix="planboard-pg-", dir="/tmp"))
     cluster = PostgresCluster(binaries, root, _unprivileged(root))
@@ -173,6 +181,17 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A throwaway cluster for the whole session (started on first use, about 4 s)."""
+    binaries = pg_binaries()
+    if binaries is None:
+        pytest.skip("PostgreSQL is not installed: apt-get install postgresql "
+                    "(scripts/test.sh does it)")
+    with running_cluster(binaries) as cluster:
+        yield cluster
 
 
 @pytest.fixture
