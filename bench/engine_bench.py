@@ -130,13 +130,23 @@ def bench_prompt_size(server: FakeOpenAI, n: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every engine benchmark and print its table."""
+    """Run every engine benchmark, then the DBOS ones (bench/durable_bench.py), and print
+    their tables."""
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--latency", type=float, default=0.25, help="seconds per LLM call")
     parser.add_argument("--steps", type=int, default=4, help="independent steps")
+    parser.add_argument("--only", choices=("engine", "durable"),
+                        help="run only the engine or only the DBOS benchmarks")
+    parser.add_argument("--pg-url", help="a scratch PostgreSQL database for the DBOS "
+                        "benchmarks (default: a throwaway cluster when PostgreSQL is installed)")
     args = parser.parse_args(argv)
-    with FakeOpenAI(latency_s=args.latency, responder=_responder) as server:
-        bench_parallel(server, args.latency, args.steps)
-        bench_calls(server)
-        bench_prompt_size(server, 20)
+    if args.only != "durable":
+        with FakeOpenAI(latency_s=args.latency, responder=_responder) as server:
+            bench_parallel(server, args.latency, args.steps)
+            bench_calls(server)
+            bench_prompt_size(server, 20)
+    if args.only != "engine":
+        from bench.durable_bench import run_durable_benches  # imports dbos (0.7 s)
+
+        run_durable_benches(args.pg_url)
     return 0
