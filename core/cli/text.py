@@ -56,12 +56,12 @@ _TEXT: dict[str, tuple[str, str]] = {
                       "已停止跟踪；运行 {run_id} 仍在工作进程中继续：python -m core show {run_id}"),
     "recover_none": ("worker {name} has no unfinished runs", "工作进程 {name} 没有未完成的运行"),
     "recover_ask": ("Is worker {name} gone for good (stopped everywhere, never to restart)? "
-                    "Its {count} runs then go to the live workers. [y/N] ",
+                    "Its {count} unfinished run(s) then go to the live workers. [y/N] ",
                     "工作进程 {name} 是否已永久停止（各处都不再运行，也不会重启）？若是，它的 "
                     "{count} 个运行将交给仍在运行的工作进程。[y/N] "),
     "not_recovered": ("Not recovered.", "未接管。"),
-    "recovered": ("{count} runs of worker {name} handed to the live workers",
-                  "工作进程 {name} 的 {count} 个运行已交给仍在运行的工作进程"),
+    "recovered": ("worker {name}: {count} unfinished run(s) handed to the live workers",
+                  "工作进程 {name} 的 {count} 个未完成运行已交给仍在运行的工作进程"),
     "on_worker": ("on {name}", "于 {name}"),
 }
 

@@ -136,13 +136,19 @@ def pause(store: RunStore, run_id: str) -> None:
     _send(_steerable(store, run_id, "pause"), "pause")
 
 
-def resume(store: RunStore, run_id: str) -> None:
-    """Ask the worker to continue a paused run (harmless while it runs)."""
+def resume(store: RunStore, run_id: str, *, timeout: float = 10.0, poll_s: float = 0.1) -> None:
+    """Ask the worker to continue a paused run (harmless while it runs) and wait, up to
+    ``timeout``, until it has, so that whoever follows the run next sees it going."""
     record = store.get_run(run_id)
     if record.status in TERMINAL_STATUSES:
         raise StoreError(msg("run.nothing_to_resume", run_id=run_id,
                              status=msg(f"run_status.{record.status}")))
     _send(record, "resume")
+    deadline = time.monotonic() + timeout
+    pause_between = threading.Event()  # never set: the worker is another process
+    while record.status == "paused" and time.monotonic() < deadline:
+        pause_between.wait(poll_s)
+        record = store.get_run(run_id)
 
 
 def decide(store: RunStore, run_id: str, verb: str, target: str) -> None:

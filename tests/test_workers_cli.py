@@ -1,0 +1,262 @@
+"""Workers from the command line: ``worker`` as a real process over SQLite, ``run --detach``,
+steering a worker's run, ``recover --worker`` after a worker dies, and the one-line errors.
+
+The commands under test run in this process (``main``); this process only talks to the
+queue as a client (it launches no DBOS), so every run executes in a worker subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.cli.main import main
+from core.execution.scheduler import RunOptions
+from core.plan.model import Plan
+from core.runs import dispatch, durable
+from core.store.run_store import RunStore
+from tests.test_cli import refunds_for, write_plan
+from tests.test_runner import REPO
+
+TIMEOUT_S = 60.0
+REFUND_STEPS = [
+    {"id": "s1", "description": "look up order 88231", "tool": "query_order",
+     "args": {"order_id": "88231"}},
+    {"id": "s2", "description": "refund order 88231", "tool": "apply_refund",
+     "args": {"order_id": "88231", "reason": "broken"}, "depends_on": ["s1"]},
+    {"id": "s3", "description": "add up", "tool": "calculate", "args": {"expression": "2+3"},
+     "depends_on": ["s2"]},
+]
+SUMS = [{"id": f"s{n}", "description": f"sum {n}", "tool": "calculate",
+         "args": {"expression": f"{n}+{n}"}, "depends_on": [f"s{n - 1}"] if n > 1 else []}
+        for n in range(1, 4)]
+
+
+class Worker:
+    """``python -m core worker`` in a subprocess of this test's home."""
+
+    def __init__(self, folder: Path, name: str, concurrency: int = 2) -> None:
+        self.name = name
+        self.out = folder / f"{name}.out"
+        self.err = folder / f"{name}.err"
+        with self.out.open("w") as out, self.err.open("w") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "core", "worker", "--name", name,
+                 "--concurrency", str(concurrency)],
+                stdout=out, stderr=err, env={**os.environ, "PYTHONPATH": str(REPO)})
+        deadline = time.monotonic() + TIMEOUT_S
+        while "serving runs" not in self.out.read_text():
+            assert self.proc.poll() is None, f"worker {name} exited: {self.err.read_text()}"
+            assert time.monotonic() < deadline, f"worker {name} did not start"
+            time.sleep(0.05)
+
+    def stop(self, number: int = signal.SIGTERM) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(number)
+        try:
+            return self.proc.wait(TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _client_closed_with_the_module() -> Iterator[None]:
+    yield
+    durable.shutdown()
+
+
+@pytest.fixture
+def workers(tmp_path) -> Iterator[dict[str, Worker]]:
+    """Start workers with ``workers[name] = Worker(...)``; all are stopped at the end."""
+    started: dict[str, Worker] = {}
+    yield started
+    for worker in started.values():
+        worker.stop(signal.SIGKILL)
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def detach(capsys, plan_file: str, *options: str) -> str:
+    code, out, err = cli(capsys, "run", "--plan", plan_file, "--yes", "--offline", "--detach",
+                         "--json", *options)
+    assert code == 0, err
+    assert "python -m core show" in err
+    return json.loads(out)["run_id"]
+
+
+def await_status(store: RunStore, run_id: str, wanted: set[str]) -> str:
+    deadline = time.monotonic() + TIMEOUT_S
+    status = store.get_run(run_id).status
+    while status not in wanted and time.monotonic() < deadline:
+        time.sleep(0.05)
+        status = store.get_run(run_id).status
+    return status
+
+
+def await_event(store: RunStore, run_id: str, kind: str, step_id: str) -> None:
+    deadline = time.monotonic() + TIMEOUT_S
+    while not any(e.kind == kind and e.step_id == step_id for e in store.events(run_id)):
+        assert time.monotonic() < deadline, f"no {kind} {step_id} in time"
+        time.sleep(0.05)
+
+
+def step_lines(shown: str) -> list[str]:
+    return [line for line in shown.splitlines() if " step_" in line]
+
+
+# ---- a run submitted to a worker -----------------------------------------------------------
+
+def test_a_detached_run_completes_in_the_worker_that_show_and_runs_name(
+        tmp_path, store, capsys, workers):
+    workers["w1"] = Worker(tmp_path, "w1")
+    assert "w1" in workers["w1"].out.read_text()
+    assert "dbos.sqlite" in workers["w1"].out.read_text()
+
+    run_id = detach(capsys, write_plan(tmp_path, REFUND_STEPS, "refund 88231"))
+
+    assert await_status(store, run_id, {"completed", "failed"}) == "completed"
+    assert len(refunds_for("88231")) == 1
+    code, shown, _ = cli(capsys, "show", run_id)
+    assert code == 0 and len(step_lines(shown)) == 6
+    assert all(line.endswith("(on w1)") for line in step_lines(shown))
+    code, listed, _ = cli(capsys, "runs")
+    assert code == 0 and f"{run_id}  completed" in listed and " w1 " in listed
+    code, listed, _ = cli(capsys, "runs", "--json")
+    assert json.loads(listed)[0]["workers"] == ["w1"]
+
+
+def test_run_in_workers_mode_follows_the_run_to_its_end(
+        tmp_path, store, capsys, workers, monkeypatch):
+    workers["w1"] = Worker(tmp_path, "w1")
+    monkeypatch.setenv("PLANBOARD_EXECUTION", "workers")
+
+    code, out, err = cli(capsys, "run", "--plan", write_plan(tmp_path, SUMS), "--yes",
+                         "--offline")
+
+    assert code == 0, err
+    assert "✓ s3 completed" in out and "\ncompleted: " in out
+    [record] = store.list_runs()
+    assert record.workflow_id == record.run_id and record.status == "completed"
+
+
+# ---- steering a worker's run from the command line --------------------------------------------
+
+def test_pause_resume_cancel_and_confirm_a_worker_run(tmp_path, store, capsys, workers,
+                                                      monkeypatch):
+    workers["w1"] = Worker(tmp_path, "w1")
+    sums = write_plan(tmp_path, SUMS)
+
+    paced = detach(capsys, sums, "--pace", "0.5")
+    await_event(store, paced, "step_started", "s1")
+    code, out, _ = cli(capsys, "pause", paced)
+    assert code == 0 and paced in out
+    assert await_status(store, paced, {"paused"}) == "paused"
+    code, out, _ = cli(capsys, "resume", paced, "--yes")
+    assert code == 0 and "\ncompleted: " in out
+    assert {"paused", "resumed"} <= {e.kind for e in store.events(paced)}
+
+    cancelled = detach(capsys, sums, "--pace", "2")
+    await_event(store, cancelled, "step_started", "s1")
+    code, out, _ = cli(capsys, "cancel", cancelled)
+    assert (code, out.strip()) == (0, f"run {cancelled}: cancelled")
+    assert [s.status for s in store.get_run(cancelled).plan.steps].count("completed") <= 1
+
+    # the dashboard's way: each side effect waits for a person, who answers with `resume`
+    plan = Plan.model_validate({"goal": "refund 88231", "steps": REFUND_STEPS})
+    waiting = dispatch.submit(store, plan.goal, plan, settings_public={"offline": True},
+                              options=RunOptions(confirm_side_effects=True))
+    assert await_status(store, waiting, {"waiting_confirmation"}) == "waiting_confirmation"
+    asked: list[str] = []
+    monkeypatch.setattr("builtins.input", lambda question: asked.append(question) or "y")
+    code, out, _ = cli(capsys, "resume", waiting)
+    assert code == 0 and "\ncompleted: " in out
+    assert any("s2" in question for question in asked)
+    assert len(refunds_for("88231")) == 1
+
+
+# ---- a worker that dies -----------------------------------------------------------------------
+
+def test_recover_hands_a_killed_workers_run_to_another_worker(tmp_path, store, capsys,
+                                                              workers):
+    workers["w1"] = Worker(tmp_path, "w1")
+    run_id = detach(capsys, write_plan(tmp_path, REFUND_STEPS, "refund 88231"), "--pace",
+                    "1.5")
+    await_event(store, run_id, "step_started", "s3")  # the refund is done, s3 is under way
+    workers["w1"].stop(signal.SIGKILL)
+    workers["w2"] = Worker(tmp_path, "w2")
+
+    code, out, _ = cli(capsys, "recover", "--worker", "w1", "--yes")
+
+    assert code == 0 and run_id in out and "worker w1: 1 unfinished run(s) handed" in out
+    assert await_status(store, run_id, {"completed", "failed"}) == "completed"
+    assert len(refunds_for("88231")) == 1
+    finished = {e.step_id: e.data["worker"] for e in store.events(run_id)
+                if e.kind == "step_completed"}
+    assert finished == {"s1": "w1", "s2": "w1", "s3": "w2"}
+    code, listed, _ = cli(capsys, "runs")
+    assert " w1, w2 " in listed
+    code, out, _ = cli(capsys, "recover", "--worker", "w1", "--yes")
+    assert code == 0 and "no unfinished runs" in out
+
+
+def test_recover_asks_first_and_a_dead_workers_run_can_still_be_cancelled(
+        tmp_path, store, capsys, workers, monkeypatch):
+    workers["w1"] = Worker(tmp_path, "w1")
+    run_id = detach(capsys, write_plan(tmp_path, SUMS), "--pace", "2")
+    await_event(store, run_id, "step_started", "s1")
+    workers["w1"].stop(signal.SIGKILL)
+
+    monkeypatch.setattr("builtins.input", lambda question: "n")
+    code, out, _ = cli(capsys, "recover", "--worker", "w1")
+    assert code == 1 and run_id in out and "Not recovered." in out
+
+    record = dispatch.cancel(store, run_id, timeout=0.5, poll_s=0.05)  # nobody answers
+    assert record.status == "cancelled"
+    assert "did not answer" in store.events(run_id)[-1].data["reason"]
+    assert durable.workflow_status(run_id) == "CANCELLED"
+    code, out, _ = cli(capsys, "recover", "--worker", "w1", "--yes")
+    assert code == 0 and "no unfinished runs" in out
+
+
+# ---- one-line errors --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [("worker", "--name", "two words"),
+                                  ("worker", "--name", "embedded:vm:1"),
+                                  ("recover", "--worker", "")])
+def test_a_bad_worker_name_is_one_line(capsys, argv):
+    code, out, err = cli(capsys, *argv)
+    assert code == 1 and out == ""
+    assert err.startswith("error: Invalid worker name") and err.count("\n") == 1
+
+
+def test_a_bad_execution_mode_is_one_line_in_the_cli_language(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PLANBOARD_EXECUTION", "cluster")
+    plan = write_plan(tmp_path, SUMS)
+    code, _, err = cli(capsys, "run", "--plan", plan, "--yes", "--offline")
+    assert code == 1 and err.count("\n") == 1
+    assert "'cluster'" in err and "embedded" in err and "workers" in err
+    monkeypatch.setenv("PLANBOARD_LANG", "zh")
+    code, _, err = cli(capsys, "run", "--plan", plan, "--yes", "--offline")
+    assert code == 1 and err.startswith("错误：PLANBOARD_EXECUTION") and err.count("\n") == 1
+
+
+def test_detach_with_no_worker_ever_started_is_one_line_and_records_nothing(
+        tmp_path, store, capsys):
+    code, _, err = cli(capsys, "run", "--plan", write_plan(tmp_path, SUMS), "--yes",
+                       "--offline", "--detach")
+    assert code == 1 and err.count("\n") == 1
+    assert "start a worker" in err and "python -m core worker" in err
+    assert store.list_runs() == []
