@@ -166,15 +166,18 @@ def test_the_runner_steers_a_worker_run_through_its_mailbox(launched, store):
         runner.shutdown()
 
 
-def test_the_runner_cancels_a_running_worker_run_through_its_mailbox(launched, store):
+def test_the_runner_cancels_a_paused_worker_run_through_its_mailbox(launched, store):
     runner = Runner(store, poll_s=0.05)
     try:
         run_id = submit(store, refund_plan(), step_delay_s=1.0)
         assert await_status(store, run_id, {"running"}) == "running"
+        runner.pause(run_id)
+        assert await_status(store, run_id, {"paused"}) == "paused"
         record = runner.cancel(run_id, timeout=TIMEOUT_S)
         assert record.status == "cancelled"
         assert "pending" not in {step.status for step in record.plan.steps}
         assert await_workflow(run_id) == "SUCCESS"  # the run recorded it itself
+        assert "did not answer" not in store.events(run_id)[-1].data.get("reason", "")
         assert refunds_for("88231") == []
     finally:
         runner.shutdown()

@@ -144,11 +144,7 @@ def resume(store: RunStore, run_id: str, *, timeout: float = 10.0, poll_s: float
         raise StoreError(msg("run.nothing_to_resume", run_id=run_id,
                              status=msg(f"run_status.{record.status}")))
     _send(record, "resume")
-    deadline = time.monotonic() + timeout
-    pause_between = threading.Event()  # never set: the worker is another process
-    while record.status == "paused" and time.monotonic() < deadline:
-        pause_between.wait(poll_s)
-        record = store.get_run(run_id)
+    _follow(store, run_id, lambda found: found.status != "paused", timeout, poll_s)
 
 
 def decide(store: RunStore, run_id: str, verb: str, target: str) -> None:
@@ -157,8 +153,8 @@ def decide(store: RunStore, run_id: str, verb: str, target: str) -> None:
     _send(_steerable(store, run_id, verb), f"{verb}:{target}")
 
 
-def cancel(store: RunStore, run_id: str, timeout: float = 30.0, *, poll_s: float = 0.2,
-           stop: threading.Event | None = None) -> RunRecord:
+def cancel(store: RunStore, run_id: str, timeout: float = 30.0, *,
+           poll_s: float = 0.2) -> RunRecord:
     """Cancel the run and return once the cancellation is recorded.
 
     A run no worker has taken yet, or whose worker does not answer within ``timeout``
@@ -172,7 +168,8 @@ def cancel(store: RunStore, run_id: str, timeout: float = 30.0, *, poll_s: float
                              status=msg(f"run_status.{record.status}")))
     if _engine(durable.workflow_status, run_id) not in _QUEUED:
         _send(record, "cancel")
-        record = wait(store, run_id, timeout, poll_s=poll_s, stop=stop)
+        record = _follow(store, run_id, lambda found: found.status in TERMINAL_STATUSES,
+                         timeout, poll_s)
         if record.status in TERMINAL_STATUSES:
             return record
         reason = f"cancelled while {record.status}; its worker did not answer"
@@ -247,12 +244,19 @@ def wait(store: RunStore, run_id: str, timeout: float | None = None, *,
     """Follow the run in the store until it leaves the active statuses (finished, paused),
     ``timeout`` passes or ``stop`` is set; return it. ``until_confirmation=True`` also
     returns when it waits for a person's decision."""
+    return _follow(store, run_id, lambda found: found.status not in ACTIVE_STATUSES or (
+        until_confirmation and found.status == "waiting_confirmation"), timeout, poll_s, stop)
+
+
+def _follow(store: RunStore, run_id: str, until: Callable[[RunRecord], bool],
+            timeout: float | None, poll_s: float, stop: threading.Event | None = None
+            ) -> RunRecord:
+    """Read the run until ``until`` holds for it, ``timeout`` passes or ``stop`` is set."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    pause_between = stop or threading.Event()
+    pause_between = stop or threading.Event()  # the worker is another process: read again
     while True:
         record = store.get_run(run_id)
-        if record.status not in ACTIVE_STATUSES or (
-                until_confirmation and record.status == "waiting_confirmation"):
+        if until(record):
             return record
         left = poll_s if deadline is None else min(poll_s, deadline - time.monotonic())
         if left <= 0 or pause_between.wait(left):

@@ -248,8 +248,7 @@ class Runner:
             return self.store.get_run(run_id)
         record = self.store.get_run(run_id)
         if record.workflow_id:
-            return dispatch.cancel(self.store, run_id, timeout, poll_s=self._poll_s,
-                                   stop=self._closed)
+            return dispatch.cancel(self.store, run_id, timeout, poll_s=self._poll_s)
         if record.status in TERMINAL_STATUSES:
             raise StoreError(msg("run.nothing_to_cancel", run_id=run_id,
                                  status=msg(f"run_status.{record.status}")))
