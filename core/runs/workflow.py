@@ -21,6 +21,7 @@ step interrupted inside its tool runs again.
 from __future__ import annotations
 
 import contextvars
+import json
 import logging
 import os
 import threading
@@ -38,10 +39,11 @@ from core.execution.events import RunEvent
 from core.execution.executor import StepOutcome
 from core.execution.launcher import Finished, StepHandle, StepWork, paced_work
 from core.execution.scheduler import RunOptions, RunOutcome, run_plan
+from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.durable import CONTROL_TOPIC
 from core.runs.live_run import LiveRun
-from core.store.run_store import RunStore
+from core.store.run_store import RunRecord, RunStore
 
 __all__ = ["RUN_WORKFLOW", "DurableLauncher", "DurableRun", "run_workflow", "set_step_permits"]
 
@@ -51,6 +53,7 @@ RUN_WORKFLOW = "planboard.run"
 MAIL_EVERY_S = 0.5  # while steps run, the mailbox is read at most this often
 IDLE_WAIT_S = 60.0  # while none runs, one wait in the mailbox (then the loop looks again)
 T = TypeVar("T")
+_ENGINE_ENVIRONMENT = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")  # what engines read
 
 _permits = threading.BoundedSemaphore(16)
 
@@ -247,6 +250,23 @@ def _load(run_id: str) -> dict[str, Any]:
             "approved": approved.model_dump(mode="json") if approved else None}
 
 
+_engines: dict[str, Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def _engine_for(record: RunRecord) -> Engine:
+    """The engine for the run's stored settings, shared by this process's runs with the
+    same settings and environment (a new model client costs ~0.1 s per run)."""
+    from core.runs.recovery import engine_for_record
+
+    environment = {k: v for k, v in os.environ.items() if k.startswith(_ENGINE_ENVIRONMENT)}
+    key = json.dumps([record.settings, environment], sort_keys=True, default=str)
+    with _engines_lock:
+        if key not in _engines:
+            _engines[key] = engine_for_record(record)
+        return _engines[key]
+
+
 def _unrunnable(run_id: str, error: str) -> None:
     """Record that this process cannot execute the run at all, and why."""
     store = _store()
@@ -259,13 +279,11 @@ def _unrunnable(run_id: str, error: str) -> None:
 @DBOS.workflow(name=RUN_WORKFLOW)
 def run_workflow(run_id: str) -> str:
     """Execute run ``run_id`` of the store to its end; return its final status."""
-    from core.runs.recovery import engine_for_record
-
     loaded = DBOS.run_step({"name": "load"}, _load, run_id)
     store = _store()
     try:
         # the run's settings never change after it is created: reading them again is safe
-        engine = engine_for_record(store.get_run(run_id))
+        engine = _engine_for(store.get_run(run_id))
     except PlanBoardError as exc:  # e.g. this worker has no key for the run's endpoint
         DBOS.run_step({"name": "unrunnable"}, _unrunnable, run_id, str(exc))
         return "failed"
