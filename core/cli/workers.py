@@ -51,8 +51,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     Stopping is a crash as far as the runs know, on purpose: DBOS has recorded every
     finished step, and a worker of this name starting again continues its runs from there.
-    Destroying DBOS instead would leave the runs' threads going without an engine, and a
-    step waiting for a person could hold the process for a minute.
+    Destroying DBOS instead would leave the runs' threads going without an engine (their
+    next step fails), and a run waiting for a person would hold the exit for a minute.
     """
     import core.runs.durable as durable
 
