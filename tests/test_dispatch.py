@@ -215,3 +215,22 @@ def test_a_run_no_worker_took_is_cancelled_in_dbos_and_the_store(launched, store
     time.sleep(0.5)
     assert durable.workflow_status(run_id) == "CANCELLED"
     assert store.get_run(run_id).status == "cancelled"
+
+
+def test_the_runner_submits_to_the_workers_under_workers_mode(launched, store, monkeypatch):
+    from core.llm.engine import Engine
+    from core.tools.registry import ToolRegistry
+
+    monkeypatch.setenv("PLANBOARD_EXECUTION", "workers")
+    runner = Runner(store)
+    try:
+        # the engine passed here is not used: a worker builds its own from the settings
+        run_id = runner.start("refund order 88231", refund_plan(), engine=Engine(ToolRegistry()),
+                              options=RunOptions(confirm_side_effects=False),
+                              settings_public={"offline": True})
+        assert store.get_run(run_id).workflow_id == run_id
+        record = runner.wait(run_id, timeout=TIMEOUT_S)
+    finally:
+        runner.shutdown()
+    assert record.status == "completed"
+    assert len(refunds_for("88231")) == 1

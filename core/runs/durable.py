@@ -36,6 +36,7 @@ __all__ = [
     "cancel_workflow",
     "embedded_executor_id",
     "enqueue",
+    "is_launched",
     "launch",
     "resume_on_queue",
     "send_control",
@@ -182,6 +183,11 @@ def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Lau
             raise
         _running = _Running(Launched(wanted, _shown(url)), url)
         return _running.launched
+
+
+def is_launched() -> bool:
+    """True while DBOS runs in this process (between :func:`launch` and :func:`shutdown`)."""
+    return _running is not None
 
 
 def shutdown() -> None:

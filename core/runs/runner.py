@@ -93,8 +93,16 @@ class Runner:
         drafted: Plan | None = None,
     ) -> str:
         """Record the run (plan v1 and all, see :func:`core.runs.dispatch.record_new_run`:
-        ``planning_usage``, ``drafted``) and run it in the background; return its id."""
+        ``planning_usage``, ``drafted``) and run it in the background; return its id.
+
+        Under ``PLANBOARD_EXECUTION=workers`` the run goes to the workers' queue instead: a
+        worker builds its engine from the stored settings, and everyone follows the store.
+        """
         self._require_open()
+        if dispatch.execution_mode() == "workers":
+            return dispatch.submit(self.store, request, plan,
+                                   settings_public=settings_public or {}, options=options,
+                                   planning_usage=planning_usage, drafted=drafted)
         new = dispatch.record_new_run(self.store, request, plan, options=options,
                                       settings_public=settings_public,
                                       planning_usage=planning_usage, drafted=drafted)

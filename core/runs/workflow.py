@@ -41,6 +41,7 @@ from core.execution.launcher import Finished, StepHandle, StepWork, paced_work
 from core.execution.scheduler import RunOptions, RunOutcome, run_plan
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
+from core.runs import durable
 from core.runs.durable import CONTROL_TOPIC
 from core.runs.live_run import LiveRun
 from core.store.run_store import RunRecord, RunStore
@@ -168,6 +169,8 @@ class DurableRun(LiveRun):
         try:
             self._finish(self._learn_and_retry(self._run_until_settled()))
         except Exception as exc:
+            if not durable.is_launched():
+                raise  # the engine stopped under the run (a worker shutting down): not its failure
             logger.exception("run %s stopped with an error", self.run_id)
             self._fail(exc)
 
