@@ -6,7 +6,7 @@ import pytest
 
 from core.errors import ConfigError
 from core.llm.client import OpenAIChatModel
-from core.llm.providers import GENERIC, PROFILES, detect_profile, profile_names
+from core.llm.providers import GENERIC, LOCAL_MAX_TOKENS, PROFILES, detect_profile, profile_names
 
 
 @pytest.mark.parametrize(
@@ -80,3 +80,16 @@ def test_local_servers_are_asked_for_temperature_zero_hosted_ones_for_none(
     body = fake_openai.chat_bodies[-1]
     assert body.get("temperature") == temperature and ("temperature" in body) == (
         temperature is not None)
+
+
+@pytest.mark.parametrize(("provider", "cap"), [
+    ("llamacpp", LOCAL_MAX_TOKENS), ("ollama", LOCAL_MAX_TOKENS),
+    ("lmstudio", LOCAL_MAX_TOKENS), ("vllm", LOCAL_MAX_TOKENS),
+    ("openai", None), ("deepseek", None), ("dashscope", None), ("generic", None),
+])
+def test_local_servers_get_a_reply_length_cap_hosted_ones_none(fake_openai, provider, cap):
+    fake_openai.script("ok")
+    with OpenAIChatModel(fake_openai.settings(provider=provider)) as model:
+        model.chat([{"role": "user", "content": "hi"}], role="planner")
+    body = fake_openai.chat_bodies[-1]
+    assert body.get("max_tokens") == cap and ("max_tokens" in body) == (cap is not None)

@@ -151,6 +151,8 @@ class OpenAIChatModel:
         request: dict[str, Any] = {"model": model, "messages": messages}
         if self.profile.temperature is not None:
             request["temperature"] = self.profile.temperature
+        if self.profile.max_tokens is not None:
+            request["max_tokens"] = self.profile.max_tokens
         if tools:
             request["tools"] = tools
             if tool_choice is not None:

@@ -10,7 +10,11 @@ calls and results must be sent as plain turns (core.llm.tool_messages).
 Local servers sample at their own default (0.7-0.8) unless told otherwise, which makes a
 small model's plans and tool arguments vary from one try to the next; their profiles ask
 for temperature 0. Hosted profiles send none: some hosted models (OpenAI's reasoning
-models) refuse any temperature but their default.
+models) refuse any temperature but their default. Local profiles also cap a reply's
+length: llama-cpp-python's server generates until its context is full when no
+``max_tokens`` is sent, and a small model that starts repeating itself then held a run
+for over ten minutes at 10 tokens/s. (Hosted OpenAI reasoning models refuse
+``max_tokens``, so hosted profiles send none.)
 
 Structured output, as each server documents it: OpenAI, vLLM, LM Studio and Ollama
 (0.5+, through its OpenAI-compatible endpoint) read ``{"type": "json_schema",
@@ -32,6 +36,7 @@ from core.errors import ConfigError
 
 __all__ = [
     "GENERIC",
+    "LOCAL_MAX_TOKENS",
     "PROFILES",
     "PromptStyle",
     "ProviderProfile",
@@ -41,6 +46,9 @@ __all__ = [
     "profile_names",
 ]
 
+# A reply longer than this from a local model is a loop, not a plan (the largest plans of
+# the quality suite take about 1,000 tokens).
+LOCAL_MAX_TOKENS = 2048
 ToolChoiceMode = Literal["named", "required", "auto"]
 StructuredOutput = Literal["json_schema", "json_object_schema", "none"]
 PromptStyle = Literal["full", "compact"]
@@ -60,6 +68,7 @@ class ProviderProfile(BaseModel):
     prompt_style: PromptStyle = "full"
     needs_key: bool = True
     temperature: float | None = None
+    max_tokens: int | None = None
     inline_tool_messages: bool = False
     url_markers: tuple[str, ...] = ()
     notes: str = ""
@@ -123,6 +132,7 @@ PROFILES: dict[str, ProviderProfile] = {
             prompt_style="compact",
             needs_key=False,
             temperature=0.0,
+            max_tokens=LOCAL_MAX_TOKENS,
             url_markers=(":11434", "ollama"),
             notes="Ignores tool_choice: PlanBoard asks with 'auto' and checks the reply.",
         ),
@@ -135,6 +145,7 @@ PROFILES: dict[str, ProviderProfile] = {
             prompt_style="compact",
             needs_key=False,
             temperature=0.0,
+            max_tokens=LOCAL_MAX_TOKENS,
             url_markers=(":1234", "lmstudio", "lm-studio"),
             notes="Rejects an object tool_choice and response_format json_object; takes a "
             "JSON schema.",
@@ -145,6 +156,7 @@ PROFILES: dict[str, ProviderProfile] = {
             structured_output="json_schema",
             needs_key=False,
             temperature=0.0,
+            max_tokens=LOCAL_MAX_TOKENS,
             url_markers=("vllm", ":8000"),
             notes="Supports named and 'required' tool_choice in recent versions.",
         ),
@@ -156,6 +168,7 @@ PROFILES: dict[str, ProviderProfile] = {
             prompt_style="compact",
             needs_key=False,
             temperature=0.0,
+            max_tokens=LOCAL_MAX_TOKENS,
             inline_tool_messages=True,
             url_markers=(":8080", "llama"),
             notes="Ignores tool_choice: PlanBoard asks with 'auto' and checks the reply. "
