@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from dbos import DBOS
 
+from core.base.messages import render
 from core.errors import ConfigError
 from core.runs import durable
 
@@ -127,11 +128,25 @@ def test_relaunch_on_another_home_runs_workflows_there(engine, engine_home, monk
 
 def test_a_postgresql_db_url_is_also_the_system_database(monkeypatch, isolated_environment):
     for url in ("postgresql://planboard:secret@127.0.0.1:5432/runs",
-                "postgresql+psycopg://planboard@127.0.0.1:5432/runs"):
+                "postgres://planboard:secret@127.0.0.1:5432/runs",  # as the store reads it
+                "postgresql+psycopg://planboard:secret@127.0.0.1:5432/runs"):
         monkeypatch.setenv("PLANBOARD_DB_URL", url)
-        assert durable.system_database_url() == url
+        assert durable.system_database_url() == (
+            "postgresql+psycopg://planboard:secret@127.0.0.1:5432/runs")
     monkeypatch.setenv("PLANBOARD_DB_URL", "sqlite:///elsewhere.db")
     assert durable.system_database_url() == f"sqlite:///{isolated_environment / 'dbos.sqlite'}"
+
+
+def test_a_db_url_of_another_database_is_one_line_when_the_engine_is_needed(monkeypatch):
+    monkeypatch.setenv("PLANBOARD_DB_URL", "mysql://planboard:secret@127.0.0.1/runs")
+    for needs_the_engine in (durable.system_database_url, durable.launch,
+                             lambda: durable.workflow_status("run-1")):
+        with pytest.raises(ConfigError) as refused:
+            needs_the_engine()
+        for language in ("en", "zh"):
+            text = render(refused.value, language)
+            assert "mysql" in text and "PostgreSQL" in text and "\n" not in text
+            assert "secret" not in text
 
 
 # ---- executor ids ------------------------------------------------------------------------

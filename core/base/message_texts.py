@@ -272,6 +272,13 @@ TEXTS: dict[str, tuple[str, str]] = {
                                 "(or PLANBOARD_HOME) and that its database is running",
                                 "工作进程 {name} 无法启动：{error}；请检查 PLANBOARD_DB_URL（或 "
                                 "PLANBOARD_HOME）以及数据库是否在运行"),
+    "run.unsupported_database": (
+        "PLANBOARD_DB_URL names a {backend} database; runs on workers need PostgreSQL "
+        "(postgresql://user:password@host:5432/database) or SQLite (sqlite:///path, or no "
+        "PLANBOARD_DB_URL)",
+        "PLANBOARD_DB_URL 指向 {backend} 数据库；由工作进程执行运行需要 PostgreSQL"
+        "（postgresql://user:password@host:5432/database）或 SQLite（sqlite:///路径，或不设置 "
+        "PLANBOARD_DB_URL）"),
     "run.queue_unavailable": ("the run queue cannot be used ({error}); start a worker on the "
                               "same PLANBOARD_HOME or PLANBOARD_DB_URL first: "
                               "python -m core worker",

@@ -25,7 +25,9 @@ import sqlalchemy as sa
 from dbos import DBOS, DBOSClient, DBOSConfig
 
 from core.base.home import planboard_home
+from core.base.messages import msg
 from core.errors import ConfigError
+from core.store.database import engine_url
 
 __all__ = [
     "APPLICATION_VERSION",
@@ -84,10 +86,15 @@ _client: tuple[str, DBOSClient] | None = None
 # ---- configuration -----------------------------------------------------------------------
 
 def system_database_url() -> str:
-    """The PostgreSQL of PLANBOARD_DB_URL, else the SQLite file dbos.sqlite in the home."""
-    url = os.environ.get("PLANBOARD_DB_URL", "").strip()
-    if url.split("://", 1)[0] in ("postgresql", "postgresql+psycopg"):
-        return url
+    """The PostgreSQL of PLANBOARD_DB_URL, read as the store reads it (``postgres://``
+    too), else the SQLite file dbos.sqlite in the home. ConfigError for a URL of another
+    database: workers could not share it with the store."""
+    given = os.environ.get("PLANBOARD_DB_URL", "").strip()
+    backend = engine_url(given).get_backend_name() if given else "sqlite"
+    if backend == "postgresql":
+        return engine_url(given).render_as_string(hide_password=False)
+    if backend != "sqlite":
+        raise ConfigError(msg("run.unsupported_database", backend=backend))
     return f"sqlite:///{planboard_home() / 'dbos.sqlite'}"
 
 
