@@ -135,7 +135,7 @@ def test_pause_and_resume_by_mail(launched, store):
 
 
 def test_cancel_by_mail_skips_what_is_left(launched, store):
-    run_id = submit(store, refund_plan(), step_delay_s=1.0)
+    run_id = submit(store, refund_plan(), step_delay_s=2.0)  # the refund starts after 4 s
     assert await_status(store, run_id, {"running"}) == "running"
 
     durable.send_control(run_id, "cancel")
@@ -161,7 +161,7 @@ time.sleep(600)
 
 def test_a_run_killed_mid_way_is_replayed_without_repeating_its_steps(launched, store):
     plan = refund_plan()
-    chosen = RunOptions(confirm_side_effects=False, step_delay_s=0.8).model_dump(mode="json")
+    chosen = RunOptions(confirm_side_effects=False, step_delay_s=1.5).model_dump(mode="json")
     run_id = store.create_run(plan.goal, {"offline": True}, plan,
                               options={**chosen, "approved_version": 1})
     store.set_workflow(run_id, run_id)
@@ -208,3 +208,43 @@ def test_a_run_this_process_cannot_execute_fails_with_the_reason(launched, store
     finished = [e for e in store.events(run_id) if e.kind == "run_finished"]
     assert "OPENAI_API_KEY" in finished[-1].data["error"]
     assert refunds_for("88231") == []
+
+
+def test_a_pause_sent_while_the_run_is_queued_holds_its_first_step(launched, store):
+    durable.shutdown()  # nobody serves the queue: the pause is in the mailbox first
+    run_id = submit(store, refund_plan())
+    durable.send_control(run_id, "pause")
+    durable.launch(durable.embedded_executor_id())
+
+    assert await_status(store, run_id, {"paused"}) == "paused"
+    assert [kind for kind, _ in events(store, run_id) if kind.startswith("step_")] == []
+    durable.send_control(run_id, "resume")
+    assert await_workflow(run_id) == "SUCCESS"
+    assert store.get_run(run_id).status == "completed"
+    assert len(refunds_for("88231")) == 1
+
+
+def test_a_whole_run_replays_from_its_record_writing_and_doing_nothing_again(launched, store):
+    """A fork from after the last recorded step replays every decision of the run from the
+    record (a confirmation by mail, a pause and a resume included): any decision made
+    differently would meet a recorded step of another name and fail the fork."""
+    run_id = submit(store, refund_plan(), confirm_side_effects=True, step_delay_s=0.3)
+    assert await_status(store, run_id, {"waiting_confirmation"}) == "waiting_confirmation"
+    durable.send_control(run_id, "pause")
+    assert await_status(store, run_id, {"paused"}) == "paused"
+    durable.send_control(run_id, "resume")
+    durable.send_control(run_id, "confirm:s2")
+    assert await_workflow(run_id) == "SUCCESS"
+    before = store.get_run(run_id)
+    logged = [(e.seq, e.kind, e.step_id) for e in store.events(run_id)]
+    recorded = step_names(run_id)
+    assert before.status == "completed" and "DBOS.recv" in recorded
+
+    fork = DBOS.fork_workflow(run_id, len(recorded) + 1)
+    assert fork.get_result() == "completed"
+    assert step_names(fork.workflow_id) == recorded
+    assert [(e.seq, e.kind, e.step_id) for e in store.events(run_id)] == logged
+    after = store.get_run(run_id)
+    assert (after.status, after.answer, after.usage) == (before.status, before.answer,
+                                                          before.usage)
+    assert len(refunds_for("88231")) == 1

@@ -58,9 +58,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
     import core.runs.durable as durable
 
     name = durable.worker_executor_id(args.name)  # a bad name fails before anything starts
-    import core.runs.workflow as workflow  # registers the run workflow before the launch
+    import core.runs.workflow  # noqa: F401  registers the run workflow before the launch
+    from core.runs.durable_launcher import set_step_permits
 
-    workflow.set_step_permits(args.concurrency)
+    set_step_permits(args.concurrency)
     stop = threading.Event()
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda *_: stop.set())

@@ -228,13 +228,15 @@ class LiveRun:
         """Write the event and the current plan snapshot (a hook: a durable run keys it)."""
         self.store.record_step(self.run_id, event, self.plan, reason=reason, previous=previous)
 
-    def _follow_status(self, kind: str) -> None:
+    def _follow_status(self, kind: str, *, write: bool = True) -> None:
+        """Follow the status an event implies; ``write=False`` only in memory (a replay)."""
         status = _STATUS_OF_EVENT.get(kind)
         if self.finished or status is None or status == self.status:
             return
         if kind == "resumed" and self.status != "paused":
             return  # resumed while still pausing (or while waiting for a person): no change
-        self.store.set_status(self.run_id, status)
+        if write:
+            self.store.set_status(self.run_id, status)
         self.status = status
 
     def request_resume(self) -> None:

@@ -5,150 +5,50 @@ every step it finished, so the workflow's own code must decide the same way agai
 varies therefore comes from recorded steps:
 
 - ``load`` reads the run from the store once;
-- each plan step is a DBOS step ``step:{id}:v{version}``, reserved in launch order and run
-  on a thread of the run, holding one of this process's step permits while it works;
-- each wait for finished steps is a recorded step ``wait`` (the launch numbers that ended);
-- the coordinator's own model calls (success checks, checkpoints, replans) and the
-  reflection after the run are recorded steps;
-- a person's controls arrive as messages (``DBOS.recv``), read every half second while
-  steps run and waited for, holding no step permit, while none does.
+- plan steps, waits for them, the coordinator's model calls and the person's messages go
+  through :class:`core.runs.durable_launcher.DurableLauncher`;
+- the reflection after the run is a recorded step.
 
-Events written by the workflow carry a replay key (workflow id and event number), so a
-replay writes no event twice. Tools with side effects keep their idempotency keys: a
-step interrupted inside its tool runs again.
+Events written by the workflow carry a replay key (the id of the workflow that first ran
+it, recorded by ``load``, and the event's number), so a replay or a fork writes no event
+twice, and a replayed event moves the run's status in memory only. Tools with side effects
+keep their idempotency keys: a step interrupted inside its tool runs again. Past ``load``,
+whatever goes wrong ends the run failed with the reason; DBOS's own failures
+(:class:`core.runs.durable_launcher.EngineFault`) are never taken for the run's.
 """
 
 from __future__ import annotations
 
-import contextvars
 import json
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from dbos import DBOS
 
+import core.runs.durable as durable
 from core.errors import PlanBoardError
-from core.execution.control import ControlWake, RunControl
+from core.execution.control import RunControl
 from core.execution.events import RunEvent
-from core.execution.executor import StepOutcome
-from core.execution.launcher import Finished, StepHandle, StepWork, paced_work
+from core.execution.launcher import paced_work
 from core.execution.scheduler import RunOptions, RunOutcome, run_plan
+from core.lifecycle import TERMINAL_STATUSES
 from core.llm.engine import Engine
-from core.plan.model import Plan, Step
-from core.runs import durable
-from core.runs.durable import CONTROL_TOPIC
+from core.plan.model import Plan
+from core.runs.durable_launcher import IDLE_WAIT_S, DurableLauncher, EngineFault, recorded
 from core.runs.live_run import LiveRun
 from core.store.run_store import RunRecord, RunStore
 
-__all__ = ["RUN_WORKFLOW", "DurableLauncher", "DurableRun", "run_workflow", "set_step_permits"]
+__all__ = ["RUN_WORKFLOW", "DurableRun", "run_workflow"]
 
 logger = logging.getLogger(__name__)
-
-RUN_WORKFLOW = "planboard.run"
-MAIL_EVERY_S = 0.5  # while steps run, the mailbox is read at most this often
-IDLE_WAIT_S = 60.0  # while none runs, one wait in the mailbox (then the loop looks again)
-T = TypeVar("T")
 _ENGINE_ENVIRONMENT = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")  # what engines read
 
-_permits = threading.BoundedSemaphore(16)
+RUN_WORKFLOW = "planboard.run"
 
-
-def set_step_permits(count: int) -> None:
-    """Let at most ``count`` plan steps of this process's runs work at once (a worker's
-    ``--concurrency``); runs waiting for a person or paused hold none."""
-    global _permits
-    _permits = threading.BoundedSemaphore(count)
-
-
-class DurableLauncher:
-    """Runs a workflow's plan steps as DBOS steps and records what finished, and when.
-
-    ``on_mail(action)`` applies a control message read from the run's mailbox.
-    """
-
-    def __init__(self, work: StepWork, max_parallel: int,
-                 on_mail: Callable[[str], None]) -> None:
-        self._work = work
-        self._on_mail = on_mail
-        self._pool = ThreadPoolExecutor(max_workers=max_parallel,
-                                        thread_name_prefix="planboard-durable-step")
-        self._running: dict[int, tuple[Future[StepOutcome], StepHandle]] = {}
-        self._launched = 0
-        self._mail_read_at = 0.0
-
-    def start(self, plan: Plan, step: Step, key: str) -> StepHandle:
-        handle = StepHandle(seq=self._launched, step_id=step.id, key=key)
-        self._launched += 1
-        reservation = DBOS.reserve_step()  # in launch order, so a replay matches it
-        context = contextvars.copy_context()  # the workflow's context, for the thread
-        future = self._pool.submit(context.run, reservation.run,
-                                   {"name": f"step:{step.id}:v{plan.version}"},
-                                   self._permitted, plan, step, key)
-        self._running[handle.seq] = (future, handle)
-        return handle
-
-    def _permitted(self, plan: Plan, step: Step, key: str) -> StepOutcome:
-        with _permits:
-            return self._work(plan, step, key)
-
-    def next_done(self, timeout: float, wake: ControlWake) -> list[Finished]:
-        if not self._running:  # waiting for a person or a decision: only mail can help
-            self.read_mail(IDLE_WAIT_S)
-            return []
-        ended, read_mail = DBOS.run_step({"name": "wait"}, self._wait, timeout)
-        finished = []
-        for seq in ended:
-            future, handle = self._running.pop(seq)
-            finished.append(Finished(handle, _outcome(handle, future)))
-        if read_mail:
-            self.read_mail(0)
-        return finished
-
-    def _wait(self, timeout: float) -> tuple[list[int], bool]:
-        """The recorded wait: launch numbers that ended (in launch order), and whether the
-        mailbox is due to be read."""
-        wait([future for future, _ in self._running.values()], timeout=timeout,
-             return_when=FIRST_COMPLETED)
-        ended = [seq for seq, (future, _) in self._running.items() if future.done()]
-        now = time.monotonic()
-        due = now - self._mail_read_at >= MAIL_EVERY_S
-        if due:
-            self._mail_read_at = now
-        return ended, due
-
-    def read_mail(self, timeout_s: float) -> None:
-        """Apply the messages waiting in the run's mailbox, waiting up to ``timeout_s`` for
-        the first."""
-        action = DBOS.recv(CONTROL_TOPIC, timeout_seconds=timeout_s)
-        while action is not None:
-            self._on_mail(str(action))
-            action = DBOS.recv(CONTROL_TOPIC, timeout_seconds=0)
-
-    def record(self, name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        return DBOS.run_step({"name": name}, call, *args, **kwargs)
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True)
-
-    def __enter__(self) -> DurableLauncher:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-
-def _outcome(handle: StepHandle, future: Future[StepOutcome]) -> StepOutcome:
-    try:
-        return future.result()
-    except Exception as exc:  # execute_step never raises; this guards the guarantee
-        logger.exception("step %s raised out of the executor", handle.step_id)
-        return StepOutcome(status="failed", error=f"{type(exc).__name__}: {exc}")
 
 
 @dataclass
@@ -157,7 +57,9 @@ class DurableRun(LiveRun):
 
     approved: Plan | None = None
     worker: str = ""
+    events_key: str = ""  # the workflow that first wrote the events (a fork replays them)
     _events: int = field(default=0, init=False)
+    _key: str = field(default="", init=False)  # the replay key of the event being written
 
     def __post_init__(self) -> None:
         self.control = RunControl()  # fed by the mailbox only
@@ -178,6 +80,7 @@ class DurableRun(LiveRun):
         work = paced_work(self.engine, self.control, self.options.step_delay_s)
         with DurableLauncher(work, self.options.max_parallel, self._on_mail) as launcher:
             while True:
+                launcher.read_mail(0)  # a pause or cancel sent while the run was queued
                 outcome = run_plan(self.plan, self.engine, options=self.options,
                                    control=self.control, on_event=self.record,
                                    replanner=self.replanner, launcher=launcher)
@@ -196,29 +99,27 @@ class DurableRun(LiveRun):
 
     def _learn(self, learn: Callable[..., Any], request: str, outcome: RunOutcome,
                attempt: int) -> Any:
-        return DBOS.run_step({"name": f"learn:{attempt}"}, super()._learn, learn, request,
-                             outcome, attempt)
+        return recorded(f"learn:{attempt}", super()._learn, learn, request, outcome, attempt)
 
     def _store_event(self, event: RunEvent, reason: str | None, previous: Plan | None) -> None:
-        self._events += 1
-        key = f"{DBOS.workflow_id}:{self._events}"
         if event.kind.startswith("step_") and self.worker:
             event.data.setdefault("worker", self.worker)
         self.store.record_step(self.run_id, event, self.plan, reason=reason,
-                               previous=previous, replay_key=key)
+                               previous=previous, replay_key=self._key)
 
     def record(self, event: RunEvent) -> None:
-        """As LiveRun.record, but an event a replay already wrote is skipped entirely."""
-        key = f"{DBOS.workflow_id}:{self._events + 1}"
-        if not self.store.event_recorded(self.run_id, key):
+        """As LiveRun.record, but an event a replay already wrote is followed in memory
+        only (the store already holds it and the status it led to)."""
+        self._events += 1  # first, so that a failed write cannot shift later keys
+        self._key = f"{self.events_key}:{self._events}"
+        if not self.store.event_recorded(self.run_id, self._key):
             super().record(event)
             return
-        self._events += 1  # replayed: follow it in memory only
         if event.plan is not None:
             self.plan = event.plan
         if event.kind == "confirmed" and event.step_id is None:  # a version approved
             self.options_extra["approved_version"] = event.data.get("version")
-        self._follow_status(event.kind)
+        self._follow_status(event.kind, write=False)
 
 
 # ---- the workflow ---------------------------------------------------------------------------
@@ -250,6 +151,7 @@ def _load(run_id: str) -> dict[str, Any]:
     if record.status == "planned":
         store.set_status(run_id, "running")
     return {"plan": record.plan.model_dump(mode="json"), "options": dict(record.options),
+            "events_key": DBOS.workflow_id,
             "approved": approved.model_dump(mode="json") if approved else None}
 
 
@@ -271,25 +173,40 @@ def _engine_for(record: RunRecord) -> Engine:
 
 
 def _unrunnable(run_id: str, error: str) -> None:
-    """Record that this process cannot execute the run at all, and why."""
+    """Record that the run cannot go on in this workflow, and why (not a recorded step: a
+    replay that diverged could not record it, and writing it twice changes nothing)."""
     store = _store()
-    plan_version = store.get_run(run_id).plan.version
+    record = store.get_run(run_id)
+    if record.status in TERMINAL_STATUSES:
+        return
     store.set_status(run_id, "failed", event=RunEvent(
-        kind="run_finished", plan_version=plan_version,
+        kind="run_finished", plan_version=record.plan.version if record.plan else 1,
         data={"status": "failed", "error": error}))
 
 
 @DBOS.workflow(name=RUN_WORKFLOW)
 def run_workflow(run_id: str) -> str:
-    """Execute run ``run_id`` of the store to its end; return its final status."""
+    """Execute run ``run_id`` of the store to its end; return its final status. Past the
+    load, whatever goes wrong ends the run failed, saying why, never left "running"."""
     loaded = DBOS.run_step({"name": "load"}, _load, run_id)
-    store = _store()
     try:
-        # the run's settings never change after it is created: reading them again is safe
-        engine = _engine_for(store.get_run(run_id))
-    except PlanBoardError as exc:  # e.g. this worker has no key for the run's endpoint
-        DBOS.run_step({"name": "unrunnable"}, _unrunnable, run_id, str(exc))
+        return _execute(run_id, loaded)
+    except EngineFault as fault:
+        if durable.is_launched():  # not a stopping engine: the record and the code differ
+            _unrunnable(run_id, f"the engine could not replay this run's record ({fault}); "
+                                "was PlanBoard upgraded while it ran?")
+        raise
+    except Exception as exc:
+        logger.exception("run %s could not be executed", run_id)
+        _unrunnable(run_id, str(exc) if isinstance(exc, PlanBoardError)
+                    else f"{type(exc).__name__}: {exc}")
         return "failed"
+
+
+def _execute(run_id: str, loaded: dict[str, Any]) -> str:
+    store = _store()
+    # the run's settings never change after it is created: reading them again is safe
+    engine = _engine_for(store.get_run(run_id))
     options = RunOptions.model_validate(
         {k: v for k, v in loaded["options"].items() if k in RunOptions.model_fields}
         | {"run_id": run_id})
@@ -298,6 +215,7 @@ def run_workflow(run_id: str) -> str:
                      plan=Plan.model_validate(loaded["plan"]),
                      options_extra=dict(loaded["options"]),
                      approved=Plan.model_validate(approved) if approved else None,
-                     worker=DBOS.executor_id, status="running")
+                     worker=DBOS.executor_id, events_key=loaded["events_key"],
+                     status="running")
     run.run()
     return run.status
