@@ -6,6 +6,7 @@ home of its own and shut down when the module ends, so no other test file inheri
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import sqlite3
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from dbos import DBOS
 
 from core.base.messages import render
@@ -124,6 +126,49 @@ def test_relaunch_on_another_home_runs_workflows_there(engine, engine_home, monk
     monkeypatch.setenv("PLANBOARD_HOME", str(engine_home))
     assert durable.workflow_status("run-elsewhere") is None  # each home has its own runs
     assert "console.dbos.dev" not in capfd.readouterr().err
+
+
+def test_launch_switches_a_new_file_to_wal_while_another_process_writes_it(
+        engine, monkeypatch, tmp_path):
+    home = tmp_path / "racing-home"
+    home.mkdir()
+    monkeypatch.setenv("PLANBOARD_HOME", str(home))
+    writer = sqlite3.connect(home / "dbos.sqlite", isolation_level=None,
+                             check_same_thread=False)
+    writer.execute("BEGIN")
+    writer.execute("CREATE TABLE other_process (x)")  # SQLite refuses WAL at once meanwhile
+    committed = threading.Timer(0.3, writer.execute, ("COMMIT",))
+    committed.start()
+    try:
+        assert durable.launch("w-wal").database == f"sqlite:///{home / 'dbos.sqlite'}"
+    finally:
+        committed.join()
+        writer.close()
+    reader = sqlite3.connect(home / "dbos.sqlite")
+    try:
+        assert reader.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    finally:
+        reader.close()
+
+
+def test_a_failed_launch_leaves_the_tracebacks_to_the_caller(engine, monkeypatch):
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("PLANBOARD_DB_URL", f"postgresql://planboard@127.0.0.1:{port}/runs")
+    logged: list[logging.LogRecord] = []
+    collector = logging.Handler()
+    collector.emit = logged.append
+    dbos_log = logging.getLogger("dbos")  # DBOS's own console handler hangs here too
+    dbos_log.addHandler(collector)
+    try:
+        with pytest.raises(sa.exc.OperationalError):
+            durable.launch("w-unreachable")
+    finally:
+        dbos_log.removeHandler(collector)
+    assert [record.getMessage() for record in logged] == []
+    assert dbos_log.level == logging.WARNING
+    assert not durable.is_launched()
 
 
 def test_a_postgresql_db_url_is_also_the_system_database(monkeypatch, isolated_environment):

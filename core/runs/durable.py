@@ -15,10 +15,8 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import sqlite3
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -27,7 +25,7 @@ from dbos import DBOS, DBOSClient, DBOSConfig
 from core.base.home import planboard_home
 from core.base.messages import msg
 from core.errors import ConfigError
-from core.store.database import engine_url
+from core.store.database import engine_url, make_engine
 
 __all__ = [
     "APPLICATION_VERSION",
@@ -121,13 +119,14 @@ def _config(url: str, executor_id: str) -> DBOSConfig:
 
 def _use_wal(url: str) -> None:
     """WAL on the SQLite file (DBOS leaves the rollback journal, twice as slow per step);
-    the setting stays with the file."""
-    path = Path(sa.make_url(url).database or "")
-    connection = sqlite3.connect(path)
+    the setting stays with the file. A store connection switches it: it retries while
+    another process writes the new file (SQLite refuses at once, without waiting)."""
+    engine = make_engine(url)
     try:
-        connection.execute("PRAGMA journal_mode=WAL")
+        with engine.connect():
+            pass
     finally:
-        connection.close()
+        engine.dispose()
 
 
 # ---- executor ids ------------------------------------------------------------------------
@@ -178,7 +177,9 @@ def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Lau
         if _is_sqlite(url):
             _use_wal(url)
         DBOS(config=_config(url, wanted))
-        logging.getLogger("dbos").setLevel(logging.WARNING)
+        dbos_log = logging.getLogger("dbos")
+        # a failed launch logs its tracebacks: the caller says what failed in one line
+        dbos_log.setLevel(logging.CRITICAL)
         try:
             DBOS.launch()
             # after launch: the queue's settings live in the system database
@@ -188,6 +189,8 @@ def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Lau
             # else the next DBOS(config=…) silently returns this half-launched one
             DBOS.destroy(destroy_registry=False)
             raise
+        finally:
+            dbos_log.setLevel(logging.WARNING)  # warnings, but not the console URL
         _running = _Running(Launched(wanted, _shown(url)), url)
         return _running.launched
 
