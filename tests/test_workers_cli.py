@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -23,6 +24,7 @@ from core.execution.scheduler import RunOptions
 from core.plan.model import Plan
 from core.runs import dispatch, durable
 from core.store.run_store import RunStore
+from tests.pg import on_both_backends
 from tests.test_cli import refunds_for, write_plan
 from tests.test_runner import REPO
 
@@ -229,6 +231,32 @@ def test_recover_asks_first_and_a_dead_workers_run_can_still_be_cancelled(
     assert durable.workflow_status(run_id) == "CANCELLED"
     code, out, _ = cli(capsys, "recover", "--worker", "w1", "--yes")
     assert code == 0 and "no unfinished runs" in out
+
+
+# ---- one live worker per name ----------------------------------------------------------------
+
+def start_worker(*options: str, **environment: str) -> subprocess.CompletedProcess:
+    """``python -m core worker`` expected to refuse to start (it would serve until stopped)."""
+    return subprocess.run([sys.executable, "-m", "core", "worker", *options],
+                          capture_output=True, text=True, timeout=TIMEOUT_S,
+                          env={**os.environ, "PYTHONPATH": str(REPO), **environment})
+
+
+@on_both_backends
+def test_a_name_is_held_by_one_live_worker_until_it_dies(tmp_path, workers):
+    host = socket.gethostname()  # the default name
+    workers[host] = Worker(tmp_path, host)
+
+    for refused in (start_worker(), start_worker("--name", host, PLANBOARD_LANG="zh")):
+        assert refused.returncode == 1 and refused.stdout == ""
+        assert refused.stderr.count("\n") == 1, refused.stderr
+    assert start_worker().stderr.startswith(f"error: worker {host} is already running")
+    assert refused.stderr.startswith(f"错误：工作进程 {host} 已在")
+    assert workers[host].proc.poll() is None  # the first one serves on, untouched
+
+    workers[host].stop(signal.SIGKILL)  # the hold dies with the process
+    workers[host] = Worker(tmp_path, host)
+    assert "serving runs" in workers[host].out.read_text()
 
 
 # ---- one-line errors --------------------------------------------------------------------------

@@ -279,6 +279,11 @@ TEXTS: dict[str, tuple[str, str]] = {
         "PLANBOARD_DB_URL 指向 {backend} 数据库；由工作进程执行运行需要 PostgreSQL"
         "（postgresql://user:password@host:5432/database）或 SQLite（sqlite:///路径，或不设置 "
         "PLANBOARD_DB_URL）"),
+    "run.worker_name_taken": (
+        "worker {name} is already running on this database (another python -m core worker "
+        "under that name); stop it first, or give this worker another --name",
+        "工作进程 {name} 已在这个数据库上运行（另一个同名的 python -m core worker）；"
+        "请先停止它，或用 --name 给这个工作进程换一个名字"),
     "run.queue_unavailable": ("the run queue cannot be used ({error}); start a worker on the "
                               "same PLANBOARD_HOME or PLANBOARD_DB_URL first: "
                               "python -m core worker",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sqlite3
 import sys
 import threading
 from collections.abc import Iterator
@@ -58,17 +59,22 @@ def cmd_worker(args: argparse.Namespace) -> int:
     import core.runs.durable as durable
 
     name = durable.worker_executor_id(args.name)  # a bad name fails before anything starts
+    from dbos import error as dbos_errors
+
     import core.runs.workflow  # noqa: F401  registers the run workflow before the launch
     from core.runs.durable_launcher import set_step_permits
+    from core.runs.worker_name_lock import hold_worker_name
 
     set_step_permits(args.concurrency)
     stop = threading.Event()
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda *_: stop.set())
     try:
+        # before the launch, which takes over every unfinished run of this name
+        hold_worker_name(name, durable.system_database_url())
         launched = durable.launch(name)
-    except SQLAlchemyError as exc:
-        cause = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+    except (SQLAlchemyError, sqlite3.Error, dbos_errors.DBOSException) as exc:
+        cause = (str(getattr(exc, "orig", None) or exc) or type(exc).__name__).splitlines()[0]
         raise ConfigError(msg("run.worker_cannot_start", name=name, error=cause)) from None
     print(say("worker_ready", name=launched.executor_id, database=launched.database,
               concurrency=args.concurrency), flush=True)
