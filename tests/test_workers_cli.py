@@ -7,12 +7,14 @@ queue as a client (it launches no DBOS), so every run executes in a worker subpr
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +22,8 @@ from pathlib import Path
 import pytest
 
 from core.cli.main import main
+from core.cli.workers import printing_events
+from core.errors import StoreError
 from core.execution.scheduler import RunOptions
 from core.plan.model import Plan
 from core.runs import dispatch, durable
@@ -231,6 +235,26 @@ def test_recover_asks_first_and_a_dead_workers_run_can_still_be_cancelled(
     assert durable.workflow_status(run_id) == "CANCELLED"
     code, out, _ = cli(capsys, "recover", "--worker", "w1", "--yes")
     assert code == 0 and "no unfinished runs" in out
+
+
+# ---- following a run ------------------------------------------------------------------------
+
+def test_a_store_failure_while_printing_events_is_no_thread_traceback(monkeypatch):
+    class FailingStore:
+        def __init__(self) -> None:
+            self.reads = threading.Semaphore(0)
+
+        def events(self, run_id: str, after: int = 0) -> list:
+            self.reads.release()
+            raise StoreError("the run store at sqlite:///x failed: disk I/O error")
+
+    crashed: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda hook: crashed.append(hook.exc_value))
+    store, out = FailingStore(), io.StringIO()
+    with printing_events(store, "run-1", out):
+        for _ in range(3):  # it keeps reading after a failure
+            assert store.reads.acquire(timeout=TIMEOUT_S)
+    assert crashed == [] and out.getvalue() == ""
 
 
 # ---- one live worker per name ----------------------------------------------------------------

@@ -19,7 +19,7 @@ from core.base.messages import msg
 from core.cli.output import ask, bounded_int, print_json, print_progress, short
 from core.cli.runs import report_run, wait_answering
 from core.cli.text import say
-from core.errors import ConfigError, RunNotFoundError
+from core.errors import ConfigError, RunNotFoundError, StoreError
 
 __all__ = ["add_worker_commands", "cmd_recover", "cmd_worker", "printing_events",
            "run_on_workers"]
@@ -146,9 +146,12 @@ def printing_events(store: Any, run_id: str, out: Any) -> Iterator[None]:
         seen = 0
         while True:
             done = stop.wait(_FOLLOW_POLL_S)
-            for event in store.events(run_id, after=seen):
-                print_progress(event, out)
-                seen = event.seq
+            try:
+                for event in store.events(run_id, after=seen):
+                    print_progress(event, out)
+                    seen = event.seq
+            except StoreError:
+                pass  # read again next time; the command reads the store too and says why
             if done:
                 return
 
