@@ -29,12 +29,10 @@ MAILBOX = "planboard.test.mailbox"
 
 
 @DBOS.workflow(name=MAILBOX)
-def mailbox() -> list[str]:
-    """What the run's mailbox received, until it stays empty for a second."""
-    received = []
-    while (action := DBOS.recv(durable.CONTROL_TOPIC, timeout_seconds=1)) is not None:
-        received.append(action)
-    return received
+def mailbox(expected: int) -> list[str | None]:
+    """The first ``expected`` messages of the run's mailbox (None: one never came)."""
+    return [DBOS.recv(durable.CONTROL_TOPIC, timeout_seconds=TIMEOUT_S)
+            for _ in range(expected)]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -183,19 +181,32 @@ def test_the_runner_cancels_a_paused_worker_run_through_its_mailbox(launched, st
         runner.shutdown()
 
 
-def test_a_double_click_delivers_once_and_the_same_control_later_again(launched, store):
+def test_every_control_is_delivered_even_the_same_one_again(launched, store):
     run_id = store.create_run("mailbox", {"offline": True}, refund_plan(), run_id="mailbox-1",
                               workflow_id="mailbox-1")
-    durable.enqueue(MAILBOX, run_id)
+    durable.enqueue(MAILBOX, run_id, 3)
 
     dispatch.pause(store, run_id)
-    dispatch.pause(store, run_id)  # the same click, the run as it was: dropped
     dispatch.resume(store, run_id)
-    store.set_status(run_id, "paused")  # the run moved on: the same control is new
-    dispatch.pause(store, run_id)
+    dispatch.pause(store, run_id)  # nothing happened in between: still a new request
 
     assert DBOS.retrieve_workflow(run_id).get_result(polling_interval_sec=0.1) == [
         "pause", "resume", "pause"]
+
+
+def test_a_resume_no_worker_takes_is_said_in_one_line(launched, store):
+    durable.shutdown()  # the queue exists, but nobody serves it: nobody reads the mailbox
+    run_id = submit(store, refund_plan())
+    store.set_status(run_id, "running")
+    store.set_status(run_id, "paused")  # as its worker left it
+
+    with pytest.raises(StoreError) as raised:
+        dispatch.resume(store, run_id, timeout=0.5, poll_s=0.05)
+
+    assert store.get_run(run_id).status == "paused"
+    for language in ("en", "zh"):
+        text = render(raised.value, language)
+        assert run_id in text and "python -m core worker" in text and "\n" not in text
 
 
 # ---- cancelling without the worker -----------------------------------------------------------

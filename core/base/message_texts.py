@@ -263,6 +263,11 @@ TEXTS: dict[str, tuple[str, str]] = {
     "run.resume_first": ("; resume it first", "；请先继续运行"),
     "run.worker_not_steerable": ("cannot {verb} run {run_id}: it is {status}",
                                  "无法{verb}运行 {run_id}：它的状态是“{status}”"),
+    "run.resume_not_taken": (
+        "run {run_id} is still paused: no worker took the resume within {seconds} s (busy, "
+        "or none serves the run); it continues once one does: python -m core worker",
+        "运行 {run_id} 仍处于暂停状态：{seconds} 秒内没有工作进程接收“继续”请求（工作进程繁忙，"
+        "或没有工作进程在执行它）；有工作进程接收后它就会继续：python -m core worker"),
     "run.bad_execution_mode": ("PLANBOARD_EXECUTION is {value}: use embedded (runs execute "
                                "in this process, the default) or workers (runs go to "
                                "python -m core worker)",

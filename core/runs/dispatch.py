@@ -138,13 +138,19 @@ def pause(store: RunStore, run_id: str) -> None:
 
 def resume(store: RunStore, run_id: str, *, timeout: float = 10.0, poll_s: float = 0.1) -> None:
     """Ask the worker to continue a paused run (harmless while it runs) and wait, up to
-    ``timeout``, until it has, so that whoever follows the run next sees it going."""
+    ``timeout``, until it has, so that whoever follows the run next sees it going.
+
+    StoreError when the run is still paused then: the request stays in its mailbox, and
+    the run continues once a worker takes it.
+    """
     record = store.get_run(run_id)
     if record.status in TERMINAL_STATUSES:
         raise StoreError(msg("run.nothing_to_resume", run_id=run_id,
                              status=msg(f"run_status.{record.status}")))
     _send(record, "resume")
-    _follow(store, run_id, lambda found: found.status != "paused", timeout, poll_s)
+    if _follow(store, run_id, lambda found: found.status != "paused", timeout,
+               poll_s).status == "paused":
+        raise StoreError(msg("run.resume_not_taken", run_id=run_id, seconds=f"{timeout:g}"))
 
 
 def decide(store: RunStore, run_id: str, verb: str, target: str) -> None:
@@ -209,12 +215,11 @@ def _steerable(store: RunStore, run_id: str, verb: str) -> RunRecord:
 
 
 def _send(record: RunRecord, action: str) -> None:
-    """Leave ``action`` in the run's mailbox. The key names the run's state as read, so
-    a double click delivers once, while the same action after the run moved on (pause,
-    resume, pause) is delivered again."""
+    """Leave ``action`` in the run's mailbox, once per request: every request is delivered
+    (pause, resume, pause), since the run applies a repeated control harmlessly."""
     import core.runs.durable as durable
 
-    key = f"{record.run_id}:{action}:{record.updated_at.isoformat()}"
+    key = f"{record.run_id}:{action}:{uuid.uuid4().hex}"  # a retried send delivers once
     _engine(durable.send_control, record.workflow_id or record.run_id, action,
             idempotency_key=key)
 
