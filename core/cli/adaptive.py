@@ -64,6 +64,7 @@ def cmd_lessons(args: argparse.Namespace) -> int:
 def cmd_followup(args: argparse.Namespace) -> int:
     from core.cli.runs import report_run
     from core.planning.followup import extend_plan_request
+    from core.runs.runner import require_followable
     from core.runs.session import build_engine
 
     runner = args.runner()
@@ -71,6 +72,7 @@ def cmd_followup(args: argparse.Namespace) -> int:
     record = runner.store.get_run(args.run_id)
     if record.plan is None:
         raise ConfigError(f"run {args.run_id} has no plan to extend; start a new request")
+    require_followable(record)  # before a model plans the new steps
     engine = build_engine(offline=args.offline)
     plan, usage = extend_plan_request(record.plan, args.request, engine)
     plan.raise_if_invalid(engine.registry)

@@ -37,7 +37,7 @@ from core.runs.recovery import (
 )
 from core.store.run_store import RunRecord, RunStore, owner_alive
 
-__all__ = ["Runner", "open_runner"]
+__all__ = ["Runner", "open_runner", "require_followable"]
 
 EngineFactory = Callable[[RunRecord], Engine]
 _RESUMABLE = statuses_allowing("resume")
@@ -161,13 +161,12 @@ class Runner:
         Completed steps and results are kept; the new version adds steps and a new
         synthesis, and only those run. ``prepared`` is a version already made (and shown
         to a person) with :func:`core.planning.followup.extend_plan_request`. Returns the version.
+        StoreError for a run :func:`require_followable` refuses (unfinished, or a worker's).
         """
         from core.planning.followup import extend_plan_request
 
         record = self.store.get_run(run_id)
-        if record.status not in {"completed", "failed"} or record.plan is None:
-            raise StoreError(msg("run.followup_unfinished", run_id=run_id,
-                                 status=msg(f"run_status.{record.status}")))
+        require_followable(record)
         plan, usage = prepared or extend_plan_request(record.plan, text, engine)
         extra = dict(record.options)
         spent = Usage.model_validate(extra.get("followup_usage") or {}) + usage
@@ -389,6 +388,18 @@ class Runner:
     def _pause_at_exit(self) -> None:
         if not self._closed.is_set():
             self.pause_all(timeout=10.0)
+
+
+def require_followable(record: RunRecord) -> None:
+    """StoreError unless a follow-up may extend the run here: it finished with a plan, and
+    no worker executed it. A worker run's follow-up would execute in this process under the
+    run's finished workflow: out of reach of its mailbox and of crash detection, and
+    recorded cancelled by a cancel while it still executes."""
+    if record.status not in {"completed", "failed"} or record.plan is None:
+        raise StoreError(msg("run.followup_unfinished", run_id=record.run_id,
+                             status=msg(f"run_status.{record.status}")))
+    if record.workflow_id:
+        raise StoreError(msg("run.followup_of_worker_run", run_id=record.run_id))
 
 
 def open_runner(store: RunStore | None = None) -> Runner:
