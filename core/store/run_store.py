@@ -202,18 +202,28 @@ class RunStore(RunOwnership):
                 insert_event(conn, run_id, event)
 
     def finish_run(self, run_id: str, status: RunStatus, *, answer: str | None, usage: Usage,
-                   plans: list[Plan]) -> None:
+                   plans: list[Plan]) -> bool:
         """Record how a run stopped: plan snapshots, answer, usage, status, in one transaction.
 
-        The owner is cleared: nobody executes the run any more.
+        The owner is cleared: nobody executes the run any more. A run that has already
+        ended (cancelled by someone who could not reach its executor, say) keeps that end:
+        nothing is written and False is returned.
         """
         at = utc_now()
         with self.engine.begin() as conn:
-            update_run(conn, run_id, status=status, answer=answer, usage=usage.model_dump(),
-                       updated_at=at, owner_pid=None, owner_host=None,
-                       finished_at=at if status in TERMINAL_STATUSES else None)
+            written = conn.execute(runs.update().where(
+                (runs.c.id == run_id) & runs.c.status.not_in(sorted(TERMINAL_STATUSES))
+            ).values(status=status, answer=answer, usage=usage.model_dump(), updated_at=at,
+                     owner_pid=None, owner_host=None,
+                     finished_at=at if status in TERMINAL_STATUSES else None)).rowcount
+            if not written:
+                ended = self._status(conn, run_id)  # RunNotFoundError when there is no run
+                logger.warning("run %s ended %s elsewhere; its end as %s is not recorded",
+                               run_id, ended, status)
+                return False
             for plan in plans:
                 upsert_plan(conn, run_id, plan, None, at)
+        return True
 
     def set_answer(self, run_id: str, answer: str | None) -> None:
         """Record the final answer."""
