@@ -175,7 +175,10 @@ def test_the_runner_cancels_a_paused_worker_run_through_its_mailbox(launched, st
         assert record.status == "cancelled"
         assert "pending" not in {step.status for step in record.plan.steps}
         assert await_workflow(run_id) == "SUCCESS"  # the run recorded it itself
-        assert "did not answer" not in store.events(run_id)[-1].data.get("reason", "")
+        events = store.events(run_id)
+        assert [event.kind for event in events].count("cancelled") == 1
+        assert not any("reason" in event.data for event in events if event.kind == "cancelled")
+        assert (events[-1].kind, events[-1].data["status"]) == ("run_finished", "cancelled")
         assert refunds_for("88231") == []
     finally:
         runner.shutdown()
@@ -222,10 +225,14 @@ def test_a_run_no_worker_took_is_cancelled_in_dbos_and_the_store(launched, store
     assert {step.error for step in record.plan.steps} == {CANCELLED_STEP}
     assert kinds(store, run_id)[-1] == "cancelled"
     assert durable.workflow_status(run_id) == "CANCELLED"
-    durable.launch()  # a process serving the queue again does not start it
-    time.sleep(0.5)
+    durable.launch()  # a process serving the queue again does not start it:
+    for later in ("probe-1", "probe-2"):  # the queue takes its runs oldest first
+        durable.enqueue(MAILBOX, later, 0)
+        assert await_workflow(later) == "SUCCESS"
     assert durable.workflow_status(run_id) == "CANCELLED"
     assert store.get_run(run_id).status == "cancelled"
+    assert kinds(store, run_id).count("cancelled") == 1 and "step_started" not in kinds(
+        store, run_id)
 
 
 def test_the_runner_submits_to_the_workers_under_workers_mode(launched, store, monkeypatch):

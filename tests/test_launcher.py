@@ -69,6 +69,13 @@ def _in_background(run) -> tuple[threading.Thread, dict[str, RunOutcome]]:
     return thread, result
 
 
+def _new_planboard_threads(before: set[threading.Thread]) -> list[str]:
+    """PlanBoard's threads (planboard-step and the like) started since ``before``; threads
+    of other tests or libraries do not count."""
+    return [thread.name for thread in threading.enumerate()
+            if thread not in before and thread.name.startswith("planboard-")]
+
+
 # ---- waiting for people -----------------------------------------------------------------
 
 
@@ -89,13 +96,13 @@ def test_thirty_confirmations_wait_without_a_thread_and_all_run_once_confirmed()
 
     options = RunOptions(confirm_side_effects=True, run_id="run30")
     launcher = CountingLauncher(paced_work(engine, control, 0), options.max_parallel)
-    before = threading.active_count()
+    before = set(threading.enumerate())
     thread, result = _in_background(lambda: run_plan(
         plan, engine, options=options, control=control, on_event=sink, launcher=launcher))
     thread.start()
     try:
         assert all_asked.wait(TIMEOUT_S)
-        assert threading.active_count() <= before + 1  # the run's own thread, nothing more
+        assert _new_planboard_threads(before) == []  # no step waits on a thread
         assert launcher.started == [] and tools.calls == []
     finally:
         for step in refunds:
@@ -120,14 +127,14 @@ def test_a_version_waiting_for_approval_holds_no_thread():
             asked.set()
 
     launcher = InlineLauncher(paced_work(engine, control, 0))  # steps need no thread either
-    before = threading.active_count()
+    before = set(threading.enumerate())
     thread, result = _in_background(lambda: run_plan(
         _failing_plan(), engine, control=control, on_event=sink, replanner=_replan_to_a_refund,
         options=RunOptions(confirm_side_effects=False, max_replans=1), launcher=launcher))
     thread.start()
     try:
         assert asked.wait(TIMEOUT_S)
-        assert threading.active_count() <= before + 1  # the run's own thread, nothing more
+        assert _new_planboard_threads(before) == []  # no step waits on a thread
         assert refunds_for("88231") == []
     finally:
         control.approve_version(2)

@@ -199,9 +199,13 @@ def test_recover_hands_a_killed_workers_run_to_another_worker(tmp_path, store, c
                                                               workers):
     workers["w1"] = Worker(tmp_path, "w1")
     run_id = detach(capsys, write_plan(tmp_path, REFUND_STEPS, "refund 88231"), "--pace",
-                    "1.5")
-    await_event(store, run_id, "step_started", "s3")  # the refund is done, s3 is under way
+                    "4")
+    await_event(store, run_id, "step_started", "s3")  # the refund is done, s3 is paced
     workers["w1"].stop(signal.SIGKILL)
+    # what w1 finished is in the store now; it finishes s3 first only if this process was
+    # held up longer than the pace (a loaded machine), and then w2 finishes the run
+    s3_done_by_w1 = any(e.kind == "step_completed" and e.step_id == "s3"
+                        for e in store.events(run_id))
     workers["w2"] = Worker(tmp_path, "w2")
 
     code, out, _ = cli(capsys, "recover", "--worker", "w1", "--yes")
@@ -209,11 +213,11 @@ def test_recover_hands_a_killed_workers_run_to_another_worker(tmp_path, store, c
     assert code == 0 and run_id in out and "worker w1: 1 unfinished run(s) handed" in out
     assert await_status(store, run_id, {"completed", "failed"}) == "completed"
     assert len(refunds_for("88231")) == 1
-    finished = {e.step_id: e.data["worker"] for e in store.events(run_id)
-                if e.kind == "step_completed"}
-    assert finished == {"s1": "w1", "s2": "w1", "s3": "w2"}
+    finished = [(e.step_id, e.data["worker"]) for e in store.events(run_id)
+                if e.kind == "step_completed"]
+    assert finished == [("s1", "w1"), ("s2", "w1"), ("s3", "w1" if s3_done_by_w1 else "w2")]
     code, listed, _ = cli(capsys, "runs")
-    assert " w1, w2 " in listed
+    assert (" w1 " if s3_done_by_w1 else " w1, w2 ") in listed
     code, out, _ = cli(capsys, "recover", "--worker", "w1", "--yes")
     assert code == 0 and "no unfinished runs" in out
 
