@@ -289,6 +289,17 @@ def test_a_name_is_held_by_one_live_worker_until_it_dies(tmp_path, workers):
 
 # ---- one-line errors --------------------------------------------------------------------------
 
+def test_a_worker_whose_postgresql_is_unreachable_says_so_in_one_line():
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    refused = start_worker("--name", "w1", PLANBOARD_DB_URL=f"postgres://planboard:secret@"
+                                                          f"127.0.0.1:{port}/runs")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr.startswith("error: worker w1 cannot start: ")
+    assert refused.stderr.count("\n") == 1 and "secret" not in refused.stderr
+
+
 @pytest.mark.parametrize("argv", [("worker", "--name", "two words"),
                                   ("worker", "--name", "embedded:vm:1"),
                                   ("recover", "--worker", "")])

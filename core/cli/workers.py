@@ -33,8 +33,9 @@ def add_worker_commands(subparsers: Any) -> None:
     worker = subparsers.add_parser(
         "worker", help="execute the runs submitted to the run queue until stopped")
     worker.add_argument("--name", help="a stable name for this worker (default: the host "
-                                       "name); restarted under it, its unfinished runs "
-                                       "go back to the queue")
+                                       "name), held by one live worker at a time; "
+                                       "restarted under it, its unfinished runs go back "
+                                       "to the queue")
     worker.add_argument("--concurrency", type=bounded_int(1, 256), default=DEFAULT_CONCURRENCY,
                         help="plan steps working at once (runs waiting for a person hold none)")
     worker.set_defaults(handler=cmd_worker)
