@@ -64,7 +64,7 @@ def cmd_lessons(args: argparse.Namespace) -> int:
 def cmd_followup(args: argparse.Namespace) -> int:
     from core.cli.runs import report_run
     from core.planning.followup import extend_plan_request
-    from core.runs.runner import require_followable
+    from core.runs.followable import require_followable
     from core.runs.session import build_engine
 
     runner = args.runner()

@@ -28,6 +28,7 @@ from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES, statuses_allowing
 from core.llm.engine import Engine
 from core.plan.model import Plan
 from core.runs.exit_watch import ExitWatch
+from core.runs.followable import require_followable
 from core.runs.live_run import LiveRun, Replanner
 from core.runs.recovery import (
     await_resume_taken,
@@ -37,7 +38,7 @@ from core.runs.recovery import (
 )
 from core.store.run_store import RunRecord, RunStore, owner_alive
 
-__all__ = ["Runner", "open_runner", "require_followable"]
+__all__ = ["Runner", "open_runner"]
 
 EngineFactory = Callable[[RunRecord], Engine]
 _RESUMABLE = statuses_allowing("resume")
@@ -388,18 +389,6 @@ class Runner:
     def _pause_at_exit(self) -> None:
         if not self._closed.is_set():
             self.pause_all(timeout=10.0)
-
-
-def require_followable(record: RunRecord) -> None:
-    """StoreError unless a follow-up may extend the run here: it finished with a plan, and
-    no worker executed it. A worker run's follow-up would execute in this process under the
-    run's finished workflow: out of reach of its mailbox and of crash detection, and
-    recorded cancelled by a cancel while it still executes."""
-    if record.status not in {"completed", "failed"} or record.plan is None:
-        raise StoreError(msg("run.followup_unfinished", run_id=record.run_id,
-                             status=msg(f"run_status.{record.status}")))
-    if record.workflow_id:
-        raise StoreError(msg("run.followup_of_worker_run", run_id=record.run_id))
 
 
 def open_runner(store: RunStore | None = None) -> Runner:
