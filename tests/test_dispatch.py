@@ -252,3 +252,16 @@ def test_the_runner_submits_to_the_workers_under_workers_mode(launched, store, m
         runner.shutdown()
     assert record.status == "completed"
     assert len(refunds_for("88231")) == 1
+
+
+def test_a_short_cancel_only_asks_and_the_worker_records_the_cancellation(launched, store):
+    run_id = submit(store, refund_plan(), step_delay_s=3.0)  # s1 paced: the refund is far
+    assert await_status(store, run_id, {"running"}) == "running"
+
+    asked = dispatch.cancel(store, run_id, timeout=0.05, poll_s=0.01)  # the dashboard's click
+    assert asked.status == "running"
+    assert await_workflow(run_id) == "SUCCESS"  # the run's own workflow ended it, not DBOS
+    assert store.get_run(run_id).status == "cancelled"
+    assert not any("did not answer" in str(e.data.get("reason", ""))
+                   for e in store.events(run_id))
+    assert refunds_for("88231") == []

@@ -233,6 +233,9 @@ def test_recover_asks_first_and_a_dead_workers_run_can_still_be_cancelled(
     code, out, _ = cli(capsys, "recover", "--worker", "w1")
     assert code == 1 and run_id in out and "Not recovered." in out
 
+    asked = dispatch.cancel(store, run_id, timeout=0.5, poll_s=0.05)  # the button: only asks
+    assert asked.status == "running"
+    monkeypatch.setattr(dispatch, "WORKER_GONE_AFTER_S", 0.5)  # instead of waiting 30 s
     record = dispatch.cancel(store, run_id, timeout=0.5, poll_s=0.05)  # nobody answers
     assert record.status == "cancelled"
     assert "did not answer" in store.events(run_id)[-1].data["reason"]

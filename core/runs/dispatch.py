@@ -159,12 +159,21 @@ def decide(store: RunStore, run_id: str, verb: str, target: str) -> None:
     _send(_steerable(store, run_id, verb), f"{verb}:{target}")
 
 
+# A worker that has not answered a cancel for this long is taken for gone: a step ends
+# within it, or the worker is dead (an LLM call of a local model may take longer: then the
+# run is recorded cancelled while the call finishes, and its worker's end is not kept).
+WORKER_GONE_AFTER_S = 30.0
+
+
 def cancel(store: RunStore, run_id: str, timeout: float = 30.0, *,
            poll_s: float = 0.2) -> RunRecord:
     """Cancel the run and return once the cancellation is recorded.
 
     A run no worker has taken yet, or whose worker does not answer within ``timeout``
-    (gone, say), is cancelled in DBOS and recorded here; else its worker cancels it.
+    (gone, say), is cancelled in DBOS and recorded here; else its worker cancels it. A
+    ``timeout`` shorter than :data:`WORKER_GONE_AFTER_S` only asks (the dashboard's button
+    does not wait for a step to end): the run is returned as it is, and its worker records
+    the cancellation.
     """
     import core.runs.durable as durable
 
@@ -176,7 +185,7 @@ def cancel(store: RunStore, run_id: str, timeout: float = 30.0, *,
         _send(record, "cancel")
         record = _follow(store, run_id, lambda found: found.status in TERMINAL_STATUSES,
                          timeout, poll_s)
-        if record.status in TERMINAL_STATUSES:
+        if record.status in TERMINAL_STATUSES or timeout < WORKER_GONE_AFTER_S:
             return record
         reason = f"cancelled while {record.status}; its worker did not answer"
     else:
