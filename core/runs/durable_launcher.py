@@ -136,15 +136,15 @@ class DurableLauncher:
         wait([future for future, _ in self._running.values()], timeout=timeout,
              return_when=FIRST_COMPLETED)
         ended = [seq for seq, (future, _) in self._running.items() if future.done()]
-        now = time.monotonic()
-        due = now - self._mail_read_at >= MAIL_EVERY_S
-        if due:
-            self._mail_read_at = now
+        # mail waits while steps are ending (the coordinator has work), at most twice as long
+        since = time.monotonic() - self._mail_read_at
+        due = since >= 2 * MAIL_EVERY_S or (since >= MAIL_EVERY_S and not ended)
         return ended, due
 
     def read_mail(self, timeout_s: float) -> None:
         """Apply the messages waiting in the run's mailbox, waiting up to ``timeout_s`` for
         the first."""
+        self._mail_read_at = time.monotonic()  # only the recorded answer decides (replays)
         action = engine_call(DBOS.recv, CONTROL_TOPIC, timeout_seconds=timeout_s)
         while action is not None:
             self._on_mail(str(action))

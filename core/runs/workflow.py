@@ -60,6 +60,7 @@ class DurableRun(LiveRun):
     events_key: str = ""  # the workflow that first wrote the events (a fork replays them)
     _events: int = field(default=0, init=False)
     _key: str = field(default="", init=False)  # the replay key of the event being written
+    _replaying: bool = field(default=True, init=False)
 
     def __post_init__(self) -> None:
         self.control = RunControl()  # fed by the mailbox only
@@ -112,7 +113,9 @@ class DurableRun(LiveRun):
         only (the store already holds it and the status it led to)."""
         self._events += 1  # first, so that a failed write cannot shift later keys
         self._key = f"{self.events_key}:{self._events}"
-        if not self.store.event_recorded(self.run_id, self._key):
+        # a replay writes its recorded events first: once one is new, all later ones are
+        if not self._replaying or not self.store.event_recorded(self.run_id, self._key):
+            self._replaying = False
             super().record(event)
             return
         if event.plan is not None:
