@@ -63,23 +63,67 @@ def test_chinese_conditions_are_read_too(registry):
     assert guard_problems(plan, registry) == []
 
 
+# a condition the rules cannot read from words: the model is asked for it
+LOST = {**WORDS_ONLY, "description": "If the courier lost the parcel, refund the order"}
+LOST_GUARDED = {**LOST, "condition": "s1.status == 'lost'"}
+
+
 def test_the_retry_writes_the_condition(fake_openai, registry):
-    fake_openai.script(_reply(LOOKUP, WORDS_ONLY, ANSWER), _reply(LOOKUP, GUARDED, ANSWER))
+    fake_openai.script(_reply(LOOKUP, LOST, ANSWER), _reply(LOOKUP, LOST_GUARDED, ANSWER))
     with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
-        result = plan_request("Check order 88231 and refund it if it was delivered",
+        result = plan_request("Check order 88231 and refund it if the courier lost it",
                               Engine(registry=registry, model=model))
     assert result.attempts == 2
-    assert result.plan.step("s2").condition == "s1.status == 'delivered'"
+    assert result.plan.step("s2").condition == "s1.status == 'lost'"
     assert not [w for w in result.plan.warnings if "condition" in w]
     assert "states a condition" in fake_openai.chat_bodies[1]["messages"][-1]["content"]
 
 
 def test_a_condition_still_missing_is_a_warning_the_approver_sees(fake_openai, registry):
-    fake_openai.script(_reply(LOOKUP, WORDS_ONLY, ANSWER), _reply(LOOKUP, WORDS_ONLY, ANSWER))
+    fake_openai.script(_reply(LOOKUP, LOST, ANSWER), _reply(LOOKUP, LOST, ANSWER))
     with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
-        result = plan_request("Check order 88231 and refund it if it was delivered",
+        result = plan_request("Check order 88231 and refund it if the courier lost it",
                               Engine(registry=registry, model=model))
+    assert result.plan.step("s2").condition is None  # nothing made up: delivery is not it
     assert any("s2 (apply_refund) states a condition" in w for w in result.plan.warnings)
+
+
+def test_an_arrival_said_in_words_gets_the_rules_condition_without_a_retry(
+        fake_openai, registry):
+    recommend = {"id": "s1", "description": "Recommend a robot vacuum",
+                 "tool": "search_knowledge", "args": {"query": "robot vacuum elderly"},
+                 "depends_on": []}
+    lookup = {**LOOKUP, "id": "s2"}
+    refund = {**WORDS_ONLY, "id": "s3", "depends_on": []}  # not even wired to the lookup
+    answer = {**ANSWER, "id": "s4", "depends_on": ["s1", "s2", "s3"]}
+    fake_openai.script(_reply(recommend, lookup, refund, answer))
+    with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
+        result = plan_request(SEED.request_en, Engine(registry=registry, model=model))
+    assert result.attempts == 1
+    step = result.plan.step("s3")
+    assert (step.condition, step.depends_on) == ("s2.status == 'delivered'", ["s2"])
+    assert any("s3 (apply_refund) stated its condition only in words" in w
+               for w in result.plan.warnings)
+    assert not [w for w in result.plan.warnings if "states a condition" in w]
+
+
+def test_the_rules_condition_is_adopted_only_for_the_same_call(registry):
+    from core.planning.rule_conditions import adopt_rule_conditions
+
+    other_order = {**LOOKUP, "args": {"order_id": "70412"}}
+    for steps in ([other_order, WORDS_ONLY, ANSWER], [WORDS_ONLY, LOOKUP, ANSWER]):
+        plan = Plan.model_validate({"goal": SEED.request_en, "steps": steps})
+        assert adopt_rule_conditions(SEED.request_en, plan, registry) == []
+        assert plan.step("s2").condition is None and not plan.warnings
+    chinese = Plan(goal=SEED.request_zh, steps=[
+        Step(id="s1", description="查询订单 88231", tool="query_order",
+             args={"order_id": "88231"}),
+        Step(id="s2", description="如果已签收，就为坏掉的那台申请退款", tool="apply_refund",
+             args={"order_id": "88231"}, depends_on=["s1"]),
+    ])
+    assert adopt_rule_conditions(SEED.request_zh, chinese, registry) == ["s2"]
+    assert chinese.step("s2").condition == "s1.status == 'delivered'"
+    assert "请在批准前核对" in chinese.warnings[0]
 
 
 def test_the_hint_names_the_lookup_not_a_reasoning_step_between(registry):

@@ -16,12 +16,17 @@ from core.plan.dag import ancestors
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry
 
-__all__ = ["guard_problems"]
+__all__ = ["guard_problems", "states_a_condition"]
 
 # 若 alone means "if", but 若干 means "several" ("为若干订单退款" states no condition)
 _CONDITIONAL = re.compile(
     r"\b(?:if|unless|in case|provided that|as long as)\b|如果|若(?!干)|假如|要是|的话|一旦|倘若",
     re.IGNORECASE)
+
+
+def states_a_condition(step: Step) -> bool:
+    """True when the step's description says "if" (如果, 若 ...)."""
+    return bool(_CONDITIONAL.search(step.description))
 
 
 def guard_problems(plan: Plan, registry: ToolRegistry) -> list[str]:
@@ -31,7 +36,7 @@ def guard_problems(plan: Plan, registry: ToolRegistry) -> list[str]:
     for step in plan.steps:
         if (step.status != "pending" or step.condition or step.tool not in registry
                 or not registry.get(step.tool or "").side_effect
-                or not _CONDITIONAL.search(step.description)):
+                or not states_a_condition(step)):
             continue
         source = _looked_up_by(plan, step) or "sN"
         problems.append(pick(

@@ -33,6 +33,7 @@ from core.planning.exchange import (
 )
 from core.planning.grounding import clear_ungrounded, grounding_problems
 from core.planning.guards import guard_problems
+from core.planning.rule_conditions import adopt_rule_conditions
 from core.planning.tool_hints import tool_hint_problems
 from core.prompts.adaptive import CLARIFY_INSTRUCTION
 from core.prompts.planning import (
@@ -113,6 +114,7 @@ def plan_request(
             if questions:
                 raise ClarificationNeeded(questions)
         plan = normalise_tool_names(parse_plan(text, request), engine.registry)
+        adopt_rule_conditions(request, plan, engine.registry)
         _ensure_synthesis(plan, language)
         _raise_problems(plan, engine.registry)
         if len(plan.steps) > _MAX_STEPS:
