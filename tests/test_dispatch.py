@@ -8,7 +8,6 @@ the module ends.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -18,13 +17,13 @@ from core.base.messages import render
 from core.base.usage import Usage
 from core.errors import ConfigError, StoreError
 from core.execution.scheduler import RunOptions
-from core.plan.model import Plan, Step
+from core.plan.model import Plan
 from core.runs import dispatch, durable
 from core.runs.runner import Runner
 from core.store.run_store import CANCELLED_STEP, RunStore
+from tests.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
 from tests.test_cli import refunds_for
 
-TIMEOUT_S = 60.0
 MAILBOX = "planboard.test.mailbox"
 
 
@@ -48,15 +47,6 @@ def launched(isolated_environment) -> durable.Launched:
     return durable.launch(durable.embedded_executor_id())
 
 
-def refund_plan() -> Plan:
-    return Plan(goal="refund order 88231", steps=[
-        Step(id="s1", description="look up order 88231", tool="query_order",
-             args={"order_id": "88231"}),
-        Step(id="s2", description="refund order 88231", tool="apply_refund",
-             args={"order_id": "88231", "reason": "broken"}, depends_on=["s1"]),
-        Step(id="s3", description="add up", tool="calculate", args={"expression": "2+3"},
-             depends_on=["s2"]),
-    ])
 
 
 def submit(store: RunStore, plan: Plan, **options) -> str:
@@ -64,22 +54,8 @@ def submit(store: RunStore, plan: Plan, **options) -> str:
                            options=RunOptions(**{"confirm_side_effects": False, **options}))
 
 
-def await_status(store: RunStore, run_id: str, wanted: set[str]) -> str:
-    deadline = time.monotonic() + TIMEOUT_S
-    status = store.get_run(run_id).status
-    while status not in wanted and time.monotonic() < deadline:
-        time.sleep(0.05)
-        status = store.get_run(run_id).status
-    return status
 
 
-def await_workflow(run_id: str) -> str | None:
-    deadline = time.monotonic() + TIMEOUT_S
-    status = durable.workflow_status(run_id)
-    while status in (None, "ENQUEUED", "PENDING") and time.monotonic() < deadline:
-        time.sleep(0.05)
-        status = durable.workflow_status(run_id)
-    return status
 
 
 def kinds(store: RunStore, run_id: str) -> list[str]:

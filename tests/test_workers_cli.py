@@ -28,11 +28,11 @@ from core.execution.scheduler import RunOptions
 from core.plan.model import Plan
 from core.runs import dispatch, durable
 from core.store.run_store import RunStore
+from tests.durable_runs import TIMEOUT_S, await_status
 from tests.pg import on_both_backends
 from tests.test_cli import refunds_for, write_plan
 from tests.test_runner import REPO
 
-TIMEOUT_S = 60.0
 REFUND_STEPS = [
     {"id": "s1", "description": "look up order 88231", "tool": "query_order",
      "args": {"order_id": "88231"}},
@@ -103,13 +103,6 @@ def detach(capsys, plan_file: str, *options: str) -> str:
     return json.loads(out)["run_id"]
 
 
-def await_status(store: RunStore, run_id: str, wanted: set[str]) -> str:
-    deadline = time.monotonic() + TIMEOUT_S
-    status = store.get_run(run_id).status
-    while status not in wanted and time.monotonic() < deadline:
-        time.sleep(0.05)
-        status = store.get_run(run_id).status
-    return status
 
 
 def await_event(store: RunStore, run_id: str, kind: str, step_id: str) -> None:

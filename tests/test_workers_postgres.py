@@ -21,6 +21,7 @@ from core.runs import dispatch, durable
 from core.runs.session import public_settings
 from core.store.run_store import RunStore
 from tests.core_processes import CoreProcess, CoreProcesses
+from tests.durable_runs import refund_plan
 from tests.test_cli import refunds_for
 
 START_TIMEOUT_S = 120.0  # a worker imports DBOS and launches it on a busy machine
@@ -53,17 +54,6 @@ def processes(tmp_path: Path, store: RunStore) -> Iterator[CoreProcesses]:
 
 # ---- plans and commands ---------------------------------------------------------------------
 
-def refund_plan() -> Plan:
-    return Plan(goal="refund order 88231", steps=[
-        Step(id="s1", description="look up order 88231", tool="query_order",
-             args={"order_id": "88231"}),
-        Step(id="s2", description="refund order 88231", tool="apply_refund",
-             args={"order_id": "88231", "reason": "broken"}, depends_on=["s1"]),
-        Step(id="s3", description="add up", tool="calculate", args={"expression": "2+3"},
-             depends_on=["s2"]),
-        Step(id="s4", description="multiply", tool="calculate", args={"expression": "4*5"},
-             depends_on=["s3"]),
-    ])
 
 
 def lookup_plan(number: int) -> Plan:
@@ -137,7 +127,7 @@ def shown_step_workers(shown: str) -> dict[str, set[str | None]]:
 
 def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes, store):
     w1 = start_worker(processes, "w1")
-    first = detach(processes, {"refund": refund_plan(), "lookup-1": lookup_plan(1),
+    first = detach(processes, {"refund": refund_plan(tail=True), "lookup-1": lookup_plan(1),
                                "lookup-2": lookup_plan(2)})
     refund_run = first["refund"]
     processes.await_true(lambda: taken_by("w1", list(first.values())),
@@ -178,7 +168,7 @@ def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes
 def test_runs_waiting_for_confirmation_hold_no_worker_slot(processes, store):
     worker = start_worker(processes, "solo")
     waiting_options = RunOptions(confirm_side_effects=True)
-    waiting = [dispatch.submit(store, f"refund order 88231 ({n})", refund_plan(),
+    waiting = [dispatch.submit(store, f"refund order 88231 ({n})", refund_plan(tail=True),
                                settings_public=public_settings(offline=True),
                                options=waiting_options)
                for n in range(WAITING_RUNS)]

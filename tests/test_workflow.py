@@ -17,14 +17,13 @@ import pytest
 from dbos import DBOS
 
 from core.execution.scheduler import RunOptions
-from core.plan.model import Plan, Step
+from core.plan.model import Plan
 from core.runs import durable
 from core.runs.workflow import RUN_WORKFLOW
 from core.store.run_store import RunStore
+from tests.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
 from tests.test_cli import refunds_for
 from tests.test_runner import REPO
-
-TIMEOUT_S = 60.0
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -38,15 +37,6 @@ def launched(isolated_environment) -> durable.Launched:
     return durable.launch(durable.embedded_executor_id())
 
 
-def refund_plan() -> Plan:
-    return Plan(goal="refund order 88231", steps=[
-        Step(id="s1", description="look up order 88231", tool="query_order",
-             args={"order_id": "88231"}),
-        Step(id="s2", description="refund order 88231", tool="apply_refund",
-             args={"order_id": "88231", "reason": "broken"}, depends_on=["s1"]),
-        Step(id="s3", description="add up", tool="calculate", args={"expression": "2+3"},
-             depends_on=["s2"]),
-    ])
 
 
 def submit(store: RunStore, plan: Plan, **options) -> str:
@@ -59,22 +49,8 @@ def submit(store: RunStore, plan: Plan, **options) -> str:
     return run_id
 
 
-def await_status(store: RunStore, run_id: str, wanted: set[str]) -> str:
-    deadline = time.monotonic() + TIMEOUT_S
-    status = store.get_run(run_id).status
-    while status not in wanted and time.monotonic() < deadline:
-        time.sleep(0.05)
-        status = store.get_run(run_id).status
-    return status
 
 
-def await_workflow(run_id: str) -> str | None:
-    deadline = time.monotonic() + TIMEOUT_S
-    status = durable.workflow_status(run_id)
-    while status in (None, "ENQUEUED", "PENDING") and time.monotonic() < deadline:
-        time.sleep(0.05)
-        status = durable.workflow_status(run_id)
-    return status
 
 
 def step_names(run_id: str) -> list[str]:

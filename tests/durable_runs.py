@@ -1,0 +1,50 @@
+"""Shared by the tests of runs executed as DBOS workflows: a refund plan, and waits for a
+run's status in the store or its workflow's status in DBOS."""
+
+from __future__ import annotations
+
+import time
+
+from core.plan.model import Plan, Step
+from core.runs import durable
+from core.store.run_store import RunStore
+
+TIMEOUT_S = 60.0
+
+
+def refund_plan(*, tail: bool = False) -> Plan:
+    """Look up order 88231, refund it, add up; ``tail``: one more step after that."""
+    steps = [
+        Step(id="s1", description="look up order 88231", tool="query_order",
+             args={"order_id": "88231"}),
+        Step(id="s2", description="refund order 88231", tool="apply_refund",
+             args={"order_id": "88231", "reason": "broken"}, depends_on=["s1"]),
+        Step(id="s3", description="add up", tool="calculate", args={"expression": "2+3"},
+             depends_on=["s2"]),
+    ]
+    if tail:
+        steps.append(Step(id="s4", description="multiply", tool="calculate",
+                          args={"expression": "4*5"}, depends_on=["s3"]))
+    return Plan(goal="refund order 88231", steps=steps)
+
+
+def await_status(store: RunStore, run_id: str, wanted: set[str],
+                 timeout_s: float = TIMEOUT_S) -> str:
+    """The run's status once it is one of ``wanted`` (or at the deadline)."""
+    deadline = time.monotonic() + timeout_s
+    status = store.get_run(run_id).status
+    while status not in wanted and time.monotonic() < deadline:
+        time.sleep(0.05)
+        status = store.get_run(run_id).status
+    return status
+
+
+def await_workflow(run_id: str, timeout_s: float = TIMEOUT_S) -> str | None:
+    """The workflow's DBOS status once it is no longer queued or running (or at the
+    deadline)."""
+    deadline = time.monotonic() + timeout_s
+    status = durable.workflow_status(run_id)
+    while status in (None, "ENQUEUED", "PENDING") and time.monotonic() < deadline:
+        time.sleep(0.05)
+        status = durable.workflow_status(run_id)
+    return status
