@@ -16,7 +16,9 @@ from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from tests.fake_openai import FakeOpenAI
 
-pytest_plugins = ["tests.pg"]  # a throwaway PostgreSQL: postgres_url, db_url, on_both_backends
+# tests.pg: a throwaway PostgreSQL (postgres_url, db_url, on_both_backends);
+# tests.durable_runs: DBOS in the test's home (launched)
+pytest_plugins = ["tests.pg", "tests.durable_runs"]
 
 _ISOLATED_PREFIXES = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")
 

@@ -1,15 +1,35 @@
-"""Shared by the tests of runs executed as DBOS workflows: a refund plan, and waits for a
-run's status in the store or its workflow's status in DBOS."""
+"""Shared by the tests of runs executed as DBOS workflows (a pytest plugin, see conftest):
+the ``launched`` fixture, a refund plan, and waits for a run's status in the store or its
+workflow's status in DBOS."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+
+import pytest
 
 from core.plan.model import Plan, Step
 from core.runs import durable
 from core.store.run_store import RunStore
 
 TIMEOUT_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def dbos_of_the_module() -> Iterator[None]:
+    """DBOS is shut down when the module that used it ends: no other file inherits it."""
+    yield
+    durable.shutdown()
+
+
+@pytest.fixture
+def launched(dbos_of_the_module, isolated_environment) -> durable.Launched:
+    """DBOS running in this test's home (relaunched there: about a second), serving the
+    runs queue with the run workflow registered."""
+    import core.runs.workflow  # noqa: F401  registers the run workflow
+
+    return durable.launch(durable.embedded_executor_id())
 
 
 def refund_plan(*, tail: bool = False) -> Plan:

@@ -8,8 +8,6 @@ the module ends.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from dbos import DBOS
 
@@ -32,19 +30,6 @@ def mailbox(expected: int) -> list[str | None]:
     """The first ``expected`` messages of the run's mailbox (None: one never came)."""
     return [DBOS.recv(durable.CONTROL_TOPIC, timeout_seconds=TIMEOUT_S)
             for _ in range(expected)]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _dbos_ends_with_the_module() -> Iterator[None]:
-    yield
-    durable.shutdown()
-
-
-@pytest.fixture
-def launched(isolated_environment) -> durable.Launched:
-    import core.runs.workflow  # noqa: F401  registers the run workflow
-
-    return durable.launch(durable.embedded_executor_id())
 
 
 

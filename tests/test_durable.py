@@ -11,7 +11,6 @@ import os
 import socket
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from dbos import DBOS
 from core.base.messages import render
 from core.errors import ConfigError
 from core.runs import durable
+from tests.durable_runs import await_workflow
 
 ECHO = "planboard.test.echo"
 TWO_CONTROLS = "planboard.test.two_controls"
@@ -59,14 +59,6 @@ def engine(engine_home, isolated_environment, monkeypatch) -> durable.Launched:
     return durable.launch(durable.embedded_executor_id())
 
 
-def wait_for_end(run_id: str, timeout_s: float = 60.0) -> str | None:
-    """The workflow's status once it is no longer queued or running (or at the deadline)."""
-    deadline = time.monotonic() + timeout_s
-    status = durable.workflow_status(run_id)
-    while status in (None, "ENQUEUED", "PENDING") and time.monotonic() < deadline:
-        time.sleep(0.05)
-        status = durable.workflow_status(run_id)
-    return status
 
 
 # ---- launch ------------------------------------------------------------------------------
@@ -93,7 +85,7 @@ def test_the_sqlite_file_is_in_wal_mode(engine, engine_home):
 
 def test_a_workflow_enqueued_by_name_runs_under_its_id(engine):
     durable.enqueue(ECHO, "run-echo-1", "hello")
-    assert wait_for_end("run-echo-1") == "SUCCESS"
+    assert await_workflow("run-echo-1") == "SUCCESS"
     assert DBOS.retrieve_workflow("run-echo-1").get_result() == "hello!"
     durable.enqueue(ECHO, "run-echo-1", "again")  # the id is taken: it is not queued again
     assert durable.workflow_status("run-echo-1") == "SUCCESS"
@@ -109,7 +101,7 @@ def test_control_messages_reach_the_workflow_once_per_idempotency_key(engine):
     durable.send_control("run-controls-1", "pause", idempotency_key="run-controls-1:1")
     durable.send_control("run-controls-1", "pause", idempotency_key="run-controls-1:1")
     durable.send_control("run-controls-1", "confirm:s2")
-    assert wait_for_end("run-controls-1") == "SUCCESS"
+    assert await_workflow("run-controls-1") == "SUCCESS"
     assert DBOS.retrieve_workflow("run-controls-1").get_result() == ["pause", "confirm:s2"]
 
 
@@ -120,7 +112,7 @@ def test_relaunch_on_another_home_runs_workflows_there(engine, engine_home, monk
     moved = durable.launch("w1")
     assert moved == durable.Launched("w1", f"sqlite:///{other_home / 'dbos.sqlite'}")
     durable.enqueue(ECHO, "run-elsewhere", "there")
-    assert wait_for_end("run-elsewhere") == "SUCCESS"
+    assert await_workflow("run-elsewhere") == "SUCCESS"
     assert DBOS.get_workflow_status("run-elsewhere").executor_id == "w1"
     assert durable.launch() == moved  # no id asked: the running one stays
     monkeypatch.setenv("PLANBOARD_HOME", str(engine_home))

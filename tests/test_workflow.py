@@ -11,9 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 
-import pytest
 from dbos import DBOS
 
 from core.execution.scheduler import RunOptions
@@ -24,19 +22,6 @@ from core.store.run_store import RunStore
 from tests.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
 from tests.test_cli import refunds_for
 from tests.test_runner import REPO
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _dbos_ends_with_the_module() -> Iterator[None]:
-    yield
-    durable.shutdown()
-
-
-@pytest.fixture
-def launched(isolated_environment) -> durable.Launched:
-    return durable.launch(durable.embedded_executor_id())
-
-
 
 
 def submit(store: RunStore, plan: Plan, **options) -> str:
