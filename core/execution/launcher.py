@@ -24,7 +24,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 
 __all__ = ["Finished", "StepHandle", "StepLauncher", "StepWork", "ThreadPoolLauncher",
-           "paced_work"]
+           "finished", "paced_work"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class ThreadPoolLauncher:
     def next_done(self, timeout: float, wake: ControlWake) -> list[Finished]:
         wait([*self._running, wake.future], timeout=timeout, return_when=FIRST_COMPLETED)
         done = [future for future in self._running if future.done()]
-        return [_finished(self._running.pop(future), future) for future in done]
+        return [finished(self._running.pop(future), future.result) for future in done]
 
     def record(self, name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return call(*args, **kwargs)
@@ -113,9 +113,11 @@ class ThreadPoolLauncher:
         self.close()
 
 
-def _finished(handle: StepHandle, future: Future[StepOutcome]) -> Finished:
+def finished(handle: StepHandle, outcome_of: Callable[[], StepOutcome]) -> Finished:
+    """``handle`` with the outcome ``outcome_of()`` gives (a finished future's result, say);
+    an error raised there (execute_step never raises) is the step's failure."""
     try:
-        return Finished(handle, future.result())
+        return Finished(handle, outcome_of())
     except Exception as exc:  # execute_step never raises; this guards the guarantee
         logger.exception("step %s raised out of the executor", handle.step_id)
         return Finished(handle, StepOutcome(status="failed",

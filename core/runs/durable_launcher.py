@@ -18,13 +18,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from functools import partial
 from typing import Any, TypeVar
 
 from dbos import DBOS
 
 from core.execution.control import ControlWake
 from core.execution.executor import StepOutcome
-from core.execution.launcher import Finished, StepHandle, StepWork
+from core.execution.launcher import Finished, StepHandle, StepWork, finished
 from core.plan.model import Plan, Step
 from core.runs.durable import CONTROL_TOPIC
 
@@ -122,13 +123,13 @@ class DurableLauncher:
             self.read_mail(IDLE_WAIT_S)
             return []
         ended, read_mail = engine_call(DBOS.run_step, {"name": "wait"}, self._wait, timeout)
-        finished = []
+        ended_steps = []
         for seq in ended:
             future, handle = self._running.pop(seq)
-            finished.append(Finished(handle, _outcome(handle, future)))
+            ended_steps.append(finished(handle, partial(engine_call, future.result)))
         if read_mail:
             self.read_mail(0)
-        return finished
+        return ended_steps
 
     def _wait(self, timeout: float) -> tuple[list[int], bool]:
         """The recorded wait: launch numbers that ended (in launch order), and whether the
@@ -161,11 +162,3 @@ class DurableLauncher:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def _outcome(handle: StepHandle, future: Future[StepOutcome]) -> StepOutcome:
-    try:
-        return engine_call(future.result)
-    except Exception as exc:  # execute_step never raises; this guards the guarantee
-        logger.exception("step %s raised out of the executor", handle.step_id)
-        return StepOutcome(status="failed", error=f"{type(exc).__name__}: {exc}")
