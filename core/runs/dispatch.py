@@ -27,10 +27,10 @@ from core.base.usage import Usage
 from core.errors import ConfigError, StoreError
 from core.execution.events import RunEvent
 from core.execution.scheduler import RunOptions
-from core.lifecycle import ACTIVE_STATUSES, FINISHED_STEP_STATUSES, TERMINAL_STATUSES
+from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES
 from core.plan.diff import diff_plans
 from core.plan.model import Plan
-from core.store.run_store import CANCELLED_STEP, RunRecord, RunStore
+from core.store.run_store import RunRecord, RunStore
 
 __all__ = [
     "EXECUTION_MODES",
@@ -195,24 +195,11 @@ def cancel(store: RunStore, run_id: str, timeout: float = 30.0, *,
 
 
 def _record_cancelled(store: RunStore, run_id: str, reason: str) -> RunRecord:
-    """The store's side of a cancel nobody else records: status, skipped steps, event."""
-    record = store.get_run(run_id)
-    plan = record.plan
-    skipped = [step.id for step in plan.steps
-               if step.status not in FINISHED_STEP_STATUSES] if plan else []
+    """The store's side of a cancel nobody else records (the workflow is cancelled)."""
     try:
-        store.set_status(run_id, "cancelled", owner=False, event=RunEvent(
-            kind="cancelled", plan_version=plan.version if plan else 1,
-            data={"reason": reason, "skipped": skipped}))
+        return store.cancel_unowned(run_id, reason=reason, workflow_stopped=True)
     except StoreError:  # it ended meanwhile: how it ended stands
         return store.get_run(run_id)
-    if plan is not None and skipped:
-        for step in plan.steps:
-            if step.id in skipped:
-                step.advance("skipped")
-                step.error = CANCELLED_STEP
-        store.save_plan_version(run_id, plan)
-    return store.get_run(run_id)
 
 
 def _steerable(store: RunStore, run_id: str, verb: str) -> RunRecord:

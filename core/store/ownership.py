@@ -175,21 +175,24 @@ class RunOwnership:
             for event in events:
                 insert_event(conn, run_id, event)
 
-    def cancel_unowned(self, run_id: str, *, reason: str,
-                       stale_after_s: float = 30.0) -> RunRecord:
+    def cancel_unowned(self, run_id: str, *, reason: str, stale_after_s: float = 30.0,
+                       workflow_stopped: bool = False) -> RunRecord:
         """Cancel a run no process executes: its unfinished steps end skipped, at once.
 
         The status, the plan snapshot (pending and orphaned running steps skipped as
         "cancelled by a person") and a ``cancelled`` event are one transaction, taken with
         the same conditions as :meth:`claim_run` (StoreError when a live process owns it, or
         when a DBOS workflow executes it and its owner looks dead: DBOS recovers it).
+        ``workflow_stopped``: the caller cancelled the run's DBOS workflow, so only the
+        run's status (still unfinished) is a condition.
         """
         record = self.get_run(run_id)
         at = utc_now()
         with self.engine.begin() as conn:
             self._take(conn, record, UNFINISHED_STATUSES, stale_after_s,
                        verb="cancel", values=dict(status="cancelled", owner_pid=None,
-                                                  owner_host=None, finished_at=at))
+                                                  owner_host=None, finished_at=at),
+                       anyone=workflow_stopped)
             latest = conn.execute(
                 sa.select(plan_versions.c.plan).where(plan_versions.c.run_id == run_id)
                 .order_by(plan_versions.c.version.desc()).limit(1)).scalar()
@@ -208,11 +211,13 @@ class RunOwnership:
         return self.get_run(run_id)
 
     def _take(self, conn: sa.Connection, record: RunRecord, allowed: Collection[str],
-              stale_after_s: float, *, verb: str, values: dict[str, Any]) -> None:
-        """The conditional update behind claim_run / cancel_unowned (StoreError if refused)."""
-        free = [runs.c.owner_pid.is_(None),
+              stale_after_s: float, *, verb: str, values: dict[str, Any],
+              anyone: bool = False) -> None:
+        """The conditional update behind claim_run / cancel_unowned (StoreError if refused);
+        ``anyone``: whoever owns the run, only its status is a condition."""
+        free = [sa.true()] if anyone else [runs.c.owner_pid.is_(None),
                 (runs.c.owner_pid == os.getpid()) & (runs.c.owner_host == socket.gethostname())]
-        if (record.owner_pid is not None and record.workflow_id is None
+        if (not anyone and record.owner_pid is not None and record.workflow_id is None
                 and not owner_alive(record, stale_after_s)):
             # the owner seen gone: succeed only if nobody took the run over since (nor
             # handed it to a DBOS workflow, which DBOS recovers)
