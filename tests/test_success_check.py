@@ -179,6 +179,54 @@ def test_answers_are_not_mistaken_for_non_answers(text: str) -> None:
     assert non_answer(text, question=QUESTION) is None
 
 
+SEED = ("Recommend a robot vacuum under ¥2000 for my elderly parent, check order 88231 and "
+        "refund it if it has been delivered.")
+
+
+@pytest.mark.parametrize("text", [
+    "To meet the goal of recommending a robot vacuum and handling order 88231, I will follow "
+    "these steps:\n1. Search the buying guide.\n2. Check order 88231.\n3. Refund it.",
+    "Here are the steps I would take:\n1. Check the order status\n2. Apply the refund",
+    "First, I will check the status of order 88231 with query_order.",
+    "Sure! First I'll look up the order.",
+    "Let me check the order status first.",
+    "Let's start by looking up order 88231.",
+    "I will first query the order, then decide on the refund.",
+    "Here's my plan: 1. look up the order 2. refund it",
+    "我将按照以下步骤完成：1. 查询订单 2. 申请退款",
+    "我会先查询订单 88231 的状态，然后再决定是否退款。",
+    "接下来我将查询订单状态。",
+    "好的，首先我会查询订单。",
+    "以下是我将采取的步骤：1. 查询订单",
+    "让我先查一下订单。",
+])
+def test_a_plan_announced_instead_of_done_is_not_an_answer(text: str) -> None:
+    why = non_answer(text, question=SEED)
+    assert why is not None and "announces what it will do" in why
+    assert "打算怎么做" in non_answer(text, question=SEED, language="zh")
+
+
+@pytest.mark.parametrize("text", [
+    "I checked order 88231: it was delivered, and I refunded it (refund RF123).",
+    "1. Order 88231 was delivered on 2026-06-22.\n2. Refund RF123 was created.\n"
+    "3. Recommended: S10 Lite (¥1,899).",
+    "Order 88231 was delivered. I refunded it; I will send the refund id once the bank "
+    "confirms.",
+    "I would recommend the S10 Lite (¥1,899): it is light and quiet.",
+    "To meet your budget, I'd suggest the S10 Lite at ¥1,899.",
+    "Order 88231 was delivered on 2026-06-22. Let me know if you need anything else.",
+    "Let me summarise: order 88231 was delivered and refunded.",
+    "First, order 88231 was delivered on 2026-06-22; second, refund RF1 was created.",
+    "Steps taken: 1. looked up order 88231 (delivered) 2. refunded it (RF1).",
+    "订单 88231 已签收，我已为您申请退款（RF123）。推荐 S10 Lite，售价 1899 元。",
+    "我会推荐 S10 Lite，售价 1899 元；订单 88231 已签收并已退款。",
+    "订单已签收。退款完成后我会通知您。",
+    "首先，订单 88231 已签收；其次，退款 RF1 已创建。",
+])
+def test_reports_of_work_done_are_answers(text: str) -> None:
+    assert non_answer(text, question=SEED) is None
+
+
 def test_a_non_answer_fails_its_success_check_even_without_criteria() -> None:
     step = done(None, "I need more information. Can you provide the results?", tool=None)
     verdict, usage = check_success(step, Engine(ToolRegistry(), ScriptedChatModel([])))
@@ -187,3 +235,6 @@ def test_a_non_answer_fails_its_success_check_even_without_criteria() -> None:
     zh = done("服务状态已知", "抱歉，我无法访问服务。", tool=None)
     verdict, _ = check_success(zh, OFFLINE, language="zh")
     assert not verdict.met and "不是答案" in verdict.reason
+    plan_like = done("订单状态已知", "我会先查询订单 88231，然后再申请退款。", tool=None)
+    verdict, _ = check_success(plan_like, OFFLINE, language="zh")
+    assert not verdict.met and "打算怎么做" in verdict.reason

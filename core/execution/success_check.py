@@ -6,8 +6,9 @@ otherwise, and offline not at all (the verdict says so). Seed 004's pit 2: only 
 that block later steps (or a failed side effect) should trigger a replan. A step that
 found nothing may be "ignorable"; a transport error (429, 5xx, a timeout, an unreachable
 endpoint) never is: it says nothing about the answer. A text that asks for what it was
-supposed to gather, apologises that it cannot, or restates the question is a non-answer
-(:func:`non_answer`, one bilingual pattern list) and never meets any criteria.
+supposed to gather, apologises that it cannot, announces what it will do instead of
+doing it, or restates the question is a non-answer (:func:`non_answer`, one bilingual
+pattern list) and never meets any criteria.
 """
 
 from __future__ import annotations
@@ -91,6 +92,31 @@ _NON_ANSWERS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"|help|complete|perform|fulfil)|\bI do(?:n't| not) have access\b|\bas an AI\b"
          r"|(?:抱歉|对不起|很遗憾|不好意思)[^。！？\n]{0,30}(?:无法|不能|没法|没有办法)"
          r"|我(?:无法|不能|没有办法)(?:访问|查询|获取|回答|完成|确定|浏览)|作为(?:一个)?(?:AI|人工智能)"),
+        # A small model's final answer was "To meet the goal … I will follow these steps:
+        # 1. … 2. …" and nothing was done. Openings only (after a "Sure," at most), so that
+        # "… I refunded it. I will send the refund id" and "Let me know" stay answers; a
+        # "will"/"would" needs a verb of doing the work, so "I would recommend" is an answer.
+        ("它只是在说打算怎么做，并没有去做", "it announces what it will do instead of doing it",
+         r"\b(?:I|we)(?: will|'ll| would|'d| am going to|'m going to| shall| need to| plan to)"
+         r" (?:\w+ ){0,2}?(?:follow|take|perform|go through) (?:these|the following|the below"
+         r"|the steps|a few) (?:\w+ )?steps\b|\b(?:here are|these are|below are|the following"
+         r" are) the steps (?:I|we)(?: will|'ll| would|'d| can| need to| should| plan to)"
+         r"|\bhere(?:'s| is) (?:my plan|the plan|how (?:I|we) (?:will|would|'d|'ll|plan to)"
+         r"|what (?:I|we) (?:will|would|'d|'ll) do)\b"
+         r"|^\W*(?:(?:sure|okay|ok|certainly|alright|of course)\b\W*)?(?:(?:first(?:ly)?|to begin"
+         r"|to start|next|now|to (?:meet|achieve|accomplish|answer|complete|fulfil|address"
+         r"|handle|solve|do)\b[^.!?\n]{0,120}?)\W+)?(?:(?:I|we)(?: will|'ll| would|'d| am going"
+         r" to|'m going to| need to| shall| must| plan to| first need to)(?: first| now| start"
+         r" by| begin by)? (?:first |now )?(?:follow|take|start|begin|check|look|use|call"
+         r"|query|retrieve|gather|search|find|perform|proceed|fetch|verify|get|analy[sz]e"
+         r"|calculate|need|review|determine)\b|let(?:'s| me| us) (?:first |now )?(?:check|look"
+         r"|start|begin|find|search|query|retrieve|gather|fetch|see|verify|try|think|figure"
+         r"|calculate|analy[sz]e|get)\b)"
+         r"|我(?:将|会|要|打算|准备|需要)(?:按照|遵循|采取|执行|通过|进行)?(?:以下|如下|下面)的?(?:几个"
+         r"|这些)?步骤|以下是我(?:将|会|要|打算)?(?:采取|执行|遵循|进行)的(?:步骤|计划)|我的计划(?:是|如下)"
+         r"|^\W*(?:(?:好的|当然|没问题|明白了?)\W*)?(?:(?:首先|接下来|下面|现在|然后)\W*)?(?:我|让我)"
+         r"(?:将|会|要|来|打算|准备|需要)?(?:先|首先)|^\W*(?:(?:好的|当然|没问题|明白了?)\W*)?"
+         r"(?:首先|接下来|下面)\W*我(?:将|会|要|来|打算|准备)"),
     )
 )
 _RESTATED_OVERLAP = 0.6  # share of terms a question-shaped reply has in common with the request
@@ -149,7 +175,8 @@ def check_success(step: Step, engine: Engine, *, language: Language | None = Non
 def non_answer(text: str, *, question: str = "", language: Language | None = None
                ) -> str | None:
     """Why ``text`` is not an answer (it asks for information, apologises that it cannot,
-    or restates ``question``), or None when it may be one."""
+    announces a plan instead of doing it, or restates ``question``), or None when it may
+    be one."""
     lang = language or detect_language(question or text)
     for zh, en, pattern in _NON_ANSWERS:
         if pattern.search(text):
