@@ -208,7 +208,8 @@ class _Checkpoints:
     """The after-step checkpoint of a run: the new version to adopt (or None) and why.
 
     It runs in the coordinator's thread while no step runs. A new version is refused (with
-    a warning) when it is invalid or touches a completed step: only pending steps change.
+    a warning) when it is invalid or touches a completed step: only pending steps change;
+    and it may drop none of them while a step failed and awaits its replan.
     """
 
     def __init__(self, policy: CheckpointPolicy, engine: Engine, book: RunBook,
@@ -240,6 +241,14 @@ class _Checkpoints:
                 plan, f"{step.id} 之后的检查点给出的计划不可用：" + "；".join(problems),
                 f"the checkpoint after {step.id} gave an unusable plan: " + "; ".join(problems)))
             return None, ""
+        refusal = _drops_before_recovery(plan, result.plan, self.book)
+        if refusal:
+            self.book.warnings.append(tr(
+                plan, f"{step.id} 之后的检查点被拒绝：{refusal[0]} 失败、尚未重规划，此时不能去掉 "
+                f"{refusal[1]}（检查点的理由：{result.reason}）",
+                f"the checkpoint after {step.id} was refused: it would drop {refusal[1]} while "
+                f"{refusal[0]} failed and is not replanned yet (its reason: {result.reason})"))
+            return None, ""
         if result.decision is not None and result.reason:
             self.book.notes.append(result.reason)
         self.made += 1
@@ -264,6 +273,21 @@ def _finished_changes(old: Plan, new: Plan) -> list[str]:
                 step.status, step.result, step.tool, step.args):
             problems.append(f"{step.id} ({step.status}) was changed; only pending steps may change")
     return problems
+
+
+def _drops_before_recovery(old: Plan, new: Plan, book: RunBook) -> tuple[str, str] | None:
+    """(failed steps, dropped steps) when ``new`` drops a pending or failed step of ``old``
+    while a step of ``old`` failed fatally or missed its criteria; else None.
+
+    A checkpoint sees only completed and pending steps: blind to the failure, a small model
+    declared "the goal is already met" and its version dropped the lookup that answers
+    (the replanner also drops failed steps, which ended the run "completed"). The failure
+    replan, once nothing else can run, is what recovers a failure."""
+    failed = [s.id for s in old.steps if (s.status == "failed" and s.id not in book.ignorable)
+              or s.id in book.misses]
+    dropped = [s.id for s in old.steps
+               if s.status in {"pending", "failed"} and s.id not in new.ids()]
+    return (", ".join(failed), ", ".join(dropped)) if failed and dropped else None
 
 
 def _failure_text(plan: Plan, book: RunBook) -> str:
