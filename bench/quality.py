@@ -6,6 +6,8 @@ no earlier runs) through the path ``python -m core run --yes`` takes: route, pla
 execute. It runs once per checkpoint policy; the scorer then checks the facts. The table
 gives per policy the success rate, LLM calls, prompt+completion tokens and wall time, and
 per task which policies passed. ``--offline`` runs the offline rules as a baseline.
+Ctrl-C prints the table of the task runs that finished and leaves at once: the run in
+flight is cancelled, not waited for.
 
     python -m bench.quality [--offline] [--policies rigid,adaptive] [--tasks a,b] [--timeout 600]
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -37,6 +40,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_POLICIES = ("rigid", "on_failure", "adaptive")
+INTERRUPTED = 130  # the exit code of a run cut short with Ctrl-C
+CANCEL_WAIT_S = 2.0  # how long Ctrl-C waits for the run in flight to record its cancellation
 
 
 @dataclass
@@ -90,8 +95,12 @@ def run_task(task: Task, engine: Engine, policy: CheckpointPolicy, *, mode: str 
             outcome = Outcome(status=status, answer=answer)
             wall = time.monotonic() - started
             problems = task.score(outcome)
-        finally:
+        except KeyboardInterrupt:
+            raise  # left open: closing would wait for the model call in flight (see main)
+        except BaseException:
             runner.close()
+            raise
+        runner.close()
     return TaskResult(task.id, policy, outcome, problems, usage, round(wall, 2))
 
 
@@ -123,7 +132,14 @@ def _run_request(request: str, engine: Engine, runner: Runner, policy: Checkpoin
                          new_versions="refuse", checkpoint=policy)
     run_id = runner.start(draft.plan.goal, draft.plan, engine=engine, options=options,
                           settings_public=settings, planning_usage=usage)
-    record = runner.wait(run_id, timeout=max(1.0, deadline - time.monotonic()))
+    try:
+        record = runner.wait(run_id, timeout=max(1.0, deadline - time.monotonic()))
+    except KeyboardInterrupt:  # ask the run to stop; its model call may go on for minutes
+        try:
+            runner.cancel(run_id, timeout=CANCEL_WAIT_S)
+        except PlanBoardError as exc:  # it ended meanwhile
+            logger.info("run %s not cancelled: %s", run_id, exc)
+        raise
     if record.status in TERMINAL_STATUSES:
         return record.status, record.answer or "", record.usage
     record = runner.cancel(run_id)
@@ -240,9 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # hours on a small local model: keep what was measured
         if not results:
             print("interrupted before any task finished")
-            return 130
+            return INTERRUPTED
         print(format_table(results, f"{title} (interrupted: {len(results)} task runs)"))
-        return 130
+        return INTERRUPTED
     print(format_table(results, title))
     return 0
 
@@ -258,4 +274,9 @@ def _endpoint(engine: Engine) -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    code = main()
+    if code == INTERRUPTED:  # leave at once: a normal exit joins the threads of the run cut
+        sys.stdout.flush()  # short, still waiting for a model call (minutes on a small model)
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)

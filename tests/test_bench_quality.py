@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 from typing import Any
 
 import pytest
@@ -170,6 +171,61 @@ def test_a_model_run_is_scored_and_its_usage_counted(fake_openai, monkeypatch):
     assert result.usage.llm_calls == len(fake_openai.chat_bodies) >= 2  # plan + answer
     assert result.usage.prompt_tokens > 0 and result.usage.completion_tokens > 0
     assert active_refunds("88231") == []  # the refund was made in the task's own home
+
+
+def test_ctrl_c_during_a_model_call_cancels_the_run_without_waiting_for_it(
+        fake_openai, monkeypatch, tmp_path):
+    from contextlib import contextmanager
+
+    from core.runs.runner import Runner
+
+    started, in_call, release = threading.Event(), threading.Event(), threading.Event()
+    calls: list[tuple[str, Any]] = []
+    runners: list[Runner] = []
+    real_start, real_cancel, real_close = Runner.start, Runner.cancel, Runner.close
+
+    def start(self, *args, **kwargs):
+        runners.append(self)
+        started.set()
+        return real_start(self, *args, **kwargs)
+
+    def wait(self, run_id, timeout=None, **kwargs):  # Ctrl-C while the answer is awaited
+        assert in_call.wait(10)
+        raise KeyboardInterrupt
+
+    def answer_slowly(body: dict[str, Any]) -> Any:
+        if started.is_set():  # the run's answer step: as slow as a small local model
+            in_call.set()
+            release.wait(10)
+        return _echo(body)
+
+    @contextmanager
+    def kept_home():  # the run outlives run_task here: its home must stay until it ends
+        monkeypatch.setenv("PLANBOARD_HOME", str(tmp_path / "home"))
+        yield str(tmp_path / "home")
+
+    monkeypatch.setattr(Runner, "start", start)
+    monkeypatch.setattr(Runner, "wait", wait)
+    monkeypatch.setattr(Runner, "cancel", lambda self, run_id, timeout=30.0: (
+        calls.append(("cancel", timeout)), real_cancel(self, run_id, timeout))[1])
+    monkeypatch.setattr(Runner, "close", lambda self, timeout=30.0: (
+        calls.append(("close", timeout)), real_close(self, timeout))[1])
+    monkeypatch.setattr(quality, "fresh_home", kept_home)
+    monkeypatch.setattr(quality, "CANCEL_WAIT_S", 0.05)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", DEFAULT_KEY)
+    fake_openai.responder = answer_slowly
+    fake_openai.script(text(json.dumps(_REFUND_PLAN)))
+    task = get_tasks(["refund-delivered-en"])[0]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            quality.run_task(task, build_engine(offline=False), "rigid", mode="plan")
+        assert not release.is_set()  # the model call was still in flight
+        assert calls == [("cancel", 0.05)]  # asked to stop, and the runner not closed
+    finally:
+        release.set()
+        for runner in runners:
+            real_close(runner)
 
 
 def test_a_failed_task_is_listed_with_its_problems():
