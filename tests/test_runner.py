@@ -138,7 +138,7 @@ def test_start_records_and_completes(runner):
     assert record.settings == {"planner_model": "m"}
     assert record.options["run_id"] == run_id
     assert [s.result["value"] for s in record.plan.steps] == [42, 2]
-    assert record.finished_at is not None and record.owner_pid is None
+    assert record.finished_at is not None and record.workflow_id == run_id
     events = runner.store.events(run_id)
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert [e.kind for e in events] == [

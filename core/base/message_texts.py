@@ -251,10 +251,6 @@ TEXTS: dict[str, tuple[str, str]] = {
                                 "(wait for it, or start a new request)",
                                 "运行 {run_id} 的状态是“{status}”；追加请求需要已结束的运行"
                                 "（请等待它结束，或发起新的请求）"),
-    "run.followup_of_worker_run": (
-        "run {run_id} was executed by a worker, and follow-ups of worker runs are not "
-        "supported yet; start a new request instead",
-        "运行 {run_id} 由工作进程执行，暂不支持对工作进程执行的运行追加请求；请发起新的请求"),
     "run.not_steerable": ("cannot {verb} run {run_id}: it is {status} and no process runs "
                           "it{hint}",
                           "无法{verb}运行 {run_id}：它的状态是“{status}”，且没有进程在运行它"

@@ -189,16 +189,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if not args.yes and not ask(say("resume_ask", run_id=args.run_id)):
         print(say("not_resumed"), file=out)
         return 1
-    from core.execution.scheduler import RunOptions
-
-    stored = {k: v for k, v in record.options.items() if k in RunOptions.model_fields}
-    chosen: dict[str, Any] = {"new_versions": new_versions_policy(args)}
-    if args.yes:
-        chosen["confirm_side_effects"] = False
-    runner.resume(args.run_id, options=RunOptions.model_validate({**stored, **chosen}),
-                  on_event=lambda event: print_progress(event, out))
+    runner.resume(args.run_id, on_event=lambda event: print_progress(event, out))
     print(f"run {args.run_id}", file=out)
-    record = wait_answering(runner, args.run_id, out)
+    # the run goes on with the options it started with; what it asks is answered as the
+    # options of this command say (--yes: run its side effects; new versions: see --yes)
+    record = wait_answering(runner, args.run_id, out, confirm=args.yes or None,
+                            new_versions=new_versions_policy(args))
     if args.json:
         print_json(run_summary_json(record))
     else:
@@ -206,9 +202,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return 0 if record.status == "completed" else 1
 
 
-def wait_answering(runner: Any, run_id: str, out: Any) -> RunRecord:
+def wait_answering(runner: Any, run_id: str, out: Any, *, confirm: bool | None = None,
+                   new_versions: str = "ask") -> RunRecord:
     """Wait for the run; ask on the terminal whenever it waits for a person's decision:
-    a new plan version beyond the approved one, or a side-effecting step."""
+    a new plan version beyond the approved one, or a side-effecting step. ``confirm``
+    answers the side-effecting steps without asking; ``new_versions`` (approve, refuse
+    or ask) the new versions."""
     from core.runs.view import load_run_view
 
     while True:
@@ -217,11 +216,11 @@ def wait_answering(runner: Any, run_id: str, out: Any) -> RunRecord:
             return record
         view = load_run_view(runner.store, run_id)
         if view.version_wait is not None:
-            _ask_version(runner, run_id, view.version_wait, out)
+            _ask_version(runner, run_id, view.version_wait, out, new_versions)
         elif view.waiting:
             step_id = view.waiting[-1]
             print(say("side_effects", step_id=step_id), file=out)
-            if ask(say("run_step", step_id=step_id)):
+            if confirm if confirm is not None else ask(say("run_step", step_id=step_id)):
                 runner.confirm(run_id, step_id)
             else:
                 runner.reject(run_id, step_id)
@@ -230,8 +229,9 @@ def wait_answering(runner: Any, run_id: str, out: Any) -> RunRecord:
         runner.wait(run_id, timeout=5)  # let the decision land before asking again
 
 
-def _ask_version(runner: Any, run_id: str, wait: Any, out: Any) -> None:
-    """Show the new version's widening steps and its diff; ask to approve the version."""
+def _ask_version(runner: Any, run_id: str, wait: Any, out: Any, policy: str) -> None:
+    """Show the new version's widening steps and its diff; approve the version as
+    ``policy`` says (approve, refuse), or ask."""
     from core.cli.text import cli_language
     from core.plan.diff import format_diff
 
@@ -239,7 +239,8 @@ def _ask_version(runner: Any, run_id: str, wait: Any, out: Any) -> None:
               steps=", ".join(wait.steps)), file=out)
     if wait.diff is not None:
         print(format_diff(wait.diff, cli_language()), file=out)
-    runner.decide_version(run_id, wait.version, ask(say("approve_version")))
+    approved = policy == "approve" or (policy == "ask" and ask(say("approve_version")))
+    runner.decide_version(run_id, wait.version, approved)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -1,11 +1,13 @@
-"""Runs executed by workers: record and submit them, steer them, follow them in the store.
+"""Runs as DBOS workflows, seen from any process: record, submit, steer and follow them.
 
-With ``PLANBOARD_EXECUTION=workers`` a run is recorded in the store as the in-process
-runner records it (:func:`record_new_run`, shared by both), then put on the runs queue as
-the DBOS workflow ``planboard.run`` whose id is the run id; any ``python -m core worker``
-of the same database executes it. Steering such a run leaves a message in its mailbox
-(the workflow applies it); the store stays the one place to follow it, so the dashboard
-and the command line read a worker's run the way they read their own.
+A run is recorded in the store (:func:`record_new_run`) and executed as the workflow
+``planboard.run`` whose id the store keeps: on the process that started it (the default),
+or, with ``PLANBOARD_EXECUTION=workers``, on the runs queue that every
+``python -m core worker`` of the same database serves. Steering a run leaves a message in
+its mailbox (the workflow applies it); the store stays the one place to follow it, so the
+dashboard and the command line read any run the same way. DBOS's workflow status says
+whether anything executes a run (:func:`is_executing`) and whether it can continue from
+its record (:func:`can_continue`).
 
 Only the functions that talk to DBOS import it (importing ``dbos`` costs about 0.7 s).
 """
@@ -35,13 +37,17 @@ from core.store.run_store import RunRecord, RunStore
 __all__ = [
     "EXECUTION_MODES",
     "NewRun",
+    "can_continue",
     "cancel",
+    "cancel_stopped",
     "decide",
     "execution_mode",
     "hand_over",
+    "is_executing",
     "pause",
     "record_new_run",
     "resume",
+    "start_on_queue",
     "submit",
     "unfinished_runs",
     "wait",
@@ -194,10 +200,20 @@ def cancel(store: RunStore, run_id: str, timeout: float = 30.0, *,
     return _record_cancelled(store, run_id, reason)
 
 
+def cancel_stopped(store: RunStore, record: RunRecord) -> RunRecord:
+    """Cancel a run that nothing executes (its process ended, or it was stopped where it
+    waited): its workflow, so that nobody continues it, then its record."""
+    import core.runs.durable as durable
+
+    if record.workflow_id is not None and _engine(durable.workflow_state, record.workflow_id):
+        _engine(durable.cancel_workflow, record.workflow_id)
+    return _record_cancelled(store, record.run_id, f"cancelled while {record.status}")
+
+
 def _record_cancelled(store: RunStore, run_id: str, reason: str) -> RunRecord:
     """The store's side of a cancel nobody else records (the workflow is cancelled)."""
     try:
-        return store.cancel_unowned(run_id, reason=reason, workflow_stopped=True)
+        return store.cancel_unowned(run_id, reason=reason)
     except StoreError:  # it ended meanwhile: how it ended stands
         return store.get_run(run_id)
 
@@ -218,6 +234,38 @@ def _send(record: RunRecord, action: str) -> None:
     key = f"{record.run_id}:{action}:{uuid.uuid4().hex}"  # a retried send delivers once
     _engine(durable.send_control, record.workflow_id or record.run_id, action,
             idempotency_key=key)
+
+
+def start_on_queue(workflow_id: str, run_id: str, *, fresh: bool) -> None:
+    """Put run ``run_id`` on the runs queue for a worker: a new workflow (``fresh``) on
+    its stored plan, else its workflow, continued from its record."""
+    import core.runs.durable as durable
+    from core.runs.workflow import RUN_WORKFLOW
+
+    if fresh:
+        _engine(durable.enqueue, RUN_WORKFLOW, workflow_id, run_id)
+    else:
+        _engine(durable.resume_on_queue, workflow_id)
+
+
+def is_executing(record: RunRecord) -> bool:
+    """True when a live process (this one too) or a worker executes the run's workflow,
+    or has it queued; False when nothing does (its process ended, or it was stopped)."""
+    import core.runs.durable as durable
+
+    found = _engine(durable.workflow_state, record.workflow_id) if record.workflow_id else None
+    if found is None or found[0] not in ("PENDING", "ENQUEUED"):
+        return False
+    return not durable.executor_gone(found[1])
+
+
+def can_continue(workflow_id: str | None) -> bool:
+    """True when DBOS can continue the workflow from its record (unfinished: pending,
+    queued, or stopped by a cancel); False for a finished or missing one."""
+    import core.runs.durable as durable
+
+    found = _engine(durable.workflow_state, workflow_id) if workflow_id else None
+    return found is not None and found[0] in ("PENDING", "ENQUEUED", "CANCELLED")
 
 
 # ---- a worker gone for good ----------------------------------------------------------------

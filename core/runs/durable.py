@@ -36,14 +36,18 @@ __all__ = [
     "cancel_workflow",
     "embedded_executor_id",
     "enqueue",
+    "executor_gone",
     "is_launched",
     "launch",
     "resume_on_queue",
     "send_control",
     "shutdown",
+    "start_here",
     "system_database_url",
     "unfinished_workflows",
     "worker_executor_id",
+    "worker_name",
+    "workflow_state",
     "workflow_status",
 ]
 
@@ -137,6 +141,32 @@ def embedded_executor_id() -> str:
     return f"{_EMBEDDED_PREFIX}{socket.gethostname()}:{os.getpid()}"
 
 
+def executor_gone(executor_id: str) -> bool:
+    """True when ``executor_id`` names an embedded process of this host that has ended.
+
+    A worker, or a process of another host, cannot be seen from here: False.
+    """
+    if not executor_id.startswith(_EMBEDDED_PREFIX):
+        return False
+    host, _, pid = executor_id[len(_EMBEDDED_PREFIX):].rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    if int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's live process
+        return False
+    return False
+
+
+def worker_name(executor_id: str) -> str:
+    """The worker an executor id names; empty for an embedded process (no worker)."""
+    return "" if executor_id.startswith(_EMBEDDED_PREFIX) else executor_id
+
+
 def worker_executor_id(name: str | None = None) -> str:
     """A worker's id: its ``--name``, by default the host name; raises ConfigError for a
     name that is empty, longer than 64 characters, unprintable, holds whitespace or starts
@@ -176,8 +206,12 @@ def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Lau
             _destroy()
         if _is_sqlite(url):
             _use_wal(url)
-        DBOS(config=_config(url, wanted))
         dbos_log = logging.getLogger("dbos")
+        if not dbos_log.handlers:
+            # else DBOS adds a console handler bound to the stderr of the moment (a closed
+            # stream once it is swapped) and stops propagation: its records go where ours go
+            dbos_log.addHandler(logging.NullHandler())
+        DBOS(config=_config(url, wanted))
         # a failed launch logs its tracebacks: the caller says what failed in one line
         dbos_log.setLevel(logging.CRITICAL)
         try:
@@ -210,6 +244,14 @@ def shutdown() -> None:
         if _client:
             _client[1].destroy()
             _client = None
+
+
+def start_here(workflow: Any, workflow_id: str, *args: Any) -> None:
+    """Start ``workflow(*args)`` under ``workflow_id`` on this process's DBOS (launched)."""
+    from dbos import SetWorkflowID
+
+    with SetWorkflowID(workflow_id):
+        DBOS.start_workflow(workflow, *args)
 
 
 def _destroy() -> None:
@@ -254,6 +296,14 @@ def workflow_status(run_id: str) -> str | None:
     found = _dbos_client().list_workflows(workflow_ids=[run_id], load_input=False,
                                           load_output=False)
     return found[0].status if found else None
+
+
+def workflow_state(workflow_id: str) -> tuple[str, str] | None:
+    """The DBOS status of the workflow and the executor that last took it, None when
+    there is no such workflow."""
+    found = _dbos_client().list_workflows(workflow_ids=[workflow_id], load_input=False,
+                                          load_output=False)
+    return (found[0].status, found[0].executor_id or "") if found else None
 
 
 def cancel_workflow(run_id: str) -> None:

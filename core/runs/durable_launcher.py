@@ -90,13 +90,16 @@ def set_step_permits(count: int) -> None:
 class DurableLauncher:
     """Runs a workflow's plan steps as DBOS steps and records what finished, and when.
 
-    ``on_mail(action)`` applies a control message read from the run's mailbox.
+    ``on_mail(action)`` applies a control message read from the run's mailbox; ``mail``,
+    when set, says that one was sent from this process: it is read when the next step
+    ends, before another starts.
     """
 
     def __init__(self, work: StepWork, max_parallel: int,
-                 on_mail: Callable[[str], None]) -> None:
+                 on_mail: Callable[[str], None], mail: threading.Event | None = None) -> None:
         self._work = work
         self._on_mail = on_mail
+        self._mail = mail or threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=max_parallel,
                                         thread_name_prefix="planboard-durable-step")
         self._running: dict[int, tuple[Future[StepOutcome], StepHandle]] = {}
@@ -139,13 +142,15 @@ class DurableLauncher:
         ended = [seq for seq, (future, _) in self._running.items() if future.done()]
         # mail waits while steps are ending (the coordinator has work), at most twice as long
         since = time.monotonic() - self._mail_read_at
-        due = since >= 2 * MAIL_EVERY_S or (since >= MAIL_EVERY_S and not ended)
+        due = (self._mail.is_set() or since >= 2 * MAIL_EVERY_S
+               or (since >= MAIL_EVERY_S and not ended))
         return ended, due
 
     def read_mail(self, timeout_s: float) -> None:
         """Apply the messages waiting in the run's mailbox, waiting up to ``timeout_s`` for
         the first."""
         self._mail_read_at = time.monotonic()  # only the recorded answer decides (replays)
+        self._mail.clear()
         action = engine_call(DBOS.recv, CONTROL_TOPIC, timeout_seconds=timeout_s)
         while action is not None:
             self._on_mail(str(action))

@@ -58,9 +58,6 @@ def export_run(store: RunStore, run_id: str, fmt: str, *,
     return run_to_markdown(record, versions, language=language)
 
 
-_PRIVATE_FIELDS = {"owner_pid", "owner_host", "heartbeat_at", "control_request"}
-
-
 def run_to_dict(record: RunRecord, versions: list[PlanVersion],
                 events: list[StoredEvent]) -> dict[str, Any]:
     """The full record: run fields, latest plan, every plan version and every event.
@@ -68,7 +65,7 @@ def run_to_dict(record: RunRecord, versions: list[PlanVersion],
     Which machine and process ran it (and its last control request) stay out: an export
     is made to be shared.
     """
-    data = record.model_dump(mode="json", exclude=_PRIVATE_FIELDS)
+    data = record.model_dump(mode="json")
     data["plan_versions"] = [v.model_dump(mode="json") for v in versions]
     data["events"] = [e.model_dump(mode="json") for e in events]
     return data

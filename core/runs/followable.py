@@ -1,9 +1,4 @@
-"""Which runs a follow-up may extend: a finished run with a plan, executed in-process.
-
-A worker's run is refused until follow-ups become workflows: run by the asking process, the
-follow-up kept the run's finished workflow id, so steering went to a finished mailbox, a
-crash went unseen, and a cancel recorded the run cancelled while it still executed.
-"""
+"""Which runs a follow-up may extend: a finished run with a plan."""
 
 from __future__ import annotations
 
@@ -18,9 +13,7 @@ _FOLLOWABLE = statuses_allowing("follow_up")
 
 
 def require_followable(record: RunRecord) -> None:
-    """StoreError (one line) unless a follow-up may extend the run in this process."""
+    """StoreError (one line) unless a follow-up may extend the run."""
     if record.status not in _FOLLOWABLE or record.plan is None:
         raise StoreError(msg("run.followup_unfinished", run_id=record.run_id,
                              status=msg(f"run_status.{record.status}")))
-    if record.workflow_id:
-        raise StoreError(msg("run.followup_of_worker_run", run_id=record.run_id))

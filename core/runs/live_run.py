@@ -1,47 +1,45 @@
-"""The execution of one live run: scheduler loop, replans, retries, and what the store records.
+"""What a run records while it executes: events with plan snapshots, status, usage, its end.
 
-A :class:`LiveRun` is what this process knows about a run it executes. :meth:`LiveRun.run`
-drives the scheduler until the run settles (resuming in place when a resume arrives while
-the running steps finish), reflects on the outcome and retries when advised, and records
-every event with the plan snapshot it leaves behind. A watcher thread picks up control
-requests written to the store by other processes and keeps the run's heartbeat.
-:class:`core.runs.runner.Runner` creates, registers and steers these objects by run id.
+A :class:`LiveRun` is what the executing process knows about a run: its plan, control,
+listener and replanner. It records every event with the plan snapshot it leaves behind,
+follows the status the events imply, reflects on the outcome (retrying when advised) and
+records how the run ended. :class:`core.runs.workflow.DurableRun` drives it inside the
+DBOS workflow that executes the run.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.base.usage import Usage
+from core.execution.control import RunControl
 from core.execution.events import EventSink, RunEvent
-from core.execution.scheduler import RunOptions, RunOutcome, run_plan
+from core.execution.scheduler import RunOptions, RunOutcome
 from core.lifecycle import TERMINAL_STATUSES
 from core.llm.engine import Engine
 from core.plan.model import Plan
-from core.runs.recovery import StoreBackedControl
 from core.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from core.learning.after_run import Learning
 
-__all__ = ["HEARTBEAT_S", "LiveRun", "Replanner"]
+__all__ = ["LiveRun", "Replanner"]
 
 logger = logging.getLogger(__name__)
 
 Replanner = Callable[[Plan, str, Engine], Plan]
-HEARTBEAT_S = 2.0
 _USAGE_KEYS = ("planning_usage", "replan_usage", "learning_usage", "followup_usage")
 _STATUS_OF_EVENT = {"waiting_confirmation": "waiting_confirmation", "confirmed": "running",
                     "rejected": "running", "paused": "paused", "resumed": "running"}
 
 
 @dataclass
-class LiveRun:
+class LiveRun(ABC):
     """A run this process executes: its state, its control, and how it is run and recorded."""
 
     store: RunStore
@@ -52,82 +50,31 @@ class LiveRun:
     on_event: EventSink | None = None
     replanner: Replanner | None = None
     options_extra: dict[str, Any] = field(default_factory=dict)
-    poll_s: float = 0.5
-    done: threading.Event = field(default_factory=threading.Event)
     changed: threading.Condition = field(default_factory=threading.Condition)
     status: str = "planned"
     finished: bool = False  # how the run stopped is recorded: its status changes no more
-    control: StoreBackedControl = field(init=False)
-    _recording: threading.RLock = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self.control = StoreBackedControl(self.store, self.run_id,
-                                          on_action=self.remote_action)
-        self.control.set_approved(self._approved_plan())
-        self._recording = threading.RLock()
-
-    def _approved_plan(self) -> Plan:
-        """The version a person approved (recorded in the options; else the first one)."""
-        wanted = self.options_extra.get("approved_version")
-        if wanted == self.plan.version:
-            return self.plan
-        stored = self.store.plan_versions(self.run_id)
-        found = [v.plan for v in stored if v.version == wanted] or [v.plan for v in stored[:1]]
-        return found[-1] if found else self.plan
+    control: RunControl = field(default_factory=RunControl)
+    _recording: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     # ---- running ----------------------------------------------------------------------
 
-    def run(self) -> None:
-        """Run to the end (finished, paused or cancelled) and record how it stopped.
+    def replanner_for_run(self) -> Replanner | None:
+        """The replanner the scheduler uses: the run's own, else core.planning's with its
+        usage added to the run's; None offline without one (no replanning without a model)."""
+        if self.engine.offline and self.replanner is None:
+            return None
 
-        Never raises: an unexpected error is recorded as the run's failure.
-        """
-        stop = threading.Event()
-        watcher = threading.Thread(target=self._watch, args=(stop,), daemon=True,
-                                   name=f"planboard-watch-{self.run_id}")
-        watcher.start()
-        try:
-            outcome = self._learn_and_retry(self._run_until_settled())
-            self._finish(outcome)
-        except Exception as exc:
-            logger.exception("run %s stopped with an error", self.run_id)
-            self._fail(exc)
-        finally:
-            stop.set()
-            watcher.join()
-
-    def mark_done(self) -> bool:
-        """Wake everyone waiting on the run; True when a resume arrived while it stopped."""
-        resumed_meanwhile = self.status == "paused" and not (
-            self.control.is_paused() or self.control.is_cancelled())
-        self.done.set()
-        with self.changed:
-            self.changed.notify_all()
-        return resumed_meanwhile
-
-    def _run_until_settled(self) -> RunOutcome:
         def replanner(plan: Plan, failure: str, engine: Engine) -> Plan:
             # the new version is adopted when the scheduler's "replanned" event carries it
             if self.replanner is not None:
                 return self.replanner(plan, failure, engine)
             return self._default_replan(plan, failure, engine)
 
-        # offline the scheduler's own rule applies: no replanning without a model
-        chosen = None if self.engine.offline and self.replanner is None else replanner
-        while True:
-            outcome = run_plan(self.plan, self.engine, options=self.options,
-                               control=self.control, on_event=self.record,
-                               replanner=chosen)
-            self.plan = outcome.plan
-            if outcome.status != "paused":
-                return outcome
-            self.control.sync()
-            if self.control.is_paused() or self.control.is_cancelled():
-                return outcome
-            # resumed while the running steps were finishing: go on with this plan
-            if self.status == "paused":
-                self.record(RunEvent(kind="resumed", plan_version=self.plan.version,
-                                     data={"in_place": True}))
+        return replanner
+
+    @abstractmethod
+    def _run_until_settled(self) -> RunOutcome:
+        """Run the plan until it settles: finished, or stopped by a person."""
 
     def _learn_and_retry(self, outcome: RunOutcome) -> RunOutcome:
         """Reflect on the finished attempt, keep its lesson, and run new attempts if advised."""
@@ -180,21 +127,6 @@ class LiveRun:
             )
         return result.plan
 
-    def _watch(self, stop: threading.Event) -> None:
-        # other processes reach this run only through the store, which sends no events:
-        # it is read every poll_s (steering in this process wakes the control directly)
-        last_beat = time.monotonic()
-        while not stop.wait(self.poll_s):
-            try:
-                self.control.sync()
-                if time.monotonic() - last_beat >= HEARTBEAT_S:
-                    if not self.store.heartbeat(self.run_id) and not self.finished:
-                        logger.warning("run %s: this process no longer owns it in the store",
-                                       self.run_id)
-                    last_beat = time.monotonic()
-            except Exception:
-                logger.exception("watcher of run %s", self.run_id)
-
     # ---- recording --------------------------------------------------------------------
 
     def record(self, event: RunEvent) -> None:
@@ -239,29 +171,6 @@ class LiveRun:
             self.store.set_status(self.run_id, status)
         self.status = status
 
-    def request_resume(self) -> None:
-        """Resume the scheduler (asked in this process); record it if the run was paused.
-
-        A run that already stopped paused is continued by the runner (see :meth:`mark_done`).
-        """
-        was_paused = self.control.is_paused() or self.status == "paused"
-        self.control.resume()
-        if was_paused:
-            self._record_resumed({})
-
-    def remote_action(self, action: str) -> None:
-        """Record a resume requested by another process (pause/cancel the scheduler records).
-
-        The control reports a resume only when it found the run paused or pausing.
-        """
-        if action == "resume":
-            self._record_resumed({"requested_by": "another process"})
-
-    def _record_resumed(self, data: dict[str, Any]) -> None:
-        with self._recording:
-            if not self.finished:
-                self.record(RunEvent(kind="resumed", plan_version=self.plan.version, data=data))
-
     def _finish(self, outcome: RunOutcome) -> None:
         with self._recording:
             self.finished = True
@@ -282,7 +191,7 @@ class LiveRun:
             event = RunEvent(kind="run_finished", plan_version=self.plan.version,
                              data={"status": "failed", "error": f"{type(exc).__name__}: {exc}"})
             self.store.save_plan_version(self.run_id, self.plan)
-            self.store.set_status(self.run_id, "failed", event=event, owner=False)
+            self.store.set_status(self.run_id, "failed", event=event)
             self.status = "failed"
         except Exception:
             logger.exception("cannot record the failure of run %s", self.run_id)

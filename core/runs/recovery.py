@@ -1,94 +1,45 @@
-"""Runs across processes: control requests read from the store, and recovery after a crash.
+"""Runs whose process died: recorded as interrupted, and given an engine to go on with.
 
-A run is executed by one process, but a person may steer it from another (the CLI, a second
-dashboard). :class:`StoreBackedControl` applies the requests those processes write to the
-store. :func:`recover_interrupted` finds runs whose process died and records them as
-``interrupted``, putting their running steps back to pending so that ``resume`` can go on.
+DBOS continues a workflow from its last recorded step, but only when someone asks: an
+embedded process's workflows are its own (each process has its own executor id), and a
+person decides whether a run cut off by a crash goes on. :func:`recover_interrupted` finds
+runs whose workflow is pending under an embedded process of this host that has ended,
+and records them as ``interrupted`` (their running steps back to pending) so that the
+dashboard shows it and ``resume`` continues them. A worker's runs are not seen from here:
+``python -m core recover --worker NAME`` hands them over.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from core.errors import ConfigError, StoreError
-from core.execution.control import RunControl
+from core.errors import ConfigError
 from core.execution.events import RunEvent
-from core.store.run_store import RunRecord, RunStore, owner_alive
+from core.store.run_store import RunRecord, RunStore
 
 if TYPE_CHECKING:
     from core.llm.engine import Engine
 
-__all__ = [
-    "StoreBackedControl",
-    "await_resume_taken",
-    "engine_for_record",
-    "recover_interrupted",
-    "recover_run",
-]
+__all__ = ["engine_for_record", "recover_interrupted", "recover_run"]
 
 logger = logging.getLogger(__name__)
 
 
-class StoreBackedControl(RunControl):
-    """A RunControl that also obeys pause/resume/cancel/confirm requests stored in the DB.
+def recover_interrupted(store: RunStore) -> list[str]:
+    """Record every run whose embedded process has ended as interrupted; return their ids."""
+    held = [record for record in store.held_runs() if record.workflow_id is not None]
+    if not held:
+        return []  # and DBOS, slow to import, is not needed
+    import core.runs.durable as durable
 
-    Requests are read when the scheduler asks (``is_paused`` / ``is_cancelled``, at most
-    every ``min_interval_s``) and by the runner's watcher thread; ``on_action(action)`` is
-    called after each one is applied (a resume only when it found the run paused).
-    """
-
-    def __init__(self, store: RunStore, run_id: str, *, min_interval_s: float = 0.2,
-                 on_action: Callable[[str], None] | None = None) -> None:
-        super().__init__()
-        self._store = store
-        self._on_action = on_action
-        self._run_id = run_id
-        self._min_interval_s = min_interval_s
-        self._last_sync = 0.0
-        self._sync_lock = threading.Lock()
-
-    def sync(self) -> str | None:
-        """Apply the control request waiting in the store, if any; return it."""
-        with self._sync_lock:
-            self._last_sync = time.monotonic()
-            try:
-                action = self._store.pending_control(self._run_id)
-            except StoreError:
-                logger.exception("cannot read control requests of run %s", self._run_id)
-                return None
-        if action is not None:
-            logger.info("run %s: applying control request %s", self._run_id, action)
-            was_paused = RunControl.is_paused(self)  # as it was, without syncing again
-            self.apply(action)
-            if self._on_action is not None and (action != "resume" or was_paused):
-                self._on_action(action)
-        return action
-
-    def _maybe_sync(self) -> None:
-        if time.monotonic() - self._last_sync >= self._min_interval_s:
-            self.sync()
-
-    def is_paused(self) -> bool:
-        self._maybe_sync()
-        return super().is_paused()
-
-    def is_cancelled(self) -> bool:
-        self._maybe_sync()
-        return super().is_cancelled()
-
-
-def recover_interrupted(store: RunStore, *, stale_after_s: float = 30.0) -> list[str]:
-    """Record every run whose owner died as interrupted; return their ids.
-
-    Runs owned by this process count as alive (a runner of this process may execute them).
-    """
     recovered = []
-    for record in store.find_stale_running(stale_after_s):
+    for record in held:
+        found = durable.workflow_state(record.workflow_id or "")
+        if found is None or found[0] != "PENDING" or not durable.executor_gone(found[1]):
+            continue
         if recover_run(store, store.get_run(record.run_id)):
             recovered.append(record.run_id)
     if recovered:
@@ -109,8 +60,7 @@ def recover_run(store: RunStore, record: RunRecord) -> bool:
                     data={"reason": "the process running it stopped; back to pending"},
                 ))
     event = RunEvent(kind="interrupted", plan_version=plan.version if plan else 1,
-                     data={"owner_pid": record.owner_pid, "owner_host": record.owner_host,
-                           "status": record.status})
+                     data={"status": record.status})
     return store.mark_interrupted(record, plan, resets, event)
 
 
@@ -142,16 +92,3 @@ def engine_for_record(record: RunRecord, environ: Mapping[str, str] | None = Non
             "set OPENAI_API_KEY in the environment or a .env file, then resume it again"
         )
     return engine_for(registry, settings)
-
-
-def await_resume_taken(store: RunStore, run_id: str, *, timeout: float = 10.0,
-                       stale_after_s: float = 30.0, poll_s: float = 0.1) -> None:
-    """Wait (bounded) until the process that owns the run has taken a resume request."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()  # never set: the owner is another process, read the store again
-    while time.monotonic() < deadline:
-        record = store.get_run(run_id)
-        taken = record.control_request is None and record.status != "paused"
-        if taken or not owner_alive(record, stale_after_s):
-            return
-        pause.wait(poll_s)

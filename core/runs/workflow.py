@@ -15,6 +15,9 @@ twice, and a replayed event moves the run's status in memory only. Tools with si
 keep their idempotency keys: a step interrupted inside its tool runs again. Past ``load``,
 whatever goes wrong ends the run failed with the reason; DBOS's own failures
 (:class:`core.runs.durable_launcher.EngineFault`) are never taken for the run's.
+
+The process that started the run may have lent it an engine, a listener and a replanner
+(:mod:`core.runs.attachments`); elsewhere the engine comes from the run's stored settings.
 """
 
 from __future__ import annotations
@@ -31,23 +34,24 @@ from dbos import DBOS
 
 import core.runs.durable as durable
 from core.errors import PlanBoardError
-from core.execution.control import RunControl
 from core.execution.events import RunEvent
 from core.execution.launcher import paced_work
 from core.execution.scheduler import RunOptions, RunOutcome, run_plan
 from core.lifecycle import TERMINAL_STATUSES
 from core.llm.engine import Engine
 from core.plan.model import Plan
+from core.runs.attachments import Attached, RunSuspended, attached, detach
 from core.runs.durable_launcher import IDLE_WAIT_S, DurableLauncher, EngineFault, recorded
 from core.runs.live_run import LiveRun
 from core.store.run_store import RunRecord, RunStore
 
-__all__ = ["RUN_WORKFLOW", "DurableRun", "run_workflow"]
+__all__ = ["RUN_WORKFLOW", "SUSPEND", "DurableRun", "run_workflow"]
 
 logger = logging.getLogger(__name__)
 _ENGINE_ENVIRONMENT = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")  # what engines read
 
 RUN_WORKFLOW = "planboard.run"
+SUSPEND = "suspend"  # the mail that stops a run where it waits (its process is closing)
 
 
 
@@ -58,14 +62,14 @@ class DurableRun(LiveRun):
     approved: Plan | None = None
     worker: str = ""
     events_key: str = ""  # the workflow that first wrote the events (a fork replays them)
+    suspended: threading.Event | None = None  # set by this process when it closes
+    mail: threading.Event | None = None  # set when this process sent the run a control
     _events: int = field(default=0, init=False)
     _key: str = field(default="", init=False)  # the replay key of the event being written
     _replaying: bool = field(default=True, init=False)
 
     def __post_init__(self) -> None:
-        self.control = RunControl()  # fed by the mailbox only
-        self.control.set_approved(self.approved or self.plan)
-        self._recording = threading.RLock()
+        self.control.set_approved(self.approved or self.plan)  # fed by the mailbox only
 
     def run(self) -> None:
         """Run to the end (a pause waits in the mailbox) and record how it stopped."""
@@ -79,12 +83,14 @@ class DurableRun(LiveRun):
 
     def _run_until_settled(self) -> RunOutcome:
         work = paced_work(self.engine, self.control, self.options.step_delay_s)
-        with DurableLauncher(work, self.options.max_parallel, self._on_mail) as launcher:
+        with DurableLauncher(work, self.options.max_parallel, self._on_mail,
+                             self.mail) as launcher:
+            replanner = self.replanner_for_run()
             while True:
                 launcher.read_mail(0)  # a pause or cancel sent while the run was queued
                 outcome = run_plan(self.plan, self.engine, options=self.options,
                                    control=self.control, on_event=self.record,
-                                   replanner=self.replanner, launcher=launcher)
+                                   replanner=replanner, launcher=launcher)
                 self.plan = outcome.plan
                 if outcome.status != "paused":
                     return outcome
@@ -95,6 +101,10 @@ class DurableRun(LiveRun):
                                          data={"requested_by": "mailbox"}))
 
     def _on_mail(self, action: str) -> None:
+        if action == SUSPEND:
+            if self.suspended is not None and self.suspended.is_set():
+                raise RunSuspended(self.run_id)
+            return  # a replay of another process's suspension: this one goes on
         logger.info("run %s: control %s", self.run_id, action)
         self.control.apply(action)
 
@@ -191,11 +201,14 @@ def _unrunnable(run_id: str, error: str) -> None:
 def run_workflow(run_id: str) -> str:
     """Execute run ``run_id`` of the store to its end; return its final status. Past the
     load, whatever goes wrong ends the run failed, saying why, never left "running"."""
-    loaded = DBOS.run_step({"name": "load"}, _load, run_id)
+    workflow_id = DBOS.workflow_id or run_id
+    loan = attached(workflow_id) or Attached()
     try:
-        return _execute(run_id, loaded)
+        loaded = DBOS.run_step({"name": "load"}, _load, run_id)
+        return _execute(run_id, loaded, loan)
     except EngineFault as fault:
-        if durable.is_launched():  # not a stopping engine: the record and the code differ
+        # not a stopping engine nor a cancel: the record and the code differ
+        if durable.is_launched() and not _cancelled(workflow_id):
             _unrunnable(run_id, f"the engine could not replay this run's record ({fault}); "
                                 "was PlanBoard upgraded while it ran?")
         raise
@@ -204,12 +217,21 @@ def run_workflow(run_id: str) -> str:
         _unrunnable(run_id, str(exc) if isinstance(exc, PlanBoardError)
                     else f"{type(exc).__name__}: {exc}")
         return "failed"
+    finally:
+        detach(workflow_id)
+        loan.ended.set()
+        loan.notify()
 
 
-def _execute(run_id: str, loaded: dict[str, Any]) -> str:
+def _cancelled(workflow_id: str) -> bool:
+    found = DBOS.get_workflow_status(workflow_id)
+    return found is not None and found.status == "CANCELLED"
+
+
+def _execute(run_id: str, loaded: dict[str, Any], loan: Attached) -> str:
     store = _store()
     # the run's settings never change after it is created: reading them again is safe
-    engine = _engine_for(store.get_run(run_id))
+    engine = loan.engine or _engine_for(store.get_run(run_id))
     options = RunOptions.model_validate(
         {k: v for k, v in loaded["options"].items() if k in RunOptions.model_fields}
         | {"run_id": run_id})
@@ -218,7 +240,9 @@ def _execute(run_id: str, loaded: dict[str, Any]) -> str:
                      plan=Plan.model_validate(loaded["plan"]),
                      options_extra=dict(loaded["options"]),
                      approved=Plan.model_validate(approved) if approved else None,
-                     worker=DBOS.executor_id, events_key=loaded["events_key"],
-                     status="running")
+                     worker=durable.worker_name(DBOS.executor_id), events_key=loaded["events_key"],
+                     status="running", on_event=loan.on_event, replanner=loan.replanner,
+                     changed=loan.changed, suspended=loan.suspended,
+                     mail=loan.mail)
     run.run()
     return run.status

@@ -152,6 +152,18 @@ def _v5_workflows_and_replay_keys(conn: Connection) -> None:
         f"CREATE UNIQUE INDEX {REPLAY_KEY_INDEX} ON events (run_id, replay_key)"))
 
 
+def _v6_runs_on_dbos(conn: Connection) -> None:
+    """Runs execute as DBOS workflows: the in-process owner, heartbeat and control request
+    are cleared, and a run an older version left unfinished without a workflow is recorded
+    as interrupted (its process is gone with the upgrade), to be resumed as a workflow."""
+    conn.execute(runs.update().values(owner_pid=None, owner_host=None, heartbeat_at=None,
+                                      control_request=None, control_at=None))
+    conn.execute(runs.update().where(
+        runs.c.workflow_id.is_(None),
+        runs.c.status.in_(["running", "waiting_confirmation", "paused"]),
+    ).values(status="interrupted"))
+
+
 LESSON_TEXT_INDEX = "lessons_text_unique"
 MIGRATIONS: list[Migration] = [
     (1, "runs, plan versions, events", _v1_initial),
@@ -160,6 +172,7 @@ MIGRATIONS: list[Migration] = [
     (3, "one lesson per text", _v3_unique_lessons),
     (4, "the source of every plan version", _v4_version_sources),
     (5, "workflow ids of runs, replay keys of events", _v5_workflows_and_replay_keys),
+    (6, "runs on DBOS: no owner columns, legacy unfinished runs interrupted", _v6_runs_on_dbos),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -7,17 +7,15 @@ write (event numbering, plan versions) start by updating the run's row, which ta
 write lock first (SQLite's database lock, PostgreSQL's row lock), so concurrent writers in
 threads or processes queue instead of colliding.
 Settings and options pass through :func:`core.store.schema.scrub_settings`: anything that
-looks like a secret is dropped before it reaches the database. Ownership, control requests
-and crash detection live in :mod:`core.store.ownership` (mixed into :class:`RunStore`).
-A run executed as a DBOS workflow names it (``workflow_id``); its code replays from the top
-after a crash, so the events it writes carry a replay key and are written once.
+looks like a secret is dropped before it reaches the database. Claims, cancels and crash
+records live in :mod:`core.store.claims` (mixed into :class:`RunStore`).
+A run is executed by a DBOS workflow, which it names (``workflow_id``); its code replays
+from the top after a crash, so the events it writes carry a replay key and are written once.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import uuid
 from typing import Any
 
@@ -36,6 +34,7 @@ from core.lifecycle import (
     run_may_become,
 )
 from core.plan.model import Plan
+from core.store.claims import CANCELLED_STEP, RunClaims
 from core.store.database import (
     default_db_url,
     guard_public_methods,
@@ -43,13 +42,6 @@ from core.store.database import (
     store_failure,
 )
 from core.store.migrations import migrate
-from core.store.ownership import (
-    CANCELLED_STEP,
-    CONTROL_ACTIONS,
-    RunOwnership,
-    owner_alive,
-    pid_alive,
-)
 from core.store.schema import (
     PlanVersion,
     RunRecord,
@@ -71,15 +63,12 @@ from core.store.schema import (
 
 __all__ = [
     "CANCELLED_STEP",
-    "CONTROL_ACTIONS",
     "PlanVersion",
     "RunRecord",
     "RunStore",
     "StoredEvent",
     "VersionSource",
     "default_db_url",
-    "owner_alive",
-    "pid_alive",
     "scrub_settings",
     "store_failure",
 ]
@@ -88,11 +77,11 @@ logger = logging.getLogger(__name__)
 
 
 @guard_public_methods
-class RunStore(RunOwnership):
+class RunStore(RunClaims):
     """Persistence of runs; safe to share between threads and processes over one database.
 
     Every public method reports a database failure as a one-line :class:`StoreError`.
-    Control, heartbeats, claims and crash detection come from :class:`RunOwnership`.
+    Claims, cancels and crash records come from :class:`core.store.claims.RunClaims`.
     """
 
     def __init__(self, url: str | None = None) -> None:
@@ -132,9 +121,7 @@ class RunStore(RunOwnership):
                 id=run_id, request=request, settings=scrub_settings(settings or {}),
                 options=scrub_settings(options or {}), status=status, answer=None,
                 usage=(usage or Usage()).model_dump(),
-                created_at=at, updated_at=at, owner_pid=os.getpid(),
-                owner_host=socket.gethostname(), heartbeat_at=at, event_seq=0,
-                workflow_id=workflow_id,
+                created_at=at, updated_at=at, event_seq=0, workflow_id=workflow_id,
             ))
             if plan is not None:
                 upsert_plan(conn, run_id, plan, "initial plan", at, "draft")
@@ -166,12 +153,11 @@ class RunStore(RunOwnership):
 
     def set_status(
         self, run_id: str, status: RunStatus, *, event: RunEvent | None = None,
-        owner: bool | None = None, reopen: bool = False,
+        reopen: bool = False,
     ) -> None:
         """Change the status (and append ``event`` in the same transaction).
 
-        ``owner=True`` records this process as the owner, ``owner=False`` clears it. The
-        status moves only as :mod:`core.lifecycle` allows, and a finished run (completed,
+        The status moves only as :mod:`core.lifecycle` allows, and a finished run (completed,
         failed, cancelled) keeps its status (StoreError either way) unless
         ``reopen=True``; runs are restarted through :meth:`claim_run` instead.
         """
@@ -183,10 +169,6 @@ class RunStore(RunOwnership):
         at = utc_now()
         values: dict[str, Any] = {"status": status, "updated_at": at}
         values["finished_at"] = at if status in TERMINAL_STATUSES else None
-        if owner is True:
-            values.update(owner_pid=os.getpid(), owner_host=socket.gethostname(), heartbeat_at=at)
-        elif owner is False:
-            values.update(owner_pid=None, owner_host=None)
         with self.engine.begin() as conn:
             query = runs.update().where(runs.c.id == run_id)
             if not reopen:
@@ -205,7 +187,7 @@ class RunStore(RunOwnership):
                    plans: list[Plan]) -> bool:
         """Record how a run stopped: plan snapshots, answer, usage, status, in one transaction.
 
-        The owner is cleared: nobody executes the run any more. A run that has already
+        A run that has already
         ended (cancelled by someone who could not reach its executor, say) keeps that end:
         nothing is written and False is returned.
         """
@@ -214,7 +196,6 @@ class RunStore(RunOwnership):
             written = conn.execute(runs.update().where(
                 (runs.c.id == run_id) & runs.c.status.not_in(sorted(TERMINAL_STATUSES))
             ).values(status=status, answer=answer, usage=usage.model_dump(), updated_at=at,
-                     owner_pid=None, owner_host=None,
                      finished_at=at if status in TERMINAL_STATUSES else None)).rowcount
             if not written:
                 ended = self._status(conn, run_id)  # RunNotFoundError when there is no run
@@ -241,12 +222,8 @@ class RunStore(RunOwnership):
             update_run(conn, run_id, options=scrub_settings(options), updated_at=utc_now())
 
     def set_workflow(self, run_id: str, workflow_id: str) -> None:
-        """Record the DBOS workflow that executes the run from now on (a follow-up's is new).
-
-        Such a run is recovered by DBOS, so the pid-based crash detection leaves it alone:
-        it is never found stale, marked interrupted, nor claimed or cancelled because its
-        owner looks dead (:class:`core.store.ownership.RunOwnership`).
-        """
+        """Record the DBOS workflow that executes the run from now on (a run created
+        without one, by a test or a benchmark, that is then started as a workflow)."""
         with self.engine.begin() as conn:
             update_run(conn, run_id, workflow_id=workflow_id, updated_at=utc_now())
 

@@ -135,11 +135,7 @@ class RunRecord(BaseModel):
     status: RunStatus
     answer: str | None = None
     usage: Usage = Field(default_factory=Usage)
-    owner_pid: int | None = None
-    owner_host: str | None = None
-    heartbeat_at: datetime | None = None
-    control_request: str | None = None
-    workflow_id: str | None = None  # the DBOS workflow executing it; None: in-process runner
+    workflow_id: str | None = None  # the DBOS workflow executing it; None: not started yet
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None = None
@@ -210,7 +206,8 @@ runs = sa.Table(
     sa.Column("created_at", _TS, nullable=False, index=True),
     sa.Column("updated_at", _TS, nullable=False),
     sa.Column("finished_at", _TS),
-    # added by migration 2
+    # added by migration 2; the owner, heartbeat and control columns are unused since
+    # migration 6 (DBOS executes runs), kept because old SQLite cannot drop a column
     sa.Column("options", sa.JSON),
     sa.Column("owner_pid", sa.Integer),
     sa.Column("owner_host", sa.String(255)),
@@ -218,8 +215,7 @@ runs = sa.Table(
     sa.Column("control_request", sa.String(64)),
     sa.Column("control_at", _TS),
     sa.Column("event_seq", sa.Integer, nullable=False, server_default="0"),
-    # added by migration 5: the DBOS workflow executing the run; NULL for runs of the
-    # in-process runner (pid-based crash detection leaves workflow runs to DBOS)
+    # added by migration 5: the DBOS workflow executing the run (NULL: not started yet)
     sa.Column("workflow_id", sa.String(255)),
 )
 
@@ -336,9 +332,7 @@ def record_from_row(row: Any, plan: Plan | None, versions: int) -> RunRecord:
     return RunRecord(
         run_id=row["id"], request=row["request"], settings=row["settings"] or {},
         options=row["options"] or {}, status=row["status"], answer=row["answer"],
-        usage=Usage.model_validate(row["usage"] or {}), owner_pid=row["owner_pid"],
-        owner_host=row["owner_host"], heartbeat_at=as_utc(row["heartbeat_at"]),
-        control_request=row["control_request"], workflow_id=row["workflow_id"],
+        usage=Usage.model_validate(row["usage"] or {}), workflow_id=row["workflow_id"],
         created_at=as_utc(row["created_at"]),
         updated_at=as_utc(row["updated_at"]), finished_at=as_utc(row["finished_at"]),
         plan=plan, versions=versions,
