@@ -30,19 +30,18 @@ def three_calcs() -> Plan:
     ])
 
 
-def stopped_run(store: RunStore, status: str, *, running_step: bool = False) -> str:
-    """A run nobody executes: s1 completed, the rest pending (s2 running if asked)."""
+def stopped_run(store: RunStore, status: str, *, running_step: bool = False,
+                workflow_id: str | None = None) -> str:
+    """A run nobody executes: s1 completed, the rest pending (s2 running if asked), under
+    ``workflow_id`` (None: never started as a workflow)."""
     plan = three_calcs()
     plan.steps[0].advance("running")
     plan.steps[0].advance("completed")
     plan.steps[0].result = {"value": 2}
     if running_step:
         plan.steps[1].advance("running")
-    run_id = store.create_run("sums", {"offline": True}, plan, status=status)
-    with store.engine.begin() as conn:
-        conn.execute(runs.update().where(runs.c.id == run_id)
-                     .values(owner_pid=None, owner_host=None))
-    return run_id
+    return store.create_run("sums", {"offline": True}, plan, status=status,
+                            workflow_id=workflow_id)
 
 
 def set_owner(store: RunStore, run_id: str, pid: int | None) -> None:

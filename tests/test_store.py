@@ -1,5 +1,7 @@
 """The run store: round trips, version sources, status moves, concurrent appends, no secrets.
 
+Claims, cancels of runs nobody executes and crash records: tests/test_store_claims.py.
+
 Tests marked ``on_both_backends`` run on SQLite and on a throwaway PostgreSQL (tests/pg.py).
 """
 
@@ -7,23 +9,20 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import re
 import threading
 from datetime import timedelta
 
 import pytest
-import sqlalchemy as sa
 
 from core.base.usage import Usage
 from core.errors import RunNotFoundError, StoreError
 from core.execution.events import RunEvent
 from core.plan.model import Plan, Step
 from core.store.run_store import RunStore, scrub_settings
-from core.store.schema import metadata, runs, utc_now
+from core.store.schema import metadata
 from tests.pg import on_both_backends
 
 FAKE_KEY = "sk-test-SECRET123"
-MISSING_TABLE = r"no such table|relation \"events\" does not exist"  # SQLite | PostgreSQL
 
 
 def small_plan(goal: str = "add numbers") -> Plan:
@@ -74,7 +73,7 @@ def test_run_round_trip(store):
     assert record.options == {"max_parallel": 2}
     assert record.plan == plan
     assert record.versions == 1
-    assert record.owner_pid == os.getpid()
+    assert record.workflow_id is None  # not started as a workflow yet
     assert record.created_at.utcoffset() == timedelta(0)  # UTC, whatever the server's zone
 
     plan.steps[0].advance("running")
@@ -132,8 +131,8 @@ def test_unknown_run_and_bad_values_raise_store_errors(store):
     run_id = store.create_run("x", {}, None)
     with pytest.raises(StoreError, match="unknown run status"):
         store.set_status(run_id, "exploded")
-    with pytest.raises(StoreError, match="unknown control action"):
-        store.request_control(run_id, "explode")
+    with pytest.raises(RunNotFoundError):
+        store.claim_run("nope", {"paused"}, workflow_id="wf-1")
 
 
 @on_both_backends
@@ -149,34 +148,6 @@ def test_events_are_numbered_per_run(store):
         (1, "run_started", None), (2, "step_started", "s1")]
     assert got[1].data == {"x": [1, "两"]}
     assert [e.seq for e in store.events(a, after=1)] == [2]
-
-
-@on_both_backends
-def test_control_requests_are_taken_once(store):
-    run_id = store.create_run("x", {}, None)
-    assert store.pending_control(run_id) is None
-    store.request_control(run_id, "pause")
-    assert store.pending_control(run_id, clear=False) == "pause"
-    assert store.pending_control(run_id) == "pause"
-    assert store.pending_control(run_id) is None
-    store.request_control(run_id, "confirm:s3")
-    assert store.get_run(run_id).control_request == "confirm:s3"
-
-
-@on_both_backends
-def test_stale_runs_are_found_by_dead_pid_or_old_heartbeat(store):
-    alive = store.create_run("mine", {}, None, status="running")
-    dead = store.create_run("dead", {}, None, status="running")
-    remote = store.create_run("remote", {}, None, status="running")
-    done = store.create_run("done", {}, None, status="completed")
-    with store.engine.begin() as conn:
-        conn.execute(runs.update().where(runs.c.id.in_([dead, done])).values(owner_pid=2**22 + 7))
-        conn.execute(runs.update().where(runs.c.id == remote).values(
-            owner_host="elsewhere", heartbeat_at=utc_now() - timedelta(hours=1)))
-    assert {r.run_id for r in store.find_stale_running()} == {dead, remote}
-    store.heartbeat(alive)
-    assert alive not in {r.run_id for r in store.find_stale_running()}
-    assert store.get_run(alive).heartbeat_at > store.get_run(alive).created_at - timedelta(1)
 
 
 @on_both_backends
@@ -241,7 +212,8 @@ def test_options_are_scrubbed_when_stored(store):
                                "note": f"key {FAKE_KEY}"})
     assert store.get_run(run_id).options == {"confirm_side_effects": True}
     store.set_status(run_id, "paused")
-    store.claim_run(run_id, {"paused"}, options={"max_replans": 1, "secret": FAKE_KEY})
+    store.claim_run(run_id, {"paused"}, workflow_id=run_id,
+                    options={"max_replans": 1, "secret": FAKE_KEY})
     assert store.get_run(run_id).options == {"max_replans": 1}
     assert_no_secret_stored(store)
 
@@ -304,20 +276,6 @@ def test_concurrent_appends_from_processes(store):
         assert [e.data["i"] for e in got if e.data["w"] == w] == list(range(10))
 
 
-@on_both_backends
-def test_ownership_methods_report_database_failures_as_store_errors(store):
-    """The methods RunStore gets from core.store.ownership are guarded like its own."""
-    run_id = store.create_run("x", {}, small_plan(), status="paused")
-    with store.engine.begin() as conn:
-        conn.execute(sa.text("DROP TABLE events"))
-    for call in (lambda: store.cancel_unowned(run_id, reason="stop"),
-                 lambda: store.claim_run(run_id, {"paused"}, events=[RunEvent(kind="resumed")])):
-        with pytest.raises(StoreError, match="check PLANBOARD_DB_URL") as info:
-            call()
-        assert re.search(MISSING_TABLE, str(info.value)) and "\n" not in str(info.value)
-    assert store.get_run(run_id).status == "paused"  # each failed transaction rolled back
-
-
 def test_scrub_logs_the_setting_name_never_the_value(caplog):
     with caplog.at_level("WARNING", logger="core.store.schema"):
         scrub_settings({"llm": {"auth": FAKE_KEY}, "urls": [f"https://h?k={FAKE_KEY}"]})
@@ -345,8 +303,9 @@ def test_every_plan_version_stores_what_made_it(store):
     store.save_plan_version(run_id, edited)  # a later snapshot keeps the version's source
     store.set_status(run_id, "completed")
     follow = plan.model_copy(deep=True, update={"version": 4})
-    store.claim_run(run_id, {"completed"}, plan=follow, reason="follow-up: more", events=[
-        RunEvent(kind="replanned", plan_version=4, data={"source": "follow-up"})])
+    store.claim_run(run_id, {"completed"}, workflow_id=f"{run_id}.f1", plan=follow,
+                    reason="follow-up: more", events=[
+                        RunEvent(kind="replanned", plan_version=4, data={"source": "follow-up"})])
     sources = [(v.version, v.source) for v in store.plan_versions(run_id)]
     assert sources == [(1, "draft"), (2, "manual"), (3, "checkpoint"), (4, "follow-up")]
 
@@ -359,8 +318,8 @@ def test_status_moves_only_as_the_lifecycle_allows(store):
                                          "from there it can become cancelled, failed, running"):
         store.set_status(run_id, "paused")
     with pytest.raises(StoreError, match="cannot go from cancelled to running"):
-        store.claim_run(run_id, {"interrupted", "cancelled"})
-    store.claim_run(run_id, {"interrupted"})
+        store.claim_run(run_id, {"interrupted", "cancelled"}, workflow_id=run_id)
+    store.claim_run(run_id, {"interrupted"}, workflow_id=run_id)
     assert store.get_run(run_id).status == "running"
     with pytest.raises(StoreError, match="cannot become planned"):
         store.set_status(run_id, "planned")
