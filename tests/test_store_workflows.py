@@ -1,5 +1,5 @@
-"""Runs executed as DBOS workflows: replay keys make event writes idempotent, and the
-pid-based crash detection leaves runs with a workflow id to DBOS.
+"""Runs executed as DBOS workflows: replay keys make event writes idempotent, a run records
+the workflow that executes it, and a crash is recorded only under the workflow it was seen in.
 
 Every test runs on SQLite and on a throwaway PostgreSQL (tests/pg.py).
 """
@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import threading
 
-import pytest
 import sqlalchemy as sa
 
-from core.errors import StoreError
 from core.execution.events import RunEvent
 from core.plan.model import Plan, Step
 from core.store.database import make_engine
@@ -19,7 +17,7 @@ from core.store.migrations import LATEST_VERSION, migrate
 from core.store.run_store import RunStore
 from core.store.schema import REPLAY_KEY_INDEX, events
 from tests.pg import on_both_backends
-from tests.stored_runs import DEAD_PID, set_owner, stopped_run
+from tests.stored_runs import stopped_run
 
 pytestmark = on_both_backends
 
@@ -121,8 +119,8 @@ def test_migration_5_keeps_runs_and_events_and_adds_the_unique_index(db_url):
     with engine.begin() as conn:
         conn.exec_driver_sql(
             "INSERT INTO runs (id, request, settings, status, usage, created_at, updated_at,"
-            f" event_seq, owner_pid) VALUES ('old1', 'old request', '{{}}', 'running',"
-            f" '{{\"llm_calls\": 3}}', {at}, {at}, 2, {DEAD_PID})")
+            f" event_seq) VALUES ('old1', 'old request', '{{}}', 'running',"
+            f" '{{\"llm_calls\": 3}}', {at}, {at}, 2)")
         conn.exec_driver_sql(
             "INSERT INTO events (run_id, seq, kind, plan_version, data, at) VALUES "
             f"('old1', 1, 'run_started', 1, '{{}}', {at}),"
@@ -142,7 +140,8 @@ def test_migration_5_keeps_runs_and_events_and_adds_the_unique_index(db_url):
         (1, "run_started", None), (2, "step_started", None)]
     assert store.record_step("old1", started(), two_steps(), replay_key="k") == 3
     assert store.record_step("old1", started(), two_steps(), replay_key="k") == 3
-    assert [r.run_id for r in store.find_stale_running()] == ["old1"]  # still a plain run
+    # left running by an older version, without a workflow: migration 6 says so
+    assert store.get_run("old1").status == "interrupted"
     store.close()
 
 
@@ -156,33 +155,16 @@ def test_the_workflow_of_a_run_is_recorded(store):
     assert store.get_run(plain).workflow_id is None
 
 
-def test_a_workflow_run_with_a_dead_owner_is_left_to_dbos(store):
-    plain = stopped_run(store, "paused")
-    workflow = stopped_run(store, "paused")
-    store.set_workflow(workflow, "wf-1")
-    for run_id in (plain, workflow):
-        set_owner(store, run_id, DEAD_PID)
-    assert [r.run_id for r in store.find_stale_running()] == [plain]
-    assert store.find_stale_running(live_here=set()) == store.find_stale_running()
-
-    record = store.get_run(workflow)
-    assert not store.mark_interrupted(record, record.plan, [],
-                                      RunEvent(kind="interrupted", data={}))
-    for take in (lambda: store.claim_run(workflow, {"paused"}),
-                 lambda: store.cancel_unowned(workflow, reason="cancelled while paused")):
-        with pytest.raises(StoreError, match="already being run by another process"):
-            take()
-    after = store.get_run(workflow)
-    assert (after.status, after.owner_pid, after.versions) == ("paused", DEAD_PID, 1)
-    assert store.events(workflow) == []
-    store.claim_run(plain, {"paused"})  # the same dead owner, without a workflow: taken over
-    assert store.get_run(plain).status == "running"
-
-
-def test_a_run_handed_to_a_workflow_after_being_read_is_not_interrupted(store):
-    run_id = stopped_run(store, "paused")
-    set_owner(store, run_id, DEAD_PID)
-    seen = store.find_stale_running()[0]  # read as stale, then DBOS takes it on
-    store.set_workflow(run_id, "wf-1")
+def test_a_run_claimed_after_being_read_is_not_recorded_interrupted(store):
+    """A crash is recorded under the status and workflow it was seen with: a resume that
+    claimed the run meanwhile (even one that paused it again since) keeps it."""
+    run_id = stopped_run(store, "paused", workflow_id="wf-0")
+    seen = store.get_run(run_id)  # read as crashed, then someone resumes it
+    store.claim_run(run_id, {"paused"}, workflow_id="wf-1")
     assert not store.mark_interrupted(seen, None, [], RunEvent(kind="interrupted", data={}))
-    assert store.get_run(run_id).status == "paused"
+    assert store.get_run(run_id).status == "running"
+    store.set_status(run_id, "paused")  # the same status again, under another workflow
+    assert not store.mark_interrupted(seen, None, [], RunEvent(kind="interrupted", data={}))
+    after = store.get_run(run_id)
+    assert (after.status, after.workflow_id) == ("paused", "wf-1")
+    assert store.events(run_id) == []
