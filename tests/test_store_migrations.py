@@ -134,3 +134,39 @@ def test_stores_opened_at_once_on_a_new_database_all_open_it(db_url):
     assert sorted(versions) == list(range(1, LATEST_VERSION + 1))
     for store in opened:
         store.close()
+
+
+def test_migration_6_clears_owners_and_interrupts_legacy_unfinished_runs(db_url):
+    """Runs execute as DBOS workflows since migration 6: an older version's owner,
+    heartbeat and control request are cleared, and a run it left unfinished without a
+    workflow (its process is gone with the upgrade) becomes interrupted; finished runs and
+    runs with a workflow keep their status."""
+    engine = make_engine(db_url)
+    assert migrate(engine, target=5) == 5
+    at = "'2025-01-01 10:00:00'"
+    statuses = {"old-running": ("running", None), "old-waiting": ("waiting_confirmation", None),
+                "old-paused": ("paused", None), "old-done": ("completed", None),
+                "old-failed": ("failed", None), "wf-paused": ("paused", "wf-1")}
+    with engine.begin() as conn:
+        for run_id, (status, workflow) in statuses.items():
+            conn.execute(sa.text(
+                "INSERT INTO runs (id, request, settings, status, usage, created_at,"
+                " updated_at, finished_at, event_seq, owner_pid, owner_host, heartbeat_at,"
+                " control_request, control_at, workflow_id) VALUES (:id, 'old request', '{}',"
+                f" :status, '{{}}', {at}, {at}, {at}, 0, 4242, 'old-host', {at}, 'pause',"
+                f" {at}, :workflow)"), {"id": run_id, "status": status, "workflow": workflow})
+    assert migrate(engine) == LATEST_VERSION
+    owner_columns = ("owner_pid", "owner_host", "heartbeat_at", "control_request", "control_at")
+    with engine.connect() as conn:
+        left = conn.execute(sa.text(f"SELECT {', '.join(owner_columns)} FROM runs")).all()
+    assert left == [(None,) * len(owner_columns)] * len(statuses)
+    engine.dispose()
+
+    store = RunStore(db_url)
+    after = {run_id: store.get_run(run_id) for run_id in statuses}
+    assert {run_id: record.status for run_id, record in after.items()} == {
+        "old-running": "interrupted", "old-waiting": "interrupted", "old-paused": "interrupted",
+        "old-done": "completed", "old-failed": "failed", "wf-paused": "paused"}
+    assert after["old-done"].updated_at == after["old-done"].finished_at  # untouched
+    assert after["wf-paused"].workflow_id == "wf-1"
+    store.close()
