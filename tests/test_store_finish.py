@@ -40,7 +40,8 @@ def test_finish_run_records_the_end_of_a_running_run(store):
 def test_finish_run_keeps_a_cancel_recorded_elsewhere(store):
     run_id = store.create_run("add up", {}, _plan())
     store.set_status(run_id, "running")
-    store.set_status(run_id, "cancelled", owner=False)  # its executor did not answer
+    # its executor did not answer: cancelled as dispatch does it, its steps skipped
+    store.cancel_unowned(run_id, reason="cancelled while running; its worker did not answer")
     cancelled = store.get_run(run_id)
 
     assert store.finish_run(run_id, "completed", answer="5", usage=Usage(llm_calls=1),
@@ -49,7 +50,7 @@ def test_finish_run_keeps_a_cancel_recorded_elsewhere(store):
     record = store.get_run(run_id)
     assert (record.status, record.answer, record.usage.llm_calls) == ("cancelled", None, 0)
     assert record.finished_at == cancelled.finished_at
-    assert record.plan.step("s1").status == "pending"  # the snapshot was not replaced
+    assert record.plan.step("s1").status == "skipped"  # the snapshot was not replaced
 
 
 @on_both_backends
