@@ -15,6 +15,7 @@ from core.plan.model import Plan, Step
 from core.runs import export as export_module
 from core.runs.export import ExportError, GraphvizMissingError, export_run, render_svg
 from core.store.run_store import RunStore
+from core.store.schema import runs
 
 FAKE_KEY = "sk-test-SECRET123"
 
@@ -134,13 +135,20 @@ def test_no_api_key_in_any_export(stored_run, monkeypatch):
         assert FAKE_KEY.encode() not in export_run(store, run_id, "svg")
 
 
-def test_a_json_export_leaves_out_which_machine_ran_the_run(tmp_path):
-    from core.runs.export import run_to_dict
-    from core.store.run_store import RunStore
-
+def test_a_json_export_holds_no_secret_and_no_removed_field(tmp_path):
+    """A record has no owner, heartbeat nor control request any more: what an older version
+    left in those unused columns does not reach an export, nor does a secret."""
     store = RunStore(f"sqlite:///{tmp_path / 'runs.db'}")
-    run_id = store.create_run("a request", {"offline": True})
-    data = run_to_dict(store.get_run(run_id), [], [])
-    assert data["run_id"] == run_id and data["request"] == "a request"
-    assert not {"owner_pid", "owner_host", "heartbeat_at", "control_request"} & set(data)
+    run_id = store.create_run("a request", {"offline": True, "api_key": FAKE_KEY},
+                              options={"token": FAKE_KEY, "max_parallel": 2}, workflow_id="wf-1")
+    with store.engine.begin() as conn:
+        conn.execute(runs.update().where(runs.c.id == run_id).values(
+            owner_pid=4242, owner_host="host-that-ran-it", control_request="pause"))
+    text = export_run(store, run_id, "json")
+    data = json.loads(text)
+    assert (data["run_id"], data["request"], data["workflow_id"]) == (run_id, "a request", "wf-1")
+    assert (data["settings"], data["options"]) == ({"offline": True}, {"max_parallel": 2})
+    removed = {"owner_pid", "owner_host", "heartbeat_at", "control_request", "control_at"}
+    assert not removed & set(data)
+    assert FAKE_KEY not in text and "host-that-ran-it" not in text
     store.close()
