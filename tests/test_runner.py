@@ -1,25 +1,30 @@
-"""The runner: background runs recorded in the store; pause, resume, cancel, confirm, recovery."""
+"""The runner: background runs recorded in the store; pause, resume, cancel, confirm, recovery.
+
+A second :class:`Runner` over the same store steers a run as another process would: through
+the run's DBOS mailbox.
+"""
 
 from __future__ import annotations
 
-import subprocess
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from dbos import DBOS
 
 from core.errors import StoreError
-from core.execution.control import RunControl
 from core.execution.events import RunEvent
 from core.execution.scheduler import RunOptions
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner, open_runner
 from core.store.run_store import RunStore
-from core.store.schema import runs
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
+from tests.child_runs import crash_when, step_started
+
+pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -90,42 +95,15 @@ def kinds(store: RunStore, run_id: str) -> list[str]:
     return [e.kind for e in store.events(run_id)]
 
 
-def await_paused(control, paused: bool, timeout: float = 5.0) -> None:
-    """Block until the run's control is (or is no longer) paused; fail after ``timeout``.
-
-    Woken by the control's own change listener, not by sleeping.
-    """
-    changed = threading.Event()
-    control.add_listener(changed.set)
-    try:
-        deadline = time.monotonic() + timeout
-        while RunControl.is_paused(control) != paused:
-            left = deadline - time.monotonic()
-            assert left > 0, f"the run's control never became paused={paused}"
-            changed.wait(min(left, 0.2))  # the watcher thread applies the stored request
-            changed.clear()
-    finally:
-        control.remove_listener(changed.set)
-
-
-def await_condition(check, proc: subprocess.Popen, timeout: float = 30.0) -> None:
-    """Poll ``check()`` (the child writes to the database) until true; fail on timeout."""
+def await_mail_taken(run_id: str, action: str, timeout: float = 10.0) -> None:
+    """Block until the run's workflow has taken ``action`` from its mailbox (DBOS records
+    every read of it as a step): from then on the run applies it before its next step."""
     deadline = time.monotonic() + timeout
     tick = threading.Event()
-    while not check():
-        assert proc.poll() is None, f"the child process exited early: {proc.returncode}"
-        assert time.monotonic() < deadline, "timed out waiting for the child process"
+    while action not in {step["output"] for step in DBOS.list_workflow_steps(run_id)
+                         if step["function_name"] == "DBOS.recv"}:
+        assert time.monotonic() < deadline, f"the run never took {action!r} from its mailbox"
         tick.wait(0.05)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """Kill the child (if still alive) and release its pipes."""
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait(10)
-    for pipe in (proc.stdout, proc.stderr):
-        if pipe is not None:
-            pipe.close()
 
 
 def test_start_records_and_completes(runner):
@@ -216,18 +194,23 @@ def test_cancel_returns_once_recorded(runner):
         runner.cancel(run_id)
 
 
-def test_control_from_another_process_goes_through_the_store(runner):
+def test_control_from_another_process_goes_through_the_mailbox(runner):
     gate = Gate()
     other = Runner(RunStore(runner.store.url), poll_s=0.05)  # as a CLI process would
     run_id = runner.start("slow", slow_plan(), engine=gate.engine())
     assert gate.entered.wait(5)
-    assert other.recover_interrupted() == []  # a run of this process is not an orphan
+    assert other.recover_interrupted() == []  # a run of a live process is not an orphan
     other.pause(run_id)
-    await_paused(runner._live[run_id].control, True)
+    await_mail_taken(run_id, "pause")
     gate.open.set()
-    assert runner.wait(run_id, timeout=10).status == "paused"
-    other.resume(run_id, engine=gate.engine())  # nobody runs it now: resumes in `other`
+    record = runner.wait(run_id, timeout=10)
+    assert record.status == "paused"
+    assert [s.status for s in record.plan.steps] == ["completed", "pending", "pending"]
+    other.resume(run_id)  # its workflow waits in this process: the mailbox resumes it
     assert other.wait(run_id, timeout=10).status == "completed"
+    sequence = kinds(runner.store, run_id)
+    assert sequence.index("paused") < sequence.index("resumed")
+    assert sequence.count("step_started") == 3  # nothing ran twice
     other.shutdown()
     other.store.close()
 
@@ -238,15 +221,14 @@ def test_resume_requested_by_another_process_while_pausing(runner):
     run_id = runner.start("slow", slow_plan(), engine=gate.engine())
     assert gate.entered.wait(5)
     other.pause(run_id)
-    control = runner._live[run_id].control
-    await_paused(control, True)
-    other.resume(run_id)  # the owner is alive: the request goes through the store
-    await_paused(control, False)
+    await_mail_taken(run_id, "pause")
+    other.resume(run_id)  # before the running step ends: the run never stops
+    await_mail_taken(run_id, "resume")
     gate.open.set()
     record = runner.wait(run_id, timeout=10)
     assert record.status == "completed"
-    resumed = [e for e in runner.store.events(run_id) if e.kind == "resumed"]
-    assert [e.data for e in resumed] == [{"requested_by": "another process"}]
+    sequence = kinds(runner.store, run_id)
+    assert "paused" not in sequence and sequence.count("step_started") == 3
     other.shutdown()
     other.store.close()
 
@@ -267,6 +249,7 @@ def test_confirmation_is_waited_for_and_recorded(runner):
     assert gate.keys == [f"{run_id}:s1:v1"]
     assert kinds(runner.store, run_id)[1:3] == ["waiting_confirmation", "confirmed"]
     other.shutdown()
+    other.store.close()
 
 
 def test_reject_skips_the_step(runner):
@@ -283,27 +266,28 @@ def test_reject_skips_the_step(runner):
     assert gate.keys == []
 
 
-def test_recover_interrupted_then_resume(runner):
+def test_recover_interrupted_then_resume(runner, tmp_path):
     plan = calc_plan()
-    plan.steps[0].advance("running")
-    plan.steps[0].advance("completed")
-    plan.steps[0].result = {"value": 42, "original": True}
-    plan.steps[1].advance("running")
-    run_id = runner.store.create_run("sums", {}, plan, status="running")
-    with runner.store.engine.begin() as conn:
-        conn.execute(runs.update().where(runs.c.id == run_id).values(owner_pid=2**22 + 11))
+    plan.steps[1] = Step(id="s2", description="slow", tool="slow", args={"label": "b"},
+                         depends_on=["s1"])
+    run_id = crash_when(tmp_path, plan, step_started(runner.store, "s2"))  # s2 is killed
+    before = runner.store.get_run(run_id).plan.step("s1")
+    assert before.status == "completed"
     assert runner.recover_interrupted() == [run_id]
     record = runner.store.get_run(run_id)
     assert record.status == "interrupted"
     assert [s.status for s in record.plan.steps] == ["completed", "pending"]
-    assert kinds(runner.store, run_id) == ["step_reset", "interrupted"]
+    assert kinds(runner.store, run_id)[-2:] == ["step_reset", "interrupted"]
     assert runner.recover_interrupted() == []
-    runner.resume(run_id, engine=Gate().engine())
-    record = runner.wait(run_id, timeout=10)
+    gate = Gate()
+    gate.open.set()
+    runner.resume(run_id, engine=gate.engine())
+    record = runner.wait(run_id, timeout=20)
     assert record.status == "completed"
-    assert record.plan.steps[0].result == {"value": 42, "original": True}
-    assert record.plan.steps[0].finished_at == plan.steps[0].finished_at
-    assert record.plan.steps[1].result["value"] == 2
+    assert record.plan.steps[0].result == before.result and before.result["value"] == 42
+    assert record.plan.steps[0].finished_at == before.finished_at
+    assert record.plan.steps[1].result["label"] == "b"
+    assert kinds(runner.store, run_id).count("step_completed") == 2  # s1 did not run again
 
 
 def test_closing_a_runner_pauses_its_runs_and_closes_its_own_store():
@@ -323,5 +307,3 @@ def test_closing_a_runner_pauses_its_runs_and_closes_its_own_store():
     finally:
         store.close()
 
-
-# ---- separate processes --------------------------------------------------------------------
