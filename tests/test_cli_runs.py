@@ -1,28 +1,30 @@
-"""The run commands: runs, show, pause, resume, cancel, export (through the real CLI main)."""
+"""The run commands: runs, show, pause, resume, cancel, export (through the real CLI main).
+
+A crashed run is crashed for real: a child process runs it and is SIGKILLed
+(tests/child_runs.py); the command's runner records it as interrupted.
+"""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 
-import core.runs.runner as runner_module
+import pytest
+
 from core.cli.main import main
 from core.execution.events import RunEvent
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs import export as export_module
 from core.store.run_store import RunStore
-from core.store.schema import runs
+from core.tools.catalog import default_registry
 from core.tools.registry import make_tool
+from tests.child_runs import crash_when, step_started
+from tests.test_runner import Gate, await_mail_taken, slow_plan
 
-REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
+
 FAKE_KEY = "sk-test-SECRET123"
 
 
@@ -34,17 +36,23 @@ def calc_plan() -> Plan:
     ])
 
 
-def interrupted_run(store: RunStore) -> str:
-    """A run whose process died after s1 completed, while s2 was running."""
+def interrupted_run(store: RunStore, folder: Path) -> str:
+    """A run whose process was SIGKILLed after s1 completed, while s2 (slow) was running."""
     plan = calc_plan()
-    plan.steps[0].advance("running")
-    plan.steps[0].advance("completed")
-    plan.steps[0].result = {"value": 42, "original": True}
-    plan.steps[1].advance("running")
-    run_id = store.create_run("sums", {"offline": True}, plan, status="running")
-    with store.engine.begin() as conn:
-        conn.execute(runs.update().where(runs.c.id == run_id).values(owner_pid=2**22 + 3))
-    return run_id
+    plan.steps[1] = Step(id="s2", description="slow", tool="slow", args={"label": "x"},
+                         depends_on=["s1"])
+    return crash_when(folder, plan, step_started(store, "s2"))
+
+
+def fast_slow_engines(monkeypatch) -> None:
+    """The engine a resumed run builds from its settings (offline) has a ``slow`` that
+    returns at once (the child's own is gone with it)."""
+    def engine_with_fast_slow(record):
+        registry = default_registry()
+        registry.add(make_tool(_fast_slow, name="slow"))
+        return Engine(registry=registry)
+
+    monkeypatch.setattr("core.runs.recovery.engine_for_record", engine_with_fast_slow)
 
 
 def run_json(capsys, *argv: str) -> tuple[int, object]:
@@ -53,14 +61,15 @@ def run_json(capsys, *argv: str) -> tuple[int, object]:
     return code, json.loads(out) if out.strip() else None
 
 
-def test_runs_lists_newest_first_and_recovers_crashed_runs(store, capsys):
+def test_runs_lists_newest_first_and_recovers_crashed_runs(store, capsys, tmp_path):
     assert run_json(capsys, "runs", "--json") == (0, [])
     first = store.create_run("first", {}, calc_plan(), status="completed")
-    crashed = interrupted_run(store)
+    crashed = interrupted_run(store, tmp_path)
+    assert store.get_run(crashed).status == "running"  # as the killed process left it
     code, listed = run_json(capsys, "runs", "--json")
     assert code == 0
     assert [r["run_id"] for r in listed] == [crashed, first]
-    assert listed[0]["status"] == "interrupted"  # found at start-up: its owner is dead
+    assert listed[0]["status"] == "interrupted"  # found at start-up: its process is gone
     assert set(listed[0]) == {"run_id", "status", "request", "created_at"}
     assert main(["runs"]) == 0
     assert crashed in capsys.readouterr().out
@@ -85,29 +94,32 @@ def test_unknown_run_is_exit_code_1(capsys):
     assert "no run 'nope'" in capsys.readouterr().err
 
 
-def test_resume_yes_json_completes_an_interrupted_run(store, capsys):
-    run_id = interrupted_run(store)
+def test_resume_yes_json_completes_an_interrupted_run(store, capsys, tmp_path, monkeypatch):
+    run_id = interrupted_run(store, tmp_path)
+    before = store.get_run(run_id).plan.step("s1")
+    fast_slow_engines(monkeypatch)
     code, result = run_json(capsys, "resume", run_id, "--yes", "--json")
     assert code == 0
     assert result["run_id"] == run_id and result["status"] == "completed"
     steps = result["plan"]["steps"]
-    assert steps[0]["result"] == {"value": 42, "original": True}  # not re-run
-    assert steps[1]["result"]["value"] == 2
+    assert steps[0]["result"] == before.result and before.result["value"] == 42
+    assert steps[1]["result"] == {"label": "x"}
     kinds = [e.kind for e in store.events(run_id)]
-    assert kinds[:3] == ["step_reset", "interrupted", "resumed"]
+    assert kinds.count("step_completed") == 2  # s1 was not run again
+    assert kinds[kinds.index("step_reset"):][:3] == ["step_reset", "interrupted", "resumed"]
     assert main(["resume", run_id, "--yes"]) == 1  # nothing left to resume
     assert "already completed" in capsys.readouterr().err
 
 
-def test_resume_without_yes_asks(store, capsys, monkeypatch):
-    run_id = interrupted_run(store)
+def test_resume_without_yes_asks(store, capsys, monkeypatch, tmp_path):
+    run_id = interrupted_run(store, tmp_path)
     monkeypatch.setattr("builtins.input", lambda prompt: "n")
     assert main(["resume", run_id]) == 1
     assert "Not resumed." in capsys.readouterr().out
 
 
-def test_pause_and_cancel_from_the_command_line(store, capsys):
-    run_id = interrupted_run(store)
+def test_pause_and_cancel_from_the_command_line(store, capsys, tmp_path):
+    run_id = interrupted_run(store, tmp_path)
     assert main(["pause", run_id]) == 1  # nobody runs it
     assert "resume it first" in capsys.readouterr().err
     assert main(["cancel", run_id]) == 0
@@ -115,6 +127,23 @@ def test_pause_and_cancel_from_the_command_line(store, capsys):
     record = store.get_run(run_id)
     assert record.status == "cancelled" and record.finished_at is not None
     assert [e.kind for e in store.events(run_id)][-1] == "cancelled"
+    assert [s.status for s in record.plan.steps] == ["completed", "skipped"]
+
+
+def test_pause_and_cancel_a_running_run_from_the_command_line(runner, store, capsys):
+    gate = Gate()
+    run_id = runner.start("slow", slow_plan(), engine=gate.engine())  # runs in this process
+    assert gate.entered.wait(5)
+    assert main(["pause", run_id]) == 0  # the command's own runner: through the mailbox
+    assert "Pause requested" in capsys.readouterr().out
+    await_mail_taken(run_id, "pause")
+    gate.open.set()
+    assert runner.wait(run_id, timeout=10).status == "paused"
+    assert main(["cancel", run_id]) == 0
+    assert f"run {run_id}: cancelled" in capsys.readouterr().out
+    record = store.get_run(run_id)
+    assert [s.status for s in record.plan.steps] == ["completed", "skipped", "skipped"]
+    assert [e.kind for e in store.events(run_id)].count("step_started") == 1
 
 
 def test_export_formats_and_missing_graphviz(store, capsys, tmp_path, monkeypatch):
@@ -153,78 +182,23 @@ def test_cli_run_records_it_and_no_key_reaches_db_or_exports(tmp_path, capsys, m
 
 # ---- the crash journey: SIGKILL mid-run, `resume --yes --json`, still one refund ------------
 
-CRASH_SCRIPT = r'''
-import sys, time
-from core.llm.engine import Engine
-from core.plan.model import Plan, Step
-from core.runs.runner import Runner
-from core.execution.scheduler import RunOptions
-from core.store.run_store import RunStore
-from core.tools.catalog import default_registry
-from core.tools.registry import make_tool
-
-def slow(label: str) -> dict:
-    """Take a long time.
-
-    Args:
-        label: any text.
-    """
-    time.sleep(60)
-    return {"label": label}
-
-registry = default_registry()
-registry.add(make_tool(slow))
-plan = Plan(goal="refund 88231", steps=[
-    Step(id="s1", description="refund", tool="apply_refund", args={"order_id": "88231"}),
-    Step(id="s2", description="slow", tool="slow", args={"label": "x"}, depends_on=["s1"]),
-    Step(id="s3", description="add", tool="calculate", args={"expression": "2+2"},
-         depends_on=["s2"]),
-])
-runner = Runner(RunStore(), poll_s=0.05)
-run_id = runner.start(plan.goal, plan, engine=Engine(registry=registry),
-                      options=RunOptions(confirm_side_effects=False),
-                      settings_public={"offline": True})
-print(run_id, flush=True)
-runner.wait(run_id)
-'''
-
-
 def test_sigkill_then_cli_resume_completes_with_one_refund(tmp_path, store, capsys,
                                                           monkeypatch):
-    from core.tools.catalog import default_registry
     from core.tools.shop import shop_db_path
 
-    script = tmp_path / "crash.py"
-    script.write_text(CRASH_SCRIPT)
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
-    try:
-        run_id = proc.stdout.readline().strip()
-        deadline = time.monotonic() + 30
-        tick = threading.Event()
-        while "s2" not in {e.step_id for e in store.events(run_id) if e.kind == "step_started"}:
-            assert proc.poll() is None, f"the crash script exited early: {proc.returncode}"
-            assert time.monotonic() < deadline, "the crash script never started s2"
-            tick.wait(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
-        proc.stdout.close()
-        proc.stderr.close()
+    plan = Plan(goal="refund 88231", steps=[
+        Step(id="s1", description="refund", tool="apply_refund", args={"order_id": "88231"}),
+        Step(id="s2", description="slow", tool="slow", args={"label": "x"}, depends_on=["s1"]),
+        Step(id="s3", description="add", tool="calculate", args={"expression": "2+2"},
+             depends_on=["s2"]),
+    ])
+    run_id = crash_when(tmp_path, plan, step_started(store, "s2"))
     before = store.get_run(run_id).plan.step("s1")
 
     code, listed = run_json(capsys, "runs", "--json")
     assert {r["run_id"]: r["status"] for r in listed}[run_id] == "interrupted"
 
-    def engine_with_fast_slow(record):
-        registry = default_registry()
-        registry.add(make_tool(_fast_slow, name="slow"))
-        return Engine(registry=registry)
-
-    monkeypatch.setattr(runner_module, "engine_for_record", engine_with_fast_slow)
+    fast_slow_engines(monkeypatch)
     code, result = run_json(capsys, "resume", run_id, "--yes", "--json")
     assert code == 0 and result["status"] == "completed"
     s1 = result["plan"]["steps"][0]
