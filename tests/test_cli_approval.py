@@ -14,9 +14,10 @@ import pytest
 from core.cli.main import main
 from core.plan.model import Plan, Step
 from core.store.run_store import RunStore
-from core.store.schema import runs
 from tests.fake_openai import FakeOpenAI, text
 from tests.test_cli import refunds_for, use_endpoint, write_plan
+
+pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 
 ORDER = "88231"  # delivered and refundable; nobody asked to refund it
 STEPS = [
@@ -124,21 +125,24 @@ def _paused_with_a_refund_nobody_approved(store: RunStore) -> str:
     second.steps.append(Step(id="s2", description="Refund it", tool="apply_refund",
                              args={"order_id": ORDER}))
     store.save_plan_version(run_id, second, "replanned", source="failure")
-    with store.engine.begin() as conn:
-        conn.execute(runs.update().where(runs.c.id == run_id)
-                     .values(owner_pid=None, owner_host=None))
-    return run_id
+    return run_id  # paused with no workflow: resume starts one on the stored plan
 
 
 @pytest.mark.parametrize("opt_in", [False, True])
 def test_resume_yes_follows_the_same_rule(capsys, store, opt_in):
+    """The run keeps the options it started with (a new version waits for a person):
+    resume --yes answers that wait with no, unless --approve-replans."""
     run_id = _paused_with_a_refund_nobody_approved(store)
     code = main(["resume", run_id, "--yes", "--json",
                  *(["--approve-replans"] if opt_in else [])])
     result = json.loads(capsys.readouterr().out)
     refund = _step(result, "apply_refund")
+    decisions = [(e.kind, e.data.get("version")) for e in store.events(run_id)
+                 if e.kind in {"confirmed", "rejected"}]
     if opt_in:
         assert refund["status"] == "completed" and len(refunds_for(ORDER)) == 1
+        assert decisions == [("confirmed", 2)]
     else:
-        assert refund["error"].startswith("needs approval") and refunds_for(ORDER) == []
-        assert code != 0
+        assert (refund["status"], refund["error"]) == ("skipped", "rejected by a person")
+        assert refunds_for(ORDER) == [] and decisions == [("rejected", 2)]
+    assert code == (0 if result["status"] == "completed" else 1)
