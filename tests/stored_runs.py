@@ -1,17 +1,12 @@
-"""Runs stored for tests: a calculator engine, a three-step plan, stopped runs, owners."""
+"""Runs stored for tests: a calculator engine, a three-step plan and stopped runs."""
 
 from __future__ import annotations
-
-import socket
 
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.store.run_store import RunStore
-from core.store.schema import runs
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
-
-DEAD_PID = 2**22 + 17  # above Linux's pid_max: no process can have it
 
 
 def calc_engine() -> Engine:
@@ -42,9 +37,3 @@ def stopped_run(store: RunStore, status: str, *, running_step: bool = False,
         plan.steps[1].advance("running")
     return store.create_run("sums", {"offline": True}, plan, status=status,
                             workflow_id=workflow_id)
-
-
-def set_owner(store: RunStore, run_id: str, pid: int | None) -> None:
-    with store.engine.begin() as conn:
-        conn.execute(runs.update().where(runs.c.id == run_id).values(
-            owner_pid=pid, owner_host=None if pid is None else socket.gethostname()))
