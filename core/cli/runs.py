@@ -92,7 +92,8 @@ def add_approve_replans(parser: argparse.ArgumentParser) -> None:
         "--approve-replans", action="store_true",
         help="also run side-effecting steps that a later plan version (a replan, checkpoint, "
              "retry) adds or changes; without it --yes ends them as failed (needs approval) "
-             "and an interactive run asks \"Approve the new version?\"")
+             "and an interactive run asks \"Approve the new version?\"; resume --yes "
+             "rejects such a version, and the steps it adds do not run")
 
 
 def new_versions_policy(args: argparse.Namespace) -> str:
@@ -116,8 +117,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
     for r in records:
         rows.append({"run_id": r.run_id, "status": r.status, "request": r.request,
                      "created_at": r.created_at.isoformat()})
-        if r.workflow_id:
-            rows[-1]["workers"] = step_workers(store.events(r.run_id))
+        if r.workflow_id and (workers := step_workers(store.events(r.run_id))):
+            rows[-1]["workers"] = workers
     if args.json:
         print_json(rows)
         return 0

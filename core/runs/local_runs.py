@@ -74,8 +74,9 @@ class LocalRuns:
                     if not loan.ended.is_set()]
 
     def suspend(self, timeout: float) -> None:
-        """Stop the workflows still running here where they wait (a step in flight after
-        ``timeout`` ends there); DBOS keeps them unfinished (cancelled)."""
+        """Stop the workflows still running here where they wait (a step in flight ends
+        there, its result dropped); DBOS keeps them unfinished (cancelled). Waits up to
+        ``timeout`` (at most :data:`SUSPEND_WAIT_S`) for their threads to end."""
         import core.runs.durable as durable
         from core.runs.workflow import SUSPEND
 
@@ -86,10 +87,12 @@ class LocalRuns:
         for workflow_id, loan in running:
             loan.suspended.set()
             durable.send_control(workflow_id, SUSPEND)
+            # cancelled before its thread ends: at exit, the interpreter leaves as soon as
+            # the last workflow thread ends, and would not wait for a cancel after it
+            durable.cancel_workflow(workflow_id)
         deadline = time.monotonic() + min(timeout, SUSPEND_WAIT_S)
         for workflow_id, loan in running:
             loan.ended.wait(max(0.0, deadline - time.monotonic()))
-            durable.cancel_workflow(workflow_id)
             detach(workflow_id)
 
     def stop_watching(self) -> None:

@@ -125,6 +125,8 @@ class DurableRun(LiveRun):
         self._key = f"{self.events_key}:{self._events}"
         # a replay writes its recorded events first: once one is new, all later ones are
         if not self._replaying or not self.store.event_recorded(self.run_id, self._key):
+            if self._replaying and self._events > 1:
+                self._keep_recorded_times()
             self._replaying = False
             super().record(event)
             return
@@ -133,6 +135,20 @@ class DurableRun(LiveRun):
         if event.kind == "confirmed" and event.step_id is None:  # a version approved
             self.options_extra["approved_version"] = event.data.get("version")
         self._follow_status(event.kind, write=False)
+
+    def _keep_recorded_times(self) -> None:
+        """Give the steps a replay went through again the times the store recorded
+        (a replay's ``advance`` stamps the time of the replay); only data, no decision,
+        depends on them."""
+        stored = {v.version: v.plan for v in self.store.plan_versions(self.run_id)}
+        recorded = stored.get(self.plan.version)
+        if recorded is None:
+            return
+        kept = {step.id: step for step in recorded.steps}
+        for step in self.plan.steps:
+            before = kept.get(step.id)
+            if before is not None and before.status == step.status and before.started_at:
+                step.started_at, step.finished_at = before.started_at, before.finished_at
 
 
 # ---- the workflow ---------------------------------------------------------------------------
