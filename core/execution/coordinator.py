@@ -94,6 +94,7 @@ class Coordinator:
                     self.gate.review(self.plan)
                     if self.checks and not self.running:
                         self._run_checks()
+                    self.launcher.catch_up()  # what a person said while a model decided
                     if not self.control.is_paused() and not self.checks:
                         self._launch()
                 if not (self.running or self.awaiting or self.gate.asking or self.checks):

@@ -65,6 +65,11 @@ class StepLauncher(Protocol):
         result must not depend on anything else that varies); ``name`` says which one."""
         ...
 
+    def catch_up(self) -> None:
+        """Before the coordinator starts more steps: apply the controls that arrived while
+        it decided (a run steered from afar reads them now)."""
+        ...
+
 
 def paced_work(engine: Engine, control: RunControl, delay_s: float) -> StepWork:
     """The work of one step: the demo pace (``delay_s``, 0 for none), then the step."""
@@ -101,6 +106,9 @@ class ThreadPoolLauncher:
 
     def record(self, name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return call(*args, **kwargs)
+
+    def catch_up(self) -> None:
+        """Nothing to do: controls reach an in-process run's control at once."""
 
     def close(self) -> None:
         """Wait for the steps still running, then stop the threads."""

@@ -165,6 +165,10 @@ def decide(store: RunStore, run_id: str, verb: str, target: str) -> None:
     _send(_steerable(store, run_id, verb), f"{verb}:{target}")
 
 
+# A run claimed this recently whose workflow DBOS does not know yet is being started by the
+# claimer (milliseconds); a claimer that died in between leaves it to a resume after this.
+STARTING_S = 10.0
+
 # A worker that has not answered a cancel for this long is taken for gone: a step ends
 # within it, or the worker is dead (an LLM call of a local model may take longer: then the
 # run is recorded cancelled while the call finishes, and its worker's end is not kept).
@@ -250,13 +254,17 @@ def start_on_queue(workflow_id: str, run_id: str, *, fresh: bool) -> None:
 
 def is_executing(record: RunRecord) -> bool:
     """True when a live process (this one too) or a worker executes the run's workflow,
-    or has it queued; False when nothing does (its process ended, or it was stopped)."""
+    has it queued, or is starting it; False when nothing does (its process ended, or it
+    was stopped)."""
     import core.runs.durable as durable
 
-    found = _engine(durable.workflow_state, record.workflow_id) if record.workflow_id else None
-    if found is None or found[0] not in ("PENDING", "ENQUEUED"):
+    if record.workflow_id is None:
         return False
-    return not durable.executor_gone(found[1])
+    found = _engine(durable.workflow_state, record.workflow_id)
+    if found is None:  # claimed a moment ago by a process that is starting it
+        return (record.status in ACTIVE_STATUSES
+                and time.time() - record.updated_at.timestamp() < STARTING_S)
+    return found[0] in ("PENDING", "ENQUEUED") and not durable.executor_gone(found[1])
 
 
 def can_continue(workflow_id: str | None) -> bool:

@@ -5,7 +5,8 @@ executed as a DBOS workflow (:mod:`core.runs.workflow`). Each plan step is a DBO
 ``step:{id}:v{version}``, reserved in launch order and run on a thread, holding one of this
 process's step permits while it works; each wait for finished steps is a recorded step
 ``wait``; the coordinator's model calls are recorded with their result or error; the run's
-mailbox is read every half second while steps run, and waited on while none does. So a
+mailbox is read after each of them, every half second while steps run, and waited on
+while none does. So a
 replay after a crash sees the same starts, completions and messages in the same order.
 """
 
@@ -105,6 +106,7 @@ class DurableLauncher:
         self._running: dict[int, tuple[Future[StepOutcome], StepHandle]] = {}
         self._launched = 0
         self._mail_read_at = 0.0
+        self._decided = False  # a decision was recorded since the coordinator's last turn
 
     def start(self, plan: Plan, step: Step, key: str) -> StepHandle:
         handle = StepHandle(seq=self._launched, step_id=step.id, key=key)
@@ -157,7 +159,16 @@ class DurableLauncher:
             action = engine_call(DBOS.recv, CONTROL_TOPIC, timeout_seconds=0)
 
     def record(self, name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``call`` recorded as the step ``name``; the mailbox is read before the next
+        step starts (:meth:`catch_up`): a control sent while the model decided applies."""
+        self._decided = True
         return recorded(name, call, *args, **kwargs)
+
+    def catch_up(self) -> None:
+        # after every decision, and only then: a replay reads at the same points
+        if self._decided:
+            self._decided = False
+            self.read_mail(0)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

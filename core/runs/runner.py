@@ -116,8 +116,9 @@ class Runner:
             raise StoreError(msg("run.nothing_to_resume", run_id=run_id,
                                  status=msg(f"run_status.{record.status}")))
         if record.status != "interrupted" and dispatch.is_executing(record):
-            self._local.nudge(run_id)
-            dispatch.resume(self.store, run_id)
+            if record.status == "paused":  # else it runs already: nothing to resume
+                self._local.nudge(run_id)
+                dispatch.resume(self.store, run_id)
             return
         if record.status in ACTIVE_STATUSES:  # its process ended while it ran
             recover_run(self.store, record)

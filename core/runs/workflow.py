@@ -168,9 +168,13 @@ def _store() -> RunStore:
 
 def _load(run_id: str) -> dict[str, Any]:
     """The recorded start of a run: its plan, options and approved version; the run is
-    marked as running here."""
+    marked as running here. ``{"superseded": status}`` when the run is no longer this
+    workflow's to execute (it ended, or another workflow claimed it meanwhile)."""
     store = _store()
     record = store.get_run(run_id)
+    if record.status in TERMINAL_STATUSES or record.workflow_id not in (None, DBOS.workflow_id):
+        # cancelled, or claimed by another workflow, between its claim and this start
+        return {"superseded": record.status}
     if record.plan is None:
         raise ValueError(f"run {run_id} has no plan to execute")
     wanted = record.options.get("approved_version")
@@ -221,6 +225,8 @@ def run_workflow(run_id: str) -> str:
     loan = attached(workflow_id) or Attached()
     try:
         loaded = DBOS.run_step({"name": "load"}, _load, run_id)
+        if "superseded" in loaded:
+            return str(loaded["superseded"])  # the run is another workflow's: leave it
         return _execute(run_id, loaded, loan)
     except EngineFault as fault:
         # not a stopping engine nor a cancel: the record and the code differ
