@@ -239,11 +239,6 @@ def test_a_refused_claim_starts_nothing(launched, runner, store, monkeypatch):
     assert runner.wait(run_id, timeout=30).status == "completed"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core bug: Runner.resume (core/runs/runner.py:118-123) takes a held run whose workflow "
-    "DBOS does not know yet for crashed (dispatch.is_executing is False when there is no "
-    "workflow), records it interrupted and continues it under a new workflow, while the "
-    "process that claimed it a moment earlier then starts its own: each step runs twice"))
 def test_a_resume_just_after_another_claim_leaves_the_run_to_the_winner(launched, store):
     """The winner has claimed the run (its workflow id is recorded) and has not started
     that workflow yet when a second process resumes the run."""
