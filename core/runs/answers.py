@@ -34,6 +34,7 @@ from core.planning.offline.text import clean_query
 from core.planning.router import KNOWLEDGE_TOOL, Route
 from core.planning.tool_hints import tool_chain
 from core.prompts.adaptive import DIRECT_SYSTEM, KNOWLEDGE_SYSTEM, language_name
+from core.runs.executors import embedded_executor_id
 from core.store.run_store import RunStore
 from core.tools.registry import ToolRegistry
 
@@ -117,7 +118,8 @@ def answer_without_plan(
     plan = Plan(goal=request, steps=[*steps, final])
     total = (usage_before or Usage()) + usage
     run_id = store.create_run(request, settings_public, plan, status="running",
-                              options={"mode": route.mode, "route_reason": route.reason})
+                              options={"mode": route.mode, "route_reason": route.reason,
+                                       "executor": embedded_executor_id()})
     status = "failed" if unanswered else "completed"
     for event in _events(plan, route, status):
         store.append_event(run_id, event)

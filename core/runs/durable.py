@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,12 @@ from dbos import DBOS, DBOSClient, DBOSConfig
 from core.base.home import planboard_home
 from core.base.messages import msg
 from core.errors import ConfigError
+from core.runs.executors import (
+    embedded_executor_id,
+    executor_gone,
+    worker_executor_id,
+    worker_name,
+)
 from core.store.database import engine_url, make_engine
 
 __all__ = [
@@ -62,8 +67,6 @@ CONTROL_TOPIC = "control"
 RUN_SLOTS = 64
 _QUEUE_POLL_S = 0.2
 _SQLITE_LISTENER_POLL_S = 0.1  # the mailbox latency on SQLite (PostgreSQL is notified)
-_EMBEDDED_PREFIX = "embedded:"
-_MAX_WORKER_NAME = 64
 
 
 @dataclass(frozen=True)
@@ -131,55 +134,6 @@ def _use_wal(url: str) -> None:
             pass
     finally:
         engine.dispose()
-
-
-# ---- executor ids ------------------------------------------------------------------------
-
-def embedded_executor_id() -> str:
-    """This process's id: unique among live processes, since two live processes under one
-    id recover each other's running workflows and run a step twice at once."""
-    return f"{_EMBEDDED_PREFIX}{socket.gethostname()}:{os.getpid()}"
-
-
-def executor_gone(executor_id: str) -> bool:
-    """True when ``executor_id`` names an embedded process of this host that has ended.
-
-    A worker, or a process of another host, cannot be seen from here: False.
-    """
-    if not executor_id.startswith(_EMBEDDED_PREFIX):
-        return False
-    host, _, pid = executor_id[len(_EMBEDDED_PREFIX):].rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    if int(pid) == os.getpid():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # another user's live process
-        return False
-    return False
-
-
-def worker_name(executor_id: str) -> str:
-    """The worker an executor id names; empty for an embedded process (no worker)."""
-    return "" if executor_id.startswith(_EMBEDDED_PREFIX) else executor_id
-
-
-def worker_executor_id(name: str | None = None) -> str:
-    """A worker's id: its ``--name``, by default the host name; raises ConfigError for a
-    name that is empty, longer than 64 characters, unprintable, holds whitespace or starts
-    with ``embedded:``."""
-    chosen = socket.gethostname() if name is None else name
-    if (not chosen or len(chosen) > _MAX_WORKER_NAME or not chosen.isprintable()
-            or any(char.isspace() for char in chosen) or chosen.startswith(_EMBEDDED_PREFIX)):
-        raise ConfigError(
-            f"Invalid worker name {chosen!r}: use 1 to {_MAX_WORKER_NAME} printable characters "
-            f"without spaces, not starting with {_EMBEDDED_PREFIX!r}. / 工作进程名 {chosen!r} "
-            f"无效：请使用 1 到 {_MAX_WORKER_NAME} 个可打印字符，不含空白，且不以 "
-            f"{_EMBEDDED_PREFIX!r} 开头。")
-    return chosen
 
 
 # ---- the engine in this process ----------------------------------------------------------

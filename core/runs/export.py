@@ -62,8 +62,8 @@ def run_to_dict(record: RunRecord, versions: list[PlanVersion],
                 events: list[StoredEvent]) -> dict[str, Any]:
     """The full record: run fields, latest plan, every plan version and every event.
 
-    Which machine and process ran it (and its last control request) stay out: an export
-    is made to be shared.
+    Secrets never reach the store (:func:`core.store.schema.scrub_settings`), so none
+    reaches an export; a worker's steps name the worker, as ``show`` does.
     """
     data = record.model_dump(mode="json")
     data["plan_versions"] = [v.model_dump(mode="json") for v in versions]

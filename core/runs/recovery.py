@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from core.execution.events import RunEvent
+from core.runs.executors import executor_gone
 from core.store.run_store import RunRecord, RunStore
 
 if TYPE_CHECKING:
@@ -29,22 +30,28 @@ logger = logging.getLogger(__name__)
 
 
 def recover_interrupted(store: RunStore) -> list[str]:
-    """Record every run whose embedded process has ended as interrupted; return their ids."""
-    held = [record for record in store.held_runs() if record.workflow_id is not None]
-    if not held:
-        return []  # and DBOS, slow to import, is not needed
-    import core.runs.durable as durable
+    """Record every run whose embedded process has ended as interrupted; return their ids.
 
+    A run executed as a workflow is judged by the executor DBOS recorded for it; a run
+    recorded without one (a plan-less answer, a tool trial) by the ``executor`` its
+    options name.
+    """
     recovered = []
-    for record in held:
-        found = durable.workflow_state(record.workflow_id or "")
-        if found is None or found[0] != "PENDING" or not durable.executor_gone(found[1]):
-            continue
-        if recover_run(store, store.get_run(record.run_id)):
+    for record in store.held_runs():
+        if _process_gone(record) and recover_run(store, store.get_run(record.run_id)):
             recovered.append(record.run_id)
     if recovered:
         logger.warning("runs interrupted by a crash: %s", ", ".join(recovered))
     return recovered
+
+
+def _process_gone(record: RunRecord) -> bool:
+    if record.workflow_id is None:
+        return executor_gone(str(record.options.get("executor") or ""))
+    import core.runs.durable as durable  # slow to import: only for workflow runs
+
+    found = durable.workflow_state(record.workflow_id)
+    return found is not None and found[0] == "PENDING" and executor_gone(found[1])
 
 
 def recover_run(store: RunStore, record: RunRecord) -> bool:

@@ -17,6 +17,7 @@ from core.base.usage import Usage
 from core.errors import ToolError
 from core.execution.events import RunEvent
 from core.plan.model import Plan, Step
+from core.runs.executors import embedded_executor_id
 from core.store.run_store import RunStore
 from core.tools.registry import ToolRegistry
 
@@ -52,7 +53,7 @@ def try_tool(name: str, args: dict[str, Any], *, registry: ToolRegistry,
     step = Step(id=_STEP, description=f"Try {name} by hand", tool=name, args=args)
     plan = Plan(goal=request, steps=[step])
     run_id = store.create_run(request, {"offline": True}, plan, status="running",
-                              options={"mode": TRIAL_MODE})
+                              options={"mode": TRIAL_MODE, "executor": embedded_executor_id()})
     key = f"{run_id}:{_STEP}:v{plan.version}" if tool.side_effect else None
     store.append_event(run_id, RunEvent(kind="run_started", data={"mode": TRIAL_MODE}))
     step.resolved_args = args
