@@ -183,6 +183,7 @@ def test_ctrl_c_during_a_model_call_cancels_the_run_without_waiting_for_it(
     calls: list[tuple[str, Any]] = []
     runners: list[Runner] = []
     real_start, real_cancel, real_close = Runner.start, Runner.cancel, Runner.close
+    real_wait = Runner.wait
 
     def start(self, *args, **kwargs):
         runners.append(self)
@@ -224,6 +225,7 @@ def test_ctrl_c_during_a_model_call_cancels_the_run_without_waiting_for_it(
         assert calls == [("cancel", 0.05)]  # asked to stop, and the runner not closed
     finally:
         release.set()
+        monkeypatch.setattr(Runner, "wait", real_wait)  # closing waits for its runs too
         for runner in runners:
             real_close(runner)
 
