@@ -138,10 +138,6 @@ def test_the_followup_command_shows_the_new_version_a_worker_runs(worker, store,
         assert re.search(rf"step_completed {step_id} \(on {WORKER}\)$", shown, re.MULTILINE)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "cmd_followup (core/cli/adaptive.py) hands its progress printer to Runner.follow_up, "
-    "which a worker's run never calls; `run` follows a worker's events from the store "
-    "(printing_events), `followup` does not"))
 def test_the_followup_command_prints_the_progress_of_the_worker_run(worker, store, capsys):
     run_id = completed_worker_run(store)
 

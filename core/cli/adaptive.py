@@ -9,7 +9,9 @@ from typing import Any
 
 from core.cli.output import ask, print_json, print_progress, short
 from core.cli.text import cli_language, say
+from core.cli.workers import printing_events
 from core.errors import ConfigError
+from core.runs.dispatch import execution_mode
 
 __all__ = ["add_adaptive_commands"]
 
@@ -81,6 +83,13 @@ def cmd_followup(args: argparse.Namespace) -> int:
         print(say("not_executed"), file=out)
         return 1
     started = time.monotonic()
-    runner.follow_up(record.run_id, args.request, engine=engine, prepared=(plan, usage),
-                     on_event=lambda event: print_progress(event, out))
-    return report_run(runner.wait(record.run_id), args.json, started, out, None)
+    if execution_mode() == "workers":  # a worker executes it: its events come from the store
+        seen = max((event.seq for event in runner.store.events(record.run_id)), default=0)
+        runner.follow_up(record.run_id, args.request, engine=engine, prepared=(plan, usage))
+        with printing_events(runner.store, record.run_id, out, after=seen):
+            finished = runner.wait(record.run_id)
+    else:
+        runner.follow_up(record.run_id, args.request, engine=engine, prepared=(plan, usage),
+                         on_event=lambda event: print_progress(event, out))
+        finished = runner.wait(record.run_id)
+    return report_run(finished, args.json, started, out, None)

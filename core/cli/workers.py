@@ -138,13 +138,13 @@ def run_on_workers(runner: Any, plan: Any, *, options: Any, settings: dict[str, 
 
 
 @contextmanager
-def printing_events(store: Any, run_id: str, out: Any) -> Iterator[None]:
+def printing_events(store: Any, run_id: str, out: Any, *, after: int = 0) -> Iterator[None]:
     """Print the run's progress from the store while the block runs (a worker executes
-    it, so no event reaches this process otherwise)."""
+    it, so no event reaches this process otherwise), from the event after number ``after``."""
     stop = threading.Event()
 
     def follow() -> None:
-        seen = 0
+        seen = after
         while True:
             done = stop.wait(_FOLLOW_POLL_S)
             try:
