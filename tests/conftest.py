@@ -11,7 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.internal.detection import is_hypothesis_test
 
+from core.runs import durable
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from tests.fake_openai import FakeOpenAI
@@ -44,6 +46,14 @@ def isolated_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("PLANBOARD_HOME", str(home))
     monkeypatch.chdir(tmp_path)
     return home
+
+
+@pytest.fixture(autouse=True)
+def no_engine_under_hypothesis(request: pytest.FixtureRequest) -> None:
+    """A property test runs without DBOS: its queue threads draw from the global ``random``
+    (polling jitter), which Hypothesis takes for a strategy using it (a flaky failure)."""
+    if is_hypothesis_test(request.node.function):
+        durable.shutdown()
 
 
 @pytest.fixture
