@@ -116,7 +116,8 @@ class Runner:
             raise StoreError(msg("run.nothing_to_resume", run_id=run_id,
                                  status=msg(f"run_status.{record.status}")))
         if record.status != "interrupted" and dispatch.is_executing(record):
-            if record.status == "paused":  # else it runs already: nothing to resume
+            # a paused or pausing run is told; one still being started needs nothing
+            if dispatch.can_continue(record.workflow_id):
                 self._local.nudge(run_id)
                 dispatch.resume(self.store, run_id)
             return
