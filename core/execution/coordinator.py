@@ -204,13 +204,17 @@ class Coordinator:
             self._reject(step)
 
     def _start(self, step: Step) -> None:
-        """Start ``step``: it shows as running at once, also while a demo pace delays it."""
+        """Start ``step``: it shows as running at once, also while a demo pace delays it.
+
+        Launched before its event is written: the steps started together begin their work
+        together, not one event write apart (the work only reads the plan).
+        """
         step.advance("running")
-        self.emit("step_started", self.plan, step.id, tool=step.tool,
-                  description=step.description)
         run_id = self.options.run_id or self.plan.id
         key = f"{run_id}:{step.id}:v{self.plan.version}"
         self.running[self.launcher.start(self.plan, step, key)] = step
+        self.emit("step_started", self.plan, step.id, tool=step.tool,
+                  description=step.description)
 
     # ---- finishing ----------------------------------------------------------------------
 

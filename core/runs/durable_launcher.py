@@ -105,7 +105,7 @@ class DurableLauncher:
                                         thread_name_prefix="planboard-durable-step")
         self._running: dict[int, tuple[Future[StepOutcome], StepHandle]] = {}
         self._launched = 0
-        self._mail_read_at = 0.0
+        self._mail_read_at = time.monotonic()  # the run just read it, or was just started
         self._decided = False  # a decision was recorded since the coordinator's last turn
 
     def start(self, plan: Plan, step: Step, key: str) -> StepHandle:

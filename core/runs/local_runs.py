@@ -48,7 +48,7 @@ class LocalRuns:
             if take_over:
                 durable.resume_on_queue(workflow_id)
             else:
-                durable.start_here(run_workflow, workflow_id, run_id)
+                durable.start_here(run_workflow, workflow_id, run_id, False)  # not queued
         except BaseException:
             detach(workflow_id)
             with self._lock:

@@ -62,6 +62,7 @@ class DurableRun(LiveRun):
     approved: Plan | None = None
     worker: str = ""
     events_key: str = ""  # the workflow that first wrote the events (a fork replays them)
+    queued: bool = True  # it waited on the runs queue (else started where it was asked)
     suspended: threading.Event | None = None  # set by this process when it closes
     mail: threading.Event | None = None  # set when this process sent the run a control
     _events: int = field(default=0, init=False)
@@ -86,8 +87,11 @@ class DurableRun(LiveRun):
         with DurableLauncher(work, self.options.max_parallel, self._on_mail,
                              self.mail) as launcher:
             replanner = self.replanner_for_run()
+            waited = self.queued  # a pause or cancel may have come while it was queued
             while True:
-                launcher.read_mail(0)  # a pause or cancel sent while the run was queued
+                if waited:
+                    launcher.read_mail(0)
+                waited = True
                 outcome = run_plan(self.plan, self.engine, options=self.options,
                                    control=self.control, on_event=self.record,
                                    replanner=replanner, launcher=launcher)
@@ -218,16 +222,18 @@ def _unrunnable(run_id: str, error: str) -> None:
 
 
 @DBOS.workflow(name=RUN_WORKFLOW)
-def run_workflow(run_id: str) -> str:
+def run_workflow(run_id: str, queued: bool = True) -> str:
     """Execute run ``run_id`` of the store to its end; return its final status. Past the
-    load, whatever goes wrong ends the run failed, saying why, never left "running"."""
+    load, whatever goes wrong ends the run failed, saying why, never left "running".
+    ``queued=False``: started directly by the process that asked, so no control can
+    have waited for it (its mailbox is first read with the first step's wait)."""
     workflow_id = DBOS.workflow_id or run_id
     loan = attached(workflow_id) or Attached()
     try:
         loaded = DBOS.run_step({"name": "load"}, _load, run_id)
         if "superseded" in loaded:
             return str(loaded["superseded"])  # the run is another workflow's: leave it
-        return _execute(run_id, loaded, loan)
+        return _execute(run_id, loaded, loan, queued)
     except EngineFault as fault:
         # not a stopping engine nor a cancel: the record and the code differ
         if durable.is_launched() and not _cancelled(workflow_id):
@@ -250,7 +256,7 @@ def _cancelled(workflow_id: str) -> bool:
     return found is not None and found.status == "CANCELLED"
 
 
-def _execute(run_id: str, loaded: dict[str, Any], loan: Attached) -> str:
+def _execute(run_id: str, loaded: dict[str, Any], loan: Attached, queued: bool) -> str:
     store = _store()
     # the run's settings never change after it is created: reading them again is safe
     engine = loan.engine or _engine_for(store.get_run(run_id))
@@ -265,6 +271,6 @@ def _execute(run_id: str, loaded: dict[str, Any], loan: Attached) -> str:
                      worker=durable.worker_name(DBOS.executor_id), events_key=loaded["events_key"],
                      status="running", on_event=loan.on_event, replanner=loan.replanner,
                      changed=loan.changed, suspended=loan.suspended,
-                     mail=loan.mail)
+                     mail=loan.mail, queued=queued)
     run.run()
     return run.status
