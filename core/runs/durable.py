@@ -44,6 +44,7 @@ __all__ = [
     "executor_gone",
     "is_launched",
     "launch",
+    "own_queue",
     "resume_on_queue",
     "send_control",
     "shutdown",
@@ -139,7 +140,8 @@ def _use_wal(url: str) -> None:
 # ---- the engine in this process ----------------------------------------------------------
 
 def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Launched:
-    """Launch DBOS in this process once and serve the runs queue; thread-safe.
+    """Launch DBOS in this process once and serve the runs queue (a worker: its own queue
+    too, where the runs it left unfinished when it died wait for it); thread-safe.
 
     Called again, it returns the running engine, unless the system database (another
     PLANBOARD_HOME or PLANBOARD_DB_URL) or the asked executor id changed: then DBOS is
@@ -166,13 +168,20 @@ def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Lau
             # stream once it is swapped) and stops propagation: its records go where ours go
             dbos_log.addHandler(logging.NullHandler())
         DBOS(config=_config(url, wanted))
+        own = own_queue(wanted)
         # a failed launch logs its tracebacks: the caller says what failed in one line
         dbos_log.setLevel(logging.CRITICAL)
         try:
+            # every process serves the shared queue; a worker also its own, which no
+            # other process serves (a process not told which queues serves them all)
+            DBOS.listen_queues([RUNS_QUEUE, *([own] if own else [])])
+            if own:
+                _take_back(url, wanted, own)
             DBOS.launch()
             # after launch: the queue's settings live in the system database
-            DBOS.register_queue(RUNS_QUEUE, worker_concurrency=run_slots,
-                                polling_interval_sec=_QUEUE_POLL_S)
+            for queue in (RUNS_QUEUE, *([own] if own else [])):
+                DBOS.register_queue(queue, worker_concurrency=run_slots,
+                                    polling_interval_sec=_QUEUE_POLL_S)
         except BaseException:
             # else the next DBOS(config=…) silently returns this half-launched one
             DBOS.destroy(destroy_registry=False)
@@ -181,6 +190,30 @@ def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Lau
             dbos_log.setLevel(logging.WARNING)  # warnings, but not the console URL
         _running = _Running(Launched(wanted, _shown(url)), url)
         return _running.launched
+
+
+def own_queue(executor_id: str) -> str | None:
+    """The queue only worker ``executor_id`` serves (None for an embedded process): its
+    unfinished runs wait there when it restarts, for it to finish them itself."""
+    name = worker_name(executor_id)
+    return f"{RUNS_QUEUE}@{name}" if name else None
+
+
+def _take_back(url: str, executor_id: str, queue: str) -> None:
+    """Before a worker's launch: the runs it left pending (it died; its name is held by
+    this process now, so none still runs) go on its own queue. DBOS would otherwise put
+    them back on the shared queue at launch, for any worker to take."""
+    client = DBOSClient(system_database_url=url, application_name=APP_NAME)
+    try:
+        left = client.list_workflows(status=["PENDING"], executor_id=executor_id,
+                                     load_input=False, load_output=False)
+    except sa.exc.SQLAlchemyError:  # no system tables yet (the launch makes them): none
+        left = []
+    try:
+        for found in left:
+            client.resume_workflow(found.workflow_id, queue_name=queue)
+    finally:
+        client.destroy()
 
 
 def is_launched() -> bool:
