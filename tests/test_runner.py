@@ -23,8 +23,10 @@ from core.store.run_store import RunStore
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
 from tests.child_runs import crash_when, step_started
+from tests.pg import on_both_backends
 
-pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
+# every test once on SQLite and once on PostgreSQL (the store and DBOS's tables alike)
+pytestmark = [pytest.mark.usefixtures("dbos_of_the_module"), on_both_backends]
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -84,8 +86,9 @@ def slow_plan() -> Plan:
 
 
 @pytest.fixture
-def runner():
+def runner(db_url):
     made = Runner(RunStore(), poll_s=0.05)
+    assert made.store.url == db_url  # the backend under test
     yield made
     made.shutdown()
     made.store.close()
