@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import socket
 
-from core.runs.executors import embedded_executor_id, executor_gone
+from core.runs.executors import _start_time, embedded_executor_id, executor_gone
 from core.runs.recovery import recover_interrupted
 from tests.stored_runs import three_calcs
 
@@ -34,3 +34,13 @@ def test_only_an_embedded_process_of_this_host_can_be_seen_gone():
     assert not executor_gone(f"embedded:{socket.gethostname()}:{os.getpid()}")
     assert not executor_gone("worker-a")  # a worker: not seen from here
     assert not executor_gone("") and not executor_gone("embedded:host:notapid")
+
+
+def test_a_reused_pid_is_another_process():
+    """A restarted container has the dead process's host name and pid: the start time in
+    the id tells them apart, so its runs are not taken for the new process's own."""
+    host, parent = socket.gethostname(), os.getppid()
+    started = _start_time(parent)
+    assert started  # Linux: /proc tells it
+    assert not executor_gone(f"embedded:{host}:{parent}:{started}")  # the same process
+    assert executor_gone(f"embedded:{host}:{parent}:1")  # its pid, another start

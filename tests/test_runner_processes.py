@@ -182,3 +182,45 @@ def test_a_process_exits_while_a_run_waits_and_a_later_resume_continues_it(tmp_p
     assert record.plan.step("s2").result["value"] == 5
     runner.shutdown()
     runner.store.close()
+
+
+EXITING_MID_RUN = r'''
+import time
+from core.execution.scheduler import RunOptions
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.runs.runner import Runner
+from core.store.run_store import RunStore
+from core.tools.catalog import default_registry
+
+steps = [Step(id=f"s{i}", description="add", tool="calculate", args={"expression": f"{i}+1"},
+              depends_on=[f"s{i - 1}"] if i else []) for i in range(300)]
+runner = Runner(RunStore())
+print(runner.start("chain", Plan(goal="chain", steps=steps), engine=Engine(default_registry()),
+                   settings_public={"offline": True}), flush=True)
+time.sleep(1.0)  # then the main thread ends, the runner left open: the process exits
+'''
+
+
+def test_a_process_exiting_between_steps_leaves_its_run_paused_and_resumable(store):
+    """Python stops its thread pools before the exit watch pauses the run: a step the run
+    cannot start any more stops it where it is (paused), never ends it failed."""
+    done = subprocess.run([sys.executable, "-c", EXITING_MID_RUN], capture_output=True,
+                          text=True, timeout=120, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    run_id = done.stdout.split()[0]
+    record = store.get_run(run_id)
+    assert record.status == "paused", kinds(store, run_id)
+    finished = sum(step.status == "completed" for step in record.plan.steps)
+    assert 0 < finished < 300  # it stopped part-way
+    runner = Runner(store, poll_s=0.05)
+    try:
+        runner.resume(run_id)
+        record = runner.wait(run_id, timeout=120)
+    finally:
+        runner.close()
+    assert record.status == "completed"
+    assert [step.result["value"] for step in record.plan.steps] == list(range(1, 301))
+    assert kinds(store, run_id).count("step_started") == 300  # none ran twice

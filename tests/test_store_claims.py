@@ -114,3 +114,15 @@ def assert_store_error(call) -> None:
     with pytest.raises(StoreError, match="check PLANBOARD_DB_URL") as info:
         call()
     assert re.search(MISSING_TABLE, str(info.value)) and "\n" not in str(info.value)
+
+
+def test_a_cancel_of_a_run_seen_stopped_does_not_land_once_it_was_resumed(store):
+    """A person cancels a run seen interrupted while another resumes it: the cancel is
+    fenced on the status it saw, so it never records a run that is running again."""
+    run_id = stopped_run(store, "interrupted", workflow_id="wf-1")
+    store.claim_run(run_id, {"interrupted"}, workflow_id="wf-1")  # the resume wins
+    with pytest.raises(StoreError):
+        store.cancel_unowned(run_id, reason="cancelled while interrupted",
+                             allowed={"interrupted"})
+    assert store.get_run(run_id).status == "running"
+    assert "cancelled" not in [e.kind for e in store.events(run_id)]

@@ -294,6 +294,11 @@ TEXTS: dict[str, tuple[str, str]] = {
                               "python -m core worker",
                               "无法使用运行队列（{error}）；请先在同一个 PLANBOARD_HOME 或 "
                               "PLANBOARD_DB_URL 上启动工作进程：python -m core worker"),
+    "run.engine_unavailable": ("the run engine's database cannot be used ({error}); check "
+                               "that PLANBOARD_HOME (or PLANBOARD_DB_URL) is writable and "
+                               "its database reachable, then try again",
+                               "无法使用运行引擎的数据库（{error}）；请检查 PLANBOARD_HOME（或 "
+                               "PLANBOARD_DB_URL）可写、其数据库可访问，然后重试"),
     "run.runner_closed": ("this runner is closed; open a new one to start or resume runs",
                           "运行器已关闭；请打开新的运行器来开始或继续运行"),
     "lesson.not_found": ("no lesson {lesson_id}; list them with: python -m core lessons",

@@ -122,11 +122,11 @@ def submit(store: RunStore, request: str, plan: Plan, *, settings_public: dict[s
     import core.runs.durable as durable
     from core.runs.workflow import RUN_WORKFLOW
 
-    _engine(durable.workflow_status, "")  # fails (and records nothing) when unreachable
+    _queue(durable.workflow_status, "")  # fails (and records nothing) when unreachable
     new = record_new_run(store, request, plan, options=options, settings_public=settings_public,
                          planning_usage=planning_usage, drafted=drafted, workflow=True)
     try:
-        _engine(durable.enqueue, RUN_WORKFLOW, new.run_id, new.run_id)
+        _queue(durable.enqueue, RUN_WORKFLOW, new.run_id, new.run_id)
     except StoreError as exc:
         store.set_status(new.run_id, "failed", event=RunEvent(
             kind="run_finished", plan_version=new.plan.version,
@@ -165,8 +165,9 @@ def decide(store: RunStore, run_id: str, verb: str, target: str) -> None:
     _send(_steerable(store, run_id, verb), f"{verb}:{target}")
 
 
-# A run claimed this recently whose workflow DBOS does not know yet is being started by the
-# claimer (milliseconds); a claimer that died in between leaves it to a resume after this.
+# A run claimed this recently whose workflow DBOS does not show running yet is being started
+# or taken over by its claimer (milliseconds); a claimer that died in between leaves it to a
+# resume after this.
 STARTING_S = 10.0
 
 # A worker that has not answered a cancel for this long is taken for gone: a step ends
@@ -191,7 +192,8 @@ def cancel(store: RunStore, run_id: str, timeout: float = 30.0, *,
     if record.status in TERMINAL_STATUSES:
         raise StoreError(msg("run.nothing_to_cancel", run_id=run_id,
                              status=msg(f"run_status.{record.status}")))
-    if _engine(durable.workflow_status, run_id) not in _QUEUED:
+    workflow_id = record.workflow_id or run_id
+    if _engine(durable.workflow_status, workflow_id) not in _QUEUED:
         _send(record, "cancel")
         record = _follow(store, run_id, lambda found: found.status in TERMINAL_STATUSES,
                          timeout, poll_s)
@@ -200,7 +202,7 @@ def cancel(store: RunStore, run_id: str, timeout: float = 30.0, *,
         reason = f"cancelled while {record.status}; its worker did not answer"
     else:
         reason = f"cancelled while {record.status}, before a worker took it"
-    _engine(durable.cancel_workflow, run_id)
+    _engine(durable.cancel_workflow, workflow_id)
     return _record_cancelled(store, run_id, reason)
 
 
@@ -211,14 +213,20 @@ def cancel_stopped(store: RunStore, record: RunRecord) -> RunRecord:
 
     if record.workflow_id is not None and _engine(durable.workflow_state, record.workflow_id):
         _engine(durable.cancel_workflow, record.workflow_id)
-    return _record_cancelled(store, record.run_id, f"cancelled while {record.status}")
+    return _record_cancelled(store, record.run_id, f"cancelled while {record.status}",
+                             allowed={record.status})
 
 
-def _record_cancelled(store: RunStore, run_id: str, reason: str) -> RunRecord:
-    """The store's side of a cancel nobody else records (the workflow is cancelled)."""
+def _record_cancelled(store: RunStore, run_id: str, reason: str,
+                      allowed: set[str] | None = None) -> RunRecord:
+    """The store's side of a cancel nobody else records (the workflow is cancelled);
+    ``allowed``: the statuses the run may still be in (else it ended, or was resumed,
+    meanwhile: how it is now stands, and is returned)."""
     try:
-        return store.cancel_unowned(run_id, reason=reason)
-    except StoreError:  # it ended meanwhile: how it ended stands
+        if allowed is None:
+            return store.cancel_unowned(run_id, reason=reason)
+        return store.cancel_unowned(run_id, reason=reason, allowed=allowed)
+    except StoreError:
         return store.get_run(run_id)
 
 
@@ -247,9 +255,9 @@ def start_on_queue(workflow_id: str, run_id: str, *, fresh: bool) -> None:
     from core.runs.workflow import RUN_WORKFLOW
 
     if fresh:
-        _engine(durable.enqueue, RUN_WORKFLOW, workflow_id, run_id)
+        _queue(durable.enqueue, RUN_WORKFLOW, workflow_id, run_id)
     else:
-        _engine(durable.resume_on_queue, workflow_id)
+        _queue(durable.resume_on_queue, workflow_id)
 
 
 def is_executing(record: RunRecord) -> bool:
@@ -261,10 +269,14 @@ def is_executing(record: RunRecord) -> bool:
     if record.workflow_id is None:
         return False
     found = _engine(durable.workflow_state, record.workflow_id)
-    if found is None:  # claimed a moment ago by a process that is starting it
-        return (record.status in ACTIVE_STATUSES
-                and time.time() - record.updated_at.timestamp() < STARTING_S)
-    return found[0] in ("PENDING", "ENQUEUED") and not durable.executor_gone(found[1])
+    if found is not None and (found[0] == "ENQUEUED" or (
+            found[0] == "PENDING" and not durable.executor_gone(found[1]))):
+        return True  # queued (for whoever takes it next), or a live process runs it
+    # none, stopped, or left by an ended process: unless its claimer, a moment ago, is
+    # starting it or taking it over (then DBOS does not show it running yet)
+    started = record.claimed_at or record.created_at  # the claim, or the creation
+    return (record.status in ACTIVE_STATUSES
+            and time.time() - started.timestamp() < STARTING_S)
 
 
 def can_continue(workflow_id: str | None) -> bool:
@@ -282,7 +294,7 @@ def unfinished_runs(worker: str) -> list[str]:
     """The runs that worker ``worker`` took and did not finish."""
     import core.runs.durable as durable
 
-    return _engine(durable.unfinished_workflows, worker)
+    return _queue(durable.unfinished_workflows, worker)
 
 
 def hand_over(run_id: str) -> None:
@@ -290,7 +302,7 @@ def hand_over(run_id: str) -> None:
     recorded step. Only for a run whose worker is gone: nothing checks that it is."""
     import core.runs.durable as durable
 
-    _engine(durable.resume_on_queue, run_id)
+    _queue(durable.resume_on_queue, run_id)
 
 
 # ---- following ------------------------------------------------------------------------------
@@ -323,9 +335,21 @@ def _follow(store: RunStore, run_id: str, until: Callable[[RunRecord], bool],
 # ---- the engine's failures --------------------------------------------------------------------
 
 def _engine(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``call`` into DBOS; its database failures become one StoreError saying what to do."""
+    """``call`` into DBOS; its database failures become one StoreError saying what to do
+    (in workers mode: reach the workers' queue)."""
+    queue = execution_mode() == "workers"
+    return _reaching("run.queue_unavailable" if queue else "run.engine_unavailable",
+                     call, *args, **kwargs)
+
+
+def _queue(call: Callable[..., T], *args: Any) -> T:
+    """``call`` into the workers' queue; its failures say to start a worker."""
+    return _reaching("run.queue_unavailable", call, *args)
+
+
+def _reaching(key: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     try:
         return call(*args, **kwargs)
     except SQLAlchemyError as exc:
         cause = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-        raise StoreError(msg("run.queue_unavailable", error=cause)) from None
+        raise StoreError(msg(key, error=cause)) from None

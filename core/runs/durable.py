@@ -50,6 +50,7 @@ __all__ = [
     "shutdown",
     "start_here",
     "system_database_url",
+    "take_over_here",
     "unfinished_workflows",
     "worker_executor_id",
     "worker_name",
@@ -167,21 +168,23 @@ def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Lau
             # else DBOS adds a console handler bound to the stderr of the moment (a closed
             # stream once it is swapped) and stops propagation: its records go where ours go
             dbos_log.addHandler(logging.NullHandler())
+            dbos_log.addFilter(_quiet_deliberate_stops)
         DBOS(config=_config(url, wanted))
         own = own_queue(wanted)
+        worker = bool(worker_name(wanted))
         # a failed launch logs its tracebacks: the caller says what failed in one line
         dbos_log.setLevel(logging.CRITICAL)
         try:
-            # every process serves the shared queue; a worker also its own, which no
-            # other process serves (a process not told which queues serves them all)
-            DBOS.listen_queues([RUNS_QUEUE, *([own] if own else [])])
-            if own:
+            # every process serves the shared queue and its own, which no other process
+            # serves (a process not told which queues to serve serves them all)
+            DBOS.listen_queues([RUNS_QUEUE, own])
+            if worker:
                 _take_back(url, wanted, own)
             DBOS.launch()
-            # after launch: the queue's settings live in the system database
-            for queue in (RUNS_QUEUE, *([own] if own else [])):
-                DBOS.register_queue(queue, worker_concurrency=run_slots,
-                                    polling_interval_sec=_QUEUE_POLL_S)
+            # after launch: the queue's settings live in the system database. An embedded
+            # process registers its own queue only when it takes a run over (one row each)
+            for queue in (RUNS_QUEUE, *([own] if worker else [])):
+                _register(queue, run_slots)
         except BaseException:
             # else the next DBOS(config=…) silently returns this half-launched one
             DBOS.destroy(destroy_registry=False)
@@ -192,11 +195,27 @@ def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Lau
         return _running.launched
 
 
-def own_queue(executor_id: str) -> str | None:
-    """The queue only worker ``executor_id`` serves (None for an embedded process): its
-    unfinished runs wait there when it restarts, for it to finish them itself."""
-    name = worker_name(executor_id)
-    return f"{RUNS_QUEUE}@{name}" if name else None
+def own_queue(executor_id: str) -> str:
+    """The queue only ``executor_id`` serves: a worker's unfinished runs wait there when
+    it restarts, for it to finish them itself; a run an embedded process takes over
+    waits there for that process (whose caller lent it an engine and a listener)."""
+    return f"{RUNS_QUEUE}@{executor_id}"
+
+
+def _register(queue: str, run_slots: int = RUN_SLOTS) -> None:
+    DBOS.register_queue(queue, worker_concurrency=run_slots,
+                        polling_interval_sec=_QUEUE_POLL_S)
+
+
+def take_over_here(workflow_id: str) -> None:
+    """Continue an unfinished workflow in this (launched) process, after its last recorded
+    step, through this process's own queue. Only for a workflow nobody executes (the
+    caller has claimed its run)."""
+    if _running is None:
+        raise RuntimeError("DBOS is not launched in this process")
+    own = own_queue(_running.launched.executor_id)
+    _register(own)  # harmless when it is registered already
+    _dbos_client().resume_workflow(workflow_id, queue_name=own)
 
 
 def _take_back(url: str, executor_id: str, queue: str) -> None:
@@ -214,6 +233,17 @@ def _take_back(url: str, executor_id: str, queue: str) -> None:
             client.resume_workflow(found.workflow_id, queue_name=queue)
     finally:
         client.destroy()
+
+
+_DELIBERATE_STOPS = {"DBOSWorkflowCancelledError", "DBOSAwaitedWorkflowCancelledError",
+                     "RunSuspended"}
+
+
+def _quiet_deliberate_stops(record: logging.LogRecord) -> bool:
+    """Drop DBOS's tracebacks for workflows PlanBoard stopped on purpose (a person's
+    cancel, a closing process): nothing failed, and users see no tracebacks."""
+    error = record.exc_info[1] if record.exc_info else None
+    return type(error).__name__ not in _DELIBERATE_STOPS
 
 
 def is_launched() -> bool:

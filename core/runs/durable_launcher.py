@@ -28,6 +28,7 @@ from core.execution.control import ControlWake
 from core.execution.executor import StepOutcome
 from core.execution.launcher import Finished, StepHandle, StepWork, finished
 from core.plan.model import Plan, Step
+from core.runs.attachments import RunSuspended
 from core.runs.durable import CONTROL_TOPIC
 
 __all__ = ["IDLE_WAIT_S", "MAIL_EVERY_S", "DurableLauncher", "EngineFault", "engine_call",
@@ -113,9 +114,12 @@ class DurableLauncher:
         self._launched += 1
         reservation = engine_call(DBOS.reserve_step)  # in launch order, as on a replay
         context = contextvars.copy_context()  # the workflow's context, for the thread
-        future = self._pool.submit(context.run, reservation.run,
-                                   {"name": f"step:{step.id}:v{plan.version}"},
-                                   self._permitted, plan, step, key)
+        try:
+            future = self._pool.submit(context.run, reservation.run,
+                                       {"name": f"step:{step.id}:v{plan.version}"},
+                                       self._permitted, plan, step, key)
+        except RuntimeError as exc:  # the interpreter is exiting: it starts no thread
+            raise RunSuspended(f"step {step.id} not started: {exc}") from None
         self._running[handle.seq] = (future, handle)
         return handle
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 
 from core.errors import ConfigError
 
@@ -21,29 +22,44 @@ _MAX_WORKER_NAME = 64
 
 def embedded_executor_id() -> str:
     """This process's id: unique among live processes, since two live processes under one
-    id recover each other's running workflows and run a step twice at once."""
-    return f"{_EMBEDDED_PREFIX}{socket.gethostname()}:{os.getpid()}"
+    id recover each other's running workflows and run a step twice at once. It holds the
+    process's start time where the system tells it: a restarted container reuses its host
+    name and pid, and must not take the dead process's runs for its own."""
+    pid = os.getpid()
+    started = _start_time(pid)
+    return f"{_EMBEDDED_PREFIX}{socket.gethostname()}:{pid}" + (f":{started}" if started else "")
 
 
 def executor_gone(executor_id: str) -> bool:
-    """True when ``executor_id`` names an embedded process of this host that has ended.
+    """True when ``executor_id`` names an embedded process of this host that has ended
+    (its pid is free, or now belongs to a process started at another time).
 
     A worker, or a process of another host, cannot be seen from here: False.
     """
     if not executor_id.startswith(_EMBEDDED_PREFIX):
         return False
-    host, _, pid = executor_id[len(_EMBEDDED_PREFIX):].rpartition(":")
+    host, pid, started = [*executor_id[len(_EMBEDDED_PREFIX):].split(":"), ""][:3]
     if host != socket.gethostname() or not pid.isdigit():
         return False
-    if int(pid) == os.getpid():
+    if executor_id == embedded_executor_id():
         return False
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:
         return True
     except PermissionError:  # another user's live process
-        return False
-    return False
+        pass
+    return bool(started) and _start_time(int(pid)) not in ("", started)
+
+
+def _start_time(pid: int) -> str:
+    """When process ``pid`` started, in clock ticks since boot (Linux); empty elsewhere."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    fields = stat.rpartition(")")[2].split()  # after the command name, which may hold spaces
+    return fields[19] if len(fields) > 19 else ""
 
 
 def worker_name(executor_id: str) -> str:

@@ -35,7 +35,7 @@ class LocalRuns:
     def execute(self, run_id: str, workflow_id: str, loan: Attached, *,
                 take_over: bool = False) -> None:
         """Run the workflow on this process's DBOS, lending it ``loan`` (``take_over``:
-        continue it from its record, through the runs queue)."""
+        continue it from its record, through this process's own queue)."""
         import core.runs.durable as durable
         from core.runs.workflow import run_workflow
 
@@ -46,7 +46,7 @@ class LocalRuns:
         attach(workflow_id, loan)
         try:
             if take_over:
-                durable.resume_on_queue(workflow_id)
+                durable.take_over_here(workflow_id)
             else:
                 durable.start_here(run_workflow, workflow_id, run_id, False)  # not queued
         except BaseException:
@@ -74,9 +74,9 @@ class LocalRuns:
                     if not loan.ended.is_set()]
 
     def suspend(self, timeout: float) -> None:
-        """Stop the workflows still running here where they wait (a step in flight ends
-        there, its result dropped); DBOS keeps them unfinished (cancelled). Waits up to
-        ``timeout`` (at most :data:`SUSPEND_WAIT_S`) for their threads to end."""
+        """Stop the workflows still running here where they wait, or after the step they
+        are in; DBOS keeps them unfinished (cancelled). Waits up to ``timeout`` (at most
+        :data:`SUSPEND_WAIT_S`) for their threads to end."""
         import core.runs.durable as durable
         from core.runs.workflow import SUSPEND
 
@@ -87,9 +87,8 @@ class LocalRuns:
         for workflow_id, loan in running:
             loan.suspended.set()
             durable.send_control(workflow_id, SUSPEND)
-            # cancelled before its thread ends: at exit, the interpreter leaves as soon as
-            # the last workflow thread ends, and would not wait for a cancel after it
-            durable.cancel_workflow(workflow_id)
+        # each stops at its next mailbox read (after a step still in flight), records
+        # itself paused and cancels its own workflow (core.runs.workflow._stopped_here)
         deadline = time.monotonic() + min(timeout, SUSPEND_WAIT_S)
         for workflow_id, loan in running:
             loan.ended.wait(max(0.0, deadline - time.monotonic()))

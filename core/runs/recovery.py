@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from core.execution.events import RunEvent
+from core.runs.dispatch import STARTING_S
 from core.runs.executors import executor_gone
 from core.store.run_store import RunRecord, RunStore
 
@@ -46,6 +48,8 @@ def recover_interrupted(store: RunStore) -> list[str]:
 
 
 def _process_gone(record: RunRecord) -> bool:
+    if record.claimed_at is not None and time.time() - record.claimed_at.timestamp() < STARTING_S:
+        return False  # its claimer is starting it, or taking it over, right now
     if record.workflow_id is None:
         return executor_gone(str(record.options.get("executor") or ""))
     import core.runs.durable as durable  # slow to import: only for workflow runs

@@ -24,7 +24,7 @@ from typing import Any
 import core.runs.dispatch as dispatch
 from core.base.messages import msg
 from core.base.usage import Usage
-from core.errors import StoreError
+from core.errors import ConfigError, StoreError
 from core.execution.events import EventSink, RunEvent
 from core.execution.scheduler import RunOptions
 from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES, statuses_allowing
@@ -198,9 +198,20 @@ class Runner:
 
     @staticmethod
     def _launch_engine() -> None:
+        """DBOS in this process; ConfigError (one line) when its database cannot be used."""
+        import sqlite3
+
+        from dbos import error as dbos_errors
+        from sqlalchemy.exc import SQLAlchemyError
+
         import core.runs.durable as durable
 
-        durable.launch(durable.embedded_executor_id())
+        try:
+            durable.launch(durable.embedded_executor_id())
+        except (SQLAlchemyError, sqlite3.Error, dbos_errors.DBOSException, OSError) as exc:
+            cause = (str(getattr(exc, "orig", None) or exc) or type(exc).__name__)
+            raise ConfigError(msg("run.engine_unavailable",
+                                  error=cause.splitlines()[0])) from None
 
     # ---- steering -------------------------------------------------------------------
 

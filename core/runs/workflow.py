@@ -234,6 +234,9 @@ def run_workflow(run_id: str, queued: bool = True) -> str:
         if "superseded" in loaded:
             return str(loaded["superseded"])  # the run is another workflow's: leave it
         return _execute(run_id, loaded, loan, queued)
+    except RunSuspended:
+        _stopped_here(run_id, workflow_id)
+        raise
     except EngineFault as fault:
         # not a stopping engine nor a cancel: the record and the code differ
         if durable.is_launched() and not _cancelled(workflow_id):
@@ -252,8 +255,22 @@ def run_workflow(run_id: str, queued: bool = True) -> str:
 
 
 def _cancelled(workflow_id: str) -> bool:
-    found = DBOS.get_workflow_status(workflow_id)
-    return found is not None and found.status == "CANCELLED"
+    """Asked through the client: in workflow code DBOS would record the question."""
+    found = durable.workflow_state(workflow_id)
+    return found is not None and found[0] == "CANCELLED"
+
+
+def _stopped_here(run_id: str, workflow_id: str) -> None:
+    """The run stopped where it was because its process closes: an active run is recorded
+    paused (``resume`` continues it), and its workflow cancelled before this thread
+    ends (at exit, the interpreter leaves once the last such thread has ended)."""
+    store = _store()
+    record = store.get_run(run_id)
+    if record.status in ("running", "waiting_confirmation"):
+        store.set_status(run_id, "paused", event=RunEvent(
+            kind="paused", plan_version=record.plan.version if record.plan else 1,
+            data={"reason": "its process closed"}))
+    durable.cancel_workflow(workflow_id)
 
 
 def _execute(run_id: str, loaded: dict[str, Any], loan: Attached, queued: bool) -> str:

@@ -82,7 +82,7 @@ class RunClaims:
         at = utc_now()
         with self.engine.begin() as conn:
             self._take(conn, record, allowed, verb="run", values=dict(
-                status="running", finished_at=None, workflow_id=workflow_id))
+                status="running", finished_at=None, workflow_id=workflow_id, claimed_at=at))
             if options is not None:
                 update_run(conn, run_id, options=scrub_settings(options))
             if plan is not None:
@@ -91,18 +91,20 @@ class RunClaims:
             for event in events:
                 insert_event(conn, run_id, event)
 
-    def cancel_unowned(self, run_id: str, *, reason: str) -> RunRecord:
+    def cancel_unowned(self, run_id: str, *, reason: str,
+                       allowed: Collection[str] = UNFINISHED_STATUSES) -> RunRecord:
         """Cancel a run no process executes (its workflow is cancelled or gone): its
         unfinished steps end skipped, at once.
 
         The status, the plan snapshot (pending and orphaned running steps skipped as
         "cancelled by a person") and a ``cancelled`` event are one transaction; StoreError
-        when the run has ended meanwhile.
+        when the run has left ``allowed`` meanwhile (it ended, or someone resumed it: pass
+        the status it was seen in, so that a cancel never lands on a run just resumed).
         """
         record = self.get_run(run_id)
         at = utc_now()
         with self.engine.begin() as conn:
-            self._take(conn, record, UNFINISHED_STATUSES, verb="cancel",
+            self._take(conn, record, allowed, verb="cancel",
                        values=dict(status="cancelled", finished_at=at))
             latest = conn.execute(
                 sa.select(plan_versions.c.plan).where(plan_versions.c.run_id == run_id)

@@ -164,6 +164,11 @@ def _v6_runs_on_dbos(conn: Connection) -> None:
     ).values(status="interrupted"))
 
 
+def _v7_claim_times(conn: Connection) -> None:
+    """When a run was last claimed: its claimer starts its workflow a moment later."""
+    _add_column(conn, runs, "claimed_at")
+
+
 LESSON_TEXT_INDEX = "lessons_text_unique"
 MIGRATIONS: list[Migration] = [
     (1, "runs, plan versions, events", _v1_initial),
@@ -173,6 +178,7 @@ MIGRATIONS: list[Migration] = [
     (4, "the source of every plan version", _v4_version_sources),
     (5, "workflow ids of runs, replay keys of events", _v5_workflows_and_replay_keys),
     (6, "runs on DBOS: no owner columns, legacy unfinished runs interrupted", _v6_runs_on_dbos),
+    (7, "claim times of runs", _v7_claim_times),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -136,6 +136,7 @@ class RunRecord(BaseModel):
     answer: str | None = None
     usage: Usage = Field(default_factory=Usage)
     workflow_id: str | None = None  # the DBOS workflow executing it; None: not started yet
+    claimed_at: datetime | None = None  # when a process last claimed it to continue it
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None = None
@@ -217,6 +218,8 @@ runs = sa.Table(
     sa.Column("event_seq", sa.Integer, nullable=False, server_default="0"),
     # added by migration 5: the DBOS workflow executing the run (NULL: not started yet)
     sa.Column("workflow_id", sa.String(255)),
+    # added by migration 7: when a process last claimed the run to continue it
+    sa.Column("claimed_at", _TS),
 )
 
 plan_versions = sa.Table(
@@ -333,6 +336,7 @@ def record_from_row(row: Any, plan: Plan | None, versions: int) -> RunRecord:
         run_id=row["id"], request=row["request"], settings=row["settings"] or {},
         options=row["options"] or {}, status=row["status"], answer=row["answer"],
         usage=Usage.model_validate(row["usage"] or {}), workflow_id=row["workflow_id"],
+        claimed_at=as_utc(row["claimed_at"]),
         created_at=as_utc(row["created_at"]),
         updated_at=as_utc(row["updated_at"]), finished_at=as_utc(row["finished_at"]),
         plan=plan, versions=versions,
