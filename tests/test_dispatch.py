@@ -8,6 +8,8 @@ the module ends.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from dbos import DBOS
 
@@ -217,7 +219,10 @@ def test_the_runner_submits_to_the_workers_under_workers_mode(launched, store, m
 
 def test_a_short_cancel_only_asks_and_the_worker_records_the_cancellation(launched, store):
     run_id = submit(store, refund_plan(), step_delay_s=3.0)  # s1 paced: the refund is far
-    assert await_status(store, run_id, {"running"}) == "running"
+    deadline = time.monotonic() + TIMEOUT_S
+    while "step_started" not in kinds(store, run_id):  # s1 under way, in its pace
+        assert time.monotonic() < deadline, kinds(store, run_id)
+        time.sleep(0.02)
 
     asked = dispatch.cancel(store, run_id, timeout=0.05, poll_s=0.01)  # the dashboard's click
     assert asked.status == "running"

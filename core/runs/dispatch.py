@@ -32,6 +32,7 @@ from core.execution.scheduler import RunOptions
 from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES
 from core.plan.diff import diff_plans
 from core.plan.model import Plan
+from core.store.claims import STARTING_S
 from core.store.run_store import RunRecord, RunStore
 
 __all__ = [
@@ -164,11 +165,6 @@ def decide(store: RunStore, run_id: str, verb: str, target: str) -> None:
     approve_version or reject_version (``target`` a version number)."""
     _send(_steerable(store, run_id, verb), f"{verb}:{target}")
 
-
-# A run claimed this recently whose workflow DBOS does not show running yet is being started
-# or taken over by its claimer (milliseconds); a claimer that died in between leaves it to a
-# resume after this.
-STARTING_S = 10.0
 
 # A worker that has not answered a cancel for this long is taken for gone: a step ends
 # within it, or the worker is dead (an LLM call of a local model may take longer: then the

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from core.execution.events import RunEvent
-from core.runs.dispatch import STARTING_S
 from core.runs.executors import executor_gone
+from core.store.claims import STARTING_S
 from core.store.run_store import RunRecord, RunStore
 
 if TYPE_CHECKING:

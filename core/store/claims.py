@@ -43,9 +43,13 @@ from core.store.schema import (
     utc_now,
 )
 
-__all__ = ["CANCELLED_STEP", "RunClaims"]
+__all__ = ["CANCELLED_STEP", "STARTING_S", "RunClaims"]
 
 CANCELLED_STEP = "cancelled by a person"
+# A run claimed this recently whose workflow DBOS does not show running yet is being started
+# or taken over by its claimer (milliseconds); a claimer that died in between leaves it to a
+# resume after this.
+STARTING_S = 10.0
 
 
 @guard_public_methods
