@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+from core.execution.scheduler import RunOptions
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
@@ -124,6 +125,7 @@ def test_sigkill_during_a_side_effect_resumes_with_the_same_idempotency_key(tmp_
 
 EXIT_SCRIPT = r'''
 from core.llm.engine import Engine
+from core.execution.scheduler import RunOptions
 from core.plan.model import Plan, Step
 from core.runs.runner import open_runner
 from core.execution.scheduler import RunOptions
@@ -188,6 +190,7 @@ EXITING_MID_RUN = r'''
 import time
 from core.execution.scheduler import RunOptions
 from core.llm.engine import Engine
+from core.execution.scheduler import RunOptions
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
@@ -224,3 +227,61 @@ def test_a_process_exiting_between_steps_leaves_its_run_paused_and_resumable(sto
     assert record.status == "completed"
     assert [step.result["value"] for step in record.plan.steps] == list(range(1, 301))
     assert kinds(store, run_id).count("step_started") == 300  # none ran twice
+
+
+IDLE_PROCESS = r'''
+import time
+import core.runs.workflow  # the run workflow, registered before the launch
+from core.runs import durable
+durable.launch(durable.embedded_executor_id())
+print("up", flush=True)
+time.sleep(120)
+'''
+
+
+def test_a_resume_is_executed_by_the_process_that_asked(store):
+    """Another process of the same home (an idle dashboard) has DBOS running too: the runs
+    this one resumes still come back here, with the engine and listener it lends them."""
+    from core.runs import durable
+    from tests.durable_runs import TIMEOUT_S
+
+    plan = Plan(goal="refund", steps=[
+        Step(id="s1", description="refund", tool="refund", args={"order_id": "88231"})])
+    gate = Gate()
+    first = Runner(store, poll_s=0.05)
+    run_ids = []
+    for _ in range(4):
+        run_id = first.start("refund", plan, engine=gate.engine(),
+                             options=RunOptions(confirm_side_effects=True))
+        first.wait(run_id, timeout=TIMEOUT_S, until_confirmation=True)
+        run_ids.append(run_id)
+    first.close()  # paused, stopped where they wait
+    idle = subprocess.Popen([sys.executable, "-c", IDLE_PROCESS], stdout=subprocess.PIPE,
+                            text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert idle.stdout.readline().strip() == "up"
+        second = Runner(store, poll_s=0.05)
+        heard: list[str] = []
+        try:
+            for run_id in run_ids:
+                assert store.get_run(run_id).status == "paused"
+                second.resume(run_id, engine=gate.engine(),
+                              on_event=lambda event, run_id=run_id: heard.append(run_id))
+            for run_id in run_ids:
+                assert second.wait(run_id, timeout=TIMEOUT_S,
+                                   until_confirmation=True).status == "waiting_confirmation"
+                second.confirm(run_id, "s1")
+                assert second.wait(run_id, timeout=TIMEOUT_S).status == "completed"
+        finally:
+            second.close()
+    finally:
+        stop(idle)
+    here = durable.embedded_executor_id()
+    assert {durable.workflow_state(run_id)[1] for run_id in run_ids} == {here}
+    # taken over through this process's own queue, which no other process serves
+    from dbos import DBOS
+
+    taken = DBOS.list_workflows(workflow_ids=run_ids, load_input=False, load_output=False)
+    assert {found.queue_name for found in taken} == {durable.own_queue(here)}
+    assert set(heard) == set(run_ids)  # the listener lent here heard every one
+    assert len(gate.keys) == 4  # each refund once, by the engine lent here
