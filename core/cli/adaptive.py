@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from contextlib import nullcontext
 from typing import Any
 
 from core.cli.output import ask, print_json, print_progress, short
@@ -85,11 +86,11 @@ def cmd_followup(args: argparse.Namespace) -> int:
     started = time.monotonic()
     if execution_mode() == "workers":  # a worker executes it: its events come from the store
         seen = max((event.seq for event in runner.store.events(record.run_id)), default=0)
-        runner.follow_up(record.run_id, args.request, engine=engine, prepared=(plan, usage))
-        with printing_events(runner.store, record.run_id, out, after=seen):
-            finished = runner.wait(record.run_id)
+        following, on_event = printing_events(runner.store, record.run_id, out, after=seen), None
     else:
-        runner.follow_up(record.run_id, args.request, engine=engine, prepared=(plan, usage),
-                         on_event=lambda event: print_progress(event, out))
+        following, on_event = nullcontext(), lambda event: print_progress(event, out)
+    runner.follow_up(record.run_id, args.request, engine=engine, prepared=(plan, usage),
+                     on_event=on_event)
+    with following:
         finished = runner.wait(record.run_id)
     return report_run(finished, args.json, started, out, None)

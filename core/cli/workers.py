@@ -34,8 +34,8 @@ def add_worker_commands(subparsers: Any) -> None:
         "worker", help="execute the runs submitted to the run queue until stopped")
     worker.add_argument("--name", help="a stable name for this worker (default: the host "
                                        "name), held by one live worker at a time; "
-                                       "restarted under it, its unfinished runs go back "
-                                       "to the queue")
+                                       "restarted under it, it finishes its unfinished "
+                                       "runs")
     worker.add_argument("--concurrency", type=bounded_int(1, 256), default=DEFAULT_CONCURRENCY,
                         help="plan steps working at once (runs waiting for a person hold none)")
     worker.set_defaults(handler=cmd_worker)
@@ -75,8 +75,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
         hold_worker_name(name, durable.system_database_url())
         launched = durable.launch(name)
     except (SQLAlchemyError, sqlite3.Error, dbos_errors.DBOSException) as exc:
-        cause = (str(getattr(exc, "orig", None) or exc) or type(exc).__name__).splitlines()[0]
-        raise ConfigError(msg("run.worker_cannot_start", name=name, error=cause)) from None
+        raise ConfigError(msg("run.worker_cannot_start", name=name,
+                              error=durable.failure_cause(exc))) from None
     print(say("worker_ready", name=launched.executor_id, database=launched.database,
               concurrency=args.concurrency), flush=True)
     stop.wait()

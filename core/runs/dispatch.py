@@ -18,9 +18,9 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -29,11 +29,14 @@ from core.base.usage import Usage
 from core.errors import ConfigError, StoreError
 from core.execution.events import RunEvent
 from core.execution.scheduler import RunOptions
-from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES
+from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES, UNFINISHED_STATUSES
 from core.plan.diff import diff_plans
 from core.plan.model import Plan
 from core.store.claims import STARTING_S
 from core.store.run_store import RunRecord, RunStore
+
+if TYPE_CHECKING:
+    from core.runs.attachments import Attached
 
 __all__ = [
     "EXECUTION_MODES",
@@ -214,13 +217,11 @@ def cancel_stopped(store: RunStore, record: RunRecord) -> RunRecord:
 
 
 def _record_cancelled(store: RunStore, run_id: str, reason: str,
-                      allowed: set[str] | None = None) -> RunRecord:
+                      allowed: Collection[str] = UNFINISHED_STATUSES) -> RunRecord:
     """The store's side of a cancel nobody else records (the workflow is cancelled);
     ``allowed``: the statuses the run may still be in (else it ended, or was resumed,
     meanwhile: how it is now stands, and is returned)."""
     try:
-        if allowed is None:
-            return store.cancel_unowned(run_id, reason=reason)
         return store.cancel_unowned(run_id, reason=reason, allowed=allowed)
     except StoreError:
         return store.get_run(run_id)
@@ -305,26 +306,35 @@ def hand_over(run_id: str) -> None:
 
 def wait(store: RunStore, run_id: str, timeout: float | None = None, *,
          until_confirmation: bool = False, poll_s: float = 0.2,
-         stop: threading.Event | None = None) -> RunRecord:
+         stop: threading.Event | None = None, loan: Attached | None = None) -> RunRecord:
     """Follow the run in the store until it leaves the active statuses (finished, paused),
     ``timeout`` passes or ``stop`` is set; return it. ``until_confirmation=True`` also
-    returns when it waits for a person's decision."""
+    returns when it waits for a person's decision. ``loan``: the run executes in this
+    process, whose events wake the wait and whose end ends it."""
     return _follow(store, run_id, lambda found: found.status not in ACTIVE_STATUSES or (
-        until_confirmation and found.status == "waiting_confirmation"), timeout, poll_s, stop)
+        until_confirmation and found.status == "waiting_confirmation"), timeout, poll_s, stop,
+        loan)
 
 
 def _follow(store: RunStore, run_id: str, until: Callable[[RunRecord], bool],
-            timeout: float | None, poll_s: float, stop: threading.Event | None = None
-            ) -> RunRecord:
-    """Read the run until ``until`` holds for it, ``timeout`` passes or ``stop`` is set."""
+            timeout: float | None, poll_s: float, stop: threading.Event | None = None,
+            loan: Attached | None = None) -> RunRecord:
+    """Read the run until ``until`` holds for it, ``timeout`` passes or ``stop`` is set
+    (or, with a ``loan``, its workflow ended here)."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    pause_between = stop or threading.Event()  # the worker is another process: read again
+    pause_between = stop or threading.Event()
     while True:
+        ended = loan is not None and loan.ended.is_set()  # before the read: it holds the end
         record = store.get_run(run_id)
-        if until(record):
+        if ended or until(record):
             return record
         left = poll_s if deadline is None else min(poll_s, deadline - time.monotonic())
-        if left <= 0 or pause_between.wait(left):
+        if left <= 0 or pause_between.is_set():
+            return record
+        if loan is not None:
+            with loan.changed:  # an event of the run wakes it
+                loan.changed.wait(left)
+        elif pause_between.wait(left):  # another process runs it: read the store again
             return store.get_run(run_id)
 
 
@@ -344,8 +354,9 @@ def _queue(call: Callable[..., T], *args: Any) -> T:
 
 
 def _reaching(key: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    from core.runs.durable import failure_cause
+
     try:
         return call(*args, **kwargs)
     except SQLAlchemyError as exc:
-        cause = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-        raise StoreError(msg(key, error=cause)) from None
+        raise StoreError(msg(key, error=failure_cause(exc))) from None

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from dbos import DBOS, DBOSClient, DBOSConfig
+from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID
+from dbos import error as dbos_errors
 
 from core.base.home import planboard_home
 from core.base.messages import msg
@@ -35,6 +37,7 @@ from core.store.database import engine_url, make_engine
 __all__ = [
     "APPLICATION_VERSION",
     "CONTROL_TOPIC",
+    "LAUNCH_FAILURES",
     "RUNS_QUEUE",
     "RUN_SLOTS",
     "Launched",
@@ -42,6 +45,7 @@ __all__ = [
     "embedded_executor_id",
     "enqueue",
     "executor_gone",
+    "failure_cause",
     "is_launched",
     "launch",
     "own_queue",
@@ -235,6 +239,15 @@ def _take_back(url: str, executor_id: str, queue: str) -> None:
         client.destroy()
 
 
+LAUNCH_FAILURES = (sa.exc.SQLAlchemyError, sqlite3.Error, dbos_errors.DBOSException, OSError)
+"""What :func:`launch` raises when the system database cannot be used."""
+
+
+def failure_cause(error: BaseException) -> str:
+    """The first line of what a database failure says (the driver's words, when wrapped)."""
+    return (str(getattr(error, "orig", None) or error) or type(error).__name__).splitlines()[0]
+
+
 _DELIBERATE_STOPS = {"DBOSWorkflowCancelledError", "DBOSAwaitedWorkflowCancelledError",
                      "RunSuspended"}
 
@@ -265,8 +278,6 @@ def shutdown() -> None:
 
 def start_here(workflow: Any, workflow_id: str, *args: Any) -> None:
     """Start ``workflow(*args)`` under ``workflow_id`` on this process's DBOS (launched)."""
-    from dbos import SetWorkflowID
-
     with SetWorkflowID(workflow_id):
         DBOS.start_workflow(workflow, *args)
 
@@ -310,9 +321,8 @@ def send_control(run_id: str, action: str, *, idempotency_key: str | None = None
 def workflow_status(run_id: str) -> str | None:
     """The DBOS status of the workflow ``run_id`` (ENQUEUED, PENDING, SUCCESS, ERROR,
     CANCELLED, …), None when there is none."""
-    found = _dbos_client().list_workflows(workflow_ids=[run_id], load_input=False,
-                                          load_output=False)
-    return found[0].status if found else None
+    found = workflow_state(run_id)
+    return found[0] if found else None
 
 
 def workflow_state(workflow_id: str) -> tuple[str, str] | None:

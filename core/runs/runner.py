@@ -199,19 +199,13 @@ class Runner:
     @staticmethod
     def _launch_engine() -> None:
         """DBOS in this process; ConfigError (one line) when its database cannot be used."""
-        import sqlite3
-
-        from dbos import error as dbos_errors
-        from sqlalchemy.exc import SQLAlchemyError
-
         import core.runs.durable as durable
 
         try:
             durable.launch(durable.embedded_executor_id())
-        except (SQLAlchemyError, sqlite3.Error, dbos_errors.DBOSException, OSError) as exc:
-            cause = (str(getattr(exc, "orig", None) or exc) or type(exc).__name__)
+        except durable.LAUNCH_FAILURES as exc:
             raise ConfigError(msg("run.engine_unavailable",
-                                  error=cause.splitlines()[0])) from None
+                                  error=durable.failure_cause(exc))) from None
 
     # ---- steering -------------------------------------------------------------------
 
@@ -229,7 +223,7 @@ class Runner:
         if record.status in TERMINAL_STATUSES:
             raise StoreError(msg("run.nothing_to_cancel", run_id=run_id,
                                  status=msg(f"run_status.{record.status}")))
-        if record.workflow_id is None or not dispatch.is_executing(record):
+        if not dispatch.is_executing(record):
             return dispatch.cancel_stopped(self.store, record)
         self._local.nudge(run_id)
         return dispatch.cancel(self.store, run_id, timeout, poll_s=self._poll_s)
@@ -267,24 +261,9 @@ class Runner:
         """Block until the run stops (finished, paused, interrupted) or ``timeout``;
         return it. ``until_confirmation=True`` also returns when the run waits for a
         person's approval."""
-        loan = self._local.loan(run_id)
-        if loan is None:
-            return dispatch.wait(self.store, run_id, timeout, poll_s=self._poll_s,
-                                 until_confirmation=until_confirmation, stop=self._closed)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            ended = loan.ended.is_set()  # before the read: the record then holds its end
-            record = self.store.get_run(run_id)
-            if ended or record.status not in ACTIVE_STATUSES or (
-                until_confirmation and record.status == "waiting_confirmation"
-            ):
-                return record
-            left = self._poll_s if deadline is None else min(
-                self._poll_s, deadline - time.monotonic())
-            if left <= 0 or self._closed.is_set():
-                return record
-            with loan.changed:  # an event of the run wakes it; a worker's is read again
-                loan.changed.wait(left)
+        return dispatch.wait(self.store, run_id, timeout, poll_s=self._poll_s,
+                             until_confirmation=until_confirmation, stop=self._closed,
+                             loan=self._local.loan(run_id))
 
     def recover_interrupted(self) -> list[str]:
         """Record runs whose embedded process has ended as interrupted; reset their
