@@ -161,3 +161,14 @@ def test_every_run_sql_result_is_storable(registry, values, source):
     stored = json.dumps(result, ensure_ascii=False, allow_nan=False)
     stored.encode("utf-8")  # no lone surrogates
     assert len(stored) < 400_000 and len(result["rows"]) <= ROW_LIMIT
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_run_sql_description_names_every_column(registry, lang):
+    """Small models write SQL from the tool's description: it must match the real tables."""
+    from core.tools.tool_texts import tool_description
+
+    text = tool_description(registry.get("run_sql"), lang)
+    for table in registry.call("describe_tables", {})["tables"]:
+        columns = ", ".join(column["name"] for column in table["columns"])
+        assert f"{table['name']}({columns})" in text

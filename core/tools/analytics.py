@@ -183,6 +183,11 @@ def _first_keyword(query: str) -> str:
                 "流失", "分析", "留存", "数据"))
 def run_sql(query: str) -> dict:
     """Run one read-only SELECT on the analytics tables; at most 200 rows come back.
+    Tables: users(user_id, signup_date, plan, country, channel),
+    subscriptions(subscription_id, user_id, plan, monthly_price, started_at, ended_at, status),
+    churn_events(event_id, user_id, plan, churned_at, reason),
+    support_feedback(feedback_id, user_id, created_at, category, rating, comment);
+    dates are 'YYYY-MM-DD' text.
 
     Args:
         query: a single SQLite SELECT (or WITH ... SELECT) statement, for example
