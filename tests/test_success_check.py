@@ -199,6 +199,9 @@ SEED = ("Recommend a robot vacuum under ¥2000 for my elderly parent, check orde
     "好的，首先我会查询订单。",
     "以下是我将采取的步骤：1. 查询订单",
     "让我先查一下订单。",
+    "好的，我会检查老人想要的扫地机是否在价格范围内，并查询订单 88231 是否已经到达。如果订单已经"
+    "到达，我会帮助退掉那台坏的扫地机。",
+    "我将帮您查询订单 88231 的状态。",
 ])
 def test_a_plan_announced_instead_of_done_is_not_an_answer(text: str) -> None:
     why = non_answer(text, question=SEED)
@@ -222,6 +225,8 @@ def test_a_plan_announced_instead_of_done_is_not_an_answer(text: str) -> None:
     "我会推荐 S10 Lite，售价 1899 元；订单 88231 已签收并已退款。",
     "订单已签收。退款完成后我会通知您。",
     "首先，订单 88231 已签收；其次，退款 RF1 已创建。",
+    "我已检查订单 88231：已签收，退款 RF1 已创建。",
+    "推荐 S10 Lite。订单 88231 已签收，退款 RF1 已创建，我会在到账后通知您。",
 ])
 def test_reports_of_work_done_are_answers(text: str) -> None:
     assert non_answer(text, question=SEED) is None

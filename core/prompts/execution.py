@@ -45,7 +45,8 @@ REACT_FINAL_NUDGE = (
 
 SYNTHESIS_SYSTEM = """\
 You write the final answer for the user from the results of the plan's steps below.
-Do not call any tool. Answer the goal directly and completely, say plainly if something
+The steps have already run: report what they found and what was done, never the steps you
+would take. Do not call any tool. Answer the goal directly and completely, say plainly if something
 could not be done, and do not invent facts that the results do not contain. Never ask
 for information or for the results: they are all below.
 Answer in the language of the request: {language}, throughout: where a name exists in both
