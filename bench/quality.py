@@ -17,12 +17,14 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bench.quality_tasks import Outcome, Task, get_tasks
@@ -82,11 +84,14 @@ def fresh_home() -> Iterator[str]:
 
 
 def run_task(task: Task, engine: Engine, policy: CheckpointPolicy, *, mode: str = "auto",
-             timeout_s: float = 600.0) -> TaskResult:
-    """Run ``task`` once under ``policy`` in a fresh home and score it."""
+             timeout_s: float = 600.0, keep_failed: Path | None = None) -> TaskResult:
+    """Run ``task`` once under ``policy`` in a fresh home and score it.
+
+    With ``keep_failed``, the home of a failed task is copied to
+    ``keep_failed/<task>-<policy>`` so that ``python -m core show`` can replay why."""
     from core.runs.runner import open_runner
 
-    with fresh_home():
+    with fresh_home() as home:
         started = time.monotonic()
         runner = open_runner()
         try:
@@ -101,6 +106,11 @@ def run_task(task: Task, engine: Engine, policy: CheckpointPolicy, *, mode: str 
             runner.close()
             raise
         runner.close()
+        if problems and keep_failed is not None:
+            kept = keep_failed / f"{task.id}-{policy}"
+            shutil.rmtree(kept, ignore_errors=True)
+            shutil.copytree(home, kept)
+            logger.info("kept %s: PLANBOARD_HOME=%s python -m core runs", task.id, kept)
     return TaskResult(task.id, policy, outcome, problems, usage, round(wall, 2))
 
 
@@ -147,20 +157,24 @@ def _run_request(request: str, engine: Engine, runner: Runner, policy: Checkpoin
 
 
 def run_suite(tasks: list[Task], engine: Engine, policies: list[CheckpointPolicy], *,
-              mode: str = "auto", timeout_s: float = 600.0) -> list[TaskResult]:
+              mode: str = "auto", timeout_s: float = 600.0,
+              keep_failed: Path | None = None) -> list[TaskResult]:
     """Every task under every policy (see :func:`iter_suite`), as a list."""
-    return list(iter_suite(tasks, engine, policies, mode=mode, timeout_s=timeout_s))
+    return list(iter_suite(tasks, engine, policies, mode=mode, timeout_s=timeout_s,
+                           keep_failed=keep_failed))
 
 
 def iter_suite(tasks: list[Task], engine: Engine, policies: list[CheckpointPolicy], *,
-               mode: str = "auto", timeout_s: float = 600.0) -> Iterator[TaskResult]:
+               mode: str = "auto", timeout_s: float = 600.0,
+               keep_failed: Path | None = None) -> Iterator[TaskResult]:
     """Every task under every policy, one after another; each result is logged as it ends.
 
     Task by task (each policy in turn), so that a long run cut short still compares the
     policies on the tasks it reached."""
     for task in tasks:
         for policy in policies:
-            result = run_task(task, engine, policy, mode=mode, timeout_s=timeout_s)
+            result = run_task(task, engine, policy, mode=mode, timeout_s=timeout_s,
+                              keep_failed=keep_failed)
             logger.info("%s %s: %s %s", policy, task.id, "pass" if result.passed else "FAIL",
                         "; ".join(result.problems))
             if not result.passed:  # what the model said, to tell a wrong fact from a miss
@@ -226,6 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="how requests are routed (default auto: the router decides)")
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds per task run (planning included) before it is cancelled")
+    parser.add_argument("--keep-failed", type=Path, default=None, metavar="DIR",
+                        help="copy the home of each failed task run to DIR/<task>-<policy> "
+                             "(its runs, events and plan versions) to inspect afterwards")
     parser.add_argument("-v", "--verbose", action="store_true", help="log each task's result")
     return parser
 
@@ -251,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     results: list[TaskResult] = []
     try:
         for result in iter_suite(tasks, engine, args.policies, mode=args.mode,
-                                 timeout_s=args.timeout):
+                                 timeout_s=args.timeout, keep_failed=args.keep_failed):
             results.append(result)
     except KeyboardInterrupt:  # hours on a small local model: keep what was measured
         if not results:

@@ -173,6 +173,30 @@ def test_a_model_run_is_scored_and_its_usage_counted(fake_openai, monkeypatch):
     assert active_refunds("88231") == []  # the refund was made in the task's own home
 
 
+def test_a_failed_task_run_keeps_its_home_to_inspect(fake_openai, monkeypatch, tmp_path):
+    from core.runs.runner import open_runner
+
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", DEFAULT_KEY)
+    fake_openai.responder = _echo
+    lookup_only = {**_REFUND_PLAN, "steps": [_REFUND_PLAN["steps"][0], {
+        "id": "s2", "description": "Summarise", "depends_on": ["s1"]}]}
+    fake_openai.script(text(json.dumps(lookup_only)))
+    task = get_tasks(["refund-delivered-en"])[0]
+    result = quality.run_task(task, build_engine(offline=False), "rigid", mode="plan",
+                              keep_failed=tmp_path / "kept")
+    assert "order 88231 has 0 active refunds, expected 1" in result.problems
+    monkeypatch.setenv("PLANBOARD_HOME", str(tmp_path / "kept" / "refund-delivered-en-rigid"))
+    runner = open_runner()
+    try:
+        (listed,) = runner.store.list_runs()
+        record = runner.store.get_run(listed.run_id)
+    finally:
+        runner.close()
+    assert record.status == "completed" and [s.tool for s in record.plan.steps] == [
+        "query_order", None]
+
+
 def test_ctrl_c_during_a_model_call_cancels_the_run_without_waiting_for_it(
         fake_openai, monkeypatch, tmp_path):
     from contextlib import contextmanager
