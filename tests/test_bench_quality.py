@@ -94,6 +94,9 @@ def test_ops_answers_must_name_every_unhealthy_service():
     assert _score("ops-unhealthy-en", "completed", ", ".join(unhealthy)) == []
     problems = _score("ops-unhealthy-en", "completed", ", ".join(unhealthy[1:]))
     assert problems == [f"answer misses unhealthy services: {unhealthy[0]}"]
+    spelled_out = ", ".join(name.replace("-", " ").title() for name in unhealthy)
+    assert _score("ops-unhealthy-en", "completed", spelled_out) == []
+    assert _score("ops-unhealthy-en", "completed", spelled_out.replace(" ", "")) != []
 
 
 def test_analytics_counts_are_read_from_the_data():
