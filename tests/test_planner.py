@@ -320,6 +320,21 @@ def test_replan_corrective_retry_then_success(registry):
     assert "- s4 depends on unknown step s2" in model.requests[1]["messages"][3]["content"]
 
 
+def test_replan_adds_the_dependency_a_reference_implies_without_a_corrective_call(registry):
+    # a local 1.5B model forgot depends_on twice in a row: the retry cannot fix it, the
+    # reference already says what the link is
+    reply = {"steps": [
+        {"id": "s4", "description": "Retry the refund", "tool": "apply_refund",
+         "args": {"order_id": "{{s1.order_id}}"}, "condition": "s1.status == 'delivered'"},
+        {"id": "s5", "description": "Answer", "tool": None, "depends_on": ["s4"]},
+    ]}
+    engine, model = engine_with(registry, json.dumps(reply))
+    result = replan_request(failed_plan(), "refund failed", engine)
+    assert result.plan is not None and result.attempts == 1 and len(model.requests) == 1
+    assert result.plan.step("s4").depends_on == ["s1"]
+    assert result.plan.validate(registry) == []
+
+
 def test_replan_failing_twice_raises_plan_error_with_the_reasons(registry):
     engine, _ = engine_with(registry, "nope", "still nope")
     result = replan_request(failed_plan(), "refund failed", engine)

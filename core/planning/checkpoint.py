@@ -21,6 +21,7 @@ from core.base.language import detect_language, pick
 from core.base.usage import Usage
 from core.errors import LLMError, PlanError, PlanValidationError
 from core.llm.engine import Engine
+from core.plan.implied_deps import add_implied_dependencies
 from core.plan.model import Plan, Step
 from core.plan.versions import STEP_NAME, renumber
 from core.planning.choices import CheckpointPolicy
@@ -257,6 +258,7 @@ def apply_decision(plan: Plan, decision: CheckpointDecision,
     new_pending = _keep_synthesis(plan, fixed, new_pending)
     steps = _prune([*fixed, *new_pending], {s.id for s in fixed})
     candidate = plan.model_copy(deep=True, update={"steps": steps, "version": plan.version + 1})
+    add_implied_dependencies(candidate)
     if _same_steps(plan, candidate):
         return None
     problems = candidate.validate(registry) + _dropped_while_due(plan, candidate, registry)

@@ -18,6 +18,7 @@ from core.base.usage import Usage
 from core.errors import ConfigError, PlanError, PlanValidationError
 from core.llm.client import ChatModel
 from core.llm.engine import Engine
+from core.plan.implied_deps import add_implied_dependencies
 from core.plan.model import Plan, Step
 from core.plan.parse import parse_plan
 from core.plan.versions import renumber
@@ -114,6 +115,7 @@ def plan_request(
             if questions:
                 raise ClarificationNeeded(questions)
         plan = normalise_tool_names(parse_plan(text, request), engine.registry)
+        add_implied_dependencies(plan)
         adopt_rule_conditions(request, plan, engine.registry)
         _ensure_synthesis(plan, language)
         _raise_problems(plan, engine.registry)
@@ -208,6 +210,7 @@ def replan_request(
     def accept(text: str) -> Plan:
         proposal = normalise_tool_names(parse_plan(text, plan.goal), engine.registry)
         merged = _merge(plan, kept, proposal)
+        add_implied_dependencies(merged)
         _ensure_synthesis(merged, language)
         _raise_problems(merged, engine.registry)
         return merged
