@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from core.errors import ConfigError
 from core.llm.client import OpenAIChatModel
 from core.llm.providers import GENERIC, LOCAL_MAX_TOKENS, PROFILES, detect_profile, profile_names
+from tests.fake_openai import text, tool_call
 
 
 @pytest.mark.parametrize(
@@ -93,3 +96,26 @@ def test_local_servers_get_a_reply_length_cap_hosted_ones_none(fake_openai, prov
         model.chat([{"role": "user", "content": "hi"}], role="planner")
     body = fake_openai.chat_bodies[-1]
     assert body.get("max_tokens") == cap and ("max_tokens" in body) == (cap is not None)
+
+
+_ESCAPED_PLAN = ('{"goal": "Tom &amp; Jerry&#39;s order", "steps": [{"id": "s1", "description": '
+                 '"Say &#34;hi&#34; &lt;now&gt;", "tool": null}]}')
+
+
+@pytest.mark.parametrize(("provider", "decoded"), [("llamacpp", True), ("ollama", False),
+                                                   ("openai", False)])
+def test_replies_of_an_html_escaping_template_are_decoded(fake_openai, provider, decoded):
+    # llama-cpp-python's chatml-function-calling template autoescapes every turn, and the
+    # model writes the entities back
+    fake_openai.script(text(_ESCAPED_PLAN), text("Order {&#34;id&#34;: 1} &amp; refund"),
+                       tool_call("run_sql", '{"query": "SELECT &#39;a&#39; &lt; &#34;b&#34;"}'))
+    with OpenAIChatModel(fake_openai.settings(provider=provider)) as model:
+        plan, prose, call = (model.chat([{"role": "user", "content": "hi"}], role="planner")
+                             for _ in range(3))
+    if not decoded:
+        assert plan.content == _ESCAPED_PLAN
+        return
+    assert json.loads(plan.content) == {"goal": "Tom & Jerry's order", "steps": [
+        {"id": "s1", "description": 'Say "hi" <now>', "tool": None}]}
+    assert prose.content == 'Order {"id": 1} & refund'
+    assert json.loads(call.tool_calls[0].arguments) == {"query": "SELECT 'a' < \"b\""}

@@ -18,7 +18,7 @@ from core.errors import (
     LLMModelNotFoundError,
     LLMResponseError,
 )
-from core.llm.reply import ChatReply, ToolCall, one_line, parse_reply
+from core.llm.reply import ChatReply, ToolCall, one_line, parse_reply, unescape_template_html
 from core.llm.settings import redact_secrets, safe_url
 from core.llm.tool_messages import inline_tool_messages
 
@@ -204,11 +204,13 @@ class OpenAIChatModel:
                 logger.warning("%s call to %s failed: %s", role, model, error)
                 raise error from None
             try:
-                return parse_reply(raw.text, safe_url(self.settings.base_url))
+                reply = parse_reply(raw.text, safe_url(self.settings.base_url))
             except LLMResponseError as exc:
                 error = type(exc)(_redact(str(exc), self.settings))
                 logger.warning("%s call to %s, attempt %d of %d: %s",
                                role, model, attempt, attempts, error)
+                continue
+            return unescape_template_html(reply) if self.profile.escapes_html else reply
         raise error
 
 

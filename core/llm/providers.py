@@ -5,7 +5,14 @@ to walk, and any extra request body a forced call needs), whether ``response_for
 JSON mode is supported, how the endpoint takes a JSON schema for structured output (if
 at all), which planner prompt suits the models it usually serves, whether the
 endpoint needs an API key at all, the sampling temperature to ask for, and whether tool
-calls and results must be sent as plain turns (core.llm.tool_messages).
+calls and results must be sent as plain turns (core.llm.tool_messages), and whether the
+server's chat template HTML-escapes the turns.
+
+llama-cpp-python's ``chatml-function-calling`` template renders every turn with Jinja's
+autoescape on, so the model reads ``&#34;`` for each quote of a prompt (every JSON example
+and step result) and writes such entities back: a 1.5B model's final answer quoted its
+results as ``{&#34;order_id&#34;: …}``. Replies from that profile have the five entities
+Jinja writes turned back into their characters (core.llm.reply.unescape_template_html).
 
 Local servers sample at their own default (0.7-0.8) unless told otherwise, which makes a
 small model's plans and tool arguments vary from one try to the next; their profiles ask
@@ -70,6 +77,7 @@ class ProviderProfile(BaseModel):
     temperature: float | None = None
     max_tokens: int | None = None
     inline_tool_messages: bool = False
+    escapes_html: bool = False
     url_markers: tuple[str, ...] = ()
     notes: str = ""
 
@@ -170,10 +178,12 @@ PROFILES: dict[str, ProviderProfile] = {
             temperature=0.0,
             max_tokens=LOCAL_MAX_TOKENS,
             inline_tool_messages=True,
+            escapes_html=True,
             url_markers=(":8080", "llama"),
             notes="Ignores tool_choice: PlanBoard asks with 'auto' and checks the reply. "
             "llama-cpp-python's function-calling template drops tool results, so calls and "
-            "results are sent as plain turns.",
+            "results are sent as plain turns; it HTML-escapes every turn, so the entities "
+            "a reply copies back are decoded.",
         ),
     )
 }

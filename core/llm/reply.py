@@ -7,6 +7,7 @@ ends in a :class:`ChatReply` or a one-line :class:`core.errors.LLMResponseError`
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -15,7 +16,7 @@ from core.base.text import preview
 from core.base.usage import Usage
 from core.errors import LLMResponseError
 
-__all__ = ["ChatReply", "ToolCall", "one_line", "parse_reply"]
+__all__ = ["ChatReply", "ToolCall", "one_line", "parse_reply", "unescape_template_html"]
 
 
 class ToolCall(BaseModel):
@@ -107,3 +108,49 @@ def _unusable(base_url: str, what: str, body: str) -> LLMResponseError:
 def one_line(text: object, limit: int = 200) -> str:
     """``text`` on one line, cut to ``limit``, without a closing full stop (messages add one)."""
     return preview(" ".join(str(text).split()).rstrip("."), limit)
+
+
+# the entities Jinja's autoescape writes (markupsafe): & < > " '
+_TEMPLATE_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&#34;": '"', "&#39;": "'"}
+_TEMPLATE_ENTITY = re.compile("|".join(map(re.escape, _TEMPLATE_ENTITIES)))
+
+
+def unescape_template_html(reply: ChatReply) -> ChatReply:
+    """``reply`` with the HTML entities of an autoescaping chat template decoded.
+
+    A reply that is JSON (a plan, tool-call arguments) is decoded string by string, so
+    that a quote written ``&#34;`` inside a value cannot end the string; other text is
+    decoded as a whole.
+    """
+    calls = [call.model_copy(update={"arguments": _unescape_json_text(call.arguments)})
+             for call in reply.tool_calls]
+    content = reply.content
+    if content is not None:
+        content = _unescape_json_text(content)
+    return reply.model_copy(update={"content": content, "tool_calls": calls})
+
+
+def _unescape(text: str) -> str:
+    return _TEMPLATE_ENTITY.sub(lambda found: _TEMPLATE_ENTITIES[found.group()], text)
+
+
+def _unescape_json_text(text: str) -> str:
+    if not _TEMPLATE_ENTITY.search(text):
+        return text
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return _unescape(text)
+    if isinstance(value, str | int | float | bool) or value is None:
+        return _unescape(text)  # prose that happens to parse ("&amp;" is not JSON)
+    return json.dumps(_unescape_strings(value), ensure_ascii=False)
+
+
+def _unescape_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return _unescape(value)
+    if isinstance(value, dict):
+        return {_unescape(str(key)): _unescape_strings(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unescape_strings(item) for item in value]
+    return value
