@@ -202,6 +202,7 @@ SEED = ("Recommend a robot vacuum under ¥2000 for my elderly parent, check orde
     "好的，我会检查老人想要的扫地机是否在价格范围内，并查询订单 88231 是否已经到达。如果订单已经"
     "到达，我会帮助退掉那台坏的扫地机。",
     "我将帮您查询订单 88231 的状态。",
+    "好的，我来帮助你检查老人的扫地机需求。",
 ])
 def test_a_plan_announced_instead_of_done_is_not_an_answer(text: str) -> None:
     why = non_answer(text, question=SEED)
