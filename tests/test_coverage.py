@@ -143,3 +143,19 @@ def test_a_replan_is_not_asked_to_change_the_steps_it_keeps(registry):
         Step(id="s2", description="回复用户", depends_on=["s1"]),
     ])
     assert tool_hint_problems(plan, registry) == []
+
+
+def test_a_reasoning_step_that_picks_a_product_is_sent_to_the_knowledge_base(registry):
+    # a 1.5B model planned "检查老人的扫地机需求" with no tool and answered from memory
+    plan = Plan(goal="我家老人想要一台扫地机，预算 2000 以内", steps=[
+        Step(id="s1", description="检查老人的扫地机需求"),
+        Step(id="s2", description="Recommend a robot vacuum under 2000"),
+        Step(id="s3", description="搜索扫地机选购指南", tool="search_knowledge",
+             args={"query": "扫地机 老人"}),
+        Step(id="s4", description="根据指南推荐一台扫地机", depends_on=["s3"]),
+        Step(id="s5", description="Summarise what the user wants", depends_on=["s4"]),
+        Step(id="s6", description="回复用户", depends_on=["s1", "s2", "s4", "s5"]),
+    ])
+    problems = tool_hint_problems(plan, registry)
+    assert [p.split(" ")[0] for p in problems] == ["s1", "s2"]
+    assert "search_knowledge" in problems[0] and "商品或政策" in problems[0]

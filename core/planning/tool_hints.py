@@ -3,8 +3,9 @@
 A small model often plans "find the degraded services" as a step with ``"tool": null``
 and then answers from memory. :func:`tool_hint_problems` finds such steps so that the
 planner's corrective retry can send them back: a step that names an order number, a
-tracking number, services, SQL / tables or the current time, while a read-only tool takes
-exactly that (by its parameter names or keywords) and no step it depends on already uses that tool.
+tracking number, services, SQL / tables, the current time, or a product or shop policy
+(what the knowledge base answers), while a read-only tool takes exactly that (by its
+parameter names or keywords) and no step it depends on already uses that tool.
 The synthesis step is exempt: it only writes the answer.
 
 :func:`tool_chain` is the same idea for the direct answer: the read-only tool calls the
@@ -28,6 +29,10 @@ __all__ = ["needed_tools", "tool_chain", "tool_hint_problems"]
 
 _SERVICES = re.compile(r"\bservices?\b|micro-?services?|服务", re.IGNORECASE)
 _TABLES = re.compile(r"\bsql\b|\btables?\b|\bselect\b.+\bfrom\b|数据表|表结构", re.IGNORECASE)
+# what the knowledge base answers: a product to pick, or a shop policy (not "the user wants")
+_PRODUCTS = re.compile(r"推荐|选购|选哪|扫地机|洗地机|耳机|净化器|退货政策|退换货|\brecommend"
+                       r"|\bwhich\b.{0,30}\bbuy\b|vacuum|earbuds?\b|purifier"
+                       r"|\b(?:return|refund|shipping) policy\b", re.IGNORECASE)
 _CLOCK = re.compile(r"\b(?:current|today'?s?)\s+(?:date|time)\b|\bwhat time\b|当前(?:时间|日期)|"
                     r"现在几点|今天几号", re.IGNORECASE)
 
@@ -51,6 +56,8 @@ _NEEDS: tuple[tuple[Callable[[str], bool], tuple[str, str], Callable[[Tool], boo
     (lambda text: bool(_TABLES.search(text)), ("数据表或 SQL", "tables or SQL"),
      _knows("sql", "tables")),
     (lambda text: bool(_CLOCK.search(text)), ("当前时间", "the current time"), _knows("time")),
+    (lambda text: bool(_PRODUCTS.search(text)), ("商品或政策", "products or policies"),
+     _knows("recommend", "policy")),
 )
 
 
