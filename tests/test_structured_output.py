@@ -148,3 +148,22 @@ def test_local_providers_get_the_compact_prompt(fake_openai, registry, provider,
     system = fake_openai.chat_bodies[0]["messages"][0]["content"]
     compact = 'Args: {"order_id": "88231"}' in system and "Planning principles" not in system
     assert compact is (style == "compact")
+
+
+@pytest.mark.parametrize(("request_text", "example"), [
+    ("How many subscriptions were cancelled in Q1 2026? Count the churn events.",
+     '"tool": "describe_tables", "args": {}'),
+    ("Which of our services are degraded right now?", '"tool": "list_services", "args": {}'),
+    ("订单 70412 签收了吗？", '"tool": "query_order", "args": {"order_id": "88231"}'),
+])
+def test_the_compact_example_step_calls_the_tool_the_request_starts_with(
+        fake_openai, registry, request_text, example):
+    # with query_logistics always in the example, a 1.5B model planned a churn count as
+    # parcel lookups, twice
+    fake_openai.script(PLAN, PLAN)  # the plan does not fit these requests: one retry
+    engine, model = engine_for(fake_openai, registry, "llamacpp")
+    with model:
+        plan_request(request_text, engine)
+    system = fake_openai.chat_bodies[0]["messages"][0]["content"]
+    example_step = system.split("JSON:", 1)[1]
+    assert example in example_step and "query_logistics" not in example_step

@@ -35,7 +35,7 @@ from core.planning.exchange import (
 from core.planning.grounding import clear_ungrounded, grounding_problems
 from core.planning.guards import guard_problems
 from core.planning.rule_conditions import adopt_rule_conditions
-from core.planning.tool_hints import tool_hint_problems
+from core.planning.tool_hints import tool_chain, tool_hint_problems
 from core.prompts.adaptive import CLARIFY_INSTRUCTION
 from core.prompts.planning import (
     SYNTHESIS_DESCRIPTION,
@@ -98,9 +98,11 @@ def plan_request(
     """
     model = _require_model(engine)
     language = detect_language(request)
+    style = prompt_style(model)
+    first_lookup = tool_chain(request, engine.registry, limit=1) if style == "compact" else []
     system = planner_system_prompt(
-        catalogue(engine.registry), language=language, lessons=list(lessons),
-        style=prompt_style(model),
+        catalogue(engine.registry), language=language, lessons=list(lessons), style=style,
+        example_tool=first_lookup[0].tool if first_lookup else None,
     )
     if allow_questions:
         system = f"{system}\n\n{CLARIFY_INSTRUCTION}"

@@ -290,6 +290,7 @@ def _system_prompt(
     language: Language,
     extra_blocks: Sequence[str],
     style: PromptStyle = "full",
+    example_tool: str | None = None,
 ) -> str:
     name = LANGUAGE_NAMES.get(language, "English")
     extra = "".join(f"\n\n{block}" for block in extra_blocks if block)
@@ -298,7 +299,7 @@ def _system_prompt(
             intro=intro if intro != PLANNER_INTRO else COMPACT_INTRO,
             tools=describe_tools_compact(catalogue, language),
             principles=Template(COMPACT_RULES).substitute(language=name),
-            format=_compact_format(catalogue),
+            format=_compact_format(catalogue, example_tool),
             extra=extra,
         )
     return PLANNER_SYSTEM_TEMPLATE.substitute(
@@ -310,10 +311,18 @@ def _system_prompt(
     )
 
 
-def _compact_format(catalogue: Sequence[dict[str, Any]]) -> str:
-    """The compact format's example step calls a read-only tool that takes arguments."""
+def _compact_format(catalogue: Sequence[dict[str, Any]], example_tool: str | None = None
+                    ) -> str:
+    """The compact format's example step calls ``example_tool``, else a read-only tool that
+    takes arguments.
+
+    A small model copies the example step: with query_logistics there, a 1.5B model planned
+    a churn count as two parcel lookups, and repeated that plan when told it was wrong. The
+    planner passes the tool the rule planner would start the request with.
+    """
     ranked = sorted(catalogue, key=lambda entry: (
-        bool(entry.get("side_effect")), not (entry.get("parameters") or {}).get("required")))
+        entry["name"] != example_tool, bool(entry.get("side_effect")),
+        not (entry.get("parameters") or {}).get("required")))
     if not ranked:
         return COMPACT_FORMAT.substitute(tool="null", args="{}")
     entry = ranked[0]
@@ -329,13 +338,16 @@ def planner_system_prompt(
     language: Language = "en",
     lessons: Iterable[str] = (),
     style: PromptStyle = "full",
+    example_tool: str | None = None,
 ) -> str:
     """The planner's system prompt: tools, principles, output format, and any lessons.
 
     ``style="compact"`` (small local models) gives each tool one line with its keywords
-    (catalogue entries may carry ``keywords``) and an example call, and short rules.
+    (catalogue entries may carry ``keywords``) and an example call, and short rules; its
+    example step calls ``example_tool`` when that is in the catalogue.
     """
-    return _system_prompt(PLANNER_INTRO, catalogue, language, [lessons_block(lessons)], style)
+    return _system_prompt(PLANNER_INTRO, catalogue, language, [lessons_block(lessons)], style,
+                          example_tool)
 
 
 def planner_user_prompt(request: str) -> str:
