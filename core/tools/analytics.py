@@ -183,15 +183,18 @@ def _first_keyword(query: str) -> str:
                 "流失", "分析", "留存", "数据"))
 def run_sql(query: str) -> dict:
     """Run one read-only SELECT on the analytics tables; at most 200 rows come back.
-    Tables: users(user_id, signup_date, plan, country, channel),
-    subscriptions(subscription_id, user_id, plan, monthly_price, started_at, ended_at, status),
-    churn_events(event_id, user_id, plan, churned_at, reason),
-    support_feedback(feedback_id, user_id, created_at, category, rating, comment);
-    dates are 'YYYY-MM-DD' text.
+
+    The tables are listed in the query's description: in this summary, which the compact
+    prompt shows, they made a 1.5B model stop choosing this tool for a churn count.
 
     Args:
         query: a single SQLite SELECT (or WITH ... SELECT) statement, for example
             "SELECT reason, COUNT(*) AS churned FROM churn_events GROUP BY reason".
+            The tables are users(user_id, signup_date, plan, country, channel),
+            subscriptions(subscription_id, user_id, plan, monthly_price, started_at,
+            ended_at, status), churn_events(event_id, user_id, plan, churned_at, reason),
+            support_feedback(feedback_id, user_id, created_at, category, rating, comment);
+            dates are 'YYYY-MM-DD' text.
     """
     keyword = _first_keyword(query)
     if keyword not in {"SELECT", "WITH", "VALUES"}:

@@ -35,13 +35,14 @@ TOOL_TEXTS_ZH: dict[str, tuple[str, dict[str, str]]] = {
         "tracking_no": "订单上的运单号，例如“SF1234567890”。"}),
     "query_order": ("查询订单：商品、价格、状态、运单号、签收时间和退款情况。", {
         "order_id": "订单号，例如“88231”。"}),
-    "run_sql": ("在分析数据表上执行一条只读的 SELECT；最多返回 200 行。数据表：users(user_id, "
-                "signup_date, plan, country, channel)、subscriptions(subscription_id, user_id, "
-                "plan, monthly_price, started_at, ended_at, status)、churn_events(event_id, "
-                "user_id, plan, churned_at, reason)、support_feedback(feedback_id, user_id, "
-                "created_at, category, rating, comment)；日期为“YYYY-MM-DD”文本。", {
+    "run_sql": ("在分析数据表上执行一条只读的 SELECT；最多返回 200 行。", {
         "query": "一条 SQLite SELECT（或 WITH ... SELECT）语句，例如“SELECT reason, COUNT(*) "
-                 "AS churned FROM churn_events GROUP BY reason”。"}),
+                 "AS churned FROM churn_events GROUP BY reason”。数据表：users(user_id, "
+                 "signup_date, plan, country, channel)、subscriptions(subscription_id, "
+                 "user_id, plan, monthly_price, started_at, ended_at, status)、"
+                 "churn_events(event_id, user_id, plan, churned_at, reason)、"
+                 "support_feedback(feedback_id, user_id, created_at, category, rating, "
+                 "comment)；日期为“YYYY-MM-DD”文本。"}),
     "search_knowledge": ("按语义搜索商城知识库（商品指南、政策、运维手册、笔记）；只返回与查询"
                          "相关的文档（没有相关内容时不返回）。", {
         "query": "要查找的内容，中文或英文均可，例如“扫地机 老人”。",
