@@ -312,3 +312,47 @@ def test_run_checkpoint_replans_when_no_steps_are_given() -> None:
                             replanner=replanner)
     assert seen == ["the order changed"] and result.plan is not None
     assert result.plan.version == 9
+
+
+FINISH_EARLY = ('{"needs_replan": false, "can_finish_early": true, "reason": "The goal is '
+                'already met and the pending steps can be dropped.", '
+                '"updated_pending_steps": null}')
+
+
+def _vacuum_then_order(request: str, *, refund: bool) -> Plan:
+    steps = [
+        Step(id="s1", description="搜索适合老人的扫地机", tool="search_knowledge",
+             args={"query": "扫地机 老人"}, status="completed",
+             result={"hits": [{"title": "扫地机选购指南", "content": "S10 Lite"}]}),
+        Step(id="s2", description="检查订单 88231 的状态", tool="query_order",
+             args={"order_id": "88231"}),
+    ]
+    if refund:
+        steps.append(Step(id="s3", description="如果已到货，退掉坏的扫地机", tool="apply_refund",
+                          args={"order_id": "88231"}, depends_on=["s2"],
+                          condition="s2.status == 'delivered'"))
+    steps.append(Step(id="s9", description="回复用户", depends_on=[s.id for s in steps]))
+    return Plan(goal=request, steps=steps)
+
+
+def test_an_approved_action_waiting_for_a_lookup_cannot_be_dropped_with_it(registry):
+    # a 1.5B model found the vacuum and dropped the order lookup and the refund reading it
+    plan = _vacuum_then_order("我家老人想要一台扫地机，预算 2000 以内。另外帮我看看订单 88231 "
+                              "到了没，到了的话帮我把那台坏的退掉。", refund=True)
+    model = ScriptedChatModel([FINISH_EARLY])
+    result = run_checkpoint("adaptive", plan, plan.step("s1"), Engine(registry, model))
+    assert result.plan is None
+    [warning] = result.warnings
+    assert "不能去掉 s3：它的条件 s2.status == 'delivered' 要读的结果还没有出来" in warning
+    assert "不能去掉“帮我看看订单 88231 到了没" in warning
+
+
+def test_a_part_of_the_request_only_pending_steps_cover_cannot_be_dropped(registry):
+    plan = _vacuum_then_order("Recommend a robot vacuum for my parents. Also tell me whether "
+                              "order 88231 has arrived.", refund=False)
+    model = ScriptedChatModel([FINISH_EARLY])
+    result = run_checkpoint("adaptive", plan, plan.step("s1"), Engine(registry, model))
+    assert result.plan is None
+    [warning] = result.warnings
+    assert 'the steps for "tell me whether order 88231 has arrived' in warning.lower()
+    assert "cannot all be dropped" in warning

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from core.base.expressions import ExpressionError, evaluate_condition, is_expression_condition
 from core.base.language import detect_language, pick
 from core.base.usage import Usage
 from core.errors import LLMError, PlanError, PlanValidationError
@@ -25,6 +24,7 @@ from core.plan.implied_deps import add_implied_dependencies
 from core.plan.model import Plan, Step
 from core.plan.versions import STEP_NAME, renumber
 from core.planning.choices import CheckpointPolicy
+from core.planning.drop_guard import refused_drops
 from core.planning.planner import Replanner, planned
 from core.prompts.adaptive import (
     CHECKPOINT_SYSTEM,
@@ -261,44 +261,10 @@ def apply_decision(plan: Plan, decision: CheckpointDecision,
     add_implied_dependencies(candidate)
     if _same_steps(plan, candidate):
         return None
-    problems = candidate.validate(registry) + _dropped_while_due(plan, candidate, registry)
+    problems = candidate.validate(registry) + refused_drops(plan, candidate, registry)
     if problems:
         raise PlanValidationError(problems)
     return candidate
-
-
-def _dropped_while_due(plan: Plan, candidate: Plan, registry: ToolRegistry | None
-                       ) -> list[str]:
-    """One problem per pending step the decision may not drop: its own condition holds,
-    or it is an approved side effect with no expression condition that could say it is
-    not needed.
-
-    The small local model, having seen "delivered", dropped the refund the request made
-    conditional on exactly that ("no refund is needed"): the data said the step was due.
-    """
-    kept, results = set(candidate.ids()), plan.results()
-    lang = detect_language(plan.goal)
-    problems = []
-    for step in plan.steps:
-        if step.status != "pending" or step.id in kept:
-            continue
-        if not step.condition or not is_expression_condition(step.condition):
-            if registry is not None and step.tool in registry and registry.get(
-                    step.tool or "").side_effect:
-                problems.append(pick(
-                    lang, f"不能去掉 {step.id}：它是已批准的操作，没有条件表明它不再需要",
-                    f"{step.id} cannot be dropped: it is an approved action and no "
-                    "condition says it is not needed"))
-            continue
-        try:
-            due = evaluate_condition(step.condition, results)
-        except ExpressionError:
-            continue  # it reads a result still to come: nothing says it is due
-        if due:
-            problems.append(pick(
-                lang, f"不能去掉 {step.id}：它的条件 {step.condition} 已经成立",
-                f"{step.id} cannot be dropped: its condition {step.condition} holds"))
-    return problems
 
 
 def steps_from_dicts(items: list[dict[str, Any]], plan: Plan, *, reuse: set[str] = frozenset()
