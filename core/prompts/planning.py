@@ -313,13 +313,9 @@ def _system_prompt(
 
 def _compact_format(catalogue: Sequence[dict[str, Any]], example_tool: str | None = None
                     ) -> str:
-    """The compact format's example step calls ``example_tool``, else a read-only tool that
-    takes arguments.
-
-    A small model copies the example step: with query_logistics there, a 1.5B model planned
-    a churn count as two parcel lookups, and repeated that plan when told it was wrong. The
-    planner passes the tool the rule planner would start the request with.
-    """
+    """The example step calls ``example_tool`` (else a read-only tool taking arguments): a
+    small model copies it, and with query_logistics there a 1.5B model planned a churn count
+    as parcel lookups. The planner passes the tool the rule planner starts with."""
     ranked = sorted(catalogue, key=lambda entry: (
         entry["name"] != example_tool, bool(entry.get("side_effect")),
         not (entry.get("parameters") or {}).get("required")))
