@@ -335,24 +335,21 @@ def _vacuum_then_order(request: str, *, refund: bool) -> Plan:
     return Plan(goal=request, steps=steps)
 
 
-def test_an_approved_action_waiting_for_a_lookup_cannot_be_dropped_with_it(registry):
+@pytest.mark.parametrize(("request_text", "refund", "refusals"), [
     # a 1.5B model found the vacuum and dropped the order lookup and the refund reading it
-    plan = _vacuum_then_order("我家老人想要一台扫地机，预算 2000 以内。另外帮我看看订单 88231 "
-                              "到了没，到了的话帮我把那台坏的退掉。", refund=True)
+    ("我家老人想要一台扫地机，预算 2000 以内。另外帮我看看订单 88231 到了没，"
+     "到了的话帮我把那台坏的退掉。", True,
+     ["不能去掉 s3：它的条件 s2.status == 'delivered' 要读的结果还没有出来",
+      "不能去掉“帮我看看订单 88231 到了没"]),
+    ("Recommend a robot vacuum for my parents. Also tell me whether order 88231 has arrived.",
+     False, ['the steps for "tell me whether order 88231 has arrived"',
+             "cannot all be dropped: that part of the request is not done yet"]),
+])
+def test_a_checkpoint_cannot_drop_what_a_part_of_the_request_still_needs(
+        registry, request_text, refund, refusals):
+    plan = _vacuum_then_order(request_text, refund=refund)
     model = ScriptedChatModel([FINISH_EARLY])
     result = run_checkpoint("adaptive", plan, plan.step("s1"), Engine(registry, model))
     assert result.plan is None
     [warning] = result.warnings
-    assert "不能去掉 s3：它的条件 s2.status == 'delivered' 要读的结果还没有出来" in warning
-    assert "不能去掉“帮我看看订单 88231 到了没" in warning
-
-
-def test_a_part_of_the_request_only_pending_steps_cover_cannot_be_dropped(registry):
-    plan = _vacuum_then_order("Recommend a robot vacuum for my parents. Also tell me whether "
-                              "order 88231 has arrived.", refund=False)
-    model = ScriptedChatModel([FINISH_EARLY])
-    result = run_checkpoint("adaptive", plan, plan.step("s1"), Engine(registry, model))
-    assert result.plan is None
-    [warning] = result.warnings
-    assert 'the steps for "tell me whether order 88231 has arrived' in warning.lower()
-    assert "cannot all be dropped" in warning
+    assert all(refusal in warning for refusal in refusals), warning
