@@ -112,7 +112,7 @@ _NON_ANSWERS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"|calculate|need|review|determine)\b|let(?:'s| me| us) (?:first |now )?(?:check|look"
          r"|start|begin|find|search|query|retrieve|gather|fetch|see|verify|try|think|figure"
          r"|calculate|analy[sz]e|get)\b)"
-         r"|我(?:将|会|要|打算|准备|需要)(?:按照|遵循|采取|执行|通过|进行)?(?:以下|如下|下面)的?(?:几个"
+         r"|我们?(?:将|会|要|打算|准备|需要)(?:按照|遵循|采取|执行|通过|进行)?(?:以下|如下|下面)的?(?:几个"
          r"|这些)?步骤|以下是我(?:将|会|要|打算)?(?:采取|执行|遵循|进行)的(?:步骤|计划)|我的计划(?:是|如下)"
          r"|^\W*(?:(?:好的|当然|没问题|我?明白了?|收到)\W*)*(?:(?:首先|接下来|下面|现在|然后)\W*)?(?:我|让我)"
          r"(?:将|会|要|来|打算|准备|需要)?(?:先|首先)|^\W*(?:(?:好的|当然|没问题|我?明白了?|收到)\W*)*"
