@@ -1,0 +1,170 @@
+"""Replanning: kept results, renumbering, corrective retries and the replanner's prompt."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.errors import ConfigError, PlanError
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.planning.planner import replan, replan_request
+from core.tools.registry import ToolRegistry
+from tests.test_planner import REQUEST, engine_with, planner_registry
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    return planner_registry()
+
+
+def failed_plan() -> Plan:
+    plan = Plan(goal=REQUEST, definition_of_done="done", version=1, steps=[
+        Step(id="s1", description="Look up", tool="query_order", args={"order_id": "88231"},
+             status="completed", result={"order_id": "88231", "status": "delivered"}),
+        Step(id="s2", description="Refund", tool="apply_refund",
+             args={"order_id": "{{s1.order_id}}"}, depends_on=["s1"], status="failed",
+             error="refund service timed out"),
+        Step(id="s3", description="Tell the user", depends_on=["s1", "s2"]),
+    ])
+    return plan
+
+
+def test_replan_keeps_completed_results_and_continues_numbering(registry):
+    reply = {"steps": [
+        {"id": "s4", "description": "Retry the refund", "tool": "apply_refund",
+         "args": {"order_id": "{{s1.order_id}}", "reason": "retry"}, "depends_on": ["s1"]},
+        {"id": "s5", "description": "Tell the user", "tool": None, "depends_on": ["s4"]},
+    ]}
+    engine, model = engine_with(registry, json.dumps(reply))
+    old = failed_plan()
+    before = old.model_dump()
+    new = replan(old, "s2 failed: refund service timed out", engine)
+    assert old.model_dump() == before  # the old version is untouched
+    assert new.version == 2 and new.id == old.id and new.goal == old.goal
+    assert new.ids() == ["s1", "s4", "s5"]
+    kept = new.step("s1")
+    assert kept.status == "completed" and kept.result == {"order_id": "88231",
+                                                          "status": "delivered"}
+    assert new.step("s4").status == "pending"
+    assert new.step("s5").depends_on == ["s1", "s4"]  # synthesis sees the kept result too
+    assert new.validate(registry) == []
+    [request] = model.requests
+    assert request["role"] == "planner" and request["tools"] is None and request["json_mode"]
+    system, user = (m["content"] for m in request["messages"])
+    assert "Number the new steps from s4 on" in system
+    assert "s2 failed: refund service timed out" in user
+    assert "✓ s1: Look up" in user and "✗ s2: Refund → refund service timed out" in user
+    assert '"status": "delivered"' in user
+
+
+def test_replan_renumbers_steps_that_reuse_old_ids(registry):
+    reply = {"steps": [
+        {"id": "s2", "description": "Retry the refund", "tool": "apply_refund",
+         "args": {"order_id": "{{s1.order_id}}"}, "depends_on": ["s1"],
+         "condition": "s1.status == 'delivered'"},
+        {"id": "s3", "description": "Check the time", "tool": "get_current_time",
+         "depends_on": ["s2"]},
+        {"id": "s4", "description": "Answer", "tool": None, "depends_on": ["s2", "s3"]},
+    ]}
+    engine, _ = engine_with(registry, json.dumps(reply))
+    new = replan(failed_plan(), "refund failed", engine)
+    assert new.ids() == ["s1", "s4", "s5", "s6"]
+    assert new.step("s4").args == {"order_id": "{{s1.order_id}}"}
+    assert new.step("s4").condition == "s1.status == 'delivered'"
+    assert new.step("s5").depends_on == ["s4"]
+    assert new.step("s6").depends_on == ["s1", "s4", "s5"]
+    assert new.validate(registry) == []
+
+
+def test_replan_drops_a_repeated_completed_step(registry):
+    reply = {"steps": [
+        {"id": "s1", "description": "Look up", "tool": "query_order",
+         "args": {"order_id": "88231"}, "depends_on": []},
+        {"id": "s2", "description": "Refund again", "tool": "apply_refund",
+         "args": {"order_id": "{{s1.order_id}}"}, "depends_on": ["s1"]},
+        {"id": "s3", "description": "Answer", "tool": None, "depends_on": ["s1", "s2"]},
+    ]}
+    engine, _ = engine_with(registry, json.dumps(reply))
+    new = replan(failed_plan(), "refund failed", engine)
+    assert new.ids() == ["s1", "s4", "s5"]
+    assert new.step("s4").depends_on == ["s1"]
+    assert new.step("s5").depends_on == ["s1", "s4"]
+
+
+def test_replan_keeps_skipped_steps_only_when_their_dependencies_are_kept(registry):
+    plan = failed_plan()
+    plan.steps.insert(1, Step(id="s4", description="Maybe", tool="get_current_time",
+                              depends_on=["s1"], status="skipped", error="condition false"))
+    plan.steps.append(Step(id="s5", description="Blocked", tool="get_current_time",
+                           depends_on=["s2"], status="skipped", error="s2 failed"))
+    reply = {"steps": [{"id": "s6", "description": "Answer", "tool": None, "depends_on": []}]}
+    engine, model = engine_with(registry, json.dumps(reply))
+    new = replan(plan, "refund failed", engine)
+    assert new.ids() == ["s1", "s4", "s6"]
+    assert new.step("s4").status == "skipped"
+    assert "from s6 on" in model.requests[0]["messages"][0]["content"]
+
+
+def test_replan_corrective_retry_then_success(registry):
+    good = {"steps": [{"id": "s4", "description": "Answer", "tool": None, "depends_on": []}]}
+    bad = {"steps": [{"id": "s4", "description": "Answer", "tool": None,
+                      "depends_on": ["s2"]}]}
+    engine, model = engine_with(registry, json.dumps(bad), json.dumps(good))
+    result = replan_request(failed_plan(), "refund failed", engine)
+    assert result.plan is not None and result.plan.ids() == ["s1", "s4"]
+    assert result.attempts == 2 and result.usage.llm_calls == 2
+    assert "- s4 depends on unknown step s2" in model.requests[1]["messages"][3]["content"]
+
+
+def test_replan_adds_the_dependency_a_reference_implies_without_a_corrective_call(registry):
+    # a local 1.5B model forgot depends_on twice in a row: the retry cannot fix it, the
+    # reference already says what the link is
+    reply = {"steps": [
+        {"id": "s4", "description": "Retry the refund", "tool": "apply_refund",
+         "args": {"order_id": "{{s1.order_id}}"}, "condition": "s1.status == 'delivered'"},
+        {"id": "s5", "description": "Answer", "tool": None, "depends_on": ["s4"]},
+    ]}
+    engine, model = engine_with(registry, json.dumps(reply))
+    result = replan_request(failed_plan(), "refund failed", engine)
+    assert result.plan is not None and result.attempts == 1 and len(model.requests) == 1
+    assert result.plan.step("s4").depends_on == ["s1"]
+    assert result.plan.validate(registry) == []
+
+
+def test_replan_failing_twice_raises_plan_error_with_the_reasons(registry):
+    engine, _ = engine_with(registry, "nope", "still nope")
+    result = replan_request(failed_plan(), "refund failed", engine)
+    assert result.plan is None and result.usage.llm_calls == 2 and len(result.errors) == 2
+    engine, _ = engine_with(registry, "nope", "still nope")
+    with pytest.raises(PlanError, match=r"^Replanning failed: .*attempt 2: the reply holds no"):
+        replan(failed_plan(), "refund failed", engine)
+
+
+def test_replan_without_a_model_is_a_config_error(registry):
+    with pytest.raises(ConfigError, match="No LLM is configured"):
+        replan(failed_plan(), "x", Engine(registry=registry))
+
+
+def test_replan_lessons_and_language(registry):
+    plan = failed_plan()
+    plan.goal = "查一下订单 88231，到了就退"
+    reply = {"steps": [{"id": "s4", "description": "回复用户", "tool": None, "depends_on": []}]}
+    engine, model = engine_with(registry, json.dumps(reply, ensure_ascii=False))
+    new = replan(plan, "退款失败", engine, lessons=["退款前先确认状态"])
+    system = model.requests[0]["messages"][0]["content"]
+    assert "- 退款前先确认状态" in system and "Chinese" in system
+    assert new.version == 2
+
+
+
+def test_replanner_prompt_folds_long_results(registry):
+    plan = failed_plan()
+    plan.step("s1").result = {"text": "x" * 5000}
+    reply = {"steps": [{"id": "s4", "description": "Answer", "tool": None, "depends_on": []}]}
+    engine, model = engine_with(registry, json.dumps(reply))
+    replan(plan, "boom", engine)
+    user = model.requests[0]["messages"][1]["content"]
+    line = next(x for x in user.splitlines() if x.startswith("- s1: "))
+    assert len(line) == len("- s1: ") + 1200 and line.endswith("…")
