@@ -22,17 +22,16 @@ from core.base.language import Language, detect_language, pick
 from core.plan.dag import ancestors
 from core.plan.model import Plan, Step
 from core.planning.offline import offline_plan
-from core.planning.offline.text import extract_entities
+from core.planning.offline.text import cues, extract_entities
 from core.tools.registry import Tool, ToolRegistry
 
 __all__ = ["needed_tools", "tool_chain", "tool_hint_problems"]
 
 _SERVICES = re.compile(r"\bservices?\b|micro-?services?|服务", re.IGNORECASE)
 _TABLES = re.compile(r"\bsql\b|\btables?\b|\bselect\b.+\bfrom\b|数据表|表结构", re.IGNORECASE)
-# what the knowledge base answers: a product to pick, or a shop policy (not "the user wants")
-_PRODUCTS = re.compile(r"推荐|选购|选哪|扫地机|洗地机|耳机|净化器|退货政策|退换货|\brecommend"
-                       r"|\bwhich\b.{0,30}\bbuy\b|vacuum|earbuds?\b|purifier"
-                       r"|\b(?:return|refund|shipping) policy\b", re.IGNORECASE)
+# what the knowledge base answers: a product or a shop policy (the rule planner's "product"
+# cues), or a pick; not the "recommend" cue family, whose "want" fits "what the user wants"
+_PICKS = re.compile(r"推荐|选购|选哪|\brecommend", re.IGNORECASE)
 _CLOCK = re.compile(r"\b(?:current|today'?s?)\s+(?:date|time)\b|\bwhat time\b|当前(?:时间|日期)|"
                     r"现在几点|今天几号", re.IGNORECASE)
 
@@ -56,7 +55,8 @@ _NEEDS: tuple[tuple[Callable[[str], bool], tuple[str, str], Callable[[Tool], boo
     (lambda text: bool(_TABLES.search(text)), ("数据表或 SQL", "tables or SQL"),
      _knows("sql", "tables")),
     (lambda text: bool(_CLOCK.search(text)), ("当前时间", "the current time"), _knows("time")),
-    (lambda text: bool(_PRODUCTS.search(text)), ("商品或政策", "products or policies"),
+    (lambda text: "product" in cues(text) or bool(_PICKS.search(text)),
+     ("商品或政策", "products or policies"),
      _knows("recommend", "policy")),
 )
 
