@@ -23,6 +23,7 @@ from core.llm.engine import Engine
 from core.plan.implied_deps import add_implied_dependencies
 from core.plan.model import Plan, Step
 from core.plan.versions import STEP_NAME, renumber
+from core.planning.change_note import reason_in_request_language
 from core.planning.choices import CheckpointPolicy
 from core.planning.drop_guard import refused_drops
 from core.planning.planner import Replanner, planned
@@ -210,6 +211,7 @@ def run_checkpoint(policy: CheckpointPolicy, plan: Plan, step: Step, engine: Eng
         result.plan = apply_decision(plan, decision, engine.registry)
         if decision.needs_replan and decision.updated_pending_steps is None and replanner:
             _replan(replanner, plan, decision.reason or result.reason, engine, result)
+        result.reason = reason_in_request_language(result.reason, plan, result.plan)
     except (PlanError, LLMError) as exc:  # a checkpoint is optional: never end the run
         logger.warning("checkpoint after %s changed nothing: %s", step.id, exc)
         result.plan = None
