@@ -93,6 +93,33 @@ def test_replan_drops_a_repeated_completed_step(registry):
     assert new.step("s5").depends_on == ["s1", "s4"]
 
 
+@pytest.mark.parametrize(("goal", "warning"), [
+    (REQUEST, "s2 already did “Refund it again”; it is not done again"),
+    ("查一下订单 88231，到了就退款", "s2 已经完成了“Refund it again”，没有再做一次"),
+])
+def test_replan_does_not_repeat_a_side_effect_that_already_ran(registry, goal, warning):
+    plan = failed_plan()
+    plan.goal = goal
+    refund = plan.step("s2")
+    refund.args, refund.status, refund.error = {"order_id": "88231"}, "completed", None
+    refund.result = {"refund_id": "RF1", "status": "refunding"}
+    plan.step("s3").status, plan.step("s3").error = "failed", "the answer was a non-answer"
+    reply = {"steps": [  # a retry plan that starts over, the refund included
+        {"id": "s4", "description": "Look up again", "tool": "query_order",
+         "args": {"order_id": "88231"}},
+        {"id": "s5", "description": "Refund it again", "tool": "apply_refund",
+         "args": {"order_id": "88231"}, "depends_on": ["s4"]},
+        {"id": "s6", "description": "Tell the user", "tool": None, "depends_on": ["s4", "s5"]},
+    ]}
+    engine, _ = engine_with(registry, json.dumps(reply))
+    new = replan(plan, "s3 failed", engine)
+    assert new.ids() == ["s1", "s2", "s4", "s5"]
+    assert [new.step(i).tool for i in new.ids()] == [
+        "query_order", "apply_refund", "query_order", None]  # a read may run again
+    assert new.step("s5").depends_on == ["s1", "s2", "s4"]
+    assert new.warnings[-1] == warning
+
+
 def test_replan_keeps_skipped_steps_only_when_their_dependencies_are_kept(registry):
     plan = failed_plan()
     plan.steps.insert(1, Step(id="s4", description="Maybe", tool="get_current_time",
