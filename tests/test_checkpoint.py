@@ -374,3 +374,22 @@ def test_a_reason_in_another_language_becomes_what_changed(registry: ToolRegistr
                                                      "")])
     result = run_checkpoint("adaptive", plan, plan.step("s1"), Engine(registry, model))
     assert result.reason == "订单还没签收，不用退款"
+
+
+def test_a_checkpoint_cannot_plan_a_completed_side_effect_again(registry: ToolRegistry) -> None:
+    plan = three_steps()
+    refund = plan.step("s2")
+    refund.status, refund.result = "completed", {"refund_id": "RF1", "status": "refunding"}
+    plan.steps.insert(2, Step(id="s4", description="Note the time", tool="get_current_time"))
+    again = {"needs_replan": True, "can_finish_early": False, "reason": "refund it",
+             "updated_pending_steps": [
+                 {"id": "s4", "description": "Note the time of the refund",
+                  "tool": "get_current_time"},
+                 {"id": "s5", "description": "Refund order 88231", "tool": "apply_refund",
+                  "args": {"order_id": "88231"}},
+                 {"id": "s3", "description": "Tell the user", "depends_on": ["s1", "s5"]}]}
+    result = run_checkpoint("adaptive", plan, plan.step("s2"),
+                            Engine(registry, ScriptedChatModel([json.dumps(again)])))
+    assert result.plan is not None and result.plan.ids() == ["s1", "s2", "s4", "s3"]
+    assert result.plan.step("s3").depends_on == ["s1", "s2"]  # it read the repeat
+    assert result.plan.warnings == ["s2 already did “Refund order 88231”; it is not done again"]

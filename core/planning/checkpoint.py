@@ -22,6 +22,7 @@ from core.errors import LLMError, PlanError, PlanValidationError
 from core.llm.engine import Engine
 from core.plan.implied_deps import add_implied_dependencies
 from core.plan.model import Plan, Step
+from core.plan.repeated_effects import fold_repeated_effects
 from core.plan.versions import STEP_NAME, renumber
 from core.planning.change_note import reason_in_request_language
 from core.planning.choices import CheckpointPolicy
@@ -260,6 +261,8 @@ def apply_decision(plan: Plan, decision: CheckpointDecision,
     new_pending = _keep_synthesis(plan, fixed, new_pending)
     steps = _prune([*fixed, *new_pending], {s.id for s in fixed})
     candidate = plan.model_copy(deep=True, update={"steps": steps, "version": plan.version + 1})
+    if registry is not None:
+        candidate.warnings.extend(fold_repeated_effects(candidate, registry))
     add_implied_dependencies(candidate)
     if _same_steps(plan, candidate):
         return None

@@ -9,20 +9,19 @@ condition is only in words (core.planning.guards).
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from core.base.language import Language, detect_language, pick
+from core.base.language import Language, detect_language
 from core.base.usage import Usage
 from core.errors import ConfigError, PlanError, PlanValidationError
 from core.llm.client import ChatModel
 from core.llm.engine import Engine
-from core.plan.approval import has_side_effect
 from core.plan.implied_deps import add_implied_dependencies
 from core.plan.model import Plan, Step
 from core.plan.parse import parse_plan
+from core.plan.repeated_effects import fold_repeated_effects
 from core.plan.versions import renumber
 from core.planning.clarify import parse_questions
 from core.planning.coverage import coverage_problems
@@ -213,7 +212,8 @@ def replan_request(
 
     def accept(text: str) -> Plan:
         proposal = normalise_tool_names(parse_plan(text, plan.goal), engine.registry)
-        merged = _merge(plan, kept, proposal, engine.registry)
+        merged = _merge(plan, kept, proposal)
+        merged.warnings.extend(fold_repeated_effects(merged, engine.registry))
         add_implied_dependencies(merged)
         _ensure_synthesis(merged, language)
         _raise_problems(merged, engine.registry)
@@ -266,14 +266,9 @@ def _kept_steps(plan: Plan) -> list[Step]:
     return kept
 
 
-def _merge(plan: Plan, kept: list[Step], proposal: Plan, registry: ToolRegistry) -> Plan:
-    """Kept steps plus the proposal's new steps renumbered from ``plan.next_step_id()``.
-
-    A new step that does again a side effect a kept step already did (same tool and
-    arguments) is that kept step: a retry plan had repeated a completed refund."""
+def _merge(plan: Plan, kept: list[Step], proposal: Plan) -> Plan:
+    """Kept steps plus the proposal's new steps renumbered from ``plan.next_step_id()``."""
     kept_by_id = {s.id: s for s in kept}
-    done = {_effect(s): s.id for s in kept
-            if s.status == "completed" and has_side_effect(s, registry)}
     next_number = int(plan.next_step_id()[1:])
     fresh_numbering = all(
         (m := _STEP_ID.match(s.id)) is not None and int(m.group(1)) >= next_number
@@ -281,18 +276,10 @@ def _merge(plan: Plan, kept: list[Step], proposal: Plan, registry: ToolRegistry)
     )
     mapping: dict[str, str] = {}
     fresh: list[Step] = []
-    repeats: list[str] = []
     for step in proposal.steps:
         echo = kept_by_id.get(step.id)
         if echo is not None and not fresh_numbering and echo.tool == step.tool:
             mapping[step.id] = step.id  # the model repeated a kept step: use the kept one
-            continue
-        twin = done.get(_effect(renumber(step, mapping)))
-        if twin is not None and has_side_effect(step, registry):
-            mapping[step.id] = twin
-            repeats.append(pick(detect_language(plan.goal),
-                                f"{twin} 已经完成了“{step.description}”，没有再做一次",
-                                f"{twin} already did “{step.description}”; it is not done again"))
             continue
         mapping[step.id] = f"s{next_number}"
         next_number += 1
@@ -308,12 +295,8 @@ def _merge(plan: Plan, kept: list[Step], proposal: Plan, registry: ToolRegistry)
         constraints=list(plan.constraints or proposal.constraints),
         version=plan.version + 1,
         steps=[*kept, *renamed],
-        warnings=[*plan.warnings, *proposal.warnings, *repeats],
+        warnings=[*plan.warnings, *proposal.warnings],
     )
-
-
-def _effect(step: Step) -> str:
-    return json.dumps([step.tool, step.args], sort_keys=True, ensure_ascii=False, default=str)
 
 
 # ---- tool names ---------------------------------------------------------------------------
