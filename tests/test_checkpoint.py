@@ -85,7 +85,7 @@ def test_adaptive_policy_drops_the_refund_of_an_order_already_refunding(
     run_step(plan, check, engine)
     assert checkpoint_action("adaptive", plan, check) == "checkpoint"
 
-    decision, usage = checkpoint(plan, check, engine)
+    decision, usage = checkpoint(plan, [check], engine)
     assert decision.needs_replan and usage.llm_calls == 0
     for word in reason_words:
         assert word in decision.reason
@@ -113,7 +113,7 @@ def test_offline_checkpoint_keeps_the_plan_when_the_premise_holds(
     engine = Engine(registry)
     plan = offline_plan("帮我看看订单 88231 到了没，到了的话帮我把那台坏的退掉", registry)
     run_step(plan, plan.steps[0], engine)
-    decision, _ = checkpoint(plan, plan.steps[0], engine)
+    decision, _ = checkpoint(plan, [plan.steps[0]], engine)
     assert not decision.needs_replan
     assert apply_decision(plan, decision) is None
 
@@ -134,7 +134,7 @@ def test_llm_checkpoint_replaces_pending_steps_with_fresh_ids() -> None:
         ],
     }
     model = ScriptedChatModel(["<think>hm</think>```json\n" + json.dumps(reply) + "\n```"])
-    decision, usage = checkpoint(plan, plan.step("s1"), Engine(ToolRegistry(), model))
+    decision, usage = checkpoint(plan, [plan.step("s1")], Engine(ToolRegistry(), model))
     assert usage.llm_calls == 1
     sent = model.requests[0]
     assert sent["role"] == "planner" and sent["tools"] is None and sent["json_mode"]
@@ -154,7 +154,7 @@ def test_can_finish_early_keeps_only_the_synthesis() -> None:
     plan.step("s1").result["status"] = "in_transit"  # the refund's condition fails
     model = ScriptedChatModel(['{"needs_replan": false, "can_finish_early": true, '
                                '"reason": "done", "updated_pending_steps": null}'])
-    decision, _ = checkpoint(plan, plan.step("s1"), Engine(ToolRegistry(), model))
+    decision, _ = checkpoint(plan, [plan.step("s1")], Engine(ToolRegistry(), model))
     new = apply_decision(plan, decision)
     assert new is not None and new.ids() == ["s1", "s3"]
     assert new.step("s3").depends_on == ["s1"]
@@ -167,7 +167,7 @@ def test_a_step_whose_condition_holds_cannot_be_dropped(registry: ToolRegistry) 
     model = ScriptedChatModel(['{"needs_replan": false, "can_finish_early": true, '
                                '"reason": "delivered, so no refund is needed", '
                                '"updated_pending_steps": null}'])
-    result = run_checkpoint("adaptive", plan, plan.step("s1"), Engine(registry, model))
+    result = run_checkpoint("adaptive", plan, [plan.step("s1")], Engine(registry, model))
     assert result.plan is None
     [warning] = result.warnings
     assert "s2 cannot be dropped: its condition s1.status == 'delivered' holds" in warning
@@ -180,7 +180,7 @@ def test_an_approved_side_effect_without_a_condition_cannot_be_dropped(
     model = ScriptedChatModel(['{"needs_replan": false, "can_finish_early": true, '
                                '"reason": "delivered, so no refund is needed", '
                                '"updated_pending_steps": null}'])
-    result = run_checkpoint("adaptive", plan, plan.step("s1"), Engine(registry, model))
+    result = run_checkpoint("adaptive", plan, [plan.step("s1")], Engine(registry, model))
     assert result.plan is None
     assert "s2 cannot be dropped: it is an approved action" in result.warnings[0]
 
@@ -188,7 +188,7 @@ def test_an_approved_side_effect_without_a_condition_cannot_be_dropped(
 def test_no_call_when_only_the_synthesis_is_pending() -> None:
     plan = three_steps()
     plan.step("s2").advance("skipped")
-    decision, usage = checkpoint(plan, plan.step("s1"), Engine(ToolRegistry(),
+    decision, usage = checkpoint(plan, [plan.step("s1")], Engine(ToolRegistry(),
                                                               ScriptedChatModel([])))
     assert usage.llm_calls == 0 and not decision.needs_replan
     assert checkpoint_action("adaptive", plan, plan.step("s1")) == "none"
@@ -198,7 +198,7 @@ def test_unusable_checkpoint_reply_keeps_the_raw_text() -> None:
     plan = three_steps()
     model = ScriptedChatModel(["I think the plan is fine."])
     with pytest.raises(PlanParseError) as caught:
-        checkpoint(plan, plan.step("s1"), Engine(ToolRegistry(), model))
+        checkpoint(plan, [plan.step("s1")], Engine(ToolRegistry(), model))
     assert caught.value.raw == "I think the plan is fine."
 
 
@@ -240,12 +240,12 @@ def test_run_checkpoint_hook(registry: ToolRegistry) -> None:
     plan = offline_plan("帮我看看订单 66001 到了没，到了的话帮我把那台坏的退掉", registry)
     check = plan.steps[0]
     run_step(plan, check, engine)
-    assert run_checkpoint("on_failure", plan, check, engine).plan is None
-    assert run_checkpoint("rigid", plan, check, engine).action == "none"
-    offline_every = run_checkpoint("every_step", plan, check, engine,
+    assert run_checkpoint("on_failure", plan, [check], engine).plan is None
+    assert run_checkpoint("rigid", plan, [check], engine).action == "none"
+    offline_every = run_checkpoint("every_step", plan, [check], engine,
                                    replanner=lambda *_: pytest.fail("no replan offline"))
     assert offline_every.action == "replan" and offline_every.plan is None
-    result = run_checkpoint("adaptive", plan, check, engine)
+    result = run_checkpoint("adaptive", plan, [check], engine)
     assert result.action == "checkpoint" and result.plan is not None
     assert "66001" in result.reason and result.plan.version == 2
 
@@ -259,7 +259,7 @@ def test_run_checkpoint_every_step_calls_the_replanner() -> None:
         return current.model_copy(update={"version": current.version + 1})
 
     engine = Engine(ToolRegistry(), ScriptedChatModel([]))
-    result = run_checkpoint("every_step", plan, plan.step("s1"), engine, replanner=replanner)
+    result = run_checkpoint("every_step", plan, [plan.step("s1")], engine, replanner=replanner)
     assert result.plan is not None and result.plan.version == 2
     assert seen == ["every-step replan after s1"]
 
@@ -267,9 +267,9 @@ def test_run_checkpoint_every_step_calls_the_replanner() -> None:
 def test_run_checkpoint_survives_a_bad_answer() -> None:
     plan = three_steps()
     engine = Engine(ToolRegistry(), ScriptedChatModel(["no idea", LLMConnectionError("down")]))
-    result = run_checkpoint("adaptive", plan, plan.step("s1"), engine)
+    result = run_checkpoint("adaptive", plan, [plan.step("s1")], engine)
     assert result.plan is None and "changed nothing" in result.warnings[0]
-    result = run_checkpoint("adaptive", plan, plan.step("s1"), engine)
+    result = run_checkpoint("adaptive", plan, [plan.step("s1")], engine)
     assert result.plan is None and "down" in result.warnings[0]
 
 
@@ -288,7 +288,7 @@ def test_adaptive_checkpoint_with_the_fake_endpoint_drops_the_refund(
                                    "tool": None, "depends_on": [check.id]}],
     })))
     with OpenAIChatModel(fake_openai.settings()) as model:
-        result = run_checkpoint("adaptive", plan, check, Engine(registry, model))
+        result = run_checkpoint("adaptive", plan, [check], Engine(registry, model))
     assert result.usage.llm_calls == 1
     assert "in progress" in result.reason
     assert result.plan is not None and refund.id not in result.plan.ids()
@@ -308,7 +308,7 @@ def test_run_checkpoint_replans_when_no_steps_are_given() -> None:
         seen.append(reason)
         return current.model_copy(update={"version": 9})
 
-    result = run_checkpoint("adaptive", plan, plan.step("s1"), Engine(ToolRegistry(), model),
+    result = run_checkpoint("adaptive", plan, [plan.step("s1")], Engine(ToolRegistry(), model),
                             replanner=replanner)
     assert seen == ["the order changed"] and result.plan is not None
     assert result.plan.version == 9
@@ -349,7 +349,7 @@ def test_a_checkpoint_cannot_drop_what_a_part_of_the_request_still_needs(
         registry, request_text, refund, refusals):
     plan = _vacuum_then_order(request_text, refund=refund)
     model = ScriptedChatModel([FINISH_EARLY])
-    result = run_checkpoint("adaptive", plan, plan.step("s1"), Engine(registry, model))
+    result = run_checkpoint("adaptive", plan, [plan.step("s1")], Engine(registry, model))
     assert result.plan is None
     [warning] = result.warnings
     assert all(refusal in warning for refusal in refusals), warning
@@ -366,13 +366,13 @@ def test_a_reason_in_another_language_becomes_what_changed(registry: ToolRegistr
         Step(id="s3", description="回复用户", depends_on=["s1", "s2"]),
     ])
     model = ScriptedChatModel([FINISH_EARLY])
-    result = run_checkpoint("adaptive", plan, plan.step("s1"), Engine(registry, model))
+    result = run_checkpoint("adaptive", plan, [plan.step("s1")], Engine(registry, model))
     assert result.plan is not None and result.plan.ids() == ["s1", "s3"]
     assert result.reason == "去掉了 s2（已签收则退款）"
     same_language = FINISH_EARLY.replace("The goal is already met", "订单还没签收，不用退款")
     model = ScriptedChatModel([same_language.replace(" and the pending steps can be dropped.",
                                                      "")])
-    result = run_checkpoint("adaptive", plan, plan.step("s1"), Engine(registry, model))
+    result = run_checkpoint("adaptive", plan, [plan.step("s1")], Engine(registry, model))
     assert result.reason == "订单还没签收，不用退款"
 
 
@@ -388,7 +388,7 @@ def test_a_checkpoint_cannot_plan_a_completed_side_effect_again(registry: ToolRe
                  {"id": "s5", "description": "Refund order 88231", "tool": "apply_refund",
                   "args": {"order_id": "88231"}},
                  {"id": "s3", "description": "Tell the user", "depends_on": ["s1", "s5"]}]}
-    result = run_checkpoint("adaptive", plan, plan.step("s2"),
+    result = run_checkpoint("adaptive", plan, [plan.step("s2")],
                             Engine(registry, ScriptedChatModel([json.dumps(again)])))
     assert result.plan is not None and result.plan.ids() == ["s1", "s2", "s4", "s3"]
     assert result.plan.step("s3").depends_on == ["s1", "s2"]  # it read the repeat

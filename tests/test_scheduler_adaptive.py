@@ -183,6 +183,23 @@ def test_adaptive_llm_checkpoint_changes_only_pending_steps_and_counts_usage(too
     assert outcome.usage.llm_calls == 2  # the checkpoint and the synthesis
 
 
+def test_steps_that_finish_together_share_one_checkpoint(tools):
+    keep = {"needs_replan": False, "reason": "the plan still holds"}
+    model = ScriptedChatModel(replies=[json.dumps(keep), "final"])
+    engine = Engine(registry=tools.registry(), model=model)
+    plan = Plan(goal="find a and b, then c", steps=[
+        lookup("s1", "a"), lookup("s2", "b"), lookup("s3", "c", "s1", "s2"),
+        answer("s4", "s1", "s2", "s3")])
+    outcome = run_plan(plan, engine, replanner=no_replan,
+                       options=RunOptions(checkpoint="adaptive", max_parallel=2))
+    assert outcome.status == "completed" and outcome.answer.startswith("final")
+    checkpoint, synthesis = model.requests
+    asked = checkpoint["messages"][1]["content"]
+    assert "Steps that just finished together:\n- s1: " in asked and "\n- s2: " in asked
+    assert "lookup:a" in asked and "lookup:b" in asked and '"id": "s3"' in asked
+    assert synthesis["role"] != "planner" and outcome.usage.llm_calls == 2
+
+
 def test_every_step_replans_after_each_step(tools):
     engine = Engine(registry=tools.registry(), model=ScriptedChatModel(replies=["final"]))
     plan = Plan(goal="g", steps=[lookup("s1", "a"), lookup("s2", "b", "s1"),

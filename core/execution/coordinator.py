@@ -37,7 +37,7 @@ logger = logging.getLogger(__name__)
 
 POLL_S = 0.5  # bounded wait, so that subclassed (store-backed) controls are re-read
 Emit = Callable[..., None]  # (kind, plan, step_id=None, **data): sends one event
-Checkpointer = Callable[[Plan, Step], tuple["Plan | None", str]]  # new version or None, why
+Checkpointer = Callable[[Plan, list[Step]], tuple["Plan | None", str]]  # new version, why
 _CANCELLED = "cancelled by a person"
 
 
@@ -305,14 +305,17 @@ class Coordinator:
     # ---- checkpoints --------------------------------------------------------------------
 
     def _run_checks(self) -> None:
-        """Run the queued checkpoints (no step is running), adopting any new version."""
-        while self.checks:
-            step_id = self.checks.pop(0)
-            if self.checkpointer is None or step_id not in self.plan.ids():
-                continue
-            new_plan, reason = self.checkpointer(self.plan, self.plan.step(step_id))
-            if new_plan is not None:
-                self._adopt(new_plan, reason)
+        """One checkpoint for all the steps that finished since the last one (no step is
+        running then): a call per step of a parallel batch would judge nearly the same
+        state again, at a model call each."""
+        finished = [step_id for step_id in self.checks if step_id in self.plan.ids()]
+        self.checks.clear()
+        if self.checkpointer is None or not finished:
+            return
+        new_plan, reason = self.checkpointer(
+            self.plan, [self.plan.step(step_id) for step_id in finished])
+        if new_plan is not None:
+            self._adopt(new_plan, reason)
 
     def _adopt(self, new_plan: Plan, reason: str) -> None:
         """Make ``new_plan`` the current version (called only while no step is running)."""

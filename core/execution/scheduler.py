@@ -2,8 +2,8 @@
 
 Checkpoint policies (``RunOptions.checkpoint``, seed 003): ``rigid`` never replans;
 ``on_failure`` (the default) replans when a step fails fatally or misses its success
-criteria; ``adaptive`` also runs a checkpoint after each completed step, which may change
-the pending steps; ``every_step`` replans after each completed step. Failures are
+criteria; ``adaptive`` also runs a checkpoint after completed steps (one for the steps that
+finished together), which may change the pending steps; ``every_step`` replans there. Failures are
 classified (seed 004, pit 2): an "ignorable" one is recorded and the run goes on — the
 steps that depend on it (by construction only the synthesis) still run, with its error
 in their context — and a "fatal" one blocks its dependents and triggers a replan.
@@ -218,17 +218,19 @@ class _Checkpoints:
         self.launcher = launcher
         self.made = 0
 
-    def __call__(self, plan: Plan, step: Step) -> tuple[Plan | None, str]:
+    def __call__(self, plan: Plan, finished: list[Step]) -> tuple[Plan | None, str]:
         if self.made >= MAX_CHECKPOINT_VERSIONS:
             return None, ""
+        after = ", ".join(s.id for s in finished)
         try:
             result = self.launcher.record(
-                f"checkpoint:{step.id}:v{plan.version}", run_checkpoint, self.policy, plan,
-                step, self.engine, replanner=self.replanner)
+                f"checkpoint:{'+'.join(s.id for s in finished)}:v{plan.version}",
+                run_checkpoint, self.policy, plan, finished, self.engine,
+                replanner=self.replanner)
         except Exception as exc:  # a checkpoint is optional: never end the run
-            logger.warning("checkpoint after %s failed: %s", step.id, exc)
-            self.book.warnings.append(tr(plan, f"{step.id} 之后的检查点没有生效：{exc}",
-                                         f"the checkpoint after {step.id} changed nothing: {exc}"))
+            logger.warning("checkpoint after %s failed: %s", after, exc)
+            self.book.warnings.append(tr(plan, f"{after} 之后的检查点没有生效：{exc}",
+                                         f"the checkpoint after {after} changed nothing: {exc}"))
             return None, ""
         self.book.usage += result.usage
         self.book.warnings.extend(result.warnings)
@@ -238,15 +240,15 @@ class _Checkpoints:
             plan, result.plan)
         if problems:
             self.book.warnings.append(tr(
-                plan, f"{step.id} 之后的检查点给出的计划不可用：" + "；".join(problems),
-                f"the checkpoint after {step.id} gave an unusable plan: " + "; ".join(problems)))
+                plan, f"{after} 之后的检查点给出的计划不可用：" + "；".join(problems),
+                f"the checkpoint after {after} gave an unusable plan: " + "; ".join(problems)))
             return None, ""
         refusal = _drops_before_recovery(plan, result.plan, self.book)
         if refusal:
             self.book.warnings.append(tr(
-                plan, f"{step.id} 之后的检查点被拒绝：{refusal[0]} 失败、尚未重规划，此时不能去掉 "
+                plan, f"{after} 之后的检查点被拒绝：{refusal[0]} 失败、尚未重规划，此时不能去掉 "
                 f"{refusal[1]}（检查点的理由：{result.reason}）",
-                f"the checkpoint after {step.id} was refused: it would drop {refusal[1]} while "
+                f"the checkpoint after {after} was refused: it would drop {refusal[1]} while "
                 f"{refusal[0]} failed and is not replanned yet (its reason: {result.reason})"))
             return None, ""
         if result.decision is not None and result.reason:

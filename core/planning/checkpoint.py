@@ -1,9 +1,10 @@
 """Checkpoint policies: after a step, decide whether the pending steps still make sense.
 
 Seed 003's checkpoint stage. ``rigid`` never replans; ``on_failure`` (the default) replans
-only when a step fails; ``adaptive`` runs :func:`checkpoint` after each completed step and
-may change the pending steps (never the finished ones); ``every_step`` replans after each
-step. :func:`apply_decision` turns a decision into a new plan version.
+only when a step fails; ``adaptive`` runs :func:`checkpoint` after completed steps (once for
+the steps that finished together) and may change the pending steps (never the finished
+ones); ``every_step`` replans there. :func:`apply_decision` turns a decision into a new
+plan version.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -107,9 +109,10 @@ def _pending_work(plan: Plan) -> list[Step]:
 # ---- deciding ------------------------------------------------------------------------------
 
 
-def checkpoint(plan: Plan, just_finished_step: Step, engine: Engine
+def checkpoint(plan: Plan, finished: Sequence[Step], engine: Engine
                ) -> tuple[CheckpointDecision, Usage]:
-    """Judge the pending steps after ``just_finished_step``: one plain LLM call, or rules.
+    """Judge the pending steps after the steps that just ``finished`` (those that ended
+    together): one plain LLM call, or rules.
 
     No call is made when nothing but the synthesis is pending. PlanParseError (keeping the
     raw reply) when the model's answer is unusable.
@@ -119,7 +122,7 @@ def checkpoint(plan: Plan, just_finished_step: Step, engine: Engine
         return CheckpointDecision(reason=pick(lang, "没有待执行的步骤", "nothing left to check")
                                   ), Usage()
     if engine.model is None:
-        return checkpoint_offline(plan, just_finished_step), Usage()
+        return _offline_for_all(plan, finished), Usage()
     lang = detect_language(plan.goal)
     completed = [s for s in plan.steps if s.status == "completed"]
     pending = [entry for entry in plan.canonical()["steps"]
@@ -131,13 +134,28 @@ def checkpoint(plan: Plan, just_finished_step: Step, engine: Engine
             goal=plan.goal,
             completed="\n".join(f"- {s.id}: {s.description} → {fold(s.result, 600)}"
                                 for s in completed) or "(none)",
-            step_id=just_finished_step.id, description=just_finished_step.description,
-            result=fold(just_finished_step.result),
+            just_finished=_just_finished(finished),
             pending=json.dumps(pending, ensure_ascii=False, indent=1))},
     ]
     reply = engine.model.chat(messages, role="planner", tools=None, json_mode=True)
     decision = parse_reply(reply.content or "", CheckpointDecision, what="checkpoint")
     return decision, reply.usage
+
+
+def _just_finished(finished: Sequence[Step]) -> str:
+    if len(finished) == 1:
+        [step] = finished
+        return (f"Step that just finished: {step.id}: {step.description}\n"
+                f"Its result:\n{fold(step.result)}")
+    return "Steps that just finished together:\n" + "\n".join(
+        f"- {s.id}: {s.description}\n  Its result: {fold(s.result)}" for s in finished)
+
+
+def _offline_for_all(plan: Plan, finished: Sequence[Step]) -> CheckpointDecision:
+    """The rules' first decision that changes the plan among the finished steps, else the
+    last one's."""
+    decisions = [checkpoint_offline(plan, step) for step in finished]
+    return next((d for d in decisions if d.changes_plan), decisions[-1])
 
 
 def checkpoint_offline(plan: Plan, just_finished_step: Step) -> CheckpointDecision:
@@ -185,39 +203,41 @@ class CheckpointResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def run_checkpoint(policy: CheckpointPolicy, plan: Plan, step: Step, engine: Engine, *,
-                   replanner: Replanner | None = None) -> CheckpointResult:
-    """The whole after-step hook for the scheduler; never raises for a bad model answer.
+def run_checkpoint(policy: CheckpointPolicy, plan: Plan, finished: Sequence[Step],
+                   engine: Engine, *, replanner: Replanner | None = None) -> CheckpointResult:
+    """The whole hook for the scheduler after the steps that ``finished`` together (one
+    checkpoint for them all); never raises for a bad model answer.
 
     adaptive: :func:`checkpoint` + :func:`apply_decision` (or ``replanner`` when the
     checkpoint asks for a replan without giving steps); every_step: ``replanner(plan,
     reason, engine)`` (e.g. core.planning.planner.replan); otherwise nothing. An unusable answer,
     an invalid new plan or an LLM error leaves the plan as it is, noted in ``warnings``.
     """
-    action = checkpoint_action(policy, plan, step)
+    action = checkpoint_action(policy, plan, finished[-1])
     result = CheckpointResult(action=action)
     if action == "none":
         return result
     lang = detect_language(plan.goal)
+    ids = ", ".join(s.id for s in finished)
     try:
         if action == "replan":
             if replanner is None or engine.model is None:
                 return result  # without a model, every_step behaves like on_failure
-            result.reason = pick(lang, f"每步重规划：{step.id} 已完成", f"every-step replan "
-                               f"after {step.id}")
+            result.reason = pick(lang, f"每步重规划：{ids} 已完成", f"every-step replan "
+                               f"after {ids}")
             _replan(replanner, plan, result.reason, engine, result)
             return result
-        decision, result.usage = checkpoint(plan, step, engine)
+        decision, result.usage = checkpoint(plan, finished, engine)
         result.decision, result.reason = decision, decision.reason
         result.plan = apply_decision(plan, decision, engine.registry)
         if decision.needs_replan and decision.updated_pending_steps is None and replanner:
             _replan(replanner, plan, decision.reason or result.reason, engine, result)
         result.reason = reason_in_request_language(result.reason, plan, result.plan)
     except (PlanError, LLMError) as exc:  # a checkpoint is optional: never end the run
-        logger.warning("checkpoint after %s changed nothing: %s", step.id, exc)
+        logger.warning("checkpoint after %s changed nothing: %s", ids, exc)
         result.plan = None
-        result.warnings.append(pick(lang, f"{step.id} 之后的检查点没有生效：{exc}",
-                                  f"the checkpoint after {step.id} changed nothing: {exc}"))
+        result.warnings.append(pick(lang, f"{ids} 之后的检查点没有生效：{exc}",
+                                  f"the checkpoint after {ids} changed nothing: {exc}"))
     return result
 
 

@@ -27,7 +27,8 @@ RequestMode = Literal["auto", RouteMode]
 CheckpointPolicy = Literal["rigid", "on_failure", "adaptive", "every_step"]
 """When a run changes its plan (seed 003): ``rigid`` never replans, ``on_failure`` replans
 after a fatal failure or a missed success criterion, ``adaptive`` also checks the pending
-steps after each completed step, ``every_step`` replans after each completed step."""
+steps after completed steps, ``every_step`` replans after them (steps that finished together
+share one checkpoint)."""
 
 ROUTE_MODES: tuple[RouteMode, ...] = get_args(RouteMode)
 REQUEST_MODES: tuple[RequestMode, ...] = get_args(RequestMode)

@@ -77,9 +77,7 @@ Goal: $goal
 Completed steps and their results:
 $completed
 
-Step that just finished: $step_id: $description
-Its result:
-$result
+$just_finished
 
 Pending steps:
 $pending""")

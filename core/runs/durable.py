@@ -65,7 +65,7 @@ __all__ = [
 APP_NAME = "planboard"
 # Recovery only takes workflows of the running version. Bump it only when the workflow's
 # sequence of steps changes: every unfinished run of the old version is stranded.
-APPLICATION_VERSION = "planboard-runs-1"
+APPLICATION_VERSION = "planboard-runs-2"  # 2: one checkpoint per finished batch
 RUNS_QUEUE = "planboard_runs"
 CONTROL_TOPIC = "control"
 # Runs per process: generous, since a run waiting for a person holds its slot (the work
