@@ -198,18 +198,24 @@ def format_table(results: list[TaskResult], title: str) -> str:
         wall = sum(r.wall_s for r in mine)
         lines.append(f"{policy:<11} | {success:>8} | {usage.llm_calls:>9} | {tokens:>16} | "
                      f"{wall:8.1f}")
-    lines += ["", f"{'task':<22} | " + " | ".join(f"{p:<10}" for p in policies)]
+    lines += ["", f"{'task':<22} | " + " | ".join(f"{p:<22}" for p in policies)]
     by_key = {(r.task_id, r.policy): r for r in results}
     for task_id in task_ids:
-        cells = [("pass" if by_key[task_id, p].passed else "FAIL") if (task_id, p) in by_key
-                 else "-" for p in policies]
-        lines.append(f"{task_id:<22} | " + " | ".join(f"{c:<10}" for c in cells))
+        cells = [_cell(by_key[task_id, p]) if (task_id, p) in by_key else "-"
+                 for p in policies]
+        lines.append(f"{task_id:<22} | " + " | ".join(f"{c:<22}" for c in cells))
     failures = [r for r in results if not r.passed]
     if failures:
         lines += ["", "Failures:"]
         lines += [f"- {r.task_id} [{r.policy}] {r.outcome.status}: {'; '.join(r.problems)}"
                   for r in failures]
     return "\n".join(lines)
+
+
+def _cell(result: TaskResult) -> str:
+    """pass or FAIL, with the task's wall time and LLM calls (what a policy costs per task)."""
+    verdict = "pass" if result.passed else "FAIL"
+    return f"{verdict}, {result.wall_s:.0f} s, {result.usage.llm_calls} calls"
 
 
 def _names(text: str) -> list[str]:

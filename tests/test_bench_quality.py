@@ -12,6 +12,7 @@ import pytest
 
 from bench import quality
 from bench.quality_tasks import TASKS, Outcome, active_refunds, get_tasks, mentions_number
+from core.base.usage import Usage
 from core.runs.session import build_engine
 from core.tools.analytics import run_sql
 from core.tools.ops import check_health
@@ -119,7 +120,8 @@ def test_the_bench_runs_offline_end_to_end(capsys, isolated_environment):
     for policy in ("rigid", "adaptive"):
         cells = [cell.strip() for cell in rows[policy].split("|")]
         assert cells[1:4] == ["3/3", "0", "0+0"]
-    assert rows["refund-in-transit-zh"].count("pass") == 2
+    assert rows["refund-in-transit-zh"].count("pass, ") == 2
+    assert rows["refund-in-transit-zh"].count(" s, 0 calls") == 2  # offline: no LLM call
     # every task ran in its own home: the refunds made there are not in this test's home
     assert os.environ["PLANBOARD_HOME"] == str(isolated_environment)
     assert active_refunds("88231") == []
@@ -259,8 +261,10 @@ def test_ctrl_c_during_a_model_call_cancels_the_run_without_waiting_for_it(
 
 def test_a_failed_task_is_listed_with_its_problems():
     result = quality.TaskResult("x", "rigid", Outcome("failed", ""), ["run ended failed"])
+    result.wall_s, result.usage = 95.4, Usage(llm_calls=4)
     table = quality.format_table([result], "t")
     assert "0/1" in table
+    assert "x                      | FAIL, 95 s, 4 calls" in table
     assert "- x [rigid] failed: run ended failed" in table
 
 
