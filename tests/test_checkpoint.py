@@ -356,15 +356,10 @@ def test_a_checkpoint_cannot_drop_what_a_part_of_the_request_still_needs(
 
 
 def test_a_reason_in_another_language_becomes_what_changed(registry: ToolRegistry) -> None:
-    plan = Plan(goal="查一下订单 88231 的状态，已签收的话帮我退款", steps=[
-        Step(id="s1", description="查询订单 88231", tool="query_order",
-             args={"order_id": "88231"}, status="completed",
-             result={"order_id": "88231", "status": "in_transit", "refund": None}),
-        Step(id="s2", description="已签收则退款", tool="apply_refund",
-             args={"order_id": "88231"}, depends_on=["s1"],
-             condition="s1.status == 'delivered'"),
-        Step(id="s3", description="回复用户", depends_on=["s1", "s2"]),
-    ])
+    plan = three_steps()
+    plan.goal = "查一下订单 88231 的状态，已签收的话帮我退款"
+    plan.step("s2").description = "已签收则退款"
+    plan.step("s1").result["status"] = "in_transit"  # the refund's condition fails
     model = ScriptedChatModel([FINISH_EARLY])
     result = run_checkpoint("adaptive", plan, [plan.step("s1")], Engine(registry, model))
     assert result.plan is not None and result.plan.ids() == ["s1", "s3"]
