@@ -7,7 +7,6 @@ import logging
 import re
 from typing import Any
 
-from core.base.language import detect_language
 from core.base.messages import Message, msg
 from core.errors import ToolArgumentError
 from core.plan.dag import ancestors
@@ -18,7 +17,6 @@ __all__ = [
     "TRUNCATION_MARKER",
     "build_step_context",
     "context_step_ids",
-    "failure_note",
     "fallback_answer",
     "fold_texts",
     "render_value",
@@ -227,10 +225,3 @@ def fallback_answer(plan: Plan) -> str:
     except Exception:  # missing module or a composer bug: a plain list still answers
         logger.debug("compose_answer unavailable; using the plain summary", exc_info=True)
         return summarize_results(plan)
-
-
-def failure_note(plan: Plan, failed: list[Step]) -> str:
-    """A short list of the steps that failed, in the language of the request."""
-    chinese = detect_language(plan.goal) == "zh"
-    title = "未完成的步骤：" if chinese else "What could not be done:"
-    return "\n".join([title, *(f"- {s.id} ({s.description}): {s.error}" for s in failed)])

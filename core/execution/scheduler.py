@@ -12,7 +12,6 @@ in their context — and a "fatal" one blocks its dependents and triggers a repl
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -21,7 +20,8 @@ from pydantic import BaseModel, Field
 
 from core.base.usage import Usage
 from core.errors import PlanError
-from core.execution.context import failure_note, fallback_answer
+from core.execution.answer_notes import with_required_notes
+from core.execution.context import fallback_answer
 from core.execution.control import RunControl
 from core.execution.coordinator import Coordinator, RunBook, tr
 from core.execution.events import EventKind, EventSink, RunEvent
@@ -36,13 +36,13 @@ from core.plan.versions import retire
 from core.planning.checkpoint import run_checkpoint
 from core.planning.choices import CheckpointPolicy
 from core.planning.planner import PlanningResult, Replanner, planned, replan_request
+from core.tools.registry import ToolRegistry
 
 __all__ = ["RunOptions", "RunOutcome", "RunStatus", "run_plan"]
 
 logger = logging.getLogger(__name__)
 
 MAX_CHECKPOINT_VERSIONS = 12  # a replanner that always changes something cannot loop forever
-_IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]*\d{4,}[A-Za-z0-9]*")
 
 
 class RunOutcome(BaseModel):
@@ -164,7 +164,7 @@ def _run_versions(plan: Plan, engine: Engine, options: RunOptions, control: RunC
             coordinator.skip_blocked()
         coordinator.skip_leftovers()
         break
-    return _finish_run(plan, book, emit)
+    return _finish_run(plan, book, emit, engine.registry)
 
 
 def _announce(plan: Plan, emit: Emitter) -> None:
@@ -333,7 +333,8 @@ def _stop(state: str, plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:
                       usage=_total_usage(book.versions) + book.usage, warnings=book.warnings)
 
 
-def _finish_run(plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:
+def _finish_run(plan: Plan, book: RunBook, emit: Emitter, registry: ToolRegistry
+                ) -> RunOutcome:
     warnings = book.warnings
     synthesis = plan.synthesis_step()
     if synthesis is not None and synthesis.status == "completed":
@@ -349,12 +350,8 @@ def _finish_run(plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:
     fatal = [s for s in failed if s.id not in book.ignorable]
     unanswered = [synthesis] if synthesis is not None and synthesis.status == "failed" else []
     unmentioned = [s for s in [*fatal, *unanswered] if (s.error or s.id) not in answer]
-    if unmentioned:  # the answer must say what failed
-        answer = f"{answer}\n\n{failure_note(plan, unmentioned)}".strip()
-    notes = [note for note in dict.fromkeys(book.notes) if not _says(answer, note)]
-    if notes:  # the answer must say why the plan changed (e.g. a refund already under way)
-        title = tr(plan, "计划调整：", "Plan adjusted: ")
-        answer = "\n\n".join([answer, *(title + note for note in notes)]).strip()
+    answer = with_required_notes(answer, plan, unmentioned=unmentioned, changes=book.notes,
+                                 registry=registry)
     warnings.extend(_ignored(plan, failed, book))
     # completed only when the answer step succeeded and nothing fatal stayed unrecovered
     answered = synthesis is None or synthesis.status == "completed"
@@ -373,12 +370,6 @@ def _ignored(plan: Plan, failed: list[Step], book: RunBook) -> list[str]:
                  f"{step_id} did not meet its success criteria: {text}")
               for step_id, text in book.unmet.items() if step_id in plan.ids()]
     return lines
-
-
-def _says(answer: str, reason: str) -> bool:
-    """True when ``answer`` already says ``reason``: it names every id or number in it."""
-    names = _IDENTIFIER.findall(reason)
-    return all(n in answer for n in names) if names else reason in answer
 
 
 def _total_usage(versions: list[Plan]) -> Usage:

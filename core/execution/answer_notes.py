@@ -1,0 +1,81 @@
+"""What the final answer must say, whatever the model wrote: what failed, why the plan
+changed, and what was done on the person's behalf.
+
+Each note is added only when the answer does not already say it. The last one exists
+because a small model answered "a refund has already been initiated" without the refund's
+id, so the person could not quote it: each completed side-effecting step whose
+identifiers the answer leaves out is listed, i.e. the fields of its result called ``id``
+or ``*_id`` that are not among its own arguments (an order id the person gave is not
+news), with the result's ``status`` when it has one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from core.base.language import detect_language, pick
+from core.plan.approval import has_side_effect
+from core.plan.model import Plan, Step
+from core.tools.registry import ToolRegistry
+
+__all__ = ["failure_note", "receipt_note", "with_required_notes"]
+
+_IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]*\d{4,}[A-Za-z0-9]*")
+
+
+def with_required_notes(answer: str, plan: Plan, *, unmentioned: list[Step],
+                        changes: Iterable[str], registry: ToolRegistry) -> str:
+    """``answer`` followed by what it leaves out: the ``unmentioned`` failures, the reasons
+    the plan ``changes``d, and the side effects' identifiers."""
+    if unmentioned:
+        answer = f"{answer}\n\n{failure_note(plan, unmentioned)}".strip()
+    notes = [note for note in dict.fromkeys(changes) if not _says(answer, note)]
+    if notes:
+        title = pick(detect_language(plan.goal), "计划调整：", "Plan adjusted: ")
+        answer = "\n\n".join([answer, *(title + note for note in notes)]).strip()
+    receipts = receipt_note(plan, answer, registry)
+    return f"{answer}\n\n{receipts}" if receipts else answer
+
+
+def failure_note(plan: Plan, failed: list[Step]) -> str:
+    """A short list of the steps that failed, in the language of the request."""
+    title = pick(detect_language(plan.goal), "未完成的步骤：", "What could not be done:")
+    return "\n".join([title, *(f"- {s.id} ({s.description}): {s.error}" for s in failed)])
+
+
+def receipt_note(plan: Plan, answer: str, registry: ToolRegistry) -> str:
+    """The lines naming the side effects' identifiers that ``answer`` leaves out ("" if
+    none), in the language of the request."""
+    lang = detect_language(plan.goal)
+    lines = []
+    for step in plan.steps:
+        if step.status != "completed" or not has_side_effect(step, registry):
+            continue
+        unnamed = [f"{key} {value}" for key, value in _identifiers(step) if value not in answer]
+        if not unnamed:
+            continue
+        status = step.result.get("status") if isinstance(step.result, dict) else None
+        told = ", ".join(unnamed) + (f" ({status})" if status else "")
+        lines.append(pick(lang, f"- {step.id}（{step.description}）：{told}",
+                          f"- {step.id} ({step.description}): {told}"))
+    if not lines:
+        return ""
+    return "\n".join([pick(lang, "已执行的操作：", "Done on your behalf:"), *lines])
+
+
+def _says(answer: str, reason: str) -> bool:
+    """True when ``answer`` already says ``reason``: it names every id or number in it."""
+    names = _IDENTIFIER.findall(reason)
+    return all(n in answer for n in names) if names else reason in answer
+
+
+def _identifiers(step: Step) -> list[tuple[str, str]]:
+    result: Any = step.result
+    if not isinstance(result, dict):
+        return []
+    given = set(step.args or {})
+    return [(key, str(value)) for key, value in result.items()
+            if (key == "id" or key.endswith("_id")) and key not in given
+            and isinstance(value, str | int) and str(value)]

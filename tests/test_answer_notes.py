@@ -1,0 +1,72 @@
+"""Tests of what the final answer must say: the identifiers of what was done."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.execution.answer_notes import receipt_note
+from core.execution.scheduler import RunOptions, run_plan
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.tools.registry import ToolRegistry, make_tool
+from tests.fakes import ScriptedChatModel, answer
+
+NO_CONFIRMATION = RunOptions(confirm_side_effects=False)  # the plan counts as approved
+
+
+def registry() -> ToolRegistry:
+    def refund(order_id: str) -> dict:
+        """Refund an order.
+
+        Args:
+            order_id: the order.
+        """
+        return {"refund_id": "RF20260620001", "order_id": order_id, "status": "processing"}
+
+    def look(order_id: str) -> dict:
+        """Look an order up.
+
+        Args:
+            order_id: the order.
+        """
+        return {"order_id": order_id, "tracking_id": "SF1122334455"}
+
+    tools = ToolRegistry()
+    tools.add(make_tool(refund, side_effect=True))
+    tools.add(make_tool(look))
+    return tools
+
+
+def refund_plan(goal: str) -> Plan:
+    return Plan(goal=goal, steps=[
+        Step(id="s1", description="look up order 66001", tool="look",
+             args={"order_id": "66001"}),
+        Step(id="s2", description="refund order 66001", tool="refund",
+             args={"order_id": "66001"}, depends_on=["s1"]),
+        answer("s3", "s1", "s2")])
+
+
+@pytest.mark.parametrize(("goal", "reply", "note"), [
+    ("Please refund order 66001", "A refund has already been initiated for order 66001.",
+     "Done on your behalf:\n- s2 (refund order 66001): refund_id RF20260620001 (processing)"),
+    ("请帮我退掉订单 66001", "订单 66001 的退款已经发起。",
+     "已执行的操作：\n- s2（refund order 66001）：refund_id RF20260620001 (processing)"),
+])
+def test_an_answer_without_the_refund_id_gets_it_added(goal, reply, note):
+    model = ScriptedChatModel([reply])
+    outcome = run_plan(refund_plan(goal), Engine(registry=registry(), model=model),
+                       options=NO_CONFIRMATION)
+    assert outcome.status == "completed"
+    assert outcome.answer == f"{reply}\n\n{note}"
+
+
+def test_nothing_is_added_when_the_answer_names_it_or_nothing_was_done():
+    plan = refund_plan("Please refund order 66001")
+    model = ScriptedChatModel(["Refund RF20260620001 for order 66001 is being processed."])
+    outcome = run_plan(plan, Engine(registry=registry(), model=model),
+                       options=NO_CONFIRMATION)
+    assert outcome.answer == "Refund RF20260620001 for order 66001 is being processed."
+    looked_up_only = refund_plan("Where is order 66001?")
+    looked_up_only.steps[0].status, looked_up_only.steps[0].result = "completed", {
+        "order_id": "66001", "tracking_id": "SF1122334455"}  # a read names no receipt
+    assert receipt_note(looked_up_only, "It is on its way.", registry()) == ""
