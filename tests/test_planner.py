@@ -178,6 +178,19 @@ def test_corrective_retry_sends_validation_problems_back(registry):
     assert "- s3 depends on unknown step s9" in feedback
 
 
+def test_code_given_to_calculate_is_sent_back_before_the_run(registry):
+    bad = json.loads(json.dumps(GOOD))  # what a 1.5B model wrote to "check" an earbud
+    bad["steps"].insert(1, {"id": "s9", "description": "Check the earbud", "tool": "calculate",
+                            "args": {"expression": "if(order['left_earbud'] == 'silent', 1, 0)"},
+                            "depends_on": ["s1"]})
+    engine, model = engine_with(registry, json.dumps(bad), json.dumps(GOOD))
+    plan = make_plan(REQUEST, engine)
+    assert "calculate" not in [s.tool for s in plan.steps]
+    feedback = model.requests[1]["messages"][3]["content"]
+    assert "- s9 argument 'expression' for calculate: Value error, cannot parse" in feedback
+    assert "calculate takes arithmetic only, such as 1999 * 0.9 + 15" in feedback
+
+
 def test_garbage_twice_gives_the_fallback_plan_with_every_error(registry):
     engine, model = engine_with(registry, "no plan", "<think>hmm</think> still no plan")
     result = plan_request(REQUEST, engine)

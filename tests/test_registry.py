@@ -216,7 +216,7 @@ def test_builtin_calculate_tool(registry):
     assert registry.call("calculate", {"expression": "1999 * 0.9 + 15"}) == {
         "expression": "1999 * 0.9 + 15", "value": pytest.approx(1814.1),
     }
-    with pytest.raises(ToolExecutionError, match=r"calculate: .*not allowed"):
+    with pytest.raises(ToolArgumentError, match=r"calculate: expression: .*not allowed"):
         registry.call("calculate", {"expression": "__import__('os')"})
 
 
