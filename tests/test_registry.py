@@ -218,6 +218,8 @@ def test_builtin_calculate_tool(registry):
     }
     with pytest.raises(ToolArgumentError, match=r"calculate: expression: .*not allowed"):
         registry.call("calculate", {"expression": "__import__('os')"})
+    with pytest.raises(ToolExecutionError, match=r"calculate: division by zero in '1 / 0'"):
+        registry.call("calculate", {"expression": "1 / 0"})  # arithmetic: the run reports it
 
 
 def test_builtin_time_tool(registry):

@@ -12,6 +12,7 @@ from core.base.text import preview
 
 __all__ = [
     "RESULT_STEP",
+    "ComputationError",
     "ExpressionError",
     "calculate",
     "condition_step_refs",
@@ -55,6 +56,10 @@ _MAX_ROUND_DIGITS = 3_000
 
 class ExpressionError(ValueError):
     """Raised when an expression is malformed or uses something that is not allowed."""
+
+
+class ComputationError(ExpressionError):
+    """A well-formed arithmetic expression whose value cannot be computed (1 / 0)."""
 
 
 def is_expression_condition(text: str) -> bool:
@@ -205,9 +210,9 @@ def calculate(expression: str) -> int | float:
     except ExpressionError:
         raise
     except ZeroDivisionError:
-        raise ExpressionError(f"division by zero in {_shown(expression)}") from None
+        raise ComputationError(f"division by zero in {_shown(expression)}") from None
     except (OverflowError, ValueError, TypeError) as exc:
-        raise ExpressionError(f"cannot compute {_shown(expression)}: {exc}") from None
+        raise ComputationError(f"cannot compute {_shown(expression)}: {exc}") from None
 
 
 def _check_power(base: int | float, exponent: int | float) -> None:

@@ -88,6 +88,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "tool.arg_extra": ("{field}: Extra inputs are not permitted", "{field}：不接受这个参数"),
     "tool.arg_invalid": ("{field}: {detail}", "{field}：取值不合法（{detail}）"),
     "tool.crashed": ("{tool} failed: {error}", "{tool} 执行出错：{error}"),
+    "tool.calculate_failed": ("calculate: {error}", "calculate 无法计算：{error}"),
     "tool.unknown_time_zone": ("get_current_time: unknown time zone {zone}; use an IANA name "
                                "such as 'Asia/Shanghai'",
                                "get_current_time：未知时区 {zone}；请使用 IANA 时区名，"

@@ -8,28 +8,31 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator
 
-from core.base.expressions import ExpressionError
+from core.base.expressions import ComputationError, ExpressionError
 from core.base.expressions import calculate as safe_calculate
 from core.base.messages import msg
-from core.errors import ToolArgumentError
+from core.errors import ToolArgumentError, ToolExecutionError
 from core.tools.registry import ToolRegistry, tool
 
 __all__ = ["calculate", "get_current_time", "register_builtin_tools"]
 
 
-def _computable(expression: str) -> str:
-    """The expression, when it computes; else why not. As a validator of the argument it
-    is checked when a plan is validated too, so a model that wrote code instead of
-    arithmetic ("if(order['x'] == 'y', 1, 0)") is sent back to fix it before the run."""
+def _arithmetic(expression: str) -> str:
+    """The expression, when it is arithmetic; else why not. As a validator of the argument
+    it is checked when a plan is validated too, so a model that wrote code instead of
+    arithmetic ("if(order['x'] == 'y', 1, 0)") is sent back to fix it before the run. A
+    value that cannot be computed (1 / 0) is the run's to report."""
     try:
         safe_calculate(expression)
+    except ComputationError:
+        return expression
     except ExpressionError as exc:
         raise ValueError(f"{exc}; calculate takes arithmetic only, such as 1999 * 0.9 + 15"
                          ) from None
     return expression
 
 
-Arithmetic = Annotated[str, AfterValidator(_computable)]
+Arithmetic = Annotated[str, AfterValidator(_arithmetic)]
 
 
 @tool(keywords=("calculate", "compute", "sum", "total", "计算", "算", "合计", "总价"))
@@ -39,7 +42,11 @@ def calculate(expression: Arithmetic) -> dict:
     Args:
         expression: the arithmetic expression, for example "1999 * 0.9 + 15".
     """
-    return {"expression": expression, "value": safe_calculate(expression)}
+    try:
+        value = safe_calculate(expression)
+    except ExpressionError as exc:
+        raise ToolExecutionError(msg("tool.calculate_failed", error=str(exc))) from None
+    return {"expression": expression, "value": value}
 
 
 @tool(keywords=("time", "date", "today", "now", "时间", "日期", "今天", "现在"))
