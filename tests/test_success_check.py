@@ -205,6 +205,7 @@ SEED = ("Recommend a robot vacuum under ¥2000 for my elderly parent, check orde
     "好的，我来帮助你检查老人的扫地机需求。",
     "好的，我明白了。首先，我会查询老人的扫地机需求，然后检查订单 88231 是否已经到达。",
     "好的，我明白了。订单 88231 已经到货。为了完成这个任务，我们需要按照以下步骤进行：1. 查询",
+    "好的，我将根据 s2 的结果生成诊断报告并给出扩容建议。",
 ])
 def test_a_plan_announced_instead_of_done_is_not_an_answer(text: str) -> None:
     why = non_answer(text, question=SEED)
