@@ -62,7 +62,9 @@ def _record_run(host: str, tmp_path, capsys) -> str:
         {"id": "s1", "description": f"Add {_payload(host, 'desc')}", "tool": "calculate",
          "args": {"expression": "2+3"}},
         {"id": "s2", "description": f"Bad {_payload(host, 'error')}", "tool": "calculate",
-         "args": {"expression": f"![x]({host}/arg.png)"}, "depends_on": ["s1"]},
+         # a reference: the plan passes validation and the step fails when it runs
+         "args": {"expression": f"{{{{s1.value}}}} + ![x]({host}/arg.png)"},
+         "depends_on": ["s1"]},
         {"id": "s3", "description": f"Summarise {_payload(host, 'sum')}",
          "depends_on": ["s1"]},
     ]}
