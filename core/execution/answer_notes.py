@@ -56,7 +56,7 @@ def receipt_note(plan: Plan, answer: str, registry: ToolRegistry) -> str:
         unnamed = [f"{key} {value}" for key, value in _identifiers(step) if value not in answer]
         if not unnamed:
             continue
-        status = step.result.get("status") if isinstance(step.result, dict) else None
+        status = step.result.get("status")  # a dict: it held the identifiers
         told = ", ".join(unnamed) + (f" ({status})" if status else "")
         lines.append(pick(lang, f"- {step.id}（{step.description}）：{told}",
                           f"- {step.id} ({step.description}): {told}"))

@@ -43,4 +43,6 @@ def fold_repeated_effects(plan: Plan, registry: ToolRegistry) -> list[str]:
 
 
 def _effect(step: Step) -> str:
+    """Tool and literal arguments only. Not approval's signature, which also compares the
+    condition: a repeat whose condition reads a new copy of a lookup is still a repeat."""
     return json.dumps([step.tool, step.args], sort_keys=True, ensure_ascii=False, default=str)
