@@ -13,6 +13,7 @@ from core.errors import LLMBadRequestError
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.llm.providers import PROFILES
+from core.planning.exchange import schema_for
 from core.planning.planner import plan_request, replan_request
 from core.tools.catalog import default_registry
 from tests.fake_openai import error
@@ -77,6 +78,17 @@ def test_the_plan_request_carries_the_schema_in_the_providers_form(
     assert schema["required"] == ["goal", "steps"]
     tool = schema["properties"]["steps"]["items"]["properties"]["tool"]
     assert tool == {"enum": [*registry.names(), None]}
+
+
+def test_the_schema_bounds_what_a_grammar_lets_a_small_model_write(registry):
+    # a 1.5B model under llama.cpp's grammar wrote one step as the whole reply (extra keys
+    # were allowed) and repeated steps until the reply ran out of tokens (no step limit)
+    schema = schema_for(registry)["schema"]
+    steps = schema["properties"]["steps"]
+    assert schema["additionalProperties"] is False
+    assert steps["items"]["additionalProperties"] is False
+    assert steps["items"]["properties"]["args"] == {"type": "object"}  # free-form arguments
+    assert 10 <= steps["maxItems"] <= 24
 
 
 def test_the_replan_request_carries_the_schema_too(fake_openai, registry):

@@ -19,7 +19,8 @@ from core.errors import PlanParseError, PlanValidationError
 from core.llm.client import ChatModel, ChatReply
 from core.llm.providers import PromptStyle
 from core.plan.model import Plan
-from core.prompts.planning import corrective_prompt, plan_schema
+from core.prompts.plan_schema import plan_schema
+from core.prompts.planning import corrective_prompt
 from core.tools.registry import ToolRegistry
 
 __all__ = [

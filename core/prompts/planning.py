@@ -35,7 +35,6 @@ __all__ = [
     "describe_tools_compact",
     "fallback_descriptions",
     "lessons_block",
-    "plan_schema",
     "planner_system_prompt",
     "planner_user_prompt",
     "replanner_system_prompt",
@@ -218,34 +217,6 @@ def tool_example(entry: dict[str, Any]) -> dict[str, Any]:
         else:
             example[name] = f"<{name}>"
     return example
-
-
-def plan_schema(tool_names: Sequence[str], *, questions: bool = False) -> dict[str, Any]:
-    """The JSON schema of a plan reply, as OpenAI's ``{"name", "schema"}`` object.
-
-    A step's "tool" is one of ``tool_names`` or null. With ``questions`` the reply may be
-    ``{"questions": [...]}`` instead (clarifying questions), so no key is required.
-    """
-    text = {"type": "string"}
-    texts = {"type": "array", "items": text}
-    step = {
-        "type": "object",
-        "properties": {
-            "id": text, "description": text, "tool": {"enum": [*tool_names, None]},
-            "args": {"type": "object"}, "depends_on": texts, "condition": text,
-            "success_criteria": text,
-        },
-        "required": ["id", "description", "tool", "depends_on"],
-    }
-    properties: dict[str, Any] = {
-        "goal": text, "definition_of_done": text, "constraints": texts,
-        "steps": {"type": "array", "items": step},
-    }
-    if questions:
-        properties["questions"] = texts
-    schema = {"type": "object", "properties": properties,
-              "required": [] if questions else ["goal", "steps"]}
-    return {"name": "plan", "schema": schema}
 
 
 def _describe_parameters(schema: dict[str, Any]) -> str:
