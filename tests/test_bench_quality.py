@@ -184,9 +184,11 @@ def test_a_failed_task_run_keeps_its_home_to_inspect(fake_openai, monkeypatch, t
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", DEFAULT_KEY)
     fake_openai.responder = _echo
-    lookup_only = {**_REFUND_PLAN, "steps": [_REFUND_PLAN["steps"][0], {
-        "id": "s2", "description": "Summarise", "depends_on": ["s1"]}]}
-    fake_openai.script(text(json.dumps(lookup_only)))
+    # the refund waits for a status the delivered order does not have, so none is made
+    wrong_condition = {**_REFUND_PLAN, "steps": [
+        _REFUND_PLAN["steps"][0], {**_REFUND_PLAN["steps"][1], "condition": "s1.status == 'lost'"},
+        _REFUND_PLAN["steps"][2]]}
+    fake_openai.script(text(json.dumps(wrong_condition)))
     task = get_tasks(["refund-delivered-en"])[0]
     result = quality.run_task(task, build_engine(offline=False), "rigid", mode="plan",
                               keep_failed=tmp_path / "kept")
@@ -199,7 +201,8 @@ def test_a_failed_task_run_keeps_its_home_to_inspect(fake_openai, monkeypatch, t
     finally:
         runner.close()
     assert record.status == "completed" and [s.tool for s in record.plan.steps] == [
-        "query_order", None]
+        "query_order", "apply_refund", None]
+    assert record.plan.step("s2").status == "skipped"
 
 
 def test_ctrl_c_during_a_model_call_cancels_the_run_without_waiting_for_it(

@@ -12,6 +12,7 @@ from core.plan.model import Plan, Step
 from core.planning.coverage import uncovered_clauses
 from core.planning.planner import plan_request
 from core.planning.tool_hints import tool_hint_problems
+from core.planning.tool_misfit import tool_misfit_problems
 from core.tools.catalog import default_registry
 from core.tools.scenarios import get_scenario
 
@@ -159,3 +160,21 @@ def test_a_reasoning_step_that_picks_a_product_is_sent_to_the_knowledge_base(reg
     problems = tool_hint_problems(plan, registry)
     assert [p.split(" ")[0] for p in problems] == ["s1", "s2"]
     assert "search_knowledge" in problems[0] and "商品或政策" in problems[0]
+
+
+def test_a_tool_step_described_as_another_tools_job_is_sent_back(registry):
+    # a 1.5B model answered a churn question from a parcel's tracking data
+    plan = Plan(goal="2026 年第一季度用户流失的最主要原因是什么？", steps=[
+        Step(id="s1", description="查询2026年第一季度用户的流失原因", tool="query_logistics",
+             args={"tracking_no": "SF1234567890"}),
+        Step(id="s2", description="Estimate the arrival date", tool="query_logistics",
+             args={"tracking_no": "SF1234567890"}),
+        Step(id="s3", description="Track the parcel of order 70412", tool="query_logistics",
+             args={"tracking_no": "SF1234567890"}),
+        Step(id="s4", description="输出结果", depends_on=["s1", "s2", "s3"]),
+    ])
+    [problem] = tool_misfit_problems(plan, registry)
+    assert problem == ("s1 调用 query_logistics，但它的描述（“查询2026年第一季度用户的流失原因”）"
+                       "是 run_sql 的用途：请改用 run_sql，或改写描述。")
+    plan.steps[0].status = "completed"  # a replan does not reopen what already ran
+    assert tool_misfit_problems(plan, registry) == []

@@ -2,9 +2,15 @@
 
 The exchange itself (schema, corrective retry, soft problems) is core.planning.exchange;
 the soft problems of a new plan are reasoning steps that plainly need a tool
-(core.planning.tool_hints), clauses of the request no step covers
-(core.planning.coverage), invented ids (core.planning.grounding) and side effects whose
-condition is only in words (core.planning.guards).
+(core.planning.tool_hints), tool steps described as another tool's job
+(core.planning.tool_misfit), clauses of the request no step covers
+(core.planning.coverage), side effects the request asks for that no step takes
+(core.planning.missing_actions), steps that repeat another (core.planning.repeated_steps),
+SQL that ignores the period the request names (core.planning.period_filter),
+invented ids (core.planning.grounding) and side effects whose condition is only in words
+(core.planning.guards). Before those are looked for, a reply is repaired where the request
+settles it: repeated lookups are folded, and a condition or a side effect the rules read
+from the request's words is adopted, each with a warning for the person approving.
 """
 
 from __future__ import annotations
@@ -35,8 +41,12 @@ from core.planning.exchange import (
 )
 from core.planning.grounding import clear_ungrounded, grounding_problems
 from core.planning.guards import guard_problems
+from core.planning.missing_actions import adopt_rule_actions, missing_action_problems
+from core.planning.period_filter import period_problems
+from core.planning.repeated_steps import fold_repeated_reads, repeated_effect_problems
 from core.planning.rule_conditions import adopt_rule_conditions
 from core.planning.tool_hints import tool_chain, tool_hint_problems
+from core.planning.tool_misfit import tool_misfit_problems
 from core.prompts.adaptive import CLARIFY_INSTRUCTION
 from core.prompts.planning import (
     SYNTHESIS_DESCRIPTION,
@@ -119,8 +129,10 @@ def plan_request(
                 raise ClarificationNeeded(questions)
         plan = normalise_tool_names(parse_plan(text, request), engine.registry)
         add_implied_dependencies(plan)
+        fold_repeated_reads(plan, engine.registry)
         adopt_rule_conditions(request, plan, engine.registry)
         _ensure_synthesis(plan, language)
+        adopt_rule_actions(request, plan, engine.registry)
         _raise_problems(plan, engine.registry)
         if len(plan.steps) > _MAX_STEPS:
             plan.warnings.append(
@@ -131,7 +143,11 @@ def plan_request(
 
     def review(plan: Plan) -> list[str]:
         return [*tool_hint_problems(plan, engine.registry),
+                *tool_misfit_problems(plan, engine.registry),
                 *coverage_problems(request, plan, engine.registry),
+                *missing_action_problems(request, plan, engine.registry),
+                *repeated_effect_problems(plan, engine.registry),
+                *period_problems(request, plan, engine.registry),
                 *grounding_problems(plan, engine.registry),
                 *guard_problems(plan, engine.registry)]
 

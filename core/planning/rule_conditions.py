@@ -22,7 +22,7 @@ from core.planning.guards import states_a_condition
 from core.planning.offline import offline_plan
 from core.tools.registry import ToolRegistry
 
-__all__ = ["adopt_rule_conditions"]
+__all__ = ["adopt_rule_conditions", "same_call"]
 
 _STEP_REF = re.compile(r"\bs\d+\b")
 _IDENTIFIER = re.compile(r"\d{3,}")
@@ -42,7 +42,7 @@ def adopt_rule_conditions(request: str, plan: Plan, registry: ToolRegistry) -> l
     draft = offline_plan(request, registry)
     adopted = []
     for step in lacking:
-        twin = next((d for d in draft.steps if d.condition and _same_call(d, step)
+        twin = next((d for d in draft.steps if d.condition and same_call(d, step)
                      and _ARRIVAL_CONDITION.match(d.condition)
                      and _ARRIVED.search(step.description)), None)
         mapping = _map_references(twin, draft, plan, step) if twin else None
@@ -73,7 +73,7 @@ def _identifiers(step: Step) -> set[str]:
     return {found for value in step.args.values() for found in _IDENTIFIER.findall(str(value))}
 
 
-def _same_call(draft_step: Step, step: Step) -> bool:
+def same_call(draft_step: Step, step: Step) -> bool:
     """The same tool on the same identifiers (an order number, say)."""
     return draft_step.tool == step.tool and _identifiers(draft_step) == _identifiers(step)
 
@@ -87,7 +87,7 @@ def _map_references(twin: Step, draft: Plan, plan: Plan, step: Step) -> dict[str
         if ref not in draft.ids():
             return None
         source = draft.step(ref)
-        match = next((s for s in earlier if s.tool and _same_call(source, s)), None)
+        match = next((s for s in earlier if s.tool and same_call(source, s)), None)
         if match is None:
             return None
         mapping[ref] = match.id

@@ -1,0 +1,67 @@
+"""SQL that ignores the period the request names is sent back with the period's bounds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.llm.client import OpenAIChatModel
+from core.llm.engine import Engine
+from core.planning.period_filter import requested_period
+from core.planning.planner import plan_request
+from core.tools.catalog import default_registry
+
+REQUEST = ("How many subscriptions were cancelled in the first quarter of 2026 (January to "
+           "March)? Count the churn events.")
+
+
+def sql_plan(query: str) -> str:
+    return json.dumps({"goal": REQUEST, "steps": [
+        {"id": "s1", "description": "Count the churn events in the first quarter",
+         "tool": "run_sql", "args": {"query": query}, "depends_on": []},
+        {"id": "s2", "description": "Tell the user the count", "tool": None,
+         "depends_on": ["s1"]},
+    ]})
+
+
+ALL_TIME = sql_plan("SELECT COUNT(*) AS churned FROM churn_events")
+FIRST_QUARTER = sql_plan("SELECT COUNT(*) AS churned FROM churn_events WHERE churned_at >= "
+                         "'2026-01-01' AND churned_at < '2026-04-01'")
+
+
+@pytest.fixture
+def registry():
+    return default_registry({})
+
+
+def planning(fake_openai, registry, *replies: str):
+    fake_openai.script(*replies)
+    with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
+        return plan_request(REQUEST, Engine(registry=registry, model=model))
+
+
+def test_a_count_of_all_time_is_sent_back_with_the_quarters_bounds(fake_openai, registry):
+    result = planning(fake_openai, registry, ALL_TIME, FIRST_QUARTER)
+    assert result.attempts == 2 and not result.plan.warnings
+    assert "2026-04-01" in result.plan.steps[0].args["query"]
+    corrective = fake_openai.chat_bodies[1]["messages"][-1]["content"]
+    assert ("s1's query has no date condition: add one, e.g. WHERE <date column> >= "
+            "'2026-01-01' AND <date column> < '2026-04-01'") in corrective
+
+
+def test_a_query_still_without_the_period_is_a_warning(fake_openai, registry):
+    result = planning(fake_openai, registry, ALL_TIME, ALL_TIME)
+    assert not result.fallback
+    assert [w[:40] for w in result.plan.warnings] == ["The request is about 2026-01-01 up to 20"]
+
+
+@pytest.mark.parametrize(("request_text", "period"), [
+    ("2026 年第一季度用户流失的最主要原因是什么？", ("2026", "2026-01-01", "2026-04-01")),
+    ("Revenue in Q4 2026", ("2026", "2026-10-01", "2027-01-01")),
+    ("How many users churned in 2025?", ("2025", "2025-01-01", "2026-01-01")),
+    ("A robot vacuum under 2000, please", None),  # a budget, not a year
+    ("Compare churn in 2025 and in 2026", None),  # two periods: not this check's to judge
+])
+def test_the_period_a_request_names(request_text, period):
+    assert requested_period(request_text) == period
