@@ -9,6 +9,7 @@ import pytest
 from core.errors import ConfigError, LLMConnectionError
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
+from core.planning.code_arguments import reason_instead_of_code
 from core.planning.planner import (
     fallback_plan,
     make_plan,
@@ -178,17 +179,35 @@ def test_corrective_retry_sends_validation_problems_back(registry):
     assert "- s3 depends on unknown step s9" in feedback
 
 
-def test_code_given_to_calculate_is_sent_back_before_the_run(registry):
-    bad = json.loads(json.dumps(GOOD))  # what a 1.5B model wrote to "check" an earbud
+def test_code_given_to_calculate_becomes_a_reasoning_step_before_the_run(registry):
+    # a 1.5B model wrote this to "check" an earbud, and wrote it again when sent back
+    bad = json.loads(json.dumps(GOOD))
     bad["steps"].insert(1, {"id": "s9", "description": "Check the earbud", "tool": "calculate",
                             "args": {"expression": "if(order['left_earbud'] == 'silent', 1, 0)"},
                             "depends_on": ["s1"]})
-    engine, model = engine_with(registry, json.dumps(bad), json.dumps(GOOD))
-    plan = make_plan(REQUEST, engine)
-    assert "calculate" not in [s.tool for s in plan.steps]
-    feedback = model.requests[1]["messages"][3]["content"]
-    assert "- s9 argument 'expression' for calculate: Value error, cannot parse" in feedback
-    assert "calculate takes arithmetic only, such as 1999 * 0.9 + 15" in feedback
+    engine, _ = engine_with(registry, json.dumps(bad))
+    result = plan_request(REQUEST, engine)
+    assert result.attempts == 1 and not result.fallback
+    check = result.plan.step("s9")
+    assert (check.tool, check.args, check.depends_on) == (None, {}, ["s1"])
+    assert result.plan.warnings == [
+        "s9 gave calculate code, not arithmetic ({\"expression\": \"if(order['left_earbud'] == "
+        "'silent', 1, 0)\"}); it is worked out by reasoning instead."]
+
+
+def test_arithmetic_that_reads_a_result_or_cannot_be_computed_stays_a_calculation(registry):
+    plan = Plan(goal="订单 88231 打九折是多少？", steps=[
+        Step(id="s1", description="查询订单 88231", tool="query_order", args={"order_id": "88231"}),
+        Step(id="s2", description="打九折", tool="calculate",
+             args={"expression": "{{s1.amount}} * 0.9"}, depends_on=["s1"]),
+        Step(id="s3", description="除以零", tool="calculate", args={"expression": "1 / 0"}),
+        Step(id="s4", description="数行数", tool="calculate", args={"expression": "COUNT(*)"}),
+        Step(id="s5", description="回复用户", depends_on=["s2", "s3", "s4"]),
+    ])
+    assert reason_instead_of_code(plan, registry) == ["s4"]
+    assert [s.tool for s in plan.steps] == ["query_order", "calculate", "calculate", None, None]
+    assert plan.warnings == [
+        "s4 给 calculate 的不是算式（{\"expression\": \"COUNT(*)\"}），改为由模型推理完成。"]
 
 
 def test_garbage_twice_gives_the_fallback_plan_with_every_error(registry):

@@ -14,6 +14,7 @@ __all__ = [
     "RESULT_STEP",
     "ComputationError",
     "ExpressionError",
+    "NotArithmeticError",
     "calculate",
     "condition_step_refs",
     "criteria_condition",
@@ -56,6 +57,11 @@ _MAX_ROUND_DIGITS = 3_000
 
 class ExpressionError(ValueError):
     """Raised when an expression is malformed or uses something that is not allowed."""
+
+
+class NotArithmeticError(ValueError):
+    """A value that had to be arithmetic is something else (code, SQL): the step needs
+    reasoning or another tool, and a model that wrote it tends to write it again."""
 
 
 class ComputationError(ExpressionError):

@@ -9,8 +9,9 @@ the soft problems of a new plan are reasoning steps that plainly need a tool
 SQL that ignores the period the request names (core.planning.period_filter),
 invented ids (core.planning.grounding) and side effects whose condition is only in words
 (core.planning.guards). Before those are looked for, a reply is repaired where the request
-settles it: repeated lookups are folded, and a condition or a side effect the rules read
-from the request's words is adopted, each with a warning for the person approving.
+settles it: repeated lookups are folded, a condition or a side effect the rules read from
+the request's words is adopted, and code given where arithmetic is due becomes reasoning
+(core.planning.code_arguments), each with a warning for the person approving.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from core.plan.parse import parse_plan
 from core.plan.repeated_effects import fold_repeated_effects
 from core.plan.versions import renumber
 from core.planning.clarify import parse_questions
+from core.planning.code_arguments import reason_instead_of_code
 from core.planning.coverage import coverage_problems
 from core.planning.exchange import (
     ClarificationNeeded,
@@ -133,6 +135,7 @@ def plan_request(
         adopt_rule_conditions(request, plan, engine.registry)
         _ensure_synthesis(plan, language)
         adopt_rule_actions(request, plan, engine.registry)
+        reason_instead_of_code(plan, engine.registry)
         _raise_problems(plan, engine.registry)
         if len(plan.steps) > _MAX_STEPS:
             plan.warnings.append(
@@ -232,6 +235,7 @@ def replan_request(
         merged.warnings.extend(fold_repeated_effects(merged, engine.registry))
         add_implied_dependencies(merged)
         _ensure_synthesis(merged, language)
+        reason_instead_of_code(merged, engine.registry)
         _raise_problems(merged, engine.registry)
         return merged
 

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator
 
-from core.base.expressions import ComputationError, ExpressionError
+from core.base.expressions import ComputationError, ExpressionError, NotArithmeticError
 from core.base.expressions import calculate as safe_calculate
 from core.base.messages import msg
 from core.errors import ToolArgumentError, ToolExecutionError
@@ -19,16 +19,16 @@ __all__ = ["calculate", "get_current_time", "register_builtin_tools"]
 
 def _arithmetic(expression: str) -> str:
     """The expression, when it is arithmetic; else why not. As a validator of the argument
-    it is checked when a plan is validated too, so a model that wrote code instead of
-    arithmetic ("if(order['x'] == 'y', 1, 0)") is sent back to fix it before the run. A
-    value that cannot be computed (1 / 0) is the run's to report."""
+    it is checked when a plan is validated too, so a step given code instead of arithmetic
+    ("if(order['x'] == 'y', 1, 0)") is found before the run (the planner makes it a
+    reasoning step). A value that cannot be computed (1 / 0) is the run's to report."""
     try:
         safe_calculate(expression)
     except ComputationError:
         return expression
     except ExpressionError as exc:
-        raise ValueError(f"{exc}; calculate takes arithmetic only, such as 1999 * 0.9 + 15"
-                         ) from None
+        raise NotArithmeticError(
+            f"{exc}; calculate takes arithmetic only, such as 1999 * 0.9 + 15") from None
     return expression
 
 
