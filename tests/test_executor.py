@@ -132,13 +132,30 @@ def test_args_none_always_infers_even_with_defaults(shop):
 
 
 def test_forced_call_ignored_by_the_provider_fails_clearly(shop):
-    engine, model = _engine(shop, "I think you should refund it.")
+    engine, model = _engine(shop, "I think you should refund it.", "Refund order 88231.")
     step = Step(id="s1", description="refund", tool="apply_refund")
     outcome = execute_step(_plan(step), step, engine)
     assert outcome.status == "failed"
-    assert "did not call apply_refund" in outcome.error
+    assert "did not call apply_refund (tool_choice 'named' was not honoured)" in outcome.error
+    assert "asked for apply_refund's arguments as JSON, the model answered 'Refund order " \
+        "88231.'" in outcome.notes
     assert shop.calls == []  # no tool at all ran
-    assert len(model.requests) == 1 and outcome.usage.llm_calls == 1
+    assert len(model.requests) == 2 and outcome.usage.llm_calls == 2
+
+
+def test_a_model_that_answers_in_words_is_asked_for_the_arguments_as_json(shop):
+    # a 1.5B model on llama.cpp answered every forced diagnose call with text
+    engine, model = _engine(shop, "Service order-service looks degraded.",
+                            '{"order_id": "88231", "reason": "broken"}')
+    step = Step(id="s1", description="refund order 88231", tool="apply_refund")
+    outcome = execute_step(_plan(step), step, engine, idempotency_key="k1")
+    assert outcome.status == "completed"
+    assert outcome.resolved_args == {"order_id": "88231", "reason": "broken"}
+    assert "the model gave apply_refund's arguments as JSON" in outcome.notes
+    ask = model.requests[1]
+    assert ask["tools"] is None and ask["json_mode"] is True
+    assert ask["json_schema"]["schema"] == engine.registry.get("apply_refund").parameters
+    assert ask["messages"][-1]["content"].startswith("Do not answer in words.")
 
 
 def test_a_tool_needing_nothing_runs_with_its_defaults_when_the_model_does_not_call_it(shop):

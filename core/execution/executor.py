@@ -285,7 +285,7 @@ def _infer_args(
     if engine.model is None:
         raise _StepFailed(msg("step.args_need_llm", step=step.id, tool=target.name,
                               missing=", ".join(missing) or msg("step.all_args")))
-    from core.llm.forced_call import force_tool_call
+    from core.llm.forced_call import arguments_as_json, force_tool_call
 
     messages = prompts.forced_tool_messages(
         build_step_context(plan, step), target.name, known, plan.goal
@@ -293,6 +293,15 @@ def _infer_args(
     forced = force_tool_call(engine.model, messages, target, role="executor")
     tally.usage = tally.usage + forced.usage
     tally.notes.extend(forced.notes)
+    if forced.call is None and missing:
+        mode = forced.mode_used  # the rung the error names; the JSON ask is in the notes
+        forced = arguments_as_json(
+            engine.model, prompts.arguments_json_messages(messages, target.name,
+                                                          target.parameters),
+            target, role="executor")
+        tally.usage = tally.usage + forced.usage
+        tally.notes.extend(forced.notes)
+        forced.mode_used = mode
     if forced.call is None:
         if set(target.required) <= set(known):
             # nothing was missing (a plan that wrote no args for, e.g., get_current_time):

@@ -6,6 +6,9 @@ walks the provider profile's ladder (named -> "required" -> "auto"), steps down 
 when the endpoint rejects the request, and never assumes the choice was honoured.
 ``open_with_tool`` starts a conversation with such a call and its result (the direct
 answer's first round), so that the model answers from data, not from memory.
+``arguments_as_json`` is the last rung for a model that answers with text at every rung
+(a 1.5B model on llama.cpp): it asks for the arguments as a JSON object matching the
+tool's parameters, which such endpoints enforce with a grammar.
 """
 
 from __future__ import annotations
@@ -24,7 +27,14 @@ from core.llm.client import ChatModel, ModelRole, ToolCall
 from core.llm.providers import GENERIC, ProviderProfile
 from core.tools.registry import Tool
 
-__all__ = ["FirstRound", "ForcedCall", "force_tool_call", "open_with_tool", "tool_choice_for"]
+__all__ = [
+    "FirstRound",
+    "ForcedCall",
+    "arguments_as_json",
+    "force_tool_call",
+    "open_with_tool",
+    "tool_choice_for",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -127,6 +137,31 @@ def _checked(
         )
     logger.info("forced call of %s: %s", tool_name, notes[-1])
     return ForcedCall(call=None, usage=usage, mode_used=mode, notes=notes, content=content)
+
+
+def arguments_as_json(
+    model: ChatModel,
+    messages: list[dict[str, Any]],
+    tool: Tool,
+    *,
+    role: ModelRole = "executor",
+) -> ForcedCall:
+    """Send ``messages`` (which ask for ``tool``'s arguments) with no tools, asking for a
+    JSON object matching its parameters; the call is None unless the reply is one."""
+    reply = model.chat(messages, role=role, json_mode=True,
+                       json_schema={"name": f"{tool.name}_arguments", "schema": tool.parameters})
+    text = (reply.content or "").strip()
+    try:
+        arguments = json.loads(text)
+    except ValueError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        return ForcedCall(usage=reply.usage, mode_used="json",
+                          notes=[f"asked for {tool.name}'s arguments as JSON, the model "
+                                 f"answered {clip(text, 120)!r}"], content=reply.content)
+    call = ToolCall(id="json-arguments", name=tool.name, arguments=json.dumps(arguments))
+    return ForcedCall(call=call, usage=reply.usage, mode_used="json",
+                      notes=[f"the model gave {tool.name}'s arguments as JSON"])
 
 
 class FirstRound(BaseModel):

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 __all__ = [
+    "ARGUMENTS_AS_JSON",
     "CONDITION_JUDGE_SYSTEM",
     "FORCED_TOOL_SYSTEM",
     "LANGUAGE_NAMES",
@@ -13,6 +14,7 @@ __all__ = [
     "REACT_FINAL_NUDGE",
     "REACT_SYSTEM",
     "SYNTHESIS_SYSTEM",
+    "arguments_json_messages",
     "condition_messages",
     "forced_tool_messages",
     "react_messages",
@@ -27,6 +29,10 @@ Call the tool {tool_name} once, with arguments taken from the goal and the resul
 Do not invent values that are not in the context; use the values already known as given.
 {known_args}
 {context}"""
+
+ARGUMENTS_AS_JSON = """\
+Do not answer in words. Reply with only the arguments for {tool_name} as one JSON object
+with these parameters: {parameters}"""
 
 REACT_SYSTEM = """\
 You are the executor of a plan, working on one step. Rules:
@@ -82,6 +88,16 @@ def forced_tool_messages(
         {"role": "system", "content": system},
         {"role": "user", "content": f"Request: {goal}"},
     ]
+
+
+def arguments_json_messages(
+    forced: list[dict[str, Any]], tool_name: str, parameters: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The forced call's messages, then a request for the arguments as JSON (for a model
+    that answered with text when asked to call the tool)."""
+    ask = ARGUMENTS_AS_JSON.format(tool_name=tool_name,
+                                   parameters=json.dumps(parameters, ensure_ascii=False))
+    return [*forced, {"role": "user", "content": ask}]
 
 
 def react_messages(context: str, goal: str, language: str, rounds: int) -> list[dict[str, Any]]:
