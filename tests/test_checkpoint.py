@@ -185,6 +185,33 @@ def test_an_approved_side_effect_without_a_condition_cannot_be_dropped(
     assert "s2 cannot be dropped: it is an approved action" in result.warnings[0]
 
 
+def test_the_only_step_calling_the_tool_the_request_asks_for_cannot_be_dropped(
+        registry: ToolRegistry) -> None:
+    # the local model dropped suggest_scale as "the goal is already met" and answered with
+    # the current replica count instead of the suggested one
+    plan = Plan(goal="How many replicas should order-service run, according to the scaling "
+                     "suggestion?", steps=[
+        Step(id="s1", description="Check order-service", tool="check_health",
+             args={"service": "order-service"}),
+        Step(id="s2", description="Ask for a scaling suggestion", tool="suggest_scale",
+             args={"service": "order-service"}, depends_on=["s1"]),
+        Step(id="s3", description="Answer", depends_on=["s1", "s2"]),
+    ])
+    run_step(plan, plan.step("s1"), Engine(registry, None))
+    finish = ('{"needs_replan": false, "can_finish_early": true, "reason": "The goal is '
+              'already met", "updated_pending_steps": null}')
+    result = run_checkpoint("adaptive", plan, [plan.step("s1")],
+                            Engine(registry, ScriptedChatModel([finish])))
+    assert result.plan is None
+    assert ("s2 cannot be dropped: the request asks for what suggest_scale gives, and no "
+            "other step calls it") in result.warnings[0]
+    # a question that matches two tools equally names neither
+    plan.goal = "Check order 70412 and tell me when it will arrive."
+    result = run_checkpoint("adaptive", plan, [plan.step("s1")],
+                            Engine(registry, ScriptedChatModel([finish])))
+    assert result.plan is not None and result.plan.ids() == ["s1", "s3"]
+
+
 def test_no_call_when_only_the_synthesis_is_pending() -> None:
     plan = three_steps()
     plan.step("s2").advance("skipped")

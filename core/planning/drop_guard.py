@@ -15,9 +15,13 @@ from core.base.expressions import (
 from core.base.language import detect_language, pick
 from core.plan.model import Plan
 from core.planning.coverage import uncovered_clauses
+from core.planning.offline.match import score_tool
 from core.tools.registry import ToolRegistry
 
 __all__ = ["refused_drops"]
+
+# two keyword hits; below that a request does not plainly ask for one tool
+_PLAIN_MATCH = 6
 
 
 def refused_drops(plan: Plan, candidate: Plan, registry: ToolRegistry | None
@@ -26,6 +30,10 @@ def refused_drops(plan: Plan, candidate: Plan, registry: ToolRegistry | None
     it is an approved side effect that no expression condition says is not needed (one
     that reads a result still to come says nothing yet); and one per clause of the goal
     that only dropped steps covered.
+
+    Nor may it drop the only step calling the tool the request plainly asks for (its
+    clear best match): asked how many replicas "according to the scaling suggestion", the
+    model dropped suggest_scale and answered with the current replica count.
 
     The small local model, having seen "delivered", dropped the refund the request made
     conditional on exactly that ("no refund is needed"): the data said the step was due.
@@ -36,6 +44,7 @@ def refused_drops(plan: Plan, candidate: Plan, registry: ToolRegistry | None
     lang = detect_language(plan.goal)
     problems = []
     if registry is not None:
+        problems += _asked_for_tool(plan, candidate, registry, lang)
         covered_before = set(uncovered_clauses(plan.goal, plan, registry))
         problems += [pick(lang, f"不能去掉“{clause}”的所有步骤：请求的这一部分还没有完成",
                           f"the steps for \"{clause}\" cannot all be dropped: that part of "
@@ -69,3 +78,22 @@ def refused_drops(plan: Plan, candidate: Plan, registry: ToolRegistry | None
                 lang, f"不能去掉 {step.id}：它的条件 {step.condition} 已经成立",
                 f"{step.id} cannot be dropped: its condition {step.condition} holds"))
     return problems
+
+
+def _asked_for_tool(plan: Plan, candidate: Plan, registry: ToolRegistry, lang: str
+                    ) -> list[str]:
+    """The dropped pending steps that alone called the request's clear best tool."""
+    scores = sorted(((score_tool(tool, plan.goal), tool.name) for tool in registry),
+                    reverse=True)
+    if len(scores) < 2 or scores[0][0] < _PLAIN_MATCH or scores[0][0] == scores[1][0]:
+        return []
+    wanted = scores[0][1]
+    kept = set(candidate.ids())
+    if any(step.tool == wanted and (step.id in kept or step.status == "completed")
+           for step in plan.steps):
+        return []
+    return [pick(lang, f"不能去掉 {step.id}：请求要的正是 {wanted} 的结果，没有别的步骤调用它",
+                 f"{step.id} cannot be dropped: the request asks for what {wanted} gives, "
+                 "and no other step calls it")
+            for step in plan.steps
+            if step.tool == wanted and step.status == "pending" and step.id not in kept]
