@@ -1,7 +1,7 @@
 """Shared fixtures: every test gets its own PLANBOARD_HOME and a clean environment.
 
-Also the fake OpenAI server, a run store on that home and a runner over it (a test file
-that defines a fixture of the same name uses its own).
+Also the fake OpenAI server, the demo tool registry, a run store on that home and a
+runner over it (a test file that defines a fixture of the same name uses its own).
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from hypothesis.internal.detection import is_hypothesis_test
 from core.runs import durable
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
+from core.tools.catalog import default_registry
+from core.tools.registry import ToolRegistry
 from tests.fake_openai import FakeOpenAI
 
 # tests.pg: a throwaway PostgreSQL (postgres_url, db_url, on_both_backends);
@@ -64,6 +66,12 @@ def fake_openai() -> Iterator[FakeOpenAI]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    """The demo tools, configured from no environment."""
+    return default_registry({})
 
 
 @pytest.fixture

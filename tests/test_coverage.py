@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from core.llm.client import OpenAIChatModel
-from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.coverage import uncovered_clauses
-from core.planning.planner import plan_request
 from core.planning.tool_hints import tool_hint_problems
 from core.planning.tool_misfit import tool_misfit_problems
-from core.tools.catalog import default_registry
 from core.tools.scenarios import get_scenario
+from tests.planning_support import planning
 
 SEED = get_scenario("shop-refund")
 LOOKUP = {"id": "s1", "description": "Look up order 88231 and whether it has arrived",
@@ -37,17 +32,6 @@ COVERED = json.dumps({"goal": SEED.request_en, "steps": [
     {**REFUND, "id": "s3", "depends_on": ["s2"], "condition": "s2.status == 'delivered'"},
     answer("s4", "s1", "s2", "s3"),
 ]})
-
-
-@pytest.fixture
-def registry():
-    return default_registry({})
-
-
-def planning(fake_openai, registry, request: str, *replies: str):
-    fake_openai.script(*replies)
-    with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
-        return plan_request(request, Engine(registry=registry, model=model))
 
 
 def steps(data: str) -> Plan:

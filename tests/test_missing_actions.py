@@ -8,16 +8,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from core.llm.client import OpenAIChatModel
-from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.missing_actions import missing_action_problems
-from core.planning.planner import plan_request
 from core.planning.repeated_steps import fold_repeated_reads, repeated_effect_problems
-from core.tools.catalog import default_registry
 from core.tools.scenarios import get_scenario
+from tests.planning_support import planning
 
 SEED = get_scenario("shop-refund")
 SEARCH = {"id": "s1", "description": "Search the guides for an easy robot vacuum under 2000",
@@ -44,17 +39,6 @@ FIXED = json.dumps({"goal": SEED.request_en, "steps": [
     {"id": "s4", "description": "Combine the results", "tool": None,
      "depends_on": ["s1", "s2", "s3"]},
 ]})
-
-
-@pytest.fixture
-def registry():
-    return default_registry({})
-
-
-def planning(fake_openai, registry, request: str, *replies: str):
-    fake_openai.script(*replies)
-    with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
-        return plan_request(request, Engine(registry=registry, model=model))
 
 
 def test_a_looped_plan_is_repaired_without_asking_again(fake_openai, registry):

@@ -6,11 +6,8 @@ import json
 
 import pytest
 
-from core.llm.client import OpenAIChatModel
-from core.llm.engine import Engine
 from core.planning.period_filter import requested_period
-from core.planning.planner import plan_request
-from core.tools.catalog import default_registry
+from tests.planning_support import planning
 
 REQUEST = ("How many subscriptions were cancelled in the first quarter of 2026 (January to "
            "March)? Count the churn events.")
@@ -30,19 +27,8 @@ FIRST_QUARTER = sql_plan("SELECT COUNT(*) AS churned FROM churn_events WHERE chu
                          "'2026-01-01' AND churned_at < '2026-04-01'")
 
 
-@pytest.fixture
-def registry():
-    return default_registry({})
-
-
-def planning(fake_openai, registry, *replies: str):
-    fake_openai.script(*replies)
-    with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
-        return plan_request(REQUEST, Engine(registry=registry, model=model))
-
-
 def test_a_count_of_all_time_is_sent_back_with_the_quarters_bounds(fake_openai, registry):
-    result = planning(fake_openai, registry, ALL_TIME, FIRST_QUARTER)
+    result = planning(fake_openai, registry, REQUEST, ALL_TIME, FIRST_QUARTER)
     assert result.attempts == 2 and not result.plan.warnings
     assert "2026-04-01" in result.plan.steps[0].args["query"]
     corrective = fake_openai.chat_bodies[1]["messages"][-1]["content"]
@@ -51,7 +37,7 @@ def test_a_count_of_all_time_is_sent_back_with_the_quarters_bounds(fake_openai, 
 
 
 def test_a_query_still_without_the_period_is_a_warning(fake_openai, registry):
-    result = planning(fake_openai, registry, ALL_TIME, ALL_TIME)
+    result = planning(fake_openai, registry, REQUEST, ALL_TIME, ALL_TIME)
     assert not result.fallback
     assert [w[:40] for w in result.plan.warnings] == ["The request is about 2026-01-01 up to 20"]
 
