@@ -293,15 +293,14 @@ def _infer_args(
     forced = force_tool_call(engine.model, messages, target, role="executor")
     tally.usage = tally.usage + forced.usage
     tally.notes.extend(forced.notes)
+    rung = forced.mode_used  # the one the error names; a JSON ask is in the notes
     if forced.call is None and missing:
-        mode = forced.mode_used  # the rung the error names; the JSON ask is in the notes
         forced = arguments_as_json(
             engine.model, prompts.arguments_json_messages(messages, target.name,
                                                           target.parameters),
             target, role="executor")
         tally.usage = tally.usage + forced.usage
         tally.notes.extend(forced.notes)
-        forced.mode_used = mode
     if forced.call is None:
         if set(target.required) <= set(known):
             # nothing was missing (a plan that wrote no args for, e.g., get_current_time):
@@ -310,7 +309,7 @@ def _infer_args(
                                "plan's arguments and its defaults")
             return known
         raise _StepFailed(msg("step.tool_not_called", step=step.id, tool=target.name,
-                              mode=repr(forced.mode_used)))
+                              mode=repr(rung)))
     try:
         inferred = json.loads(forced.call.arguments or "{}")
     except ValueError:

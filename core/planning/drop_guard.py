@@ -15,13 +15,11 @@ from core.base.expressions import (
 from core.base.language import detect_language, pick
 from core.plan.model import Plan
 from core.planning.coverage import uncovered_clauses
-from core.planning.offline.match import score_tool
+from core.planning.offline.match import PLAIN_MATCH, score_tool
 from core.tools.registry import ToolRegistry
 
 __all__ = ["refused_drops"]
 
-# two keyword hits; below that a request does not plainly ask for one tool
-_PLAIN_MATCH = 6
 
 
 def refused_drops(plan: Plan, candidate: Plan, registry: ToolRegistry | None
@@ -85,7 +83,7 @@ def _asked_for_tool(plan: Plan, candidate: Plan, registry: ToolRegistry, lang: s
     """The dropped pending steps that alone called the request's clear best tool."""
     scores = sorted(((score_tool(tool, plan.goal), tool.name) for tool in registry),
                     reverse=True)
-    if len(scores) < 2 or scores[0][0] < _PLAIN_MATCH or scores[0][0] == scores[1][0]:
+    if len(scores) < 2 or scores[0][0] < PLAIN_MATCH or scores[0][0] == scores[1][0]:
         return []
     wanted = scores[0][1]
     kept = set(candidate.ids())

@@ -21,15 +21,17 @@ from core.base.language import detect_language, pick
 from core.plan.model import REFERENCE, Plan, Step
 from core.plan.versions import STEP_NAME, renumber
 from core.planning.offline import offline_plan
-from core.planning.rule_conditions import same_call
+from core.planning.rule_conditions import map_calls
 from core.tools.registry import ToolRegistry
 
 __all__ = ["adopt_rule_actions", "missing_action_problems"]
 
-def adopt_rule_actions(request: str, plan: Plan, registry: ToolRegistry) -> list[str]:
+def adopt_rule_actions(request: str, plan: Plan, registry: ToolRegistry, *,
+                       draft: Plan | None = None) -> list[str]:
     """Add to ``plan`` each rule-drafted side effect it lacks and whose lookups it makes;
-    return the ids of the steps added."""
-    draft = offline_plan(request, registry)
+    return the ids of the steps added. ``draft`` is the rule planner's plan for
+    ``request`` when the caller has it."""
+    draft = draft or offline_plan(request, registry)
     synthesis = plan.synthesis_step()
     added = []
     for wanted in _missing(draft, plan, registry):
@@ -58,11 +60,12 @@ def adopt_rule_actions(request: str, plan: Plan, registry: ToolRegistry) -> list
     return added
 
 
-def missing_action_problems(request: str, plan: Plan, registry: ToolRegistry) -> list[str]:
+def missing_action_problems(request: str, plan: Plan, registry: ToolRegistry, *,
+                            draft: Plan | None = None) -> list[str]:
     """One problem per side-effecting tool the request asks for that no step calls."""
     lang = detect_language(request)
     problems = []
-    for step in _missing(offline_plan(request, registry), plan, registry):
+    for step in _missing(draft or offline_plan(request, registry), plan, registry):
         example = json.dumps({"tool": step.tool, "args": step.args}, ensure_ascii=False)
         problems.append(pick(
             lang,
@@ -90,13 +93,4 @@ def _map_reads(wanted: Step, draft: Plan, plan: Plan) -> dict[str, str] | None:
     ``wanted`` reads; None when one has no such step."""
     reads = set(wanted.depends_on) | set(STEP_NAME.findall(wanted.condition or ""))
     reads |= {m.group(1) for m in REFERENCE.finditer(json.dumps(wanted.args, default=str))}
-    mapping = {}
-    for ref in reads:
-        if ref not in draft.ids():
-            return None
-        source = draft.step(ref)
-        match = next((s for s in plan.steps if s.tool and same_call(source, s)), None)
-        if match is None:
-            return None
-        mapping[ref] = match.id
-    return mapping
+    return map_calls(reads, draft, plan.steps)

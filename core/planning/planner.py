@@ -44,6 +44,7 @@ from core.planning.exchange import (
 from core.planning.grounding import clear_ungrounded, grounding_problems
 from core.planning.guards import guard_problems
 from core.planning.missing_actions import adopt_rule_actions, missing_action_problems
+from core.planning.offline import offline_plan
 from core.planning.period_filter import period_problems
 from core.planning.repeated_steps import fold_repeated_reads, repeated_effect_problems
 from core.planning.rule_conditions import adopt_rule_conditions
@@ -124,6 +125,8 @@ def plan_request(
         {"role": "user", "content": planner_user_prompt(request)},
     ]
 
+    rules = offline_plan(request, engine.registry)  # read by the repairs and the review
+
     def accept(text: str) -> Plan:
         if allow_questions:
             questions = parse_questions(text)
@@ -132,9 +135,9 @@ def plan_request(
         plan = normalise_tool_names(parse_plan(text, request), engine.registry)
         add_implied_dependencies(plan)
         fold_repeated_reads(plan, engine.registry)
-        adopt_rule_conditions(request, plan, engine.registry)
+        adopt_rule_conditions(request, plan, engine.registry, draft=rules)
         _ensure_synthesis(plan, language)
-        adopt_rule_actions(request, plan, engine.registry)
+        adopt_rule_actions(request, plan, engine.registry, draft=rules)
         reason_instead_of_code(plan, engine.registry)
         _raise_problems(plan, engine.registry)
         if len(plan.steps) > _MAX_STEPS:
@@ -148,7 +151,7 @@ def plan_request(
         return [*tool_hint_problems(plan, engine.registry),
                 *tool_misfit_problems(plan, engine.registry),
                 *coverage_problems(request, plan, engine.registry),
-                *missing_action_problems(request, plan, engine.registry),
+                *missing_action_problems(request, plan, engine.registry, draft=rules),
                 *repeated_effect_problems(plan, engine.registry),
                 *period_problems(request, plan, engine.registry),
                 *grounding_problems(plan, engine.registry),

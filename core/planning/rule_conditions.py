@@ -15,6 +15,7 @@ it" says.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
 from core.base.language import detect_language, pick
 from core.plan.model import Plan, Step
@@ -22,7 +23,7 @@ from core.planning.guards import states_a_condition
 from core.planning.offline import offline_plan
 from core.tools.registry import ToolRegistry
 
-__all__ = ["adopt_rule_conditions", "same_call"]
+__all__ = ["adopt_rule_conditions", "map_calls"]
 
 _STEP_REF = re.compile(r"\bs\d+\b")
 _IDENTIFIER = re.compile(r"\d{3,}")
@@ -32,17 +33,20 @@ _ARRIVED = re.compile(r"\b(?:arriv|deliver|receiv|signed)\w*|到了|到货|签�
 _ARRIVAL_CONDITION = re.compile(r"^\s*s\d+\.status\s*==\s*'delivered'\s*$")
 
 
-def adopt_rule_conditions(request: str, plan: Plan, registry: ToolRegistry) -> list[str]:
+def adopt_rule_conditions(request: str, plan: Plan, registry: ToolRegistry, *,
+                          draft: Plan | None = None) -> list[str]:
     """Give each pending side effect whose description states a condition it lacks the
-    rule planner's condition for the same call; return the step ids given one."""
+    rule planner's condition for the same call; return the step ids given one.
+
+    ``draft`` is the rule planner's plan for ``request`` when the caller has it."""
     lacking = [step for step in plan.steps if step.status == "pending" and not step.condition
                and _side_effect(step, registry) and states_a_condition(step)]
     if not lacking:
         return []
-    draft = offline_plan(request, registry)
+    draft = draft or offline_plan(request, registry)
     adopted = []
     for step in lacking:
-        twin = next((d for d in draft.steps if d.condition and same_call(d, step)
+        twin = next((d for d in draft.steps if d.condition and _same_call(d, step)
                      and _ARRIVAL_CONDITION.match(d.condition)
                      and _ARRIVED.search(step.description)), None)
         mapping = _map_references(twin, draft, plan, step) if twin else None
@@ -73,7 +77,7 @@ def _identifiers(step: Step) -> set[str]:
     return {found for value in step.args.values() for found in _IDENTIFIER.findall(str(value))}
 
 
-def same_call(draft_step: Step, step: Step) -> bool:
+def _same_call(draft_step: Step, step: Step) -> bool:
     """The same tool on the same identifiers (an order number, say)."""
     return draft_step.tool == step.tool and _identifiers(draft_step) == _identifiers(step)
 
@@ -81,14 +85,20 @@ def same_call(draft_step: Step, step: Step) -> bool:
 def _map_references(twin: Step, draft: Plan, plan: Plan, step: Step) -> dict[str, str] | None:
     """Draft step id → the model's step making the same call, for every step the draft's
     condition reads; None when one has no such step before ``step``."""
+    refs = set(_STEP_REF.findall(twin.condition or ""))
+    return map_calls(refs, draft, plan.steps[:plan.steps.index(step)]) or None
+
+
+def map_calls(refs: Iterable[str], draft: Plan, steps: Sequence[Step]) -> dict[str, str] | None:
+    """Each of the draft's step ids in ``refs`` → the first of ``steps`` making the same
+    call (the same tool on the same identifiers); None when one has no such step."""
     mapping = {}
-    earlier = plan.steps[:plan.steps.index(step)]
-    for ref in set(_STEP_REF.findall(twin.condition or "")):
+    for ref in refs:
         if ref not in draft.ids():
             return None
         source = draft.step(ref)
-        match = next((s for s in earlier if s.tool and same_call(source, s)), None)
+        match = next((s for s in steps if s.tool and _same_call(source, s)), None)
         if match is None:
             return None
         mapping[ref] = match.id
-    return mapping or None
+    return mapping

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from core.base.language import detect_language, pick
 from core.plan.model import Plan
-from core.planning.offline.match import score_tool
+from core.planning.offline.match import PLAIN_MATCH, score_tool
 from core.tools.registry import ToolRegistry
 
 __all__ = ["tool_misfit_problems"]
 
-# two keyword hits: "流失" and "原因" for run_sql; a lone word is too weak to overrule a call
-_PLAIN_MATCH = 6
 
 
 def tool_misfit_problems(plan: Plan, registry: ToolRegistry) -> list[str]:
@@ -32,7 +30,7 @@ def tool_misfit_problems(plan: Plan, registry: ToolRegistry) -> list[str]:
             continue
         score, better = max((score_tool(tool, step.description), tool.name)
                             for tool in registry)
-        if score < _PLAIN_MATCH:
+        if score < PLAIN_MATCH:
             continue
         problems.append(pick(
             lang,

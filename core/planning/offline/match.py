@@ -8,7 +8,10 @@ from typing import Any
 from core.planning.offline.text import Entities, clean_query
 from core.tools.registry import Tool
 
-__all__ = ["fill_args", "score_tool"]
+__all__ = ["PLAIN_MATCH", "fill_args", "score_tool"]
+
+# two keyword hits ("流失" and "原因" for run_sql): text that plainly asks for the tool
+PLAIN_MATCH = 6
 
 
 def score_tool(candidate: Tool, clause: str) -> int:
