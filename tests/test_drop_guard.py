@@ -100,3 +100,19 @@ def test_a_checkpoint_cannot_drop_what_a_part_of_the_request_still_needs(
     assert result.plan is None
     [warning] = result.warnings
     assert all(refusal in warning for refusal in refusals), warning
+
+
+def test_a_side_effect_whose_condition_reads_a_field_of_text_cannot_be_dropped(
+        registry: ToolRegistry) -> None:
+    # the 1.5B model's code step became reasoning and answered in a sentence; the refund's
+    # condition s2.value == 1 read None from it, and the checkpoint dropped the refund
+    plan = three_steps()
+    plan.steps.insert(1, Step(id="s4", description="Is the left earbud silent?",
+                              depends_on=["s1"], status="completed",
+                              result="The order does not have a silent left earbud"))
+    plan.step("s2").condition = "s4.value == 1"
+    result = run_checkpoint("adaptive", plan, [plan.step("s4")],
+                            Engine(registry, ScriptedChatModel([FINISH_EARLY])))
+    assert result.plan is None
+    assert ("s2 cannot be dropped: its condition s4.value == 1 cannot be checked over the "
+            "results so far") in result.warnings[0]

@@ -52,11 +52,16 @@ def test_conditions(condition, expected):
         "s1.missing == 'x'",        # a missing field reads as None
         "s9.status == 'delivered'",  # a step without a result reads as None
         "s1.missing > 3",            # None > 3 is simply false, not a TypeError
-        "s2.field == 1",             # a field of a string is None
     ],
 )
 def test_missing_fields_are_false_not_errors(condition):
     assert evaluate_condition(condition, RESULTS) is False
+
+
+def test_a_field_of_a_text_result_is_an_error_not_none():
+    # a refund conditional on "s2.value == 1" over a sentence must not be skipped unseen
+    with pytest.raises(ExpressionError, match="cannot read 'field' of the text 'plain text'"):
+        evaluate_condition("s2.field == 1", RESULTS)
 
 
 def test_missing_field_equals_none():

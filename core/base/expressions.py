@@ -133,7 +133,10 @@ def condition_step_refs(text: str) -> set[str]:
 
 
 def evaluate_condition(text: str, results: dict[str, Any]) -> bool:
-    """Evaluate a condition over earlier step results; a missing field reads as None."""
+    """Evaluate a condition over earlier step results; a missing field reads as None.
+
+    A field of a text result is an ExpressionError, not None: a 1.5B model's refund read
+    ``s2.value == 1`` over a reasoning step's sentence, and the refund was skipped unseen."""
     tree = parse_condition(text)
     try:
         return bool(_eval_condition(tree, results))
@@ -201,6 +204,9 @@ def _compare(node: ast.Compare, results: dict[str, Any]) -> bool:
 
 
 def _field(container: Any, key: Any) -> Any:
+    if isinstance(container, str):
+        raise ExpressionError(f"cannot read {key!r} of the text {_shown(container)}: "
+                              "a text result has no fields")
     if isinstance(container, dict):
         return container.get(key)
     if isinstance(container, (list, tuple)) and isinstance(key, int):

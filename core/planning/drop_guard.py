@@ -52,9 +52,10 @@ def refused_drops(plan: Plan, candidate: Plan, registry: ToolRegistry | None
     for step in plan.steps:
         if step.status != "pending" or step.id in kept:
             continue
+        side_effect = registry is not None and step.tool in registry and registry.get(
+            step.tool or "").side_effect
         if not step.condition or not is_expression_condition(step.condition):
-            if registry is not None and step.tool in registry and registry.get(
-                    step.tool or "").side_effect:
+            if side_effect:
                 problems.append(pick(
                     lang, f"不能去掉 {step.id}：它是已批准的操作，没有条件表明它不再需要",
                     f"{step.id} cannot be dropped: it is an approved action and no "
@@ -64,9 +65,13 @@ def refused_drops(plan: Plan, candidate: Plan, registry: ToolRegistry | None
             waiting = condition_step_refs(step.condition) - results.keys()
             due = not waiting and evaluate_condition(step.condition, results)
         except ExpressionError:
+            if side_effect:
+                problems.append(pick(
+                    lang, f"不能去掉 {step.id}：它的条件 {step.condition} 无法用已有结果判断",
+                    f"{step.id} cannot be dropped: its condition {step.condition} cannot be "
+                    "checked over the results so far"))
             continue
-        if waiting and registry is not None and step.tool in registry and registry.get(
-                step.tool or "").side_effect:
+        if waiting and side_effect:
             problems.append(pick(
                 lang, f"不能去掉 {step.id}：它的条件 {step.condition} 要读的结果还没有出来",
                 f"{step.id} cannot be dropped: its condition {step.condition} reads a result "
