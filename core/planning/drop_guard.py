@@ -13,6 +13,7 @@ from core.base.expressions import (
     is_expression_condition,
 )
 from core.base.language import detect_language, pick
+from core.plan.approval import has_side_effect
 from core.plan.model import Plan
 from core.planning.coverage import uncovered_clauses
 from core.planning.offline.match import PLAIN_MATCH, score_tool
@@ -26,8 +27,8 @@ def refused_drops(plan: Plan, candidate: Plan, registry: ToolRegistry | None
                        ) -> list[str]:
     """One problem per pending step the decision may not drop: its own condition holds, or
     it is an approved side effect that no expression condition says is not needed (one
-    that reads a result still to come says nothing yet); and one per clause of the goal
-    that only dropped steps covered.
+    that reads a result still to come, or cannot be checked over the results, says
+    nothing); and one per clause of the goal that only dropped steps covered.
 
     Nor may it drop the only step calling the tool the request plainly asks for (its
     clear best match): asked how many replicas "according to the scaling suggestion", the
@@ -52,8 +53,7 @@ def refused_drops(plan: Plan, candidate: Plan, registry: ToolRegistry | None
     for step in plan.steps:
         if step.status != "pending" or step.id in kept:
             continue
-        side_effect = registry is not None and step.tool in registry and registry.get(
-            step.tool or "").side_effect
+        side_effect = registry is not None and has_side_effect(step, registry)
         if not step.condition or not is_expression_condition(step.condition):
             if side_effect:
                 problems.append(pick(
