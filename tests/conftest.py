@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.internal.detection import is_hypothesis_test
 
 from core.runs import durable
@@ -27,11 +28,16 @@ pytest_plugins = ["tests.pg", "tests.durable_runs"]
 _ISOLATED_PREFIXES = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")
 
 # Property tests are deterministic and leave no files: the same examples on every run, no
-# example database, and no "explain" phase (it imports libraries that warn).
+# example database, and no "explain" phase (it imports libraries that warn). A failure
+# found by exploring (`pytest --hypothesis-profile=explore`, random examples kept in
+# .hypothesis/) is added to its test as an explicit @example, so CI replays it for good.
 settings.register_profile(
     "planboard", derandomize=True, database=None, deadline=None, print_blob=False,
     phases=[Phase.explicit, Phase.generate, Phase.shrink],
     suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("explore", settings.get_profile("planboard"), derandomize=False,
+                          database=DirectoryBasedExampleDatabase(".hypothesis/examples"),
+                          print_blob=True)
 settings.load_profile("planboard")
 
 

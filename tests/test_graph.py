@@ -8,7 +8,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.plan.graph import dot_escape, plan_to_dot, side_effect_tool_names
@@ -174,10 +174,23 @@ def _width(node_line: str) -> float:
     return float(node_line.split("width=")[1].split(",")[0])
 
 
+def test_a_newline_inside_a_list_argument_stays_on_its_line():
+    plan = _args_plan({"n": ["a\nb", {"k": "c\n\nd"}]})
+    lines = _label_lines(_node_line(plan_to_dot(plan), "s2"))
+    assert lines[1] == 'n=["a b", {"k": "c d"}]'
+
+
 def _label_lines(node_line: str) -> list[str]:
-    """A node's label as its lines, unescaped."""
+    """A node's label as its lines, read as Graphviz reads its escapes (``\\n`` breaks a
+    line; ``\\\\`` is a backslash, so ``\\\\n`` is a backslash and an "n")."""
     label = re.search(r'label="((?:[^"\\]|\\.)*)"', node_line)[1]
-    return [line.replace('\\"', '"') for line in label.split("\\n")]
+    lines = [""]
+    for escape, plain in re.findall(r"\\(.)|([^\\])", label):
+        if escape == "n":
+            lines.append("")
+        else:
+            lines[-1] += escape or plain
+    return lines
 
 
 def test_latin_widths_are_helveticas_and_other_characters_a_full_em():
@@ -263,6 +276,8 @@ HOSTILE_VALUES = st.recursive(
 @needs_dot
 @settings(FUZZ, max_examples=40)  # each example runs Graphviz once
 @given(args=st.dictionaries(st.text(max_size=30), HOSTILE_VALUES, max_size=4))
+@example(args={"": ["\n\n"]})
+@example(args={"q": "a\\nb", "r": {"k\n": "x\ny"}})
 def test_any_arguments_give_dot_graphviz_renders_and_svg_that_parses(args):
     dot = plan_to_dot(_args_plan(args))
     assert "\x00" not in dot and "\x1b" not in dot

@@ -227,7 +227,7 @@ def _arg_value(value: Any, columns: int) -> str:
     a space, comma or "=", or could be taken for a reference; anything else is compact JSON.
     """
     if not isinstance(value, str):
-        return clip_columns(" ".join(as_text(value).split()), columns)
+        return clip_columns(as_text(_one_line(value)), columns)
     text = " ".join(value.split())
     reference = REFERENCE.fullmatch(text)
     if reference:
@@ -235,6 +235,18 @@ def _arg_value(value: Any, columns: int) -> str:
     if text and not any(ch in text for ch in " ,=") and not _LIKE_REFERENCE.fullmatch(text):
         return clip_columns(text, columns)
     return f'"{clip_columns(text, columns - 2)}"'
+
+
+def _one_line(value: Any) -> Any:
+    """``value`` with every string in it folded to one line: JSON would show a newline
+    inside a list or object as ``\\n``, which reads as a line break in a label."""
+    if isinstance(value, str):
+        return " ".join(value.split())
+    if isinstance(value, dict):
+        return {_one_line(str(key)): _one_line(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_one_line(item) for item in value]
+    return value
 
 
 def _edge_attrs(source: str, target: str, on_path: set[tuple[str, str]]) -> str:
