@@ -33,7 +33,7 @@ def fetch_report(page: int) -> dict:
 def _registry() -> ToolRegistry:
     registry = ToolRegistry()
     register_builtin_tools(registry)
-    registry.add(make_tool(fetch_report))
+    registry.add(make_tool(fetch_report, read_only=True))
     return registry
 
 

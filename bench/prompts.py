@@ -15,7 +15,7 @@ from core.base.language import Language
 from core.llm.providers import PromptStyle
 from core.planning.exchange import catalogue
 from core.prompts.planning import planner_system_prompt
-from core.tools.catalog import default_registry
+from core.tools.toolsets import default_registry
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 

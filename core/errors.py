@@ -15,7 +15,8 @@
     ├── ToolError                   a tool could not be used
     │   ├── UnknownToolError        no tool of that name is registered
     │   ├── ToolArgumentError       arguments do not match the tool's schema
-    │   └── ToolExecutionError      the tool ran and failed (bad SQL, refused refund, ...)
+    │   ├── ToolExecutionError      the tool ran and failed (bad SQL, refused refund, ...)
+    │   └── ToolsetError            a toolset or tool server could not be loaded or reached
     └── StoreError                  the run store could not do what was asked
         └── RunNotFoundError        no run has that id
 
@@ -47,6 +48,7 @@ __all__ = [
     "ToolArgumentError",
     "ToolError",
     "ToolExecutionError",
+    "ToolsetError",
     "UnknownToolError",
     "UnservableRequestError",
 ]
@@ -132,6 +134,11 @@ class ToolArgumentError(ToolError):
 
 class ToolExecutionError(ToolError):
     """Raised when a tool runs and fails for a reason it can explain."""
+
+
+class ToolsetError(ToolError):
+    """Raised when a toolset named in PLANBOARD_TOOLSETS, or a tool server of the MCP
+    configuration, cannot be loaded, started or reached."""
 
 
 class StoreError(PlanBoardError):

@@ -36,7 +36,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
-from core.tools.catalog import default_registry
+from core.tools.toolsets import default_registry
 from core.tools.registry import current_idempotency_key, make_tool
 
 plan_file, keys_file, delay = sys.argv[1], sys.argv[2], float(sys.argv[3])
@@ -66,8 +66,8 @@ def refund(order_id: str) -> dict:
 
 
 registry = default_registry()
-registry.add(make_tool(slow))
-registry.add(make_tool(refund, side_effect=True))
+registry.add(make_tool(slow, read_only=True))
+registry.add(make_tool(refund))
 runner = Runner(RunStore(), poll_s=0.05)
 plan = Plan.model_validate_json(Path(plan_file).read_text())
 run_id = runner.start(plan.goal, plan, engine=Engine(registry=registry),

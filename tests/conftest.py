@@ -17,8 +17,8 @@ from hypothesis.internal.detection import is_hypothesis_test
 from core.runs import durable
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
-from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
+from core.tools.toolsets import default_registry
 from tests.fake_openai import FakeOpenAI
 
 # tests.pg: a throwaway PostgreSQL (postgres_url, db_url, on_both_backends);

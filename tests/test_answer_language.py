@@ -7,7 +7,7 @@ from core.execution.answer_language import in_language
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.runs.answers import answer_direct
-from core.tools.catalog import default_registry
+from core.tools.toolsets import default_registry
 from tests.fake_openai import text, tool_call
 
 ENGLISH = "Order 70412 is in transit; its last scan was at the Zhengzhou hub."

@@ -32,8 +32,8 @@ def registry() -> ToolRegistry:
         return {"order_id": order_id, "tracking_id": "SF1122334455"}
 
     tools = ToolRegistry()
-    tools.add(make_tool(refund, side_effect=True))
-    tools.add(make_tool(look))
+    tools.add(make_tool(refund))
+    tools.add(make_tool(look, read_only=True))
     return tools
 
 

@@ -12,7 +12,7 @@ from core.execution.scheduler import RunOptions, run_plan
 from core.llm.engine import Engine
 from core.plan.approval import widening
 from core.plan.model import Plan, Step
-from core.tools.catalog import default_registry
+from core.tools.toolsets import default_registry
 from tests.test_cli import refunds_for
 
 REGISTRY = default_registry()

@@ -21,7 +21,8 @@ from core.plan.dag import dependency_cycles
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_TOP_LEVEL_CORE_MODULES = 6
-MAX_MODULE_LINES = 400
+# Past this size a module says in its docstring why it is still one concept.
+EXPLAINED_MODULE_LINES = 600
 # The wings of core/, lowest first: a wing imports only from itself and the wings before
 # it (docs/ARCHITECTURE.md draws the same order). core.errors and core.lifecycle belong to
 # the base; the entry point core.__main__ stands above everything.
@@ -191,15 +192,19 @@ def test_core_holds_few_modules_directly():
         f"entry points and the shared base): {', '.join(direct)}")
 
 
-def test_no_module_is_too_long():
-    lengths = {
-        name: len(path.read_text(encoding="utf-8").splitlines())
-        for name, path in PROJECT_MODULES.items()
-    }
-    too_long = [f"{name}: {count} lines" for name, count in sorted(lengths.items())
-                if count > MAX_MODULE_LINES]
-    assert not too_long, f"split these modules (over {MAX_MODULE_LINES} lines):\n" + "\n".join(
-        too_long)
+def test_a_long_module_says_why_it_is_one_concept():
+    unexplained = []
+    for name, path in sorted(PROJECT_MODULES.items()):
+        source = path.read_text(encoding="utf-8")
+        if len(source.splitlines()) <= EXPLAINED_MODULE_LINES:
+            continue
+        docstring = ast.get_docstring(ast.parse(source)) or ""
+        if "one concept" not in docstring.lower():
+            unexplained.append(f"{name}: {len(source.splitlines())} lines")
+    assert not unexplained, (
+        f"these modules pass {EXPLAINED_MODULE_LINES} lines: say in the docstring why each "
+        "is one concept (the words 'one concept'), or split it by concept:\n"
+        + "\n".join(unexplained))
 
 
 def test_no_import_circle_in_core():

@@ -23,8 +23,8 @@ from core.plan.arg_form import (
 )
 from core.plan.edit import update_step
 from core.plan.model import Plan, Step
-from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry, tool
+from core.tools.toolsets import default_registry
 
 
 class Speed(enum.Enum):
@@ -34,7 +34,7 @@ class Speed(enum.Enum):
     FAST = "fast"
 
 
-@tool
+@tool(read_only=True)
 def sample(query: str, top_k: int = 3, ratio: float | None = None, exact: bool = False,
            mode: Literal["a", "b"] = "a", speed: Speed = Speed.SLOW,
            names: str | list[str] = "all", filters: dict | None = None) -> dict:

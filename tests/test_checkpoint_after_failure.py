@@ -39,7 +39,7 @@ def registry(calls: list[str]) -> ToolRegistry:
         return {"count": values.get(key, 0)}
 
     tools = ToolRegistry()
-    tools.add(make_tool(lookup))
+    tools.add(make_tool(lookup, read_only=True))
     return tools
 
 

@@ -9,8 +9,8 @@ from core.planning.clarify import (
     needs_clarification_offline,
     parse_questions,
 )
-from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
+from core.tools.toolsets import default_registry
 
 SEED_REQUEST = (
     "我家老人想要一台扫地机，预算 2000 以内，要好操作的。另外帮我看看订单 88231 到了没，"

@@ -18,8 +18,8 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs import export as export_module
 from core.store.run_store import RunStore
-from core.tools.catalog import default_registry
 from core.tools.registry import make_tool
+from core.tools.toolsets import default_registry
 from tests.child_runs import crash_when, step_started
 from tests.test_runner import Gate, await_mail_taken, slow_plan
 
@@ -49,7 +49,7 @@ def fast_slow_engines(monkeypatch) -> None:
     returns at once (the child's own is gone with it)."""
     def engine_with_fast_slow(record):
         registry = default_registry()
-        registry.add(make_tool(_fast_slow, name="slow"))
+        registry.add(make_tool(_fast_slow, name="slow", read_only=True))
         return Engine(registry=registry)
 
     monkeypatch.setattr("core.runs.recovery.engine_for_record", engine_with_fast_slow)

@@ -7,7 +7,7 @@ import pytest
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.runs.answers import answer_direct
-from core.tools.catalog import default_registry
+from core.tools.toolsets import default_registry
 from tests.fake_openai import text, tool_call
 
 ORDER_QUESTION = "Check order 70412 and tell me when it will arrive"

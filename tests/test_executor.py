@@ -50,9 +50,9 @@ class Shop:
             """Always breaks."""
             raise RuntimeError("disk on fire")
 
-        registry.add(make_tool(query_order))
-        registry.add(make_tool(apply_refund, side_effect=True))
-        registry.add(make_tool(boom))
+        registry.add(make_tool(query_order, read_only=True))
+        registry.add(make_tool(apply_refund))
+        registry.add(make_tool(boom, read_only=True))
         return registry
 
 

@@ -15,8 +15,8 @@ from core.plan.diff import diff_plans
 from core.plan.model import Plan
 from core.planning.followup import extend_goal, extend_plan_request
 from core.planning.offline import offline_plan
-from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
+from core.tools.toolsets import default_registry
 from tests.fakes import ScriptedChatModel
 
 

@@ -21,7 +21,7 @@ from tests.fuzzing import FUZZ
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz is not installed")
 
 
-@tool(side_effect=True)
+@tool
 def apply_refund(order_id: str) -> dict:
     """Refund an order.
 
@@ -31,7 +31,7 @@ def apply_refund(order_id: str) -> dict:
     return {"order_id": order_id}
 
 
-@tool
+@tool(read_only=True)
 def query_order(order_id: str) -> dict:
     """Look up an order.
 

@@ -11,7 +11,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.grounding import clear_ungrounded, grounding_problems, ungrounded_ids
 from core.planning.planner import plan_request
-from core.tools.catalog import default_registry
+from core.tools.toolsets import default_registry
 
 REQUEST = "Check order 70412 and tell me when it will arrive."
 

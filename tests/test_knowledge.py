@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.tools.catalog import default_registry
 from core.tools.knowledge import KNOWLEDGE_DIR, load_documents, search_knowledge, tokenize
+from core.tools.toolsets import default_registry
 
 
 def _search(query: str, top_k: int = 3) -> list[dict]:

@@ -23,9 +23,9 @@ from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.view import skip_reason
-from core.tools.catalog import default_registry
 from core.tools.research import make_web_search
 from core.tools.tool_texts import TOOL_TEXTS_ZH, tool_description, tool_parameters
+from core.tools.toolsets import default_registry
 
 ROOT = Path(__file__).resolve().parent.parent
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -13,9 +13,9 @@ from core.errors import ToolError
 from core.plan.model import REFERENCE, Plan
 from core.planning.offline import compose_answer, offline_plan
 from core.planning.offline.text import split_clauses
-from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
 from core.tools.scenarios import SCENARIOS
+from core.tools.toolsets import default_registry
 
 SEED_ZH = SCENARIOS[0].request_zh
 SEED_EN = SCENARIOS[0].request_en

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.errors import ToolExecutionError
-from core.tools.catalog import default_registry
+from core.tools.toolsets import default_registry
 
 
 @pytest.fixture

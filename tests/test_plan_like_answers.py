@@ -14,7 +14,7 @@ from core.execution.scheduler import RunOutcome, run_plan
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.plan.model import Plan
-from core.tools.catalog import default_registry
+from core.tools.toolsets import default_registry
 from tests.fake_openai import FakeOpenAI, FakeReply, text
 
 EN = "Check order 88231 and tell me when it will arrive"

@@ -22,7 +22,7 @@ from core.tools.registry import ToolRegistry, tool
 from tests.fakes import ScriptedChatModel
 
 
-@tool
+@tool(read_only=True)
 def query_order(order_id: str) -> dict:
     """Look up an order and its status.
 
@@ -32,7 +32,7 @@ def query_order(order_id: str) -> dict:
     return {"order_id": order_id, "status": "delivered"}
 
 
-@tool(side_effect=True)
+@tool
 def apply_refund(order_id: str, reason: str = "not given") -> dict:
     """Request a refund for an order.
 
@@ -257,7 +257,7 @@ def test_llm_errors_are_not_swallowed(registry):
 
 
 def test_normalise_tool_names(registry):
-    registry.add(tool(name="query_orders")(lambda order_id: {}))
+    registry.add(tool(name="query_orders", read_only=True)(lambda order_id: {}))
     plan = Plan(goal="g", steps=[
         Step(id="s1", description="a", tool="queryOrder"),
         Step(id="s2", description="b", tool="functions.apply_refund"),

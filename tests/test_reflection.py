@@ -21,8 +21,8 @@ from core.learning.reflection import (
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.store.run_store import RunStore
-from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
+from core.tools.toolsets import default_registry
 from tests.fakes import ScriptedChatModel
 
 OFFLINE = Engine(ToolRegistry())

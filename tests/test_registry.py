@@ -19,7 +19,7 @@ from core.tools.registry import (
 )
 
 
-@tool(side_effect=True, keywords=("refund",))
+@tool(keywords=("refund",))
 def apply_refund(order_id: str, amount: float, reason: str = "not given") -> dict:
     """Ask for a refund of an order.
 
@@ -34,7 +34,7 @@ def apply_refund(order_id: str, amount: float, reason: str = "not given") -> dic
     return {"order_id": order_id, "amount": amount, "key": current_idempotency_key()}
 
 
-@tool
+@tool(read_only=True)
 def explode(n: int) -> int:
     """Always fails.
 
@@ -50,7 +50,7 @@ class Shop:
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
 
-    @tool
+    @tool(read_only=True)
     def query_order(self, order_id: str) -> dict:
         """Look up an order.
 
@@ -59,7 +59,7 @@ class Shop:
         """
         return {"order_id": f"{self.prefix}{order_id}", "status": "delivered"}
 
-    @tool(name="shop_ping")
+    @tool(name="shop_ping", read_only=True)
     def ping(self) -> str:
         """Say pong."""
         return "pong"
@@ -124,7 +124,7 @@ def test_postponed_annotations_from_typing_are_resolved():
         """
         return {"channel": channel}
 
-    built = make_tool(pay)
+    built = make_tool(pay, read_only=True)
     assert built.parameters["properties"]["channel"] == {
         "enum": ["card", "wallet"], "type": "string", "default": "card",
         "description": "how to pay.",
@@ -196,7 +196,7 @@ def test_toolset_methods_become_bound_tools():
 def test_registry_order_length_and_replacement(registry):
     assert [t.name for t in registry] == registry.names()
     assert len(registry) == 4
-    replacement = tool(name="calculate")(lambda expression: {"value": 0})
+    replacement = tool(name="calculate", read_only=True)(lambda expression: {"value": 0})
     registry.add(replacement)
     assert len(registry) == 4
     assert registry.call("calculate", {"expression": "1+1"}) == {"value": 0}

@@ -10,9 +10,9 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from core.errors import ToolExecutionError
-from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
 from core.tools.research import SEARXNG_ENV, register_research_tools
+from core.tools.toolsets import default_registry
 
 
 class _SearxHandler(BaseHTTPRequestHandler):

@@ -21,8 +21,8 @@ from core.planning.router import (
 )
 from core.runs.answers import answer_direct, answer_knowledge
 from core.tools.builtin import register_builtin_tools
-from core.tools.catalog import default_registry
 from core.tools.registry import ToolRegistry
+from core.tools.toolsets import default_registry
 from tests.fake_openai import text
 from tests.fakes import ScriptedChatModel, tool_reply
 

@@ -62,8 +62,8 @@ class Gate:
             self.keys.append(current_idempotency_key())
             return {"refunded": order_id}
 
-        registry.add(make_tool(slow))
-        registry.add(make_tool(refund, side_effect=True))
+        registry.add(make_tool(slow, read_only=True))
+        registry.add(make_tool(refund))
         return Engine(registry=registry, model=None)
 
 

@@ -144,7 +144,7 @@ def refund(order_id: str) -> dict:
 
 registry = ToolRegistry()
 register_builtin_tools(registry)
-registry.add(make_tool(refund, side_effect=True))
+registry.add(make_tool(refund))
 plan = Plan(goal="refund", steps=[
     Step(id="s1", description="refund", tool="refund", args={"order_id": "1"}),
     Step(id="s2", description="add", tool="calculate", args={"expression": "2+3"},
@@ -194,7 +194,7 @@ from core.execution.scheduler import RunOptions
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
-from core.tools.catalog import default_registry
+from core.tools.toolsets import default_registry
 
 steps = [Step(id=f"s{i}", description="add", tool="calculate", args={"expression": f"{i}+1"},
               depends_on=[f"s{i - 1}"] if i else []) for i in range(300)]

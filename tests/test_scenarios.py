@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from core.planning.offline import offline_plan
-from core.tools.catalog import default_registry
 from core.tools.research import SEARXNG_ENV
 from core.tools.scenarios import SCENARIOS, get_scenario
+from core.tools.toolsets import default_registry
 from tests.test_offline import execute_by_hand
 
 UNHEALTHY = ("order-service", "payment-service", "recommendation-service", "report-service",

@@ -47,8 +47,8 @@ class Tools:
             """
             return self._run("refund", {"order_id": order_id})
 
-        registry.add(make_tool(lookup))
-        registry.add(make_tool(refund, side_effect=True))
+        registry.add(make_tool(lookup, read_only=True))
+        registry.add(make_tool(refund))
         return registry
 
     def _run(self, name: str, args: dict) -> dict:
@@ -337,7 +337,7 @@ def test_a_raising_tool_ends_its_step_not_the_run(tools):
         """Explodes."""
         raise ZeroDivisionError("nope")
 
-    registry.add(make_tool(explode))
+    registry.add(make_tool(explode, read_only=True))
     engine = Engine(registry=registry, model=None)
     plan = Plan(goal="g", steps=[Step(id="s1", description="x", tool="explode", args={}),
                                  lookup("s2", "b"), answer("s3", "s2")])

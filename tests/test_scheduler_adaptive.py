@@ -59,8 +59,8 @@ class Tools:
                 self.calls.append(f"refund:{order_id}")
             return {"refund_id": "R1"}
 
-        registry.add(make_tool(lookup))
-        registry.add(make_tool(refund, side_effect=True))
+        registry.add(make_tool(lookup, read_only=True))
+        registry.add(make_tool(refund))
         return registry
 
 
@@ -139,8 +139,8 @@ def test_on_failure_replans_a_fatal_failure(tools):
 @pytest.mark.parametrize("confirm", [False, True])
 def test_adaptive_drops_the_refund_of_an_order_already_refunding(confirm):
     from core.planning.offline import offline_plan
-    from core.tools.catalog import default_registry
     from core.tools.shop import shop_db_path
+    from core.tools.toolsets import default_registry
 
     registry = default_registry()
     plan = offline_plan(SEED_000, registry)

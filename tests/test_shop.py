@@ -9,7 +9,6 @@ import pytest
 
 from core.base.home import planboard_home
 from core.errors import ToolExecutionError
-from core.tools.catalog import default_registry
 from core.tools.demo import ensure_demo_data, reset_demo_data
 from core.tools.shop import (
     DEMO_TODAY,
@@ -17,6 +16,7 @@ from core.tools.shop import (
     query_order,
     shop_db_path,
 )
+from core.tools.toolsets import default_registry
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from core.llm.engine import Engine
 from core.llm.providers import PROFILES
 from core.planning.exchange import schema_for
 from core.planning.planner import plan_request, replan_request
-from core.tools.catalog import default_registry
+from core.tools.toolsets import default_registry
 from tests.fake_openai import error
 
 REQUEST = "Check order 88231"

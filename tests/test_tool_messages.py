@@ -10,7 +10,7 @@ from core.base.usage import Usage
 from core.execution.react import run_react
 from core.llm.client import OpenAIChatModel
 from core.llm.tool_messages import inline_tool_messages
-from core.tools.catalog import default_registry
+from core.tools.toolsets import default_registry
 from tests.fake_openai import text, tool_call
 
 CALL = {"role": "assistant", "content": "",

@@ -17,7 +17,8 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
-from core.tools.registry import ToolRegistry, json_safe, make_tool
+from core.tools.registry import ToolRegistry, make_tool
+from core.tools.results import json_safe
 from tests.fuzzing import FUZZ
 
 
@@ -176,7 +177,7 @@ def weird_engine() -> Engine:
         return {"blob": b"\x00\x01", "big": product, "nan": math.nan, "tags": {"b", "a"},
                 "when": dt.date(2026, 1, 2), "text": "\ud800", "kind": kind}
 
-    registry.add(make_tool(odd))
+    registry.add(make_tool(odd, read_only=True))
     return Engine(registry=registry, model=None)
 
 

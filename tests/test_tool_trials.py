@@ -32,7 +32,7 @@ def registry(refunds: list[str | None]) -> ToolRegistry:
             raise RuntimeError("the payment service refused")
         return {"refunded": order_id}
 
-    made.add(make_tool(refund, side_effect=True))
+    made.add(make_tool(refund))
     return made
 
 

@@ -144,7 +144,7 @@ def test_a_missed_success_check_is_shown_on_the_step_card(runner):
     from core.execution.scheduler import RunOptions
     from core.llm.engine import Engine
     from core.plan.model import Plan, Step
-    from core.tools.catalog import default_registry
+    from core.tools.toolsets import default_registry
 
     plan = Plan(goal="Is order 88231 refunding?", steps=[
         Step(id="s1", description="Look up order 88231", tool="query_order",

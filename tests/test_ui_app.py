@@ -202,7 +202,7 @@ def _page_with_content(page: str, runner: Runner) -> AppTest:
     """``page`` showing real content: a plan on the plan page, a finished run elsewhere."""
     from core.execution.scheduler import RunOptions
     from core.llm.engine import Engine
-    from core.tools.catalog import default_registry
+    from core.tools.toolsets import default_registry
 
     if page == "pages/plan.py":
         return open_app(page, plan=_tiny_plan())

@@ -25,7 +25,7 @@ from core.plan.graph import plan_to_dot, side_effect_tool_names
 from core.plan.model import Plan, Step
 from core.runs.export import export_run
 from core.runs.runner import Runner
-from core.tools.catalog import default_registry
+from core.tools.toolsets import default_registry
 from tests.shown import graph_dots
 from tests.test_ui_app import TIMEOUT_S, fresh_runner, open_app, wait_for
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from core.runs.runner import Runner
-from core.tools.catalog import default_registry
+from core.tools.toolsets import default_registry
 from tests.test_ui_app import fresh_runner, open_app
 
 

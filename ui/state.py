@@ -55,7 +55,7 @@ PLAN_MODES: tuple[str, ...] = MODES
 @st.cache_resource(show_spinner=False)
 def registry() -> ToolRegistry:
     """The tools every session uses (built once per process; never mutate it)."""
-    from core.tools.catalog import default_registry
+    from core.tools.toolsets import default_registry
 
     return default_registry()
 

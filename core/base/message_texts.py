@@ -78,6 +78,19 @@ TEXTS: dict[str, tuple[str, str]] = {
     "plan.problems": ("The plan has problems: {problems}. Fix them and try again.",
                       "计划有问题：{problems}。请修改后再试。"),
     # ---- tools (ToolError) ---------------------------------------------------------------
+    "toolset.unknown": (
+        "Toolset {name} could not be loaded: it is not builtin, an installed planboard "
+        "toolset or an importable module ({error}). Fix {variable} or install it.",
+        "无法加载工具集 {name}：它不是 builtin、已安装的 planboard 工具集，也不是可导入的模块"
+        "（{error}）。请修改 {variable}，或先安装它。"),
+    "toolset.failed": ("Toolset {name} failed while loading ({error}); its tools are not "
+                       "available. Fix the module, or remove it from PLANBOARD_TOOLSETS.",
+                       "工具集 {name} 加载失败（{error}），它的工具不可用。请修复该模块，"
+                       "或把它从 PLANBOARD_TOOLSETS 中移除。"),
+    "toolset.empty": ("Toolset {name} defines no @tool function and no register(registry); "
+                      "mark its tools with @tool from core.tools.registry.",
+                      "工具集 {name} 没有 @tool 函数，也没有 register(registry)；请用 "
+                      "core.tools.registry 的 @tool 标记它的工具。"),
     "tool.unknown": ("unknown tool {name}; registered tools are: {known}",
                      "未知工具 {name}；已注册的工具有：{known}"),
     "tool.args_not_object": ("{tool}: arguments must be a JSON object, got {kind}",

@@ -197,7 +197,7 @@ def _add_planning_options(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    from core.tools.catalog import default_registry
+    from core.tools.toolsets import default_registry
 
     registry = default_registry()
     if args.json:
@@ -211,7 +211,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 
 def cmd_call(args: argparse.Namespace) -> int:
-    from core.tools.catalog import default_registry
+    from core.tools.toolsets import default_registry
 
     arguments = _parse_json_object(args.args, "--args")
     print_json(default_registry().call(args.tool, arguments))

@@ -11,7 +11,7 @@ from core.base.text import preview
 from core.cli.text import say
 from core.execution.events import RunEvent
 from core.plan.model import STATUS_ICONS
-from core.tools.registry import json_safe
+from core.tools.results import json_safe
 
 __all__ = ["ask", "ask_text", "bounded_float", "bounded_int", "print_json", "print_progress",
            "short"]

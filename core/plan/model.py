@@ -8,7 +8,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from core.base.expressions import ExpressionError, condition_step_refs, is_expression_condition
 from core.base.language import Language, pick
@@ -357,18 +357,14 @@ def _tool_problems(step: Step, registry: ToolRegistry, lang: Language) -> list[s
                 f"{step.id} gives {step.tool} an unknown argument {key!r}; "
                 f"its parameters are: {', '.join(properties) or 'none'}"))
     try:
-        target.arguments_model.model_validate(literal)
-    except ValidationError as exc:
-        for error in exc.errors():
-            field = str(error["loc"][0]) if error["loc"] else ""
-            if error["type"] in {"missing", "extra_forbidden"}:
-                continue
-            problems.append(pick(lang, f"{step.id} 给 {step.tool} 的参数 {field!r} 不对："
-                                       f"{error['msg']}",
-                                 f"{step.id} argument {field!r} for {step.tool}: "
-                                 f"{error['msg']}"))
+        found = target.value_problems(literal)
     except ToolArgumentError as exc:
-        problems.append(f"{step.id}: {exc}")
+        return [*problems, f"{step.id}: {exc}"]
+    for problem in found:
+        field = problem.params.get("field", "")
+        detail = problem.params.get("detail", "")
+        problems.append(pick(lang, f"{step.id} 给 {step.tool} 的参数 {field!r} 不对：{detail}",
+                             f"{step.id} argument {field!r} for {step.tool}: {detail}"))
     return problems
 
 

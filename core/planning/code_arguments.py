@@ -44,8 +44,8 @@ def _given_code(step: Step, registry: ToolRegistry) -> bool:
     if step.tool not in registry or REFERENCE.search(_arguments(step)):
         return False  # a reference's value is only known when the step runs
     tool = registry.get(step.tool or "")
-    if tool.side_effect:
-        return False  # an action is not the model's to imitate
+    if tool.side_effect or tool.arguments_model is None:
+        return False  # an action is not the model's to imitate; a schema has no validators
     try:
         tool.arguments_model.model_validate(step.args)
     except ValidationError as exc:

@@ -73,7 +73,7 @@ def run_to_dict(record: RunRecord, versions: list[PlanVersion],
 
 def _dot(record: RunRecord) -> str:
     from core.plan.graph import plan_to_dot, side_effect_tool_names
-    from core.tools.catalog import default_registry
+    from core.tools.toolsets import default_registry
 
     if record.plan is None:
         raise ExportError(msg("export.no_plan", run_id=record.run_id))

@@ -88,7 +88,7 @@ def engine_for_record(record: RunRecord, environ: Mapping[str, str] | None = Non
     """
     from core.llm.engine import engine_for
     from core.llm.settings import LLMSettings
-    from core.tools.catalog import default_registry
+    from core.tools.toolsets import default_registry
 
     env = os.environ if environ is None else environ
     registry = default_registry(env)

@@ -48,7 +48,7 @@ def build_engine(*, offline: bool, environ: Mapping[str, str] | None = None) -> 
     """The tools plus, unless ``offline``, a chat model from the settings."""
     from core.llm.client import OpenAIChatModel
     from core.llm.settings import LLMSettings
-    from core.tools.catalog import default_registry
+    from core.tools.toolsets import default_registry
 
     registry = default_registry(environ)
     if offline:

@@ -148,7 +148,8 @@ def _seed(conn: sqlite3.Connection) -> None:
                          (feedback_id, user_id, when.isoformat(), category, rating, comment))
 
 
-@tool(keywords=("tables", "schema", "columns", "database", "表结构", "字段", "数据库", "有哪些表"))
+@tool(read_only=True,
+      keywords=("tables", "schema", "columns", "database", "表结构", "字段", "数据库", "有哪些表"))
 def describe_tables() -> dict:
     """Describe the analytics tables (users, subscriptions, churn_events, support_feedback)."""
     conn = connect(ensure_analytics_db(), read_only=True)
@@ -179,7 +180,8 @@ def _first_keyword(query: str) -> str:
     return (text.split(None, 1) or [""])[0].upper()
 
 
-@tool(keywords=("sql", "query", "select", "churn", "analysis", "count", "rate", "统计", "查询",
+@tool(read_only=True,
+      keywords=("sql", "query", "select", "churn", "analysis", "count", "rate", "统计", "查询",
                 "流失", "分析", "留存", "数据"))
 def run_sql(query: str) -> dict:
     """Run one read-only SELECT on the analytics tables; at most 200 rows come back.

@@ -35,7 +35,8 @@ def _arithmetic(expression: str) -> str:
 Arithmetic = Annotated[str, AfterValidator(_arithmetic)]
 
 
-@tool(keywords=("calculate", "compute", "sum", "total", "计算", "算", "合计", "总价"))
+@tool(read_only=True,
+      keywords=("calculate", "compute", "sum", "total", "计算", "算", "合计", "总价"))
 def calculate(expression: Arithmetic) -> dict:
     """Evaluate an arithmetic expression safely (numbers, + - * / // % **, sqrt, log, round ...).
 
@@ -49,7 +50,8 @@ def calculate(expression: Arithmetic) -> dict:
     return {"expression": expression, "value": value}
 
 
-@tool(keywords=("time", "date", "today", "now", "时间", "日期", "今天", "现在"))
+@tool(read_only=True,
+      keywords=("time", "date", "today", "now", "时间", "日期", "今天", "现在"))
 def get_current_time(timezone: str = "Asia/Shanghai") -> dict:
     """Return the current date and time in a time zone.
 

@@ -178,7 +178,8 @@ def _bm25(conn: sqlite3.Connection, expression: str) -> dict[int, float]:
     return {row[0]: -row[1] for row in rows}
 
 
-@tool(keywords=("search", "knowledge", "recommend", "guide", "policy", "which", "buy", "搜索",
+@tool(read_only=True,
+      keywords=("search", "knowledge", "recommend", "guide", "policy", "which", "buy", "搜索",
                 "知识库", "推荐", "想要", "想买", "选购", "政策", "规则", "怎么", "什么"))
 def search_knowledge(query: str, top_k: int = 3) -> dict:
     """Search the shop's knowledge base (product guides, policies, runbooks, notes) by meaning;

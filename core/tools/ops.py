@@ -132,7 +132,8 @@ def _health(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@tool(keywords=("services", "list", "fleet", "microservices", "服务列表", "所有服务", "微服务",
+@tool(read_only=True,
+      keywords=("services", "list", "fleet", "microservices", "服务列表", "所有服务", "微服务",
                 "哪些服务"))
 def list_services() -> dict:
     """List every micro-service in the fleet with its team and replica count."""
@@ -144,7 +145,8 @@ def list_services() -> dict:
     return {"services": services, "names": [s["name"] for s in services], "count": len(services)}
 
 
-@tool(keywords=("health", "check", "status", "healthy", "down", "健康", "检查", "巡检", "状态",
+@tool(read_only=True,
+      keywords=("health", "check", "status", "healthy", "down", "健康", "检查", "巡检", "状态",
                 "异常"))
 def check_health(service: str | list[str] = "all") -> dict:
     """Check the health (healthy | degraded | down) and key metrics of one service, a list, or all.
@@ -198,7 +200,8 @@ def _diagnosis(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@tool(keywords=("diagnose", "diagnosis", "root cause", "why", "report", "诊断", "原因", "排查",
+@tool(read_only=True,
+      keywords=("diagnose", "diagnosis", "root cause", "why", "report", "诊断", "原因", "排查",
                 "报告"))
 def diagnose(service: str | list[str]) -> dict:
     """Diagnose one service or a list: findings against thresholds, likely cause, next actions.
@@ -228,7 +231,8 @@ def _scale(row: dict[str, Any]) -> dict[str, Any]:
             "suggested_replicas": target, "change": target - current, "reason": reason}
 
 
-@tool(keywords=("scale", "scaling", "capacity", "replicas", "扩容", "缩容", "容量", "副本",
+@tool(read_only=True,
+      keywords=("scale", "scaling", "capacity", "replicas", "扩容", "缩容", "容量", "副本",
                 "扩缩容"))
 def suggest_scale(service: str | list[str]) -> dict:
     """Suggest a replica count for one service or a list, from CPU, latency, memory and errors.

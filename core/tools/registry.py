@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import datetime as dt
-import enum
 import inspect
-import json
-import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -19,13 +15,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from core.base.messages import Message, msg
 from core.errors import ToolArgumentError, ToolExecutionError, UnknownToolError
+from core.tools.results import json_safe
 
 __all__ = [
     "Tool",
+    "ToolHints",
     "ToolRegistry",
     "current_idempotency_key",
     "idempotency_scope",
-    "json_safe",
     "tool",
 ]
 
@@ -50,16 +47,48 @@ def idempotency_scope(key: str | None) -> Iterator[None]:
 
 
 @dataclass(frozen=True)
+class ToolHints:
+    """What a tool declares about its results, so that the engine needs no knowledge of it.
+
+    ``id_fields``: result fields that identify what the call made or found (a refund's
+    ``refund_id``): an answer must name them. ``in_progress``: for a side effect, the values
+    of a looked-up record's ``status`` that mean its work is already under way (a refund
+    that is ``refunding``), so a checkpoint may drop the step. ``field_labels``: other names
+    a person gives a result field (``{"退款单号": "refund_id"}``), read by success criteria.
+    ``answers_questions``: the tool searches documents that answer questions on their own
+    (a knowledge base), so a question may be answered from it without a plan.
+    """
+
+    id_fields: tuple[str, ...] = ()
+    in_progress: tuple[str, ...] = ()
+    field_labels: Mapping[str, str] = field(default_factory=dict)
+    answers_questions: bool = False
+
+
+@dataclass(frozen=True)
 class Tool:
-    """A callable the agent may use, described by name, description and parameter schema."""
+    """A callable the agent may use, described by name, description and parameter schema.
+
+    A tool has a side effect unless it says it is read-only: a tool that forgets to say
+    runs only inside an approved plan version, never freely. ``idempotent`` (for a side
+    effect) says that repeating a call that may already have happened is harmless, so a
+    run resumed after a crash may call it again. ``source`` names the toolset it came from
+    (``builtin``, ``demo``, a module, an MCP server). Arguments are checked by the pydantic
+    model built from the function's signature, or, for a tool described only by a JSON
+    schema (an MCP server's), by ``schema_validator``.
+    """
 
     name: str
     description: str
     parameters: dict[str, Any]
     function: Callable[..., Any]
-    arguments_model: type[BaseModel]
-    side_effect: bool = False
+    arguments_model: type[BaseModel] | None = None
+    side_effect: bool = True
+    idempotent: bool = False
     keywords: tuple[str, ...] = ()
+    source: str = ""
+    hints: ToolHints = field(default_factory=ToolHints)
+    schema_validator: Callable[[dict[str, Any], bool], list[Message]] | None = None
 
     @property
     def required(self) -> list[str]:
@@ -71,12 +100,30 @@ class Tool:
         if not isinstance(args, dict):
             raise ToolArgumentError(msg("tool.args_not_object", tool=self.name,
                                         kind=type(args).__name__))
+        if self.arguments_model is None:
+            problems = self.schema_validator(args, True) if self.schema_validator else []
+            if problems:
+                raise ToolArgumentError(msg("tool.args_invalid", tool=self.name,
+                                            problems=problems))
+            return dict(args)
         try:
             model = self.arguments_model.model_validate(args)
         except ValidationError as exc:
             raise ToolArgumentError(msg("tool.args_invalid", tool=self.name,
                                         problems=_describe(exc))) from None
         return model.model_dump(exclude_unset=False)
+
+    def value_problems(self, args: dict[str, Any]) -> list[Message]:
+        """What is wrong with the values in ``args``, ignoring missing and unknown arguments
+        (a plan may leave arguments to be filled when its step runs)."""
+        if self.arguments_model is None:
+            return self.schema_validator(args, False) if self.schema_validator else []
+        try:
+            self.arguments_model.model_validate(args)
+        except ValidationError as exc:
+            return [problem for error, problem in zip(exc.errors(), _describe(exc), strict=True)
+                    if error["type"] not in _PROBLEM_CODES]
+        return []
 
     def openai_spec(self) -> dict[str, Any]:
         """The tool in the ``tools=[...]`` format of the chat completions API."""
@@ -114,13 +161,20 @@ def tool(
     function: Callable[..., Any] | None = None,
     *,
     name: str | None = None,
-    side_effect: bool = False,
+    read_only: bool = False,
+    idempotent: bool = False,
     keywords: tuple[str, ...] = (),
+    hints: ToolHints | None = None,
 ) -> Any:
-    """Turn a typed function with a docstring into a :class:`Tool` (usable bare or with options)."""
+    """Turn a typed function with a docstring into a :class:`Tool` (usable bare or with options).
+
+    The tool has a side effect unless ``read_only=True``: say so for every tool that only
+    reads, and it may run in any step; anything else runs only where a person approved it.
+    """
 
     def build(fn: Callable[..., Any]) -> Tool:
-        return make_tool(fn, name=name, side_effect=side_effect, keywords=keywords)
+        return make_tool(fn, name=name, read_only=read_only, idempotent=idempotent,
+                         keywords=keywords, hints=hints)
 
     return build(function) if function is not None else build
 
@@ -129,8 +183,10 @@ def make_tool(
     fn: Callable[..., Any],
     *,
     name: str | None = None,
-    side_effect: bool = False,
+    read_only: bool = False,
+    idempotent: bool = False,
     keywords: tuple[str, ...] = (),
+    hints: ToolHints | None = None,
 ) -> Tool:
     """Build a Tool from ``fn``: the schema from its signature, descriptions from its docstring."""
     summary, param_docs = _parse_docstring(inspect.getdoc(fn) or "")
@@ -152,8 +208,10 @@ def make_tool(
         parameters=_clean_schema(model.model_json_schema()),
         function=fn,
         arguments_model=model,
-        side_effect=side_effect,
+        side_effect=not read_only,
+        idempotent=idempotent,
         keywords=keywords,
+        hints=hints or ToolHints(),
     )
 
 
@@ -203,14 +261,35 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class ToolRegistry:
-    """Tools by name; toolsets add theirs through a ``register_*(registry)`` function."""
+    """Tools by name; toolsets add theirs through a ``register(registry)`` function.
+
+    ``problems`` holds one message per toolset or server that could not be loaded: the
+    other tools still work, and the command line and the Tools page name what failed.
+    """
 
     _tools: dict[str, Tool] = field(default_factory=dict)
+    problems: list[Message] = field(default_factory=list)
+    _loading: str = ""
+
+    @contextmanager
+    def loading(self, source: str) -> Iterator[None]:
+        """Tools added inside the block without a source of their own come from ``source``."""
+        before, self._loading = self._loading, source
+        try:
+            yield
+        finally:
+            self._loading = before
 
     def add(self, new_tool: Tool) -> Tool:
         """Register a tool; a second tool of the same name replaces the first."""
+        if not new_tool.source and self._loading:
+            new_tool = dataclasses.replace(new_tool, source=self._loading)
         self._tools[new_tool.name] = new_tool
         return new_tool
+
+    def sources(self) -> list[str]:
+        """The toolsets and servers the tools came from, in the order they were loaded."""
+        return list(dict.fromkeys(t.source for t in self._tools.values() if t.source))
 
     def add_toolset(self, toolset: object) -> None:
         """Register every public method of ``toolset`` that was marked with ``@tool``."""
@@ -264,134 +343,4 @@ class ToolRegistry:
 
 
 def _bind(marked: Tool, instance: object) -> Tool:
-    bound = marked.function.__get__(instance, type(instance))
-    return Tool(
-        name=marked.name,
-        description=marked.description,
-        parameters=marked.parameters,
-        function=bound,
-        arguments_model=marked.arguments_model,
-        side_effect=marked.side_effect,
-        keywords=marked.keywords,
-    )
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_MAX_DEPTH = 40
-_MAX_NODES = 100_000
-_MAX_BYTES_SHOWN = 4_096
-_INT64 = 2**63
-_CUT = "…"
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` as plain JSON data that ``json.dumps(..., allow_nan=False)`` always accepts.
-
-    Bytes become ``X'hex'`` text, integers outside 64 bits text (other stores and languages
-    lose their digits; Python refuses to print past 4,300), NaN and infinities text,
-    tuples and sets lists, dates ISO text, models and dataclasses dicts, other objects
-    ``str()``; lone surrogates become U+FFFD. Nesting past 40 levels, cycles and more than
-    100,000 values are cut with a marker. Never raises.
-    """
-    return _JsonSafe().convert(value, 0)
-
-
-class _JsonSafe:
-    """One conversion: the values left in its budget and the containers being walked."""
-
-    def __init__(self) -> None:
-        self.budget = _MAX_NODES
-        self.walking: set[int] = set()
-
-    def convert(self, value: Any, depth: int) -> Any:
-        self.budget -= 1
-        try:
-            return self._convert(value, depth)
-        except Exception:  # an odd object (a __getattr__ or model_dump that raises): as text
-            return _text(_as_str(value))
-
-    def _convert(self, value: Any, depth: int) -> Any:
-        if value is None or isinstance(value, bool):
-            return value
-        if isinstance(value, enum.Enum):
-            value = value.value
-        if isinstance(value, int):
-            plain = int.__int__(value)
-            return plain if -_INT64 <= plain < _INT64 else _int_text(plain)
-        if isinstance(value, float):
-            plain = float.__float__(value)
-            return plain if math.isfinite(plain) else str(plain)
-        if isinstance(value, str):
-            return _text(str.__str__(value))
-        if isinstance(value, bytes | bytearray | memoryview):
-            return _hex(bytes(value))
-        if isinstance(value, dt.datetime | dt.date | dt.time):
-            return value.isoformat()
-        if isinstance(value, type):
-            return _text(_as_str(value))
-        if hasattr(value, "model_dump"):
-            value = value.model_dump()
-        elif dataclasses.is_dataclass(value):
-            value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-        if isinstance(value, Mapping | list | tuple | set | frozenset):
-            return self._container(value, depth)
-        return _text(_as_str(value))
-
-    def _container(self, value: Any, depth: int) -> Any:
-        if depth >= _MAX_DEPTH:
-            return f"{_CUT} (nested more than {_MAX_DEPTH} levels)"
-        if id(value) in self.walking:
-            return f"{_CUT} (refers to itself)"
-        self.walking.add(id(value))
-        try:
-            if isinstance(value, Mapping):
-                return self._mapping(value, depth)
-            items = []
-            for item in value:
-                if self.budget <= 0:
-                    items.append(_CUT)
-                    break
-                items.append(self.convert(item, depth + 1))
-            if isinstance(value, set | frozenset):  # a stable order for a stable record
-                items.sort(key=lambda item: json.dumps(item, sort_keys=True))
-            return items
-        finally:
-            self.walking.discard(id(value))
-
-    def _mapping(self, value: Mapping, depth: int) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        for key, item in value.items():
-            if self.budget <= 0:
-                result[_CUT] = _CUT
-                break
-            result[_key(key)] = self.convert(item, depth + 1)
-        return result
-
-
-def _key(key: Any) -> str:
-    plain = json_safe(key)
-    return plain if isinstance(plain, str) else json.dumps(plain)  # null, true, 1, [1, 2]
-
-
-def _int_text(value: int) -> str:
-    try:
-        return str(value)
-    except ValueError:  # past Python's int-to-str digit limit
-        return f"<an integer of {value.bit_length():,} bits>"
-
-
-def _hex(raw: bytes) -> str:
-    if len(raw) <= _MAX_BYTES_SHOWN:
-        return f"X'{raw.hex().upper()}'"
-    return f"X'{raw[:_MAX_BYTES_SHOWN].hex().upper()}{_CUT}' ({len(raw):,} bytes)"
-
-
-def _text(text: str) -> str:
-    return _SURROGATE.sub("\ufffd", text)
-
-
-def _as_str(value: Any) -> str:
-    try:
-        return str(value)
-    except Exception:  # a __str__ that raises
-        return f"<{type(value).__name__} object>"
+    return dataclasses.replace(marked, function=marked.function.__get__(instance, type(instance)))

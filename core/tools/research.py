@@ -66,7 +66,7 @@ def make_web_search(base_url: str) -> Tool:
         return searxng_search(base_url, query, max_results)
 
     search: Callable[..., dict] = web_search
-    return make_tool(search, keywords=_KEYWORDS)
+    return make_tool(search, read_only=True, keywords=_KEYWORDS)
 
 
 def register_research_tools(

@@ -201,7 +201,8 @@ def _clean_id(value: str) -> str:
     return str(value).strip().lstrip("#").strip()
 
 
-@tool(keywords=("order", "status", "arrived", "delivered", "订单", "查订单", "签收", "到了",
+@tool(read_only=True,
+      keywords=("order", "status", "arrived", "delivered", "订单", "查订单", "签收", "到了",
                 "到货", "状态", "购买"))
 def query_order(order_id: str) -> dict:
     """Look up an order: product, price, status, tracking number, sign-off time or expected
@@ -249,7 +250,8 @@ def _refund_brief(row: sqlite3.Row) -> dict:
     return {"refund_id": row["refund_id"], "status": row["status"], "amount": row["amount"]}
 
 
-@tool(keywords=("logistics", "tracking", "shipment", "courier", "where is", "物流", "快递",
+@tool(read_only=True,
+      keywords=("logistics", "tracking", "shipment", "courier", "where is", "物流", "快递",
                 "运单", "轨迹", "配送"))
 def query_logistics(tracking_no: str) -> dict:
     """Track a parcel by tracking number: carrier, every scan event, the latest status and
@@ -283,7 +285,8 @@ def query_logistics(tracking_no: str) -> dict:
     }
 
 
-@tool(side_effect=True, keywords=("refund", "return", "send back", "money back", "退款", "退货",
+@tool(idempotent=True,
+      keywords=("refund", "return", "send back", "money back", "退款", "退货",
                                   "退掉", "退了", "申请退"))
 def apply_refund(order_id: str, reason: str = "customer request") -> dict:
     """Request a refund for a delivered order within its 7-day return window (idempotent).
