@@ -1,6 +1,6 @@
-"""Benchmarks of runs executed as DBOS workflows (issue 11, item 7).
+"""Benchmarks of runs executed as DBOS workflows.
 
-Prints two tables:
+Prints two tables (as GitHub Markdown under ``python -m bench --markdown``):
 
 - the engine's overhead per plan step: a chain of no-op tool steps (``calculate``, offline)
   run by ``run_plan`` in this process, then as the workflow ``planboard.run`` on SQLite and
@@ -24,11 +24,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, TextIO
 
 from dbos import DBOS, SetWorkflowID
 
+from bench.tables import Table
 from core.execution.scheduler import RunOptions, run_plan
 from core.plan.model import Plan, Step
 from core.runs import durable
@@ -42,7 +42,9 @@ __all__ = [
     "backends",
     "bench_parallel_ratio",
     "bench_step_overhead",
+    "parallel_ratio_table",
     "run_durable_benches",
+    "step_overhead_table",
 ]
 
 STEPS = 20
@@ -173,38 +175,33 @@ def _engine_on(backend: Backend, extra_env: dict[str, str | None]) -> Iterator[R
 
 # ---- the benchmarks --------------------------------------------------------------------------
 
-def bench_step_overhead(backends: list[Backend], steps: int = STEPS,
-                        repetitions: int = REPETITIONS, out: TextIO | None = None) -> None:
-    """Print ms per step in process and as a workflow, and the difference, per backend
-    (to ``out``, by default standard output)."""
-    show = partial(print, file=out)
-    show(f"\n## DBOS overhead per step: a chain of {steps} no-op tool steps (calculate, "
-         f"offline), median of {repetitions}")
-    show(f"{'backend':<12} | {'in-process ms/step':>18} | {'workflow ms/step':>16} | "
-         f"{'overhead ms/step':>16}")
+def step_overhead_table(backends: list[Backend], steps: int = STEPS,
+                        repetitions: int = REPETITIONS) -> Table:
+    """ms per step in process and as a workflow, and the difference, per backend."""
+    table = Table(f"DBOS overhead per step: a chain of {steps} no-op tool steps (calculate, "
+                  f"offline), median of {repetitions}",
+                  ["backend", "in-process ms/step", "workflow ms/step", "overhead ms/step"])
     offline = {"offline": True}
     for backend in backends:
         if backend.skipped:
-            show(f"{backend.name:<12} | skipped: {backend.skipped}")
+            table.rows.append([backend.name, f"skipped: {backend.skipped}"])
             continue
         with _engine_on(backend, {}) as store:
             local = _median(lambda: _in_process(store, chain_plan(steps), offline), repetitions)
             flow = _median(lambda: _as_workflow(store, chain_plan(steps), offline), repetitions)
         local_ms, flow_ms = local * 1000 / steps, flow * 1000 / steps
-        show(f"{backend.name:<12} | {local_ms:18.1f} | {flow_ms:16.1f} | "
-             f"{flow_ms - local_ms:16.1f}")
-    show(f"target: overhead ≤ {OVERHEAD_TARGET_MS:.0f} ms per step on SQLite")
+        table.rows.append([backend.name, f"{local_ms:.1f}", f"{flow_ms:.1f}",
+                           f"{flow_ms - local_ms:.1f}"])
+    table.notes.append(f"target: overhead ≤ {OVERHEAD_TARGET_MS:.0f} ms per step on SQLite")
+    return table
 
 
-def bench_parallel_ratio(backends: list[Backend], steps: int = PARALLEL_STEPS,
-                         latency_s: float = LATENCY_S, repetitions: int = REPETITIONS,
-                         out: TextIO | None = None) -> None:
-    """Print wall time over the critical path for ``steps`` independent model calls (to
-    ``out``, by default standard output)."""
-    show = partial(print, file=out)
-    show(f"\n## {steps} independent LLM-bound steps as a workflow, {latency_s:.2f}s per call, "
-         f"median of {repetitions}")
-    show(f"{'run':<24} | {'wall s':>7} | {'LLM calls':>9} | {'wall / critical path':>20}")
+def parallel_ratio_table(backends: list[Backend], steps: int = PARALLEL_STEPS,
+                         latency_s: float = LATENCY_S, repetitions: int = REPETITIONS) -> Table:
+    """Wall time over the critical path for ``steps`` independent model calls."""
+    table = Table(f"{steps} independent LLM-bound steps as a workflow, {latency_s:.2f}s per "
+                  f"call, median of {repetitions}",
+                  ["run", "wall s", "LLM calls", "wall / critical path"])
     with FakeOpenAI(latency_s=latency_s, responder=_fill_in_arguments) as server:
         settings = {"offline": False, "base_url": server.base_url, "provider": "generic",
                     "planner_model": _MODEL, "executor_model": _MODEL, "max_retries": 0,
@@ -214,25 +211,39 @@ def bench_parallel_ratio(backends: list[Backend], steps: int = PARALLEL_STEPS,
         for index, backend in enumerate(measured):
             with _engine_on(backend, key) as store:
                 if index == 0:  # the in-process reference, once
-                    show(_parallel_row(
+                    table.rows.append(_parallel_row(
                         server, "run_plan in-process", latency_s, repetitions,
                         lambda: _in_process(store, independent_plan(steps), settings)))
-                show(_parallel_row(
+                table.rows.append(_parallel_row(
                     server, f"workflow, {backend.name}", latency_s, repetitions,
                     lambda: _as_workflow(store, independent_plan(steps), settings)))
     for backend in backends:
         if backend.skipped:
-            show(f"{'workflow, ' + backend.name:<24} | skipped: {backend.skipped}")
-    show(f"critical path: {latency_s:.2f}s (one call); target ≤ {RATIO_TARGET:.1f} "
-         "for the workflow")
+            table.rows.append([f"workflow, {backend.name}", f"skipped: {backend.skipped}"])
+    table.notes.append(f"critical path: {latency_s:.2f}s (one call); target ≤ "
+                       f"{RATIO_TARGET:.1f} for the workflow")
+    return table
 
 
 def _parallel_row(server: FakeOpenAI, name: str, latency_s: float, repetitions: int,
-                  measure: Callable[[], float]) -> str:
+                  measure: Callable[[], float]) -> list[str]:
     before = len(server.chat_bodies)
     wall = _median(measure, repetitions)
     calls = (len(server.chat_bodies) - before) // (repetitions + 1)  # + the warm-up
-    return f"{name:<24} | {wall:7.2f} | {calls:>9} | {wall / latency_s:20.2f}"
+    return [name, f"{wall:.2f}", str(calls), f"{wall / latency_s:.2f}"]
+
+
+def bench_step_overhead(backends: list[Backend], steps: int = STEPS,
+                        repetitions: int = REPETITIONS, out: TextIO | None = None) -> None:
+    """Print :func:`step_overhead_table` as text (to ``out``, by default standard output)."""
+    print(step_overhead_table(backends, steps, repetitions).text(), file=out)
+
+
+def bench_parallel_ratio(backends: list[Backend], steps: int = PARALLEL_STEPS,
+                         latency_s: float = LATENCY_S, repetitions: int = REPETITIONS,
+                         out: TextIO | None = None) -> None:
+    """Print :func:`parallel_ratio_table` as text (to ``out``, by default standard output)."""
+    print(parallel_ratio_table(backends, steps, latency_s, repetitions).text(), file=out)
 
 
 # ---- backends and entry point ---------------------------------------------------------------
@@ -265,9 +276,18 @@ def backends(pg_url: str | None) -> Iterator[list[Backend]]:
         yield [sqlite, found]
 
 
-def run_durable_benches(pg_url: str | None = None) -> None:
-    """Run both DBOS benchmarks and print their tables."""
-    print("\n(Numbers are wall-clock times on this machine: other load makes them worse.)")
+LOAD_NOTE = "Numbers are wall-clock times on this machine: other load makes them worse."
+
+
+def run_durable_benches(pg_url: str | None = None, *, markdown: bool = False,
+                        command: str = "python -m bench --only durable") -> None:
+    """Run both DBOS benchmarks and print their tables (as Markdown with ``markdown``,
+    each headed by ``command``)."""
+    if not markdown:
+        print(f"\n({LOAD_NOTE})")
     with backends(pg_url) as found:
-        bench_step_overhead(found)
-        bench_parallel_ratio(found)
+        for measure in (step_overhead_table, parallel_ratio_table):
+            table = measure(found)
+            if markdown:
+                table.notes.append(LOAD_NOTE)
+            print(table.markdown(command) if markdown else table.text(), flush=True)

@@ -2,7 +2,8 @@
 
 Prints three tables: parallel wall time against the critical-path bound, LLM calls per
 plan shape (predicted and measured), and the prompt size of the last step of a 20-step
-chain against the first (context folding keeps it flat).
+chain against the first (context folding keeps it flat). ``--markdown`` prints them as
+GitHub tables (bench/tables.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import argparse
 import time
 from typing import Any
 
+from bench.tables import Table
 from core.execution.executor import predict_llm_calls
 from core.execution.scheduler import RunOptions, run_plan
 from core.llm.client import OpenAIChatModel
@@ -87,17 +89,21 @@ def _run(server: FakeOpenAI, plan: Plan, max_parallel: int) -> tuple[float, Plan
     return wall, outcome.plan, len(server.chat_bodies) - before
 
 
-def bench_parallel(server: FakeOpenAI, latency: float, n: int) -> None:
+def bench_parallel(server: FakeOpenAI, latency: float, n: int) -> Table:
+    """Wall time of ``n`` independent model-bound steps, one at a time and all at once,
+    against the critical-path bound."""
     bound = _independent_plan(n).critical_path_length() * latency
-    print(f"\n## {n} independent LLM-bound steps + synthesis, {latency:.2f}s per call")
-    print(f"{'max_parallel':>12} | {'wall s':>7} | {'LLM calls':>9} | {'wall / bound':>12}")
+    table = Table(f"{n} independent LLM-bound steps + synthesis, {latency:.2f}s per call",
+                  ["max_parallel", "wall s", "LLM calls", "wall / bound"])
     for parallel in (1, n):
         wall, _, calls = _run(server, _independent_plan(n), parallel)
-        print(f"{parallel:>12} | {wall:7.2f} | {calls:>9} | {wall / bound:12.2f}")
-    print(f"critical-path bound: {bound:.2f}s")
+        table.rows.append([str(parallel), f"{wall:.2f}", str(calls), f"{wall / bound:.2f}"])
+    table.notes.append(f"critical-path bound: {bound:.2f}s")
+    return table
 
 
-def bench_calls(server: FakeOpenAI) -> None:
+def bench_calls(server: FakeOpenAI) -> Table:
+    """LLM calls per plan shape: predicted before the run and counted at the endpoint."""
     shapes = {
         "3 tool steps, complete args": Plan(goal="g", steps=[
             *(Step(id=f"s{i}", description="c", tool="calculate",
@@ -107,31 +113,42 @@ def bench_calls(server: FakeOpenAI) -> None:
         "1 reasoning step": Plan(goal="g", steps=[
             Step(id="s1", description="think"), _synthesis(["s1"])]),
     }
-    print("\n## LLM calls per plan (planning call not included)")
-    print(f"{'plan':<28} | {'predicted':>9} | {'measured':>8}")
+    table = Table("LLM calls per plan (planning call not included)",
+                  ["plan", "predicted", "measured"], timed=False)
     for name, plan in shapes.items():
         predicted = predict_llm_calls(plan, _registry())
         _, _, calls = _run(server, plan, 4)
-        print(f"{name:<28} | {predicted:>9} | {calls:>8}")
+        table.rows.append([name, str(predicted), str(calls)])
+    return table
 
 
-def bench_prompt_size(server: FakeOpenAI, n: int) -> None:
+def bench_prompt_size(server: FakeOpenAI, n: int) -> Table:
+    """Prompt characters along an ``n``-step chain of large results."""
     before = len(server.chat_bodies)
     _run(server, _chain_plan(n), 1)
     bodies = server.chat_bodies[before:]
     sizes = [sum(len(str(m.get("content") or "")) for m in b["messages"]) for b in bodies]
-    print(f"\n## Prompt size along a {n}-step chain (each result ~5 kB)")
-    print(f"{'step':>6} | {'prompt chars':>12} | {'vs s2':>6}")
+    table = Table(f"Prompt size along a {n}-step chain (each result ~5 kB)",
+                  ["step", "prompt chars", "vs s2"], timed=False)
     for index in (1, 2, n // 2, n):
         ratio = sizes[index - 1] / sizes[1]
-        print(f"{f's{index}':>6} | {sizes[index - 1]:>12} | {ratio:6.2f}")
-    print("s1 has no dependency; every later step sees only its one dependency's result,")
-    print(f"so s{n} costs what s2 costs instead of growing with the history.")
+        table.rows.append([f"s{index}", str(sizes[index - 1]), f"{ratio:.2f}"])
+    table.notes.append("s1 has no dependency; every later step sees only its one "
+                       f"dependency's result, so s{n} costs what s2 costs instead of growing "
+                       "with the history.")
+    return table
+
+
+def engine_tables(latency: float, steps: int) -> list[Table]:
+    """The three engine tables, measured against a fake endpoint of ``latency`` s a call."""
+    with FakeOpenAI(latency_s=latency, responder=_responder) as server:
+        return [bench_parallel(server, latency, steps), bench_calls(server),
+                bench_prompt_size(server, 20)]
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run every engine benchmark, then the DBOS ones (bench/durable_bench.py), and print
-    their tables."""
+    their tables (as Markdown with ``--markdown``)."""
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--latency", type=float, default=0.25, help="seconds per LLM call")
     parser.add_argument("--steps", type=int, default=4, help="independent steps")
@@ -139,14 +156,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only the engine or only the DBOS benchmarks")
     parser.add_argument("--pg-url", help="a scratch PostgreSQL database for the DBOS "
                         "benchmarks (default: a throwaway cluster when PostgreSQL is installed)")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print GitHub Markdown tables headed by what, on what and when")
     args = parser.parse_args(argv)
+    command = _command(args)
     if args.only != "durable":
-        with FakeOpenAI(latency_s=args.latency, responder=_responder) as server:
-            bench_parallel(server, args.latency, args.steps)
-            bench_calls(server)
-            bench_prompt_size(server, 20)
+        for table in engine_tables(args.latency, args.steps):
+            print(table.markdown(command) if args.markdown else table.text())
     if args.only != "engine":
         from bench.durable_bench import run_durable_benches  # imports dbos (0.7 s)
 
-        run_durable_benches(args.pg_url)
+        run_durable_benches(args.pg_url, markdown=args.markdown, command=command)
     return 0
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command line that measures what ``args`` ask for (said under each heading)."""
+    words = ["python -m bench"]
+    if args.only:
+        words.append(f"--only {args.only}")
+    if args.latency != 0.25:
+        words.append(f"--latency {args.latency}")
+    if args.steps != 4:
+        words.append(f"--steps {args.steps}")
+    if args.pg_url:
+        words.append("--pg-url URL")  # never the URL itself: it may hold a password
+    return " ".join(words)

@@ -4,13 +4,15 @@
 planner's system prompt (what a model reads before the request) and an approximate token
 count (about four characters per token for Latin text, one per Chinese character: a
 guide for small models' attention, not any tokenizer's exact count), and the share of the
-compact style against the full one.
+compact style against the full one (``--markdown``: as a GitHub table).
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 
+from bench.tables import Table
 from core.base.language import Language
 from core.llm.providers import PromptStyle
 from core.planning.exchange import catalogue
@@ -37,13 +39,29 @@ def sizes() -> list[tuple[PromptStyle, Language, int, int]]:
     return rows
 
 
-def main() -> int:
-    """Print the table of sizes."""
+def table() -> Table:
+    """The sizes as a table, with the compact style's share of the full one."""
     rows = sizes()
     full = {language: chars for style, language, chars, _ in rows if style == "full"}
-    print(f"{'style':<8} {'lang':<4} {'chars':>6} {'~tokens':>8} {'vs full':>8}")
+    result = Table("Planner system prompt size per style and request language, default "
+                   "tool catalogue", ["style", "lang", "chars", "~tokens", "vs full"],
+                   align="llrrr", timed=False)
     for style, language, chars, tokens in rows:
-        print(f"{style:<8} {language:<4} {chars:>6} {tokens:>8} {chars / full[language]:>8.0%}")
+        result.rows.append([style, language, str(chars), str(tokens),
+                            f"{chars / full[language]:.0%}"])
+    result.notes.append("~tokens: about four Latin characters per token, one per Chinese "
+                        "character (a guide, not any tokenizer's exact count).")
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table of sizes (``--markdown``: as a GitHub table)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.prompts", description=__doc__)
+    parser.add_argument("--markdown", action="store_true",
+                        help="print a GitHub Markdown table headed by what, on what and when")
+    args = parser.parse_args(argv)
+    sized = table()
+    print(sized.markdown("python -m bench.prompts") if args.markdown else sized.text())
     return 0
 
 

@@ -7,7 +7,8 @@ execute. It runs once per checkpoint policy; the scorer then checks the facts. T
 gives per policy the success rate, LLM calls, prompt+completion tokens and wall time, and
 per task which policies passed. ``--offline`` runs the offline rules as a baseline.
 Ctrl-C prints the table of the task runs that finished and leaves at once: the run in
-flight is cancelled, not waited for.
+flight is cancelled, not waited for. ``--markdown`` prints the tables as GitHub Markdown,
+headed by the model, the machine and the date (what docs/benchmarks.md keeps).
 
     python -m bench.quality [--offline] [--policies rigid,adaptive] [--tasks a,b] [--timeout 600]
 """
@@ -15,6 +16,7 @@ flight is cancelled, not waited for.
 from __future__ import annotations
 
 import argparse
+import datetime
 import logging
 import os
 import shutil
@@ -28,13 +30,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bench.quality_tasks import Outcome, Task, get_tasks
+from bench.tables import machine, markdown_table
 from core.base.usage import Usage
 from core.errors import PlanBoardError
 from core.lifecycle import TERMINAL_STATUSES
 from core.llm.engine import Engine
 from core.planning.choices import CHECKPOINT_POLICIES, REQUEST_MODES, CheckpointPolicy
 
-__all__ = ["DEFAULT_POLICIES", "TaskResult", "format_table", "main", "run_suite", "run_task"]
+__all__ = ["DEFAULT_POLICIES", "TaskResult", "format_markdown", "format_table", "main",
+           "run_suite", "run_task"]
 
 if TYPE_CHECKING:
     from core.runs.runner import Runner
@@ -212,6 +216,34 @@ def format_table(results: list[TaskResult], title: str) -> str:
     return "\n".join(lines)
 
 
+def format_markdown(results: list[TaskResult], title: str, command: str,
+                    date: datetime.date | None = None) -> str:
+    """The tables of :func:`format_table` as GitHub Markdown, headed by what was measured,
+    on what machine and when, with the command that measured it."""
+    policies = list(dict.fromkeys(r.policy for r in results))
+    task_ids = list(dict.fromkeys(r.task_id for r in results))
+    day = (date or datetime.date.today()).isoformat()
+    rows = []
+    for policy in policies:
+        mine = [r for r in results if r.policy == policy]
+        usage = sum((r.usage for r in mine), Usage())
+        rows.append([policy, f"{sum(r.passed for r in mine)}/{len(mine)}", str(usage.llm_calls),
+                     f"{usage.prompt_tokens:,} + {usage.completion_tokens:,}",
+                     f"{sum(r.wall_s for r in mine):,.0f}"])
+    by_key = {(r.task_id, r.policy): r for r in results}
+    tasks = [[task_id, *(_cell(by_key[task_id, p]) if (task_id, p) in by_key else "-"
+                         for p in policies)] for task_id in task_ids]
+    parts = [f"### Plan quality: {title} — {machine()}, {day}", f"`{command}`.",
+             markdown_table(["policy", "success", "LLM calls", "tokens (prompt + completion)",
+                             "wall s"], rows),
+             markdown_table(["task", *policies], tasks, "l" * (len(policies) + 1))]
+    failures = [f"- {r.task_id} [{r.policy}] {r.outcome.status}: {'; '.join(r.problems)}"
+                for r in results if not r.passed]
+    if failures:
+        parts.append("Failures:\n\n" + "\n".join(failures))
+    return "\n\n".join(parts) + "\n"
+
+
 def _cell(result: TaskResult) -> str:
     """pass or FAIL, with the task's wall time and LLM calls (what a policy costs per task)."""
     verdict = "pass" if result.passed else "FAIL"
@@ -250,6 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="copy the home of each failed task run to DIR/<task>-<policy> "
                              "(its runs, events and plan versions) to inspect afterwards")
     parser.add_argument("-v", "--verbose", action="store_true", help="log each task's result")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print GitHub Markdown tables headed by what, on what and when")
     return parser
 
 
@@ -280,10 +314,19 @@ def main(argv: list[str] | None = None) -> int:
         if not results:
             print("interrupted before any task finished")
             return INTERRUPTED
-        print(format_table(results, f"{title} (interrupted: {len(results)} task runs)"))
+        _print_tables(results, f"{title} (interrupted: {len(results)} task runs)", args, argv)
         return INTERRUPTED
-    print(format_table(results, title))
+    _print_tables(results, title, args, argv)
     return 0
+
+
+def _print_tables(results: list[TaskResult], title: str, args: argparse.Namespace,
+                  argv: list[str] | None) -> None:
+    if not args.markdown:
+        print(format_table(results, title))
+        return
+    words = [w for w in (sys.argv[1:] if argv is None else argv) if w != "--markdown"]
+    print(format_markdown(results, title, " ".join(["python -m bench.quality", *words])))
 
 
 def _endpoint(engine: Engine) -> str:

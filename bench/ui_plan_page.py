@@ -2,7 +2,7 @@
 
 Renders the real page (app.py through AppTest: table, graph, validation, metrics) with a
 plan preset in the session, several times each, and prints the median and the ratio.
-Run with ``python -m bench.ui_plan_page``.
+Run with ``python -m bench.ui_plan_page`` (``--markdown``: as a GitHub table).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from bench.tables import Table, load_average
 from core.plan.model import Plan, Step
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -56,20 +57,35 @@ def main(argv: list[str] | None = None) -> int:
     """Print the median render time of small and large plans and their ratio."""
     parser = argparse.ArgumentParser(prog="python -m bench.ui_plan_page")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--markdown", action="store_true",
+                        help="print a GitHub Markdown table headed by what, on what and when")
     args = parser.parse_args(argv)
     logging.getLogger("streamlit").setLevel(logging.ERROR)  # bare-mode notices, not results
     os.environ.setdefault("PLANBOARD_HOME", tempfile.mkdtemp(prefix="planboard-bench-"))
+    load = load_average()
     render_seconds(layered_plan(5))  # warm-up: imports and caches
     medians = {}
     for size in (5, 100):
         plan = layered_plan(size)
         assert not plan.validate(), plan.validate()
         medians[size] = statistics.median(render_seconds(plan) for _ in range(args.repeat))
-    print("\n## Plan page render time (AppTest, median of", args.repeat, "runs)")
-    print(f"{'steps':>6} | {'ms':>8} | {'vs 5 steps':>10}")
-    for size, seconds in medians.items():
-        print(f"{size:>6} | {seconds * 1000:8.1f} | {seconds / medians[5]:10.2f}")
+    table = render_table(medians, args.repeat, load)
+    command = "python -m bench.ui_plan_page"
+    if args.repeat != 5:
+        command += f" --repeat {args.repeat}"
+    print(table.markdown(command) if args.markdown else table.text())
     return 0
+
+
+def render_table(medians: dict[int, float], repeat: int, load: float | None = None) -> Table:
+    """Median render seconds per plan size, with the ratio to the smallest plan (``load``:
+    the load average when measuring started)."""
+    smallest = medians[min(medians)]
+    table = Table(f"Plan page render time (AppTest, median of {repeat} runs)",
+                  ["steps", "ms", f"vs {min(medians)} steps"], align="rrr", load=load)
+    for size, seconds in medians.items():
+        table.rows.append([str(size), f"{seconds * 1000:.1f}", f"{seconds / smallest:.2f}"])
+    return table
 
 
 if __name__ == "__main__":

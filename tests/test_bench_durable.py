@@ -1,4 +1,5 @@
-"""bench/durable_bench.py with tiny sizes on SQLite: the tables and their rows (no timings).
+"""bench/durable_bench.py with tiny sizes on SQLite: the tables and their rows, as text and
+as Markdown (no timings).
 
 The tables are printed to a StringIO, not read with capsys: DBOS's console log handler
 keeps the ``sys.stderr`` of the first launch in the process, and capsys closes its own
@@ -12,7 +13,13 @@ import os
 
 import pytest
 
-from bench.durable_bench import Backend, backends, bench_parallel_ratio, bench_step_overhead
+from bench.durable_bench import (
+    Backend,
+    backends,
+    bench_parallel_ratio,
+    bench_step_overhead,
+    step_overhead_table,
+)
 from core.runs import durable
 
 SKIPPED = Backend("PostgreSQL", skipped="not installed here")
@@ -69,3 +76,20 @@ def test_a_given_postgresql_url_is_used_as_it_is():
     with backends("postgresql://planboard@127.0.0.1:5999/scratch") as found:
         assert found == [Backend("SQLite"),
                          Backend("PostgreSQL", "postgresql://planboard@127.0.0.1:5999/scratch")]
+
+
+def test_the_step_overhead_table_in_markdown_pads_a_skipped_row():
+    table = step_overhead_table([Backend("SQLite"), SKIPPED], steps=2, repetitions=1)
+
+    printed = table.markdown("python -m bench --only durable")
+    lines = printed.splitlines()
+    assert lines[0].startswith("### DBOS overhead per step: a chain of 2 no-op tool steps")
+    assert "cores, Python " in lines[0]
+    assert lines[2].startswith("`python -m bench --only durable`; load average")
+    table_lines = [line for line in lines if line.startswith("| ")]
+    assert table_lines[0] == ("| backend | in-process ms/step | workflow ms/step | "
+                              "overhead ms/step |")
+    assert table_lines[1] == "| --- | ---: | ---: | ---: |"
+    assert table_lines[2].startswith("| SQLite | ")
+    assert table_lines[3] == "| PostgreSQL | skipped: not installed here |  |  |"
+    assert "target: overhead ≤ 50 ms per step on SQLite" in printed

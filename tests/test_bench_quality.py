@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
+import re
 import sqlite3
 import threading
 from typing import Any
@@ -269,6 +271,40 @@ def test_a_failed_task_is_listed_with_its_problems():
     assert "0/1" in table
     assert "x                      | FAIL, 95 s, 4 calls" in table
     assert "- x [rigid] failed: run ended failed" in table
+
+
+def test_the_tables_in_markdown_say_what_on_what_and_when():
+    passed = quality.TaskResult("order-eta-en", "adaptive", Outcome("completed", "ok"),
+                                usage=Usage(llm_calls=4, prompt_tokens=12345,
+                                            completion_tokens=678), wall_s=51.2)
+    failed = quality.TaskResult("order-eta-en", "rigid", Outcome("failed", ""),
+                                ["run ended failed"], Usage(llm_calls=3), 48.0)
+
+    printed = quality.format_markdown([passed, failed], "qwen @ http://127.0.0.1:8080/v1",
+                                      "python -m bench.quality --policies adaptive,rigid",
+                                      datetime.date(2026, 12, 1))
+
+    lines = printed.splitlines()
+    assert re.fullmatch(r"### Plan quality: qwen @ http://127\.0\.0\.1:8080/v1 — .+, \d+ cores, "
+                        r"Python \d+\.\d+\.\d+, 2026-12-01", lines[0])
+    assert lines[2] == "`python -m bench.quality --policies adaptive,rigid`."
+    assert "| adaptive | 1/1 | 4 | 12,345 + 678 | 51 |" in lines
+    assert "| rigid | 0/1 | 3 | 0 + 0 | 48 |" in lines
+    assert "| task | adaptive | rigid |" in lines
+    assert "| order-eta-en | pass, 51 s, 4 calls | FAIL, 48 s, 3 calls |" in lines
+    assert "- order-eta-en [rigid] failed: run ended failed" in lines
+
+
+def test_the_offline_bench_prints_markdown(capsys, isolated_environment):
+    code = quality.main(["--offline", "--policies", "rigid", "--tasks", "order-status-zh",
+                         "--markdown"])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith("### Plan quality: offline rules — ")
+    assert ("`python -m bench.quality --offline --policies rigid --tasks order-status-zh`."
+            in out)
+    assert "| rigid | 1/1 | 0 | 0 + 0 |" in out
 
 
 def test_bad_options_are_refused(capsys):
