@@ -1,11 +1,12 @@
-"""Benchmark tables as text and as Markdown: formats and headings, never timings."""
+"""Benchmark tables as text and as Markdown, and docs/benchmarks.md's generator: formats,
+headings and kept sections, never timings."""
 
 from __future__ import annotations
 
 import datetime
 import re
 
-from bench import engine_bench, parser, prompts, ui_plan_page
+from bench import engine_bench, parser, prompts, report, ui_plan_page
 from bench.tables import Table, markdown_table
 
 HEADING = re.compile(r"^### (?P<title>.+) — (?P<arch>[^,]+), (?P<cores>\d+) cores, "
@@ -96,3 +97,34 @@ def test_the_plan_page_table_compares_with_the_smallest_plan():
 
     assert table.rows == [["5", "200.0", "1.00"], ["100", "500.0", "2.50"]]
     assert table.columns[-1] == "vs 5 steps"
+
+
+def test_the_report_keeps_what_lies_outside_its_markers_and_other_sections():
+    earlier = report.merge(None, {
+        "parser": report.section(report.BENCHES[2], "### old parser table", ""),
+        "prompts": report.section(report.BENCHES[3], "### old prompt table", "")}, DAY)
+    kept = earlier.replace("## Plan quality with a real model",
+                           "## Plan quality with a real model\n\nmeasured by hand")
+
+    fresh = report.merge(kept, {"prompts": report.section(
+        report.BENCHES[3], "### new prompt table", "`x` exited with 1: boom")}, DAY)
+
+    assert fresh.count(report.BEGIN) == 1 and fresh.count(report.END) == 1
+    assert "### old parser table" in fresh  # not run this time: kept
+    assert "### old prompt table" not in fresh and "### new prompt table" in fresh
+    assert "**`x` exited with 1: boom**" in fresh
+    assert fresh.index("<!-- bench: parser -->") < fresh.index("<!-- bench: prompts -->")
+    assert fresh.endswith("measured by hand\n" + kept.split("measured by hand\n", 1)[1])
+    assert "Written on 2026-12-01 on " in fresh
+
+
+def test_the_report_runs_a_benchmark_in_its_own_process(tmp_path):
+    out = tmp_path / "benchmarks.md"
+
+    assert report.main(["--only", "prompts", "--out", str(out)]) == 0
+
+    written = out.read_text(encoding="utf-8")
+    assert written.startswith("# Benchmarks")
+    assert "<!-- bench: prompts -->\n\n## Planner prompt" in written
+    assert markdown_rows(written)[2][:2] == ["full", "en"]
+    assert "<!-- bench: parser -->" not in written
