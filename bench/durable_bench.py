@@ -283,11 +283,9 @@ def run_durable_benches(pg_url: str | None = None, *, markdown: bool = False,
                         command: str = "python -m bench --only durable") -> None:
     """Run both DBOS benchmarks and print their tables (as Markdown with ``markdown``,
     each headed by ``command``)."""
-    if not markdown:
+    if not markdown:  # a Markdown table gives the load average when it started instead
         print(f"\n({LOAD_NOTE})")
     with backends(pg_url) as found:
         for measure in (step_overhead_table, parallel_ratio_table):
             table = measure(found)
-            if markdown:
-                table.notes.append(LOAD_NOTE)
             print(table.markdown(command) if markdown else table.text(), flush=True)
