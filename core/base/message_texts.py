@@ -91,6 +91,63 @@ TEXTS: dict[str, tuple[str, str]] = {
                       "mark its tools with @tool from core.tools.registry.",
                       "工具集 {name} 没有 @tool 函数，也没有 register(registry)；请用 "
                       "core.tools.registry 的 @tool 标记它的工具。"),
+    # ---- MCP servers (ToolsetError while loading, ToolExecutionError while calling) ------
+    "mcp.config_unreadable": (
+        "Cannot read the MCP configuration {path} ({error}); fix the path in {variable}, or "
+        "remove the variable to use mcp.json in PLANBOARD_HOME.",
+        "无法读取 MCP 配置文件 {path}（{error}）；请修正 {variable} 中的路径，或删除这个变量以使用 "
+        "PLANBOARD_HOME 下的 mcp.json。"),
+    "mcp.config_invalid": (
+        "The MCP configuration {path} cannot be used: {problem}. Write it as {example}.",
+        "MCP 配置文件 {path} 无法使用：{problem}。请按这个格式书写：{example}。"),
+    "mcp.server_invalid": (
+        "MCP server {server} in {path} is left out: {problem}.",
+        "MCP 配置文件 {path} 中的服务器 {server} 未加载：{problem}。"),
+    "mcp.start_failed": (
+        "MCP server {server} could not start: {reason}. Check its entry in {path}, or run its "
+        "command by hand to see why.",
+        "MCP 服务器 {server} 无法启动：{reason}。请检查 {path} 中它的配置，"
+        "或手动运行它的命令查看原因。"),
+    "mcp.start_timeout": (
+        "MCP server {server} did not answer within {seconds} s of starting; check that its "
+        "command starts an MCP server (stdio), or raise its \"startTimeout\" in {path}.",
+        "MCP 服务器 {server} 启动后 {seconds} 秒内没有响应；请确认它的命令启动的是 "
+        "MCP 服务器（stdio），或调大 {path} 中它的 \"startTimeout\"。"),
+    "mcp.server_exited": ("MCP server {server} stopped (its stderr ends: {stderr})",
+                          "MCP 服务器 {server} 已停止（它的 stderr 最后输出：{stderr}）"),
+    "mcp.tool_name_refused": (
+        "MCP server {server}: tool {tool} is left out: its name would be longer than the 64 "
+        "characters model providers accept; give the server a shorter name.",
+        "MCP 服务器 {server}：工具 {tool} 未加载：它的名字会超过模型服务商接受的 64 个字符；"
+        "请给这个服务器起一个更短的名字。"),
+    "mcp.tool_name_clash": (
+        "MCP server {server}: tool {tool} is left out: another of its tools is also named "
+        "{name} once its name is made valid for model providers.",
+        "MCP 服务器 {server}：工具 {tool} 未加载：把名字改成模型服务商接受的形式后，"
+        "它和另一个工具都叫 {name}。"),
+    "mcp.tool_schema_refused": (
+        "MCP server {server}: tool {tool} is left out: {problem}.",
+        "MCP 服务器 {server}：工具 {tool} 未加载：{problem}。"),
+    "mcp.unknown_listed_tool": (
+        "MCP server {server}: \"{key}\" names {tools}, which the server does not offer; fix "
+        "the names in {path} ({variable}).",
+        "MCP 服务器 {server}：\"{key}\" 中的 {tools} 不是这个服务器提供的工具；请修改 {path}"
+        "（{variable}）中的名字。"),
+    "mcp.call_timeout": (
+        "{tool}: MCP server {server} did not answer within {seconds} s; the call was abandoned "
+        "(raise its \"timeout\" in {path} if it needs longer).",
+        "{tool}：MCP 服务器 {server} 在 {seconds} 秒内没有响应，已放弃这次调用（如需更长时间，"
+        "请调大 {path} 中它的 \"timeout\"）。"),
+    "mcp.tool_error": ("{tool} failed on MCP server {server}: {error}",
+                       "{tool} 在 MCP 服务器 {server} 上执行失败：{error}"),
+    "mcp.call_refused": ("{tool}: MCP server {server} refused the call: {error}",
+                         "{tool}：MCP 服务器 {server} 拒绝了这次调用：{error}"),
+    "mcp.server_died": (
+        "{tool}: MCP server {server} stopped during the call ({reason}); it is started again "
+        "for the next call.",
+        "{tool}：MCP 服务器 {server} 在调用过程中停止了（{reason}）；下次调用时会重新启动它。"),
+    "mcp.server_unavailable": ("{tool}: MCP server {server} is not available: {reason}",
+                               "{tool}：MCP 服务器 {server} 不可用：{reason}"),
     "tool.unknown": ("unknown tool {name}; registered tools are: {known}",
                      "未知工具 {name}；已注册的工具有：{known}"),
     "tool.args_not_object": ("{tool}: arguments must be a JSON object, got {kind}",

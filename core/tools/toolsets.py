@@ -4,8 +4,9 @@ A toolset is ``builtin`` (the calculator, the clock, and web search when SearXNG
 the name of an installed package's entry point in the ``planboard.toolsets`` group (as
 ``llm`` plugins are found), or an importable module: its ``register(registry)`` is called,
 or else every ``@tool`` function it defines is added. ``demo`` is such a module, the demo
-pack beside ``core/``. A toolset that cannot be loaded is named in ``registry.problems``
-and the others still load.
+pack beside ``core/``. After them come the MCP servers of the MCP configuration
+(:mod:`core.tools.mcp`), their tools named ``SERVER__TOOL``. A toolset or server that cannot
+be loaded is named in ``registry.problems`` and the others still load.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from core.base.messages import msg
 from core.errors import ToolsetError
 from core.tools.builtin import register_builtin_tools
+from core.tools.mcp.toolset import register_mcp_servers
 from core.tools.registry import Tool, ToolRegistry
 from core.tools.research import register_research_tools
 
@@ -43,7 +45,8 @@ def toolset_names(environ: Mapping[str, str] | None = None) -> list[str]:
 
 
 def default_registry(environ: Mapping[str, str] | None = None) -> ToolRegistry:
-    """A registry of every toolset ``PLANBOARD_TOOLSETS`` names (default ``builtin,demo``)."""
+    """A registry of every toolset ``PLANBOARD_TOOLSETS`` names (default ``builtin,demo``),
+    then the tools of the MCP servers the MCP configuration names."""
     env = os.environ if environ is None else environ
     registry = ToolRegistry()
     for name in toolset_names(env):
@@ -53,6 +56,7 @@ def default_registry(environ: Mapping[str, str] | None = None) -> ToolRegistry:
             except ToolsetError as exc:
                 logger.warning("%s", exc)
                 registry.problems.append(exc.message)
+    register_mcp_servers(registry, env)
     return registry
 
 
