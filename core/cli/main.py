@@ -197,24 +197,33 @@ def _add_planning_options(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
+    """List every tool with its source and side effect; what failed to load goes to stderr."""
     from core.tools.toolsets import default_registry
 
     registry = default_registry()
+    for problem in registry.problems:
+        print(say("warning", text=render(problem, cli_language())), file=sys.stderr)
     if args.json:
-        print_json(registry.catalogue())
+        print_json([{**tool.catalogue_entry(), "source": tool.source,
+                     "idempotent": tool.idempotent} for tool in registry])
         return 0
     for entry in registry:
         flag = "  [side effect]" if entry.side_effect else ""
         params = ", ".join(entry.parameters.get("properties", {}))
-        print(f"{entry.name}({params}){flag}\n    {entry.description}")
+        print(f"{entry.name}({params}){flag}  <{entry.source}>\n    {entry.description}")
     return 0
 
 
 def cmd_call(args: argparse.Namespace) -> int:
+    """Call one tool; a text result prints as text (unless --json), anything else as JSON."""
     from core.tools.toolsets import default_registry
 
     arguments = _parse_json_object(args.args, "--args")
-    print_json(default_registry().call(args.tool, arguments))
+    result = default_registry().call(args.tool, arguments)
+    if isinstance(result, str) and not args.json:
+        print(result)
+    else:
+        print_json(result)
     return 0
 
 
