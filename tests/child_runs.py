@@ -5,8 +5,8 @@ Each child starts one run with a :class:`core.runs.runner.Runner`, on its own DB
 home's SQLite (embedded executor ``embedded:<host>:<pid>``), prints the run id, waits for
 the run and prints its final status. Its tools: the default catalog (the shop's
 ``apply_refund`` refunds an order at most once), ``slow`` (sleeps ``delay`` seconds) and
-``refund`` (a side effect that appends its idempotency key to ``keys.txt``, and sleeps
-``delay`` seconds for order "slow").
+``refund`` (an idempotent side effect that appends its idempotency key to ``keys.txt``, and
+sleeps ``delay`` seconds for order "slow").
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def refund(order_id: str) -> dict:
 
 registry = default_registry()
 registry.add(make_tool(slow, read_only=True))
-registry.add(make_tool(refund))
+registry.add(make_tool(refund, idempotent=True))  # it keeps idempotency keys
 runner = Runner(RunStore(), poll_s=0.05)
 plan = Plan.model_validate_json(Path(plan_file).read_text())
 run_id = runner.start(plan.goal, plan, engine=Engine(registry=registry),

@@ -32,7 +32,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 class Gate:
-    """A slow tool that blocks until the test opens the gate, and a side-effecting tool."""
+    """A slow tool that blocks until the test opens the gate, and a side-effecting tool
+    (idempotent: it keeps its idempotency key, so a resumed run may call it again)."""
 
     def __init__(self) -> None:
         self.open = threading.Event()
@@ -63,7 +64,7 @@ class Gate:
             return {"refunded": order_id}
 
         registry.add(make_tool(slow, read_only=True))
-        registry.add(make_tool(refund))
+        registry.add(make_tool(refund, idempotent=True))  # it keeps idempotency keys
         return Engine(registry=registry, model=None)
 
 

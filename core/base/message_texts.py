@@ -229,6 +229,15 @@ TEXTS: dict[str, tuple[str, str]] = {
                     "the reference in the plan",
                     "无法解析 {reference}：{walked} 没有第 [{position}] 项；请修改计划中的引用"),
     # ---- running a step ---------------------------------------------------------------------
+    "step.in_doubt": (
+        "{step} was calling {tool} when its run stopped; the call may already have happened, "
+        "so it is not made again unless a person says so",
+        "{step} 在运行中断时正在调用 {tool}；这次调用可能已经生效，"
+        "因此除非有人确认，否则不会再次调用"),
+    "step.in_doubt_not_repeated": (
+        "not run again: the call of {tool} may already have happened before the run stopped, "
+        "and a person chose not to repeat it",
+        "未再次运行：运行中断前对 {tool} 的调用可能已经生效，有人选择不再重复"),
     "step.llm_failed": ("the model endpoint failed: {error}", "大模型接口调用失败：{error}"),
     "step.prefixed": ("{step}: {error}", "{step}：{error}"),
     "step.bad_arguments": ("{step} {error}", "{step} 的{error}"),

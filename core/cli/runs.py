@@ -69,7 +69,8 @@ def add_run_commands(subparsers: Any) -> None:
     resume.add_argument("run_id")
     resume.add_argument("--yes", action="store_true",
                         help="do not ask; approve side-effecting steps of this run's "
-                             "approved plan version")
+                             "approved plan version (a step whose call may already have "
+                             "happened before the run stopped is still asked)")
     add_approve_replans(resume)
     resume.add_argument("--json", action="store_true", help="print the result as JSON")
     resume.set_defaults(handler=cmd_resume)
@@ -207,7 +208,8 @@ def wait_answering(runner: Any, run_id: str, out: Any, *, confirm: bool | None =
                    new_versions: str = "ask") -> RunRecord:
     """Wait for the run; ask on the terminal whenever it waits for a person's decision:
     a new plan version beyond the approved one, or a side-effecting step. ``confirm``
-    answers the side-effecting steps without asking; ``new_versions`` (approve, refuse
+    answers the side-effecting steps without asking, except a step whose call may already
+    have happened before the run stopped (always asked); ``new_versions`` (approve, refuse
     or ask) the new versions."""
     from core.runs.view import load_run_view
 
@@ -220,8 +222,13 @@ def wait_answering(runner: Any, run_id: str, out: Any, *, confirm: bool | None =
             _ask_version(runner, run_id, view.version_wait, out, new_versions)
         elif view.waiting:
             step_id = view.waiting[-1]
-            print(say("side_effects", step_id=step_id), file=out)
-            if confirm if confirm is not None else ask(say("run_step", step_id=step_id)):
+            if step_id in view.in_doubt:  # --yes approved the plan, not a second call
+                print(say("in_doubt", step_id=step_id), file=out)
+                again = ask(say("run_again", step_id=step_id))
+            else:
+                print(say("side_effects", step_id=step_id), file=out)
+                again = confirm if confirm is not None else ask(say("run_step", step_id=step_id))
+            if again:
                 runner.confirm(run_id, step_id)
             else:
                 runner.reject(run_id, step_id)

@@ -14,6 +14,10 @@ _TEXT: dict[str, tuple[str, str]] = {
     "not_resumed": ("Not resumed.", "未继续。"),
     "side_effects": ("Step {step_id} has side effects.", "步骤 {step_id} 会产生副作用。"),
     "run_step": ("Run step {step_id}? [y/N] ", "执行步骤 {step_id} 吗？[y/N] "),
+    "in_doubt": ("Step {step_id} was calling its tool when the run stopped: this call may "
+                 "already have happened.",
+                 "步骤 {step_id} 在运行中断时正在调用工具：这次调用可能已经生效。"),
+    "run_again": ("Run step {step_id} again? [y/N] ", "再次执行步骤 {step_id} 吗？[y/N] "),
     "new_version": ("Plan version {version} adds or changes side-effecting steps that the "
                     "approved plan (v{approved}) did not have: {steps}.",
                     "计划版本 {version} 新增或修改了已批准计划（v{approved}）中没有的副作用步骤："

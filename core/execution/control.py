@@ -59,6 +59,10 @@ class RunControl:
         """Refuse the side-effecting step ``step_id``; it ends skipped."""
         self._change(lambda: self._decisions.__setitem__(step_id, False))
 
+    def forget(self, step_id: str) -> None:
+        """Drop the decision on ``step_id``: the step asks again (its call is in doubt)."""
+        self._change(lambda: self._decisions.pop(step_id, None))
+
     def approve_version(self, version: int) -> None:
         """Approve plan version ``version``: its side-effecting steps may run."""
         self._change(lambda: self._versions.__setitem__(version, True))

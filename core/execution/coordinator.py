@@ -18,15 +18,18 @@ from typing import Any, Literal
 
 from core.base.expressions import ExpressionError
 from core.base.language import detect_language, pick
+from core.base.messages import msg
 from core.base.usage import Usage
 from core.execution.control import ControlWake, RunControl
 from core.execution.events import EventKind
 from core.execution.executor import StepOutcome, apply_outcome, is_synthesis
+from core.execution.in_doubt import repeat_key
 from core.execution.launcher import StepHandle, StepLauncher
 from core.execution.options import RunOptions
 from core.execution.readiness import blocked_steps, condition_holds, ready_steps
 from core.execution.success_check import check_success, classify_failure
 from core.execution.version_gate import REJECTED, VersionGate
+from core.lifecycle import CRASH_RESET
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.plan.versions import retire
@@ -72,6 +75,7 @@ class Coordinator:
         self.running: dict[StepHandle, Step] = {}
         self.awaiting: dict[str, Step] = {}  # side-effecting steps a person was asked about
         self.confirmed: set[str] = set()
+        self.doubts: dict[str, int] = {}  # steps whose call may have happened: times found
         self.checks: list[str] = []  # completed steps waiting for their checkpoint
         self.cancel_announced = False
         self.hold = False
@@ -136,7 +140,8 @@ class Coordinator:
                         progressed = True
                         break  # the decision changed what is held
                     continue
-                if self._needs_confirmation(step) and step.id not in self.confirmed:
+                if ((step.id in self.doubts or self._needs_confirmation(step))
+                        and step.id not in self.confirmed):
                     progressed |= self._ask_confirmation(step)
                     continue
                 if len(self.running) >= self.options.max_parallel:
@@ -177,8 +182,9 @@ class Coordinator:
         if decision is not None:
             self._decided(step, decision)
             return True
+        doubt = {"in_doubt": True} if step.id in self.doubts else {}
         self.emit("waiting_confirmation", self.plan, step.id, tool=step.tool,
-                  args=step.args, description=step.description)
+                  args=step.args, description=step.description, **doubt)
         self.awaiting[step.id] = step
         return False
 
@@ -211,7 +217,7 @@ class Coordinator:
         """
         step.advance("running")
         run_id = self.options.run_id or self.plan.id
-        key = f"{run_id}:{step.id}:v{self.plan.version}"
+        key = repeat_key(f"{run_id}:{step.id}:v{self.plan.version}", self.doubts.get(step.id, 0))
         self.running[self.launcher.start(self.plan, step, key)] = step
         self.emit("step_started", self.plan, step.id, tool=step.tool,
                   description=step.description)
@@ -226,10 +232,24 @@ class Coordinator:
 
     def _apply(self, step: Step, outcome: StepOutcome) -> None:
         current = self._current(step)
+        if outcome.in_doubt and current.status == "running":
+            self._doubt(current, outcome)
+            return
         if current is not step and step.status == "running":  # an older version's copy
             apply_outcome(step, outcome)
         if current.status == "running":
             self._finish(current, outcome)
+
+    def _doubt(self, step: Step, outcome: StepOutcome) -> None:
+        """The step's call began before its process died and may have happened: back to
+        pending, and a person decides whether it runs again (core.execution.in_doubt)."""
+        step.advance("pending", reason=CRASH_RESET)
+        self.doubts[step.id] = self.doubts.get(step.id, 0) + 1
+        self.confirmed.discard(step.id)
+        self.control.forget(step.id)  # a confirmation given before the crash answers nothing
+        self.emit("step_reset", self.plan, step.id, reason=outcome.error,
+                  reason_message=outcome.error_message.model_dump() if outcome.error_message
+                  else None, in_doubt=True)
 
     def _finish(self, step: Step, outcome: StepOutcome) -> None:
         apply_outcome(step, outcome)
@@ -279,6 +299,11 @@ class Coordinator:
 
     def _reject(self, step: Step) -> None:
         self.emit("rejected", self.plan, step.id)
+        if step.id in self.doubts:  # its call may have happened once: not run again
+            why = msg("step.in_doubt_not_repeated", step=step.id, tool=step.tool)
+            self._finish(step, StepOutcome(status="skipped", error=str(why), error_message=why,
+                                           mode="direct"))
+            return
         self._finish(step, StepOutcome(status="skipped", error=REJECTED, mode="direct"))
 
     def _cancel_pending(self) -> None:

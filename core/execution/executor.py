@@ -18,6 +18,7 @@ from core.base.usage import Usage
 from core.errors import LLMError, PlanBoardError, ToolArgumentError, ToolError, UnknownToolError
 from core.execution.answer_language import in_language
 from core.execution.context import build_step_context, fallback_answer, resolve_args
+from core.execution.in_doubt import CallLedger, in_doubt_if_repeated
 from core.execution.react import MAX_REACT_ROUNDS, ReactCancelled, run_react
 from core.execution.readiness import condition_holds
 from core.execution.success_check import non_answer
@@ -54,6 +55,7 @@ class StepOutcome(BaseModel):
     resolved_args: dict[str, Any] | None = None
     mode: StepMode = "direct"
     notes: list[str] = Field(default_factory=list)
+    in_doubt: bool = False  # its side effect began before a crash: not called again (in_doubt)
 
 
 def apply_outcome(step: Step, outcome: StepOutcome) -> None:
@@ -145,11 +147,14 @@ def execute_step(
     *,
     cancel: threading.Event | None = None,
     idempotency_key: str | None = None,
+    ledger: CallLedger | None = None,
 ) -> StepOutcome:
     """Run one step and say how it ended; never mutates the plan and never raises.
 
     The condition is checked first (an expression over earlier results, or a prose
     condition judged by the model; offline a prose condition is noted and the step runs).
+    With a ``ledger``, a side effect that is not idempotent is noted there before its
+    call, and not called when it already was (:mod:`core.execution.in_doubt`).
     """
     mode = step_mode(plan, step, engine.registry)
     tally = _Tally()
@@ -163,7 +168,7 @@ def execute_step(
             return _synthesise(plan, step, engine, tally)
         if mode == "react":
             return _reason(plan, step, engine, tally, cancel)
-        return _run_tool_step(plan, step, engine, tally, idempotency_key)
+        return _run_tool_step(plan, step, engine, tally, idempotency_key, ledger)
     except ReactCancelled as exc:
         return tally.outcome("skipped", mode, error=str(exc))
     except LLMError as exc:  # worded after LLM_FAILURE: no check reads it as "found nothing"
@@ -253,7 +258,8 @@ def _reason(
 
 
 def _run_tool_step(
-    plan: Plan, step: Step, engine: Engine, tally: _Tally, idempotency_key: str | None
+    plan: Plan, step: Step, engine: Engine, tally: _Tally, idempotency_key: str | None,
+    ledger: CallLedger | None,
 ) -> StepOutcome:
     try:
         target = engine.registry.get(step.tool or "")
@@ -271,6 +277,10 @@ def _run_tool_step(
     else:
         args = known
     key = idempotency_key if target.side_effect else None
+    if (ledger is not None and key is not None and in_doubt_if_repeated(target)
+            and not ledger.begin(key)):
+        return tally.outcome("failed", mode, resolved_args=args, in_doubt=True,
+                             error=msg("step.in_doubt", step=step.id, tool=target.name))
     try:
         result = engine.registry.call(target.name, args, idempotency_key=key)
     except ToolError as exc:

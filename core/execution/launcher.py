@@ -20,6 +20,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 
 from core.execution.control import ControlWake, RunControl
 from core.execution.executor import StepOutcome, execute_step
+from core.execution.in_doubt import CallLedger
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 
@@ -71,14 +72,16 @@ class StepLauncher(Protocol):
         ...
 
 
-def paced_work(engine: Engine, control: RunControl, delay_s: float) -> StepWork:
-    """The work of one step: the demo pace (``delay_s``, 0 for none), then the step."""
+def paced_work(engine: Engine, control: RunControl, delay_s: float,
+               ledger: CallLedger | None = None) -> StepWork:
+    """The work of one step: the demo pace (``delay_s``, 0 for none), then the step (its
+    side effects noted in ``ledger``, when the run has one: core.execution.in_doubt)."""
 
     def work(plan: Plan, step: Step, key: str) -> StepOutcome:
         if delay_s:
             control.pace(delay_s)  # parallel steps wait side by side; a cancel ends it
         return execute_step(plan, step, engine, cancel=control.cancel_event,
-                            idempotency_key=key)
+                            idempotency_key=key, ledger=ledger)
 
     return work
 

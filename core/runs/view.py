@@ -130,6 +130,7 @@ class RunView(BaseModel):
     versions: list[VersionView] = Field(default_factory=list)
     events: list[StoredEvent] = Field(default_factory=list)
     waiting: list[str] = Field(default_factory=list)
+    in_doubt: list[str] = Field(default_factory=list)  # of waiting: their call may have happened
     version_wait: VersionWait | None = None
     checks: dict[str, StepCheck] = Field(default_factory=dict)
     reflections: list[Reflected] = Field(default_factory=list)
@@ -185,6 +186,7 @@ def load_run_view(store: RunStore, run_id: str) -> RunView:
         versions=versions,
         events=events,
         waiting=waiting_steps(events) if "confirm" in controls else [],
+        in_doubt=in_doubt_steps(events) if "confirm" in controls else [],
         version_wait=_version_wait(events, versions) if "confirm" in controls else None,
         checks=step_checks(events),
         reflections=_reflections(events),
@@ -236,6 +238,15 @@ def waiting_steps(events: Iterable[StoredEvent]) -> list[str]:
         elif event.kind in _CLEARS_WAITING:
             waiting.clear()
     return list(waiting)
+
+
+def in_doubt_steps(events: Iterable[StoredEvent]) -> list[str]:
+    """Of the steps waiting for a person, those asked because their call began before the
+    run stopped and may already have happened (core.execution.in_doubt)."""
+    events = list(events)
+    doubtful = {event.step_id: bool(event.data.get("in_doubt")) for event in events
+                if event.kind == "waiting_confirmation" and event.step_id}
+    return [step_id for step_id in waiting_steps(events) if doubtful.get(step_id)]
 
 
 def _version_wait(events: Iterable[StoredEvent], versions: list[VersionView]

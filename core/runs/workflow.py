@@ -12,7 +12,9 @@ varies therefore comes from recorded steps:
 Events written by the workflow carry a replay key (the id of the workflow that first ran
 it, recorded by ``load``, and the event's number), so a replay or a fork writes no event
 twice, and a replayed event moves the run's status in memory only. Tools with side effects
-keep their idempotency keys: a step interrupted inside its tool runs again. Past ``load``,
+keep their idempotency keys: a step interrupted inside its tool runs again, unless its tool
+is a side effect that is not idempotent: its call was noted in the workflow's events
+(:mod:`core.runs.call_ledger`), and a person decides whether it runs again. Past ``load``,
 whatever goes wrong ends the run failed with the reason; DBOS's own failures
 (:class:`core.runs.durable_launcher.EngineFault`) are never taken for the run's.
 
@@ -41,6 +43,7 @@ from core.lifecycle import TERMINAL_STATUSES
 from core.llm.engine import Engine
 from core.plan.model import Plan
 from core.runs.attachments import Attached, RunSuspended, attached, detach
+from core.runs.call_ledger import WorkflowCallLedger
 from core.runs.durable_launcher import IDLE_WAIT_S, DurableLauncher, EngineFault, recorded
 from core.runs.live_run import LiveRun
 from core.store.run_store import RunRecord, RunStore
@@ -83,7 +86,8 @@ class DurableRun(LiveRun):
             self._fail(exc)
 
     def _run_until_settled(self) -> RunOutcome:
-        work = paced_work(self.engine, self.control, self.options.step_delay_s)
+        work = paced_work(self.engine, self.control, self.options.step_delay_s,
+                          ledger=WorkflowCallLedger())
         with DurableLauncher(work, self.options.max_parallel, self._on_mail,
                              self.mail) as launcher:
             replanner = self.replanner_for_run()
