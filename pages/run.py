@@ -111,6 +111,7 @@ def _render_card(view: RunView, step: Step, risky: set[str], waiting: set[str]) 
         step, side_effect=step.tool in risky, waiting=step.id in waiting,
         on_decide=lambda step_id, ok: _decide(run_id, step_id, ok),
         check=view.checks.get(step.id), skip=view.skip_reasons.get(step.id),
+        server=state.tool_server(step.tool), in_doubt=step.id in view.in_doubt,
     )
 
 

@@ -1,4 +1,5 @@
-"""Tools page: every registered tool with its schema and side-effect flag, and a try-it box."""
+"""Tools page: where the tools come from (toolsets, MCP servers and their state), every tool
+with its source, schema and side-effect flag, and a try-it box."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import streamlit as st
 
 from core.errors import PlanBoardError
 from core.runs.tool_trials import ToolTrial
+from core.tools.sources import ToolSource
 from core.tools.tool_texts import tool_description, tool_parameters
 from ui import state
 from ui.frame import page_header
@@ -16,12 +18,36 @@ from ui.messages import error_text, said
 from ui.safe_text import literal
 
 
+def _render_sources() -> None:
+    st.subheader(t("tool_sources"))
+    for source in state.tool_sources():
+        _render_source(source)
+
+
+def _render_source(source: ToolSource) -> None:
+    kind = (t("source_mcp", transport=source.transport) if source.kind == "mcp"
+            else t("source_toolset"))
+    line = t("source_line", name=literal(source.name), kind=kind,
+             state=t(f"source_{source.state}"), count=source.tools)
+    if source.state == "failed":
+        st.error(f"{line}  \n{literal(said(source.problem)) if source.problem else ''}",
+                 icon=":material/error:")
+    elif source.problem is not None:  # loaded, with something left out
+        st.warning(f"{line}  \n{literal(said(source.problem))}", icon=":material/warning:")
+    else:
+        st.markdown(f":material/check_circle: {line}")
+
+
 def _render_catalogue() -> None:
     for tool in state.registry():
         flag = " ⚠" if tool.side_effect else ""
         with st.expander(f"`{tool.name}`{flag}"):
             st.markdown(tool_description(tool, current_language()))
-            st.caption(t("tool_side_effect") if tool.side_effect else t("tool_read_only"))
+            badge = t("tool_side_effect") if tool.side_effect else t("tool_read_only")
+            server = state.tool_server(tool.name)
+            origin = (t("tool_from_server", server=literal(server)) if server
+                      else t("tool_from_toolset", toolset=literal(tool.source or "—")))
+            st.caption(f"{badge} · {origin}")
             st.json(tool_parameters(tool, current_language()), expanded=False)
 
 
@@ -73,6 +99,8 @@ def main() -> None:
     st.caption(t("tools_count", count=len(state.registry())))
     left, right = st.columns([3, 2], gap="medium")
     with left:
+        _render_sources()
+        st.subheader(t("tool_catalogue"))
         _render_catalogue()
     with right:
         _try_tool()

@@ -300,3 +300,30 @@ def test_no_configuration_costs_nothing_and_imports_no_mcp_code(tmp_path):
                                "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
     count, modules = done.stdout.split(" ", 1)
     assert int(count) > 2 and modules.strip() == "[]"
+
+
+# ---- the step panel's form from an MCP schema -------------------------------------------------
+
+
+def test_the_argument_form_reads_plain_json_schemas_as_servers_write_them():
+    from core.plan.arg_form import field_specs
+
+    git_log = {"type": "object", "required": ["repo_path"], "properties": {
+        "repo_path": {"type": "string", "title": "Repo Path"},
+        "max_count": {"type": "integer", "default": 10},
+        "start_timestamp": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None,
+                            "description": "Start timestamp"},
+        "files": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "filter": {"type": "object", "properties": {"author": {"type": "string"}}},
+        "sort": {"$ref": "#/definitions/Sort"},
+        "verbose": {"type": ["boolean", "null"]}},
+        "definitions": {"Sort": {"enum": ["newest", "oldest"], "default": "newest"}}}
+    specs = {spec.name: spec for spec in field_specs(git_log)}
+    assert (specs["repo_path"].kind, specs["repo_path"].required) == ("string", True)
+    assert (specs["max_count"].kind, specs["max_count"].default) == ("integer", 10)
+    assert specs["start_timestamp"].kind == "string" and not specs["start_timestamp"].required
+    assert specs["start_timestamp"].description == "Start timestamp"
+    assert specs["files"].kind == "json" and specs["filter"].kind == "json"  # JSON text
+    assert (specs["sort"].kind, specs["sort"].options, specs["sort"].default) == (
+        "enum", ("newest", "oldest"), "newest")
+    assert specs["verbose"].kind == "boolean"

@@ -175,3 +175,32 @@ def test_the_step_panel_speaks_chinese(runner):
     assert at.text_area(key="step_description").label == "描述"
     assert at.selectbox(key="step_ref_order_id").placeholder == "或引用某个结果…"
     assert "根据 s2 的结果判断。" in _panel_notes(at)
+
+
+def test_an_mcp_step_shows_its_server_and_a_form_from_the_servers_schema(runner, tmp_path,
+                                                                         monkeypatch):
+    from core.plan.model import Plan, Step
+    from core.tools.mcp.pool import shutdown_pool
+    from tests.mcp_support import reference_server, write_config
+    from tests.test_ui_app import open_app
+
+    config = write_config(tmp_path / "mcp.json", {"time": reference_server("mcp_server_time")})
+    monkeypatch.setenv("PLANBOARD_MCP_CONFIG", str(config))
+    plan = Plan(goal="What time is it in London?", steps=[
+        Step(id="s1", description="Ask the clock", tool="time__convert_time",
+             args={"source_timezone": "Europe/London", "time": "12:00"}),
+        Step(id="s2", description="Answer", tool=None, depends_on=["s1"])])
+    try:
+        at = _pick(open_app(plan=plan), "s1")
+        assert at.selectbox(key="step_tool").value == "time__convert_time"
+        assert "From MCP server time" in _panel_notes(at)
+        source = at.text_input(key="step_arg_source_timezone")
+        assert source.value == "Europe/London" and source.label == (
+            "`source_timezone` · required")
+        assert "IANA timezone name" in source.help  # the server's own description
+        target = at.text_input(key="step_arg_target_timezone")
+        assert target.value == "" and target.label == "`target_timezone` · required"
+        target.input("Asia/Tokyo").run()
+        assert at.session_state["plan"].step("s1").args["target_timezone"] == "Asia/Tokyo"
+    finally:
+        shutdown_pool()

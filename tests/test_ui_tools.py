@@ -1,4 +1,6 @@
-"""AppTest of the Tools page: the catalogue with schemas and side effects, and trying a tool."""
+"""AppTest of the Tools page: where the tools come from (toolsets and MCP servers, running or
+failed with the reason), the catalogue with sources, schemas and side effects, and trying a
+tool (an MCP server's too)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,9 @@ from collections.abc import Iterator
 import pytest
 
 from core.runs.runner import Runner
+from core.tools.mcp.pool import shutdown_pool
 from core.tools.toolsets import default_registry
+from tests.mcp_support import own_server, reference_server, write_config
 from tests.test_ui_app import fresh_runner, open_app
 
 
@@ -17,6 +21,22 @@ def runner() -> Iterator[Runner]:
     """The app's runner on this test's PLANBOARD_HOME."""
     yield from fresh_runner()
 
+
+@pytest.fixture(scope="module", autouse=True)
+def servers_of_the_module() -> Iterator[None]:
+    """The MCP servers the page started are stopped when the module ends."""
+    yield
+    shutdown_pool()
+
+
+@pytest.fixture
+def mcp_servers(tmp_path, monkeypatch) -> None:
+    """The time server and one that cannot start, beside builtin and the demo pack."""
+    config = write_config(tmp_path / "mcp.json", {
+        "time": reference_server("mcp_server_time"),
+        "exits": own_server("broken_start", "exit"),
+    })
+    monkeypatch.setenv("PLANBOARD_MCP_CONFIG", str(config))
 
 
 def test_every_tool_is_listed_with_its_side_effect_flag(runner):
@@ -88,3 +108,42 @@ def test_a_refund_tried_on_the_page_is_recorded_with_its_idempotency_key(runner)
     assert started[0].data["idempotency_key"] == f"{record.run_id}:s1:v1"
     assert record.plan.steps[0].tool == "apply_refund"
     assert record.status in {"completed", "failed"}  # the demo shop decides; it is recorded
+
+
+def test_toolsets_and_mcp_servers_are_listed_with_their_state(runner, mcp_servers):
+    at = open_app("pages/tools.py")
+    lines = [element.value for element in at.markdown]
+    assert any("**builtin** · toolset · loaded · 2 tools" in line for line in lines)
+    assert any("**demo** · toolset · loaded" in line for line in lines)
+    assert any("**time** · MCP server (stdio) · running · 2 tools" in line for line in lines)
+    [failed] = [element.value for element in at.error]
+    assert "**exits** · MCP server (stdio) · failed · 0 tools" in failed
+    assert "cannot open the database at /nowhere/db.sqlite" in failed
+
+
+def test_an_mcp_tool_shows_its_server_and_badge_and_can_be_tried(runner, mcp_servers):
+    at = open_app("pages/tools.py")
+    labels = [expander.label for expander in at.expander]
+    assert "`time__get_current_time`" in labels  # the server says it only reads: no ⚠
+    captions = [caption.value for caption in at.caption]
+    assert "Read-only. · from MCP server time" in captions
+    assert "Read-only. · from toolset builtin" in captions
+    at.selectbox(key="tool_pick").set_value("time__get_current_time").run()
+    assert not at.get("checkbox")  # read-only: no tick needed
+    at.text_area(key="tool_args").input('{"timezone": "Asia/Shanghai"}').run()
+    at.button(key="tool_run").click().run()
+    assert not at.exception and not at.error[1:]  # only the failed server's line
+    assert json.loads(at.json[-1].value)["timezone"] == "Asia/Shanghai"
+    [listed] = runner.store.list_runs()
+    assert runner.store.get_run(listed.run_id).plan.steps[0].tool == "time__get_current_time"
+    card = open_app("pages/run.py", query={"run": listed.run_id})  # the trial's step card
+    assert any("time__get_current_time` · MCP server time" in element.value
+               for element in card.markdown)
+
+
+def test_the_chinese_page_words_the_servers_state_in_chinese(runner, mcp_servers):
+    at = open_app("pages/tools.py", language="zh")
+    lines = [element.value for element in at.markdown]
+    assert any("**time** · MCP 服务器（stdio） · 运行中 · 2 个工具" in line for line in lines)
+    assert "MCP 服务器 exits 无法启动" in at.error[0].value
+    assert "只读。 · 来自 MCP 服务器 time" in [caption.value for caption in at.caption]

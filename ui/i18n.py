@@ -211,6 +211,10 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "card_condition": ("Condition: {condition}", "条件：{condition}"),
     "card_waiting": ("This step changes something outside PlanBoard. Run it?",
                      "此步骤会改变外部状态，是否执行？"),
+    "card_in_doubt": ("This step was calling its tool when the run stopped: the call may "
+                      "already have happened. Run it again?",
+                      "运行中断时此步骤正在调用工具：这次调用可能已经生效。要再次执行吗？"),
+    "card_server": ("MCP server {server}", "MCP 服务器 {server}"),
     "confirm": ("Confirm", "确认"),
     "reject": ("Reject", "拒绝"),
     "version_wait": ("Plan version {version} adds or changes side-effecting steps that the "
@@ -347,6 +351,19 @@ _PAIRS: dict[str, tuple[str, str]] = {
                         '参数必须是 JSON 对象，例如 {"order_id": "88231"}。'),
     "tool_ok": ("The tool answered:", "工具返回："),
     "tool_trial_run": ("Recorded as run {run_id}", "已记录为运行 {run_id}"),
+    "tool_sources": ("Where the tools come from", "工具来源"),
+    "tool_catalogue": ("Tools", "工具列表"),
+    "source_line": ("**{name}** · {kind} · {state} · {count} tools",
+                    "**{name}** · {kind} · {state} · {count} 个工具"),
+    "source_toolset": ("toolset", "工具集"),
+    "source_mcp": ("MCP server ({transport})", "MCP 服务器（{transport}）"),
+    "source_loaded": ("loaded", "已加载"),
+    "source_running": ("running", "运行中"),
+    "source_starting": ("starting", "启动中"),
+    "source_stopped": ("stopped (starts on its next call)", "已停止（下次调用时启动）"),
+    "source_failed": ("failed", "失败"),
+    "tool_from_server": ("from MCP server {server}", "来自 MCP 服务器 {server}"),
+    "tool_from_toolset": ("from toolset {toolset}", "来自工具集 {toolset}"),
 }
 _PAIRS.update({  # plan editing: safe edits, undo, the plan page's request (issue 12)
     "undo_edit": ("Undo", "撤销"),

@@ -18,6 +18,8 @@ PLAN_PANEL_TEXT: dict[str, tuple[str, str]] = {
     "panel_tool_help": ("A tool from the catalogue, or no tool: the model reasons over the "
                         "results of the dependencies.",
                         "从工具目录中选择；选择“无工具”时由模型根据所依赖步骤的结果进行推理。"),
+    "panel_tool_server": (":material/dns: From MCP server {server}",
+                          ":material/dns: 来自 MCP 服务器 {server}"),
     "panel_args": ("Arguments", "参数"),
     "panel_args_none": ("{tool} takes no arguments.", "{tool} 不需要参数。"),
     "panel_args_reasoning": ("A reasoning step has no arguments.", "推理步骤没有参数。"),

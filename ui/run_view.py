@@ -78,15 +78,21 @@ def render_step_card(
     on_decide: Callable[[str, bool], None],
     check: StepCheck | None = None,
     skip: SkipReason | None = None,
+    server: str | None = None,
+    in_doubt: bool = False,
 ) -> None:
     """One step: status, tool, arguments, result, error, duration, usage and its checks.
 
     ``check`` holds the step's latest success verdict or failure class; ``skip`` why a
-    skipped step was skipped (shown as a neutral note: skipping is not an error).
+    skipped step was skipped (shown as a neutral note: skipping is not an error);
+    ``server`` the MCP server of its tool; ``in_doubt``: the step waits because its call
+    began before the run stopped and may already have happened.
     """
     with st.container(border=True, key=f"step_card_{step.id}"):
         head, meta = st.columns([3, 2])
         tool = code(step.tool) if step.tool else t("no_tool")
+        if server is not None:
+            tool += " · " + t("card_server", server=literal(server))
         warn = " ⚠" if side_effect else ""
         icon = STATUS_ICONS.get(step.status, "")
         head.markdown(f"**{icon} {literal(step.id)}** · {tool}{warn}  \n"
@@ -95,7 +101,8 @@ def render_step_card(
         if step.condition:
             st.caption(t("card_condition", condition=literal(step.condition)))
         if waiting:
-            st.warning(t("card_waiting"), icon=":material/front_hand:")
+            st.warning(t("card_in_doubt" if in_doubt else "card_waiting"),
+                       icon=":material/front_hand:")
             confirm, reject = st.columns(2)
             confirm.button(t("confirm"), key=f"confirm_step_{step.id}", type="primary",
                            icon=":material/check:",

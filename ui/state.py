@@ -25,6 +25,8 @@ from core.runs import Runner, open_runner
 from core.runs.tool_trials import ToolTrial
 from core.runs.tool_trials import try_tool as record_tool_trial
 from core.tools.registry import ToolRegistry
+from core.tools.sources import ToolSource, server_of, sources_stamp
+from core.tools.sources import tool_sources as list_sources
 
 __all__ = [
     "CHECKPOINT_POLICIES",
@@ -45,6 +47,8 @@ __all__ = [
     "runner",
     "settings",
     "settings_public",
+    "tool_server",
+    "tool_sources",
     "try_tool",
 ]
 
@@ -52,12 +56,29 @@ CHECKPOINT_POLICIES: tuple[str, ...] = POLICIES
 PLAN_MODES: tuple[str, ...] = MODES
 
 
-@st.cache_resource(show_spinner=False)
 def registry() -> ToolRegistry:
-    """The tools every session uses (built once per process; never mutate it)."""
+    """The tools every session uses: built once per process, and again only when where
+    they come from changed (the toolsets, the MCP configuration, a server of this process
+    that started, died or changed its tools); never mutate it. The MCP servers are the
+    process's own (core.tools.mcp.pool): a rebuild or a rerun restarts none of them."""
+    return _registry(sources_stamp())
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _registry(stamp: str) -> ToolRegistry:
     from core.tools.toolsets import default_registry
 
     return default_registry()
+
+
+def tool_sources() -> list[ToolSource]:
+    """Each toolset and MCP server with its state (running, failed and why)."""
+    return list_sources(registry())
+
+
+def tool_server(name: str | None) -> str | None:
+    """The MCP server of tool ``name`` (None for a toolset's tool)."""
+    return server_of(registry(), name)
 
 
 @st.cache_resource(show_spinner=False, on_release=Runner.close)

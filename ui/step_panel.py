@@ -37,6 +37,7 @@ from core.plan.arg_form import (
 from core.plan.edit import NO_TOOL, update_step
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry
+from core.tools.sources import server_of
 from core.tools.tool_texts import tool_parameters
 from ui.i18n import current_language, t
 from ui.safe_text import code, literal
@@ -125,6 +126,9 @@ def _render_tool(step: Step, registry: ToolRegistry, apply: Apply) -> None:
     st.selectbox(t("panel_tool"), options, key="step_tool", help=t("panel_tool_help"),
                  format_func=lambda name: t("tool_none_reasoning") if name == NO_TOOL else name,
                  on_change=_set_tool, args=(apply, step.id, registry))
+    server = server_of(registry, step.tool)
+    if server is not None:
+        st.caption(t("panel_tool_server", server=literal(server)))
 
 
 def _render_depends(plan: Plan, step: Step, apply: Apply) -> None:

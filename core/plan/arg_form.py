@@ -127,12 +127,14 @@ def _kind(prop: dict[str, Any], root: dict[str, Any]) -> tuple[FieldKind, tuple[
 
 
 def _resolve(prop: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
-    """A ``{"$ref": "#/$defs/X"}`` schema replaced by the definition (an enum class's)."""
+    """A ``{"$ref": "#/$defs/X"}`` schema replaced by the definition (an enum class's); the
+    draft-07 ``#/definitions/X`` that other servers' schemas use too."""
     ref = prop.get("$ref", "")
-    if not ref.startswith("#/$defs/"):
-        return prop
-    found = (root.get("$defs") or {}).get(ref.removeprefix("#/$defs/"), {})
-    return {**found, **{k: v for k, v in prop.items() if k != "$ref"}}
+    for prefix, key in (("#/$defs/", "$defs"), ("#/definitions/", "definitions")):
+        if ref.startswith(prefix):
+            found = (root.get(key) or {}).get(ref.removeprefix(prefix), {})
+            return {**found, **{k: v for k, v in prop.items() if k != "$ref"}}
+    return prop
 
 
 def is_reference(value: Any) -> bool:
