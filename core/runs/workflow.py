@@ -196,21 +196,26 @@ def _load(run_id: str) -> dict[str, Any]:
             "approved": approved.model_dump(mode="json") if approved else None}
 
 
-_engines: dict[str, Engine] = {}
+_engines: dict[str, tuple[str, Engine]] = {}  # settings -> (tools' stamp, engine)
 _engines_lock = threading.Lock()
 
 
 def _engine_for(record: RunRecord) -> Engine:
     """The engine for the run's stored settings, shared by this process's runs with the
-    same settings and environment (a new model client costs ~0.1 s per run)."""
+    same settings, environment and tools (a new model client costs ~0.1 s per run); a
+    change of the tools' sources (an MCP server that died, came back or changed its
+    tools) makes a new one for the runs that start after it."""
     from core.runs.recovery import engine_for_record
+    from core.tools.sources import sources_stamp
 
     environment = {k: v for k, v in os.environ.items() if k.startswith(_ENGINE_ENVIRONMENT)}
     key = json.dumps([record.settings, environment], sort_keys=True, default=str)
+    stamp = sources_stamp()
     with _engines_lock:
-        if key not in _engines:
-            _engines[key] = engine_for_record(record)
-        return _engines[key]
+        kept = _engines.get(key)
+        if kept is None or kept[0] != stamp:  # the older engine's tools are out of date
+            _engines[key] = (stamp, engine_for_record(record))
+        return _engines[key][1]
 
 
 def _unrunnable(run_id: str, error: str) -> None:
