@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +30,7 @@ from core.tools.mcp.content import MAX_RESULT_CHARS
 from core.tools.mcp.pool import current_pool, shutdown_pool
 from core.tools.toolsets import default_registry
 from tests.mcp_support import (
+    REPO,
     branches,
     make_repo,
     own_server,
@@ -271,3 +275,50 @@ def test_stopping_the_pool_leaves_no_server_process_behind(troubles):
     assert [pid for pid in running if process_state(pid) is not None] == []
     outcome, _ = run_step("troubles__pid", {})  # a new pool starts them again
     assert outcome.status == "completed"
+
+
+# ---- streamable HTTP ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def http_server() -> Iterator[tuple[subprocess.Popen, int]]:
+    """tests/mcp_servers/over_http.py on a free port of 127.0.0.1."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "tests.mcp_servers.over_http", str(port)],
+                              cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None
+                time.sleep(0.1)
+        yield server, port
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_a_server_over_http_gets_its_headers_with_the_secret_from_the_environment(
+        http_server, tmp_path, monkeypatch):
+    server, port = http_server
+    config = write_config(tmp_path / "http.json", {"web": {
+        "url": f"http://127.0.0.1:{port}/mcp", "timeout": CALL_TIMEOUT_S,
+        "headers": {"Authorization": "Bearer ${WEB_TOKEN}"}}})
+    monkeypatch.setenv("PLANBOARD_TOOLSETS", "builtin")
+    monkeypatch.setenv("PLANBOARD_MCP_CONFIG", str(config))
+    monkeypatch.setenv("WEB_TOKEN", "web-token-73a1c9")
+    assert default_registry().get("web__whoami").side_effect is False
+    outcome, _ = run_step("web__whoami", {})
+    # the header reached the server; its answer comes back with the secret redacted
+    assert (outcome.status, outcome.result) == ("completed",
+                                                "authorized as Bearer [secret WEB_TOKEN]")
+    server.kill()
+    server.wait()
+    gone, took = run_step("web__whoami", {})
+    assert gone.status == "failed" and "MCP server web" in gone.error
+    assert took < CALL_TIMEOUT_S + 10

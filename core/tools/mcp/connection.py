@@ -256,8 +256,10 @@ class ServerConnection:
     def _died(self, name: str) -> Message:
         """The call's server died: what it wrote on stderr during the call, if anything."""
         said = self._stderr_tail(since=self._call_mark)
+        ended = "its output ended" if self.config.transport == "stdio" else (
+            "its connection closed")
         return msg("mcp.server_died", tool=name, server=self.config.name,
-                   reason=said or "its output ended")
+                   reason=said or ended)
 
     # ---- reasons ----------------------------------------------------------------------------
 
