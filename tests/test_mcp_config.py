@@ -327,3 +327,16 @@ def test_the_argument_form_reads_plain_json_schemas_as_servers_write_them():
     assert (specs["sort"].kind, specs["sort"].options, specs["sort"].default) == (
         "enum", ("newest", "oldest"), "newest")
     assert specs["verbose"].kind == "boolean"
+
+
+def test_an_argument_called_self_reaches_the_server_like_any_other(tmp_path):
+    from core.tools.mcp.pool import shutdown_pool
+
+    schema = {"type": "object", "properties": {"self": {"type": "string"}}}
+    tool = mcp_tool(server(tmp_path), listed("me", read_only=True, schema=schema), "git__me")
+    try:
+        with pytest.raises(ToolExecutionError) as caught:
+            tool.function(self="x")  # no server runs here: the pool says so, no TypeError
+    finally:
+        shutdown_pool()
+    assert "MCP server git is not available" in str(caught.value)

@@ -50,7 +50,7 @@ class McpToolCall:
     name: str  # PlanBoard's, SERVER__TOOL
     secrets: Secrets = field(default_factory=Secrets, repr=False)
 
-    def __call__(self, **arguments: Any) -> Any:
+    def __call__(self, /, **arguments: Any) -> Any:  # an argument may be called "self"
         from core.tools.mcp.content import call_result
         from core.tools.mcp.pool import process_pool
 
