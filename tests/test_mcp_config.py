@@ -117,6 +117,13 @@ def test_a_missing_file_named_by_the_variable_is_a_problem_of_the_registry(tmp_p
     assert str(missing) in str(problem) and "PLANBOARD_MCP_CONFIG" in str(problem)
 
 
+def test_keys_other_clients_read_are_ignored_so_a_configuration_pastes_as_it_is(tmp_path):
+    path = write(tmp_path, {"git": {"command": "mcp-server-git", "autoApprove": ["git_log"],
+                                    "alwaysAllow": [], "transportType": "stdio"}})
+    config = load_config(path, {})
+    assert [s.name for s in config.servers] == ["git"] and not config.problems
+
+
 @pytest.mark.parametrize(("entry", "says"), [
     ({"args": ["x"]}, 'either "command"'),
     ({"command": "x", "url": "http://a"}, 'either "command"'),
@@ -127,7 +134,8 @@ def test_a_missing_file_named_by_the_variable_is_a_problem_of_the_registry(tmp_p
     ({"command": "x", "timeout": True}, '"timeout" must be a positive number'),
     ({"command": "x", "readOnly": "yes"}, '"readOnly" must be a list'),
     ({"command": "x", "env": {"A": 1}}, '"env" must be an object of strings'),
-    ({"command": "x", "autoStart": True}, "unknown key(s) autoStart"),
+    ({"command": "x", "readonly": True}, "unknown key readonly: did you mean readOnly?"),
+    ({"command": "x", "sideEffect": ["rm"]}, "did you mean sideEffects?"),
     ({"url": "ftp://a"}, '"url" must be an http:// or https:// address'),
     ({"url": "http://a", "type": "sse"}, '"type": "sse" is not supported'),
     ("mcp-server-git", "its entry must be an object"),

@@ -11,7 +11,10 @@ reached over streamable HTTP (``url``, ``headers``). PlanBoard's own keys, per s
 ``timeout`` (seconds a call may take, default 60), ``startTimeout`` (seconds to start and
 list the tools, default 30), ``readOnly`` (true, or the tools that only read) and
 ``sideEffects`` (tools that have side effects whatever the server says). ``disabled: true``
-(as other clients write it) leaves a server out. ``${VAR}`` in ``env`` and ``headers`` comes
+(as other clients write it) leaves a server out. Keys other clients read (``autoApprove``,
+``alwaysAllow`` …) are ignored, so a configuration pastes as it is; a key that looks like a
+misspelling of PlanBoard's own (``readonly``, ``sideEffect``) is refused, since ignoring it
+would silently change what counts as a side effect. ``${VAR}`` in ``env`` and ``headers`` comes
 from the environment and is a secret (:mod:`core.tools.mcp.secrets`).
 
 The file is ``PLANBOARD_MCP_CONFIG``, else ``mcp.json`` in ``PLANBOARD_HOME``. A file that
@@ -21,8 +24,10 @@ wrong is one problem naming the server, and the other servers still load.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
+import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -45,6 +50,8 @@ __all__ = [
     "config_path",
     "load_config",
 ]
+
+logger = logging.getLogger(__name__)
 
 CONFIG_ENV = "PLANBOARD_MCP_CONFIG"
 CONFIG_FILE = "mcp.json"
@@ -159,11 +166,7 @@ def _server(name: str, entry: Any, path: Path, environ: Mapping[str, str]
         raise _EntryError("its entry must be an object")
     if entry.get("disabled") is True:
         return None
-    unknown = sorted(set(entry) - _STDIO_KEYS - _HTTP_KEYS - _OWN_KEYS)
-    if unknown:
-        raise _EntryError(f"unknown key(s) {', '.join(unknown)}; a server takes command, args, "
-                          "env, cwd (stdio) or url, headers (HTTP), and timeout, "
-                          "startTimeout, readOnly, sideEffects")
+    _check_other_keys(name, entry)
     has_command, has_url = "command" in entry, "url" in entry
     if has_command == has_url:
         raise _EntryError('it needs either "command" (a server PlanBoard starts) or "url" '
@@ -182,6 +185,22 @@ def _server(name: str, entry: Any, path: Path, environ: Mapping[str, str]
     if has_command:
         return _stdio(entry, path, environ, common)
     return _http(entry, environ, common)
+
+
+def _check_other_keys(name: str, entry: dict[str, Any]) -> None:
+    """Refuse a key that looks like a misspelt key of ours; leave other clients' keys be."""
+    known = _STDIO_KEYS | _HTTP_KEYS | _OWN_KEYS
+    by_folded = {key.casefold(): key for key in known}
+    others = sorted(set(entry) - known)
+    for key in others:
+        close = by_folded.get(key.casefold()) or next(
+            iter(difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.8)), None)
+        if close is not None:
+            raise _EntryError(f"unknown key {key}: did you mean {close}? (a server takes "
+                              "command, args, env, cwd or url, headers, and timeout, "
+                              "startTimeout, readOnly, sideEffects)")
+    if others:
+        logger.info("MCP server %s: keys for other clients ignored: %s", name, ", ".join(others))
 
 
 def _stdio(entry: dict[str, Any], path: Path, environ: Mapping[str, str],
