@@ -9,6 +9,12 @@ condition read changed. Read-only steps never widen it, whatever they do.
 A step keeps its approval when a new version renumbers it: an approved side-effecting step
 covers one pending step with the same definition, under its own id or (when the approved
 id is gone or no longer pending) under a new one. A step that already ran used its approval.
+
+A step's definition here is not "the same call" of core.plan.calls: what a person approved
+includes arguments left to be inferred ("refund the broken order", worked out when it runs),
+what every step it reads does in turn, and a reasoning step's description; so two steps
+with no arguments yet cover each other here when their definitions match, while neither
+is ever the same call as another.
 """
 
 from __future__ import annotations

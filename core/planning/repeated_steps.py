@@ -1,4 +1,4 @@
-"""Steps that repeat an earlier one: the same tool, arguments and condition.
+"""Steps that repeat an earlier one: the same call (core.plan.calls) under the same condition.
 
 A small model sometimes falls into a loop while writing a plan and emits the same lookup
 again and again ("s3" to "s12" all ``query_order`` 88231), and the corrective retry loops
@@ -12,12 +12,11 @@ approving, decides.
 
 from __future__ import annotations
 
-import json
-
 from core.base.language import detect_language, pick
 from core.plan.approval import has_side_effect
+from core.plan.calls import call_key
 from core.plan.dag import ancestors
-from core.plan.model import Plan, Step
+from core.plan.model import Plan
 from core.plan.versions import renumber
 from core.tools.registry import ToolRegistry
 
@@ -34,9 +33,10 @@ def fold_repeated_reads(plan: Plan, registry: ToolRegistry) -> dict[str, list[st
     first: dict[str, str] = {}
     mapping: dict[str, str] = {}
     for step in plan.steps:
-        if step.tool is None or step.tool not in registry:
-            continue
-        original = first.setdefault(_call(renumber(step, mapping)), step.id)
+        key = call_key(renumber(step, mapping), registry, condition=True)
+        if key is None or step.tool not in registry:
+            continue  # arguments still to be inferred: not the same call as any other
+        original = first.setdefault(key, step.id)
         if (original != step.id and step.status == "pending" and step.id not in effects
                 and not effects & set(ancestors(graph, step.depends_on))):
             mapping[step.id] = original
@@ -62,9 +62,10 @@ def repeated_effect_problems(plan: Plan, registry: ToolRegistry) -> list[str]:
     first: dict[str, str] = {}
     repeats: dict[str, list[str]] = {}
     for step in plan.steps:
-        if not has_side_effect(step, registry):
+        key = call_key(step, registry, condition=True)
+        if key is None or not has_side_effect(step, registry):
             continue
-        original = first.setdefault(_call(step), step.id)
+        original = first.setdefault(key, step.id)
         if original != step.id:
             repeats.setdefault(original, []).append(step.id)
     lang = detect_language(plan.goal)
@@ -75,7 +76,3 @@ def repeated_effect_problems(plan: Plan, registry: ToolRegistry) -> list[str]:
                  "them, or make them do a part of the request no step does yet.")
             for original, ids in repeats.items()]
 
-
-def _call(step: Step) -> str:
-    return json.dumps([step.tool, step.args, step.condition], sort_keys=True, default=str,
-                      ensure_ascii=False)

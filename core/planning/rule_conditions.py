@@ -46,7 +46,7 @@ def adopt_rule_conditions(request: str, plan: Plan, registry: ToolRegistry, *,
     draft = draft or offline_plan(request, registry)
     adopted = []
     for step in lacking:
-        twin = next((d for d in draft.steps if d.condition and _same_call(d, step)
+        twin = next((d for d in draft.steps if d.condition and _same_target(d, step)
                      and _ARRIVAL_CONDITION.match(d.condition)
                      and _ARRIVED.search(step.description)), None)
         mapping = _map_references(twin, draft, plan, step) if twin else None
@@ -77,8 +77,9 @@ def _identifiers(step: Step) -> set[str]:
     return {found for value in step.args.values() for found in _IDENTIFIER.findall(str(value))}
 
 
-def _same_call(draft_step: Step, step: Step) -> bool:
-    """The same tool on the same identifiers (an order number, say)."""
+def _same_target(draft_step: Step, step: Step) -> bool:
+    """The same tool on the same identifiers (an order number, say): a looser match than
+    the same call (core.plan.calls), since the draft and the model word the rest apart."""
     return draft_step.tool == step.tool and _identifiers(draft_step) == _identifiers(step)
 
 
@@ -97,7 +98,7 @@ def map_calls(refs: Iterable[str], draft: Plan, steps: Sequence[Step]) -> dict[s
         if ref not in draft.ids():
             return None
         source = draft.step(ref)
-        match = next((s for s in steps if s.tool and _same_call(source, s)), None)
+        match = next((s for s in steps if s.tool and _same_target(source, s)), None)
         if match is None:
             return None
         mapping[ref] = match.id
