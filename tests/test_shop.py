@@ -56,7 +56,7 @@ def test_query_order_schema_is_pinned():
     assert query_order.parameters == {
         "additionalProperties": False,
         "properties": {"order_id": {
-            "description": 'the order number, for example "88231".', "type": "string"}},
+            "description": 'the order number, for example "10001".', "type": "string"}},
         "required": ["order_id"],
         "type": "object",
     }

@@ -158,7 +158,7 @@ def test_local_providers_get_the_compact_prompt(fake_openai, registry, provider,
     with model:
         plan_request(REQUEST, engine)
     system = fake_openai.chat_bodies[0]["messages"][0]["content"]
-    compact = 'Args: {"order_id": "88231"}' in system and "Planning principles" not in system
+    compact = 'Args: {"order_id": "10001"}' in system and "Planning principles" not in system
     assert compact is (style == "compact")
 
 
@@ -166,7 +166,7 @@ def test_local_providers_get_the_compact_prompt(fake_openai, registry, provider,
     ("How many subscriptions were cancelled in Q1 2026? Count the churn events.",
      '"tool": "describe_tables", "args": {}'),
     ("Which of our services are degraded right now?", '"tool": "list_services", "args": {}'),
-    ("订单 70412 签收了吗？", '"tool": "query_order", "args": {"order_id": "88231"}'),
+    ("订单 70412 签收了吗？", '"tool": "query_order", "args": {"order_id": "10001"}'),
 ])
 def test_the_compact_example_step_calls_the_tool_the_request_starts_with(
         fake_openai, registry, request_text, example):

@@ -158,6 +158,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     "tool.arg_extra": ("{field}: Extra inputs are not permitted", "{field}：不接受这个参数"),
     "tool.arg_invalid": ("{field}: {detail}", "{field}：取值不合法（{detail}）"),
     "tool.crashed": ("{tool} failed: {error}", "{tool} 执行出错：{error}"),
+    "tool.invented_id": (
+        "{tool} was not called: {name}={value} is in neither the request nor an earlier "
+        "result (a tool description's example is no real record); look it up with a step or "
+        "tool that finds it, or ask the person for it",
+        "没有调用 {tool}：{name}={value} 既不在请求中，也不在之前的结果中（工具说明里的示例不是"
+        "真实记录）；请先用能查到它的步骤或工具查出来，或向用户询问"),
     "tool.calculate_failed": ("calculate: {error}", "calculate 无法计算：{error}"),
     "tool.unknown_time_zone": ("get_current_time: unknown time zone {zone}; use an IANA name "
                                "such as 'Asia/Shanghai'",

@@ -23,6 +23,7 @@ from core.execution.react import MAX_REACT_ROUNDS, ReactCancelled, run_react
 from core.execution.readiness import condition_holds
 from core.execution.success_check import non_answer
 from core.llm.engine import Engine
+from core.plan.identifiers import plan_grounds
 from core.plan.model import Plan, Step
 from core.prompts import execution as prompts
 from core.tools.registry import Tool, ToolRegistry
@@ -245,7 +246,8 @@ def _reason(
         build_step_context(plan, step), plan.goal, language, MAX_REACT_ROUNDS
     )
     try:
-        outcome = run_react(engine.model, engine.registry, messages, tally=tally, cancel=cancel)
+        outcome = run_react(engine.model, engine.registry, messages, tally=tally, cancel=cancel,
+                            grounds=plan_grounds(plan, literals=True))
     except ToolError as exc:
         raise _StepFailed(msg("step.prefixed", step=step.id, error=_worded(exc))) from None
     if outcome.tools_used:
@@ -274,6 +276,7 @@ def _run_tool_step(
         mode = "forced_tool"
         known = {k: v for k, v in known.items() if v is not None}
         args = _infer_args(plan, step, engine, target, known, tally)
+        _refuse_invented(plan, step, target, {k: v for k, v in args.items() if k not in known})
     else:
         args = known
     key = idempotency_key if target.side_effect else None
@@ -286,6 +289,15 @@ def _run_tool_step(
     except ToolError as exc:
         return tally.outcome("failed", mode, error=_worded(exc), resolved_args=args)
     return tally.outcome("completed", mode, result=result, resolved_args=args)
+
+
+def _refuse_invented(plan: Plan, step: Step, target: Tool, inferred: dict[str, Any]) -> None:
+    """Fail the step when the model filled an identifier argument with a value seen nowhere:
+    in neither the goal, a completed step's result nor a value the approved plan writes. A
+    lookup made with it would answer about another record (a description's example)."""
+    for name, value in plan_grounds(plan, literals=True).invented(inferred):
+        raise _StepFailed(msg("step.prefixed", step=step.id, error=msg(
+            "tool.invented_id", tool=target.name, name=name, value=repr(value))))
 
 
 def _infer_args(

@@ -8,10 +8,11 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from core.base.messages import msg
+from core.base.messages import msg, render
 from core.base.usage import Usage
 from core.errors import PlanBoardError, ToolError
 from core.llm.client import ChatModel, ChatReply, ToolCall
+from core.plan.identifiers import Grounds
 from core.prompts.execution import REACT_FINAL_NUDGE
 from core.tools.registry import Tool, ToolRegistry
 
@@ -53,13 +54,16 @@ def run_react(
     tally: _UsageHolder,
     cancel: threading.Event | None = None,
     rounds: int = MAX_REACT_ROUNDS,
+    grounds: Grounds | None = None,
 ) -> ReactResult:
     """Run up to ``rounds`` chat calls; the last one is offered no tools, so it must answer.
 
     The usage of every call is added to ``tally.usage`` as it happens (kept on failure).
 
     Tool calls to anything but a read-only tool are refused (the refusal is sent back as
-    the observation); tool errors are observations too, so the model can correct itself.
+    the observation), and so is a call whose identifier argument ``grounds`` lack (what
+    each call returns joins them); tool errors are observations too, so the model can
+    correct itself.
     Raises ToolError when no text answer came, ReactCancelled when ``cancel`` is set.
     """
     allowed = {t.name: t for t in read_only_tools(registry)}
@@ -83,7 +87,7 @@ def run_react(
             return result
         messages.append(_assistant_message(reply))
         for call in reply.tool_calls:
-            messages.append(_observe(call, allowed, registry, result))
+            messages.append(_observe(call, allowed, registry, result, grounds))
     raise ToolError(msg("step.too_many_rounds", rounds=rounds))
 
 
@@ -100,7 +104,8 @@ def _assistant_message(reply: ChatReply) -> dict[str, Any]:
 
 
 def _observe(
-    call: ToolCall, allowed: dict[str, Tool], registry: ToolRegistry, result: ReactResult
+    call: ToolCall, allowed: dict[str, Tool], registry: ToolRegistry, result: ReactResult,
+    grounds: Grounds | None,
 ) -> dict[str, Any]:
     if call.name not in allowed:
         content = (
@@ -110,9 +115,18 @@ def _observe(
     else:
         try:
             args = json.loads(call.arguments or "{}")
-            output = registry.call(call.name, args)
-            result.tools_used.append(call.name)
-            content = json.dumps(output, ensure_ascii=False, default=str)
+            invented = [] if grounds is None or not isinstance(args, dict) else list(
+                grounds.invented(args))
+            if invented:
+                name, value = invented[0]
+                content = "error: " + render(msg("tool.invented_id", tool=call.name, name=name,
+                                                 value=repr(value)), "en")
+            else:
+                output = registry.call(call.name, args)
+                result.tools_used.append(call.name)
+                content = json.dumps(output, ensure_ascii=False, default=str)
+                if grounds is not None:
+                    grounds.add(output)
         except ValueError as exc:  # JSONDecodeError is a ValueError
             content = f"error: the arguments are not valid JSON ({exc}); send a JSON object"
         except ToolError as exc:

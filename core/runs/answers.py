@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from core.base.language import Language, detect_language, pick, terms
+from core.base.messages import msg
 from core.base.text import clip
 from core.base.usage import Usage
 from core.errors import ToolArgumentError, ToolError
@@ -27,6 +28,7 @@ from core.execution.readiness import blocked_steps, ready_steps
 from core.execution.success_check import non_answer
 from core.llm.engine import Engine
 from core.llm.forced_call import open_with_tool
+from core.plan.identifiers import Grounds
 from core.plan.model import Plan, Step, now
 from core.planning.offline import offline_plan
 from core.planning.offline.answer import compose_answer
@@ -250,6 +252,16 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
     ]
     rounds = DIRECT_ROUNDS
     results: dict[str, Any] = {}
+    grounds = Grounds([request])  # an id the model names must be seen first
+
+    def grounded_call(name: str, args: dict[str, Any]) -> Any:
+        for parameter, value in grounds.invented(args):
+            raise ToolArgumentError(msg("tool.invented_id", tool=name, name=parameter,
+                                        value=repr(value)))
+        output = recorder.call(name, args)
+        grounds.add(output)
+        return output
+
     for step in tool_chain(request, engine.registry):
         # a tool fits: the first rounds call it (and the lookup it leads to), so the answer
         # rests on their results, not on the model's memory
@@ -259,7 +271,7 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
             break  # the step before found nothing to go on (an unknown order)
         name = step.tool or ""
         made = open_with_tool(engine.model, messages, engine.registry.get(name),
-                              lambda args, name=name: recorder.call(name, args),
+                              lambda args, name=name: grounded_call(name, args),
                               fallback_args=fallback)
         tally.usage = tally.usage + made.usage
         if not made.messages:
@@ -267,7 +279,8 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
         messages += made.messages
         results[step.id] = recorder.records[-1].result if recorder.records else None
         rounds -= 1
-    result = run_react(engine.model, recorder, messages, tally=tally, rounds=rounds)
+    result = run_react(engine.model, recorder, messages, tally=tally, rounds=rounds,
+                       grounds=grounds)
     text = in_language(engine.model, result.text, lang, tally)
     return text, tally.usage, recorder.records
 

@@ -152,7 +152,7 @@ def check_health(service: str | list[str] = "all") -> dict:
     """Check the health (healthy | degraded | down) and key metrics of one service, a list, or all.
 
     Args:
-        service: a service name such as "order-service", a list of names, or "all".
+        service: a service name such as "example-service", a list of names, or "all".
     """
     fleet = _rows()
     names = _names(service, fleet)

@@ -209,7 +209,7 @@ def query_order(order_id: str) -> dict:
     delivery date, and any refund.
 
     Args:
-        order_id: the order number, for example "88231".
+        order_id: the order number, for example "10001".
     """
     order_id = _clean_id(order_id)
     conn = connect(ensure_shop_db())
@@ -258,7 +258,7 @@ def query_logistics(tracking_no: str) -> dict:
     the expected delivery date.
 
     Args:
-        tracking_no: the tracking number from the order, for example "SF1234567890".
+        tracking_no: the tracking number from the order, for example "SF0000000000".
     """
     tracking_no = _clean_id(tracking_no).upper()
     conn = connect(ensure_shop_db())
@@ -294,7 +294,7 @@ def apply_refund(order_id: str, reason: str = "customer request") -> dict:
     An existing refund for the order is returned instead of creating a second one.
 
     Args:
-        order_id: the order number to refund, for example "88231".
+        order_id: the order number to refund, for example "10001".
         reason: why the customer wants the refund.
     """
     order_id = _clean_id(order_id)

@@ -18,12 +18,12 @@ __all__ = ["TOOL_TEXTS_ZH", "tool_description", "tool_parameters"]
 # tool -> (its description, {parameter: its description})
 TOOL_TEXTS_ZH: dict[str, tuple[str, dict[str, str]]] = {
     "apply_refund": ("为已签收且在 7 天退货期内的订单申请退款（幂等：已有的退款直接返回）。", {
-        "order_id": "要退款的订单号，例如“88231”。",
+        "order_id": "要退款的订单号，例如“10001”。",
         "reason": "客户要求退款的原因。"}),
     "calculate": ("安全地计算算术表达式（数字、+ - * / // % **、sqrt、log、round 等）。", {
         "expression": "算术表达式，例如“1999 * 0.9 + 15”。"}),
     "check_health": ("检查一个、一组或全部服务的健康状态（正常 | 降级 | 宕机）和关键指标。", {
-        "service": "服务名（如“order-service”）、服务名列表，或“all”。"}),
+        "service": "服务名（如“example-service”）、服务名列表，或“all”。"}),
     "describe_tables": ("说明分析用的数据表（users、subscriptions、churn_events、"
                         "support_feedback）。", {}),
     "diagnose": ("诊断一个或一组服务：对照阈值的发现、可能的原因和下一步行动。", {
@@ -32,9 +32,9 @@ TOOL_TEXTS_ZH: dict[str, tuple[str, dict[str, str]]] = {
         "timezone": "IANA 时区名，例如“Asia/Shanghai”或“Europe/London”。"}),
     "list_services": ("列出所有微服务，以及各自的团队和副本数。", {}),
     "query_logistics": ("按运单号查询物流：承运商、每条扫描记录和最新状态。", {
-        "tracking_no": "订单上的运单号，例如“SF1234567890”。"}),
+        "tracking_no": "订单上的运单号，例如“SF0000000000”。"}),
     "query_order": ("查询订单：商品、价格、状态、运单号、签收时间和退款情况。", {
-        "order_id": "订单号，例如“88231”。"}),
+        "order_id": "订单号，例如“10001”。"}),
     "run_sql": ("在分析数据表上执行一条只读的 SELECT；最多返回 200 行。", {
         "query": "一条 SQLite SELECT（或 WITH ... SELECT）语句，例如“SELECT reason, COUNT(*) "
                  "AS churned FROM churn_events GROUP BY reason”。数据表：users(user_id, "

@@ -1,0 +1,77 @@
+"""Identifier arguments, and where their values may come from.
+
+An identifier argument (a parameter named ``…_id``, ``…_no`` or ``…number``) names one
+record: an order, a parcel, a ticket. Its value is a fact only when it was seen: in the
+request, in a result, or where a person saw it before approving. A value seen nowhere is
+invented (a tool description's example, a number from a model's memory), and a lookup made
+with it answers about some other record, or none. :class:`Grounds` holds the texts a value
+may come from and names the identifier arguments they do not hold.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from core.plan.model import Plan
+
+__all__ = ["Grounds", "is_identifier", "plan_grounds"]
+
+_ID_PARAMETER = re.compile(r"(?:^|_)(?:id|no|number)$", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+
+
+def is_identifier(parameter: str) -> bool:
+    """True when ``parameter`` names an identifier (``order_id``, ``tracking_no``)."""
+    return bool(_ID_PARAMETER.search(parameter))
+
+
+def _normal(text: str) -> str:
+    return _SPACES.sub("", text).casefold()
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
+                                                           default=str)
+
+
+class Grounds:
+    """The texts an identifier may come from; a value is grounded when one of them holds it
+    (spaces and case aside). References (``{{s1.tracking_no}}``) are grounded by what they
+    read, so they are never invented."""
+
+    def __init__(self, sources: Iterable[Any] = ()) -> None:
+        self._text = ""
+        for source in sources:
+            self.add(source)
+
+    def add(self, source: Any) -> None:
+        """Count ``source`` (a text or any JSON-able value) among the grounds."""
+        self._text += " " + _normal(_text(source))
+
+    def holds(self, value: Any) -> bool:
+        """True when ``value`` is seen in the grounds (or says nothing: empty, a flag)."""
+        if value is None or isinstance(value, bool):
+            return True
+        text = _normal(str(value))
+        return not text or "{{" in text or text in self._text
+
+    def invented(self, args: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+        """(parameter, value) for each identifier argument in ``args`` the grounds lack."""
+        for name, value in args.items():
+            if is_identifier(name) and not self.holds(value):
+                yield name, value
+
+
+def plan_grounds(plan: Plan, *, known: Iterable[Any] = (), literals: bool = False) -> Grounds:
+    """What grounds an identifier in ``plan``: its goal, ``known`` (what else the planner
+    was shown: a failure, a replan's earlier results), every completed step's result, and,
+    with ``literals``, every argument value the plan writes (once a person approved it, a
+    value it shows is theirs)."""
+    sources: list[Any] = [plan.goal, *known]
+    sources += [step.result for step in plan.steps if step.status == "completed"]
+    if literals:
+        sources += [step.args for step in plan.steps if step.args]
+    return Grounds(sources)

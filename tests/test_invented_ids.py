@@ -1,0 +1,158 @@
+"""Invented ids are not facts: no lookup runs on an id seen nowhere, and examples are no records.
+
+For "Which carrier is shipping order 53156, and what is its tracking number?" a local model
+planned query_logistics with the tool description's example tracking number, a real parcel
+of order 88231 in the demo data, and the run answered with that order's carrier. An id the
+planner invents is removed (missing, never null), an id the executor is then given must have
+been seen in the request or an earlier result, and no description's example is a record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass, field
+
+from core.base.usage import Usage
+from core.cli.main import main
+from core.execution.react import run_react
+from core.plan.identifiers import Grounds
+from core.store.run_store import RunStore
+from core.tools.ops import ensure_ops_db
+from core.tools.shop import ensure_shop_db
+from core.tools.tool_texts import tool_description, tool_parameters
+from core.tools.toolsets import default_registry
+from tests.fake_openai import FakeOpenAI, text, tool_call
+from tests.fakes import ScriptedChatModel, tool_reply
+from tests.planning_support import planning
+
+CARRIER = "Which carrier is shipping order 53156, and what is its tracking number?"
+EXAMPLE_PARCEL = "SF1234567890"  # order 88231's parcel, once the description's example
+
+
+def _plan(*steps: dict, goal: str = CARRIER) -> str:
+    return json.dumps({"goal": goal, "steps": list(steps)})
+
+
+COPIED = {"id": "s1", "description": "Track the parcel", "tool": "query_logistics",
+          "args": {"tracking_no": EXAMPLE_PARCEL}, "depends_on": []}
+ANSWER = {"id": "s2", "description": "Tell the user the carrier and the tracking number",
+          "tool": None, "depends_on": ["s1"]}
+
+
+@dataclass
+class Tally:
+    usage: Usage = field(default_factory=Usage)
+
+
+def _records() -> set[str]:
+    with sqlite3.connect(ensure_shop_db()) as shop:
+        found = {row[0] for row in shop.execute(
+            "SELECT order_id FROM orders UNION SELECT tracking_no FROM orders "
+            "UNION SELECT refund_id FROM refunds") if row[0]}
+    with sqlite3.connect(ensure_ops_db()) as ops:
+        found |= {row[0] for row in ops.execute("SELECT name FROM services")}
+    return found
+
+
+def test_no_demo_tool_description_quotes_a_real_record():
+    registry = default_registry({})
+    records = _records()
+    quoted = re.compile(r'"([^"]+)"|“([^”]+)”')
+    examples: dict[str, set[str]] = {}
+    for tool in registry:
+        if tool.source != "demo":
+            continue
+        for lang in ("en", "zh"):
+            texts = [tool_description(tool, lang)] + [
+                prop.get("description", "") for prop in
+                (tool_parameters(tool, lang).get("properties") or {}).values()]
+            for match in quoted.finditer(" ".join(texts)):
+                examples.setdefault(tool.name, set()).add(match.group(1) or match.group(2))
+    assert {"query_order", "query_logistics", "apply_refund", "check_health"} <= set(examples)
+    real = {name: found & records for name, found in examples.items() if found & records}
+    assert not real, f"descriptions quote real demo records: {real}"
+
+
+def test_an_invented_order_is_removed_and_the_plan_still_validates(fake_openai, registry):
+    request = "Where is my parcel?"
+    invented = {"id": "s1", "description": "Look up the order", "tool": "query_order",
+                "args": {"order_id": "99999"}, "depends_on": []}
+    track = {"id": "s2", "description": "Track its parcel", "tool": "query_logistics",
+             "args": {"tracking_no": "{{s1.tracking_no}}"}, "depends_on": ["s1"]}
+    answer = {"id": "s3", "description": "Tell the user", "tool": None, "depends_on": ["s2"]}
+    reply = _plan(invented, track, answer, goal=request)
+    result = planning(fake_openai, registry, request, reply, reply)
+    assert result.plan.step("s1").args == {}  # missing: to be inferred or asked for
+    assert result.plan.validate(registry) == []
+    assert any("99999" in warning and "cleared" in warning for warning in result.plan.warnings)
+
+
+def test_a_react_call_on_an_invented_id_is_refused_and_an_id_seen_in_a_result_runs(registry):
+    model = ScriptedChatModel(replies=[
+        tool_reply("query_logistics", {"tracking_no": EXAMPLE_PARCEL}),
+        tool_reply("query_order", {"order_id": "53156"}, call_id="call_2"),
+        tool_reply("query_logistics", {"tracking_no": "ZT5893143322"}, call_id="call_3"),
+        "Order 53156 ships with 中通快递 under ZT5893143322.",
+    ])
+
+    tally = Tally()
+    result = run_react(model, registry, [{"role": "user", "content": CARRIER}], tally=tally,
+                       rounds=4, grounds=Grounds([CARRIER]))
+    observations = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert observations[0].startswith("error: query_logistics was not called: tracking_no=")
+    assert "88231" not in observations[0]
+    assert '"order_id": "53156"' in observations[1]
+    assert '"tracking_no": "ZT5893143322"' in observations[2]
+    assert result.tools_used == ["query_order", "query_logistics"]
+
+
+def test_no_run_answers_from_the_example_number(capsys, monkeypatch):
+    """The fake server replays the example-number plan: the planner's copy is removed, the
+    executor's copy is refused, the step fails and the replan looks the order up."""
+    calls: dict[str, int] = {}
+
+    def respond(body: dict):
+        system = body["messages"][0]["content"]
+        if body.get("tools"):  # the step's argument, again the description's example
+            return tool_call("query_logistics", {"tracking_no": EXAMPLE_PARCEL})
+        if system.startswith("You are a replanner"):
+            calls["replan"] = calls.get("replan", 0) + 1
+            return text(json.dumps({"goal": CARRIER, "steps": [
+                {"id": "s3", "description": "Look up order 53156", "tool": "query_order",
+                 "args": {"order_id": "53156"}, "depends_on": []},
+                {"id": "s4", "description": "Track its parcel", "tool": "query_logistics",
+                 "args": {"tracking_no": "{{s3.tracking_no}}"}, "depends_on": ["s3"]},
+                {"id": "s5", "description": "Tell the user", "tool": None,
+                 "depends_on": ["s3", "s4"]}]}))
+        if system.startswith("You review a run"):
+            return text(json.dumps({"root_cause": "s1 used an invented tracking number",
+                                    "lesson": "look the order up before its parcel",
+                                    "should_retry": False, "retry_hint": "",
+                                    "tools": ["query_logistics"]}))
+        if body.get("response_format"):  # the planner, twice: the same copied number
+            return text(_plan(COPIED, ANSWER))
+        return text("Order 53156 ships with 中通快递; its tracking number is ZT5893143322.")
+
+    server = FakeOpenAI(responder=respond).start()
+    try:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        monkeypatch.setenv("PLANBOARD_MAX_RETRIES", "0")
+        code = main(["run", CARRIER, "--yes", "--json"])
+        out = capsys.readouterr().out
+    finally:
+        server.stop()
+    assert code == 0, out
+    result = json.loads(out)
+    events = RunStore().events(result["run_id"])
+    [failed] = [e for e in events if e.kind == "step_failed"]
+    assert failed.step_id == "s1" and f"tracking_no='{EXAMPLE_PARCEL}'" in failed.data["error"]
+    assert not any(e.kind == "step_completed" and e.step_id == "s1" for e in events)
+    assert calls == {"replan": 1}
+    assert result["status"] == "completed" and result["versions"] == 2
+    completed = [s for s in result["plan"]["steps"] if s["status"] == "completed" and s["tool"]]
+    assert [s["result"]["order_id"] for s in completed] == ["53156", "53156"]
+    assert "88231" not in json.dumps(result["plan"], ensure_ascii=False)
+    assert "ZT5893143322" in result["answer"]
