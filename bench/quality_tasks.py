@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from core.tools.analytics import ensure_analytics_db
-from core.tools.ops import check_health, suggest_scale
-from core.tools.scenarios import get_scenario
-from core.tools.shop import ACTIVE_REFUND, RETURN_WINDOW_DAYS, ensure_shop_db
 from core.tools.toolsets import default_registry
+from demo.analytics import ensure_analytics_db
+from demo.ops import check_health, suggest_scale
+from demo.scenarios import get_scenario
+from demo.shop import ACTIVE_REFUND, RETURN_WINDOW_DAYS, ensure_shop_db
 
 __all__ = [
     "TASKS",

@@ -15,13 +15,13 @@
     ├── ToolError                   a tool could not be used
     │   ├── UnknownToolError        no tool of that name is registered
     │   ├── ToolArgumentError       arguments do not match the tool's schema
-    │   ├── ToolExecutionError      the tool ran and failed (bad SQL, refused refund, ...)
+    │   ├── ToolExecutionError      the tool ran and failed (a refused request, bad input)
     │   └── ToolsetError            a toolset or tool server could not be loaded or reached
     └── StoreError                  the run store could not do what was asked
         └── RunNotFoundError        no run has that id
 
 An error raised with a :class:`core.base.messages.Message` (``ToolExecutionError(msg(
-"shop.refund_not_delivered", order_id=...))``) keeps it as ``message``: ``str(exc)`` is the
+"tool.calculate_failed", error=...))``) keeps it as ``message``: ``str(exc)`` is the
 English one-liner (logs, records, the command line in English), and
 ``core.base.messages.render(exc, language)`` words it in the reader's language. An error
 raised with a plain string has no ``message`` and reads the same in every language.

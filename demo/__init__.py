@@ -1,23 +1,26 @@
 """The demo pack: a shop, a knowledge base, an ops fleet and an analytics database.
 
-It is a toolset like any person's own (``PLANBOARD_TOOLSETS=builtin,demo``): the engine in
-``core/`` imports nothing from it.
+It is a toolset like any person's own (``PLANBOARD_TOOLSETS=builtin,demo``): it imports the
+engine in ``core/``, and the engine imports nothing from it. ``register`` adds the tools,
+with their hints and Chinese descriptions, and the pack (demo.pack) beside them.
 """
 
 from __future__ import annotations
 
-from core.tools.analytics import register_analytics_tools
-from core.tools.knowledge import register_knowledge_tools
-from core.tools.ops import register_ops_tools
 from core.tools.registry import ToolRegistry
-from core.tools.shop import register_shop_tools
+from core.tools.tool_texts import translated
+from demo.analytics import ANALYTICS_TOOLS
+from demo.knowledge import search_knowledge
+from demo.ops import OPS_TOOLS
+from demo.pack import DEMO_PACK
+from demo.shop import SHOP_TOOLS
+from demo.texts import TEXTS_ZH
 
 __all__ = ["register"]
 
 
 def register(registry: ToolRegistry) -> None:
-    """Add the shop, knowledge, ops and analytics tools to ``registry``."""
-    register_shop_tools(registry)
-    register_knowledge_tools(registry)
-    register_ops_tools(registry)
-    register_analytics_tools(registry)
+    """Add the shop, knowledge, ops and analytics tools and the demo pack to ``registry``."""
+    for demo_tool in (*SHOP_TOOLS, search_knowledge, *OPS_TOOLS, *ANALYTICS_TOOLS):
+        registry.add(translated(demo_tool, {"zh": TEXTS_ZH[demo_tool.name]}))
+    registry.add_pack(DEMO_PACK)

@@ -11,7 +11,7 @@ from core.base.usage import Usage
 from core.errors import PlanBoardError, UnservableRequestError
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
-from core.planning.router import Route, reason_text
+from core.planning.routes import Route, reason_text
 from ui import plan_editor, state
 from ui.frame import page_header
 from ui.i18n import current_language, t
@@ -31,12 +31,15 @@ def _pick_scenario(text: str) -> None:
 
 
 def _render_gallery() -> None:
-    from core.tools.scenarios import SCENARIOS
+    from core.planning.packs import scenarios
 
+    gallery = scenarios(state.registry())
+    if not gallery:
+        return
     st.caption(t("gallery"))
-    columns = st.columns(min(len(SCENARIOS), 4) or 1)
+    columns = st.columns(min(len(gallery), 4) or 1)
     zh = current_language() == "zh"
-    for index, scenario in enumerate(SCENARIOS):
+    for index, scenario in enumerate(gallery):
         title = scenario.title_zh if zh else scenario.title_en
         request = scenario.request_zh if zh else scenario.request_en
         columns[index % len(columns)].button(
@@ -180,25 +183,33 @@ def _render_route() -> None:
 
 
 def _render_reset_demo() -> None:
-    """"Reset demo data", asked once more before the demo databases are recreated."""
-    if st.button(t("reset_demo"), key="reset_demo", help=t("reset_demo_help"),
-                 icon=":material/restart_alt:"):
+    """"Reset demo data", asked once more before the packs' data is recreated (no button
+    when no toolset offers a reset)."""
+    from core.planning.packs import data_resets
+
+    resets = data_resets(state.registry())
+    if not resets:
+        return
+    lang = current_language()
+    what = "; ".join(r.what.zh if lang == "zh" else r.what.en for r in resets)
+    restores = "; ".join(r.restores.zh if lang == "zh" else r.restores.en for r in resets)
+    if st.button(t("reset_demo"), key="reset_demo", icon=":material/restart_alt:",
+                 help=t("reset_demo_help", what=what, restores=restores)):
         st.session_state["reset_demo_asked"] = True
     if st.session_state.get("reset_demo_asked"):
         st.warning(t("reset_demo_ask"))
         sure, cancel, _ = st.columns([1, 1, 3])
         if sure.button(t("reset_demo_confirm"), key="reset_demo_confirm", type="primary"):
-            from core.tools.demo import reset_demo_data
-
             st.session_state.pop("reset_demo_asked", None)
-            reset_demo_data()
+            for reset in resets:
+                reset.run()
             st.session_state["reset_demo_done"] = True
             st.rerun()
         if cancel.button(t("reset_demo_cancel"), key="reset_demo_cancel"):
             st.session_state.pop("reset_demo_asked", None)
             st.rerun()
     if st.session_state.pop("reset_demo_done", False):
-        st.success(t("reset_demo_done"))
+        st.success(t("reset_demo_done", restores=restores))
 
 
 def _render_lessons_used() -> None:

@@ -14,8 +14,8 @@ from core.execution.scheduler import run_plan
 from core.llm.engine import Engine
 from core.planning.followup import extend_plan_request
 from core.planning.offline import offline_plan
-from core.tools.scenarios import get_scenario
 from core.tools.toolsets import default_registry
+from demo.scenarios import get_scenario
 from tests.markdown_tokens import parse
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -32,8 +32,8 @@ WING_ORDER = ("base", "tools", "plan", "llm", "prompts", "planning", "execution"
 FACE_FORBIDDEN = (
     "core.store",
     "core.runs.runner", "core.runs.live_run", "core.runs.recovery",
-    "core.tools.shop", "core.tools.knowledge", "core.tools.ops", "core.tools.analytics",
-    "core.tools.research", "core.tools.builtin", "core.tools.db",
+    "demo.shop", "demo.knowledge", "demo.ops", "demo.analytics",
+    "core.tools.research", "core.tools.builtin", "demo.db",
 )
 
 
@@ -165,11 +165,12 @@ def describe_cycle(graph: dict[str, dict[str, list[Import]]], cycle: list[str]) 
 
 
 @pytest.mark.parametrize(("source", "code", "expected"), [
-    ("core.x", "from core.tools import shop, registry", ["core.tools.shop", "core.tools.registry"]),
+    ("core.x", "from core.tools import builtin, registry",
+     ["core.tools.builtin", "core.tools.registry"]),
     ("core.x", "from core.tools import tool", ["core.tools"]),
     ("core.x", "import core.store.run_store", ["core.store.run_store"]),
-    ("core.tools.shop", "from . import registry", ["core.tools.registry"]),
-    ("core.tools.shop", "from ..plan.model import Plan", ["core.plan.model"]),
+    ("core.tools.builtin", "from . import registry", ["core.tools.registry"]),
+    ("core.tools.builtin", "from ..plan.model import Plan", ["core.plan.model"]),
     ("core.tools", "from .registry import tool", ["core.tools.registry"]),
 ])
 def test_import_targets_resolve_to_modules(source, code, expected):

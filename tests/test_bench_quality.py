@@ -16,9 +16,9 @@ from bench import quality
 from bench.quality_tasks import TASKS, Outcome, active_refunds, get_tasks, mentions_number
 from core.base.usage import Usage
 from core.runs.session import build_engine
-from core.tools.analytics import run_sql
-from core.tools.ops import check_health
-from core.tools.shop import apply_refund, ensure_shop_db
+from demo.analytics import run_sql
+from demo.ops import check_health
+from demo.shop import apply_refund, ensure_shop_db
 from tests.fake_openai import DEFAULT_KEY, text
 
 

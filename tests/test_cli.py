@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from core.cli.main import main
-from core.tools.shop import ensure_shop_db
+from demo.shop import ensure_shop_db
 from tests.fake_openai import FakeOpenAI, FakeRaw, text, tool_call
 
 REPO = Path(__file__).resolve().parents[1]
@@ -196,7 +196,7 @@ def test_an_order_already_refunding_gets_no_second_refund(capsys):
 
 
 def test_the_operations_scenario_names_every_unhealthy_service(capsys):
-    from core.tools.scenarios import get_scenario
+    from demo.scenarios import get_scenario
 
     health = run_json(capsys, "call", "check_health", "--args", '{"service": "all"}')
     unhealthy = health["unhealthy"]

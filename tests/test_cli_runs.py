@@ -184,7 +184,7 @@ def test_cli_run_records_it_and_no_key_reaches_db_or_exports(tmp_path, capsys, m
 
 def test_sigkill_then_cli_resume_completes_with_one_refund(tmp_path, store, capsys,
                                                           monkeypatch):
-    from core.tools.shop import shop_db_path
+    from demo.shop import shop_db_path
 
     plan = Plan(goal="refund 88231", steps=[
         Step(id="s1", description="refund", tool="apply_refund", args={"order_id": "88231"}),

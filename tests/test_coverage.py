@@ -8,7 +8,7 @@ from core.plan.model import Plan, Step
 from core.planning.coverage import uncovered_clauses
 from core.planning.tool_hints import tool_hint_problems
 from core.planning.tool_misfit import tool_misfit_problems
-from core.tools.scenarios import get_scenario
+from demo.scenarios import get_scenario
 from tests.planning_support import planning
 
 SEED = get_scenario("shop-refund")

@@ -11,8 +11,8 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.guards import guard_problems
 from core.planning.planner import plan_request
-from core.tools.scenarios import get_scenario
 from core.tools.toolsets import default_registry
+from demo.scenarios import get_scenario
 
 SEED = get_scenario("shop-refund")
 LOOKUP = {"id": "s1", "description": "Look up order 88231", "tool": "query_order",

@@ -19,10 +19,10 @@ from core.cli.main import main
 from core.execution.react import run_react
 from core.plan.identifiers import Grounds
 from core.store.run_store import RunStore
-from core.tools.ops import ensure_ops_db
-from core.tools.shop import ensure_shop_db
 from core.tools.tool_texts import tool_description, tool_parameters
 from core.tools.toolsets import default_registry
+from demo.ops import ensure_ops_db
+from demo.shop import ensure_shop_db
 from tests.fake_openai import FakeOpenAI, text, tool_call
 from tests.fakes import ScriptedChatModel, tool_reply
 from tests.planning_support import planning

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.tools.knowledge import KNOWLEDGE_DIR, load_documents, search_knowledge, tokenize
 from core.tools.toolsets import default_registry
+from demo.knowledge import KNOWLEDGE_DIR, load_documents, search_knowledge, tokenize
 
 
 def _search(query: str, top_k: int = 3) -> list[dict]:
@@ -68,7 +68,7 @@ def test_no_match_returns_no_hits():
 
 
 def test_relevance_thresholds_are_pinned():
-    from core.tools.knowledge import OVERLAP_SCORE, OVERLAP_SHARE, RELEVANT_SCORE
+    from demo.knowledge import OVERLAP_SCORE, OVERLAP_SHARE, RELEVANT_SCORE
 
     assert (RELEVANT_SCORE, OVERLAP_SCORE, OVERLAP_SHARE) == (4.0, 2.0, 0.5)
 

@@ -24,8 +24,11 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.view import skip_reason
 from core.tools.research import make_web_search
-from core.tools.tool_texts import TOOL_TEXTS_ZH, tool_description, tool_parameters
+from core.tools.tool_texts import BUILTIN_TEXTS_ZH, tool_description, tool_parameters
 from core.tools.toolsets import default_registry
+from demo.messages import TEXTS as DEMO_TEXTS
+from demo.messages import said
+from demo.texts import TEXTS_ZH as DEMO_TEXTS_ZH
 
 ROOT = Path(__file__).resolve().parent.parent
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -38,8 +41,9 @@ def _fields(template: str) -> set[str]:
 # ---- the catalogue ----------------------------------------------------------------------
 
 
-def test_every_code_has_both_wordings_with_the_same_placeholders():
-    for code, (english, chinese) in TEXTS.items():
+@pytest.mark.parametrize("catalogue", [TEXTS, DEMO_TEXTS], ids=["engine", "demo pack"])
+def test_every_code_has_both_wordings_with_the_same_placeholders(catalogue):
+    for code, (english, chinese) in catalogue.items():
         assert english.strip() and chinese.strip(), code
         assert _fields(english) == _fields(chinese), code
         words = re.sub(r"\{\w+\}", "", chinese)  # what is left besides the placeholders
@@ -78,7 +82,8 @@ def test_nested_messages_both_values_and_lists_are_worded_in_the_language():
                             "parameter schema)")
     assert render(message, "zh") == (
         "query_order：order_id：缺少这个必填参数；x: bad（请对照工具的参数定义）")
-    status = msg("shop.refund_not_delivered", order_id="1", status=Both(en="shipped", zh="已发货"))
+    status = said("shop.refund_not_delivered", order_id="1",
+                  status=Both(en="shipped", zh="已发货"))
     assert "is shipped," in render(status, "en") and "“已发货”" in render(status, "zh")
 
 
@@ -103,14 +108,15 @@ def test_a_message_survives_the_record_as_json():
 # ---- the tools' own descriptions -------------------------------------------------------------
 
 
-def test_every_built_in_tool_and_parameter_is_described_in_chinese():
+def test_every_built_in_and_demo_tool_and_parameter_is_described_in_chinese():
     tools = [*default_registry(), make_web_search("http://127.0.0.1:9")]
-    assert sorted(t.name for t in tools) == sorted(TOOL_TEXTS_ZH)
+    texts = {**BUILTIN_TEXTS_ZH, **DEMO_TEXTS_ZH}
+    assert sorted(t.name for t in tools) == sorted(texts)
     for tool in tools:
         assert CJK.search(tool_description(tool, "zh")), tool.name
         assert tool_description(tool, "en") == tool.description
         properties = tool_parameters(tool, "zh").get("properties") or {}
-        assert set(properties) == set(TOOL_TEXTS_ZH[tool.name][1]), tool.name
+        assert set(properties) == set(texts[tool.name][1]), tool.name
         assert all(CJK.search(p["description"]) for p in properties.values()), tool.name
         assert tool_parameters(tool, "en") == tool.parameters  # the models' schema, untouched
 

@@ -11,7 +11,7 @@ import json
 from core.plan.model import Plan, Step
 from core.planning.missing_actions import missing_action_problems
 from core.planning.repeated_steps import fold_repeated_reads, repeated_effect_problems
-from core.tools.scenarios import get_scenario
+from demo.scenarios import get_scenario
 from tests.planning_support import planning
 
 SEED = get_scenario("shop-refund")

@@ -14,8 +14,8 @@ from core.plan.model import REFERENCE, Plan
 from core.planning.offline import compose_answer, offline_plan
 from core.planning.offline.text import split_clauses
 from core.tools.registry import ToolRegistry
-from core.tools.scenarios import SCENARIOS
 from core.tools.toolsets import default_registry
+from demo.scenarios import SCENARIOS
 
 SEED_ZH = SCENARIOS[0].request_zh
 SEED_EN = SCENARIOS[0].request_en

@@ -20,8 +20,8 @@ from core.llm.engine import Engine
 from core.llm.settings import LLMSettings
 from core.planning.planner import plan_request
 from core.runs.answers import answer_direct
-from core.tools.scenarios import get_scenario
 from core.tools.toolsets import default_registry
+from demo.scenarios import get_scenario
 
 pytestmark = pytest.mark.realmodel
 

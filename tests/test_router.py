@@ -78,7 +78,7 @@ def test_offline_reasons_are_codes_worded_in_the_ui_language() -> None:
     "订单 88231 什么时候到"])
 def test_when_will_an_order_arrive_is_an_order_then_its_tracking(request_text: str) -> None:
     decided = route_offline(request_text)
-    assert decided.mode == "plan" and decided.code == "order_tracking"
+    assert decided.mode == "plan" and decided.code == "chained"
     assert "condition" not in decided.reason
     plan = offline_plan(request_text, default_registry({}))
     order, tracking = plan.steps[0], plan.steps[1]

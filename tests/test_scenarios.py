@@ -6,8 +6,8 @@ import pytest
 
 from core.planning.offline import offline_plan
 from core.tools.research import SEARXNG_ENV
-from core.tools.scenarios import SCENARIOS, get_scenario
 from core.tools.toolsets import default_registry
+from demo.scenarios import SCENARIOS, get_scenario
 from tests.test_offline import execute_by_hand
 
 UNHEALTHY = ("order-service", "payment-service", "recommendation-service", "report-service",

@@ -9,14 +9,14 @@ import pytest
 
 from core.base.home import planboard_home
 from core.errors import ToolExecutionError
-from core.tools.demo import ensure_demo_data, reset_demo_data
-from core.tools.shop import (
+from core.tools.toolsets import default_registry
+from demo.data import ensure_demo_data, reset_demo_data
+from demo.shop import (
     DEMO_TODAY,
     apply_refund,
     query_order,
     shop_db_path,
 )
-from core.tools.toolsets import default_registry
 
 
 @pytest.fixture

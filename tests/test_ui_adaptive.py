@@ -8,7 +8,7 @@ import pytest
 
 from core.plan.diff import diff_plans
 from core.runs.runner import Runner
-from core.tools.scenarios import SCENARIOS
+from demo.scenarios import SCENARIOS
 from tests.shown import shown
 from tests.test_ui_app import TIMEOUT_S, block_text, fresh_runner, keyed_block, open_app, wait_for
 

@@ -63,8 +63,8 @@ def _has(at, key: str) -> bool:
 
 
 @pytest.mark.parametrize(("language", "expected"), [
-    ("en", "Mode: Plan — the order is looked up first and its tracking number then tracked"),
-    ("zh", "要先查订单拿到运单号，再查物流"),
+    ("en", "Mode: Plan — one lookup needs what another finds first"),
+    ("zh", "要先查到一个结果，再用它查下一个"),
 ])
 def test_a_chinese_request_gets_its_route_reason_in_the_ui_language(
         runner, language: str, expected: str):

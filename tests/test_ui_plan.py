@@ -10,7 +10,7 @@ import pytest
 
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
-from core.tools.scenarios import SCENARIOS
+from demo.scenarios import SCENARIOS
 from tests.shown import graph_dots, shown
 from tests.test_ui_app import TIMEOUT_S, block_text, fresh_runner, keyed_block, open_app, wait_for
 

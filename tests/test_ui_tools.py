@@ -56,7 +56,7 @@ def test_the_chinese_catalogue_describes_the_parameters_in_chinese(runner):
     schemas = [json.loads(element.value) for element in at.json]
     order = next(s for s in schemas if "order_id" in (s.get("properties") or {})
                  and "reason" in s["properties"])  # apply_refund's
-    assert order["properties"]["order_id"]["description"] == "要退款的订单号，例如“88231”。"
+    assert order["properties"]["order_id"]["description"] == "要退款的订单号，例如“10001”。"
 
 
 def test_trying_a_tool_shows_its_result(runner):

@@ -172,16 +172,13 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "route_chosen": ("Mode: {mode} — {reason}", "处理方式：{mode} —— {reason}"),
     "reset_demo": ("Reset demo data", "重置演示数据"),
     "reset_demo_help": (
-        "Recreate the demo shop, knowledge, ops and analytics data, as `python -m core demo "
-        "reset` does: refunds made in demos are undone, so order 88231 can be refunded again.",
-        "重新生成演示用的商城、知识库、运维和分析数据（同 `python -m core demo reset`）："
-        "演示中创建的退款会被撤销，订单 88231 可以再次申请退款。"),
+        "Recreate {what}, as `python -m core demo reset` does: {restores}.",
+        "重新生成{what}（同 `python -m core demo reset`）：{restores}。"),
     "reset_demo_ask": ("Reset every demo database? Refunds made in demos are lost.",
                        "确定重置所有演示数据库吗？演示中创建的退款将丢失。"),
     "reset_demo_confirm": ("Yes, reset", "确定重置"),
     "reset_demo_cancel": ("Cancel", "取消"),
-    "reset_demo_done": ("Demo data reset: order 88231 is delivered again, with no refund.",
-                        "演示数据已重置：订单 88231 恢复为已签收、无退款。"),
+    "reset_demo_done": ("Demo data reset: {restores}.", "演示数据已重置：{restores}。"),
     "routing": ("Deciding how to handle the request…", "正在判断如何处理请求…"),
     "answering": ("Answering without a plan…", "正在直接回答（不生成计划）…"),
     "clarify_title": ("A few questions before planning", "规划前需要确认几个问题"),

@@ -158,6 +158,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "tool.arg_extra": ("{field}: Extra inputs are not permitted", "{field}：不接受这个参数"),
     "tool.arg_invalid": ("{field}: {detail}", "{field}：取值不合法（{detail}）"),
     "tool.crashed": ("{tool} failed: {error}", "{tool} 执行出错：{error}"),
+    "tool.reported": ("{text}", "{text}"),
     "tool.invented_id": (
         "{tool} was not called: {name}={value} is in neither the request nor an earlier "
         "result (a tool description's example is no real record); look it up with a step or "
@@ -169,45 +170,6 @@ TEXTS: dict[str, tuple[str, str]] = {
                                "such as 'Asia/Shanghai'",
                                "get_current_time：未知时区 {zone}；请使用 IANA 时区名，"
                                "例如 'Asia/Shanghai'"),
-    "tool.unknown_service": ("unknown service {name}; known services are: {known}",
-                             "未知服务 {name}；已知的服务有：{known}"),
-    "shop.order_unknown": ("order {order_id} does not exist; check the number (demo orders "
-                           "include {known})",
-                           "订单 {order_id} 不存在；请核对单号（演示订单有 {known}）"),
-    "shop.tracking_unknown": ("tracking number {tracking_no} is unknown; take it from "
-                              "query_order's tracking_no",
-                              "运单号 {tracking_no} 不存在；请使用 query_order 返回的 "
-                              "tracking_no"),
-    "shop.refund_not_delivered": (
-        "order {order_id} is {status}, not delivered; a refund can be requested once it has "
-        "been signed for",
-        "订单 {order_id} 的状态是“{status}”，尚未签收；签收后才能申请退款"),
-    "shop.refund_window_passed": (
-        "order {order_id} is past its {days}-day return window (ended {deadline}); contact "
-        "customer service for after-sales repair instead",
-        "订单 {order_id} 已超过 {days} 天退货期（{deadline} 截止）；请联系客服申请售后维修"),
-    "sql.refused": ("run_sql refused {keyword}: only one read-only SELECT is allowed (no "
-                    "INSERT, UPDATE, DELETE, ATTACH, PRAGMA or DDL)",
-                    "run_sql 拒绝执行 {keyword}：只允许一条只读的 SELECT（不允许 INSERT、UPDATE、"
-                    "DELETE、ATTACH、PRAGMA 或 DDL）"),
-    "sql.empty_query": ("an empty query", "空查询"),
-    "sql.one_statement": ("run_sql runs exactly one statement; split the query ({error})",
-                          "run_sql 每次只执行一条语句；请拆分查询（{error}）"),
-    "sql.too_big": ("run_sql stopped the query: a value grew past {limit} bytes or memory ran "
-                    "short; return smaller values",
-                    "run_sql 中止了查询：某个值超过 {limit} 字节或内存不足；请返回更小的值"),
-    "sql.printf": ("run_sql could not run printf/format: a width or precision over {limit}, or "
-                   "text that is not UTF-8; use smaller sizes",
-                   "run_sql 无法执行 printf/format：宽度或精度超过 {limit}，或文本不是 UTF-8；"
-                   "请用更小的数值"),
-    "sql.too_many_columns": ("run_sql allows at most {limit} columns; select fewer",
-                             "run_sql 最多返回 {limit} 列；请少选几列"),
-    "sql.not_read_only": ("run_sql refused the query: only reading with SELECT is allowed",
-                          "run_sql 拒绝了查询：只允许用 SELECT 读取"),
-    "sql.timed_out": ("run_sql stopped the query after {seconds} s; add filters or a LIMIT",
-                      "run_sql 在 {seconds} 秒后中止了查询；请加上过滤条件或 LIMIT"),
-    "sql.bad": ("run_sql: bad SQL ({error}); call describe_tables to see tables and columns",
-                "run_sql：SQL 有误（{error}）；请先调用 describe_tables 查看表和列"),
     "search.empty_query": ("web_search needs a non-empty query", "web_search 需要非空的查询词"),
     "search.http_error": ("web_search: SearXNG answered HTTP {status}; check that its JSON "
                           "format is enabled (search.formats: [html, json]) at {url}",

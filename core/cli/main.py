@@ -303,21 +303,30 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
-    from core.tools.scenarios import SCENARIOS
+    from core.planning.packs import scenarios
+    from core.tools.toolsets import default_registry
 
+    gallery = scenarios(default_registry())
     if args.json:
-        print_json([scenario.model_dump() for scenario in SCENARIOS])
+        print_json([scenario.model_dump() for scenario in gallery])
         return 0
-    for scenario in SCENARIOS:
+    if not gallery:
+        print(say("no_scenarios"))
+    for scenario in gallery:
         print(f"{scenario.id}: {scenario.title_en} / {scenario.title_zh}")
         print(f"    en: {scenario.request_en}\n    zh: {scenario.request_zh}")
     return 0
 
 
 def cmd_demo_reset(args: argparse.Namespace) -> int:
-    from core.tools.demo import reset_demo_data
+    from core.planning.packs import data_resets
+    from core.tools.toolsets import default_registry
 
-    print(say("demo_reset", path=reset_demo_data()))
+    resets = data_resets(default_registry())
+    if not resets:
+        print(say("no_reset"))
+    for reset in resets:
+        print(say("demo_reset", path=reset.run()))
     return 0
 
 

@@ -38,6 +38,10 @@ _TEXT: dict[str, tuple[str, str]] = {
                            "已中断：正在执行的步骤已完成，运行已暂停；继续请用："
                            "python -m core resume {run_id}"),
     "demo_reset": ("Demo data recreated in {path}", "演示数据已重建：{path}"),
+    "no_reset": ("No toolset in PLANBOARD_TOOLSETS offers a data reset; nothing was reset.",
+                 "PLANBOARD_TOOLSETS 中没有提供数据重置的工具集；没有重置任何数据。"),
+    "no_scenarios": ("No toolset in PLANBOARD_TOOLSETS offers scenarios.",
+                     "PLANBOARD_TOOLSETS 中没有提供示例场景的工具集。"),
     "no_runs": ("No runs yet.", "还没有运行记录。"),
     "no_lessons": ("No lessons yet: they are written when a run fails or needs a replan.",
                    "还没有经验教训：运行失败或需要重新规划时才会记下。"),

@@ -4,9 +4,10 @@ changed, and what was done on the person's behalf.
 Each note is added only when the answer does not already say it. The last one exists
 because a small model answered "a refund has already been initiated" without the refund's
 id, so the person could not quote it: each completed side-effecting step whose
-identifiers the answer leaves out is listed, i.e. the fields of its result called ``id``
-or ``*_id`` that are not among its own arguments (an order id the person gave is not
-news), with the result's ``status`` when it has one.
+identifiers the answer leaves out is listed, i.e. the result fields its tool declares as
+identifiers (``ToolHints.id_fields``), or else those called ``id`` or ``*_id``, that are not
+among its own arguments (an id the person gave is not news), with the result's ``status``
+when it has one.
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ def receipt_note(plan: Plan, answer: str, registry: ToolRegistry) -> str:
     for step in plan.steps:
         if step.status != "completed" or not has_side_effect(step, registry):
             continue
-        unnamed = [f"{key} {value}" for key, value in _identifiers(step) if value not in answer]
+        declared = registry.get(step.tool).hints.id_fields if step.tool in registry else ()
+        unnamed = [f"{key} {value}" for key, value in _identifiers(step, declared)
+                   if value not in answer]
         if not unnamed:
             continue
         status = step.result.get("status")  # a dict: it held the identifiers
@@ -71,11 +74,12 @@ def _says(answer: str, reason: str) -> bool:
     return all(n in answer for n in names) if names else reason in answer
 
 
-def _identifiers(step: Step) -> list[tuple[str, str]]:
+def _identifiers(step: Step, declared: tuple[str, ...]) -> list[tuple[str, str]]:
     result: Any = step.result
     if not isinstance(result, dict):
         return []
     given = set(step.args or {})
     return [(key, str(value)) for key, value in result.items()
-            if (key == "id" or key.endswith("_id")) and key not in given
+            if (key in declared if declared else key == "id" or key.endswith("_id"))
+            and key not in given
             and isinstance(value, str | int) and str(value)]

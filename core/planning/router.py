@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Literal
-
-from pydantic import BaseModel, field_validator
+from typing import Any
 
 from core.base.language import detect_language
 from core.base.usage import Usage
 from core.errors import PlanParseError, ToolError
 from core.llm.engine import Engine
-from core.planning.choices import ROUTE_MODES, RouteMode
+from core.planning.choices import ROUTE_MODES
 from core.planning.offline.text import clean_query, cues, extract_entities, split_clauses
+from core.planning.routes import ROUTE_ALIASES, ROUTE_REASONS, Route, reason_text, ruled
 from core.prompts.adaptive import ROUTER_SYSTEM, language_name, parse_reply
 from core.tools.registry import ToolRegistry
 
@@ -39,8 +38,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 KNOWLEDGE_TOOL = "search_knowledge"
-_ALIASES = {"react": "direct", "simple": "direct", "workflow": "knowledge", "rag": "knowledge",
-            "qa": "knowledge", "hierarchical": "plan", "complex": "plan"}
 _CONDITIONAL = re.compile(
     r"如果|假如|要是|若是|的话|否则|不然|就(?:退|帮|给|申请)|\bif\b|\bunless\b|\botherwise\b"
     r"|\bin case\b|\bwhen it\b(?!\s+(?:arrives|will arrive|gets here|is delivered))",
@@ -54,73 +51,6 @@ _ACTION_FAMILIES = ("health", "diagnose", "scale", "analytics", "research", "cal
 _HEAVY = {"analytics", "research", "fleet"}
 
 
-# reason code -> (Chinese, English) wording; {names} and {count} are the parameters
-ROUTE_REASONS: dict[str, tuple[str, str]] = {
-    "empty": ("请求为空，交给规划器", "empty request; planning"),
-    "condition": ("请求包含条件判断（如“到了的话……”），需要先规划再执行",
-                  "the request has a condition (\"if ...\"), so it needs a plan"),
-    "side_effect": ("请求要执行有副作用的操作（退款），需要先核对再执行",
-                    "the request asks for an action with a side effect (a refund), so it is "
-                    "planned"),
-    "order_tracking": ("要先查订单拿到运单号，再查物流，需要先规划",
-                       "the order is looked up first and its tracking number then tracked, "
-                       "so it is planned"),
-    "parts": ("请求包含 {count} 个子任务，需要先规划再执行",
-              "the request has {count} separate parts, so it needs a plan"),
-    "analysis": ("任务需要多步分析，需要先规划", "the task needs a multi-step analysis"),
-    "lookup": ("一个简单的查询（{names}），一到三次工具调用即可完成",
-               "a single lookup ({names}) that one to three tool calls can do"),
-    "knowledge": ("知识问答（政策、说明或选购建议），没有要查询的单号，直接检索知识库回答",
-                  "a knowledge question (policy, guide or advice) with no id to look up; "
-                  "answered from the knowledge base"),
-    "several": ("请求包含多个部分，需要先规划", "the request has several parts, so it is planned"),
-    "simple": ("简单请求，直接处理", "a simple request, handled directly"),
-    "no_knowledge_tool": ("没有知识库工具，改为规划",
-                          "no knowledge-base tool is registered; planning"),
-    "no_source": ("知识库里没有相关资料，而工具可以回答（{names}），改为规划",
-                  "no knowledge-base source covers it, but tools can ({names}); planning"),
-    "person": ("由用户指定：{mode}", "chosen by a person: {mode}"),
-}
-
-
-class Route(BaseModel):
-    """The way a request will be handled, and why (``source``: who decided).
-
-    A rule's reason has a ``code`` (a key of ROUTE_REASONS) and ``params``: ``reason`` is its
-    English sentence (the CLI's JSON contract) and :meth:`reason_in` words it in any language.
-    A model's reason has no code and is shown as the model wrote it.
-    """
-
-    mode: RouteMode
-    reason: str = ""
-    source: Literal["llm", "rules", "person"] = "rules"
-    code: str = ""
-    params: dict[str, str] = {}
-
-    @field_validator("mode", mode="before")
-    @classmethod
-    def _alias(cls, value: Any) -> Any:
-        text = str(value or "").strip().strip("\"'").lower()
-        return _ALIASES.get(text, text)
-
-    def reason_in(self, lang: str) -> str:
-        """The reason worded in ``lang`` ("zh" or "en")."""
-        return reason_text(self.code, self.params, lang) or self.reason
-
-
-def reason_text(code: str, params: dict[str, str], lang: str) -> str:
-    """The wording of reason ``code`` in ``lang``; "" for an unknown code."""
-    wording = ROUTE_REASONS.get(code)
-    if wording is None:
-        return ""
-    return (wording[0] if lang == "zh" else wording[1]).format(**params)
-
-
-def _ruled(route_mode: str, code: str, source: str = "rules", **params: str) -> Route:
-    return Route(mode=route_mode, code=code, params=params, source=source,
-                 reason=reason_text(code, params, "en"))
-
-
 # ---- deciding ------------------------------------------------------------------------------
 
 
@@ -129,27 +59,27 @@ def route_offline(request: str) -> Route:
     text = (request or "").strip()
     clauses = split_clauses(text)
     if not clauses:
-        return _ruled("plan", "empty")
+        return ruled("plan", "empty")
     parts = [_profile(clause) for clause in clauses]
     actions = set().union(*(p[0] for p in parts))
     busy = [clause for clause, p in zip(clauses, parts, strict=True) if p[0] or p[1]]
     if _CONDITIONAL.search(text):
-        return _ruled("plan", "condition")
+        return ruled("plan", "condition")
     if "refund" in actions:
-        return _ruled("plan", "side_effect")
+        return ruled("plan", "side_effect")
     if {"order", "logistics"} <= actions and not extract_entities(text).tracking:
-        return _ruled("plan", "order_tracking")
+        return ruled("plan", "chained")
     if len(busy) >= 2 and (actions or not all(p[1] for p in parts)):
-        return _ruled("plan", "parts", count=str(len(busy)))
+        return ruled("plan", "parts", count=str(len(busy)))
     if actions & _HEAVY or len(actions) > 2:
-        return _ruled("plan", "analysis")
+        return ruled("plan", "analysis")
     if actions:
-        return _ruled("direct", "lookup", names=", ".join(sorted(actions)))
+        return ruled("direct", "lookup", names=", ".join(sorted(actions)))
     if any(p[1] for p in parts):
-        return _ruled("knowledge", "knowledge")
+        return ruled("knowledge", "knowledge")
     if len(clauses) >= 2:
-        return _ruled("plan", "several")
-    return _ruled("direct", "simple")
+        return ruled("plan", "several")
+    return ruled("direct", "simple")
 
 
 def _profile(clause: str) -> tuple[set[str], bool]:
@@ -191,7 +121,7 @@ def route_with_llm(request: str, model: Any, registry: ToolRegistry | None = Non
     reply = model.chat(messages, role="planner", tools=None, json_mode=True)
     text = reply.content or ""
     bare = text.strip().strip("\"'.` \n").lower()
-    if bare in ROUTE_MODES or bare in _ALIASES:  # the seed's one-word answer
+    if bare in ROUTE_MODES or bare in ROUTE_ALIASES:  # the seed's one-word answer
         return Route(mode=bare, reason="", source="llm"), reply.usage
     decided = parse_reply(text, Route, what="router")
     return decided.model_copy(update={"source": "llm"}), reply.usage
@@ -214,11 +144,11 @@ def decide_route(request: str, engine: Engine) -> tuple[Route, Usage]:
             logger.warning("router reply unusable, using the rules: %s", exc)
             decided = route_offline(request)
     if decided.mode == "knowledge" and KNOWLEDGE_TOOL not in engine.registry:
-        decided = _ruled("plan", "no_knowledge_tool", decided.source)
+        decided = ruled("plan", "no_knowledge_tool", decided.source)
     elif decided.mode == "knowledge" and not _has_source(request, engine.registry):
         actions = sorted(set().union(*(_profile(c)[0] for c in split_clauses(request))))
         if actions:  # the tools can answer what the documents do not
-            decided = _ruled("plan", "no_source", decided.source, names=", ".join(actions))
+            decided = ruled("plan", "no_source", decided.source, names=", ".join(actions))
     return decided, usage
 
 
@@ -235,7 +165,7 @@ def _has_source(request: str, registry: ToolRegistry) -> bool:
 
 def person_route(mode: str, request: str = "") -> Route:
     """The route a person chose (``--mode`` or the UI control); "auto" is not a mode here."""
-    return _ruled(mode, "person", "person", mode=mode)
+    return ruled(mode, "person", "person", mode=mode)
 
 
 def route(request: str, engine: Engine) -> Route:

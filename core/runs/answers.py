@@ -33,7 +33,8 @@ from core.plan.model import Plan, Step, now
 from core.planning.offline import offline_plan
 from core.planning.offline.answer import compose_answer
 from core.planning.offline.text import clean_query
-from core.planning.router import KNOWLEDGE_TOOL, Route
+from core.planning.router import KNOWLEDGE_TOOL
+from core.planning.routes import Route
 from core.planning.tool_hints import tool_chain
 from core.prompts.adaptive import DIRECT_SYSTEM, KNOWLEDGE_SYSTEM, language_name
 from core.runs.executors import embedded_executor_id
@@ -214,6 +215,8 @@ class _RecordingRegistry(ToolRegistry):
         super().__init__()
         for item in source:
             self.add(item)
+        for pack in source.packs():
+            self.add_pack(pack)
         self.records: list[ToolCallRecord] = []
 
     def call(self, name: str, args: dict[str, Any], *, idempotency_key: str | None = None

@@ -19,7 +19,7 @@ from core.plan.model import Plan
 from core.planning.choices import REQUEST_MODES, RequestMode
 
 if TYPE_CHECKING:
-    from core.planning.router import Route
+    from core.planning.routes import Route
     from core.store.run_store import RunStore
 
 __all__ = [

@@ -13,6 +13,7 @@ from core.base.expressions import calculate as safe_calculate
 from core.base.messages import msg
 from core.errors import ToolArgumentError, ToolExecutionError
 from core.tools.registry import ToolRegistry, tool
+from core.tools.tool_texts import BUILTIN_TEXTS_ZH, translated
 
 __all__ = ["calculate", "get_current_time", "register_builtin_tools"]
 
@@ -66,6 +67,6 @@ def get_current_time(timezone: str = "Asia/Shanghai") -> dict:
 
 
 def register_builtin_tools(registry: ToolRegistry) -> None:
-    """Add the built-in tools to ``registry``."""
-    registry.add(calculate)
-    registry.add(get_current_time)
+    """Add the built-in tools to ``registry``, with their descriptions in Chinese."""
+    for builtin in (calculate, get_current_time):
+        registry.add(translated(builtin, {"zh": BUILTIN_TEXTS_ZH[builtin.name]}))

@@ -21,6 +21,7 @@ __all__ = [
     "Tool",
     "ToolHints",
     "ToolRegistry",
+    "ToolText",
     "current_idempotency_key",
     "idempotency_scope",
     "tool",
@@ -50,19 +51,30 @@ def idempotency_scope(key: str | None) -> Iterator[None]:
 class ToolHints:
     """What a tool declares about its results, so that the engine needs no knowledge of it.
 
-    ``id_fields``: result fields that identify what the call made or found (a refund's
-    ``refund_id``): an answer must name them. ``in_progress``: for a side effect, the values
-    of a looked-up record's ``status`` that mean its work is already under way (a refund
-    that is ``refunding``), so a checkpoint may drop the step. ``field_labels``: other names
-    a person gives a result field (``{"退款单号": "refund_id"}``), read by success criteria.
-    ``answers_questions``: the tool searches documents that answer questions on their own
-    (a knowledge base), so a question may be answered from it without a plan.
+    ``id_fields``: result fields that identify what the call made or found (a created
+    ticket's id): an answer must name them. ``in_progress``: for a side effect, the values
+    of a looked-up record's ``status`` (or of a record it holds) that mean its work is
+    already under way, so a checkpoint drops a pending call on that record. ``field_labels``:
+    other names a person gives a result field (``{"单号": "ticket_id"}``), read by success
+    criteria. ``answers_questions``: the tool searches documents that answer questions on
+    their own (a knowledge base): it takes the question as its first required parameter
+    and returns ``{"hits": [{"title", "content", "source"?, "score"?}]}``, so a question
+    may be answered from it without a plan.
     """
 
     id_fields: tuple[str, ...] = ()
     in_progress: tuple[str, ...] = ()
     field_labels: Mapping[str, str] = field(default_factory=dict)
     answers_questions: bool = False
+
+
+@dataclass(frozen=True)
+class ToolText:
+    """A tool's description and its parameters' descriptions in another language, for people
+    reading the dashboard in it; models always get the tool's own text."""
+
+    description: str
+    parameters: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -73,9 +85,10 @@ class Tool:
     runs only inside an approved plan version, never freely. ``idempotent`` (for a side
     effect) says that repeating a call that may already have happened is harmless, so a
     run resumed after a crash may call it again. ``source`` names the toolset it came from
-    (``builtin``, ``demo``, a module, an MCP server). Arguments are checked by the pydantic
-    model built from the function's signature, or, for a tool described only by a JSON
-    schema (an MCP server's), by ``schema_validator``.
+    (``builtin``, ``demo``, a module, an MCP server). ``translations`` holds the texts its
+    toolset gives in other languages, by language code (``"zh"``). Arguments are checked by
+    the pydantic model built from the function's signature, or, for a tool described only
+    by a JSON schema (an MCP server's), by ``schema_validator``.
     """
 
     name: str
@@ -88,6 +101,7 @@ class Tool:
     keywords: tuple[str, ...] = ()
     source: str = ""
     hints: ToolHints = field(default_factory=ToolHints)
+    translations: Mapping[str, ToolText] = field(default_factory=dict)
     schema_validator: Callable[[dict[str, Any], bool], list[Message]] | None = None
 
     @property
@@ -265,11 +279,23 @@ class ToolRegistry:
 
     ``problems`` holds one message per toolset or server that could not be loaded: the
     other tools still work, and the command line and the Tools page name what failed.
+    A toolset may add a pack beside its tools (what it offers the engine beyond them,
+    core.planning.packs): the registry keeps packs in order without looking inside.
     """
 
     _tools: dict[str, Tool] = field(default_factory=dict)
     problems: list[Message] = field(default_factory=list)
     _loading: str = ""
+    _packs: list[object] = field(default_factory=list)
+
+    def add_pack(self, pack: object) -> None:
+        """Keep ``pack`` (a toolset's offer beyond its tools); the same pack is kept once."""
+        if not any(known is pack for known in self._packs):
+            self._packs.append(pack)
+
+    def packs(self) -> list[object]:
+        """The packs the toolsets added, in the order they were added."""
+        return list(self._packs)
 
     @contextmanager
     def loading(self, source: str) -> Iterator[None]:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from core.base.messages import msg
 from core.errors import ToolExecutionError
 from core.tools.registry import Tool, ToolRegistry, make_tool
+from core.tools.tool_texts import BUILTIN_TEXTS_ZH, translated
 
 __all__ = ["SEARXNG_ENV", "make_web_search", "register_research_tools", "searxng_search"]
 
@@ -66,7 +67,8 @@ def make_web_search(base_url: str) -> Tool:
         return searxng_search(base_url, query, max_results)
 
     search: Callable[..., dict] = web_search
-    return make_tool(search, read_only=True, keywords=_KEYWORDS)
+    made = make_tool(search, read_only=True, keywords=_KEYWORDS)
+    return translated(made, {"zh": BUILTIN_TEXTS_ZH[made.name]})
 
 
 def register_research_tools(

@@ -1,73 +1,57 @@
-"""The built-in tools' descriptions in Chinese, for the dashboard in Chinese.
+"""Tools described in the reader's language, and the built-in tools' Chinese descriptions.
 
-A tool's English description and parameter descriptions come from its docstring (and go
-to the models as they are); a person reading the dashboard in Chinese sees these instead.
-A tool without an entry (one added later, or a user's own) shows its English text.
+A tool's English description and parameter descriptions come from its docstring (and go to
+the models as they are); a toolset may give a tool its texts in other languages when it
+registers it (:func:`translated`, kept in ``Tool.translations``), and a person reading the
+dashboard in that language sees those. A tool without them (a person's own, an MCP
+server's) shows its own text.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from core.base.language import Language
-from core.tools.registry import Tool
+from core.tools.registry import Tool, ToolText
 
-__all__ = ["TOOL_TEXTS_ZH", "tool_description", "tool_parameters"]
+__all__ = ["BUILTIN_TEXTS_ZH", "tool_description", "tool_parameters", "translated"]
 
-# tool -> (its description, {parameter: its description})
-TOOL_TEXTS_ZH: dict[str, tuple[str, dict[str, str]]] = {
-    "apply_refund": ("为已签收且在 7 天退货期内的订单申请退款（幂等：已有的退款直接返回）。", {
-        "order_id": "要退款的订单号，例如“10001”。",
-        "reason": "客户要求退款的原因。"}),
+# the built-in tools: tool -> (its description, {parameter: its description})
+BUILTIN_TEXTS_ZH: dict[str, tuple[str, dict[str, str]]] = {
     "calculate": ("安全地计算算术表达式（数字、+ - * / // % **、sqrt、log、round 等）。", {
         "expression": "算术表达式，例如“1999 * 0.9 + 15”。"}),
-    "check_health": ("检查一个、一组或全部服务的健康状态（正常 | 降级 | 宕机）和关键指标。", {
-        "service": "服务名（如“example-service”）、服务名列表，或“all”。"}),
-    "describe_tables": ("说明分析用的数据表（users、subscriptions、churn_events、"
-                        "support_feedback）。", {}),
-    "diagnose": ("诊断一个或一组服务：对照阈值的发现、可能的原因和下一步行动。", {
-        "service": "服务名、服务名列表（例如异常的那些），或“all”。"}),
     "get_current_time": ("返回某个时区的当前日期和时间。", {
         "timezone": "IANA 时区名，例如“Asia/Shanghai”或“Europe/London”。"}),
-    "list_services": ("列出所有微服务，以及各自的团队和副本数。", {}),
-    "query_logistics": ("按运单号查询物流：承运商、每条扫描记录和最新状态。", {
-        "tracking_no": "订单上的运单号，例如“SF0000000000”。"}),
-    "query_order": ("查询订单：商品、价格、状态、运单号、签收时间和退款情况。", {
-        "order_id": "订单号，例如“10001”。"}),
-    "run_sql": ("在分析数据表上执行一条只读的 SELECT；最多返回 200 行。", {
-        "query": "一条 SQLite SELECT（或 WITH ... SELECT）语句，例如“SELECT reason, COUNT(*) "
-                 "AS churned FROM churn_events GROUP BY reason”。数据表：users(user_id, "
-                 "signup_date, plan, country, channel)、subscriptions(subscription_id, "
-                 "user_id, plan, monthly_price, started_at, ended_at, status)、"
-                 "churn_events(event_id, user_id, plan, churned_at, reason)、"
-                 "support_feedback(feedback_id, user_id, created_at, category, rating, "
-                 "comment)；日期为“YYYY-MM-DD”文本。"}),
-    "search_knowledge": ("按语义搜索商城知识库（商品指南、政策、运维手册、笔记）；只返回与查询"
-                         "相关的文档（没有相关内容时不返回）。", {
-        "query": "要查找的内容，中文或英文均可，例如“扫地机 老人”。",
-        "top_k": "返回的文档数（1-10）。"}),
-    "suggest_scale": ("根据 CPU、延迟、内存和错误率，为一个或一组服务建议副本数。", {
-        "service": "服务名、服务名列表（例如异常的那些），或“all”。"}),
     "web_search": ("通过 SearXNG 在网上搜索：返回标题、链接和摘要。", {
         "query": "要搜索的内容，例如“AI 编程工具 对比”。",
         "max_results": "返回的结果数（1-10）。"}),
 }
 
 
+def translated(tool: Tool, texts: Mapping[str, tuple[str, Mapping[str, str]]]) -> Tool:
+    """``tool`` with its texts in other languages: ``{language: (description, {parameter:
+    description})}``; the tool's own texts, which models read, are unchanged."""
+    given = {language: ToolText(description=description, parameters=dict(parameters))
+             for language, (description, parameters) in texts.items()}
+    return dataclasses.replace(tool, translations={**tool.translations, **given})
+
+
 def tool_description(tool: Tool, language: Language | str) -> str:
-    """The tool's description in ``language`` (its English one without a Chinese entry)."""
-    entry = TOOL_TEXTS_ZH.get(tool.name) if language == "zh" else None
-    return entry[0] if entry else tool.description
+    """The tool's description in ``language`` (its own one without a text in it)."""
+    text = tool.translations.get(language)
+    return text.description if text is not None else tool.description
 
 
 def tool_parameters(tool: Tool, language: Language | str) -> dict[str, Any]:
     """The tool's parameter schema with its parameters described in ``language``."""
-    entry = TOOL_TEXTS_ZH.get(tool.name) if language == "zh" else None
-    if entry is None:
+    text = tool.translations.get(language)
+    if text is None:
         return tool.parameters
     schema = copy.deepcopy(tool.parameters)
     for name, prop in (schema.get("properties") or {}).items():
-        if name in entry[1] and isinstance(prop, dict):
-            prop["description"] = entry[1][name]
+        if name in text.parameters and isinstance(prop, dict):
+            prop["description"] = text.parameters[name]
     return schema

@@ -12,8 +12,8 @@ import streamlit as st
 
 from core.plan.graph import plan_to_dot
 from core.planning.offline.planner import offline_plan
-from core.tools.scenarios import get_scenario
 from core.tools.toolsets import default_registry
+from demo.scenarios import get_scenario
 from ui.graph_view import plan_graph
 
 st.set_page_config(layout="wide")  # as app.py

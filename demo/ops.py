@@ -15,18 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from core.base.home import planboard_home
-from core.base.messages import msg
 from core.errors import ToolExecutionError
-from core.tools.db import connect, ensure_database
-from core.tools.registry import ToolRegistry, tool
+from core.tools.registry import ToolHints, tool
+from demo.db import connect, ensure_database
+from demo.messages import said
 
 __all__ = [
+    "OPS_TOOLS",
     "check_health",
     "diagnose",
     "ensure_ops_db",
     "list_services",
     "ops_db_path",
-    "register_ops_tools",
     "suggest_scale",
 ]
 
@@ -117,7 +117,7 @@ def _names(service: str | list[str], fleet: dict[str, dict[str, Any]]) -> list[s
         if name not in fleet and f"{name}-service" in fleet:
             name = f"{name}-service"
         if name not in fleet:
-            raise ToolExecutionError(msg("tool.unknown_service", name=repr(raw),
+            raise ToolExecutionError(said("ops.unknown_service", name=repr(raw),
                                          known=", ".join(sorted(fleet))))
         names.append(name)
     return list(dict.fromkeys(names))
@@ -147,7 +147,8 @@ def list_services() -> dict:
 
 @tool(read_only=True,
       keywords=("health", "check", "status", "healthy", "down", "健康", "检查", "巡检", "状态",
-                "异常"))
+                "异常"),
+      hints=ToolHints(field_labels={"异常服务": "unhealthy"}))
 def check_health(service: str | list[str] = "all") -> dict:
     """Check the health (healthy | degraded | down) and key metrics of one service, a list, or all.
 
@@ -251,7 +252,4 @@ def _per_service(service: str | list[str], report: Any, key: str) -> dict[str, A
     return {**reports[0], **result} if len(reports) == 1 else result
 
 
-def register_ops_tools(registry: ToolRegistry) -> None:
-    """Add list_services, check_health, diagnose and suggest_scale to ``registry``."""
-    for ops_tool in (list_services, check_health, diagnose, suggest_scale):
-        registry.add(ops_tool)
+OPS_TOOLS = (list_services, check_health, diagnose, suggest_scale)

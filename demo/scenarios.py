@@ -1,35 +1,13 @@
-"""The scenario gallery: the four seed scenarios as ready-made requests in both languages."""
+"""The demo's scenario gallery: the four seed scenarios as ready-made requests in both languages."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from core.planning.packs import Scenario
 
-from core.base.language import Language
-
-__all__ = ["SCENARIOS", "Scenario", "get_scenario"]
+__all__ = ["SCENARIOS", "get_scenario"]
 
 
-class Scenario(BaseModel):
-    """One example request, with titles and the request text in Chinese and English."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    title_en: str
-    title_zh: str
-    request_en: str
-    request_zh: str
-
-    def title(self, lang: Language) -> str:
-        """The title in ``lang``."""
-        return self.title_zh if lang == "zh" else self.title_en
-
-    def request(self, lang: Language) -> str:
-        """The request in ``lang``."""
-        return self.request_zh if lang == "zh" else self.request_en
-
-
-SCENARIOS: list[Scenario] = [
+SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         id="shop-refund",
         title_en="Customer service: a robot vacuum for elderly parents + refund order 88231",
@@ -70,7 +48,7 @@ SCENARIOS: list[Scenario] = [
         ),
         request_zh="检查 15 个微服务的健康状态，对异常服务生成诊断报告，并给出扩容建议。",
     ),
-]
+)
 
 
 def get_scenario(scenario_id: str) -> Scenario:

@@ -14,20 +14,21 @@ from pathlib import Path
 from typing import Any
 
 from core.base.home import planboard_home
-from core.base.messages import Both, msg
+from core.base.messages import Both
 from core.errors import ToolExecutionError
-from core.tools.db import connect, ensure_database, transaction
-from core.tools.registry import ToolRegistry, current_idempotency_key, tool
+from core.tools.registry import ToolHints, current_idempotency_key, tool
+from demo.db import connect, ensure_database, transaction
+from demo.messages import said
 
 __all__ = [
     "DEMO_TODAY",
     "ORDER_STATUSES",
     "RETURN_WINDOW_DAYS",
+    "SHOP_TOOLS",
     "apply_refund",
     "ensure_shop_db",
     "query_logistics",
     "query_order",
-    "register_shop_tools",
     "shop_db_path",
 ]
 
@@ -42,6 +43,8 @@ STATUS_ZH = {
     "refunding": "退款中", "refunded": "已退款", "cancelled": "已取消",
 }
 ACTIVE_REFUND = ("processing", "completed")
+# what a person calls the shop's result fields, for success criteria written in Chinese
+_LABELS = {"订单号": "order_id", "运单号": "tracking_no", "物流单号": "tracking_no"}
 _SCHEMA = """
 CREATE TABLE orders (
     order_id TEXT PRIMARY KEY, product TEXT NOT NULL, product_en TEXT NOT NULL,
@@ -177,7 +180,7 @@ def _order_row(conn: sqlite3.Connection, order_id: str) -> sqlite3.Row:
     if row is None:
         known = ", ".join(r[0] for r in conn.execute(
             "SELECT order_id FROM orders ORDER BY ordered_at DESC LIMIT 6"))
-        raise ToolExecutionError(msg("shop.order_unknown", order_id=repr(order_id),
+        raise ToolExecutionError(said("shop.order_unknown", order_id=repr(order_id),
                                      known=f"88231, 70412, 66001, {known}"))
     return row
 
@@ -203,7 +206,8 @@ def _clean_id(value: str) -> str:
 
 @tool(read_only=True,
       keywords=("order", "status", "arrived", "delivered", "订单", "查订单", "签收", "到了",
-                "到货", "状态", "购买"))
+                "到货", "状态", "购买"),
+      hints=ToolHints(field_labels=_LABELS))
 def query_order(order_id: str) -> dict:
     """Look up an order: product, price, status, tracking number, sign-off time or expected
     delivery date, and any refund.
@@ -252,7 +256,8 @@ def _refund_brief(row: sqlite3.Row) -> dict:
 
 @tool(read_only=True,
       keywords=("logistics", "tracking", "shipment", "courier", "where is", "物流", "快递",
-                "运单", "轨迹", "配送"))
+                "运单", "轨迹", "配送"),
+      hints=ToolHints(field_labels=_LABELS))
 def query_logistics(tracking_no: str) -> dict:
     """Track a parcel by tracking number: carrier, every scan event, the latest status and
     the expected delivery date.
@@ -273,7 +278,7 @@ def query_logistics(tracking_no: str) -> dict:
     finally:
         conn.close()
     if order is None:
-        raise ToolExecutionError(msg("shop.tracking_unknown", tracking_no=repr(tracking_no)))
+        raise ToolExecutionError(said("shop.tracking_unknown", tracking_no=repr(tracking_no)))
     latest = events[-1] if events else None
     return {
         "tracking_no": tracking_no, "carrier": order["carrier"], "order_id": order["order_id"],
@@ -287,7 +292,12 @@ def query_logistics(tracking_no: str) -> dict:
 
 @tool(idempotent=True,
       keywords=("refund", "return", "send back", "money back", "退款", "退货",
-                                  "退掉", "退了", "申请退"))
+                "退掉", "退了", "申请退"),
+      # an order that is refunding or refunded, or holds a refund that is processing or
+      # completed, is already refunded: a second call returns the same refund
+      hints=ToolHints(id_fields=("refund_id",),
+                      in_progress=("refunding", "refunded", *ACTIVE_REFUND),
+                      field_labels={**_LABELS, "退款单号": "refund_id", "金额": "amount"}))
 def apply_refund(order_id: str, reason: str = "customer request") -> dict:
     """Request a refund for a delivered order within its 7-day return window (idempotent).
 
@@ -326,11 +336,11 @@ def _check_refundable(order: sqlite3.Row) -> None:
     status = order["status"]
     if status != "delivered":
         worded = Both(en=f"{status.replace('_', ' ')} ({STATUS_ZH[status]})", zh=STATUS_ZH[status])
-        raise ToolExecutionError(msg("shop.refund_not_delivered", order_id=order["order_id"],
+        raise ToolExecutionError(said("shop.refund_not_delivered", order_id=order["order_id"],
                                      status=worded))
     deadline = _return_deadline(order["signed_at"])
     if deadline is None or deadline < DEMO_TODAY:
-        raise ToolExecutionError(msg("shop.refund_window_passed", order_id=order["order_id"],
+        raise ToolExecutionError(said("shop.refund_window_passed", order_id=order["order_id"],
                                      days=RETURN_WINDOW_DAYS, deadline=deadline))
 
 
@@ -359,7 +369,4 @@ def _refund_result(row: sqlite3.Row, *, created: bool) -> dict:
     }
 
 
-def register_shop_tools(registry: ToolRegistry) -> None:
-    """Add query_order, query_logistics and apply_refund to ``registry``."""
-    for shop_tool in (query_order, query_logistics, apply_refund):
-        registry.add(shop_tool)
+SHOP_TOOLS = (query_order, query_logistics, apply_refund)

@@ -6,11 +6,11 @@ import logging
 from pathlib import Path
 
 from core.base.home import planboard_home
-from core.tools.analytics import analytics_db_path, ensure_analytics_db
-from core.tools.db import remove_database
-from core.tools.knowledge import ensure_knowledge_db
-from core.tools.ops import ensure_ops_db, ops_db_path
-from core.tools.shop import ensure_shop_db, shop_db_path
+from demo.analytics import analytics_db_path, ensure_analytics_db
+from demo.db import remove_database
+from demo.knowledge import ensure_knowledge_db
+from demo.ops import ensure_ops_db, ops_db_path
+from demo.shop import ensure_shop_db, shop_db_path
 
 __all__ = ["ensure_demo_data", "reset_demo_data"]
 

@@ -20,17 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from core.base.home import planboard_home
-from core.base.messages import Message, msg
+from core.base.messages import Message
 from core.errors import ToolExecutionError
-from core.tools.db import connect, ensure_database
-from core.tools.registry import ToolRegistry, tool
+from core.tools.registry import tool
+from demo.db import connect, ensure_database
+from demo.messages import said
 
 __all__ = [
+    "ANALYTICS_TOOLS",
     "ROW_LIMIT",
     "analytics_db_path",
     "describe_tables",
     "ensure_analytics_db",
-    "register_analytics_tools",
     "run_sql",
 ]
 
@@ -200,14 +201,14 @@ def run_sql(query: str) -> dict:
     """
     keyword = _first_keyword(query)
     if keyword not in {"SELECT", "WITH", "VALUES"}:
-        raise ToolExecutionError(msg("sql.refused", keyword=keyword or msg("sql.empty_query")))
+        raise ToolExecutionError(said("sql.refused", keyword=keyword or said("sql.empty_query")))
     conn, formatter = _bounded_connection()
     try:
         cursor = conn.execute(_SURROGATE.sub("\ufffd", query))  # SQLite takes only UTF-8
         columns = [column[0] for column in cursor.description or ()]
         return _result(columns, cursor)
     except sqlite3.ProgrammingError as exc:
-        raise ToolExecutionError(msg("sql.one_statement", error=str(exc))) from None
+        raise ToolExecutionError(said("sql.one_statement", error=str(exc))) from None
     except (sqlite3.DatabaseError, MemoryError, OverflowError) as exc:
         raise ToolExecutionError(_explain(exc)) from None
     finally:
@@ -313,19 +314,16 @@ def _cell(value: Any, notes: list[str]) -> Any:
 def _explain(exc: Exception) -> Message:
     text = str(exc)
     if isinstance(exc, MemoryError) or "too big" in text or "out of memory" in text:
-        return msg("sql.too_big", limit=f"{_MAX_VALUE_BYTES:,}")
+        return said("sql.too_big", limit=f"{_MAX_VALUE_BYTES:,}")
     if "user-defined function raised exception" in text:  # only the printf/format checks
-        return msg("sql.printf", limit=f"{_MAX_VALUE_BYTES:,}")
+        return said("sql.printf", limit=f"{_MAX_VALUE_BYTES:,}")
     if "too many columns" in text:
-        return msg("sql.too_many_columns", limit=_MAX_COLUMNS)
+        return said("sql.too_many_columns", limit=_MAX_COLUMNS)
     if "not authorized" in text:
-        return msg("sql.not_read_only")
+        return said("sql.not_read_only")
     if "interrupted" in text:
-        return msg("sql.timed_out", seconds=f"{_TIME_LIMIT_S:g}")
-    return msg("sql.bad", error=text)
+        return said("sql.timed_out", seconds=f"{_TIME_LIMIT_S:g}")
+    return said("sql.bad", error=text)
 
 
-def register_analytics_tools(registry: ToolRegistry) -> None:
-    """Add describe_tables and run_sql to ``registry``."""
-    registry.add(describe_tables)
-    registry.add(run_sql)
+ANALYTICS_TOOLS = (describe_tables, run_sql)

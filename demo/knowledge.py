@@ -22,8 +22,8 @@ from pathlib import Path
 from core.base.home import planboard_home
 from core.base.language import detect_language, words
 from core.base.text import clip
-from core.tools.db import connect, ensure_database
-from core.tools.registry import ToolRegistry, tool
+from core.tools.registry import ToolHints, tool
+from demo.db import connect, ensure_database
 
 __all__ = [
     "KNOWLEDGE_DIR",
@@ -33,7 +33,6 @@ __all__ = [
     "ensure_knowledge_db",
     "knowledge_db_path",
     "load_documents",
-    "register_knowledge_tools",
     "search_knowledge",
     "tokenize",
 ]
@@ -180,7 +179,8 @@ def _bm25(conn: sqlite3.Connection, expression: str) -> dict[int, float]:
 
 @tool(read_only=True,
       keywords=("search", "knowledge", "recommend", "guide", "policy", "which", "buy", "搜索",
-                "知识库", "推荐", "想要", "想买", "选购", "政策", "规则", "怎么", "什么"))
+                "知识库", "推荐", "想要", "想买", "选购", "政策", "规则", "怎么", "什么"),
+      hints=ToolHints(answers_questions=True))
 def search_knowledge(query: str, top_k: int = 3) -> dict:
     """Search the shop's knowledge base (product guides, policies, runbooks, notes) by meaning;
     only documents relevant to the query are returned (none when nothing covers it).
@@ -223,7 +223,3 @@ def _relevant(score: float, own_terms: set[str], doc: sqlite3.Row) -> bool:
     held = own_terms & set(tokenize(doc["title"] + "\n" + doc["content"]))
     return len(held) >= OVERLAP_SHARE * len(own_terms)
 
-
-def register_knowledge_tools(registry: ToolRegistry) -> None:
-    """Add search_knowledge to ``registry``."""
-    registry.add(search_knowledge)
