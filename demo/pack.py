@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 from core.base.messages import Both
+from core.plan.model import Plan
 from core.planning.packs import DataReset, Pack
+from core.tools.registry import ToolRegistry
+from demo import reading
 from demo.data import reset_demo_data
+from demo.offline import compose_answer, offline_plan
 from demo.scenarios import SCENARIOS
 
 __all__ = ["DEMO_PACK"]
 
+
+
+def _draft(request: str, registry: ToolRegistry, strict: bool) -> Plan:
+    return offline_plan(request, registry, strict=strict)
+
+
 DEMO_PACK = Pack(
     name="demo",
+    draft=_draft,
+    answer=compose_answer,
+    read=reading.read,
+    route=reading.route,
+    questions=reading.questions,
     scenarios=SCENARIOS,
     reset=DataReset(
         run=reset_demo_data,

@@ -13,8 +13,8 @@ from core.execution.options import RunOptions
 from core.execution.scheduler import run_plan
 from core.llm.engine import Engine
 from core.planning.followup import extend_plan_request
-from core.planning.offline import offline_plan
 from core.tools.toolsets import default_registry
+from demo.offline import offline_plan
 from demo.scenarios import get_scenario
 from tests.markdown_tokens import parse
 

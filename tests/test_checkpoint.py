@@ -20,8 +20,8 @@ from core.planning.checkpoint import (
     run_checkpoint,
     steps_from_dicts,
 )
-from core.planning.offline import compose_answer, offline_plan
 from core.tools.registry import ToolRegistry
+from demo.offline import compose_answer, offline_plan
 from tests.fake_openai import text
 from tests.fakes import ScriptedChatModel
 

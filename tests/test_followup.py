@@ -14,9 +14,9 @@ from core.llm.engine import Engine
 from core.plan.diff import diff_plans
 from core.plan.model import Plan
 from core.planning.followup import extend_goal, extend_plan_request
-from core.planning.offline import offline_plan
 from core.tools.registry import ToolRegistry
 from core.tools.toolsets import default_registry
+from demo.offline import offline_plan
 from tests.fakes import ScriptedChatModel
 
 
@@ -27,6 +27,8 @@ class CountingRegistry(ToolRegistry):
         super().__init__()
         for item in source:
             self.add(item)
+        for pack in source.packs():
+            self.add_pack(pack)
         self.calls: Counter[str] = Counter()
 
     def call(self, name: str, args: dict[str, Any], *, idempotency_key: str | None = None

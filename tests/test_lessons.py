@@ -20,11 +20,11 @@ from core.learning.lessons import (
 from core.learning.reflection import reflect
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
-from core.planning.offline import offline_plan
 from core.planning.planner import make_plan
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.toolsets import default_registry
+from demo.offline import offline_plan
 from tests.fake_openai import text
 
 REFUND_LESSON = Lesson(id=1, text="退款前先用 query_order 确认订单已签收", tools=["apply_refund"])

@@ -11,10 +11,10 @@ import pytest
 from core.base.expressions import evaluate_condition
 from core.errors import ToolError
 from core.plan.model import REFERENCE, Plan
-from core.planning.offline import compose_answer, offline_plan
-from core.planning.offline.text import split_clauses
+from core.planning.clauses import split_clauses
 from core.tools.registry import ToolRegistry
 from core.tools.toolsets import default_registry
+from demo.offline import compose_answer, offline_plan
 from demo.scenarios import SCENARIOS
 
 SEED_ZH = SCENARIOS[0].request_zh

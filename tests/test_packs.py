@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import pytest
+
+from core.base.messages import render
 from core.cli.main import main
+from core.errors import UnservableRequestError
+from core.llm.engine import Engine
 from core.planning.packs import Pack, Reading, data_resets, packs, reading, scenarios
+from core.planning.router import route_offline
+from core.runs.session import draft_plan
 from core.tools.registry import ToolRegistry, tool
 from core.tools.tool_texts import tool_description, tool_parameters, translated
 from core.tools.toolsets import default_registry
 from demo.pack import DEMO_PACK
 
 
-@tool(read_only=True)
+@tool(read_only=True, keywords=("ticket", "工单"))
 def lookup_ticket(ticket_id: str) -> dict:
     """Look up a support ticket.
 
@@ -73,3 +80,34 @@ def test_without_a_pack_offering_them_reset_and_scenarios_say_so_in_one_line(cap
 def test_demo_reset_runs_the_packs_reset(capsys):
     assert main(["demo", "reset"]) == 0
     assert capsys.readouterr().out.startswith("Demo data recreated in ")
+
+
+# ---- without the demo pack ------------------------------------------------------------------
+
+
+def test_offline_planning_without_a_drafting_pack_is_one_clear_error(monkeypatch, capsys):
+    monkeypatch.setenv("PLANBOARD_TOOLSETS", "builtin")
+    engine = Engine(default_registry())
+    with pytest.raises(UnservableRequestError) as caught:
+        draft_plan("What is 17 * 23?", engine)
+    assert caught.value.message is not None
+    assert caught.value.message.code == "offline.no_planner"
+    english = str(caught.value)
+    assert "only for the demo tools" in english and "set a model" in english
+    assert "add demo to PLANBOARD_TOOLSETS" in english
+    assert "演示工具" in render(caught.value, "zh") and "PLANBOARD_TOOLSETS" in render(
+        caught.value, "zh")
+    code = main(["run", "--offline", "--yes", "What is 17 * 23?"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.strip().count("\n") == 0 and "only for the demo tools" in err
+
+
+def test_without_a_pack_the_generic_router_reads_the_tools_themselves():
+    registry = ToolRegistry()
+    registry.add(lookup_ticket)
+    looked_up = route_offline("look up ticket 4711", registry)
+    assert (looked_up.mode, looked_up.code, looked_up.params) == (
+        "direct", "lookup", {"names": "lookup_ticket"})
+    assert route_offline("if ticket 4711 is open, look it up", registry).code == "condition"
+    assert route_offline("look up ticket 4711. Then summarise it", registry).code == "several"
+    assert route_offline("what is a support ticket?", registry).mode != "knowledge"

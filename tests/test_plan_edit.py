@@ -181,8 +181,8 @@ def test_pending_table_changes_are_applied_before_a_step_control():
 
 
 def test_deleting_s1_of_the_customer_service_plan_leaves_a_valid_plan():
-    from core.planning.offline.planner import offline_plan
     from core.tools.toolsets import default_registry
+    from demo.offline.planner import offline_plan
     from demo.scenarios import get_scenario
 
     registry = default_registry()

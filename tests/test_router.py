@@ -10,7 +10,6 @@ import pytest
 from core.errors import PlanParseError
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
-from core.planning.offline import offline_plan
 from core.planning.router import (
     Route,
     decide_route,
@@ -23,9 +22,11 @@ from core.runs.answers import answer_direct, answer_knowledge
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
 from core.tools.toolsets import default_registry
+from demo.offline import offline_plan
 from tests.fake_openai import text
 from tests.fakes import ScriptedChatModel, tool_reply
 
+REGISTRY = default_registry({})
 SEED_REQUEST = (
     "我家老人想要一台扫地机，预算 2000 以内，要好操作的。另外帮我看看订单 88231 到了没，"
     "到了的话帮我把那台坏的退掉。"
@@ -55,18 +56,19 @@ def registry() -> ToolRegistry:
     ("", "plan"),
 ])
 def test_route_offline(request_text: str, mode: str) -> None:
-    decided = route_offline(request_text)
+    decided = route_offline(request_text, REGISTRY)
     assert decided.mode == mode
     assert decided.reason
     assert decided.source == "rules"
 
 
 def test_offline_reasons_are_codes_worded_in_the_ui_language() -> None:
-    policy = route_offline("退货政策是什么？")
+    policy = route_offline("退货政策是什么？", REGISTRY)
     assert policy.code == "knowledge" and "knowledge question" in policy.reason  # CLI JSON
     assert "知识" in policy.reason_in("zh") and policy.reason_in("en") == policy.reason
-    assert "condition" in route_offline("Check order 88231 and if delivered refund it").reason
-    parts = route_offline("查一下订单 88231。另外查一下订单 70412")
+    conditional = route_offline("Check order 88231 and if delivered refund it", REGISTRY)
+    assert "condition" in conditional.reason
+    parts = route_offline("查一下订单 88231。另外查一下订单 70412", REGISTRY)
     assert "子任务" in parts.reason_in("zh") and "2 separate parts" in parts.reason_in("en")
     assert not re.search(r"[\u4e00-\u9fff]", parts.reason_in("en"))
     model_said = Route(mode="plan", reason="因为如此", source="llm")
@@ -77,7 +79,7 @@ def test_offline_reasons_are_codes_worded_in_the_ui_language() -> None:
     "Check order 70412 and tell me when it arrives", "When will order 88231 arrive?",
     "订单 88231 什么时候到"])
 def test_when_will_an_order_arrive_is_an_order_then_its_tracking(request_text: str) -> None:
-    decided = route_offline(request_text)
+    decided = route_offline(request_text, REGISTRY)
     assert decided.mode == "plan" and decided.code == "chained"
     assert "condition" not in decided.reason
     plan = offline_plan(request_text, default_registry({}))
@@ -129,11 +131,14 @@ def test_unusable_router_reply_raises_with_raw_text_and_route_falls_back() -> No
     assert usage.llm_calls == 0
 
 
-def test_knowledge_route_needs_the_knowledge_tool() -> None:
+def test_knowledge_route_needs_a_tool_that_answers_questions() -> None:
     registry = ToolRegistry()
     register_builtin_tools(registry)
-    decided = route("退货政策是什么？", Engine(registry))
-    assert decided.mode == "plan"
+    model = ScriptedChatModel(['{"mode": "knowledge", "reason": "a policy question"}'])
+    decided = route("退货政策是什么？", Engine(registry, model))
+    assert decided.mode == "plan" and decided.code == "no_knowledge_tool"
+    # the generic rules never send a question to a knowledge tool that does not exist
+    assert route("退货政策是什么？", Engine(registry)).mode != "knowledge"
 
 
 def test_answer_knowledge_offline_answers_from_the_policy_document(
@@ -281,6 +286,6 @@ def test_a_direct_non_answer_is_recorded_failed(registry: ToolRegistry, store) -
     "哪些服务降级了，原因是什么？",
 ])
 def test_a_question_about_degraded_services_is_planned_with_the_ops_tools(question):
-    assert route_offline(question).mode == "plan"
+    assert route_offline(question, REGISTRY).mode == "plan"
     tools = {step.tool for step in offline_plan(question, default_registry({})).steps}
     assert {"check_health", "diagnose"} <= tools

@@ -7,8 +7,8 @@ import sqlalchemy as sa
 from core.execution.events import RunEvent
 from core.execution.scheduler import RunOptions
 from core.llm.engine import Engine
-from core.planning.offline import offline_plan
 from core.tools.toolsets import default_registry
+from demo.offline import offline_plan
 from tests.stored_runs import three_calcs
 
 REQUEST_66001 = "Check order 66001 and if it was delivered, refund it because it is broken"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.planning.offline import offline_plan
 from core.tools.research import SEARXNG_ENV
 from core.tools.toolsets import default_registry
+from demo.offline import offline_plan
 from demo.scenarios import SCENARIOS, get_scenario
 from tests.test_offline import execute_by_hand
 

@@ -138,8 +138,8 @@ def test_on_failure_replans_a_fatal_failure(tools):
 
 @pytest.mark.parametrize("confirm", [False, True])
 def test_adaptive_drops_the_refund_of_an_order_already_refunding(confirm):
-    from core.planning.offline import offline_plan
     from core.tools.toolsets import default_registry
+    from demo.offline import offline_plan
     from demo.shop import shop_db_path
 
     registry = default_registry()

@@ -11,11 +11,11 @@ import pytest
 from core.cli.main import main
 from core.errors import PlanError, UnservableRequestError
 from core.llm.engine import Engine
-from core.planning.offline import offline_plan
 from core.runs.answers import answer_direct
 from core.runs.runner import Runner
 from core.runs.session import draft_plan
 from core.tools.toolsets import default_registry
+from demo.offline import offline_plan
 from tests.test_ui_app import fresh_runner, open_app
 
 NOTHING_MAPS = ["asdf", "top 5 customers by spend", "what's the revenue by month?",

@@ -77,6 +77,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     # ---- plans --------------------------------------------------------------------------
     "plan.problems": ("The plan has problems: {problems}. Fix them and try again.",
                       "计划有问题：{problems}。请修改后再试。"),
+    "offline.no_planner": (
+        "Without a model PlanBoard plans only for the demo tools, and {variable} does not load "
+        "them: set a model (OPENAI_API_KEY, or OPENAI_BASE_URL for a local server) or add "
+        "demo to {variable}.",
+        "没有大模型时，PlanBoard 只能为演示工具制定计划，而 {variable} 没有加载它们：请配置大模型"
+        "（OPENAI_API_KEY，本地服务则设置 OPENAI_BASE_URL），或把 demo 加入 {variable}。"),
     # ---- tools (ToolError) ---------------------------------------------------------------
     "toolset.unknown": (
         "Toolset {name} could not be loaded: it is not builtin, an installed planboard "
@@ -159,6 +165,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     "tool.arg_invalid": ("{field}: {detail}", "{field}：取值不合法（{detail}）"),
     "tool.crashed": ("{tool} failed: {error}", "{tool} 执行出错：{error}"),
     "tool.reported": ("{text}", "{text}"),
+    "tool.none_answers_questions": (
+        "no tool answers questions from documents (none declares answers_questions in its "
+        "hints); plan the request instead",
+        "没有能检索文档回答问题的工具（没有工具在提示中声明 answers_questions）；请改为规划"),
     "tool.invented_id": (
         "{tool} was not called: {name}={value} is in neither the request nor an earlier "
         "result (a tool description's example is no real record); look it up with a step or "

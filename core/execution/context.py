@@ -11,6 +11,8 @@ from core.base.messages import Message, msg
 from core.errors import ToolArgumentError
 from core.plan.dag import ancestors
 from core.plan.model import REFERENCE, Plan, Step
+from core.planning.offline import offline_answer
+from core.tools.registry import ToolRegistry
 
 __all__ = [
     "DEFAULT_CONTEXT_BUDGET",
@@ -216,12 +218,13 @@ def summarize_results(plan: Plan, *, budget: int = DEFAULT_CONTEXT_BUDGET) -> st
     return "\n".join(f"{plan.step(sid).description}: {folded[sid]}" for sid in texts)
 
 
-def fallback_answer(plan: Plan) -> str:
-    """The answer without a model: the offline composer, else the plain summary."""
+def fallback_answer(plan: Plan, registry: ToolRegistry) -> str:
+    """The answer without a model: a pack's composition of the results, else the plain
+    summary."""
     try:
-        from core.planning.offline import compose_answer
-
-        return compose_answer(plan)
-    except Exception:  # missing module or a composer bug: a plain list still answers
-        logger.debug("compose_answer unavailable; using the plain summary", exc_info=True)
-        return summarize_results(plan)
+        composed = offline_answer(plan, registry)
+    except Exception:  # a pack's composer bug: a plain list still answers
+        logger.warning("the pack's offline answer failed; using the plain summary",
+                       exc_info=True)
+        composed = None
+    return composed or summarize_results(plan)

@@ -214,7 +214,8 @@ def _check_condition(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> b
 def _synthesise(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> StepOutcome:
     if engine.model is None:
         tally.notes.append("no LLM is configured: the answer was composed from the results")
-        return tally.outcome("completed", "synthesis", result=fallback_answer(plan))
+        return tally.outcome("completed", "synthesis",
+                             result=fallback_answer(plan, engine.registry))
     language = detect_language(plan.goal)
     messages = prompts.synthesis_messages(build_step_context(plan, step), plan.goal, language)
     reply = engine.model.chat(messages, role="executor", tools=None)

@@ -340,7 +340,7 @@ def _finish_run(plan: Plan, book: RunBook, emit: Emitter, registry: ToolRegistry
     if synthesis is not None and synthesis.status == "completed":
         answer = str(synthesis.result)
     else:
-        answer = fallback_answer(plan)
+        answer = fallback_answer(plan, registry)
         if synthesis is not None and synthesis.status == "failed":
             warnings.append(
                 f"The synthesis step failed ({synthesis.error}); the answer lists the "

@@ -84,11 +84,12 @@ def relevant_lessons(request: str, tool_names: Iterable[str], lessons: Iterable[
 
 
 def likely_tools(request: str, registry: ToolRegistry) -> list[str]:
-    """The tools the offline planner would use for ``request`` (a cheap guess, no LLM)."""
-    from core.planning.offline import offline_plan
+    """The tools the packs' rules would use for ``request`` (a cheap guess, no LLM; none
+    without a pack that drafts)."""
+    from core.planning.offline import rule_drafts
 
-    plan = offline_plan(request, registry)
-    return list(dict.fromkeys(s.tool for s in plan.steps if s.tool))
+    return list(dict.fromkeys(s.tool for plan in rule_drafts(request, registry)
+                              for s in plan.steps if s.tool))
 
 
 def lesson_prompt_lines(lessons: Sequence[Lesson]) -> list[str]:

@@ -1,20 +1,20 @@
 """Clarifying questions: ask for what a plan cannot do without, instead of guessing.
 
-Offline, conservative rules ask for an order number when an order action names none, and
-for a budget when a recommendation says the price matters but gives no figure. With an
-LLM, the planner may answer ``{"questions": [...]}`` instead of a plan
+Offline, the packs ask what their rules cannot do without (the demo asks for an order
+number when an order action names none, and for a budget when a recommendation says the
+price matters but gives no figure). With an LLM, the planner may answer
+``{"questions": [...]}`` instead of a plan
 (:data:`core.prompts.adaptive.CLARIFY_INSTRUCTION`), read by :func:`parse_questions`.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 
 from core.base.language import detect_language, pick
 from core.errors import PlanParseError
-from core.planning.offline.text import cues, extract_entities, split_clauses
+from core.planning.packs import packs
 from core.prompts.adaptive import decision_json
 from core.tools.registry import ToolRegistry
 
@@ -28,38 +28,14 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 MAX_QUESTIONS = 3
-_ORDER_ACTION = re.compile(
-    r"我的订单|这个订单|那个订单|订单.{0,8}(?:到了|状态|物流|到哪|签收)|(?:查|看).{0,4}订单"
-    r"|\bmy order\b|\bthe order\b|\border status\b|\bwhere is my\b", re.IGNORECASE,
-)
-_PRICE_MATTERS = re.compile(
-    r"预算|价位|便宜|性价比|实惠|不要太贵|别太贵|budget|cheap|affordable|price range|not too "
-    r"expensive|value for money", re.IGNORECASE,
-)
-_RECOMMEND = re.compile(r"推荐|想买|想要|要买|选购|买一?[台个款]|recommend|suggest|buy|looking for",
-                        re.IGNORECASE)
 
 
 def needs_clarification_offline(request: str, registry: ToolRegistry) -> list[str]:
-    """Questions the request must answer before it can be planned (usually none)."""
-    text = request or ""
-    lang = detect_language(text)
-    questions: list[str] = []
-    everything = extract_entities(text)
-    has_order_tools = "query_order" in registry or "apply_refund" in registry
-    for clause in split_clauses(text):
-        flags = cues(clause)
-        refund_action = "refund" in flags and "policy" not in flags
-        wants_order = refund_action or bool(_ORDER_ACTION.search(clause))
-        if (has_order_tools and wants_order and not everything.orders
-                and not everything.tracking):
-            questions.append(pick(lang, "请提供订单号（例如 88231），这样才能查询或办理。",
-                                "Which order is it? Please give the order number (for "
-                                "example 88231)."))
-        if (_RECOMMEND.search(clause) and _PRICE_MATTERS.search(clause)
-                and everything.budget is None and not everything.numbers):
-            questions.append(pick(lang, "您的预算大概是多少？", "What is your budget, roughly?"))
-    return list(dict.fromkeys(questions))[:MAX_QUESTIONS]
+    """Questions the request must answer before the packs' rules can plan it (usually
+    none): each pack asks about the requests of its domain."""
+    asked = [question for pack in packs(registry) if pack.questions is not None
+             for question in pack.questions(request or "", registry)]
+    return list(dict.fromkeys(asked))[:MAX_QUESTIONS]
 
 
 def parse_questions(text: str) -> list[str] | None:

@@ -2,31 +2,28 @@
 
 A model (a small one especially) may plan the order lookup and the refund and drop the
 "recommend a robot vacuum" before them. The request is split into clauses as the offline
-rules split it (:func:`core.planning.offline.text.split_clauses`); a clause is covered by
-a step (the synthesis step aside) that shares a content term with it (English words,
-Chinese bigrams, ids and numbers), an entity (order, tracking number, service), a cue
-family (both languages: "recommend" and 推荐 are one family), or whose tool's keywords
-appear in the clause. Matching across languages goes through the cue families and the
-tools' bilingual keywords.
+engine splits it (:func:`core.planning.clauses.split_clauses`); a clause is covered by a
+step (the synthesis step aside) that shares a content term with it (English words, Chinese
+bigrams, ids and numbers), a thing or a topic the packs read in both (an order number, the
+"refund" family: packs read both languages), or whose tool plainly matches the clause
+(its keywords, name and description). Matching across languages goes through the packs'
+topics and the tools' bilingual keywords.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from core.base.language import detect_language, pick, terms
 from core.plan.model import Plan, Step
-from core.planning.offline.match import score_tool
-from core.planning.offline.text import cues, extract_entities, split_clauses
+from core.planning.clauses import split_clauses
+from core.planning.packs import reading
+from core.planning.tool_match import score_tool
 from core.tools.registry import ToolRegistry
 
 __all__ = ["coverage_problems", "uncovered_clauses"]
 
-# Families specific enough to say what a clause is about ("health" matches any "check").
-_FAMILIES = frozenset({
-    "refund", "policy", "logistics", "ops", "diagnose", "scale", "analytics", "churn",
-    "schema", "recommend", "research", "time", "calc_words", "product",
-})
 _STOP = frozenset({
     "the", "and", "that", "this", "with", "for", "from", "have", "has", "had", "was", "were",
     "are", "what", "when", "which", "will", "would", "can", "could", "please", "tell",
@@ -68,12 +65,14 @@ def coverage_problems(request: str, plan: Plan, registry: ToolRegistry) -> list[
 
 def _covers(step: Step, clause: str, registry: ToolRegistry) -> bool:
     wanted = terms(clause) - _STOP
-    if not wanted and not cues(clause) & _FAMILIES:
+    asked = reading(clause, registry)
+    if not wanted and not asked.topics:
         return True  # nothing to cover: "thanks", "please"
     text = _step_text(step)
     if wanted & (terms(text) - _STOP):
         return True
-    if (cues(clause) & cues(text)) & _FAMILIES or _shared_entities(clause, text):
+    done = reading(text, registry)
+    if asked.topics & done.topics or _shared_things(asked.things, done.things):
         return True
     return step.tool in registry and score_tool(registry.get(step.tool), clause) >= _TOOL_SCORE
 
@@ -85,7 +84,6 @@ def _step_text(step: Step) -> str:
     return " ".join(parts)
 
 
-def _shared_entities(clause: str, text: str) -> bool:
-    mine, theirs = extract_entities(clause), extract_entities(text)
-    return any(set(getattr(mine, name)) & set(getattr(theirs, name))
-               for name in ("orders", "tracking", "services"))
+def _shared_things(mine: Mapping[str, tuple[str, ...]],
+                   theirs: Mapping[str, tuple[str, ...]]) -> bool:
+    return any(set(values) & set(theirs.get(kind, ())) for kind, values in mine.items())

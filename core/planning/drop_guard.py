@@ -16,7 +16,7 @@ from core.base.language import detect_language, pick
 from core.plan.approval import has_side_effect
 from core.plan.model import Plan
 from core.planning.coverage import uncovered_clauses
-from core.planning.offline.match import PLAIN_MATCH, score_tool
+from core.planning.tool_match import PLAIN_MATCH, score_tool
 from core.tools.registry import ToolRegistry
 
 __all__ = ["refused_drops"]

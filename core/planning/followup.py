@@ -95,7 +95,7 @@ def _offline_steps(plan: Plan, follow_up: str, engine: Engine
                    ) -> tuple[list[Step], list[str]]:
     from core.planning.offline import offline_plan
 
-    draft = offline_plan(follow_up, engine.registry)
+    draft = offline_plan(follow_up, engine.registry)  # no pack drafts: a clear error
     synthesis = draft.synthesis_step()
     work = [s for s in draft.steps if synthesis is None or s.id != synthesis.id]
     start = int(plan.next_step_id()[1:])

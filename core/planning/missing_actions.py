@@ -20,7 +20,7 @@ import json
 from core.base.language import detect_language, pick
 from core.plan.model import REFERENCE, Plan, Step
 from core.plan.versions import STEP_NAME, renumber
-from core.planning.offline import offline_plan
+from core.planning.offline import rule_drafts
 from core.planning.rule_conditions import map_calls
 from core.tools.registry import ToolRegistry
 
@@ -31,7 +31,9 @@ def adopt_rule_actions(request: str, plan: Plan, registry: ToolRegistry, *,
     """Add to ``plan`` each rule-drafted side effect it lacks and whose lookups it makes;
     return the ids of the steps added. ``draft`` is the rule planner's plan for
     ``request`` when the caller has it."""
-    draft = draft or offline_plan(request, registry)
+    draft = draft if draft is not None else next(iter(rule_drafts(request, registry)), None)
+    if draft is None:
+        return []
     synthesis = plan.synthesis_step()
     added = []
     for wanted in _missing(draft, plan, registry):
@@ -65,7 +67,8 @@ def missing_action_problems(request: str, plan: Plan, registry: ToolRegistry, *,
     """One problem per side-effecting tool the request asks for that no step calls."""
     lang = detect_language(request)
     problems = []
-    for step in _missing(draft or offline_plan(request, registry), plan, registry):
+    draft = draft if draft is not None else next(iter(rule_drafts(request, registry)), None)
+    for step in _missing(draft, plan, registry) if draft is not None else []:
         example = json.dumps({"tool": step.tool, "args": step.args}, ensure_ascii=False)
         problems.append(pick(
             lang,

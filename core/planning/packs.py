@@ -29,6 +29,7 @@ from core.tools.registry import ToolRegistry
 
 __all__ = [
     "DataReset",
+    "Need",
     "Pack",
     "Reading",
     "Scenario",
@@ -60,19 +61,36 @@ class Scenario(BaseModel):
 
 
 @dataclass(frozen=True)
+class Need:
+    """Something a text names that tools look up: ``what`` it is, in both languages, and
+    the names of the tools that look it up (the engine keeps the registered read-only ones)."""
+
+    what: Both
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Reading:
-    """What a pack reads in a text of its domain: the things it names, by kind
-    (``{"order": ("88231",)}``, a kind being a word its tools' parameter names hold), and
-    the topics it is about (the pack's own families, specific enough that two texts sharing
-    one are about the same part of a request)."""
+    """What a pack reads in a text of its domain.
+
+    ``things``: what it names, by kind (``{"order": ("88231",)}``); two texts naming the
+    same thing are about the same part of a request. ``topics``: the pack's own families
+    the text is about, specific enough for the same purpose. ``asks``: what it asks the
+    pack's tools to do, in the pack's words (a route's reason names them). ``needs``: what
+    it names that a lookup finds, so that a step about it takes a tool.
+    """
 
     things: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     topics: frozenset[str] = frozenset()
+    asks: tuple[str, ...] = ()
+    needs: tuple[Need, ...] = ()
 
     def __or__(self, other: Reading) -> Reading:
         things = {kind: tuple(dict.fromkeys([*self.things.get(kind, ()), *values]))
                   for kind, values in other.things.items()}
-        return Reading(things={**self.things, **things}, topics=self.topics | other.topics)
+        return Reading(things={**self.things, **things}, topics=self.topics | other.topics,
+                       asks=tuple(dict.fromkeys([*self.asks, *other.asks])),
+                       needs=(*self.needs, *other.needs))
 
 
 @dataclass(frozen=True)

@@ -44,11 +44,11 @@ from core.planning.exchange import (
 from core.planning.grounding import clear_ungrounded, grounding_problems
 from core.planning.guards import guard_problems
 from core.planning.missing_actions import adopt_rule_actions, missing_action_problems
-from core.planning.offline import offline_plan
+from core.planning.offline import rule_drafts, tool_chain
 from core.planning.period_filter import period_problems
 from core.planning.repeated_steps import fold_repeated_reads, repeated_effect_problems
 from core.planning.rule_conditions import adopt_rule_conditions
-from core.planning.tool_hints import tool_chain, tool_hint_problems
+from core.planning.tool_hints import tool_hint_problems
 from core.planning.tool_misfit import tool_misfit_problems
 from core.prompts.adaptive import CLARIFY_INSTRUCTION
 from core.prompts.planning import (
@@ -125,7 +125,8 @@ def plan_request(
         {"role": "user", "content": planner_user_prompt(request)},
     ]
 
-    rules = offline_plan(request, engine.registry)  # read by the repairs and the review
+    drafts = rule_drafts(request, engine.registry)  # read by the repairs and the review
+    rules = drafts[0] if drafts else None
 
     def accept(text: str) -> Plan:
         if allow_questions:

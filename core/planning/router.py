@@ -4,7 +4,10 @@ Seed 000's AgentRouter and seed 004's route_mode: knowledge questions take a fix
 retrieve-then-answer workflow (no plan), simple lookups take a short ReAct loop of one to
 three read-only tool calls, and everything larger is planned. This module only decides
 (core.runs.answers answers). ``route_with_llm`` asks the model in one plain call;
-``route_offline`` decides with rules; ``route`` picks by engine.
+``route_offline`` decides with rules: a pack's route for a request of its domain first,
+else the generic rules over clauses, conditions, questions and how plainly the request asks
+for a tool; ``route`` picks by engine. The knowledge route's tool is the one that says it
+answers questions (``ToolHints.answers_questions``).
 """
 
 from __future__ import annotations
@@ -18,16 +21,21 @@ from core.base.usage import Usage
 from core.errors import PlanParseError, ToolError
 from core.llm.engine import Engine
 from core.planning.choices import ROUTE_MODES
-from core.planning.offline.text import clean_query, cues, extract_entities, split_clauses
+from core.planning.clauses import clean_query, split_clauses
+from core.planning.packs import packs, reading
 from core.planning.routes import ROUTE_ALIASES, ROUTE_REASONS, Route, reason_text, ruled
+from core.planning.tool_match import PLAIN_MATCH, score_tool
 from core.prompts.adaptive import ROUTER_SYSTEM, language_name, parse_reply
-from core.tools.registry import ToolRegistry
+from core.tools.registry import Tool, ToolRegistry
 
 __all__ = [
-    "KNOWLEDGE_TOOL",
     "ROUTE_REASONS",
     "Route",
+    "ask_knowledge",
     "decide_route",
+    "has_condition",
+    "is_question",
+    "knowledge_tool",
     "person_route",
     "reason_text",
     "route",
@@ -37,7 +45,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-KNOWLEDGE_TOOL = "search_knowledge"
 _CONDITIONAL = re.compile(
     r"如果|假如|要是|若是|的话|否则|不然|就(?:退|帮|给|申请)|\bif\b|\bunless\b|\botherwise\b"
     r"|\bin case\b|\bwhen it\b(?!\s+(?:arrives|will arrive|gets here|is delivered))",
@@ -47,62 +54,71 @@ _QUESTION = re.compile(
     r"[?？]|什么|怎么|如何|多久|几天|哪些|哪款|哪个|是否|能不能|可以.*吗|吗$|\bwhat\b|\bhow\b"
     r"|\bwhich\b|\bwhy\b|\bcan i\b|\bis it\b|\bdoes\b", re.IGNORECASE,
 )
-_ACTION_FAMILIES = ("health", "diagnose", "scale", "analytics", "research", "calc", "time")
-_HEAVY = {"analytics", "research", "fleet"}
 
 
 # ---- deciding ------------------------------------------------------------------------------
 
 
-def route_offline(request: str) -> Route:
-    """Decide the mode with rules: ids, actions, conditions and clauses of the request."""
+def has_condition(text: str) -> bool:
+    """True when ``text`` makes something depend on something else ("if", "如果", "的话")."""
+    return bool(_CONDITIONAL.search(text))
+
+
+def is_question(text: str) -> bool:
+    """True when ``text`` reads as a question ("what", "how", "吗", a question mark)."""
+    return bool(_QUESTION.search(text))
+
+
+def knowledge_tool(registry: ToolRegistry) -> Tool | None:
+    """The tool that answers questions from documents (the first that says it does)."""
+    return next((tool for tool in registry if tool.hints.answers_questions), None)
+
+
+def ask_knowledge(tool: Tool, question: str) -> dict[str, Any]:
+    """The arguments that ask ``tool`` (one that answers questions) ``question``: the
+    question goes to its first required parameter, the rest keep their defaults."""
+    parameter = next(iter(tool.required), None) or next(
+        iter(tool.parameters.get("properties") or {}), "query")
+    return {parameter: question}
+
+
+def route_offline(request: str, registry: ToolRegistry) -> Route:
+    """Decide the mode with rules: the first pack's route for a request it reads, else the
+    generic rules (:func:`generic_route`)."""
+    for pack in packs(registry):
+        decided = pack.route(request, registry) if pack.route is not None else None
+        if decided is not None:
+            return decided
+    return generic_route(request, registry)
+
+
+def generic_route(request: str, registry: ToolRegistry) -> Route:
+    """Rules that know no toolset: an empty request, a condition, several clauses or a side
+    effect the request plainly asks for are planned; a question the knowledge tool may
+    answer goes there; a lookup a read-only tool plainly does is answered directly."""
     text = (request or "").strip()
     clauses = split_clauses(text)
     if not clauses:
         return ruled("plan", "empty")
-    parts = [_profile(clause) for clause in clauses]
-    actions = set().union(*(p[0] for p in parts))
-    busy = [clause for clause, p in zip(clauses, parts, strict=True) if p[0] or p[1]]
-    if _CONDITIONAL.search(text):
+    if has_condition(text):
         return ruled("plan", "condition")
-    if "refund" in actions:
-        return ruled("plan", "side_effect")
-    if {"order", "logistics"} <= actions and not extract_entities(text).tracking:
-        return ruled("plan", "chained")
-    if len(busy) >= 2 and (actions or not all(p[1] for p in parts)):
-        return ruled("plan", "parts", count=str(len(busy)))
-    if actions & _HEAVY or len(actions) > 2:
-        return ruled("plan", "analysis")
-    if actions:
-        return ruled("direct", "lookup", names=", ".join(sorted(actions)))
-    if any(p[1] for p in parts):
-        return ruled("knowledge", "knowledge")
     if len(clauses) >= 2:
         return ruled("plan", "several")
+    asked = _plainly_asked(text, registry)
+    if any(tool.side_effect for tool in asked):
+        return ruled("plan", "side_effect")
+    answering = knowledge_tool(registry)
+    lookups = [tool for tool in asked if tool is not answering]
+    if is_question(text) and answering is not None and not lookups:
+        return ruled("knowledge", "knowledge")
+    if lookups:
+        return ruled("direct", "lookup", names=", ".join(tool.name for tool in lookups))
     return ruled("direct", "simple")
 
 
-def _profile(clause: str) -> tuple[set[str], bool]:
-    """(actions the clause asks for, whether it reads as a knowledge question)."""
-    flags = cues(clause)
-    found = extract_entities(clause)
-    actions: set[str] = set()
-    if found.orders:
-        actions.add("order")
-    if found.tracking or "logistics" in flags:  # "when it arrives" tracks the order named
-        actions.add("logistics")
-    if "refund" in flags and "policy" not in flags and not _QUESTION.search(clause):
-        actions.add("refund")
-    if found.services:
-        actions.add("health")
-        actions.update(flags & {"diagnose", "scale"})
-    elif "ops" in flags:
-        actions.add("fleet")  # every service: list, check, then act on the unhealthy ones
-    if found.sql:
-        actions.add("analytics")
-    actions.update(flags & {"analytics", "research", "calc", "time"} & set(_ACTION_FAMILIES))
-    knowledge = bool(flags & {"knowledge", "policy", "product"}) or bool(_QUESTION.search(clause))
-    return actions, knowledge and not actions
+def _plainly_asked(text: str, registry: ToolRegistry) -> list[Tool]:
+    """The tools ``text`` plainly asks for (two keyword hits, or as much)."""
+    return [tool for tool in registry if score_tool(tool, text) >= PLAIN_MATCH]
 
 
 def route_with_llm(request: str, model: Any, registry: ToolRegistry | None = None
@@ -130,33 +146,40 @@ def route_with_llm(request: str, model: Any, registry: ToolRegistry | None = Non
 def decide_route(request: str, engine: Engine) -> tuple[Route, Usage]:
     """Route with the model when there is one (rules if its reply is unusable), else rules.
 
-    A knowledge route needs the search_knowledge tool, and a relevant document: when none
-    covers the request but tools can answer it (orders, services, analytics ...), it is
-    planned instead; otherwise the knowledge answer says that no source covers it.
+    A knowledge route needs a tool that answers questions, and a relevant document: when
+    none covers the request but tools can answer it (what the packs read it asking of
+    their tools, else the tools it plainly asks for), it is planned instead; otherwise the
+    knowledge answer says that no source covers it.
     """
     usage = Usage()
+    registry = engine.registry
     if engine.model is None:
-        decided = route_offline(request)
+        decided = route_offline(request, registry)
     else:
         try:
-            decided, usage = route_with_llm(request, engine.model, engine.registry)
+            decided, usage = route_with_llm(request, engine.model, registry)
         except PlanParseError as exc:
             logger.warning("router reply unusable, using the rules: %s", exc)
-            decided = route_offline(request)
-    if decided.mode == "knowledge" and KNOWLEDGE_TOOL not in engine.registry:
+            decided = route_offline(request, registry)
+    answering = knowledge_tool(registry)
+    if decided.mode == "knowledge" and answering is None:
         decided = ruled("plan", "no_knowledge_tool", decided.source)
-    elif decided.mode == "knowledge" and not _has_source(request, engine.registry):
-        actions = sorted(set().union(*(_profile(c)[0] for c in split_clauses(request))))
+    elif decided.mode == "knowledge" and not _has_source(request, answering, registry):
+        actions = list(reading(request, registry).asks) or [
+            tool.name for tool in _plainly_asked(request, registry) if tool is not answering]
         if actions:  # the tools can answer what the documents do not
-            decided = ruled("plan", "no_source", decided.source, names=", ".join(actions))
+            decided = ruled("plan", "no_source", decided.source,
+                            names=", ".join(sorted(actions)))
     return decided, usage
 
 
-def _has_source(request: str, registry: ToolRegistry) -> bool:
-    """True when the knowledge base holds a document relevant to ``request``."""
+def _has_source(request: str, answering: Tool | None, registry: ToolRegistry) -> bool:
+    """True when the knowledge tool finds a document relevant to ``request``."""
+    if answering is None:
+        return False
     query = clean_query(request) or request.strip()
     try:
-        return bool((registry.call(KNOWLEDGE_TOOL, {"query": query, "top_k": 1}) or {})
+        return bool((registry.call(answering.name, ask_knowledge(answering, query)) or {})
                     .get("hits"))
     except ToolError as exc:  # the answer will say so; routing goes on
         logger.warning("knowledge search while routing failed: %s", exc)

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from core.base.language import detect_language, pick
 from core.plan.model import Plan, Step
 from core.planning.guards import states_a_condition
-from core.planning.offline import offline_plan
+from core.planning.offline import rule_drafts
 from core.tools.registry import ToolRegistry
 
 __all__ = ["adopt_rule_conditions", "map_calls"]
@@ -43,7 +43,9 @@ def adopt_rule_conditions(request: str, plan: Plan, registry: ToolRegistry, *,
                and _side_effect(step, registry) and states_a_condition(step)]
     if not lacking:
         return []
-    draft = draft or offline_plan(request, registry)
+    draft = draft if draft is not None else next(iter(rule_drafts(request, registry)), None)
+    if draft is None:
+        return []
     adopted = []
     for step in lacking:
         twin = next((d for d in draft.steps if d.condition and _same_target(d, step)

@@ -2,76 +2,48 @@
 
 A small model often plans "find the degraded services" as a step with ``"tool": null``
 and then answers from memory. :func:`tool_hint_problems` finds such steps so that the
-planner's corrective retry can send them back: a step that names an order number, a
-tracking number, services, SQL / tables, the current time, or a product or shop policy
-(what the knowledge base answers), while a read-only tool takes exactly that (by its
-parameter names or keywords) and no step it depends on already uses that tool.
-The synthesis step is exempt: it only writes the answer.
-
-:func:`tool_chain` is the same idea for the direct answer: the read-only tool calls the
-rule planner would start with (an order, then its parcel), which the short loop forces as
-its first rounds.
+planner's corrective retry can send them back: a step that names what a read-only tool
+looks up (the packs read that: an order number, services, a product), SQL or tables (a
+tool keyed "sql" or "tables"), or the current time (a tool keyed "time"), while no step it
+depends on already uses that tool. The synthesis step is exempt: it only writes the answer.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from core.base.language import Language, detect_language, pick
+from core.base.messages import Both
 from core.plan.dag import ancestors
 from core.plan.model import Plan, Step
-from core.planning.offline import offline_plan
-from core.planning.offline.text import cues, extract_entities
-from core.tools.registry import Tool, ToolRegistry
+from core.planning.packs import reading
+from core.tools.registry import ToolRegistry
 
-__all__ = ["needed_tools", "tool_chain", "tool_hint_problems"]
+__all__ = ["needed_tools", "tool_hint_problems"]
 
-_SERVICES = re.compile(r"\bservices?\b|micro-?services?|服务", re.IGNORECASE)
 _TABLES = re.compile(r"\bsql\b|\btables?\b|\bselect\b.+\bfrom\b|数据表|表结构", re.IGNORECASE)
-# what the knowledge base answers: a product or a shop policy (the rule planner's "product"
-# cues), or a pick; not the "recommend" cue family, whose "want" fits "what the user wants"
-_PICKS = re.compile(r"推荐|选购|选哪|\brecommend", re.IGNORECASE)
 _CLOCK = re.compile(r"\b(?:current|today'?s?)\s+(?:date|time)\b|\bwhat time\b|当前(?:时间|日期)|"
                     r"现在几点|今天几号", re.IGNORECASE)
-
-
-def _takes(part: str) -> Callable[[Tool], bool]:
-    return lambda tool: any(part in name for name in tool.parameters.get("properties", {}))
-
-
-def _knows(*words: str) -> Callable[[Tool], bool]:
-    return lambda tool: any(word in tool.keywords for word in words)
-
-
-# (what the text names, in English and Chinese; which tools look that up)
-_NEEDS: tuple[tuple[Callable[[str], bool], tuple[str, str], Callable[[Tool], bool]], ...] = (
-    (lambda text: bool(extract_entities(text).orders), ("订单号", "an order number"),
-     _takes("order")),
-    (lambda text: bool(extract_entities(text).tracking), ("运单号", "a tracking number"),
-     _takes("tracking")),
-    (lambda text: bool(_SERVICES.search(text)), ("服务", "services"),
-     lambda tool: _takes("service")(tool) or _knows("services")(tool)),
-    (lambda text: bool(_TABLES.search(text)), ("数据表或 SQL", "tables or SQL"),
-     _knows("sql", "tables")),
-    (lambda text: bool(_CLOCK.search(text)), ("当前时间", "the current time"), _knows("time")),
-    (lambda text: "product" in cues(text) or bool(_PICKS.search(text)),
-     ("商品或政策", "products or policies"),
-     _knows("recommend", "policy")),
+# (what the text names, in both languages; the keywords of the tools that look it up)
+_GENERIC: tuple[tuple[re.Pattern[str], Both, frozenset[str]], ...] = (
+    (_TABLES, Both(en="tables or SQL", zh="数据表或 SQL"), frozenset({"sql", "tables"})),
+    (_CLOCK, Both(en="the current time", zh="当前时间"), frozenset({"time"})),
 )
 
 
 def needed_tools(text: str, registry: ToolRegistry) -> list[tuple[str, list[str]]]:
     """What ``text`` names that a read-only tool looks up: (what, in the text's language;
-    the names of those tools), in a fixed order."""
+    the names of those tools), the packs' readings first."""
     lang: Language = detect_language(text)
+    wanted = [(need.what, set(need.tools), frozenset[str]())
+              for need in reading(text, registry).needs]
+    wanted += [(what, set(), keys) for pattern, what, keys in _GENERIC if pattern.search(text)]
     found = []
-    for names_it, what, fits in _NEEDS:
-        if not names_it(text):
-            continue
-        tools = [tool.name for tool in registry if not tool.side_effect and fits(tool)]
+    for what, names, keys in wanted:
+        tools = [tool.name for tool in registry if not tool.side_effect
+                 and (tool.name in names or keys & set(tool.keywords))]
         if tools:
-            found.append((pick(lang, *what), tools))
+            found.append((pick(lang, what.zh, what.en), tools))
     return found
 
 
@@ -104,18 +76,3 @@ def _tools_upstream(step: Step, by_id: dict[str, Step]) -> set[str]:
     graph = {sid: other.depends_on for sid, other in by_id.items()}
     return {tool for sid in ancestors(graph, step.depends_on)
             if (tool := by_id[sid].tool)}
-
-
-def tool_chain(request: str, registry: ToolRegistry, *, limit: int = 2) -> list[Step]:
-    """The read-only tool steps the rule planner drafts for ``request``, in plan order, each
-    needing only the ones before it (query_order, then query_logistics on its tracking
-    number), at most ``limit``; empty when no tool fits the request."""
-    chain: list[Step] = []
-    for step in offline_plan(request, registry).steps:
-        if step.tool is None or step.tool not in registry or registry.get(step.tool).side_effect:
-            continue
-        if set(step.depends_on) <= {earlier.id for earlier in chain}:
-            chain.append(step)
-        if len(chain) == limit:
-            break
-    return chain

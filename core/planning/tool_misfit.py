@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from core.base.language import detect_language, pick
 from core.plan.model import Plan
-from core.planning.offline.match import PLAIN_MATCH, score_tool
+from core.planning.tool_match import PLAIN_MATCH, score_tool
 from core.tools.registry import ToolRegistry
 
 __all__ = ["tool_misfit_problems"]

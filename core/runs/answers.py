@@ -20,7 +20,7 @@ from core.base.text import clip
 from core.base.usage import Usage
 from core.errors import ToolArgumentError, ToolError
 from core.execution.answer_language import in_language
-from core.execution.context import resolve_args
+from core.execution.context import resolve_args, summarize_results
 from core.execution.events import RunEvent
 from core.execution.executor import StepOutcome, apply_outcome, execute_step
 from core.execution.react import run_react
@@ -30,12 +30,10 @@ from core.llm.engine import Engine
 from core.llm.forced_call import open_with_tool
 from core.plan.identifiers import Grounds
 from core.plan.model import Plan, Step, now
-from core.planning.offline import offline_plan
-from core.planning.offline.answer import compose_answer
-from core.planning.offline.text import clean_query
-from core.planning.router import KNOWLEDGE_TOOL
+from core.planning.clauses import clean_query
+from core.planning.offline import offline_answer, offline_plan, tool_chain
+from core.planning.router import ask_knowledge, knowledge_tool
 from core.planning.routes import Route
-from core.planning.tool_hints import tool_chain
 from core.prompts.adaptive import DIRECT_SYSTEM, KNOWLEDGE_SYSTEM, language_name
 from core.runs.executors import embedded_executor_id
 from core.store.run_store import RunStore
@@ -65,7 +63,7 @@ _NO_SIDE_EFFECTS = ("直接模式不执行有副作用的操作，请使用规�
 
 
 class KnowledgeHit(BaseModel):
-    """One document found by search_knowledge."""
+    """One document found by the tool that answers questions."""
 
     title: str
     content: str = ""
@@ -99,7 +97,10 @@ def answer_without_plan(
     unanswered: str | None = None
     if route.mode == "knowledge":
         answer, usage, hits = answer_knowledge(request, engine)
-        calls = [ToolCallRecord(name=KNOWLEDGE_TOOL, args={"query": request},
+        answering = knowledge_tool(engine.registry)
+        name = answering.name if answering is not None else "knowledge"
+        args = ask_knowledge(answering, request) if answering is not None else {}
+        calls = [ToolCallRecord(name=name, args=args,
                                 result={"hits": [h.model_dump() for h in hits]})]
         if not hits:
             unanswered = pick(detect_language(request), "没有资料涵盖这个问题",
@@ -158,12 +159,16 @@ def _events(plan: Plan, route: Route, status: str) -> list[RunEvent]:
 
 def answer_knowledge(request: str, engine: Engine, *, top_k: int = 3
                      ) -> tuple[str, Usage, list[KnowledgeHit]]:
-    """Retrieve with search_knowledge, then answer: one plain LLM call, or offline from the
-    top hit. With no relevant document the answer says that no source covers the question
-    (the model is not asked). Raises ToolError when the knowledge tool is missing or fails."""
+    """Retrieve with the tool that answers questions, then answer: one plain LLM call, or
+    offline from the top hit. With no relevant document the answer says that no source
+    covers the question (the model is not asked). Raises ToolError when no tool answers
+    questions or the one that does fails."""
     query = clean_query(request) or request.strip()
-    raw = engine.registry.call(KNOWLEDGE_TOOL, {"query": query, "top_k": top_k})
-    hits = [KnowledgeHit.model_validate(h) for h in (raw or {}).get("hits", [])]
+    answering = knowledge_tool(engine.registry)
+    if answering is None:
+        raise ToolError(msg("tool.none_answers_questions"))
+    raw = engine.registry.call(answering.name, ask_knowledge(answering, query))
+    hits = [KnowledgeHit.model_validate(h) for h in (raw or {}).get("hits", [])][:top_k]
     lang = detect_language(request)
     if not hits:
         return pick(lang, *_NO_SOURCE), Usage(), hits
@@ -318,4 +323,5 @@ def _direct_offline(request: str, engine: Engine, lang: Language
                                               step.args or {}, result=outcome.result,
                                               error=outcome.error))
     logger.debug("direct offline answer from %s", [r.name for r in records])
-    return compose_answer(plan), Usage(), records
+    answer = offline_answer(plan, engine.registry) or summarize_results(plan)
+    return answer, Usage(), records

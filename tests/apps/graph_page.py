@@ -11,8 +11,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core.plan.graph import plan_to_dot
-from core.planning.offline.planner import offline_plan
 from core.tools.toolsets import default_registry
+from demo.offline.planner import offline_plan
 from demo.scenarios import get_scenario
 from ui.graph_view import plan_graph
 

@@ -1,4 +1,4 @@
-"""The offline planner: a deterministic, rule-based plan drafter that needs no LLM.
+"""The demo's rule planner: a deterministic plan drafter for the demo's requests, no LLM.
 
 The request is split into clauses, each clause is matched to tool families by cue words
 and by scoring the registry's tools (names, descriptions, keywords), arguments are filled
@@ -18,16 +18,11 @@ from typing import Any
 from core.base.language import Language, detect_language, pick
 from core.errors import UnservableRequestError
 from core.plan.model import Plan, Step
-from core.planning.offline.match import fill_args, score_tool
-from core.planning.offline.text import (
-    CHURN_QUERIES,
-    Entities,
-    clean_query,
-    cues,
-    extract_entities,
-    split_clauses,
-)
+from core.planning.clauses import clean_query, split_clauses
+from core.planning.tool_match import score_tool
 from core.tools.registry import ToolRegistry
+from demo.offline.match import fill_args
+from demo.offline.text import CHURN_QUERIES, Entities, cues, extract_entities, research_topic
 
 __all__ = ["offline_plan"]
 
@@ -217,7 +212,7 @@ def _analytics(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> 
 
 def _research(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
     lang = draft.lang
-    topic = clean_query(clause, research=True) or clause.strip()[:80]
+    topic = research_topic(clause) or clause.strip()[:80]
     if draft.has("web_search"):
         for zh, en in (("概况", "overview"), ("功能对比", "comparison"), ("趋势", "trends")):
             query = f"{topic} {zh if lang == 'zh' else en}"

@@ -1,4 +1,4 @@
-"""The offline synthesiser: a readable answer, in the request's language, from step results."""
+"""The demo's offline answer: a readable answer, in the request's language, from the results."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from typing import Any
 from core.base.language import Language, detect_language, pick
 from core.base.text import clip, preview
 from core.plan.model import Plan, Step
-from core.planning.offline.answer_ops import (
+from demo.offline.answer_ops import (
     diagnose_section,
     health_section,
     scale_section,
     services_section,
 )
-from core.planning.offline.answer_text import (
+from demo.offline.answer_text import (
     CARRIERS_EN,
     bilingual_half,
     english_names,

@@ -1,25 +1,25 @@
-"""How the offline mode reads a request: clauses, cue words and the entities a clause names."""
+"""How the demo reads a request: cue-word families and the entities a clause names.
+
+Clauses and search words are the engine's (core.planning.clauses); the families (refund,
+logistics, ops, analytics …) and the entities (orders, tracking numbers, services, budgets,
+SQL) are the demo's own domain.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
+from core.planning.clauses import clean_query
+
 __all__ = [
     "CHURN_QUERIES",
     "Entities",
-    "clean_query",
     "cues",
     "extract_entities",
-    "split_clauses",
+    "research_topic",
 ]
 
-_MAX_CLAUSE_CHARS = 600
-_SPLIT = re.compile(
-    r"[。；;！!？?\n]+|\.(?:\s+|$)|另外|此外|顺便|还有|然后|同时|并且|并(?=给|生成|提供|写|做|把)"
-    r"|\b(?:and also|also|then|after that|in addition|besides|additionally)\b",
-    re.IGNORECASE,
-)
 _CUES: dict[str, str] = {
     "refund": r"退款|退货|退掉|退了|退回|申请退|refund|return (?:it|this|the|my)|send (?:it )?back"
               r"|money back",
@@ -77,14 +77,6 @@ _EXPRESSION = re.compile(rf"{_OPERAND}(?:\s*[-+*/×÷^]\s*{_OPERAND})+")
 _DATE_LIKE = re.compile(r"\d{4}-\d{1,2}(?:-\d{1,2})?")
 _SQL = re.compile(r"\b(?:select\b.+\bfrom\b.+|select\s+[\d'(].*|with\s+\w+\s+as\s*\(.+)",
                   re.IGNORECASE | re.DOTALL)
-_FILLER_ZH = re.compile(
-    r"我家|我们|我想|我要|帮我|帮忙|请你|请|麻烦|想要|想买|要买|一台|一个|一下|看看|给我|你好|推荐"
-    r"|的话|的|了|吗|呢|吧"
-)
-_FILLER_EN = re.compile(
-    r"\b(?:please|help me|can you|could you|i want|i need|i'd like|my|me|a|an|the|to|that|is"
-    r"|recommend|find|some|for)\b", re.IGNORECASE
-)
 _RESEARCH_FILLER = re.compile(
     r"调研|研究|写一份|写个|简要|简短|报告|现状|research|investigate|write|short|brief|report"
     r"|current|state of|and|on|about", re.IGNORECASE
@@ -121,13 +113,6 @@ class Entities:
     numbers: list[float] = field(default_factory=list)
     expression: str | None = None
     sql: str | None = None
-
-
-def split_clauses(text: str) -> list[str]:
-    """Split a request into clauses on sentence ends and joining words (另外, also, then …)."""
-    parts = _SPLIT.split(text or "")
-    clauses = [part.strip(" \t,，、:：") for part in parts]
-    return [clause[:_MAX_CLAUSE_CHARS] for clause in clauses if clause]
 
 
 def cues(clause: str) -> set[str]:
@@ -174,11 +159,7 @@ def extract_entities(clause: str) -> Entities:
     return found
 
 
-def clean_query(clause: str, *, research: bool = False) -> str:
-    """The search words of a clause: filler words and punctuation removed."""
-    text = _FILLER_ZH.sub(" ", clause)
-    text = _FILLER_EN.sub(" ", text)
-    if research:
-        text = _RESEARCH_FILLER.sub(" ", text)
-    text = re.sub(r"[^\w\u3400-\u9fff¥￥.+-]+", " ", text)
-    return " ".join(text.split())[:200]
+def research_topic(clause: str) -> str:
+    """The topic of a research clause: its search words without the words of asking for
+    research ("调研", "write a short report")."""
+    return clean_query(clause, filler=_RESEARCH_FILLER)

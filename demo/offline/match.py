@@ -1,34 +1,14 @@
-"""Matching a clause to a registered tool, and filling the tool's arguments from the clause."""
+"""Filling a tool's arguments from what a clause names (the demo's entities)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from core.planning.offline.text import Entities, clean_query
+from core.planning.clauses import clean_query
 from core.tools.registry import Tool
+from demo.offline.text import Entities
 
-__all__ = ["PLAIN_MATCH", "fill_args", "score_tool"]
-
-# two keyword hits ("流失" and "原因" for run_sql): text that plainly asks for the tool
-PLAIN_MATCH = 6
-
-
-def score_tool(candidate: Tool, clause: str) -> int:
-    """How well a clause matches a tool: keyword hits, name parts and description words."""
-    text = clause.lower()
-    score = 3 * sum(1 for kw in candidate.keywords if _contains(text, kw.lower()))
-    score += 2 * sum(1 for part in candidate.name.split("_") if len(part) > 2
-                     and _contains(text, part))
-    words = {w for w in re.findall(r"[a-z]{4,}", candidate.description.lower())}
-    score += sum(1 for w in words if _contains(text, w))
-    return score
-
-
-def _contains(text: str, word: str) -> bool:
-    if re.fullmatch(r"[a-z0-9 _-]+", word):
-        return re.search(rf"\b{re.escape(word)}", text) is not None
-    return word in text
+__all__ = ["fill_args"]
 
 
 def fill_args(chosen: Tool, clause: str, found: Entities) -> dict[str, Any] | None:
