@@ -20,7 +20,7 @@ from core.planning.checkpoint import (
     run_checkpoint,
     steps_from_dicts,
 )
-from core.tools.registry import ToolRegistry
+from core.tools.registry import ToolHints, ToolRegistry, make_tool
 from demo.offline import compose_answer, offline_plan
 from tests.fake_openai import text
 from tests.fakes import ScriptedChatModel
@@ -321,3 +321,62 @@ def test_a_checkpoint_cannot_plan_a_completed_side_effect_again(registry: ToolRe
     assert result.plan is not None and result.plan.ids() == ["s1", "s2", "s4", "s3"]
     assert result.plan.step("s3").depends_on == ["s1", "s2"]  # it read the repeat
     assert result.plan.warnings == ["s2 already did “Refund order 88231”; it is not done again"]
+
+
+# ---- the offline rule reads the tools' declared hints, whatever the tools ----------------
+
+
+def _ticket_tools(in_progress: tuple[str, ...]) -> ToolRegistry:
+    registry = ToolRegistry()
+
+    def find_ticket(ticket_id: str) -> dict:
+        """Find a ticket.
+
+        Args:
+            ticket_id: the ticket.
+        """
+        return {"ticket_id": ticket_id, "status": "escalating"}
+
+    def escalate(ticket_id: str) -> dict:
+        """Escalate a ticket.
+
+        Args:
+            ticket_id: the ticket.
+        """
+        return {"ticket_id": ticket_id, "escalation_id": "E-1"}
+
+    registry.add(make_tool(find_ticket, read_only=True))
+    registry.add(make_tool(escalate, hints=ToolHints(in_progress=in_progress)))
+    return registry
+
+
+def _ticket_plan() -> Plan:
+    # the drop guard lets a checkpoint drop an approved action only when its condition is
+    # false: an escalation "if it is still open" is not due for a ticket already escalating
+    return Plan(goal="Find ticket T-7 and escalate it if it is still open", steps=[
+        Step(id="s1", description="Find ticket T-7", tool="find_ticket",
+             args={"ticket_id": "T-7"}),
+        Step(id="s2", description="Escalate it if it is open", tool="escalate",
+             args={"ticket_id": "T-7"}, depends_on=["s1"], condition="s1.status == 'open'"),
+        Step(id="s3", description="Answer", depends_on=["s1", "s2"]),
+    ])
+
+
+def test_a_side_effect_already_under_way_by_its_tools_own_hint_is_dropped_offline():
+    registry = _ticket_tools(("escalating",))
+    plan = _ticket_plan()
+    run_step(plan, plan.step("s1"), Engine(registry))
+    decision, _ = checkpoint(plan, [plan.step("s1")], Engine(registry))
+    assert decision.needs_replan
+    assert decision.reason == ("s1 shows ticket_id T-7 already in progress (T-7, escalating): "
+                               "escalate is not needed again, so s2 was dropped")
+    new = apply_decision(plan, decision, registry)
+    assert new is not None and new.ids() == ["s1", "s3"]
+
+
+def test_without_a_declared_in_progress_status_nothing_is_dropped():
+    registry = _ticket_tools(())
+    plan = _ticket_plan()
+    run_step(plan, plan.step("s1"), Engine(registry))
+    decision, _ = checkpoint(plan, [plan.step("s1")], Engine(registry))
+    assert not decision.changes_plan

@@ -75,8 +75,9 @@ def test_offline_reflection_on_a_refused_refund() -> None:
     assert "query_order" in found.lesson and "apply_refund" in found.lesson
     assert "s2" in found.root_cause and not found.should_retry
     assert found.tools == ["apply_refund"]
+    assert "s1.<field> == <value>" in found.lesson  # a condition over the lookup's result
     chinese = reflect_offline(failed_plan("帮我把订单 70412 退掉", REFUSED))
-    assert "签收" in chinese.lesson
+    assert "query_order" in chinese.lesson and "条件" in chinese.lesson
 
 
 @pytest.mark.parametrize(("error", "retry", "word"), [

@@ -16,7 +16,7 @@ from core.execution.success_check import (
 )
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
-from core.tools.registry import ToolRegistry
+from core.tools.registry import ToolRegistry, tool
 from core.tools.toolsets import default_registry
 from tests.fakes import ScriptedChatModel
 
@@ -41,7 +41,6 @@ def done(criteria: str | None, result: Any, tool: str | None = "query_order") ->
     ("result.count > 2", {"count": 3}, True),
     ("result.status == 'delivered'", {"status": "in_transit"}, False),
     ("a refund id is returned", {"refund_id": "RF1", "created": True}, True),
-    ("拿到退款单号", {"refund_id": None}, False),
     ("the unhealthy services are known", {"unhealthy": [], "checked": 3}, True),
     ("the user will be happy", {"status": "delivered"}, None),
 ])
@@ -52,6 +51,17 @@ def test_structural_checks(criteria: str, result: Any, met: bool | None) -> None
     else:
         assert verdict is not None and verdict.met is met and verdict.how == "structural"
         assert verdict.reason
+
+
+def test_a_field_named_in_chinese_is_read_through_the_tools_labels() -> None:
+    labels = {"退款单号": "refund_id", "单号": "ticket_id"}
+    verdict = check_structurally("拿到退款单号", {"refund_id": None}, "zh", labels=labels)
+    assert verdict is not None and not verdict.met and "refund_id" in verdict.reason
+    assert check_structurally("拿到退款单号", {"refund_id": None}, "zh") is None  # no labels
+    # the engine learns a demo field's Chinese name from the demo tool that declares it
+    step = done("拿到退款单号", {"refund_id": "RF1"}, tool="apply_refund")
+    verdict, _ = check_success(step, Engine(default_registry({}), ScriptedChatModel([])))
+    assert verdict.met and verdict.how == "structural"
 
 
 def test_check_success_structural_needs_no_model() -> None:
@@ -113,18 +123,45 @@ def test_classify_failure() -> None:
     leaf = plan.step("s2")
     assert classify_failure(leaf, "no results for 'x'", plan=plan, registry=registry) == (
         "ignorable")
-    assert classify_failure(leaf, "the result holds 0 item(s)", plan=plan) == "ignorable"
+    assert classify_failure(leaf, "the result holds 0 item(s)", plan=plan,
+                            registry=registry) == "ignorable"
     # a leaf whose failure says the plan itself is wrong
-    assert classify_failure(leaf, "unknown tool 'search'", plan=plan) == "fatal"
+    assert classify_failure(leaf, "unknown tool 'search'", plan=plan,
+                            registry=registry) == "fatal"
     # a step others depend on, even for a timeout
     assert classify_failure(plan.step("s1"), "timed out", plan=plan,
                             registry=registry) == "fatal"
     # a failed side effect
     assert classify_failure(plan.step("s3"), "timed out", plan=plan,
                             registry=registry) == "fatal"
-    assert classify_failure(plan.step("s3"), "timed out") == "fatal"
     # the synthesis
-    assert classify_failure(plan.step("s4"), "timed out", plan=plan) == "fatal"
+    assert classify_failure(plan.step("s4"), "timed out", plan=plan,
+                            registry=registry) == "fatal"
+
+
+def test_a_side_effect_is_known_from_the_tools_flag_never_from_its_name() -> None:
+    """A read-only tool named like an action ("refund_status") that found nothing is
+    ignorable; an unknown tool may have a side effect, so its failure is fatal."""
+    registry = ToolRegistry()
+
+    @tool(read_only=True)
+    def refund_status(order_id: str) -> dict:
+        """Read a refund's status.
+
+        Args:
+            order_id: the order.
+        """
+        return {}
+
+    registry.add(refund_status)
+    leaf = Step(id="s1", description="Read the refund status", tool="refund_status",
+                args={"order_id": "1"})
+    plan = Plan(goal="g", steps=[leaf, Step(id="s2", description="answer", depends_on=["s1"])])
+    assert classify_failure(leaf, "no results found", plan=plan, registry=registry) == (
+        "ignorable")
+    unknown = leaf.model_copy(update={"tool": "lookup_elsewhere"})
+    assert classify_failure(unknown, "no results found", plan=plan, registry=registry) == (
+        "fatal")
 
 
 @pytest.mark.parametrize("error", [
@@ -143,7 +180,8 @@ def test_a_transport_error_is_never_ignorable(error: str) -> None:
 def test_a_failed_reasoning_step_is_fatal_even_when_nothing_depends_on_it() -> None:
     plan = Plan(goal="g", steps=[Step(id="s1", description="think"),
                                  Step(id="s2", description="answer", depends_on=["s1"])])
-    assert classify_failure(plan.step("s1"), "no results found", plan=plan) == "fatal"
+    assert classify_failure(plan.step("s1"), "no results found", plan=plan,
+                            registry=ToolRegistry()) == "fatal"
 
 
 QUESTION = "Which of our services are degraded or down right now, and what is the cause?"

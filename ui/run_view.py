@@ -149,7 +149,7 @@ def _meta(step: Step) -> list[str]:
 
 
 def table_of(value: Any) -> dict[str, list[str]] | None:
-    """A ``columns``/``rows`` result (run_sql's shape) as text columns, else None.
+    """A ``columns``/``rows`` result (a query's shape) as text columns, else None.
 
     Every cell becomes text (a data frame shows text as written) and repeated column
     names are numbered, so any rows can be drawn.

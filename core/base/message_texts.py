@@ -83,6 +83,13 @@ TEXTS: dict[str, tuple[str, str]] = {
         "demo to {variable}.",
         "没有大模型时，PlanBoard 只能为演示工具制定计划，而 {variable} 没有加载它们：请配置大模型"
         "（OPENAI_API_KEY，本地服务则设置 OPENAI_BASE_URL），或把 demo 加入 {variable}。"),
+    # ---- checkpoints -------------------------------------------------------------------------
+    "checkpoint.unchanged": ("no pending step's target is already under way",
+                             "没有待执行步骤的目标已在处理中"),
+    "checkpoint.under_way": (
+        "{source} shows {target} already in progress ({detail}): {tool} is not needed "
+        "again, so {steps} was dropped",
+        "{source} 显示 {target} 已在处理中（{detail}）：无需再次调用 {tool}，已移除步骤 {steps}"),
     # ---- tools (ToolError) ---------------------------------------------------------------
     "toolset.unknown": (
         "Toolset {name} could not be loaded: it is not builtin, an installed planboard "

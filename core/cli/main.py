@@ -390,7 +390,7 @@ def _parse_json_object(text: str, option: str) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{option} is not valid JSON ({exc.msg}); pass an object like "
-                          "'{\"order_id\": \"88231\"}'.") from None
+                          "'{\"name\": \"value\"}'.") from None
     if not isinstance(value, dict):
         raise ConfigError(f"{option} must be a JSON object like '{{\"key\": \"value\"}}'.")
     return value

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
@@ -58,10 +59,9 @@ _KNOWN_WORDS = re.compile(
     r"\b(?:is|are)\s+(?:known|returned|present|given|obtained|available|set)\b|已知|拿到|得到"
     r"|返回|明确|清楚", re.IGNORECASE,
 )
-_ZH_FIELDS = {
-    "退款单号": "refund_id", "运单号": "tracking_no", "物流单号": "tracking_no",
-    "订单号": "order_id", "异常服务": "unhealthy", "状态": "status", "金额": "amount",
-}
+# a result's status, named in Chinese (the English word is read as a field name anyway);
+# other fields are named in Chinese by the tool that returns them (ToolHints.field_labels)
+_STATUS_LABELS = {"状态": "status"}
 _IGNORABLE = re.compile(
     r"no (?:results?|hits?|documents?)|nothing (?:was )?found|empty result|没有找到|无结果|查不到"
     r"|not found|does not exist|不存在|holds 0 item|包含 0 条", re.IGNORECASE,
@@ -162,7 +162,9 @@ def check_success(step: Step, engine: Engine, *, language: Language | None = Non
         return SuccessVerdict(met=False, reason=pick(
             lang, f"步骤没有完成（{step.status}）", f"the step did not complete ({step.status})"
         )), Usage()
-    verdict = check_structurally(criteria, step.result, lang)
+    tool = engine.registry.get(step.tool) if step.tool in engine.registry else None
+    verdict = check_structurally(criteria, step.result, lang,
+                                 labels=tool.hints.field_labels if tool is not None else None)
     if verdict is not None:
         return verdict, Usage()
     if engine.model is None:
@@ -201,9 +203,12 @@ def is_transport_error(error: str | None) -> bool:
     return bool(_TRANSPORT.search(error or ""))
 
 
-def check_structurally(criteria: str, result: Any, lang: Language = "en"
-                       ) -> SuccessVerdict | None:
-    """A verdict when the criteria can be checked on the result's structure, else None."""
+def check_structurally(criteria: str, result: Any, lang: Language = "en", *,
+                       labels: Mapping[str, str] | None = None) -> SuccessVerdict | None:
+    """A verdict when the criteria can be checked on the result's structure, else None.
+
+    ``labels``: other names of the result's fields (``{"单号": "ticket_id"}``), as the
+    step's tool declares them (``ToolHints.field_labels``)."""
     if (condition := criteria_condition(criteria)) is not None:
         try:
             met = evaluate_condition(condition, {RESULT_STEP: result})
@@ -219,7 +224,7 @@ def check_structurally(criteria: str, result: Any, lang: Language = "en"
             return SuccessVerdict(met=size > 0, reason=pick(
                 lang, f"结果包含 {size} 条", f"the result holds {size} item(s)"))
     if _KNOWN_WORDS.search(criteria) and isinstance(result, dict):
-        field = _field_named(criteria, result)
+        field = _field_named(criteria, result, labels or {})
         if field is not None:
             value = result.get(field)
             met = value is not None and value != ""
@@ -242,11 +247,13 @@ def _size(result: Any) -> int | None:
     return None
 
 
-def _field_named(criteria: str, result: dict[str, Any]) -> str | None:
-    """The result field the criteria talks about ("the order status" → status)."""
-    for word, field in _ZH_FIELDS.items():
+def _field_named(criteria: str, result: dict[str, Any], labels: Mapping[str, str]
+                 ) -> str | None:
+    """The result field the criteria talks about ("the order status" → status): a label
+    the tool declares (the longest that appears), else the words of a field name."""
+    for word in sorted({**_STATUS_LABELS, **labels}, key=len, reverse=True):
         if word in criteria:
-            return field
+            return {**_STATUS_LABELS, **labels}[word]
     words = re.findall(r"[a-z0-9]+", criteria.lower())
     best: str | None = None
     for start in range(len(words)):
@@ -259,22 +266,20 @@ def _field_named(criteria: str, result: dict[str, Any]) -> str | None:
     return best
 
 
-def classify_failure(step: Step, error: str | None, *, plan: Plan | None = None,
-                     registry: ToolRegistry | None = None) -> FailureKind:
+def classify_failure(step: Step, error: str | None, *, registry: ToolRegistry,
+                     plan: Plan | None = None) -> FailureKind:
     """"fatal" (blocks dependents: replan) or "ignorable" (record it and go on).
 
     Fatal: a transport error (429, 5xx, a timeout, an unreachable endpoint), a failed side
-    effect, the synthesis step, a reasoning step, a step another step (other than the
-    synthesis) depends on, or an error in the plan itself (unknown tool, bad arguments).
-    Ignorable: a read-only tool step nothing else needs that found nothing.
+    effect (a tool has one unless it says it only reads: an unknown tool counts), the
+    synthesis step, a reasoning step, a step another step (other than the synthesis)
+    depends on, or an error in the plan itself (unknown tool, bad arguments). Ignorable: a
+    read-only tool step nothing else needs that found nothing.
     """
     text = error or ""
     if step.tool is None or is_transport_error(text) or _PLAN_ERRORS.search(text):
         return "fatal"
-    if registry is not None and step.tool in registry and registry.get(step.tool).side_effect:
-        return "fatal"
-    if registry is None and step.tool and re.search(r"refund|apply|create|delete|send|update"
-                                                    r"|cancel|pay|write", step.tool):
+    if step.tool not in registry or registry.get(step.tool).side_effect:
         return "fatal"
     if plan is not None:
         synthesis = plan.synthesis_step()

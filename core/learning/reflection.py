@@ -43,9 +43,14 @@ logger = logging.getLogger(__name__)
 
 _NEEDS_LLM = re.compile(r"needs? an? (?:LLM|language model)|no LLM|需要大模型|需要配置大模型",
                         re.IGNORECASE)
-_MISSING = re.compile(r"does not exist|not found|unknown (?:order|tracking)|不存在", re.I)
+_MISSING = re.compile(r"does not exist|not found|is unknown|unknown \w+ (?:number|id)\b|不存在",
+                      re.I)
 _ARGS = re.compile(r"parameter schema|field required|missing|arguments?", re.IGNORECASE)
-_REFUSED = re.compile(r"not delivered|return window|签收|退货期", re.IGNORECASE)
+# a tool that ran and refused what it was asked: the action is not allowed (yet)
+_REFUSED = re.compile(r"\bnot (?:allowed|permitted|eligible|possible)\b|\brefus|\breject"
+                      r"|\bcan(?:not| only) be\b|\bcan (?:only )?be \w+ (?:once|after|when)\b"
+                      r"|\bonly (?:once|after|when)\b|\bonce it (?:has|is)\b|\bpast (?:its|the)\b"
+                      r"|才能|尚未|已超过|不允许|不符合", re.IGNORECASE)
 _TRANSIENT = re.compile(r"time(?:d)? ?out|超时|connection|rate limit|429|503|temporar", re.I)
 _UNKNOWN_TOOL = re.compile(r"unknown tool", re.IGNORECASE)
 _QUOTE_CHARS = 120
@@ -121,12 +126,19 @@ def reflect_offline(plan: Plan, failure: str = "") -> Reflection:
     tool = step.tool or pick(lang, "推理步骤", "a reasoning step")
     root = pick(lang, f"{step.id}（{step.description}）失败：{error}",
               f"{step.id} ({step.description}) failed: {error}")
-    lesson, retry, hint = _rule(step, error, tool, lang)
+    lesson, retry, hint = _rule(step, error, tool, lang, _looked_up_by(plan, step))
     return Reflection(root_cause=root, lesson=lesson, should_retry=retry, retry_hint=hint,
                       tools=_tools_of(failed))
 
 
-def _rule(step: Step, error: str, tool: str, lang: Language) -> tuple[str, bool, str]:
+def _looked_up_by(plan: Plan, step: Step) -> Step | None:
+    """The tool step ``step`` depends on directly (the lookup that should decide it)."""
+    return next((plan.step(d) for d in step.depends_on
+                 if d in plan.ids() and plan.step(d).tool), None)
+
+
+def _rule(step: Step, error: str, tool: str, lang: Language, lookup: Step | None
+          ) -> tuple[str, bool, str]:
     """(lesson, should_retry, retry_hint) for one failed step."""
     if _NEEDS_LLM.search(error):
         return (pick(lang, f"没有大模型时，不要用推理步骤做“{step.description}”，"
@@ -139,14 +151,8 @@ def _rule(step: Step, error: str, tool: str, lang: Language) -> tuple[str, bool,
         return (pick(lang, f"只使用已注册的工具，{tool} 不存在", f"use only registered tools; "
                    f"{tool} does not exist"), True,
                 pick(lang, "换用已注册的工具", "use a registered tool instead"))
-    if _REFUSED.search(error):
-        return (pick(lang, f"调用 {tool} 之前先用 query_order 确认订单已签收且在退货期内，"
-                           "并加上条件 "
-                   "sN.status == 'delivered'",
-                   f"before {tool}, check with query_order that the order is delivered and "
-                   "inside its return window, and add the condition sN.status == 'delivered'"),
-                False, pick(lang, "先查询订单状态，再决定是否退款",
-                            "look up the order status first"))
+    if step.tool and _REFUSED.search(error):
+        return _refused(tool, lookup, lang)
     if _MISSING.search(error):
         return (pick(lang, f"调用 {tool} 前先向用户确认编号，{_quoted(error)}",
                    f"confirm the id with the user before calling {tool}; {_quoted(error)}"),
@@ -166,6 +172,20 @@ def _rule(step: Step, error: str, tool: str, lang: Language) -> tuple[str, bool,
                f"when {tool} fails ({_quoted(error)}), take another route (another tool or a "
                "reduced answer) instead of repeating the same call"),
             False, "")
+
+
+def _refused(tool: str, lookup: Step | None, lang: Language) -> tuple[str, bool, str]:
+    """The lesson of an action its tool refused: decide it on a lookup, with a condition."""
+    source = lookup.id if lookup is not None else "sN"
+    if lookup is not None and lookup.tool:
+        check_zh, check_en = f"先用 {lookup.tool} 查询", f"check with {lookup.tool}"
+    else:
+        check_zh, check_en = "先查询它要操作的记录", "look up the record it acts on"
+    return (pick(lang, f"调用 {tool} 之前{check_zh}，确认此时允许这样做，并把 {tool} 的条件写成"
+                       f"对查询结果的判断（{source}.<字段> == <取值>）",
+                 f"before {tool}, {check_en} that the action is allowed now, and make {tool} "
+                 f"conditional on what it finds ({source}.<field> == <value>)"),
+            False, pick(lang, "先查询，再决定是否执行", "look the record up first, then decide"))
 
 
 def _quoted(error: str) -> str:

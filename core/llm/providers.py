@@ -11,7 +11,7 @@ server's chat template HTML-escapes the turns.
 llama-cpp-python's ``chatml-function-calling`` template renders every turn with Jinja's
 autoescape on, so the model reads ``&#34;`` for each quote of a prompt (every JSON example
 and step result) and writes such entities back: a 1.5B model's final answer quoted its
-results as ``{&#34;order_id&#34;: …}``. Replies from that profile have the five entities
+results as ``{&#34;id&#34;: …}``. Replies from that profile have the five entities
 Jinja writes turned back into their characters (core.llm.reply.unescape_template_html).
 
 Local servers sample at their own default (0.7-0.8) unless told otherwise, which makes a

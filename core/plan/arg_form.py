@@ -3,7 +3,7 @@
 The step panel of the dashboard draws one widget per :class:`FieldSpec` (built from the
 tool's JSON schema by :func:`field_specs`), shows each argument with :func:`shown_value`
 and reads an edited widget back with :func:`read_value`. An argument may instead read an
-earlier result (``{{s1.tracking_no}}``): :func:`reference_options` offers the references
+earlier result (``{{s1.code}}``): :func:`reference_options` offers the references
 the step's dependencies make available. The checks under each field come from
 ``Plan.validate`` itself (:func:`arg_problems`, :func:`condition_problems`), so a field
 shows exactly the sentence the plan's problem list shows, never a second wording of a
@@ -197,8 +197,8 @@ def read_value(spec: FieldSpec, raw: Any, *, language: Language = "en") -> ReadB
 def reference_options(plan: Plan, step_id: str, name: str) -> list[str]:
     """References an argument ``name`` of ``step_id`` may take from the step's dependencies.
 
-    For each dependency: its field of the same name (a lookup's ``order_id`` or
-    ``tracking_no`` usually feeds the next step's argument of that name), the fields the
+    For each dependency: its field of the same name (a lookup's ``code`` usually feeds
+    the next step's argument of that name), the fields the
     plan already reads from it (in references and conditions) or that its result holds,
     then its whole result.
     """

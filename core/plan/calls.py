@@ -1,7 +1,7 @@
 """The same call: when two tool steps do one and the same thing, so that one may stand for both.
 
 A tool step's call is its tool and its literal arguments, references included: two steps
-reading ``{{s1.tracking_no}}`` read one value. A step whose arguments are still to be worked
+reading ``{{s1.code}}`` read one value. A step whose arguments are still to be worked
 out when it runs (no ``args`` at all, a required argument missing, or an argument left
 ``null``) calls nothing determinate yet: the executor infers its arguments from the step's
 own description and inputs, so it is never the same call as another step, however alike the

@@ -243,9 +243,9 @@ def _apply_row(step: Step, row: dict[str, Any], lang: Language) -> str | None:
                     f"{step.id} args are not valid JSON ({exc.msg} at column {exc.colno}); "
                     "the previous args are kept until you fix the cell")
     if not isinstance(args, dict):
-        return pick(lang, f"{step.id} 的参数必须是 JSON 对象，例如 {{\"order_id\": \"88231\"}}；"
+        return pick(lang, f"{step.id} 的参数必须是 JSON 对象，例如 {{\"参数\": \"取值\"}}；"
                           "改好这一格之前沿用原来的参数",
-                    f"{step.id} args must be a JSON object like {{\"order_id\": \"88231\"}}; "
+                    f"{step.id} args must be a JSON object like {{\"name\": \"value\"}}; "
                     "the previous args are kept until you fix the cell")
     step.args = args
     return None

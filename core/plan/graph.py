@@ -1,7 +1,7 @@
 """Draw a plan as a Graphviz DOT dependency diagram (shared by the dashboard and the exports).
 
 Nodes are coloured by step status; under a step's id and tool come its arguments
-(``order_id=88231, tracking_no=s1.tracking_no``), then its description; a conditional step
+(``id=42, code=s1.code``), then its description; a conditional step
 has a dashed border and its condition under the description; a step whose tool has side
 effects is marked with ⚠ and a red border; the edges of the critical path are bold. A
 dependency on a step that does not exist is drawn as a red dashed "missing" node, so the
@@ -223,7 +223,7 @@ def _args_lines(args: dict[str, Any] | None, wrap: int) -> list[str]:
 def _arg_value(value: Any, columns: int) -> str:
     """An argument's value as a label shows it, in about ``columns``.
 
-    A reference reads as a condition does (``s1.tracking_no``); text is quoted when it holds
+    A reference reads as a condition does (``s1.code``); text is quoted when it holds
     a space, comma or "=", or could be taken for a reference; anything else is compact JSON.
     """
     if not isinstance(value, str):

@@ -24,7 +24,7 @@ _SPACES = re.compile(r"\s+")
 
 
 def is_identifier(parameter: str) -> bool:
-    """True when ``parameter`` names an identifier (``order_id``, ``tracking_no``)."""
+    """True when ``parameter`` names an identifier (``user_id``, ``invoice_no``)."""
     return bool(_ID_PARAMETER.search(parameter))
 
 
@@ -39,7 +39,7 @@ def _text(value: Any) -> str:
 
 class Grounds:
     """The texts an identifier may come from; a value is grounded when one of them holds it
-    (spaces and case aside). References (``{{s1.tracking_no}}``) are grounded by what they
+    (spaces and case aside). References (``{{s1.code}}``) are grounded by what they
     read, so they are never invented."""
 
     def __init__(self, sources: Iterable[Any] = ()) -> None:

@@ -14,14 +14,16 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
 from core.base.language import detect_language, pick
+from core.base.messages import msg, render
 from core.base.usage import Usage
 from core.errors import LLMError, PlanError, PlanValidationError
 from core.llm.engine import Engine
+from core.plan.identifiers import is_identifier
 from core.plan.implied_deps import add_implied_dependencies
 from core.plan.model import Plan, Step
 from core.plan.repeated_effects import fold_repeated_effects
@@ -37,9 +39,7 @@ from core.prompts.adaptive import (
     language_name,
     parse_reply,
 )
-
-if TYPE_CHECKING:
-    from core.tools.registry import ToolRegistry
+from core.tools.registry import ToolRegistry
 
 __all__ = [
     "CheckpointAction",
@@ -56,7 +56,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 CheckpointAction = Literal["none", "checkpoint", "replan"]
-_IN_PROGRESS = {"refunding", "refunded"}
 _STEP_ID = re.compile(r"^s(\d+)$")
 
 
@@ -122,7 +121,7 @@ def checkpoint(plan: Plan, finished: Sequence[Step], engine: Engine
         return CheckpointDecision(reason=pick(lang, "没有待执行的步骤", "nothing left to check")
                                   ), Usage()
     if engine.model is None:
-        return _offline_for_all(plan, finished), Usage()
+        return _offline_for_all(plan, finished, engine.registry), Usage()
     lang = detect_language(plan.goal)
     completed = [s for s in plan.steps if s.status == "completed"]
     pending = [entry for entry in plan.canonical()["steps"]
@@ -151,44 +150,66 @@ def _just_finished(finished: Sequence[Step]) -> str:
         f"- {s.id}: {s.description}\n  Its result: {fold(s.result)}" for s in finished)
 
 
-def _offline_for_all(plan: Plan, finished: Sequence[Step]) -> CheckpointDecision:
+def _offline_for_all(plan: Plan, finished: Sequence[Step], registry: ToolRegistry
+                     ) -> CheckpointDecision:
     """The rules' first decision that changes the plan among the finished steps, else the
     last one's."""
-    decisions = [checkpoint_offline(plan, step) for step in finished]
+    decisions = [checkpoint_offline(plan, step, registry) for step in finished]
     return next((d for d in decisions if d.changes_plan), decisions[-1])
 
 
-def checkpoint_offline(plan: Plan, just_finished_step: Step) -> CheckpointDecision:
-    """Rules: a pending refund whose order already has a refund (or is refunding) is dropped."""
+def checkpoint_offline(plan: Plan, just_finished_step: Step, registry: ToolRegistry
+                       ) -> CheckpointDecision:
+    """Rules: a pending side effect is dropped when the step that just finished looked up
+    its target (the side effect reads that step, or names the same identifier) and shows
+    it already in one of the statuses its tool declares as under way
+    (``ToolHints.in_progress``): the looked-up record's ``status``, or that of a record it
+    holds. Doing it again would at best repeat what is under way."""
     lang = detect_language(plan.goal)
     result = just_finished_step.result if isinstance(just_finished_step.result, dict) else {}
-    order_id = str(result.get("order_id") or "")
-    refund = result.get("refund") if isinstance(result.get("refund"), dict) else None
-    if not order_id or not (refund or result.get("status") in _IN_PROGRESS):
-        return CheckpointDecision(reason=pick(lang, "结果没有改变后续步骤的前提",
-                                            "the result does not change the pending steps"))
-    doomed = [
-        s for s in _pending_work(plan)
-        if s.tool and "refund" in s.tool
-        and (just_finished_step.id in s.depends_on
-             or str((s.args or {}).get("order_id", "")) == order_id)
-    ]
+    doomed: list[Step] = []
+    shown: dict[str, Any] = {}
+    for step in _pending_work(plan):
+        tool = registry.get(step.tool) if step.tool in registry else None
+        if tool is None or not tool.side_effect or not tool.hints.in_progress:
+            continue
+        target = _target(step, just_finished_step, result)
+        record = _under_way(result, tool.hints.in_progress)
+        if target is not None and record is not None:
+            doomed.append(step)
+            shown = shown or {"target": target, "record": record, "tool": tool.name}
     if not doomed:
-        return CheckpointDecision(reason=pick(lang, "没有需要调整的退款步骤",
-                                            "no pending refund step to change"))
-    ids = ", ".join(s.id for s in doomed)
-    detail = (f"{refund.get('refund_id')}, {refund.get('status')}" if refund
-              else str(result.get("status")))
-    reason = pick(
-        lang,
-        f"订单 {order_id} 的退款已在处理中（{detail}），无需再次申请退款，已移除退款步骤 {ids}",
-        f"the refund of order {order_id} is already in progress ({detail}); no second refund "
-        f"is needed, so refund step {ids} was dropped",
-    )
+        return CheckpointDecision(reason=render(msg("checkpoint.unchanged"), lang))
+    record = shown["record"]
+    detail = ", ".join([*(str(value) for key, value in record.items()
+                          if is_identifier(key) and value), str(record["status"])])
+    reason = render(msg("checkpoint.under_way", source=just_finished_step.id,
+                        target=shown["target"], detail=detail, tool=shown["tool"],
+                        steps=", ".join(s.id for s in doomed)), lang)
     dropped = {s.id for s in doomed}
     keep = [entry for entry in plan.canonical()["steps"]
             if plan.step(entry["id"]).status == "pending" and entry["id"] not in dropped]
     return CheckpointDecision(needs_replan=True, reason=reason, updated_pending_steps=keep)
+
+
+def _target(step: Step, looked_up: Step, result: dict[str, Any]) -> str | None:
+    """How ``looked_up``'s result names ``step``'s target ("ticket_id T-7"), or None when
+    it does not look that target up."""
+    for name, value in (step.args or {}).items():
+        if is_identifier(name) and value is not None and str(result.get(name)) == str(value):
+            return f"{name} {value}"
+    if looked_up.id in step.depends_on:
+        named = next(((k, v) for k, v in result.items() if is_identifier(k) and v), None)
+        return f"{named[0]} {named[1]}" if named else looked_up.id
+    return None
+
+
+def _under_way(result: dict[str, Any], statuses: tuple[str, ...]) -> dict[str, Any] | None:
+    """The record in ``result`` (one it holds first, then itself) whose ``status`` is one of
+    ``statuses``, or None."""
+    held = [value for value in result.values() if isinstance(value, dict)]
+    return next((record for record in [*held, result]
+                 if str(record.get("status")) in statuses), None)
 
 
 @dataclass

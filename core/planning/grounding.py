@@ -29,7 +29,7 @@ def ungrounded_ids(plan: Plan, registry: ToolRegistry, *, known: Iterable[Any] =
                    ) -> Iterator[tuple[Step, str, Any]]:
     """(step, parameter, value) for each literal identifier argument of a step still to
     run whose value is in neither the goal, ``known`` (e.g. results shown to a replanner)
-    nor a completed step's result. References (``{{s1.tracking_no}}``) are grounded."""
+    nor a completed step's result. References (``{{s1.code}}``) are grounded."""
     grounds = plan_grounds(plan, known=known)
     for step in plan.steps:
         if step.status != "pending" or step.tool not in registry or not step.args:

@@ -87,17 +87,17 @@ Output format (JSON):
   "definition_of_done": "how we know the whole task is finished",
   "constraints": ["budget <= 2000"],
   "steps": [
-    {"id": "s1", "description": "Look up order 88231 and its status",
-     "tool": "query_order", "args": {"order_id": "88231"},
-     "depends_on": [], "success_criteria": "order status is known"},
-    {"id": "s2", "description": "If the order was delivered, request a refund",
-     "tool": "apply_refund", "args": {"order_id": "88231", "reason": "item is broken"},
-     "depends_on": ["s1"], "condition": "s1.status == 'delivered'"},
+    {"id": "s1", "description": "Look up the record the request names",
+     "tool": "<a lookup tool>", "args": {"<its parameter>": "<the value from the request>"},
+     "depends_on": [], "success_criteria": "the record's status is known"},
+    {"id": "s2", "description": "If the record allows it, take the action the request asks for",
+     "tool": "<an action tool>", "args": {"<its parameter>": "{{s1.<a field>}}"},
+     "depends_on": ["s1"], "condition": "s1.status == '<the status it needs>'"},
     {"id": "s3", "description": "Summarise the results for the user",
      "tool": null, "depends_on": ["s1", "s2"]}
   ]
 }
-(The tools in this example may not exist here: use only the tools listed above.)"""
+(Names in angle brackets stand for the tools, parameters and values listed above.)"""
 
 # The compact style is for small local models: short rules, and per tool one line saying
 # when to use it and how a call looks (measured by ``python -m bench.prompts``).
@@ -203,7 +203,7 @@ def describe_tools_compact(
 
 def tool_example(entry: dict[str, Any]) -> dict[str, Any]:
     """Example arguments for a catalogue entry: its required parameters, each with the
-    value its description quotes ("for example "88231"") or a placeholder."""
+    value its description quotes ("for example "T-7"") or a placeholder."""
     schema = entry.get("parameters") or {}
     properties = schema.get("properties") or {}
     example: dict[str, Any] = {}
@@ -285,8 +285,8 @@ def _system_prompt(
 def _compact_format(catalogue: Sequence[dict[str, Any]], example_tool: str | None = None
                     ) -> str:
     """The example step calls ``example_tool`` (else a read-only tool taking arguments): a
-    small model copies it, and with query_logistics there a 1.5B model planned a churn count
-    as parcel lookups. The planner passes the tool the rule planner starts with."""
+    small model copies the example's tool whatever the request, so the planner passes the
+    tool the packs' rules start the request with."""
     ranked = sorted(catalogue, key=lambda entry: (
         entry["name"] != example_tool, bool(entry.get("side_effect")),
         not (entry.get("parameters") or {}).get("required")))

@@ -157,7 +157,7 @@ def _events(plan: Plan, route: Route, status: str) -> list[RunEvent]:
 # ---- knowledge workflow -------------------------------------------------------------------
 
 
-def answer_knowledge(request: str, engine: Engine, *, top_k: int = 3
+def answer_knowledge(request: str, engine: Engine, *, limit: int = 3
                      ) -> tuple[str, Usage, list[KnowledgeHit]]:
     """Retrieve with the tool that answers questions, then answer: one plain LLM call, or
     offline from the top hit. With no relevant document the answer says that no source
@@ -168,7 +168,7 @@ def answer_knowledge(request: str, engine: Engine, *, top_k: int = 3
     if answering is None:
         raise ToolError(msg("tool.none_answers_questions"))
     raw = engine.registry.call(answering.name, ask_knowledge(answering, query))
-    hits = [KnowledgeHit.model_validate(h) for h in (raw or {}).get("hits", [])][:top_k]
+    hits = [KnowledgeHit.model_validate(h) for h in (raw or {}).get("hits", [])][:limit]
     lang = detect_language(request)
     if not hits:
         return pick(lang, *_NO_SOURCE), Usage(), hits
