@@ -7,6 +7,7 @@ from core.plan.model import Plan
 from core.planning.packs import DataReset, Pack
 from core.tools.registry import ToolRegistry
 from demo import reading
+from demo.checks import DEMO_CHECKS
 from demo.data import reset_demo_data
 from demo.offline import compose_answer, offline_plan
 from demo.scenarios import SCENARIOS
@@ -26,6 +27,7 @@ DEMO_PACK = Pack(
     read=reading.read,
     route=reading.route,
     questions=reading.questions,
+    checks=DEMO_CHECKS,
     scenarios=SCENARIOS,
     reset=DataReset(
         run=reset_demo_data,

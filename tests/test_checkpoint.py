@@ -84,7 +84,7 @@ def test_adaptive_policy_drops_the_refund_of_an_order_already_refunding(
     for word in reason_words:
         assert word in decision.reason
 
-    new = apply_decision(plan, decision)
+    new = apply_decision(plan, decision, registry)
     assert new is not None and new.version == plan.version + 1
     assert all(s.tool != "apply_refund" for s in new.steps)
     assert new.step(check.id).model_dump() == check.model_dump()  # untouched
@@ -109,10 +109,10 @@ def test_offline_checkpoint_keeps_the_plan_when_the_premise_holds(
     run_step(plan, plan.steps[0], engine)
     decision, _ = checkpoint(plan, [plan.steps[0]], engine)
     assert not decision.needs_replan
-    assert apply_decision(plan, decision) is None
+    assert apply_decision(plan, decision, registry) is None
 
 
-def test_llm_checkpoint_replaces_pending_steps_with_fresh_ids() -> None:
+def test_llm_checkpoint_replaces_pending_steps_with_fresh_ids(registry: ToolRegistry) -> None:
     plan = three_steps()
     reply = {
         "needs_replan": True, "can_finish_early": False, "reason": "track the parcel too",
@@ -134,7 +134,7 @@ def test_llm_checkpoint_replaces_pending_steps_with_fresh_ids() -> None:
     assert sent["role"] == "planner" and sent["tools"] is None and sent["json_mode"]
     assert '"delivered"' in sent["messages"][1]["content"]
     assert "s4" in sent["messages"][0]["content"]  # the next id
-    new = apply_decision(plan, decision)
+    new = apply_decision(plan, decision, registry)
     assert new is not None
     assert new.ids() == ["s1", "s2", "s4", "s3"]
     assert new.step("s4").tool == "query_logistics"
@@ -143,13 +143,13 @@ def test_llm_checkpoint_replaces_pending_steps_with_fresh_ids() -> None:
     assert new.step("s1").description == "Look up order 88231"
 
 
-def test_can_finish_early_keeps_only_the_synthesis() -> None:
+def test_can_finish_early_keeps_only_the_synthesis(registry: ToolRegistry) -> None:
     plan = three_steps()
     plan.step("s1").result["status"] = "in_transit"  # the refund's condition fails
     model = ScriptedChatModel(['{"needs_replan": false, "can_finish_early": true, '
                                '"reason": "done", "updated_pending_steps": null}'])
     decision, _ = checkpoint(plan, [plan.step("s1")], Engine(ToolRegistry(), model))
-    new = apply_decision(plan, decision)
+    new = apply_decision(plan, decision, registry)
     assert new is not None and new.ids() == ["s1", "s3"]
     assert new.step("s3").depends_on == ["s1"]
 
@@ -171,15 +171,16 @@ def test_unusable_checkpoint_reply_keeps_the_raw_text() -> None:
     assert caught.value.raw == "I think the plan is fine."
 
 
-def test_apply_decision_returns_none_when_nothing_changes() -> None:
+def test_apply_decision_returns_none_when_nothing_changes(registry: ToolRegistry) -> None:
     plan = three_steps()
     same = [e for e in plan.canonical()["steps"] if e["id"] != "s1"]
-    assert apply_decision(plan, CheckpointDecision(reason="fine")) is None
+    assert apply_decision(plan, CheckpointDecision(reason="fine"), registry) is None
     decision = CheckpointDecision(needs_replan=True, updated_pending_steps=same)
-    assert apply_decision(plan, decision) is None
+    assert apply_decision(plan, decision, registry) is None
 
 
-def test_apply_decision_rejects_a_cycle_and_drops_readers_of_dropped_steps() -> None:
+def test_apply_decision_rejects_a_cycle_and_drops_readers_of_dropped_steps(
+        registry: ToolRegistry) -> None:
     plan = three_steps()
     cycle = CheckpointDecision(needs_replan=True, updated_pending_steps=[
         {"id": "s2", "description": "a", "tool": "apply_refund", "depends_on": ["s5"]},
@@ -187,13 +188,13 @@ def test_apply_decision_rejects_a_cycle_and_drops_readers_of_dropped_steps() -> 
         {"id": "s3", "description": "Tell the user", "depends_on": ["s2"]},
     ])
     with pytest.raises(PlanValidationError):
-        apply_decision(plan, cycle)
+        apply_decision(plan, cycle, registry)
     plan.step("s1").result["status"] = "in_transit"  # s2 is not due: it may go
     dropped = CheckpointDecision(needs_replan=True, updated_pending_steps=[
         {"id": "s9", "description": "reads s2", "tool": "query_logistics",
          "args": {"tracking_no": "{{s2.tracking_no}}"}, "depends_on": ["s2"]},
     ])
-    new = apply_decision(plan, dropped)
+    new = apply_decision(plan, dropped, registry)
     assert new is not None and new.ids() == ["s1", "s3"]
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 from core.plan.model import Plan, Step
-from core.planning.coverage import uncovered_clauses
-from core.planning.tool_hints import tool_hint_problems
-from core.planning.tool_misfit import tool_misfit_problems
+from core.planning.checks.coverage import uncovered_clauses
+from core.planning.checks.tool_hints import reasoning_needs_tool
+from core.planning.checks.tool_misfit import tool_misfit
 from demo.scenarios import get_scenario
+from tests.checks_support import context, found
 from tests.planning_support import planning
 
 SEED = get_scenario("shop-refund")
@@ -62,14 +63,16 @@ def test_an_unusable_retry_keeps_the_first_plan_with_its_warning(fake_openai, re
 
 def test_clauses_match_across_languages(registry):
     plan = steps(COVERED)
-    assert uncovered_clauses(SEED.request_zh, plan, registry) == []
-    assert uncovered_clauses(SEED.request_en, plan, registry) == []
-    assert uncovered_clauses(SEED.request_zh, steps(DROPPED), registry) == [
+    assert uncovered_clauses(SEED.request_zh, plan, context(SEED.request_zh, registry)) == []
+    assert uncovered_clauses(SEED.request_en, plan, context(SEED.request_en, registry)) == []
+    zh = context(SEED.request_zh, registry)
+    assert uncovered_clauses(SEED.request_zh, steps(DROPPED), zh) == [
         "我家老人想要一台扫地机，预算 2000 以内，要好操作的"]
 
 
 def test_a_one_clause_request_is_not_checked(registry):
-    assert uncovered_clauses("Check order 88231", steps(DROPPED), registry) == []
+    one = "Check order 88231"
+    assert uncovered_clauses(one, steps(DROPPED), context(one, registry)) == []
 
 
 SERVICES = ("Which of our services are degraded or down right now, and what is the likely "
@@ -107,7 +110,7 @@ def test_tool_hints_name_the_step_and_spare_the_ones_fed_by_the_tool(registry):
         Step(id="s4", description="Explain order 88231's status", depends_on=["s3"]),
         Step(id="s5", description="回复用户订单 88231 的情况", depends_on=["s1", "s2", "s4"]),
     ])
-    problems = tool_hint_problems(plan, registry)
+    problems = found(reasoning_needs_tool, plan, registry)
     assert [p.split(" ")[0] for p in problems] == ["s1", "s2"]
     assert "query_order" in problems[0] and "订单号" in problems[0]
     assert "run_sql" in problems[1]
@@ -118,7 +121,7 @@ def test_a_reasoning_step_for_the_current_time_is_sent_to_the_clock(registry):
         Step(id="s1", description="Retrieve the current time"),
         Step(id="s2", description="Estimate the arrival", depends_on=["s1"]),
     ])
-    [problem] = tool_hint_problems(plan, registry)
+    [problem] = found(reasoning_needs_tool, plan, registry)
     assert problem.startswith("s1 is a reasoning step") and "get_current_time" in problem
 
 
@@ -127,7 +130,7 @@ def test_a_replan_is_not_asked_to_change_the_steps_it_keeps(registry):
         Step(id="s1", description="看看订单 88231 的情况", status="completed", result="已签收"),
         Step(id="s2", description="回复用户", depends_on=["s1"]),
     ])
-    assert tool_hint_problems(plan, registry) == []
+    assert found(reasoning_needs_tool, plan, registry) == []
 
 
 def test_a_reasoning_step_that_picks_a_product_is_sent_to_the_knowledge_base(registry):
@@ -141,7 +144,7 @@ def test_a_reasoning_step_that_picks_a_product_is_sent_to_the_knowledge_base(reg
         Step(id="s5", description="Summarise what the user wants", depends_on=["s4"]),
         Step(id="s6", description="回复用户", depends_on=["s1", "s2", "s4", "s5"]),
     ])
-    problems = tool_hint_problems(plan, registry)
+    problems = found(reasoning_needs_tool, plan, registry)
     assert [p.split(" ")[0] for p in problems] == ["s1", "s2"]
     assert "search_knowledge" in problems[0] and "商品或政策" in problems[0]
 
@@ -157,8 +160,8 @@ def test_a_tool_step_described_as_another_tools_job_is_sent_back(registry):
              args={"tracking_no": "SF1234567890"}),
         Step(id="s4", description="输出结果", depends_on=["s1", "s2", "s3"]),
     ])
-    [problem] = tool_misfit_problems(plan, registry)
+    [problem] = found(tool_misfit, plan, registry)
     assert problem == ("s1 调用 query_logistics，但它的描述（“查询2026年第一季度用户的流失原因”）"
                        "是 run_sql 的用途：请改用 run_sql，或改写描述。")
     plan.steps[0].status = "completed"  # a replan does not reopen what already ran
-    assert tool_misfit_problems(plan, registry) == []
+    assert found(tool_misfit, plan, registry) == []

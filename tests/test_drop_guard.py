@@ -1,7 +1,7 @@
 """What a checkpoint may not drop: steps still due, parts of the request, the tool asked for.
 
 Each case is a decision a 1.5B model's checkpoint made ("the goal is already met"), refused
-by core.planning.drop_guard; the checkpoint then keeps the plan as it was.
+by core.planning.checks.drop_guard; the checkpoint then keeps the plan as it was.
 """
 
 from __future__ import annotations

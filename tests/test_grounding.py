@@ -9,9 +9,11 @@ import pytest
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
-from core.planning.grounding import clear_ungrounded, grounding_problems, ungrounded_ids
+from core.planning.checks.clear_invented import remove_invented_ids
+from core.planning.checks.grounding import invented_ids, ungrounded_ids
 from core.planning.planner import plan_request
 from core.tools.toolsets import default_registry
+from tests.checks_support import context, found
 
 REQUEST = "Check order 70412 and tell me when it will arrive."
 
@@ -40,16 +42,16 @@ ANSWER = {"id": "s3", "description": "Tell the user when it arrives", "tool": No
 
 def test_an_id_from_the_request_or_a_reference_is_grounded(registry):
     plan = Plan.model_validate({"goal": REQUEST, "steps": [ORDER, REFERENCED, ANSWER]})
-    assert list(ungrounded_ids(plan, registry)) == []
+    assert list(ungrounded_ids(plan, context(plan.goal, registry))) == []
 
 
 def test_an_example_id_the_request_never_names_is_a_problem_in_the_goals_language(registry):
     plan = Plan.model_validate({"goal": REQUEST, "steps": [ORDER, COPIED, ANSWER]})
-    [problem] = grounding_problems(plan, registry)
+    [problem] = found(invented_ids, plan, registry)
     assert problem.startswith("s2 passes tracking_no='SF1234567890'")
     zh = _plan(Step(id="s1", description="查物流", tool="query_logistics",
                     args={"tracking_no": "SF1234567890"}), goal="订单70412什么时候到？")
-    [problem_zh] = grounding_problems(zh, registry)
+    [problem_zh] = found(invented_ids, zh, registry)
     assert "既不在请求中" in problem_zh
 
 
@@ -59,22 +61,22 @@ def test_an_id_seen_in_a_completed_result_is_grounded(registry):
                 result={"order_id": "70412", "tracking_no": "YT7001234567"})
     track = Step(id="s2", description="Track it", tool="query_logistics",
                  args={"tracking_no": "yt7001234567"}, depends_on=["s1"])
-    assert grounding_problems(_plan(done, track), registry) == []
+    assert found(invented_ids, _plan(done, track), registry) == []
 
 
 def test_only_identifier_parameters_are_checked(registry):
     search = Step(id="s1", description="Search the guides", tool="search_knowledge",
                   args={"query": "refund policy for broken items"})
-    assert grounding_problems(_plan(search), registry) == []
+    assert found(invented_ids, _plan(search), registry) == []
 
 
 def test_clearing_leaves_the_argument_to_be_filled_at_run_time(registry):
     plan = Plan.model_validate({"goal": REQUEST, "steps": [ORDER, COPIED, ANSWER]})
-    [warning] = clear_ungrounded(plan, registry)
+    [warning] = found(remove_invented_ids, plan, registry)
     assert plan.steps[1].args == {}  # missing, to be inferred: never null
     assert plan.validate(registry) == []
     assert "SF1234567890" in warning and "cleared" in warning
-    assert grounding_problems(plan, registry) == []
+    assert found(invented_ids, plan, registry) == []
 
 
 def planning(fake_openai, registry, *replies: str):
@@ -106,6 +108,6 @@ def test_a_side_effect_keeps_its_invented_id_for_the_person_approving_to_see(reg
     refund = Step(id="s1", description="Refund the order", tool="apply_refund",
                   args={"order_id": "88231", "reason": "lost"})
     plan = _plan(refund, goal="Where is my parcel?")
-    assert clear_ungrounded(plan, registry) == []
+    assert found(remove_invented_ids, plan, registry) == []
     assert plan.steps[0].args["order_id"] == "88231"
-    assert grounding_problems(plan, registry)  # still reported, as the plan's warning
+    assert found(invented_ids, plan, registry)  # still reported, as the plan's warning

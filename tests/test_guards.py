@@ -9,10 +9,12 @@ import pytest
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
-from core.planning.guards import guard_problems
+from core.planning.checks.guards import condition_in_words
 from core.planning.planner import plan_request
 from core.tools.toolsets import default_registry
+from demo.checks import adopt_arrival_conditions
 from demo.scenarios import get_scenario
+from tests.checks_support import found
 
 SEED = get_scenario("shop-refund")
 LOOKUP = {"id": "s1", "description": "Look up order 88231", "tool": "query_order",
@@ -37,9 +39,9 @@ def _reply(*steps: dict) -> str:
 def test_a_refund_with_if_in_words_only_is_a_problem_naming_its_source(registry):
     plan = Plan.model_validate({"goal": "Refund order 88231 if delivered",
                                 "steps": [LOOKUP, WORDS_ONLY, ANSWER]})
-    [problem] = guard_problems(plan, registry)
+    [problem] = found(condition_in_words, plan, registry)
     assert problem.startswith("s2 (apply_refund) states a condition")
-    assert "s1.status == 'delivered'" in problem
+    assert "e.g. s1.<field> == '<value>'" in problem  # names the source, no demo status
 
 
 def test_a_written_condition_a_read_only_step_or_a_plain_refund_pass(registry):
@@ -47,7 +49,7 @@ def test_a_written_condition_a_read_only_step_or_a_plain_refund_pass(registry):
     lookup_if = {**LOOKUP, "description": "If needed, look up order 88231"}
     for steps in ([LOOKUP, GUARDED, ANSWER], [LOOKUP, plain, ANSWER], [lookup_if, ANSWER]):
         plan = Plan.model_validate({"goal": "g", "steps": steps})
-        assert guard_problems(plan, registry) == []
+        assert found(condition_in_words, plan, registry) == []
 
 
 def test_chinese_conditions_are_read_too(registry):
@@ -57,10 +59,10 @@ def test_chinese_conditions_are_read_too(registry):
         Step(id="s2", description="如果已签收，就申请退款", tool="apply_refund",
              args={"order_id": "88231"}, depends_on=["s1"]),
     ])
-    [problem] = guard_problems(plan, registry)
+    [problem] = found(condition_in_words, plan, registry)
     assert "没有填写 condition" in problem
     plan.steps[1].description = "为若干订单申请退款"  # 若干: "several", not "if"
-    assert guard_problems(plan, registry) == []
+    assert found(condition_in_words, plan, registry) == []
 
 
 # a condition the rules cannot read from words: the model is asked for it
@@ -108,12 +110,10 @@ def test_an_arrival_said_in_words_gets_the_rules_condition_without_a_retry(
 
 
 def test_the_rules_condition_is_adopted_only_for_the_same_call(registry):
-    from core.planning.rule_conditions import adopt_rule_conditions
-
     other_order = {**LOOKUP, "args": {"order_id": "70412"}}
     for steps in ([other_order, WORDS_ONLY, ANSWER], [WORDS_ONLY, LOOKUP, ANSWER]):
         plan = Plan.model_validate({"goal": SEED.request_en, "steps": steps})
-        assert adopt_rule_conditions(SEED.request_en, plan, registry) == []
+        assert found(adopt_arrival_conditions, plan, registry, SEED.request_en) == []
         assert plan.step("s2").condition is None and not plan.warnings
     chinese = Plan(goal=SEED.request_zh, steps=[
         Step(id="s1", description="查询订单 88231", tool="query_order",
@@ -121,9 +121,9 @@ def test_the_rules_condition_is_adopted_only_for_the_same_call(registry):
         Step(id="s2", description="如果已签收，就为坏掉的那台申请退款", tool="apply_refund",
              args={"order_id": "88231"}, depends_on=["s1"]),
     ])
-    assert adopt_rule_conditions(SEED.request_zh, chinese, registry) == ["s2"]
+    [note] = found(adopt_arrival_conditions, chinese, registry, SEED.request_zh)
     assert chinese.step("s2").condition == "s1.status == 'delivered'"
-    assert "请在批准前核对" in chinese.warnings[0]
+    assert note.startswith("s2（apply_refund）") and "请在批准前核对" in note
 
 
 def test_the_hint_names_the_lookup_not_a_reasoning_step_between(registry):
@@ -131,5 +131,5 @@ def test_the_hint_names_the_lookup_not_a_reasoning_step_between(registry):
                  "tool": None, "depends_on": ["s1"]}
     refund = {**WORDS_ONLY, "id": "s3", "depends_on": ["s2"]}
     plan = Plan.model_validate({"goal": "g", "steps": [LOOKUP, reasoning, refund]})
-    [problem] = guard_problems(plan, registry)
-    assert "e.g. s1.status == 'delivered'" in problem
+    [problem] = found(condition_in_words, plan, registry)
+    assert "e.g. s1.<field> == '<value>'" in problem

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 
 from core.plan.model import Plan, Step
-from core.planning.missing_actions import missing_action_problems
-from core.planning.repeated_steps import fold_repeated_reads, repeated_effect_problems
+from core.planning.checks.missing_actions import missing_actions
+from core.planning.checks.repeated_calls import repeated_calls
+from core.planning.checks.repeated_reads import fold_repeated_reads
 from demo.scenarios import get_scenario
+from tests.checks_support import found
 from tests.planning_support import planning
 
 SEED = get_scenario("shop-refund")
@@ -77,7 +79,7 @@ def test_a_refund_asked_for_in_chinese_is_named_in_chinese(registry):
              args={"order_id": "88231"}),
         Step(id="s2", description="回复用户", depends_on=["s1"]),
     ])
-    [problem] = missing_action_problems(SEED.request_zh, plan, registry)
+    [problem] = found(missing_actions, plan, registry, SEED.request_zh)
     assert problem.startswith("请求要求执行 apply_refund（“如果订单 88231 已签收")
 
 
@@ -88,9 +90,9 @@ def test_a_question_about_the_refund_policy_asks_for_no_refund(registry):
         Step(id="s2", description="Answer", depends_on=["s1"]),
     ])
     request = "What is your refund policy for broken items?"
-    assert missing_action_problems(request, plan, registry) == []
-    assert missing_action_problems(SEED.request_en, Plan.model_validate_json(FIXED),
-                                   registry) == []
+    assert found(missing_actions, plan, registry, request) == []
+    assert found(missing_actions, Plan.model_validate_json(FIXED), registry,
+                 SEED.request_en) == []
 
 
 def test_only_the_same_call_is_a_repeated_read(registry):
@@ -102,10 +104,10 @@ def test_only_the_same_call_is_a_repeated_read(registry):
         Step(id="s4", description="总结", depends_on=["s1"]),
         Step(id="s5", description="回复", depends_on=["s4"]),
     ])
-    assert repeated_effect_problems(plan, registry) == []  # a read is folded, not sent back
-    assert fold_repeated_reads(plan, registry) == {"s1": ["s3"]}
+    assert found(repeated_calls, plan, registry) == []  # a read is folded, not sent back
+    assert found(fold_repeated_reads, plan, registry) == [
+        "回复把 s1 的调用又重复了 1 次，重复的已去掉。"]
     assert plan.ids() == ["s1", "s2", "s4", "s5"]
-    assert plan.warnings == ["回复把 s1 的调用又重复了 1 次，重复的已去掉。"]
 
 
 def test_a_repeated_side_effect_is_named_not_folded(registry):
@@ -120,7 +122,7 @@ def test_a_repeated_side_effect_is_named_not_folded(registry):
          "depends_on": ["s2"]},
         {"id": "s5", "description": "Answer", "depends_on": ["s3", "s4"]},
     ]})
-    assert fold_repeated_reads(plan, registry) == {}
-    assert repeated_effect_problems(plan, registry) == [
+    assert found(fold_repeated_reads, plan, registry) == []
+    assert found(repeated_calls, plan, registry) == [
         "s3 repeat s2 (the same tool and arguments): remove them, or make them do a part "
         "of the request no step does yet."]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.planning.period_filter import requested_period
+from core.planning.checks.period_filter import requested_period
 from tests.planning_support import planning
 
 REQUEST = ("How many subscriptions were cancelled in the first quarter of 2026 (January to "

@@ -14,11 +14,13 @@ from core.cli.main import main
 from core.llm.engine import Engine
 from core.plan.calls import call_key, determinate, same_call
 from core.plan.model import Plan, Step
-from core.plan.repeated_effects import fold_repeated_effects
+from core.planning.checks.repeated_calls import repeated_calls
+from core.planning.checks.repeated_effects import fold_repeated_effects
+from core.planning.checks.repeated_reads import fold_repeated_reads
 from core.planning.planner import plan_request
-from core.planning.repeated_steps import fold_repeated_reads, repeated_effect_problems
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
+from tests.checks_support import found
 from tests.fake_openai import FakeOpenAI, text, tool_call
 from tests.fakes import ScriptedChatModel
 
@@ -70,7 +72,7 @@ def test_references_are_part_of_the_call_and_the_condition_only_when_asked():
 def test_four_calculate_steps_without_arguments_keep_four_steps():
     registry = calculator()
     plan = Plan.model_validate(parts_plan())
-    assert fold_repeated_reads(plan, registry) == {}
+    assert found(fold_repeated_reads, plan, registry) == []
     assert len(plan.steps) == 5 and not plan.warnings
 
 
@@ -91,10 +93,11 @@ def test_side_effects_with_arguments_still_to_infer_are_not_repeats(registry):
         {"id": "s2", "description": "Refund the second broken order", "tool": "apply_refund"},
         {"id": "s3", "description": "Answer", "depends_on": ["s1", "s2"]},
     ]})
-    assert repeated_effect_problems(plan, registry) == []
+    assert found(repeated_calls, plan, registry) == []
     plan.steps[0].advance("running")
     plan.steps[0].advance("completed")
-    assert fold_repeated_effects(plan, registry) == [] and len(plan.steps) == 3
+    assert found(fold_repeated_effects, plan, registry, stage="replan") == []
+    assert len(plan.steps) == 3
 
 
 def test_the_four_argument_calls_overlap_under_max_parallel_4(capsys, monkeypatch):

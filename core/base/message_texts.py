@@ -31,6 +31,11 @@ TEXTS: dict[str, tuple[str, str]] = {
     "config.not_count": (
         "{variable}={raw} is not a whole number >= 0. Set it to e.g. {variable}=2 or remove it.",
         "{variable}={raw} 不是大于等于 0 的整数。请改为例如 {variable}=2，或删除这项设置。"),
+    "config.not_switch": (
+        "{variable}={raw} is neither on nor off. Set it to {variable}=on, {variable}=off or "
+        "auto, or remove it.",
+        "{variable}={raw} 既不是 on 也不是 off。请改为 {variable}=on、{variable}=off 或 auto，"
+        "或删除这项设置。"),
     "config.unknown_provider": ("Unknown provider {name}. Set PLANBOARD_PROVIDER to one of: "
                                 "{names}.",
                                 "未知的模型服务商 {name}。请把 PLANBOARD_PROVIDER 设为以下之一："
@@ -90,6 +95,94 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{source} shows {target} already in progress ({detail}): {tool} is not needed "
         "again, so {steps} was dropped",
         "{source} 显示 {target} 已在处理中（{detail}）：无需再次调用 {tool}，已移除步骤 {steps}"),
+    # ---- plan checks (core.planning.checks): what they found or changed ------------------
+    "plan.too_many_steps": (
+        "the plan has {count} steps; plans of 3 to {most} steps work best, so consider "
+        "merging some",
+        "计划有 {count} 个步骤；3 到 {most} 步的计划效果最好，可以考虑合并一些步骤"),
+    "check.repeated_read": ("The reply repeated {step}'s call 1 more time; the repeats were "
+                            "removed.",
+                            "回复把 {step} 的调用又重复了 1 次，重复的已去掉。"),
+    "check.repeated_reads": ("The reply repeated {step}'s call {count} more times; the "
+                             "repeats were removed.",
+                             "回复把 {step} 的调用又重复了 {count} 次，重复的已去掉。"),
+    "check.repeated_effect_done": ("{twin} already did “{description}”; it is not done again",
+                                   "{twin} 已经完成了“{description}”，没有再做一次"),
+    "check.condition_adopted": (
+        "{step} ({tool}) stated its condition only in words; the request's wording gave it "
+        "the condition {condition}: check it before approving.",
+        "{step}（{tool}）的条件只写在描述里；已按请求的原话补上 condition：{condition}，"
+        "请在批准前核对。"),
+    "check.action_adopted": (
+        "The plan lacked the {tool} the request asks for; {step} (\"{description}\") was added "
+        "from the request's wording: check it before approving.",
+        "计划里没有请求要求的 {tool}；已按请求的原话加上 {step}（“{description}”），"
+        "请在批准前核对。"),
+    "check.code_to_reasoning": (
+        "{step} gave {tool} code, not arithmetic ({args}); it is worked out by reasoning "
+        "instead.",
+        "{step} 给 {tool} 的不是算式（{args}），改为由模型推理完成。"),
+    "check.reasoning_needs_tool": (
+        "{step} is a reasoning step but names {what}: look it up with a tool ({tools}) "
+        "instead of \"tool\": null.",
+        "{step} 是没有工具的推理步骤，但它提到了{what}：请改用工具（{tools}）来查。"),
+    "check.tool_misfit": (
+        "{step} calls {tool}, but its description (\"{description}\") is what {better} is "
+        "for: call {better}, or reword the step.",
+        "{step} 调用 {tool}，但它的描述（“{description}”）是 {better} 的用途：请改用 {better}，"
+        "或改写描述。"),
+    "check.uncovered": (
+        "No step covers this part of the request: \"{clause}\". Add a step for it (with a "
+        "tool when one fits).",
+        "没有步骤覆盖请求中的这部分：“{clause}”。请为它加上步骤（有合适的工具就用工具）。"),
+    "check.missing_action": (
+        "The request asks for {tool} (\"{description}\"), but no step calls it: add that "
+        "step, e.g. {example}, with any condition in \"condition\".",
+        "请求要求执行 {tool}（“{description}”），但没有步骤调用它：请加上这一步，例如 "
+        "{example}，条件写进 condition。"),
+    "check.repeated_calls": (
+        "{steps} repeat {step} (the same tool and arguments): remove them, or make them do "
+        "a part of the request no step does yet.",
+        "{steps} 重复了 {step}（同样的工具和参数）：删掉它们，或改成请求中还没有步骤去做的事。"),
+    "check.period_ignored": (
+        "The request is about {start} up to {end} (exclusive), but {step}'s query has no date "
+        "condition: add one, e.g. WHERE <date column> >= '{start}' AND <date column> < "
+        "'{end}'.",
+        "请求问的是 {start} 到 {end}（不含）这段时间，但 {step} 的查询没有按日期筛选："
+        "请加上日期条件，例如 WHERE <日期列> >= '{start}' AND <日期列> < '{end}'。"),
+    "check.invented_id": (
+        "{step} passes {name}={value}, which is neither in the request nor in an earlier "
+        "result (copied from an example?): reference the step that looks it up, e.g. "
+        "{{{{sN.{name}}}}}, or add a step that does.",
+        "{step} 的参数 {name}={value} 既不在请求中，也不在已有结果中（像是照抄了示例）："
+        "请从查到它的步骤引用，例如 {{{{sN.{name}}}}}，或先加一个查它的步骤。"),
+    "check.invented_id_removed": (
+        "{step}'s {name}={value} came from nowhere and was cleared: it will be filled from "
+        "earlier results when the step runs.",
+        "{step} 的参数 {name}={value} 来历不明，已清空：运行时将根据前面步骤的结果填写。"),
+    "check.condition_in_words": (
+        "{step} ({tool}) states a condition in its description but has no \"condition\", so "
+        "it would run regardless: write the condition over earlier results, e.g. "
+        "{source}.<field> == '<value>'.",
+        "{step}（{tool}）的描述带条件，但没有填写 condition，它会无条件执行：请把条件写进 "
+        "condition，用前面步骤的结果表达，例如 {source}.<字段> == '<取值>'。"),
+    "check.drop_clause": ("the steps for \"{clause}\" cannot all be dropped: that part of the "
+                          "request is not done yet",
+                          "不能去掉“{clause}”的所有步骤：请求的这一部分还没有完成"),
+    "check.drop_approved": ("{step} cannot be dropped: it is an approved action and no "
+                            "condition says it is not needed",
+                            "不能去掉 {step}：它是已批准的操作，没有条件表明它不再需要"),
+    "check.drop_unchecked": ("{step} cannot be dropped: its condition {condition} cannot be "
+                             "checked over the results so far",
+                             "不能去掉 {step}：它的条件 {condition} 无法用已有结果判断"),
+    "check.drop_waiting": ("{step} cannot be dropped: its condition {condition} reads a "
+                           "result still to come",
+                           "不能去掉 {step}：它的条件 {condition} 要读的结果还没有出来"),
+    "check.drop_due": ("{step} cannot be dropped: its condition {condition} holds",
+                       "不能去掉 {step}：它的条件 {condition} 已经成立"),
+    "check.drop_asked_tool": ("{step} cannot be dropped: the request asks for what {tool} "
+                              "gives, and no other step calls it",
+                              "不能去掉 {step}：请求要的正是 {tool} 的结果，没有别的步骤调用它"),
     # ---- tools (ToolError) ---------------------------------------------------------------
     "toolset.unknown": (
         "Toolset {name} could not be loaded: it is not builtin, an installed planboard "

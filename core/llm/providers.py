@@ -5,8 +5,9 @@ to walk, and any extra request body a forced call needs), whether ``response_for
 JSON mode is supported, how the endpoint takes a JSON schema for structured output (if
 at all), which planner prompt suits the models it usually serves, whether the
 endpoint needs an API key at all, the sampling temperature to ask for, and whether tool
-calls and results must be sent as plain turns (core.llm.tool_messages), and whether the
-server's chat template HTML-escapes the turns.
+calls and results must be sent as plain turns (core.llm.tool_messages), whether the
+server's chat template HTML-escapes the turns, and whether the plan checks meant for weak
+models run for its models (core.planning.checks).
 
 llama-cpp-python's ``chatml-function-calling`` template renders every turn with Jinja's
 autoescape on, so the model reads ``&#34;`` for each quote of a prompt (every JSON example
@@ -30,6 +31,13 @@ Structured output, as each server documents it: OpenAI, vLLM, LM Studio and Olla
 ``{"type": "json_object", "schema": {...}}`` (llama-cpp-python refuses "json_schema");
 DeepSeek offers only ``json_object``. A schema is a request, never a guarantee: replies
 are parsed and validated as if it had been ignored.
+
+The plan checks for weak models (a tool named only in words, a clause dropped, code where
+arithmetic is due, conditions and actions read from the request by a pack's rules) run for
+local servers, which usually serve small models, and for an endpoint PlanBoard does not
+know; hosted OpenAI, DeepSeek and DashScope models get those plans right without them, and
+a heuristic that misfires there would only cost a corrective round.
+``PLANBOARD_WEAK_MODEL_CHECKS`` (on/off) overrides the profile (core.llm.settings).
 """
 
 from __future__ import annotations
@@ -78,6 +86,7 @@ class ProviderProfile(BaseModel):
     max_tokens: int | None = None
     inline_tool_messages: bool = False
     escapes_html: bool = False
+    weak_model_checks: bool = True
     url_markers: tuple[str, ...] = ()
     notes: str = ""
 
@@ -111,12 +120,14 @@ PROFILES: dict[str, ProviderProfile] = {
         GENERIC,
         ProviderProfile(
             name="openai",
+            weak_model_checks=False,
             title="OpenAI",
             structured_output="json_schema",
             url_markers=("api.openai.com",),
         ),
         ProviderProfile(
             name="dashscope",
+            weak_model_checks=False,
             title="Alibaba DashScope (Qwen)",
             forced_extra_body={"enable_thinking": False},
             structured_output="json_schema",
@@ -126,6 +137,7 @@ PROFILES: dict[str, ProviderProfile] = {
         ),
         ProviderProfile(
             name="deepseek",
+            weak_model_checks=False,
             title="DeepSeek",
             forced_extra_body={"thinking": {"type": "disabled"}},
             url_markers=("deepseek",),

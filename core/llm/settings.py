@@ -54,6 +54,7 @@ class LLMSettings(BaseModel):
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0)
     max_retries: int = Field(default=DEFAULT_MAX_RETRIES, ge=0)
     provider: str = "auto"
+    weak_model_checks: bool | None = None  # None: the provider profile decides
 
     @field_validator("api_key", mode="before")
     @classmethod
@@ -99,12 +100,18 @@ class LLMSettings(BaseModel):
             timeout_s=_positive_float(get("PLANBOARD_TIMEOUT"), "PLANBOARD_TIMEOUT"),
             max_retries=_count(get("PLANBOARD_MAX_RETRIES"), "PLANBOARD_MAX_RETRIES"),
             provider=get("PLANBOARD_PROVIDER") or "auto",
+            weak_model_checks=_switch(get("PLANBOARD_WEAK_MODEL_CHECKS"),
+                                      "PLANBOARD_WEAK_MODEL_CHECKS"),
         )
 
     @property
     def profile(self) -> ProviderProfile:
-        """The provider profile: named by ``provider``, or detected from ``base_url``."""
-        return detect_profile(self.base_url, self.provider)
+        """The provider profile: named by ``provider``, or detected from ``base_url``, with
+        the weak-model checks switched as ``weak_model_checks`` says when it is set."""
+        profile = detect_profile(self.base_url, self.provider)
+        if self.weak_model_checks is None:
+            return profile
+        return profile.model_copy(update={"weak_model_checks": self.weak_model_checks})
 
     @property
     def has_key(self) -> bool:
@@ -227,6 +234,18 @@ def _positive_float(raw: str | None, variable: str) -> float:
     if not value > 0 or value == float("inf"):
         raise ConfigError(msg("config.not_seconds", variable=variable, raw=repr(raw)))
     return value
+
+
+_ON, _OFF = {"1", "on", "true", "yes"}, {"0", "off", "false", "no"}
+
+
+def _switch(raw: str | None, variable: str) -> bool | None:
+    """``on``/``off`` (1/0, true/false, yes/no) as a bool; None when unset or ``auto``."""
+    if raw is None or raw.lower() == "auto":
+        return None
+    if raw.lower() in _ON | _OFF:
+        return raw.lower() in _ON
+    raise ConfigError(msg("config.not_switch", variable=variable, raw=repr(raw)))
 
 
 def _count(raw: str | None, variable: str) -> int:

@@ -26,11 +26,10 @@ from core.llm.engine import Engine
 from core.plan.identifiers import is_identifier
 from core.plan.implied_deps import add_implied_dependencies
 from core.plan.model import Plan, Step
-from core.plan.repeated_effects import fold_repeated_effects
 from core.plan.versions import STEP_NAME, renumber
 from core.planning.change_note import reason_in_request_language
+from core.planning.checks import check_context, note_checks, run_checks, worded
 from core.planning.choices import CheckpointPolicy
-from core.planning.drop_guard import refused_drops
 from core.planning.planner import Replanner, planned
 from core.prompts.adaptive import (
     CHECKPOINT_SYSTEM,
@@ -276,14 +275,16 @@ def _replan(replanner: Replanner, plan: Plan, reason: str, engine: Engine,
 
 
 def apply_decision(plan: Plan, decision: CheckpointDecision,
-                   registry: ToolRegistry | None = None) -> Plan | None:
+                   registry: ToolRegistry) -> Plan | None:
     """A NEW plan (version + 1) in which only pending steps changed, or None if none did.
 
     Finished and running steps are copied untouched. A listed step keeps its id when it
     names a pending step; other new steps get fresh ids from ``plan.next_step_id()``.
-    Steps that read a dropped step are dropped too; the synthesis step is kept last.
-    Raises PlanValidationError when the new steps do not form a valid plan (checked
-    against ``registry`` too when given).
+    Steps that read a dropped step are dropped too; the synthesis step is kept last. The
+    checks of the "checkpoint" stage run on it (core.planning.checks): its repairs, then
+    its problems, which refuse the decision (what it may not drop), then its final repairs.
+    Raises PlanValidationError when the new steps do not form a valid plan or a check
+    refuses them.
     """
     if not decision.changes_plan:
         return None
@@ -302,14 +303,16 @@ def apply_decision(plan: Plan, decision: CheckpointDecision,
     new_pending = _keep_synthesis(plan, fixed, new_pending)
     steps = _prune([*fixed, *new_pending], {s.id for s in fixed})
     candidate = plan.model_copy(deep=True, update={"steps": steps, "version": plan.version + 1})
-    if registry is not None:
-        candidate.warnings.extend(fold_repeated_effects(candidate, registry))
+    context = check_context(plan.goal, registry, "checkpoint", before=plan)
+    note_checks(candidate, context, "repair")
     add_implied_dependencies(candidate)
     if _same_steps(plan, candidate):
         return None
-    problems = candidate.validate(registry) + refused_drops(plan, candidate, registry)
+    refused = worded(run_checks(candidate, context, "problem"), context.language)
+    problems = candidate.validate(registry) + refused
     if problems:
         raise PlanValidationError(problems)
+    note_checks(candidate, context, "final")
     return candidate
 
 

@@ -18,6 +18,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.plan.versions import renumber
 from core.planning.checkpoint import steps_from_dicts
+from core.planning.checks import check_context, note_checks
 from core.prompts.adaptive import (
     FOLLOWUP_CORRECTIVE,
     FOLLOWUP_RULES,
@@ -49,9 +50,11 @@ def extend_plan_request(plan: Plan, follow_up: str, engine: Engine) -> tuple[Pla
     """A new version (version + 1) of ``plan`` that also answers ``follow_up``.
 
     Every old step is copied untouched (results included); new steps get ids after the
-    plan's; a new synthesis step ends the plan. Offline the rule planner drafts the new
-    steps; online one planner call does (retried once with the problems), and PlanError
-    is raised when both answers are unusable.
+    plan's; a new synthesis step ends the plan. Offline a pack's rules draft the new steps
+    (none: UnservableRequestError says so); online one planner call does (retried once
+    with the problems), and PlanError is raised when both answers are unusable. The checks
+    of the "follow_up" stage run on the new version (core.planning.checks): its repairs,
+    its problems as warnings for the person approving it, and its final repairs.
     """
     text = follow_up.strip()
     if not text:
@@ -62,9 +65,13 @@ def extend_plan_request(plan: Plan, follow_up: str, engine: Engine) -> tuple[Pla
         new_steps, usage = _llm_steps(plan, text, engine)
         constraints = []
     extended = _assemble(plan, text, new_steps, constraints)
+    context = check_context(text, engine.registry, "follow_up", model=engine.model)
+    note_checks(extended, context, "repair")
     problems = extended.validate(engine.registry)
     if problems:
         raise PlanValidationError(problems)
+    for kind in ("problem", "final"):
+        note_checks(extended, context, kind)
     return extended, usage
 
 

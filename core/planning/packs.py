@@ -112,7 +112,9 @@ class Pack:
     composed from the results without a model. ``read(text)``: a :class:`Reading`.
     ``route(request, registry)``: an offline route for a request it knows, or None.
     ``questions(request, registry)``: what to ask before planning offline. ``checks``: its
-    own plan checks. ``scenarios`` and ``reset``: for the gallery and the data reset.
+    own plan checks, of the engine's shape (core.planning.checks.shape.Check; anything
+    else is ignored), run after the engine's own. ``scenarios`` and ``reset``: for the
+    gallery and the data reset.
     """
 
     name: str

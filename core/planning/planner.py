@@ -1,17 +1,12 @@
 """The planner: request -> LLM -> parse -> validate -> (corrective retry | fallback), and replan.
 
-The exchange itself (schema, corrective retry, soft problems) is core.planning.exchange;
-the soft problems of a new plan are reasoning steps that plainly need a tool
-(core.planning.tool_hints), tool steps described as another tool's job
-(core.planning.tool_misfit), clauses of the request no step covers
-(core.planning.coverage), side effects the request asks for that no step takes
-(core.planning.missing_actions), steps that repeat another (core.planning.repeated_steps),
-SQL that ignores the period the request names (core.planning.period_filter),
-invented ids (core.planning.grounding) and side effects whose condition is only in words
-(core.planning.guards). Before those are looked for, a reply is repaired where the request
-settles it: repeated lookups are folded, a condition or a side effect the rules read from
-the request's words is adopted, and code given where arithmetic is due becomes reasoning
-(core.planning.code_arguments), each with a warning for the person approving.
+The exchange itself (schema, corrective retry, soft problems) is core.planning.exchange.
+Every check of a plan is in core.planning.checks, wired in its one list: each reply is
+repaired first (the "repair" checks of the stage), then validated and judged (the
+"problem" checks: sent back once, then warnings), and the plan the exchange settles on gets
+the "final" repairs. A new plan is checked at the "draft" stage, a replan's at "replan";
+the notes of repairs and the remaining problems become the plan's warnings, worded in the
+request's language.
 """
 
 from __future__ import annotations
@@ -20,7 +15,8 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from core.base.language import Language, detect_language
+from core.base.language import detect_language
+from core.base.messages import msg, render
 from core.base.usage import Usage
 from core.errors import ConfigError, PlanError, PlanValidationError
 from core.llm.client import ChatModel
@@ -28,11 +24,9 @@ from core.llm.engine import Engine
 from core.plan.implied_deps import add_implied_dependencies
 from core.plan.model import Plan, Step
 from core.plan.parse import parse_plan
-from core.plan.repeated_effects import fold_repeated_effects
 from core.plan.versions import renumber
+from core.planning.checks import check_context, note_checks, run_checks, worded
 from core.planning.clarify import parse_questions
-from core.planning.code_arguments import reason_instead_of_code
-from core.planning.coverage import coverage_problems
 from core.planning.exchange import (
     ClarificationNeeded,
     PlanningResult,
@@ -41,18 +35,9 @@ from core.planning.exchange import (
     prompt_style,
     schema_for,
 )
-from core.planning.grounding import clear_ungrounded, grounding_problems
-from core.planning.guards import guard_problems
-from core.planning.missing_actions import adopt_rule_actions, missing_action_problems
-from core.planning.offline import rule_drafts, tool_chain
-from core.planning.period_filter import period_problems
-from core.planning.repeated_steps import fold_repeated_reads, repeated_effect_problems
-from core.planning.rule_conditions import adopt_rule_conditions
-from core.planning.tool_hints import tool_hint_problems
-from core.planning.tool_misfit import tool_misfit_problems
+from core.planning.offline import tool_chain
 from core.prompts.adaptive import CLARIFY_INSTRUCTION
 from core.prompts.planning import (
-    SYNTHESIS_DESCRIPTION,
     fallback_descriptions,
     planner_system_prompt,
     planner_user_prompt,
@@ -125,8 +110,7 @@ def plan_request(
         {"role": "user", "content": planner_user_prompt(request)},
     ]
 
-    drafts = rule_drafts(request, engine.registry)  # read by the repairs and the review
-    rules = drafts[0] if drafts else None
+    context = check_context(request, engine.registry, "draft", model=model)
 
     def accept(text: str) -> Plan:
         if allow_questions:
@@ -135,35 +119,22 @@ def plan_request(
                 raise ClarificationNeeded(questions)
         plan = normalise_tool_names(parse_plan(text, request), engine.registry)
         add_implied_dependencies(plan)
-        fold_repeated_reads(plan, engine.registry)
-        adopt_rule_conditions(request, plan, engine.registry, draft=rules)
-        _ensure_synthesis(plan, language)
-        adopt_rule_actions(request, plan, engine.registry, draft=rules)
-        reason_instead_of_code(plan, engine.registry)
+        note_checks(plan, context, "repair")
         _raise_problems(plan, engine.registry)
         if len(plan.steps) > _MAX_STEPS:
-            plan.warnings.append(
-                f"the plan has {len(plan.steps)} steps; plans of 3 to {_MAX_STEPS} steps "
-                "work best, so consider merging some"
-            )
+            plan.warnings.append(render(msg("plan.too_many_steps", count=len(plan.steps),
+                                            most=_MAX_STEPS), context.language))
         return plan
 
     def review(plan: Plan) -> list[str]:
-        return [*tool_hint_problems(plan, engine.registry),
-                *tool_misfit_problems(plan, engine.registry),
-                *coverage_problems(request, plan, engine.registry),
-                *missing_action_problems(request, plan, engine.registry, draft=rules),
-                *repeated_effect_problems(plan, engine.registry),
-                *period_problems(request, plan, engine.registry),
-                *grounding_problems(plan, engine.registry),
-                *guard_problems(plan, engine.registry)]
+        return worded(run_checks(plan, context, "problem"), context.language)
 
     schema = schema_for(engine.registry, questions=allow_questions)
     result = converse(model, messages, accept, review=review, schema=schema)
     if result.questions:
         return result
     if result.plan is not None:
-        clear_ungrounded(result.plan, engine.registry)
+        note_checks(result.plan, context, "final")
     if result.plan is None:
         logger.warning("planner output unusable twice; using the fallback plan: %s", result.errors)
         result.plan = fallback_plan(request, result.errors)
@@ -233,25 +204,24 @@ def replan_request(
         },
     ]
 
+    context = check_context(plan.goal, engine.registry, "replan", known=[failure],
+                            model=model)  # ids the failure names were shown, not invented
+
     def accept(text: str) -> Plan:
         proposal = normalise_tool_names(parse_plan(text, plan.goal), engine.registry)
         merged = _merge(plan, kept, proposal)
-        merged.warnings.extend(fold_repeated_effects(merged, engine.registry))
         add_implied_dependencies(merged)
-        _ensure_synthesis(merged, language)
-        reason_instead_of_code(merged, engine.registry)
+        note_checks(merged, context, "repair")
         _raise_problems(merged, engine.registry)
         return merged
 
-    def review(merged: Plan) -> list[str]:  # ids the failure names were shown, not invented
-        return [*tool_hint_problems(merged, engine.registry),
-                *grounding_problems(merged, engine.registry, known=[failure]),
-                *guard_problems(merged, engine.registry)]
+    def review(merged: Plan) -> list[str]:
+        return worded(run_checks(merged, context, "problem"), context.language)
 
     result = converse(model, messages, accept, review=review,
                       schema=schema_for(engine.registry))
     if result.plan is not None:
-        clear_ungrounded(result.plan, engine.registry, known=[failure])
+        note_checks(result.plan, context, "final")
     return result
 
 
@@ -368,16 +338,3 @@ def _raise_problems(plan: Plan, registry: ToolRegistry) -> None:
     problems = plan.validate(registry)
     if problems:
         raise PlanValidationError(problems)
-
-
-def _ensure_synthesis(plan: Plan, language: Language) -> None:
-    """Append a synthesis step when the plan does not end with one."""
-    if not plan.steps or plan.synthesis_step() is not None:
-        return
-    plan.steps.append(
-        Step(
-            id=plan.next_step_id(),
-            description=SYNTHESIS_DESCRIPTION.get(language, SYNTHESIS_DESCRIPTION["en"]),
-            depends_on=plan.ids(),
-        )
-    )

@@ -1,4 +1,4 @@
-"""Clause coverage: every clause of a multi-part request maps to at least one step.
+"""Problem: a clause of a multi-part request that no step covers.
 
 A model (a small one especially) may plan the order lookup and the refund and drop the
 "recommend a robot vacuum" before them. The request is split into clauses as the offline
@@ -15,14 +15,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from core.base.language import detect_language, pick, terms
+from core.base.language import terms
 from core.plan.model import Plan, Step
+from core.planning.checks.shape import Check, CheckContext, Problem
 from core.planning.clauses import split_clauses
-from core.planning.packs import reading
 from core.planning.tool_match import score_tool
-from core.tools.registry import ToolRegistry
 
-__all__ = ["coverage_problems", "uncovered_clauses"]
+__all__ = ["CHECK", "coverage", "uncovered_clauses"]
 
 _STOP = frozenset({
     "the", "and", "that", "this", "with", "for", "from", "have", "has", "had", "was", "were",
@@ -38,7 +37,7 @@ _STOP = frozenset({
 _TOOL_SCORE = 3
 
 
-def uncovered_clauses(request: str, plan: Plan, registry: ToolRegistry) -> list[str]:
+def uncovered_clauses(request: str, plan: Plan, context: CheckContext) -> list[str]:
     """The clauses of ``request`` that no step of ``plan`` covers, in request order.
 
     A one-clause request is the plan's whole goal, so only requests of two or more
@@ -50,28 +49,25 @@ def uncovered_clauses(request: str, plan: Plan, registry: ToolRegistry) -> list[
     synthesis = plan.synthesis_step()
     steps = [step for step in plan.steps if step is not synthesis] or list(plan.steps)
     return [clause for clause in clauses
-            if not any(_covers(step, clause, registry) for step in steps)]
+            if not any(_covers(step, clause, context) for step in steps)]
 
 
-def coverage_problems(request: str, plan: Plan, registry: ToolRegistry) -> list[str]:
-    """One problem per uncovered clause, naming it, in the request's language."""
-    lang = detect_language(request)
-    return [pick(lang,
-                 f"没有步骤覆盖请求中的这部分：“{clause}”。请为它加上步骤（有合适的工具就用工具）。",
-                 f'No step covers this part of the request: "{clause}". Add a step for it '
-                 "(with a tool when one fits).")
-            for clause in uncovered_clauses(request, plan, registry)]
+def coverage(plan: Plan, context: CheckContext) -> list[Problem]:
+    """One problem per clause of the request no step covers, naming it."""
+    return [Problem("check.uncovered", {"clause": clause})
+            for clause in uncovered_clauses(context.request, plan, context)]
 
 
-def _covers(step: Step, clause: str, registry: ToolRegistry) -> bool:
+def _covers(step: Step, clause: str, context: CheckContext) -> bool:
+    registry = context.registry
     wanted = terms(clause) - _STOP
-    asked = reading(clause, registry)
+    asked = context.reading(clause)
     if not wanted and not asked.topics:
         return True  # nothing to cover: "thanks", "please"
     text = _step_text(step)
     if wanted & (terms(text) - _STOP):
         return True
-    done = reading(text, registry)
+    done = context.reading(text)
     if asked.topics & done.topics or _shared_things(asked.things, done.things):
         return True
     return step.tool in registry and score_tool(registry.get(step.tool), clause) >= _TOOL_SCORE
@@ -87,3 +83,7 @@ def _step_text(step: Step) -> str:
 def _shared_things(mine: Mapping[str, tuple[str, ...]],
                    theirs: Mapping[str, tuple[str, ...]]) -> bool:
     return any(set(values) & set(theirs.get(kind, ())) for kind, values in mine.items())
+
+
+CHECK = Check(name="coverage", kind="problem", stages=frozenset({"draft"}), run=coverage,
+              weak_models_only=True)

@@ -1,10 +1,9 @@
-"""SQL that ignores the period the request names: "cancelled in the first quarter of 2026".
+"""Problem: SQL that ignores the period the request names ("cancelled in Q1 2026").
 
-A small model wrote ``SELECT COUNT(*) FROM churn_events`` for a question about the first
-quarter of 2026 and answered with the count of all time. :func:`period_problems` finds a
-pending step calling an SQL tool (one whose keywords include "sql") whose query never
-mentions the year the request names, and sends it back with the period's bounds, so that
-the corrective retry adds the date condition; what remains becomes a warning.
+A small model counts rows of all time for a question about one quarter. A pending step
+calling an SQL tool (one whose keywords include "sql") whose arguments never mention the
+year the request names is sent back with the period's bounds, so that the corrective retry
+adds the date condition; what remains becomes a warning.
 """
 
 from __future__ import annotations
@@ -12,11 +11,10 @@ from __future__ import annotations
 import json
 import re
 
-from core.base.language import detect_language, pick
 from core.plan.model import Plan
-from core.tools.registry import ToolRegistry
+from core.planning.checks.shape import Check, CheckContext, Problem
 
-__all__ = ["period_problems", "requested_period"]
+__all__ = ["CHECK", "period_ignored", "requested_period"]
 
 # a year as a period ("in 2026", "Q1 2026", "2026 年"), not a budget ("under 2000")
 _YEAR = re.compile(r"(?<!\d)(20\d{2})\s*年|\b(?:in|of|during|for|year|Q[1-4])\s+(20\d{2})\b",
@@ -44,24 +42,20 @@ def requested_period(request: str) -> tuple[str, str, str] | None:
     return str(year), f"{year}-{first:02d}-01", end
 
 
-def period_problems(request: str, plan: Plan, registry: ToolRegistry) -> list[str]:
+def period_ignored(plan: Plan, context: CheckContext) -> list[Problem]:
     """One problem per pending SQL step whose query leaves out the request's year."""
-    period = requested_period(request)
+    period = requested_period(context.request)
     if period is None:
         return []
     year, start, end = period
-    lang = detect_language(request)
-    problems = []
-    for step in plan.steps:
-        if (step.status != "pending" or step.tool not in registry
-                or "sql" not in registry.get(step.tool or "").keywords
-                or year in json.dumps(step.args, ensure_ascii=False)):
-            continue
-        problems.append(pick(
-            lang,
-            f"请求问的是 {start} 到 {end}（不含）这段时间，但 {step.id} 的查询没有按日期筛选："
-            f"请加上日期条件，例如 WHERE <日期列> >= '{start}' AND <日期列> < '{end}'。",
-            f"The request is about {start} up to {end} (exclusive), but {step.id}'s query has "
-            f"no date condition: add one, e.g. WHERE <date column> >= '{start}' AND "
-            f"<date column> < '{end}'."))
-    return problems
+    registry = context.registry
+    return [Problem("check.period_ignored", {"start": start, "end": end, "step": step.id},
+                    step.id)
+            for step in plan.steps
+            if step.status == "pending" and step.tool in registry
+            and "sql" in registry.get(step.tool or "").keywords
+            and year not in json.dumps(step.args, ensure_ascii=False)]
+
+
+CHECK = Check(name="period_filter", kind="problem", stages=frozenset({"draft"}),
+              run=period_ignored, weak_models_only=True)
