@@ -8,6 +8,7 @@ type imports still shows a value living in the wrong module.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections import deque
@@ -283,3 +284,59 @@ def test_fake_server_and_bench_import_without_pytest():
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                             text=True, timeout=120, check=True)
     assert result.stdout.strip() == "[]", result.stdout
+
+
+# ---- the engine knows no demo ----------------------------------------------------------------
+
+ENGINE_AND_FACES = (*sorted((ROOT / "core").rglob("*.py")), *sorted((ROOT / "ui").rglob("*.py")),
+                    *sorted((ROOT / "pages").rglob("*.py")), ROOT / "app.py")
+# Demo parameter names that are also ordinary words the engine uses for its own things,
+# each with its reason; any other demo tool or field named outside demo/ fails the test.
+GENERIC_WORDS = {
+    "query": "the usual name of a search parameter, and of a database query in the store",
+    "reason": "a route's, a checkpoint decision's and a reflection's reason",
+    "service": "an English word (customer service, a web service)",
+}
+
+
+def _imported_packages(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name.split(".")[0]) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.append((node.lineno, node.module.split(".")[0]))
+    return found
+
+
+def test_the_engine_and_the_faces_never_import_the_demo():
+    offenders = [f"{path.relative_to(ROOT)}:{line}" for path in ENGINE_AND_FACES
+                 for line, package in _imported_packages(path) if package == "demo"]
+    assert not offenders, "core/, ui/, pages/ and app.py reach the demo only through the " \
+                          "registry's packs:\n" + "\n".join(offenders)
+
+
+def demo_names() -> set[str]:
+    """The demo pack's tool names and its own parameter and declared result field names."""
+    from core.tools.toolsets import default_registry
+
+    names: set[str] = set()
+    for tool in default_registry({}):
+        if tool.source == "demo":
+            names |= {tool.name, *(tool.parameters.get("properties") or {}),
+                      *tool.hints.id_fields, *tool.hints.field_labels.values()}
+    return names
+
+
+def test_no_module_outside_the_demo_names_a_demo_tool_or_field():
+    names = demo_names()
+    assert {"query_order", "apply_refund", "run_sql", "order_id", "refund_id"} <= names
+    pattern = re.compile(r"(?<!\w)(" + "|".join(sorted(map(re.escape, names - set(
+        GENERIC_WORDS)))) + r")(?!\w)")
+    offenders = [f"{path.relative_to(ROOT)}:{number}: {match.group(1)}"
+                 for path in ENGINE_AND_FACES
+                 for number, line in enumerate(path.read_text("utf-8").splitlines(), 1)
+                 for match in pattern.finditer(line)]
+    assert not offenders, "the engine and the faces name demo tools or fields (code, " \
+                          "docstrings and texts alike):\n" + "\n".join(offenders)

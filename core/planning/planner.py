@@ -299,7 +299,7 @@ def _merge(plan: Plan, kept: list[Step], proposal: Plan) -> Plan:
 def normalise_tool_names(plan: Plan, registry: ToolRegistry) -> Plan:
     """A copy of ``plan`` whose unregistered tool names are mapped to a registered one.
 
-    ``queryOrder``, ``Query-Order``, ``functions.query_order`` all become ``query_order``
+    ``lookUpTicket``, ``Look-Up-Ticket``, ``functions.look_up_ticket`` all become ``look_up_ticket``
     when that is registered (and the match is unique); other names are left for
     validation to report.
     """
