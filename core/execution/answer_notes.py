@@ -1,13 +1,12 @@
 """What the final answer must say, whatever the model wrote: what failed, why the plan
 changed, and what was done on the person's behalf.
 
-Each note is added only when the answer does not already say it. The last one exists
-because a small model answered "a refund has already been initiated" without the refund's
-id, so the person could not quote it: each completed side-effecting step whose
-identifiers the answer leaves out is listed, i.e. the result fields its tool declares as
-identifiers (``ToolHints.id_fields``), or else those called ``id`` or ``*_id``, that are not
-among its own arguments (an id the person gave is not news), with the result's ``status``
-when it has one.
+Each note is added only when the answer does not already say it. An answer that says an
+action was taken without its id leaves the person nothing to quote, so each completed
+side-effecting step whose identifiers the answer leaves out is listed: the result fields
+its tool declares as identifiers (``ToolHints.id_fields``), or else those called ``id`` or
+``*_id``, that are not among its own arguments (an id the person gave is not news), with
+the result's ``status`` when it has one.
 """
 
 from __future__ import annotations

@@ -55,9 +55,9 @@ _HIT_LINES = 6
 _DOCUMENT_CHARS = 1500
 _NOT_DONE = ("前置步骤没有完成", "an earlier step did not complete")
 _NO_SOURCE = ("知识库里没有资料涵盖这个问题，因此这里不作回答。"
-              "可以改用规划模式（订单、服务和数据分析工具），或联系人工客服。",
+              "可以改用规划模式（让工具去查），或联系人工客服。",
               "No source in the knowledge base covers this question, so it is not answered "
-              "here. Try plan mode (tools for orders, services and analytics), or ask a person.")
+              "here. Try plan mode (the tools may find it), or ask a person.")
 _NO_SIDE_EFFECTS = ("直接模式不执行有副作用的操作，请使用规划模式",
                     "direct mode never runs side effects; use plan mode")
 
