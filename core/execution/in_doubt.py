@@ -1,8 +1,8 @@
 """Side effects in doubt: a call that began before its process died is not repeated unasked.
 
 A step's work is *at least once*: a run resumed after a crash runs the step that was in
-flight again. For a side effect that is idempotent (it says so, as ``apply_refund`` does
-with its idempotency key) that is harmless. For any other side effect the earlier call may
+flight again. For a side effect that is idempotent (it says so, and honours the call's
+idempotency key) that is harmless. For any other side effect the earlier call may
 already have happened (a branch created, a message sent), so the engine asks first: the
 executor notes each such call in a :class:`CallLedger` just before making it, under the
 call's idempotency key, and a step whose key the ledger already holds does not call the
