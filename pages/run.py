@@ -13,15 +13,23 @@ from core.base.text import preview
 from core.errors import PlanBoardError
 from core.plan.graph import plan_to_dot, side_effect_tool_names
 from core.plan.model import Step
-from core.runs.view import RunView, load_run_view
+from core.runs.view import RunView
 from ui import run_view, state
 from ui.frame import ensure_entrypoint, page_header
 from ui.graph_view import plan_graph
 from ui.i18n import t
+from ui.live_ticker import hold, live_ticker
 from ui.messages import said
 from ui.safe_text import literal
 
-POLL_SECONDS = 1.0
+# A followed run's page holds a tick (ui.live_ticker) until the run changed, looking at
+# the process-wide run views (core.runs.live_views), which touch the store only when the
+# run was written; then it redraws the live part, only the tab that is open. So a change
+# reaches the screen in about one draw, and five viewers cost the store one refresh.
+TICK_AFTER_S = 0.05  # from a drawing to the next tick
+HOLD_S = 5.0  # a tick held this long without a change redraws the ticker alone
+DRAWN = "run_drawn"  # session key: by run, the view (its marker) the live part shows
+TICKS = "run_ticks"  # session key: how many times the ticker was drawn
 LATEST_RUN = "latest_run"  # session key: the run the sidebar's Run link returns to
 # the presentation view's large type (st.html with only a style block takes no space)
 _PRESENT_CSS = """<style>
@@ -29,6 +37,11 @@ _PRESENT_CSS = """<style>
 .st-key-run_answer p, .st-key-run_answer li, .st-key-run_answer td,
 .st-key-run_answer th { font-size: 1.5rem; line-height: 1.45; }
 </style>"""
+
+
+def _view(run_id: str) -> RunView:
+    """The run's current view, shared with every session that follows it (read only)."""
+    return state.run_views().current(state.runner().store, run_id)
 
 
 def _decide(run_id: str, step_id: str, confirm: bool) -> None:
@@ -74,19 +87,51 @@ def _render_controls(view: RunView) -> None:
                       disabled=action not in view.controls, width="stretch")
 
 
+def _marker(view: RunView) -> tuple[int, str, str]:
+    """What changes whenever the run is written: its events, its last write, its status."""
+    return len(view.events), view.record.updated_at.isoformat(), view.record.status
+
+
+@st.fragment(key="run_live")
 def _render_live(run_id: str, polling: bool, present: bool) -> None:
-    view = load_run_view(state.runner().store, run_id)
+    """The live part of the page: redrawn when the run changed (see :func:`_on_tick`)
+    or the person acted in it."""
+    view = _view(run_id)
     if error := st.session_state.pop("run_error", None):
         st.error(literal(error))
     st.markdown(f"**{t('run_status')}:** {t(f'run_status_{view.record.status}')}")
     run_view.render_progress(view.progress)
+    _render_version_wait(view)
+    waiting = _waiting(view)
+    _render_decisions(view, waiting)
     if present:
-        _render_present(view)
+        _render_present(view, waiting)
     else:
         _render_controls(view)
-        _render_details(view)
-    if polling == view.settled:
-        st.rerun()  # settled (stop the timer) or started again, e.g. resumed (start it)
+        _render_details(view, waiting)
+    st.session_state.setdefault(DRAWN, {})[run_id] = _marker(view)
+    if not polling and not view.settled:
+        st.rerun()  # started again (resumed, a follow-up): the page follows it again
+
+
+@st.fragment(key="run_watch")
+def _render_watch(run_id: str) -> None:
+    """The ticker of a run that a process holds (nothing to see)."""
+    drawing = st.session_state[TICKS] = st.session_state.get(TICKS, 0) + 1
+    live_ticker("run_ticker", TICK_AFTER_S, on_tick=lambda: _on_tick(run_id),
+                drawing=drawing)
+
+
+def _on_tick(run_id: str) -> None:
+    """Hold the tick until the run changed since the live part was drawn, then redraw it;
+    once a settled run's end is on the screen, rerun the page, which then has no ticker."""
+    def changed() -> bool:
+        return st.session_state.get(DRAWN, {}).get(run_id) != _marker(_view(run_id))
+
+    if not changed() and _view(run_id).settled:
+        st.rerun()
+    if hold(changed, timeout_s=HOLD_S):
+        st.rerun(["run_live", "run_watch"])
 
 
 def _render_version_wait(view: RunView) -> None:
@@ -106,50 +151,64 @@ def _waiting(view: RunView) -> set[str]:
 
 
 def _render_card(view: RunView, step: Step, risky: set[str], waiting: set[str]) -> None:
-    run_id = view.record.run_id
     run_view.render_step_card(
         step, side_effect=step.tool in risky, waiting=step.id in waiting,
-        on_decide=lambda step_id, ok: _decide(run_id, step_id, ok),
         check=view.checks.get(step.id), skip=view.skip_reasons.get(step.id),
         server=state.tool_server(step.tool), in_doubt=step.id in view.in_doubt,
     )
 
 
-def _render_details(view: RunView) -> None:
-    """The working view: answer, step cards and graph in two tabs, usage, replans, events."""
+def _render_decisions(view: RunView, waiting: set[str]) -> None:
+    """The steps waiting for a person, at the top of the live area: in view on arrival,
+    with Confirm (Y) and Reject (N) on the keyboard as well."""
+    plan = view.plan
+    if plan is None or not waiting:
+        return
+    run_id = view.record.run_id
+    steps = [s for s in plan.steps if s.id in waiting]
+    risky = side_effect_tool_names(state.registry())
+    for index, step in enumerate(steps):
+        run_view.render_decision(
+            step, side_effect=step.tool in risky, shortcuts=index == 0,
+            on_decide=lambda step_id, ok: _decide(run_id, step_id, ok),
+            server=state.tool_server(step.tool), in_doubt=step.id in view.in_doubt)
+
+
+def _render_details(view: RunView, waiting: set[str]) -> None:
+    """The working view: answer; step cards, graph and timeline in stateful tabs, each
+    drawn only while it is open; usage, replans, events."""
     record, plan = view.record, view.plan
-    _render_version_wait(view)
     run_view.render_answer(record.answer, view.finished)
     if plan is None:
         return
     risky = side_effect_tool_names(state.registry())
-    waiting = _waiting(view)
     # the graph gets the page's width in a tab of its own; the cards stay the first tab.
     # Stateful tabs keep the chosen tab in session state, not in the tab bar's place on
-    # the page, which a version-wait box or an error above it shifts between polls.
+    # the page, which a version-wait box or an error above it shifts between polls, and
+    # say which one is open, so a tick draws that one alone.
     cards, graph = st.tabs([t("steps"), t("plan_graph")], key="run_tabs",
                            on_change="rerun")
-    with cards:
-        for step in plan.steps:
-            _render_card(view, step, risky, waiting)
-        run_view.render_reflections(view.reflections)
-    with graph:
-        plan_graph(plan_to_dot(plan, side_effect_tools=risky), key="run_graph")
+    if cards.open is not False:
+        with cards:
+            for step in plan.steps:
+                _render_card(view, step, risky, waiting)
+            run_view.render_reflections(view.reflections)
+    if graph.open:
+        with graph:
+            plan_graph(plan_to_dot(plan, side_effect_tools=risky), key="run_graph")
     run_view.render_usage(view.usage, record.wall_s)
     run_view.render_replans(view.versions)
     run_view.render_events(view.events)
 
 
-def _render_present(view: RunView) -> None:
+def _render_present(view: RunView, waiting: set[str]) -> None:
     """For a projector: the current step and the answer in large type, the graph large.
 
-    A step waiting for a person keeps its card (confirm or reject), so a demo can go on.
+    A step waiting for a person is shown above (confirm or reject), so a demo can go on.
     """
     plan = view.plan
     st.html(_PRESENT_CSS)
-    _render_version_wait(view)
     risky = side_effect_tool_names(state.registry())
-    waiting = _waiting(view)
     with st.container(key="present_now"):
         running = [s for s in plan.steps if s.status == "running"] if plan else []
         lines = [f"▶ **{literal(s.id)}** · {literal(s.description)}" for s in running]
@@ -157,9 +216,6 @@ def _render_present(view: RunView) -> None:
             st.markdown(f"**{t('present_now')}:**  \n" + "  \n".join(lines))
         elif not view.finished and not waiting:
             st.caption(t("present_idle"))
-    for step in plan.steps if plan else []:
-        if step.id in waiting:
-            _render_card(view, step, risky, waiting)
     run_view.render_answer(view.record.answer, view.finished)
     if plan is not None:
         with st.container(key="present_graph"):
@@ -189,7 +245,7 @@ def main() -> None:
         st.page_link("pages/history.py", label=t("go_history"), icon=":material/history:")
         return
     try:
-        view = load_run_view(state.runner().store, run_id)
+        view = _view(run_id)
     except PlanBoardError:
         st.error(t("run_unknown", run_id=literal(run_id)))
         st.page_link("pages/history.py", label=t("go_history"), icon=":material/history:")
@@ -210,8 +266,9 @@ def main() -> None:
         st.success(notice, icon=":material/playlist_add:")
     polling = not view.settled
     with st.container(key="present_view" if present else "run_view"):
-        st.fragment(run_every=POLL_SECONDS if polling else None)(_render_live)(
-            run_id, polling, present)
+        _render_live(run_id, polling, present)
+    if polling:
+        _render_watch(run_id)
     if "follow_up" in view.controls and not present:
         _render_follow_up(run_id)
 

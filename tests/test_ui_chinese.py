@@ -159,7 +159,11 @@ def _run_to_the_end(at, runner: Runner) -> tuple[list[str], str]:
     assert runner.wait(run_id, TIMEOUT_S, until_confirmation=True).status == (
         "waiting_confirmation")
     at = wait_for(at, lambda a: any(b.key == "confirm_step_s3" for b in a.button))
-    waiting = page_text(at.main) + [t for d in graph_dots(at) for t in dot_labels(d)]
+    waiting = page_text(at.main)
+    at.session_state["run_tabs"] = "依赖关系图"  # the graph is drawn while its tab is open
+    at.run()
+    waiting += page_text(at.main) + [t for d in graph_dots(at) for t in dot_labels(d)]
+    at.session_state["run_tabs"] = "步骤"
     at.button(key="confirm_step_s3").click().run()
     assert runner.wait(run_id, TIMEOUT_S).status == "completed"
     return waiting, run_id
@@ -181,6 +185,8 @@ def test_the_customer_service_scenario_holds_no_english_word_in_chinese(runner):
     waiting, run_id = _run_to_the_end(at, runner)
     at = wait_for(at, lambda a: any(m.value == "**状态:** 已完成" for m in a.markdown))
     run_page = page_text(at.main)
+    at.session_state["run_tabs"] = "依赖关系图"
+    at.run()
     run_graphs = graph_dots(at)
     assert run_graphs, "the run page draws no graph"
     record = runner.store.get_run(run_id)

@@ -76,6 +76,9 @@ def test_confirming_the_refund_runs_it_and_the_button_disappears(runner):
     at = _open_run(run_id)
     assert _status(at) == "**Status:** Waiting for confirmation"
     assert {"confirm_step_s2", "reject_step_s2"} <= _keys(at)
+    assert graph_dots(at) == []  # the graph's tab is closed: not drawn
+    at.session_state["run_tabs"] = "Dependency graph"
+    at.run()
     assert graph_dots(at)[0].count("#D3F9D8") == 1  # s1 completed
     at.button(key="confirm_step_s2").click().run()
     assert "confirm_step_s2" not in _keys(at)
@@ -296,7 +299,8 @@ def test_the_presentation_view_has_no_sidebar_and_no_editors(runner):
     keys = _keys(at)
     assert not {"run_pause", "run_cancel", "followup_submit"} & keys
     assert {"confirm_step_s2", "reject_step_s2"} <= keys  # the demo can still go on
-    assert _card(at, "s1") is None and _card(at, "s2") is not None  # only the waiting card
+    assert _card(at, "s1") is None and _card(at, "s2") is None  # no cards: the decision
+    assert keyed_block(at, "decision_s2") is not None
     at.button(key="confirm_step_s2").click().run()
     assert runner.wait(run_id, TIMEOUT_S).status == "completed"
     at = wait_for(at, lambda a: "Completed" in _status(a))
@@ -324,7 +328,12 @@ def test_the_step_cards_are_the_first_tab_and_the_graph_has_a_tab_of_its_own(
     steps, graph = at.tabs
     assert (steps.label, graph.label) == labels
     assert _cards_in(steps) == ["s1", "s2"] and graph_dots(steps) == []
+    assert graph_dots(graph) == []  # a closed tab is not drawn
+    at.session_state["run_tabs"] = labels[1]
+    at.run()
+    steps, graph = at.tabs
     assert len(graph_dots(graph)) == 1 and _cards_in(graph) == []
+    assert _cards_in(steps) == []
 
 
 def _cards_in(block) -> list[str]:

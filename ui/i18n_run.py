@@ -31,6 +31,8 @@ RUN_PAGE_TEXT: dict[str, tuple[str, str]] = {
     "present_leave": ("Leave the presentation", "退出演示视图"),
     "present_now": ("Now", "当前"),
     "present_idle": ("No step is running.", "当前没有正在执行的步骤。"),
+    "card_waiting_above": ("Waiting for your decision: Confirm or Reject at the top of the page.",
+                           "等待你的决定：请在页面顶部确认或拒绝。"),
     "demo_pace": ("Demo pace (seconds before each step)", "演示节奏（每个步骤前等待的秒数）"),
     "demo_pace_help": ("Slows runs down so that a demo can follow the cards; 0 is off.",
                        "放慢运行，便于演示时看清每个步骤的变化；0 表示关闭。"),

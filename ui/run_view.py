@@ -32,6 +32,7 @@ from ui.safe_text import code, literal, markdown
 __all__ = [
     "progress_text",
     "render_answer",
+    "render_decision",
     "render_events",
     "render_progress",
     "render_reflections",
@@ -75,7 +76,6 @@ def render_step_card(
     *,
     side_effect: bool,
     waiting: bool,
-    on_decide: Callable[[str, bool], None],
     check: StepCheck | None = None,
     skip: SkipReason | None = None,
     server: str | None = None,
@@ -83,10 +83,12 @@ def render_step_card(
 ) -> None:
     """One step: status, tool, arguments, result, error, duration, usage and its checks.
 
-    ``check`` holds the step's latest success verdict or failure class; ``skip`` why a
-    skipped step was skipped (shown as a neutral note: skipping is not an error);
-    ``server`` the MCP server of its tool; ``in_doubt``: the step waits because its call
-    began before the run stopped and may already have happened.
+    ``waiting``: the step waits for a person, whose decision is drawn at the top of the
+    page (:func:`render_decision`); the card says so. ``check`` holds the step's latest
+    success verdict or failure class; ``skip`` why a skipped step was skipped (shown as a
+    neutral note: skipping is not an error); ``server`` the MCP server of its tool;
+    ``in_doubt``: the step waits because its call began before the run stopped and may
+    already have happened.
     """
     with st.container(border=True, key=f"step_card_{step.id}"):
         head, meta = st.columns([3, 2])
@@ -101,14 +103,7 @@ def render_step_card(
         if step.condition:
             st.caption(t("card_condition", condition=literal(step.condition)))
         if waiting:
-            st.warning(t("card_in_doubt" if in_doubt else "card_waiting"),
-                       icon=":material/front_hand:")
-            confirm, reject = st.columns(2)
-            confirm.button(t("confirm"), key=f"confirm_step_{step.id}", type="primary",
-                           icon=":material/check:",
-                           on_click=on_decide, args=(step.id, True), width="stretch")
-            reject.button(t("reject"), key=f"reject_step_{step.id}", icon=":material/close:",
-                          on_click=on_decide, args=(step.id, False), width="stretch")
+            st.caption(":material/front_hand: " + t("card_waiting_above"))
         args = step.resolved_args if step.resolved_args is not None else step.args
         if args:
             with st.expander(t("card_args")):
@@ -122,6 +117,35 @@ def render_step_card(
             st.error(literal(said(step.error_message or step.error)))
         if check is not None:
             _render_check(check)
+
+
+def render_decision(step: Step, *, side_effect: bool, shortcuts: bool,
+                    on_decide: Callable[[str, bool], None], server: str | None = None,
+                    in_doubt: bool = False) -> None:
+    """A step waiting for a person: what it will do, and Confirm or Reject.
+
+    ``shortcuts``: Y confirms and N rejects (one waiting step holds them at a time);
+    ``server`` the MCP server of its tool; ``in_doubt``: its call began before the run
+    stopped and may already have happened.
+    """
+    with st.container(border=True, key=f"decision_{step.id}"):
+        tool = code(step.tool) if step.tool else t("no_tool")
+        if server is not None:
+            tool += " · " + t("card_server", server=literal(server))
+        warn = " ⚠" if side_effect else ""
+        st.warning(t("card_in_doubt" if in_doubt else "card_waiting"),
+                   icon=":material/front_hand:")
+        st.markdown(f"**{literal(step.id)}** · {tool}{warn}  \n{literal(step.description)}")
+        args = step.resolved_args if step.resolved_args is not None else step.args
+        if args:
+            st.caption(code(preview(args, 160)))
+        confirm, reject = st.columns(2)
+        confirm.button(t("confirm"), key=f"confirm_step_{step.id}", type="primary",
+                       icon=":material/check:", shortcut="Y" if shortcuts else None,
+                       on_click=on_decide, args=(step.id, True), width="stretch")
+        reject.button(t("reject"), key=f"reject_step_{step.id}", icon=":material/close:",
+                      shortcut="N" if shortcuts else None,
+                      on_click=on_decide, args=(step.id, False), width="stretch")
 
 
 def _render_check(check: StepCheck) -> None:
@@ -289,8 +313,12 @@ def render_answer(answer: str | None, finished: bool) -> None:
 
 
 def render_events(events: list[StoredEvent]) -> None:
-    """The run's event log as a table, newest last (shown as it is, nothing derived)."""
-    with st.expander(t("events", count=len(events))):
+    """The run's event log as a table, newest last (shown as it is, nothing derived);
+    built only while its expander is open."""
+    log = st.expander(t("events", count=len(events)), key="run_events", on_change="rerun")
+    if not log.open:
+        return
+    with log:
         rows = [
             {
                 "#": e.seq,

@@ -22,6 +22,7 @@ from core.plan.model import Plan
 from core.planning.choices import CHECKPOINT_POLICIES as POLICIES
 from core.planning.choices import REQUEST_MODES as MODES
 from core.runs import Runner, open_runner
+from core.runs.live_views import RunViews
 from core.runs.tool_trials import ToolTrial
 from core.runs.tool_trials import try_tool as record_tool_trial
 from core.tools.registry import ToolRegistry
@@ -44,6 +45,7 @@ __all__ = [
     "registry",
     "remember_plan",
     "run_options",
+    "run_views",
     "runner",
     "settings",
     "settings_public",
@@ -88,6 +90,13 @@ def runner() -> Runner:
     Clearing the resource cache closes it, pausing its runs; so does the process's exit.
     """
     return open_runner()
+
+
+@st.cache_resource(show_spinner=False)
+def run_views() -> RunViews:
+    """The views of the runs people follow, kept current once for every session watching
+    (process-wide and thread-safe; see core.runs.live_views)."""
+    return RunViews()
 
 
 def lesson_book() -> LessonBook:

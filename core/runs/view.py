@@ -29,7 +29,13 @@ from core.lifecycle import (
 )
 from core.plan.diff import PlanDiff, diff_plans
 from core.plan.model import Plan, Step
-from core.store.run_store import RunRecord, RunStore, StoredEvent, VersionSource
+from core.store.run_store import (
+    PlanVersion,
+    RunRecord,
+    RunStore,
+    StoredEvent,
+    VersionSource,
+)
 
 __all__ = [
     "Progress",
@@ -40,6 +46,7 @@ __all__ = [
     "StoredEvent",
     "VersionView",
     "VersionWait",
+    "build_run_view",
     "count_progress",
     "load_run_view",
     "skip_reason",
@@ -178,9 +185,16 @@ def load_run_view(store: RunStore, run_id: str) -> RunView:
     """The view of run ``run_id`` (RunNotFoundError when there is none)."""
     record = store.get_run(run_id)
     events = store.events(run_id)
+    return build_run_view(record, store.plan_versions(run_id), events)
+
+
+def build_run_view(record: RunRecord, stored: list[PlanVersion],
+                   events: list[StoredEvent]) -> RunView:
+    """The view of a run from what the store holds of it: the run, its plan versions
+    (oldest first) and its event log (in order)."""
     controls = allowed_controls(record.status)
     finished = record.status in TERMINAL_STATUSES
-    versions = _versions(store, run_id, events)
+    versions = _versions(stored, events)
     return RunView(
         record=record,
         versions=versions,
@@ -303,7 +317,7 @@ def step_usage(plan: Plan | None) -> Usage:
     return total
 
 
-def _versions(store: RunStore, run_id: str, events: list[StoredEvent]) -> list[VersionView]:
+def _versions(stored: list[PlanVersion], events: list[StoredEvent]) -> list[VersionView]:
     """Every version with its stored source; the why is the replan's own words when known."""
     said: dict[int, str] = {}
     for event in events:
@@ -312,7 +326,7 @@ def _versions(store: RunStore, run_id: str, events: list[StoredEvent]) -> list[V
             said[int(version)] = str(event.data["reason"])
     return [VersionView(version=v.version, plan=v.plan, source=v.source,
                         reason=said.get(v.version) or v.reason or "", created_at=v.created_at)
-            for v in store.plan_versions(run_id)]
+            for v in stored]
 
 
 def _reflections(events: Iterable[StoredEvent]) -> list[Reflected]:

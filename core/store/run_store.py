@@ -143,6 +143,15 @@ class RunStore(RunClaims):
             ).scalar_one()
         return record_from_row(row, Plan.model_validate(latest) if latest else None, count)
 
+    def run_marker(self, run_id: str) -> tuple[int, Any] | None:
+        """What changes whenever the run is written: its event count and ``updated_at``
+        (None when there is no such run). One small query, for followers that re-read a
+        run only when it changed."""
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(runs.c.event_seq, runs.c.updated_at)
+                               .where(runs.c.id == run_id)).first()
+        return None if row is None else (int(row[0]), row[1])
+
     def list_runs(self, status: str | None = None, limit: int = 100) -> list[RunRecord]:
         """Runs newest first (without their plans), optionally only those in ``status``."""
         query = runs.select().order_by(runs.c.created_at.desc(), runs.c.id).limit(limit)

@@ -1,0 +1,273 @@
+"""Event → screen: how long after a step's recorded change its card shows it, in Chromium.
+
+A PlanBoard is served (``streamlit run app.py``, offline) over a fresh home; this process
+executes a run over the same store (the way a second tab, the CLI or a worker does) whose
+first step waits at a gate until every viewer has the run page open. Each viewer is its own
+Chromium context (its own session) on ``/run?run=<id>``; a MutationObserver in the page
+notes, in the machine's clock (``performance.timeOrigin + performance.now()``), when each
+step card's status mark changes. The gate opens, the run goes on, and each card's first
+``✓`` is compared with the ``at`` of the step's ``step_completed`` event in the store (the
+same clock, the same machine): the latency of that step for that viewer. With a demo pace
+the first ``▶`` is compared with ``step_started`` too. A change a card never showed is
+counted as missed.
+
+Run with ``python -m bench.live`` (one and five viewers, demo pace off and on), or
+``--viewers 5 --pace 0``; it prints p50 and max per case and the machine's load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.execution.options import RunOptions
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.tools.registry import ToolRegistry, make_tool
+
+__all__ = [
+    "CARD_LOG_JS",
+    "LiveSample",
+    "gate_plan",
+    "gate_registry",
+    "latencies",
+    "main",
+    "measure",
+    "serve_and_browse",
+]
+
+CHAIN = 6  # steps after the gate, one after another
+TIMEOUT_S = 60.0
+
+# Installed in every viewer's page: a log of each step card's status mark as it changes.
+CARD_LOG_JS = """() => {
+  if (window.__cardLog) return;
+  const log = window.__cardLog = [];
+  const last = {};
+  const prefix = 'st-key-step_card_';
+  const scan = () => {
+    const at = performance.timeOrigin + performance.now();
+    for (const card of document.querySelectorAll(`[class*='${prefix}']`)) {
+      const key = [...card.classList].find(name => name.startsWith(prefix));
+      const head = card.querySelector('strong');
+      const mark = head && head.innerText.trim()[0];
+      const id = key.slice(prefix.length);
+      if (mark && last[id] !== mark) { last[id] = mark; log.push({id, mark, at}); }
+    }
+  };
+  new MutationObserver(scan).observe(document.body,
+    {subtree: true, childList: true, characterData: true});
+  scan();
+}"""
+
+
+class Gate:
+    """The first step's tool: it returns once :meth:`open` is called (or after 60 s)."""
+
+    def __init__(self) -> None:
+        self.opened = threading.Event()
+
+    def wait(self, label: str) -> dict[str, str]:
+        """Wait at the gate.
+
+        Args:
+            label: any text.
+        """
+        self.opened.wait(TIMEOUT_S)
+        return {"label": label}
+
+    def open(self) -> None:
+        """Let the run go on."""
+        self.opened.set()
+
+
+def echo(text: str) -> dict[str, str]:
+    """Give the text back.
+
+    Args:
+        text: any text.
+    """
+    return {"text": text}
+
+
+def gate_registry(gate: Gate) -> ToolRegistry:
+    """Two read-only tools: ``gate`` (waits for :meth:`Gate.open`) and ``echo``."""
+    registry = ToolRegistry()
+    registry.add(make_tool(gate.wait, name="gate", read_only=True))
+    registry.add(make_tool(echo, read_only=True))
+    return registry
+
+
+def gate_plan(chain: int = CHAIN) -> Plan:
+    """The gate, then ``chain`` echo steps one after another."""
+    steps = [Step(id="s1", description="Wait until every viewer is ready", tool="gate",
+                  args={"label": "ready"})]
+    for index in range(2, chain + 2):
+        steps.append(Step(id=f"s{index}", description=f"Echo part {index - 1}", tool="echo",
+                          args={"text": f"part {index - 1}"}, depends_on=[f"s{index - 1}"]))
+    return Plan(goal="event to screen", steps=steps)
+
+
+@dataclass
+class LiveSample:
+    """What one case measured: latencies in seconds and the changes never shown."""
+
+    viewers: int
+    pace: float
+    completed: list[float] = field(default_factory=list)  # step_completed → card shows ✓
+    started: list[float] = field(default_factory=list)  # step_started → card shows ▶
+    missed: list[str] = field(default_factory=list)  # "viewer 2: s3 ✓"
+    load: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    @property
+    def all(self) -> list[float]:
+        """Every latency measured."""
+        return self.completed + self.started
+
+    @property
+    def p50(self) -> float:
+        """The median latency (seconds)."""
+        return statistics.median(self.all) if self.all else float("nan")
+
+    @property
+    def worst(self) -> float:
+        """The largest latency (seconds)."""
+        return max(self.all) if self.all else float("nan")
+
+
+def latencies(events: list[Any], logs: list[list[dict]], sample: LiveSample, *,
+              since: float = 0.0) -> None:
+    """Fill ``sample`` from the store's ``events`` recorded after ``since`` (a Unix time:
+    when every viewer was watching) and each viewer's card log."""
+    wanted = {"step_completed": ("✓", sample.completed)}
+    if sample.pace:
+        wanted["step_started"] = ("▶", sample.started)
+    for number, log in enumerate(logs, start=1):
+        for event in events:
+            if event.kind not in wanted or not event.step_id or event.at.timestamp() < since:
+                continue
+            mark, into = wanted[event.kind]
+            recorded = event.at.timestamp()
+            shown = [entry["at"] / 1000 for entry in log
+                     if entry["id"] == event.step_id and entry["mark"] == mark]
+            if shown:
+                into.append(max(0.0, shown[0] - recorded))
+            else:
+                sample.missed.append(f"viewer {number}: {event.step_id} {mark}")
+
+
+@contextlib.contextmanager
+def serve_and_browse(home: Path, log: Path) -> Iterator[tuple[str, Any]]:
+    """PlanBoard served over ``home`` and a Chromium browser: (address, browser); DBOS is
+    launched here over the same home (shut it down afterwards)."""
+    from playwright.sync_api import sync_playwright
+
+    import core.runs.workflow  # noqa: F401  registers the run workflow
+    from core.runs import durable
+    from tests.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
+
+    # DBOS first: it refuses to launch under the event loop Playwright's sync API runs
+    durable.launch(durable.embedded_executor_id())
+    with serve_app(home, log) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield url, browser
+        finally:
+            browser.close()
+
+
+def _open_viewers(browser: Any, url: str, viewers: int) -> list[Any]:
+    pages = []
+    for _ in range(viewers):
+        page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+        page.set_default_timeout(TIMEOUT_S * 1000)
+        page.goto(url)
+        pages.append(page)
+    for page in pages:
+        page.locator("[class*='st-key-step_card_s1']").first.wait_for()
+        page.evaluate(CARD_LOG_JS)
+    return pages
+
+
+def measure(browser: Any, url: str, *, viewers: int, pace: float,
+            chain: int = CHAIN) -> LiveSample:
+    """Run the gate plan at ``pace`` with ``viewers`` open on its page; what they saw.
+
+    The run executes in this process over the served app's store (PLANBOARD_HOME).
+    """
+    from core.runs.runner import Runner
+    from core.store.run_store import RunStore
+
+    gate = Gate()
+    store = RunStore()
+    runner = Runner(store, poll_s=0.05)
+    sample = LiveSample(viewers=viewers, pace=pace)
+    pages: list[Any] = []
+    try:
+        plan = gate_plan(chain)
+        run_id = runner.start(plan.goal, plan, engine=Engine(gate_registry(gate)),
+                              options=RunOptions(step_delay_s=pace),
+                              settings_public={"offline": True})
+        pages = _open_viewers(browser, f"{url}/run?run={run_id}", viewers)
+        time.sleep(1.0)  # every viewer settled on the waiting run
+        sample.load = os.getloadavg()
+        ready = time.time()
+        gate.open()
+        record = runner.wait(run_id, TIMEOUT_S)
+        if record.status != "completed":
+            raise RuntimeError(f"the measured run ended {record.status}")
+        time.sleep(1.5)  # the last changes reach every screen (a late one counts as late)
+        logs = [page.evaluate("() => window.__cardLog") for page in pages]
+        latencies(store.events(run_id), logs, sample, since=ready)
+    finally:
+        gate.open()
+        for page in pages:
+            page.context.close()
+        runner.shutdown()
+        store.close()
+    return sample
+
+
+def _row(sample: LiveSample) -> str:
+    load = " ".join(f"{x:.2f}" for x in sample.load)
+    return (f"| {sample.viewers:>7} | {sample.pace:>4.1f} | {len(sample.all):>8} "
+            f"| {sample.p50:>7.3f} | {sample.worst:>7.3f} | {len(sample.missed):>6} | {load} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure the cases asked for and print one table row per case."""
+    parser = argparse.ArgumentParser(prog="python -m bench.live")
+    parser.add_argument("--viewers", type=int, nargs="*", default=[1, 5])
+    parser.add_argument("--pace", type=float, nargs="*", default=[0.0, 1.0])
+    args = parser.parse_args(argv)
+    from core.runs import durable
+
+    home = Path(tempfile.mkdtemp(prefix="planboard-live-"))
+    os.environ["PLANBOARD_HOME"] = str(home)
+    print("## Event → screen, step card status (seconds)\n")
+    print("| viewers | pace | measured |     p50 |     max | missed | load 1/5/15 min |")
+    print("|---|---|---|---|---|---|---|")
+    try:
+        with serve_and_browse(home, home / "streamlit.log") as (url, browser):
+            for viewers in args.viewers:
+                for pace in args.pace:
+                    sample = measure(browser, url, viewers=viewers, pace=pace)
+                    print(_row(sample), flush=True)
+                    for missed in sample.missed:
+                        print(f"  missed: {missed}")
+    finally:
+        durable.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,105 @@
+"""Run views kept current for every follower of a run, at the cost of one.
+
+A page that follows a run asks :meth:`RunViews.current` many times a second, from as many
+sessions as people watch. Building a :class:`core.runs.view.RunView` reads the run, every
+plan version and the whole event log; doing that per viewer per poll made five viewers
+five times as slow. Here each followed run keeps its view, its event log and its plan
+versions: a call within ``fresh_s`` of the last check returns the view as it is; later,
+one small query (:meth:`core.store.run_store.RunStore.run_marker`) says whether the run was
+written since; only then are the new events read (never the old ones again), the plan
+versions re-read when a version was added or the run's status changed, and the view
+rebuilt once for every follower. It works the same whichever process writes the run (this
+one, a CLI, a worker), since it follows the store.
+
+One :class:`RunViews` serves a whole process (the dashboard keeps it in
+``st.cache_resource``): it is thread-safe (a lock for the table of runs, one per run for
+its refresh), and the views it returns are shared, so callers only read them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.runs.view import RunView, build_run_view
+from core.store.run_store import PlanVersion, RunStore, StoredEvent
+
+__all__ = ["RunViews"]
+
+FRESH_S = 0.025  # a view checked this recently is current enough for any follower
+KEEP_RUNS = 64  # runs followed at once; the least recently asked is dropped first
+
+
+@dataclass
+class _Followed:
+    """What is known of one followed run."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    view: RunView | None = None
+    marker: tuple[int, Any] | None = None
+    checked: float = 0.0  # time.monotonic() of the last look at the store
+    events: list[StoredEvent] = field(default_factory=list)
+    versions: list[PlanVersion] = field(default_factory=list)
+    status: str | None = None
+
+
+class RunViews:
+    """The current :class:`RunView` of each followed run, refreshed only when it changed."""
+
+    def __init__(self, *, fresh_s: float = FRESH_S, keep: int = KEEP_RUNS) -> None:
+        self.fresh_s = fresh_s
+        self.keep = keep
+        self._runs: OrderedDict[tuple[str, str], _Followed] = OrderedDict()
+        self._lock = threading.Lock()
+        self.rebuilds = 0  # how many views were built (for tests and the benchmark)
+
+    def current(self, store: RunStore, run_id: str) -> RunView:
+        """The run's view as the store holds it now (RunNotFoundError when there is none)."""
+        followed = self._followed(store.url, run_id)
+        with followed.lock:
+            now = time.monotonic()
+            if followed.view is not None and now - followed.checked < self.fresh_s:
+                return followed.view
+            marker = store.run_marker(run_id)
+            if marker is None:
+                store.get_run(run_id)  # raises the store's RunNotFoundError
+            followed.checked = now
+            if followed.view is None or marker != followed.marker:
+                self._refresh(store, run_id, followed)
+                followed.marker = marker
+            assert followed.view is not None
+            return followed.view
+
+    def _refresh(self, store: RunStore, run_id: str, followed: _Followed) -> None:
+        """Read what was written since the last refresh and build the view once."""
+        record = store.get_run(run_id)
+        after = followed.events[-1].seq if followed.events else 0
+        new = store.events(run_id, after=after)
+        followed.events = [*followed.events, *new]
+        if (record.versions != len(followed.versions) or record.status != followed.status
+                or any(e.kind == "replanned" for e in new)):
+            followed.versions = store.plan_versions(run_id)
+        elif followed.versions and record.plan is not None:
+            # the run's current version is its latest snapshot: the record holds it
+            latest = followed.versions[-1]
+            if latest.version == record.plan.version:
+                followed.versions = [*followed.versions[:-1],
+                                     latest.model_copy(update={"plan": record.plan})]
+        followed.status = record.status
+        followed.view = build_run_view(record, followed.versions, followed.events)
+        self.rebuilds += 1
+
+    def _followed(self, url: str, run_id: str) -> _Followed:
+        key = (url, run_id)
+        with self._lock:
+            followed = self._runs.get(key)
+            if followed is None:
+                followed = self._runs[key] = _Followed()
+                while len(self._runs) > self.keep:
+                    self._runs.popitem(last=False)
+            else:
+                self._runs.move_to_end(key)
+            return followed
