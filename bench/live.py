@@ -64,7 +64,7 @@ CARD_LOG_JS = """() => {
       if (mark && last[id] !== mark) { last[id] = mark; log.push({id, mark, at}); }
     }
   };
-  new MutationObserver(scan).observe(document.body,
+  new MutationObserver(scan).observe(document,
     {subtree: true, childList: true, characterData: true});
   scan();
 }"""

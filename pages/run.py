@@ -254,14 +254,18 @@ def main() -> None:
     record = view.record
     if present:
         st.title(literal(preview(record.request, 200)))
-        st.page_link("pages/run.py", label=t("present_leave"), icon=":material/close_fullscreen:",
-                     query_params={"run": run_id})
+        if st.button(t("present_leave"), key="present_leave",
+                     icon=":material/close_fullscreen:"):
+            st.switch_page("pages/run.py", query_params={"run": run_id})
     else:
         st.markdown(f"**{t('run_request')}:** {literal(record.request)}")
         st.caption(t("run_meta", run_id=run_id, mode=_mode(record.settings),
                      created=record.created_at.strftime("%Y-%m-%d %H:%M:%S")))
-        st.page_link("pages/run.py", label=t("present_open"), icon=":material/slideshow:",
-                     help=t("present_open_help"), query_params={"run": run_id, "present": "1"})
+        # a page switch with the address it names: a page link to the page it is on
+        # leaves the address as it was, and the run's end (a full rerun) reads it there
+        if st.button(t("present_open"), key="present_open", icon=":material/slideshow:",
+                     help=t("present_open_help")):
+            st.switch_page("pages/run.py", query_params={"run": run_id, "present": "1"})
     if notice := st.session_state.pop("followup_notice", None):
         st.success(notice, icon=":material/playlist_add:")
     polling = not view.settled

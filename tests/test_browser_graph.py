@@ -136,3 +136,52 @@ def test_click_selects_every_time_and_drag_pans(graph_page):
         before = int(zoom.inner_text().rstrip("%"))
         frame.locator("#zoom-in").click()
         assert int(zoom.inner_text().rstrip("%")) > before
+
+
+# Every node of the graph: whether its box lies wholly inside the view's visible area.
+_WHOLE = """slack => {
+  const view = document.getElementById('view');
+  const area = view.getBoundingClientRect();
+  const right = area.left + view.clientLeft + view.clientWidth;
+  const bottom = area.top + view.clientTop + view.clientHeight;
+  return [...view.querySelectorAll('g.node')].map(node => {
+    const box = node.getBoundingClientRect();
+    return {id: node.id, whole: box.left >= area.left - slack && box.right <= right + slack
+      && box.top >= area.top - slack && box.bottom <= bottom + slack};
+  });
+}"""
+
+
+def _outside(frame) -> list[str]:
+    nodes = frame.locator("#view").evaluate(f"(_, slack) => ({_WHOLE})(slack)", SLACK_PX)
+    assert len(nodes) >= 6, nodes
+    return [n["id"] for n in nodes if not n["whole"]]
+
+
+def test_fit_shows_every_node_of_the_churn_graph_and_stays_fitted(graph_page):
+    with open_browser(graph_page) as tab:
+        tab.set_viewport_size({"width": 1280, "height": 720})
+        for narrow in ("0", "1"):
+            frame = _open(tab, f"{graph_page}/?scenario=churn-analysis&narrow={narrow}")
+            frame.locator("#zoom-in").click()  # zoomed in: nodes out of sight
+            frame.locator("#zoom-in").click()
+            assert _outside(frame), f"narrow={narrow}: zoomed in, every node still in sight"
+            frame.locator("#fit").click()
+            tab.wait_for_timeout(500)  # the frame resizes to the fitted drawing
+            assert _outside(frame) == [], f"narrow={narrow}"
+            tab.set_viewport_size({"width": 1180, "height": 720})  # a resize keeps the fit
+            tab.wait_for_timeout(800)
+            assert _outside(frame) == [], f"narrow={narrow}, after a resize"
+            tab.set_viewport_size({"width": 1280, "height": 720})
+
+
+def test_a_step_selected_outside_the_graph_is_scrolled_into_sight(graph_page):
+    with open_browser(graph_page) as tab:
+        tab.set_viewport_size({"width": 1280, "height": 720})
+        frame = _open(tab, f"{graph_page}/?scenario=churn-analysis&narrow=1")
+        hidden = _outside(frame)
+        assert hidden, "the narrow column shows the whole churn graph: nothing to scroll to"
+        frame = _open(tab, f"{graph_page}/?scenario=churn-analysis&narrow=1&pick={hidden[-1][5:]}")
+        tab.wait_for_timeout(300)
+        assert hidden[-1] not in _outside(frame)
+        assert "selected" in frame.locator(f"g.node#{hidden[-1]}").get_attribute("class")

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import UTC, datetime
 
 import pytest
 
+from bench.live import LiveSample, latencies
 from core.errors import RunNotFoundError
 from core.execution.events import RunEvent
 from core.plan.model import Plan, Step
@@ -104,3 +106,20 @@ def test_a_hold_ends_at_a_change_at_a_persons_action_or_at_its_timeout():
     assert hold(lambda: False, timeout_s=0.05, step_s=0.001,
                 interrupted=lambda: False) is False
     assert time.monotonic() - started >= 0.05
+
+
+def test_measured_latencies_compare_the_store_with_the_screen():
+    """bench.live's arithmetic on made-up times: a card's first mark after the event
+    counts, a change it never showed is missed."""
+    at = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
+    events = [RunEvent(kind="step_started", step_id="s1", at=at),
+              RunEvent(kind="step_completed", step_id="s1", at=at),
+              RunEvent(kind="step_completed", step_id="s2", at=at)]
+    base = at.timestamp() * 1000
+    log = [{"id": "s1", "mark": "▶", "at": base + 50}, {"id": "s1", "mark": "✓", "at": base + 200},
+           {"id": "s1", "mark": "✓", "at": base + 900}]
+    sample = LiveSample(viewers=1, pace=1.0)
+    latencies(events, [log], sample)
+    assert sample.completed == [pytest.approx(0.2)] and sample.started == [pytest.approx(0.05)]
+    assert sample.missed == ["viewer 1: s2 ✓"]
+    assert sample.p50 == pytest.approx(0.125) and sample.worst == pytest.approx(0.2)

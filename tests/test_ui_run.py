@@ -313,8 +313,11 @@ def test_the_working_view_links_to_the_presentation(runner):
     runner.wait(run_id, TIMEOUT_S)
     at = _open_run(run_id)
     assert len(at.sidebar.children) > 0 and keyed_block(at, "present_view") is None
-    links = [link for link in at.get("page_link") if link.proto.label == "Presentation view"]
-    assert links and "present=1" in links[0].proto.query_string
+    at.button(key="present_open").click().run()
+    assert at.query_params["present"] == "1" and at.query_params["run"] == run_id
+    assert keyed_block(at, "present_view") is not None and len(at.sidebar.children) == 0
+    at.button(key="present_leave").click().run()
+    assert "present" not in at.query_params and keyed_block(at, "run_view") is not None
 
 
 @pytest.mark.parametrize(("language", "labels"), [

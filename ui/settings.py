@@ -59,8 +59,9 @@ def render_sidebar() -> None:
             st.selectbox(t("checkpoint_policy"), options=list(policies),
                          key="checkpoint_policy", help=t("checkpoint_policy_help"),
                          format_func=policies.get)
+            # kept in the address (?demo_pace=1.0), so a refresh keeps the presenter's pace
             st.number_input(t("demo_pace"), min_value=0.0, max_value=10.0, step=0.5,
-                            key="demo_pace", help=t("demo_pace_help"))
+                            key="demo_pace", help=t("demo_pace_help"), bind="query-params")
 
 
 def _render_mode() -> None:

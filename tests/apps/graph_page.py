@@ -2,7 +2,8 @@
 
 The address picks the plan: ``?scenario=churn-analysis&lang=zh`` drafts that scenario's plan
 offline in that language (a side-effecting step marked ⚠, as the pages draw it);
-``&narrow=1`` puts the graph in the run page's narrow column.
+``&narrow=1`` puts the graph in the run page's narrow column; ``&pick=s6`` selects a
+step from outside the graph (as the plan table does).
 A click on a step is written below the graph ("selected: s3 (2 clicks)").
 """
 
@@ -32,5 +33,6 @@ def _select(step_id: str) -> None:
 place = st.columns([3, 2])[1] if st.query_params.get("narrow") == "1" else st.container()
 with place:
     plan_graph(plan_to_dot(plan, registry=registry), key="graph",
-               selected=st.session_state.get("picked"), on_select=_select)
+               selected=st.session_state.get("picked") or st.query_params.get("pick"),
+               on_select=_select)
 st.write(f"selected: {st.session_state.get('picked')} ({st.session_state.get('clicks', 0)} clicks)")

@@ -25,8 +25,13 @@ let svg = null;
 let size = { w: 1, h: 1 }; // the SVG's own units (Graphviz points)
 let smallestFont = 10; // the smallest font-size in the SVG, in its units
 let scale = 1; // CSS px per SVG unit
-let touched = false; // the person zoomed or panned: a new drawing keeps their view
+// how the scale is chosen: "readable" (the first view), "fit" (the whole graph, asked for
+// with the fit button) or "kept" (the person zoomed or panned). A new drawing, a resize of
+// the frame (which a new scale itself causes) or a new plan version keep the mode, so
+// "fit" stays fitted instead of snapping back to the readable scale.
+let mode = "readable";
 let clicks = 0;
+let drawnNodes = new Set(); // the step nodes of the previous drawing
 
 function post(type, data) {
   window.parent.postMessage({ isStreamlitMessage: true, type, ...data }, "*");
@@ -36,6 +41,30 @@ function readableScale() {
   const fitWidth = (view.clientWidth - 10) / size.w;
   const lowest = MIN_TEXT_PX / smallestFont;
   return Math.min(Math.max(fitWidth, lowest), MAX_TEXT_PX / smallestFont);
+}
+
+function fitScale() {
+  // the frame may grow up to args.height: fit the drawing to that, not to today's view
+  const most = (args.height || 460) - bar.offsetHeight - 4 - 12;
+  const whole = Math.min((view.clientWidth - 10) / size.w, (most - 10) / size.h);
+  return Math.min(whole, MAX_TEXT_PX / smallestFont);
+}
+
+function chosenScale() {
+  if (mode === "fit") return fitScale();
+  return mode === "kept" ? scale : readableScale();
+}
+
+// Scroll the view just enough that ``node`` lies wholly inside it (when it can).
+function reveal(node) {
+  const box = node.getBoundingClientRect();
+  const area = view.getBoundingClientRect();
+  const right = area.left + view.clientLeft + view.clientWidth;
+  const bottom = area.top + view.clientTop + view.clientHeight;
+  if (box.left < area.left) view.scrollLeft -= area.left - box.left + 8;
+  else if (box.right > right) view.scrollLeft += box.right - right + 8;
+  if (box.top < area.top) view.scrollTop -= area.top - box.top + 8;
+  else if (box.bottom > bottom) view.scrollTop += box.bottom - bottom + 8;
 }
 
 function resizeFrame() {
@@ -63,10 +92,16 @@ function setScale(next, anchor) {
   hint.textContent = more ? args.labels?.hint || "" : "";
 }
 
+let shownSelected = null;
 function markSelected() {
   for (const node of canvas.querySelectorAll("g.node")) {
     node.classList.toggle("selected", node.id === STEP_PREFIX + args.selected);
   }
+  if (args.selected && args.selected !== shownSelected) {
+    const node = canvas.querySelector(`g.node#${CSS.escape(STEP_PREFIX + args.selected)}`);
+    if (node) reveal(node); // a step chosen elsewhere (the table, the panel) comes into sight
+  }
+  shownSelected = args.selected || null;
 }
 
 function choose(node) {
@@ -107,12 +142,19 @@ function draw() {
     svg = null;
     return;
   }
+  const left = view.scrollLeft;
+  const top = view.scrollTop;
   canvas.innerHTML = text.slice(text.indexOf("<svg"));
   svg = canvas.querySelector("svg");
   prepare(svg);
-  const kept = touched ? scale : readableScale();
-  scale = kept;
-  setScale(kept, { x: 0, y: 0 });
+  const next = chosenScale();
+  scale = next;
+  setScale(next, { x: 0, y: 0 });
+  if (mode === "kept") { view.scrollLeft = left; view.scrollTop = top; }
+  const nodes = [...canvas.querySelectorAll("g.node.selectable")];
+  const added = drawnNodes.size ? nodes.filter((node) => !drawnNodes.has(node.id)) : [];
+  drawnNodes = new Set(nodes.map((node) => node.id));
+  if (added.length) reveal(added[added.length - 1]); // a new step comes into sight
 }
 
 let drawnDot = null;
@@ -134,7 +176,7 @@ window.addEventListener("message", async (event) => {
 });
 
 function zoomBy(factor) {
-  touched = true;
+  mode = "kept";
   setScale(scale * factor);
 }
 
@@ -142,9 +184,11 @@ document.getElementById("zoom-in").onclick = () => zoomBy(ZOOM_STEP);
 document.getElementById("zoom-out").onclick = () => zoomBy(1 / ZOOM_STEP);
 document.getElementById("fit").onclick = () => {
   // the whole graph in sight: the person asked for it, so text may go below MIN_TEXT_PX
-  touched = false;
-  const whole = Math.min((view.clientWidth - 10) / size.w, (view.clientHeight - 10) / size.h);
-  setScale(Math.min(whole, MAX_TEXT_PX / smallestFont), { x: 0, y: 0 });
+  if (!svg) return;
+  mode = "fit";
+  setScale(fitScale(), { x: 0, y: 0 });
+  view.scrollLeft = 0;
+  view.scrollTop = 0;
 };
 
 // Ctrl (or ⌘) + wheel zooms, as does a trackpad pinch; a plain wheel scrolls, so that
@@ -152,7 +196,7 @@ document.getElementById("fit").onclick = () => {
 view.addEventListener("wheel", (event) => {
   if (!svg || !(event.ctrlKey || event.metaKey)) return;
   event.preventDefault();
-  touched = true;
+  mode = "kept";
   const box = view.getBoundingClientRect();
   const anchor = { x: event.clientX - box.left, y: event.clientY - box.top };
   setScale(scale * Math.exp(-event.deltaY * 0.002), anchor);
@@ -171,7 +215,7 @@ view.addEventListener("pointermove", (event) => {
   const dy = event.clientY - drag.y;
   if (!drag.moved && Math.hypot(dx, dy) < DRAG_PX) return;
   drag.moved = true;
-  touched = true;
+  mode = "kept";
   view.classList.add("dragging");
   view.scrollLeft = drag.left - dx;
   view.scrollTop = drag.top - dy;
@@ -184,6 +228,6 @@ view.addEventListener("pointerup", () => {
 });
 view.addEventListener("pointercancel", () => { drag = null; view.classList.remove("dragging"); });
 
-window.addEventListener("resize", () => { if (svg && !touched) setScale(readableScale()); });
+window.addEventListener("resize", () => { if (svg && mode !== "kept") setScale(chosenScale()); });
 
 post("streamlit:componentReady", { apiVersion: 1 });

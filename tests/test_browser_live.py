@@ -1,0 +1,243 @@
+"""The run page live, in Chromium: event → screen latency, and the demo holding up.
+
+One PlanBoard is served for the module (offline, its own home); this test process runs
+the runs over the same store and DBOS (as a second tab or a worker would), with its own
+tools: ``gate`` holds the first step until the viewers are watching, ``echo`` returns at
+once, ``refund`` is a side effect (it waits for a person's confirmation).
+
+The latency test is the issue's measurement (bench/live.py): a MutationObserver in each
+viewer's page notes when each step card's status mark changes, in the machine's clock, and
+each step's ``step_completed`` (and, with a demo pace, ``step_started``) time in the store
+is subtracted. Thresholds are the issue's: p50 ≤ 0.3 s and max ≤ 1 s, for one viewer and
+for five, with the demo pace off and on. Wall-clock results depend on the machine: a
+measurement that misses them is taken again (up to three times, the thresholds never
+change), and every measurement is printed with the machine's load.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import bench.live as live
+from core.execution.options import RunOptions
+from core.llm.engine import Engine
+from core.plan.model import Plan, Step
+from core.runs.runner import Runner
+from core.store.run_store import RunStore
+from core.tools.registry import make_tool
+from tests.browser import needs_chromium
+
+pytestmark = needs_chromium
+
+P50_S = 0.3
+MAX_S = 1.0
+TRIES = 3  # measurements per case; the thresholds are the same for each
+VIEWPORT = {"width": 1280, "height": 720}
+
+
+@dataclass
+class Served:
+    home: Path
+    url: str
+    browser: Any
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, dbos_of_the_module) -> Iterator[Served]:
+    """PlanBoard and Chromium for the module, over one home that this process shares."""
+    home = tmp_path_factory.mktemp("live") / "planboard-home"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PLANBOARD_HOME", str(home))
+        with live.serve_and_browse(home, home.parent / "streamlit.log") as (url, browser):
+            yield Served(home, url, browser)
+
+
+@pytest.fixture
+def app(served, monkeypatch) -> Served:
+    """The served app, with this test's PLANBOARD_HOME set back to the app's home."""
+    monkeypatch.setenv("PLANBOARD_HOME", str(served.home))
+    return served
+
+
+@pytest.fixture
+def runner(app) -> Iterator[Runner]:
+    store = RunStore()
+    made = Runner(store, poll_s=0.05)
+    yield made
+    made.shutdown()
+    store.close()
+
+
+def _page(app: Served, path: str = "") -> Any:
+    page = app.browser.new_context(viewport=VIEWPORT).new_page()
+    page.set_default_timeout(30_000)
+    page.add_init_script(f"({live.CARD_LOG_JS})()")
+    page.goto(f"{app.url}{path}")
+    return page
+
+
+def _address(page: Any) -> str:
+    """The address bar's text (Playwright's ``page.url`` misses a replaced history entry)."""
+    return page.evaluate("() => location.href")
+
+
+def _gated_run(runner: Runner, gate: live.Gate, *, refund: bool = False,
+               pace: float = 0.0) -> str:
+    registry = live.gate_registry(gate)
+    plan = live.gate_plan(3)
+    if refund:
+        def refund_order(order_id: str) -> dict[str, str]:
+            """Refund an order (a side effect).
+
+            Args:
+                order_id: the order.
+            """
+            return {"refunded": order_id}
+
+        registry.add(make_tool(refund_order, name="refund"))
+        plan = Plan(goal=plan.goal, steps=[*plan.steps, Step(
+            id="s5", description="Refund order 88231", tool="refund",
+            args={"order_id": "88231"}, depends_on=["s4"])])
+    return runner.start(plan.goal, plan, engine=Engine(registry),
+                        options=RunOptions(step_delay_s=pace, confirm_side_effects=refund),
+                        settings_public={"offline": True})
+
+
+# ---- event → screen --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("viewers", "pace"), [(1, 0.0), (5, 0.0), (1, 0.5), (5, 0.5)])
+def test_a_recorded_step_change_reaches_every_viewers_card_in_time(app, viewers, pace):
+    samples = []
+    for _ in range(TRIES):
+        sample = live.measure(app.browser, app.url, viewers=viewers, pace=pace, chain=4)
+        samples.append(sample)
+        print(f"viewers={viewers} pace={pace}: p50 {sample.p50:.3f} s, max "
+              f"{sample.worst:.3f} s over {len(sample.all)} changes, missed "
+              f"{sample.missed}, load {sample.load}")
+        if not sample.missed and sample.p50 <= P50_S and sample.worst <= MAX_S:
+            break
+    best = samples[-1]
+    assert len(best.completed) == viewers * 5  # every step, on every screen
+    assert not best.missed, best.missed
+    assert best.p50 <= P50_S, [(s.p50, s.worst, s.load) for s in samples]
+    assert best.worst <= MAX_S, [(s.p50, s.worst, s.load) for s in samples]
+
+
+# ---- the demo holds ------------------------------------------------------------------
+
+
+def test_the_presentation_view_stays_when_the_run_ends(app, runner, tmp_path):
+    gate = live.Gate()
+    run_id = _gated_run(runner, gate)
+    page = _page(app, f"/run?run={run_id}")
+    try:
+        page.locator(".st-key-present_open button").first.click()
+        page.locator(".st-key-present_view").wait_for()
+        assert "present=1" in _address(page)
+        gate.open()
+        assert runner.wait(run_id, 30).status == "completed"
+        page.locator(".st-key-present_view").get_by_text("Completed").wait_for()
+        page.wait_for_timeout(1_500)  # the page's rerun after the end has happened
+        assert "present=1" in _address(page) and f"run={run_id}" in _address(page)
+        assert page.locator(".st-key-present_view").is_visible()
+        assert page.locator(".st-key-run_view").count() == 0
+        assert not page.locator("[data-testid='stSidebar']").is_visible()
+    except Exception:
+        page.screenshot(path=str(tmp_path / "failure.png"))
+        raise
+    finally:
+        page.context.close()
+
+
+def test_the_first_drawing_of_a_finished_run_shows_how_it_ended(app, runner):
+    gate = live.Gate()
+    gate.open()
+    run_id = _gated_run(runner, gate)
+    assert runner.wait(run_id, 30).status == "completed"
+    page = _page(app, f"/run?run={run_id}")
+    try:
+        page.locator("[class*='st-key-step_card_s4']").wait_for()
+        page.wait_for_timeout(500)
+        log = page.evaluate("() => window.__cardLog")
+    finally:
+        page.context.close()
+    first = {}
+    for entry in log:
+        first.setdefault(entry["id"], entry["mark"])
+    assert first == {f"s{n}": "✓" for n in range(1, 5)}, log
+
+
+def test_a_run_approved_at_pace_0_is_drawn_as_it_ended_at_once(app, runner):
+    """Through the plan page, as a new user would: every card shows ✓ within 1 s of the
+    run's end, not "○ Pending" for seconds."""
+    page = _page(app)
+    try:
+        page.locator(".st-key-scenario_ops-health button").first.click()
+        page.wait_for_function(
+            "() => document.querySelector('.st-key-request textarea').value.includes("
+            "'micro-services')")
+        page.locator(".st-key-generate_plan button").first.click()
+        page.get_by_text("The plan is valid.").wait_for()
+        approve = page.locator(".st-key-approve_run button").first
+        approve.scroll_into_view_if_needed()
+        approve.click()
+        page.wait_for_url(re.compile(r"/run\?run=\w+"))
+        run_id = re.search(r"run=(\w+)", page.url).group(1)
+        assert runner.wait(run_id, 30).status == "completed"
+        page.wait_for_function(
+            "() => window.__cardLog.filter(e => e.mark === '✓').length >= 5")
+        log = page.evaluate("() => window.__cardLog")
+    finally:
+        page.context.close()
+    ended = next(e.at for e in runner.store.events(run_id) if e.kind == "run_finished")
+    done = max(e["at"] for e in log if e["mark"] == "✓") / 1000
+    assert done - ended.timestamp() <= MAX_S, (done - ended.timestamp(), log)
+
+
+def test_a_pending_confirmation_is_in_view_and_answers_the_keyboard(app, runner, tmp_path):
+    gate = live.Gate()
+    gate.open()
+    run_id = _gated_run(runner, gate, refund=True)
+    assert runner.wait(run_id, 30, until_confirmation=True).status == "waiting_confirmation"
+    page = _page(app, f"/run?run={run_id}")
+    try:
+        confirm = page.locator(".st-key-confirm_step_s5 button")
+        confirm.wait_for()
+        page.wait_for_timeout(300)  # the page has settled
+        for part in (page.locator(".st-key-decision_s5"), confirm):
+            box = part.bounding_box()
+            assert box is not None and box["y"] >= 0
+            assert box["y"] + box["height"] <= VIEWPORT["height"], box  # no scrolling needed
+        page.screenshot(path=str(tmp_path / "pending-confirmation.png"))
+        page.locator("body").press("y")  # Confirm's shortcut
+        assert runner.wait(run_id, 30).status == "completed"
+        assert runner.store.get_run(run_id).plan.step("s5").status == "completed"
+        page.locator(".st-key-decision_s5").wait_for(state="detached")
+    except Exception:
+        page.screenshot(path=str(tmp_path / "failure.png"))
+        raise
+    finally:
+        page.context.close()
+
+
+def test_the_demo_pace_survives_a_refresh(app):
+    page = _page(app)
+    try:
+        page.locator("[data-testid='stSidebar'] summary").filter(has_text="Run options").click()
+        pace = page.locator(".st-key-demo_pace input")
+        pace.fill("1.5")
+        pace.press("Enter")
+        page.wait_for_url(re.compile(r"demo_pace=1\.5"))
+        page.reload()
+        page.locator("[data-testid='stSidebar'] summary").filter(has_text="Run options").click()
+        page.wait_for_function(
+            "() => document.querySelector('.st-key-demo_pace input')?.value === '1.50'")
+    finally:
+        page.context.close()
