@@ -13,6 +13,7 @@ from core.base.text import preview
 from core.errors import PlanBoardError
 from core.plan.graph import plan_to_dot, side_effect_tool_names
 from core.plan.model import Step
+from core.runs.timeline import run_timeline
 from core.runs.view import RunView
 from ui import run_view, state
 from ui.frame import ensure_entrypoint, page_header
@@ -21,6 +22,7 @@ from ui.i18n import t
 from ui.live_ticker import hold, live_ticker
 from ui.messages import said
 from ui.safe_text import literal
+from ui.timeline_view import render_timeline
 
 # A followed run's page holds a tick (ui.live_ticker) until the run changed, looking at
 # the process-wide run views (core.runs.live_views), which touch the store only when the
@@ -186,8 +188,8 @@ def _render_details(view: RunView, waiting: set[str]) -> None:
     # Stateful tabs keep the chosen tab in session state, not in the tab bar's place on
     # the page, which a version-wait box or an error above it shifts between polls, and
     # say which one is open, so a tick draws that one alone.
-    cards, graph = st.tabs([t("steps"), t("plan_graph")], key="run_tabs",
-                           on_change="rerun")
+    cards, graph, timeline = st.tabs([t("steps"), t("plan_graph"), t("run_timeline_tab")],
+                                     key="run_tabs", on_change="rerun")
     if cards.open is not False:
         with cards:
             for step in plan.steps:
@@ -196,6 +198,9 @@ def _render_details(view: RunView, waiting: set[str]) -> None:
     if graph.open:
         with graph:
             plan_graph(plan_to_dot(plan, side_effect_tools=risky), key="run_graph")
+    if timeline.open:
+        with timeline:
+            render_timeline(run_timeline(record, view.events))
     run_view.render_usage(view.usage, record.wall_s)
     run_view.render_replans(view.versions)
     run_view.render_events(view.events)

@@ -86,8 +86,13 @@ def test_hostile_text_makes_the_browser_fetch_nothing(counting_server, isolated_
           open_browser(f"{url}/run?run={run_id}") as page):
         answer = page.locator(".st-key-run_answer")
         answer.get_by_text("2+3 = 5").wait_for()
+        tabs = page.locator(".st-key-run_tabs [role='tab']")
+        tabs.filter(has_text="Dependency graph").click()  # a tab is drawn while it is open
         page.frame_locator("iframe[title='ui.graph_view.plan_graph']").locator(
-            "svg").first.wait_for(state="attached")  # drawn, also in its tab behind the cards
+            "svg").first.wait_for(state="attached")
+        tabs.filter(has_text="Timeline").click()
+        page.locator(".st-key-run_timeline").first.wait_for()
+        tabs.filter(has_text="Steps").click()
         page.locator(".st-key-step_card_s2").get_by_text("error.png").first.wait_for()
         shown = answer.inner_text().replace("\u2060", "")  # the joiner that breaks a tag
         assert f'<img src="{host}/error-html.png">' in shown  # shown as text, not fetched

@@ -321,22 +321,27 @@ def test_the_working_view_links_to_the_presentation(runner):
 
 
 @pytest.mark.parametrize(("language", "labels"), [
-    ("en", ("Steps", "Dependency graph")), ("zh", ("步骤", "依赖关系图")),
+    ("en", ("Steps", "Dependency graph", "Timeline")), ("zh", ("步骤", "依赖关系图", "时间线")),
 ])
 def test_the_step_cards_are_the_first_tab_and_the_graph_has_a_tab_of_its_own(
         runner, language, labels):
     run_id = _start(runner, confirm=False)
     runner.wait(run_id, TIMEOUT_S)
     at = open_app("pages/run.py", query={"run": run_id}, language=language)
-    steps, graph = at.tabs
-    assert (steps.label, graph.label) == labels
+    steps, graph, timeline = at.tabs
+    assert (steps.label, graph.label, timeline.label) == labels
     assert _cards_in(steps) == ["s1", "s2"] and graph_dots(steps) == []
     assert graph_dots(graph) == []  # a closed tab is not drawn
     at.session_state["run_tabs"] = labels[1]
     at.run()
-    steps, graph = at.tabs
+    steps, graph, timeline = at.tabs
     assert len(graph_dots(graph)) == 1 and _cards_in(graph) == []
-    assert _cards_in(steps) == []
+    assert _cards_in(steps) == [] and keyed_block(at, "run_timeline") is None
+    at.session_state["run_tabs"] = labels[2]
+    at.run()
+    assert keyed_block(at, "run_timeline") is not None and graph_dots(at) == []
+    charts = at.get("vega_lite_chart")
+    assert len(charts) == 1, "the timeline draws one chart"
 
 
 def _cards_in(block) -> list[str]:

@@ -141,7 +141,7 @@ def step_workers(events: list[Any]) -> list[str]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """Show a run: the summary object plus its events."""
+    """Show a run: the summary object, a compact text timeline, and its events."""
     store = _runner(args).store
     record = store.get_run(args.run_id)
     events = store.events(args.run_id)
@@ -158,6 +158,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     u = record.usage
     print(f"usage: {u.llm_calls} LLM calls, {u.prompt_tokens}+{u.completion_tokens} tokens, "
           f"{record.wall_s:.1f} s")
+    if record.plan is not None:
+        from core.cli.text import cli_language
+        from core.runs.timeline import run_timeline, timeline_text
+
+        print("\n".join(timeline_text(run_timeline(record, events), cli_language())))
     for event in events:
         step = f" {event.step_id}" if event.step_id else ""
         worker = event.data.get("worker") if event.kind.startswith("step_") else None

@@ -12,6 +12,7 @@ wakes when a step finishes or the run control changes, and holds no thread meanw
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -256,7 +257,9 @@ class Coordinator:
         usage = outcome.usage
         extra: dict[str, Any] = {}
         if outcome.status == "completed" and step.success_criteria:
+            checking = time.perf_counter()
             extra["success"], check_usage = self._check(step)
+            extra["check_s"] = round(time.perf_counter() - checking, 4)
             step.add_usage(check_usage.llm_calls, check_usage.prompt_tokens,
                            check_usage.completion_tokens)
             usage = usage + check_usage
@@ -265,7 +268,8 @@ class Coordinator:
         kind: EventKind = f"step_{outcome.status}"  # type: ignore[assignment]
         self.emit(kind, self.plan, step.id, result=outcome.result, error=outcome.error,
                   resolved_args=outcome.resolved_args, mode=outcome.mode,
-                  usage=usage.model_dump(), notes=outcome.notes, **extra)
+                  usage=usage.model_dump(), notes=outcome.notes, work_s=outcome.work_s,
+                  tool_s=outcome.tool_s, **extra)
         if (outcome.status == "completed" and self.checkpointer is not None
                 and step.id not in self.book.misses and not is_synthesis(self.plan, step)):
             self.checks.append(step.id)

@@ -6,6 +6,7 @@ import json
 import logging
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -57,6 +58,8 @@ class StepOutcome(BaseModel):
     mode: StepMode = "direct"
     notes: list[str] = Field(default_factory=list)
     in_doubt: bool = False  # its side effect began before a crash: not called again (in_doubt)
+    work_s: float = 0.0  # seconds the step's work took (after any demo pace)
+    tool_s: float = 0.0  # of which, inside tool calls; the rest waited on a model, if any
 
 
 def apply_outcome(step: Step, outcome: StepOutcome) -> None:
@@ -82,12 +85,14 @@ class _Tally:
     usage: Usage = field(default_factory=Usage)
     notes: list[str] = field(default_factory=list)
     unjudged: Message | None = None  # why a condition could not be judged (the step skips)
+    tool_s: float = 0.0  # seconds spent inside tool calls
 
     def outcome(self, status: str, mode: StepMode, *, error: str | Message | None = None,
                 **fields: Any) -> StepOutcome:
         """The outcome; an ``error`` message is kept with its English wording beside it."""
         return StepOutcome(
             status=status, mode=mode, usage=self.usage, notes=list(self.notes),
+            tool_s=round(self.tool_s, 4),
             error=None if error is None else str(error),
             error_message=error if isinstance(error, Message) else None, **fields,
         )
@@ -156,7 +161,16 @@ def execute_step(
     condition judged by the model; offline a prose condition is noted and the step runs).
     With a ``ledger``, a side effect that is not idempotent is noted there before its
     call, and not called when it already was (:mod:`core.execution.in_doubt`).
+    The outcome says how long the work took and how much of it was inside tool calls.
     """
+    started = time.perf_counter()
+    outcome = _execute(plan, step, engine, cancel, idempotency_key, ledger)
+    outcome.work_s = round(time.perf_counter() - started, 4)
+    return outcome
+
+
+def _execute(plan: Plan, step: Step, engine: Engine, cancel: threading.Event | None,
+             idempotency_key: str | None, ledger: CallLedger | None) -> StepOutcome:
     mode = step_mode(plan, step, engine.registry)
     tally = _Tally()
     if cancel is not None and cancel.is_set():
@@ -251,6 +265,7 @@ def _reason(
                             grounds=plan_grounds(plan, literals=True))
     except ToolError as exc:
         raise _StepFailed(msg("step.prefixed", step=step.id, error=_worded(exc))) from None
+    tally.tool_s += outcome.tool_s
     if outcome.tools_used:
         tally.notes.append("used read-only tools: " + ", ".join(outcome.tools_used))
     _require_answer(outcome.text, plan, step)
@@ -285,10 +300,13 @@ def _run_tool_step(
             and not ledger.begin(key)):
         return tally.outcome("failed", mode, resolved_args=args, in_doubt=True,
                              error=msg("step.in_doubt", step=step.id, tool=target.name))
+    called = time.perf_counter()
     try:
         result = engine.registry.call(target.name, args, idempotency_key=key)
     except ToolError as exc:
+        tally.tool_s += time.perf_counter() - called
         return tally.outcome("failed", mode, error=_worded(exc), resolved_args=args)
+    tally.tool_s += time.perf_counter() - called
     return tally.outcome("completed", mode, result=result, resolved_args=args)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -39,6 +40,7 @@ class ReactResult:
     text: str
     tools_used: list[str] = field(default_factory=list)
     rounds: int = 0
+    tool_s: float = 0.0  # seconds spent inside tool calls
 
 
 def read_only_tools(registry: ToolRegistry) -> list[Tool]:
@@ -122,7 +124,11 @@ def _observe(
                 content = "error: " + render(msg("tool.invented_id", tool=call.name, name=name,
                                                  value=repr(value)), "en")
             else:
-                output = registry.call(call.name, args)
+                called = time.perf_counter()
+                try:
+                    output = registry.call(call.name, args)
+                finally:
+                    result.tool_s += time.perf_counter() - called
                 result.tools_used.append(call.name)
                 content = json.dumps(output, ensure_ascii=False, default=str)
                 if grounds is not None:

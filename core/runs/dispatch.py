@@ -88,20 +88,23 @@ class NewRun:
 def record_new_run(
     store: RunStore, request: str, plan: Plan, *, options: RunOptions | None,
     settings_public: dict[str, Any] | None, planning_usage: Usage | None = None,
-    drafted: Plan | None = None, workflow: bool = False,
+    drafted: Plan | None = None, workflow: bool = False, estimate: Usage | None = None,
 ) -> NewRun:
     """Record a new run (plan v1 and all) with status planned.
 
     ``planning_usage`` (the LLM calls that made the plan) is added to the run's usage.
     ``drafted`` is the plan as the planner made it: when a person edited it before
     approving, the draft is kept as version 1 and the edited plan runs as version 2.
-    ``workflow``: a DBOS workflow whose id is the run id executes it.
+    ``workflow``: a DBOS workflow whose id is the run id executes it. ``estimate``: what
+    running the plan was expected to cost before it ran (its timeline's cost meter).
     """
     run_id = uuid.uuid4().hex[:12]
     options = (options or RunOptions()).model_copy(update={"run_id": run_id})
     stored = options.model_dump(mode="json")
     if planning_usage is not None:
         stored["planning_usage"] = planning_usage.model_dump()
+    if estimate is not None:
+        stored["estimate"] = estimate.model_dump()
     edited = drafted is not None and not diff_plans(drafted, plan).is_empty
     first = drafted if edited and drafted is not None else plan
     stored["approved_version"] = first.version + 1 if edited else plan.version
@@ -119,7 +122,7 @@ def record_new_run(
 
 def submit(store: RunStore, request: str, plan: Plan, *, settings_public: dict[str, Any],
            options: RunOptions | None, planning_usage: Usage | None = None,
-           drafted: Plan | None = None) -> str:
+           drafted: Plan | None = None, estimate: Usage | None = None) -> str:
     """Record the run (as :func:`record_new_run`) and put it on the runs queue for a
     worker; return its id. StoreError when the queue cannot be reached (the run is then
     recorded as failed, saying why)."""
@@ -128,7 +131,8 @@ def submit(store: RunStore, request: str, plan: Plan, *, settings_public: dict[s
 
     _queue(durable.workflow_status, "")  # fails (and records nothing) when unreachable
     new = record_new_run(store, request, plan, options=options, settings_public=settings_public,
-                         planning_usage=planning_usage, drafted=drafted, workflow=True)
+                         planning_usage=planning_usage, drafted=drafted, workflow=True,
+                         estimate=estimate)
     try:
         _queue(durable.enqueue, RUN_WORKFLOW, new.run_id, new.run_id)
     except StoreError as exc:

@@ -1,5 +1,8 @@
 """Export a stored run as JSON (full record), a Markdown report, Graphviz DOT or SVG.
 
+The Markdown report carries the run's timeline as a Mermaid ``gantt`` block
+(:func:`core.runs.timeline.timeline_mermaid`), which GitHub and most Markdown viewers draw.
+
 Nothing secret can leak: a run's settings were scrubbed when stored, and exports are built
 only from the store. Nothing in a report can make its reader's viewer fetch anything: the
 request, descriptions, errors and reasons are shown as written (no markup forms), the
@@ -21,6 +24,7 @@ from core.base.messages import TEXTS, msg, render
 from core.base.text import preview
 from core.errors import PlanBoardError
 from core.plan.model import STATUS_ICONS, Plan, Step
+from core.runs.timeline import meter_text, run_timeline, timeline_mermaid
 from core.runs.view import skip_reason
 from core.store.run_store import PlanVersion, RunRecord, RunStore, StoredEvent
 
@@ -55,7 +59,7 @@ def export_run(store: RunStore, run_id: str, fmt: str, *,
     if fmt == "json":
         data = run_to_dict(record, versions, events)
         return json.dumps(data, ensure_ascii=False, indent=2, default=str)
-    return run_to_markdown(record, versions, language=language)
+    return run_to_markdown(record, versions, language=language, events=events)
 
 
 def run_to_dict(record: RunRecord, versions: list[PlanVersion],
@@ -121,10 +125,12 @@ _FIXED_REASONS = {"initial plan": "version.initial_plan", "manual edit": "versio
 
 
 def run_to_markdown(record: RunRecord, versions: list[PlanVersion], *,
-                    language: Language | None = None) -> str:
-    """A readable report: request, plan table, step results, answer, usage, every version,
-    worded in ``language`` (else the request's); what people, models and tools wrote is
-    shown as written."""
+                    language: Language | None = None,
+                    events: list[StoredEvent] | None = None) -> str:
+    """A readable report: request, plan table, step results, answer, usage, the timeline
+    (a Mermaid ``gantt`` block, when ``events`` are given), every version, worded in
+    ``language`` (else the request's); what people, models and tools wrote is shown as
+    written."""
     lang = language or detect_language(record.request)
     t = {**_LABELS[lang], "lang": lang}
     lines = [
@@ -146,8 +152,13 @@ def run_to_markdown(record: RunRecord, versions: list[PlanVersion], *,
               f"## {t['usage']}", "",
               f"- {t['llm_calls']}: {record.usage.llm_calls}",
               f"- {t['prompt']}: {record.usage.prompt_tokens}",
-              f"- {t['completion']}: {record.usage.completion_tokens}", "",
-              f"## {t['versions']}", ""]
+              f"- {t['completion']}: {record.usage.completion_tokens}", ""]
+    if events is not None and record.plan is not None:
+        timeline = run_timeline(record, events)
+        lines += [f"## {render(msg('timeline.heading'), lang)}", "",
+                  *timeline_mermaid(timeline, lang), "",
+                  f"_{_inline(meter_text(timeline.meter, lang))}_", ""]
+    lines += [f"## {t['versions']}", ""]
     for version in versions:
         title = f"### {t['version']} {version.version}"
         if version.reason:

@@ -26,6 +26,7 @@ from core.base.messages import msg
 from core.base.usage import Usage
 from core.errors import ConfigError, StoreError
 from core.execution.events import EventSink, RunEvent
+from core.execution.executor import predict_llm_calls
 from core.execution.scheduler import RunOptions
 from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES, statuses_allowing
 from core.llm.engine import Engine
@@ -75,22 +76,26 @@ class Runner:
         drafted: Plan | None = None,
     ) -> str:
         """Record the run (plan v1 and all, see :func:`core.runs.dispatch.record_new_run`:
-        ``planning_usage``, ``drafted``) and start its workflow here; return its id.
+        ``planning_usage``, ``drafted``, and the LLM calls the plan is expected to make)
+        and start its workflow here; return its id.
 
         ``engine``, ``on_event`` and ``replanner`` serve the run while this process executes
         it; a process that continues it later builds the engine from ``settings_public``.
         Under ``PLANBOARD_EXECUTION=workers`` the run goes to the workers' queue instead.
         """
         self._require_open()
+        estimate = Usage(llm_calls=predict_llm_calls(plan, engine.registry,
+                                                     offline=engine.offline))
         if dispatch.execution_mode() == "workers":
             return dispatch.submit(self.store, request, plan,
                                    settings_public=settings_public or {}, options=options,
-                                   planning_usage=planning_usage, drafted=drafted)
+                                   planning_usage=planning_usage, drafted=drafted,
+                                   estimate=estimate)
         self._launch_engine()  # first: a database DBOS cannot use records no run
         new = dispatch.record_new_run(self.store, request, plan, options=options,
                                       settings_public=settings_public,
                                       planning_usage=planning_usage, drafted=drafted,
-                                      workflow=True)
+                                      workflow=True, estimate=estimate)
         self._local.execute(new.run_id, new.run_id, Attached(engine, on_event, replanner))
         return new.run_id
 
