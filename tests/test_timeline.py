@@ -35,8 +35,8 @@ def _plan() -> Plan:
 
 def _recorded_run(store) -> str:
     """s1 (ready at 0, started 0.1, ended 0.6: 0.3 s of model and 0.1 s of tools after
-    0.2 s of waiting), then s2 and s3
-    side by side; s3 waits for a person from 0.7 s to 1.7 s; a replan at 2.0 s."""
+    0.2 s of waiting), then s2 (its tools from 1.45 s to 1.75 s) and s3 (waiting for a
+    person from 0.7 s to 1.7 s, its tools to 1.8 s) side by side; a replan at 2.0 s."""
     run_id = store.create_run("refund", {}, _plan(), status="completed",
                               options={"estimate": {"llm_calls": 4}})
     done = {"work_s": 0.4, "tool_s": 0.1}
@@ -46,9 +46,9 @@ def _recorded_run(store) -> str:
         (0.6, "step_completed", "s1", done),
         (0.6, "step_started", "s2", {}),
         (0.7, "waiting_confirmation", "s3", {}),
-        (0.9, "step_completed", "s2", {"work_s": 0.3, "tool_s": 0.3}),
         (1.7, "confirmed", "s3", {}),
         (1.7, "step_started", "s3", {}),
+        (1.75, "step_completed", "s2", {"work_s": 0.3, "tool_s": 0.3}),
         (1.8, "step_completed", "s3", {"work_s": 0.1, "tool_s": 0.1}),
         (2.0, "replanned", None, {"to_version": 2, "reason": HOSTILE}),
     ]:
@@ -67,11 +67,13 @@ def test_bars_lanes_waits_model_and_tool_time_markers_and_the_meter(store):
     s1 = [(s.kind, s.start_s, s.end_s) for s in bars["s1"].segments]
     assert s1 == [("queued", 0.0, 0.2), ("model", 0.2, 0.5), ("tool", 0.5, 0.6)]
     assert (bars["s1"].llm_calls, bars["s1"].tokens) == (2, 350)
-    assert [s.kind for s in bars["s2"].segments] == ["tool"]
+    assert [(s.kind, s.start_s, s.end_s) for s in bars["s2"].segments] == [
+        ("queued", 0.6, 1.45), ("tool", 1.45, 1.75)]
     assert [(s.kind, s.start_s, s.end_s) for s in bars["s3"].segments][:2] == [
         ("queued", 0.6, 0.7), ("person", 0.7, 1.7)]
     assert bars["s3"].segments[-1].kind == "tool"
-    assert (bars["s1"].lane, bars["s2"].lane, bars["s3"].lane) == (0, 0, 1)  # side by side
+    # s2 and s3 worked at the same time: two lanes (waiting takes none)
+    assert (bars["s1"].lane, bars["s2"].lane, bars["s3"].lane) == (0, 0, 1)
     assert timeline.lanes == 2 and timeline.span_s == 2.0
     assert [(m.kind, m.at_s, m.step_id) for m in timeline.markers] == [
         ("approved", 1.7, "s3"), ("replan", 2.0, None)]

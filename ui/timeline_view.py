@@ -1,9 +1,10 @@
 """The run's timeline on the run page: a Gantt chart and the cost meter.
 
 Draws a :class:`core.runs.timeline.Timeline` as it is: a row per step (with its lane), its
-bar cut into waiting (pale), a person's decision (orange), model time (violet), tool time
-(blue) and other work (grey); replans and decisions as dashed rules; each step's LLM calls
-and tokens after its bar; and the calls made against the calls expected before the run.
+bar cut into waiting (pale), the demo pace (grey-blue), a person's decision (orange), model
+time (violet), tool time (blue) and other work (grey); replans and decisions as dashed
+rules; each step's LLM calls and tokens after its bar; and the calls made against the calls
+expected before the run.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from ui.messages import said
 
 __all__ = ["render_timeline"]
 
-_KINDS = ("queued", "person", "model", "tool", "work")
-_COLOURS = ("#dee2e6", "#ff922b", "#7950f2", "#228be6", "#868e96")
+_KINDS = ("queued", "pace", "person", "model", "tool", "work")
+_COLOURS = ("#e9ecef", "#c5d0dc", "#ff922b", "#7950f2", "#228be6", "#868e96")
 
 
 def render_timeline(timeline: Timeline) -> None:
@@ -51,8 +52,9 @@ def _chart(timeline: Timeline) -> alt.LayerChart:
     ]
     tallies = [{"step": _row(bar), "end": bar.end_s,
                 "label": t("timeline_tally", calls=bar.llm_calls, tokens=bar.tokens)}
-               for bar in timeline.bars]
-    y = alt.Y("step:N", sort=order, title=None)
+               for bar in timeline.bars if bar.llm_calls]
+    y = alt.Y("step:N", sort=order, title=None, axis=alt.Axis(labelOverlap=False,
+                                                              labelLimit=260))
     x_title = t("timeline_seconds")
     bars = alt.Chart(alt.Data(values=segments)).mark_bar(height=14).encode(
         x=alt.X("start:Q", title=x_title), x2="end:Q", y=y,
@@ -70,8 +72,7 @@ def _chart(timeline: Timeline) -> alt.LayerChart:
         layers.append(alt.Chart(alt.Data(values=marks)).mark_rule(
             strokeDash=[4, 3], color="#e03131").encode(
             x="at:Q", tooltip=[alt.Tooltip("label:N", title=t("timeline_marker"))]))
-    height = 28 * len(order) + 60
-    return alt.layer(*layers).properties(height=height)
+    return alt.layer(*layers).properties(height=alt.Step(26))
 
 
 def _row(bar: Bar) -> str:

@@ -2,7 +2,7 @@
 
 :func:`run_timeline` reads a run's record and event log into a :class:`Timeline`: for every
 step of the current plan that started, its bar from ``step_started`` to its end, cut into
-segments — waiting in the queue or for the demo pace, waiting for a person (from
+segments — waiting in the queue, the demo pace, waiting for a person (from
 ``waiting_confirmation`` to the decision), its work inside tool calls, and the rest of its
 work (a model's time, when the step asked one: the executor times the tool calls and the
 whole work, see ``work_s``/``tool_s``/``check_s`` in ``step_*`` events); replans and a
@@ -44,10 +44,11 @@ __all__ = [
     "timeline_text",
 ]
 
-SegmentKind = Literal["queued", "person", "tool", "model", "work"]
+SegmentKind = Literal["queued", "pace", "person", "tool", "model", "work"]
 MarkerKind = Literal["replan", "approved", "rejected"]
 _ENDS = {"step_completed", "step_failed", "step_skipped"}
-_TEXT_MARKS = {"queued": "░", "person": "▒", "tool": "█", "model": "▓", "work": "▆"}
+_TEXT_MARKS = {"queued": "░", "pace": "┄", "person": "▒", "tool": "█", "model": "▓",
+               "work": "▆"}
 
 
 class Segment(BaseModel):
@@ -200,18 +201,20 @@ def _merged(segments: list[Segment]) -> list[Segment]:
 
 def _work(started_s: float, end_s: float, end_event: StoredEvent | None, step: Step,
           pace: float) -> list[Segment]:
-    """From the step's start to its end: the pace or pool wait, then its work (model time
-    first, tool time after: totals, not their order)."""
+    """From the step's start to its end: waiting for a free slot, the demo pace (in the
+    slot), then its work (model time first, tool time after: totals, not their order)."""
     data = end_event.data if end_event is not None else {}
     check = float(data.get("check_s") or 0)
     work = float(data.get("work_s") or 0)
     tool = min(float(data.get("tool_s") or 0), work)
     if end_event is None or not work:  # still running, or recorded before work was timed
         waited = min(pace, end_s - started_s)
-        return [Segment(kind="queued", start_s=started_s, end_s=started_s + waited),
+        return [Segment(kind="pace", start_s=started_s, end_s=started_s + waited),
                 Segment(kind="work", start_s=started_s + waited, end_s=end_s)]
     work_start = max(started_s, end_s - check - work)
-    segments = [Segment(kind="queued", start_s=started_s, end_s=work_start)]
+    paced = max(started_s, work_start - pace)  # the demo pace runs in the step's slot
+    segments = [Segment(kind="queued", start_s=started_s, end_s=paced),
+                Segment(kind="pace", start_s=paced, end_s=work_start)]
     thinking = work - tool + check
     if step.llm_calls and thinking > 0:
         segments.append(Segment(kind="model", start_s=work_start,
@@ -226,15 +229,24 @@ def _work(started_s: float, end_s: float, end_event: StoredEvent | None, step: S
 
 
 def _lanes(bars: list[Bar]) -> None:
-    """Give each bar the first lane free at its start (steps that overlap sit apart)."""
+    """Give each bar the first lane free when its slot was taken (its pace or its work):
+    steps that held a slot at the same time sit apart, so the lanes are the run's parallel
+    slots (waiting for one takes none)."""
     free_at: list[float] = []
-    for bar in sorted(bars, key=lambda b: (b.start_s, b.step_id)):
-        lane = next((i for i, end in enumerate(free_at) if end <= bar.start_s), len(free_at))
+    for bar in sorted(bars, key=lambda b: (_working_from(b), b.step_id)):
+        begins = _working_from(bar)
+        lane = next((i for i, end in enumerate(free_at) if end <= begins + 1e-6),
+                    len(free_at))
         if lane == len(free_at):
             free_at.append(bar.end_s)
         else:
             free_at[lane] = bar.end_s
         bar.lane = lane
+
+
+def _working_from(bar: Bar) -> float:
+    working = [s.start_s for s in bar.segments if s.kind not in ("queued", "person")]
+    return min(working, default=bar.end_s if bar.segments else bar.start_s)
 
 
 def _markers(events: list[StoredEvent], at: Clock) -> list[Marker]:
@@ -277,7 +289,8 @@ def meter_text(meter: CostMeter, lang: Language) -> str:
 
 def timeline_text(timeline: Timeline, lang: Language, *, width: int = 40) -> list[str]:
     """A compact text timeline: a row per step, its bar scaled to ``width`` characters
-    (░ waiting, ▒ a person, ▓ a model, █ tools, ▆ other work), then markers and the meter."""
+    (░ waiting, ┄ demo pace, ▒ a person, ▓ a model, █ tools, ▆ other work), then markers
+    and the meter."""
     if not timeline.bars:
         return [render(msg("timeline.empty"), lang)]
     span = timeline.span_s or 1.0
@@ -329,8 +342,8 @@ def _plain(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-_MERMAID_TAGS = {"queued": "", "person": "crit, ", "model": "active, ", "tool": "done, ",
-                 "work": "done, "}
+_MERMAID_TAGS = {"queued": "", "pace": "", "person": "crit, ", "model": "active, ",
+                 "tool": "done, ", "work": "done, "}
 
 
 def timeline_mermaid(timeline: Timeline, lang: Language) -> list[str]:
