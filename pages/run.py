@@ -7,6 +7,8 @@ sidebar (app.py), no editors, the graph large, the current step and the answer i
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from core.base.text import preview
@@ -28,7 +30,8 @@ from ui.timeline_view import render_timeline
 # the process-wide run views (core.runs.live_views), which touch the store only when the
 # run was written; then it redraws the live part, only the tab that is open. So a change
 # reaches the screen in about one draw, and five viewers cost the store one refresh.
-TICK_AFTER_S = 0.05  # from a drawing to the next tick
+TICK_AFTER_S = 0.02  # from a drawing to the next tick
+GATHER_S = 0.03  # after a change, how long to gather the changes that follow it
 HOLD_S = 5.0  # a tick held this long without a change redraws the ticker alone
 DRAWN = "run_drawn"  # session key: by run, the view (its marker) the live part shows
 TICKS = "run_ticks"  # session key: how many times the ticker was drawn
@@ -133,6 +136,7 @@ def _on_tick(run_id: str) -> None:
     if not changed() and _view(run_id).settled:
         st.rerun()
     if hold(changed, timeout_s=HOLD_S):
+        time.sleep(GATHER_S)  # steps that end together are drawn together, once
         st.rerun(["run_live", "run_watch"])
 
 

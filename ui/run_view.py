@@ -104,13 +104,20 @@ def render_step_card(
             st.caption(t("card_condition", condition=literal(step.condition)))
         if waiting:
             st.caption(":material/front_hand: " + t("card_waiting_above"))
+        # arguments and result are drawn only while their expander is open: a followed
+        # run redraws its cards at every change, and the browser's work grows with them
         args = step.resolved_args if step.resolved_args is not None else step.args
         if args:
-            with st.expander(t("card_args")):
-                st.json(args, expanded=True)
+            shown = st.expander(t("card_args"), key=f"card_args_{step.id}", on_change="rerun")
+            if shown.open:
+                with shown:
+                    st.json(args, expanded=True)
         if step.result is not None:
-            with st.expander(t("card_result"), expanded=table_of(step.result) is not None):
-                _show_value(step.result)
+            shown = st.expander(t("card_result"), expanded=table_of(step.result) is not None,
+                                key=f"card_result_{step.id}", on_change="rerun")
+            if shown.open:
+                with shown:
+                    _show_value(step.result)
         if step.status == "skipped" and skip is not None:
             st.caption(":material/skip_next: " + skip_text(skip))
         elif step.error:
