@@ -14,7 +14,6 @@ import streamlit as st
 from core.base.text import preview
 from core.errors import PlanBoardError
 from core.plan.graph import plan_to_dot, side_effect_tool_names
-from core.plan.model import Step
 from core.runs.timeline import run_timeline
 from core.runs.view import RunView
 from ui import run_view, state
@@ -28,12 +27,13 @@ from ui.timeline_view import render_timeline
 
 # A followed run's page holds a tick (ui.live_ticker) until the run changed, looking at
 # the process-wide run views (core.runs.live_views), which touch the store only when the
-# run was written; then it redraws the live part, only the tab that is open. So a change
-# reaches the screen in about one draw, and five viewers cost the store one refresh.
+# run was written; then it redraws the parts that changed (a step's card, the head), in
+# the tab that is open. So a change reaches the screen in about one small draw, and five
+# viewers cost the store one refresh.
 TICK_AFTER_S = 0.02  # from a drawing to the next tick
 GATHER_S = 0.03  # after a change, how long to gather the changes that follow it
 HOLD_S = 5.0  # a tick held this long without a change redraws the ticker alone
-DRAWN = "run_drawn"  # session key: by run, the view (its marker) the live part shows
+DRAWN = "run_drawn"  # session key: by run, by part of the page, the marker it shows
 TICKS = "run_ticks"  # session key: how many times the ticker was drawn
 LATEST_RUN = "latest_run"  # session key: the run the sidebar's Run link returns to
 # the presentation view's large type (st.html with only a style block takes no space)
@@ -97,10 +97,63 @@ def _marker(view: RunView) -> tuple[int, str, str]:
     return len(view.events), view.record.updated_at.isoformat(), view.record.status
 
 
-@st.fragment(key="run_live")
-def _render_live(run_id: str, polling: bool, present: bool) -> None:
-    """The live part of the page: redrawn when the run changed (see :func:`_on_tick`)
-    or the person acted in it."""
+# ---- the live parts ---------------------------------------------------------------------
+# The page is cut into keyed fragments, each drawn from the run's shared view and each
+# noting what it drew (its part's marker, in DRAWN). A tick redraws only the parts whose
+# marker changed: a step that ends redraws the head and its own card, not every card.
+
+
+def _parts(view: RunView, waiting: set[str]) -> dict[str, object]:
+    """Every part's marker: what it shows, so that a change of it means a redraw."""
+    plan = view.plan
+    steps = plan.steps if plan else []
+    record = view.record
+    parts: dict[str, object] = {
+        "steps": tuple(s.id for s in steps),
+        "head": (record.status, view.progress.model_dump_json(), tuple(sorted(waiting)),
+                 tuple(view.in_doubt),
+                 view.version_wait.model_dump_json() if view.version_wait else None,
+                 record.answer, tuple(sorted(view.controls)),
+                 tuple((s.id, s.status) for s in steps if s.status == "running")),
+        "graph": (plan.version if plan else 0, tuple(s.status for s in steps)),
+        "timeline": (len(view.events), record.updated_at.isoformat()),
+        "tail": (len(view.events), view.usage.model_dump_json(), len(view.versions),
+                 record.status),
+        "reflections": len(view.reflections),
+    }
+    for step in steps:
+        check = view.checks.get(step.id)
+        parts[f"card_{step.id}"] = (step.model_dump_json(), step.id in waiting,
+                                    step.id in view.in_doubt,
+                                    check.model_dump_json() if check else None)
+    return parts
+
+
+def _note(run_id: str, part: str, marker: object) -> None:
+    """Remember that ``part`` of the page now shows ``marker``."""
+    st.session_state.setdefault(DRAWN, {}).setdefault(run_id, {})[part] = marker
+
+
+def _stale(run_id: str) -> list[str] | None:
+    """The parts drawn from an older view (None when the steps themselves changed: the
+    page is drawn again)."""
+    drawn = st.session_state.get(DRAWN, {}).get(run_id, {})
+    view = _view(run_id)
+    if drawn.get("view") == _marker(view):
+        return []
+    parts = _parts(view, _waiting(view))
+    if parts["steps"] != drawn.get("steps"):
+        return None
+    stale = [part for part, marker in drawn.items()
+             if part not in ("view", "steps") and parts.get(part) != marker]
+    if not stale:
+        drawn["view"] = _marker(view)  # a write nothing on the page shows
+    return stale
+
+
+@st.fragment(key="run_head")
+def _render_head(run_id: str, polling: bool, present: bool) -> None:
+    """Status, progress, a decision waiting, controls, the current step, the answer."""
     view = _view(run_id)
     if error := st.session_state.pop("run_error", None):
         st.error(literal(error))
@@ -113,10 +166,92 @@ def _render_live(run_id: str, polling: bool, present: bool) -> None:
         _render_present(view, waiting)
     else:
         _render_controls(view)
-        _render_details(view, waiting)
-    st.session_state.setdefault(DRAWN, {})[run_id] = _marker(view)
+    run_view.render_answer(view.record.answer, view.finished)
+    _note(run_id, "head", _parts(view, waiting)["head"])
     if not polling and not view.settled:
         st.rerun()  # started again (resumed, a follow-up): the page follows it again
+
+
+def _render_card_part(run_id: str, step_id: str) -> None:
+    view = _view(run_id)
+    if view.plan is None or step_id not in view.plan.ids():
+        return  # gone with a new version: the page is drawn again
+    step = view.plan.step(step_id)
+    waiting = _waiting(view)
+    run_view.render_step_card(
+        step, side_effect=step.tool in side_effect_tool_names(state.registry()),
+        waiting=step.id in waiting, check=view.checks.get(step.id),
+        skip=view.skip_reasons.get(step.id), server=state.tool_server(step.tool),
+        in_doubt=step.id in view.in_doubt)
+    _note(run_id, f"card_{step_id}", _parts(view, waiting)[f"card_{step_id}"])
+
+
+@st.fragment(key="run_reflections")
+def _render_reflections(run_id: str) -> None:
+    view = _view(run_id)
+    run_view.render_reflections(view.reflections)
+    _note(run_id, "reflections", len(view.reflections))
+
+
+@st.fragment(key="run_graph")
+def _render_graph(run_id: str, present: bool) -> None:
+    view = _view(run_id)
+    if view.plan is None:
+        return
+    dot = plan_to_dot(view.plan, side_effect_tools=side_effect_tool_names(state.registry()))
+    if present:
+        with st.container(key="present_graph"):
+            plan_graph(dot, key="present_run_graph", height=720)
+    else:
+        plan_graph(dot, key="run_graph")
+    _note(run_id, "graph", _parts(view, set())["graph"])
+
+
+@st.fragment(key="run_timeline")
+def _render_timeline(run_id: str) -> None:
+    view = _view(run_id)
+    render_timeline(run_timeline(view.record, view.events))
+    _note(run_id, "timeline", _parts(view, set())["timeline"])
+
+
+@st.fragment(key="run_tail")
+def _render_tail(run_id: str) -> None:
+    """Usage, replans and the event log."""
+    view = _view(run_id)
+    run_view.render_usage(view.usage, view.record.wall_s)
+    run_view.render_replans(view.versions)
+    run_view.render_events(view.events)
+    _note(run_id, "tail", _parts(view, set())["tail"])
+
+
+def _render_live(run_id: str, view: RunView, polling: bool, present: bool) -> None:
+    """The live parts, each a fragment of its own (in a full run: the whole page)."""
+    drawn = st.session_state.setdefault(DRAWN, {})
+    drawn[run_id] = {"view": _marker(view), "steps": _parts(view, set())["steps"]}
+    _render_head(run_id, polling, present)
+    if view.plan is None:
+        return
+    if present:
+        _render_graph(run_id, True)
+        return
+    # the graph gets the page's width in a tab of its own; the cards stay the first tab.
+    # Stateful tabs keep the chosen tab in session state, not in the tab bar's place on
+    # the page, which a version-wait box or an error above it shifts, and say which one
+    # is open, so that only the open one is drawn (choosing one redraws the page).
+    cards, graph, timeline = st.tabs([t("steps"), t("plan_graph"), t("run_timeline_tab")],
+                                     key="run_tabs", on_change="rerun")
+    if cards.open is not False:
+        with cards:
+            for step in view.plan.steps:
+                st.fragment(key=f"run_card_{step.id}")(_render_card_part)(run_id, step.id)
+            _render_reflections(run_id)
+    if graph.open:
+        with graph:
+            _render_graph(run_id, False)
+    if timeline.open:
+        with timeline:
+            _render_timeline(run_id)
+    _render_tail(run_id)
 
 
 @st.fragment(key="run_watch")
@@ -128,16 +263,20 @@ def _render_watch(run_id: str) -> None:
 
 
 def _on_tick(run_id: str) -> None:
-    """Hold the tick until the run changed since the live part was drawn, then redraw it;
-    once a settled run's end is on the screen, rerun the page, which then has no ticker."""
-    def changed() -> bool:
-        return st.session_state.get(DRAWN, {}).get(run_id) != _marker(_view(run_id))
-
-    if not changed() and _view(run_id).settled:
+    """Hold the tick until a part of the page shows less than the run's view, then redraw
+    those parts; a new version's steps, or a settled run's end once it is on the screen,
+    rerun the page (which then has no ticker)."""
+    stale = _stale(run_id)
+    if stale == [] and _view(run_id).settled:
         st.rerun()
-    if hold(changed, timeout_s=HOLD_S):
-        time.sleep(GATHER_S)  # steps that end together are drawn together, once
-        st.rerun(["run_live", "run_watch"])
+    if stale == [] and not hold(lambda: _stale(run_id) != [], timeout_s=HOLD_S):
+        return
+    time.sleep(GATHER_S)  # steps that end together are drawn together, once
+    stale = _stale(run_id)
+    if stale is None:
+        st.rerun()
+    st.session_state[DRAWN][run_id]["view"] = _marker(_view(run_id))
+    st.rerun([f"run_{part}" for part in stale or []] + ["run_watch"])
 
 
 def _render_version_wait(view: RunView) -> None:
@@ -156,14 +295,6 @@ def _waiting(view: RunView) -> set[str]:
     return set(view.waiting) - decided
 
 
-def _render_card(view: RunView, step: Step, risky: set[str], waiting: set[str]) -> None:
-    run_view.render_step_card(
-        step, side_effect=step.tool in risky, waiting=step.id in waiting,
-        check=view.checks.get(step.id), skip=view.skip_reasons.get(step.id),
-        server=state.tool_server(step.tool), in_doubt=step.id in view.in_doubt,
-    )
-
-
 def _render_decisions(view: RunView, waiting: set[str]) -> None:
     """The steps waiting for a person, at the top of the live area: in view on arrival,
     with Confirm (Y) and Reject (N) on the keyboard as well."""
@@ -180,44 +311,11 @@ def _render_decisions(view: RunView, waiting: set[str]) -> None:
             server=state.tool_server(step.tool), in_doubt=step.id in view.in_doubt)
 
 
-def _render_details(view: RunView, waiting: set[str]) -> None:
-    """The working view: answer; step cards, graph and timeline in stateful tabs, each
-    drawn only while it is open; usage, replans, events."""
-    record, plan = view.record, view.plan
-    run_view.render_answer(record.answer, view.finished)
-    if plan is None:
-        return
-    risky = side_effect_tool_names(state.registry())
-    # the graph gets the page's width in a tab of its own; the cards stay the first tab.
-    # Stateful tabs keep the chosen tab in session state, not in the tab bar's place on
-    # the page, which a version-wait box or an error above it shifts between polls, and
-    # say which one is open, so a tick draws that one alone.
-    cards, graph, timeline = st.tabs([t("steps"), t("plan_graph"), t("run_timeline_tab")],
-                                     key="run_tabs", on_change="rerun")
-    if cards.open is not False:
-        with cards:
-            for step in plan.steps:
-                _render_card(view, step, risky, waiting)
-            run_view.render_reflections(view.reflections)
-    if graph.open:
-        with graph:
-            plan_graph(plan_to_dot(plan, side_effect_tools=risky), key="run_graph")
-    if timeline.open:
-        with timeline:
-            render_timeline(run_timeline(record, view.events))
-    run_view.render_usage(view.usage, record.wall_s)
-    run_view.render_replans(view.versions)
-    run_view.render_events(view.events)
-
-
 def _render_present(view: RunView, waiting: set[str]) -> None:
-    """For a projector: the current step and the answer in large type, the graph large.
-
-    A step waiting for a person is shown above (confirm or reject), so a demo can go on.
-    """
+    """For a projector: the current step in large type (the answer and the graph, large
+    too, follow it). A step waiting for a person is shown above, so a demo can go on."""
     plan = view.plan
     st.html(_PRESENT_CSS)
-    risky = side_effect_tool_names(state.registry())
     with st.container(key="present_now"):
         running = [s for s in plan.steps if s.status == "running"] if plan else []
         lines = [f"▶ **{literal(s.id)}** · {literal(s.description)}" for s in running]
@@ -225,11 +323,6 @@ def _render_present(view: RunView, waiting: set[str]) -> None:
             st.markdown(f"**{t('present_now')}:**  \n" + "  \n".join(lines))
         elif not view.finished and not waiting:
             st.caption(t("present_idle"))
-    run_view.render_answer(view.record.answer, view.finished)
-    if plan is not None:
-        with st.container(key="present_graph"):
-            plan_graph(plan_to_dot(plan, side_effect_tools=risky), key="present_run_graph",
-                       height=720)
 
 
 def _chosen_run() -> str | None:
@@ -279,7 +372,7 @@ def main() -> None:
         st.success(notice, icon=":material/playlist_add:")
     polling = not view.settled
     with st.container(key="present_view" if present else "run_view"):
-        _render_live(run_id, polling, present)
+        _render_live(run_id, view, polling, present)
     if polling:
         _render_watch(run_id)
     if "follow_up" in view.controls and not present:
