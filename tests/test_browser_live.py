@@ -17,6 +17,7 @@ change), and every measurement is printed with the machine's load.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,8 +217,13 @@ def test_a_pending_confirmation_is_in_view_and_answers_the_keyboard(app, runner,
             assert box is not None and box["y"] >= 0
             assert box["y"] + box["height"] <= VIEWPORT["height"], box  # no scrolling needed
         page.screenshot(path=str(tmp_path / "pending-confirmation.png"))
+        page.wait_for_timeout(1_000)  # the page now holds a tick (pages/run.py HOLD_S = 5 s)
+        pressed = time.time()
         page.locator("body").press("y")  # Confirm's shortcut
         assert runner.wait(run_id, 30).status == "completed"
+        confirmed = next(e.at for e in runner.store.events(run_id) if e.kind == "confirmed")
+        # the held tick gives way to the person's key at once, not when its hold ends
+        assert confirmed.timestamp() - pressed < 2.5
         assert runner.store.get_run(run_id).plan.step("s5").status == "completed"
         page.locator(".st-key-decision_s5").wait_for(state="detached")
     except Exception:
