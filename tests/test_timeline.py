@@ -115,7 +115,8 @@ def test_the_markdown_export_carries_a_mermaid_gantt_nothing_can_break_out_of(st
     assert "    section s1 query_order" in block
     tasks = [line for line in block if line.startswith("    s1 ")]
     assert any(":active, " in line and line.endswith(", 200, 500") for line in tasks)  # model
-    assert any(":done, " in line and line.endswith(", 500, 600") for line in tasks)  # tools
+    assert any(line.endswith(":t3, 500, 600") for line in tasks)  # tools, the default colour
+    assert any(":done, " in line and line.endswith(", 0, 200") for line in tasks)  # waiting
     milestones = [line for line in block if ":milestone," in line]
     assert [m.rsplit(", ", 2)[1:] for m in milestones] == [["1700", "1701"], ["2000", "2001"]]
     for line in block:  # the hostile reason stays inside its task name

@@ -342,8 +342,10 @@ def _plain(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-_MERMAID_TAGS = {"queued": "", "pace": "", "person": "crit, ", "model": "active, ",
-                 "tool": "done, ", "work": "done, "}
+# Mermaid's own task colours: waiting pale (done), a person red (crit), a model light
+# (active), tools and other work in the default colour
+_MERMAID_TAGS = {"queued": "done, ", "pace": "done, ", "person": "crit, ", "model": "active, ",
+                 "tool": "", "work": ""}
 
 
 def timeline_mermaid(timeline: Timeline, lang: Language) -> list[str]:
@@ -353,7 +355,8 @@ def timeline_mermaid(timeline: Timeline, lang: Language) -> list[str]:
     reason says can add a Mermaid directive (no ``click``: every name is one plain line)."""
     lines = ["```mermaid", "---", "displayMode: compact", "---", "gantt",
              f"    title {_plain(render(msg('timeline.heading'), lang), 40)} "
-             f"({timeline.span_s:.2f} s)", "    dateFormat x", "    axisFormat %M:%S"]
+             f"({timeline.span_s:.2f} s)", "    dateFormat x",
+             "    axisFormat " + ("%S.%L" if timeline.span_s < 10 else "%M:%S")]
     number = 0
     least = max(0.005, timeline.span_s * 0.005)  # shorter stretches would not show
     for bar in sorted(timeline.bars, key=lambda b: (b.start_s, b.step_id)):
