@@ -43,7 +43,7 @@ class _Followed:
     checked: float = 0.0  # time.monotonic() of the last look at the store
     events: list[StoredEvent] = field(default_factory=list)
     versions: list[PlanVersion] = field(default_factory=list)
-    status: str | None = None
+    seen_status: str | None = None  # the run's status at the last refresh
 
 
 class RunViews:
@@ -79,7 +79,7 @@ class RunViews:
         after = followed.events[-1].seq if followed.events else 0
         new = store.events(run_id, after=after)
         followed.events = [*followed.events, *new]
-        if (record.versions != len(followed.versions) or record.status != followed.status
+        if (record.versions != len(followed.versions) or record.status != followed.seen_status
                 or any(e.kind == "replanned" for e in new)):
             followed.versions = store.plan_versions(run_id)
         elif followed.versions and record.plan is not None:
@@ -88,7 +88,7 @@ class RunViews:
             if latest.version == record.plan.version:
                 followed.versions = [*followed.versions[:-1],
                                      latest.model_copy(update={"plan": record.plan})]
-        followed.status = record.status
+        followed.seen_status = record.status
         followed.view = build_run_view(record, followed.versions, followed.events)
         self.rebuilds += 1
 
