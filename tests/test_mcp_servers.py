@@ -230,7 +230,8 @@ def test_a_server_that_dies_is_started_again_for_the_next_call(troubles):
     assert process_state(first.result["pid"]) is None  # reaped, no zombie
     os.kill(second.result["pid"], signal.SIGKILL)  # it dies between calls this time
     third, _ = run_step("troubles__pid", {})
-    assert third.status == "completed" and third.result["pid"] != second.result["pid"]
+    assert third.status == "completed", third.error
+    assert third.result["pid"] != second.result["pid"]
 
 
 def test_a_5_mb_answer_is_cut_before_it_reaches_the_run(troubles):

@@ -214,10 +214,31 @@ class ServerConnection:
 
     # ---- calls ------------------------------------------------------------------------------
 
-    async def call(self, tool: str, args: dict[str, Any], name: str) -> types.CallToolResult:
+    async def call(self, tool: str, args: dict[str, Any], name: str, *,
+                   repeatable: bool = False) -> types.CallToolResult:
         """Call ``tool`` (the server's name for it; ``name`` is PlanBoard's) with ``args``,
         starting the server first when it is not running; ToolExecutionError on timeout,
-        death or a refusal."""
+        death or a refusal.
+
+        A server killed between two calls may not have been noticed yet when the next one
+        is sent, so that call meets a closed connection. A ``repeatable`` call (one that
+        only reads, or says repeating it is harmless) is then sent once more to a fresh
+        start; any other call fails, since the server may have acted on it.
+        """
+        try:
+            return await self._call_once(tool, args, name)
+        except _ServerGone as gone:
+            if not repeatable:
+                raise ToolExecutionError(gone.problem) from None
+            logger.info("MCP server %s was gone; %s is sent again to a fresh start",
+                        self.config.name, name)
+        try:
+            return await self._call_once(tool, args, name)
+        except _ServerGone as gone:
+            raise ToolExecutionError(gone.problem) from None
+
+    async def _call_once(self, tool: str, args: dict[str, Any], name: str
+                         ) -> types.CallToolResult:
         try:
             await self.ensure_started()
         except ToolsetError as exc:
@@ -226,7 +247,7 @@ class ServerConnection:
                                      ) from None
         session = self._session
         if session is None:  # it died between its start and this call
-            raise ToolExecutionError(self._died(name))
+            raise _ServerGone(self._died(name))
         timeout = self.config.timeout
         self._call_mark = self._stderr_size()
         try:
@@ -239,7 +260,7 @@ class ServerConnection:
                 raise ToolExecutionError(self._timed_out(name)) from None
             if exc.code == types.CONNECTION_CLOSED or self._lost.is_set():
                 self._lost.set()
-                raise ToolExecutionError(self._died(name)) from None
+                raise _ServerGone(self._died(name)) from None
             raise ToolExecutionError(msg(
                 "mcp.call_refused", tool=name, server=self.config.name,
                 error=self.config.secrets.redact(_describe(exc)))) from None
@@ -302,6 +323,14 @@ class ServerConnection:
             return ""
         tail = " | ".join(lines[-3:])[-_STDERR_TAIL_CHARS:]
         return self.config.secrets.redact(tail)
+
+
+class _ServerGone(Exception):
+    """Internal: the call met a closed connection; ``problem`` says what it left behind."""
+
+    def __init__(self, problem: Message) -> None:
+        super().__init__(str(problem))
+        self.problem = problem
 
 
 class _Watched:

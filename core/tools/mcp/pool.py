@@ -123,19 +123,22 @@ class McpPool:
                             tools=len(c.tools) if c.state == "running" else 0,
                             problem=c.problem) for c in connections]
 
-    def call(self, server: str, tool: str, args: dict[str, Any], name: str
-             ) -> types.CallToolResult:
+    def call(self, server: str, tool: str, args: dict[str, Any], name: str, *,
+             repeatable: bool = False) -> types.CallToolResult:
         """Call ``tool`` on ``server`` from any thread; ToolExecutionError when it fails,
-        times out, or the server is gone (the next call starts it again)."""
+        times out, or the server is gone (the next call starts it again). A ``repeatable``
+        call (read-only or idempotent) that finds its server gone is sent once more."""
         with self._lock:
             connection = self._connections.get(server)
         if connection is None or self._closed:
             raise ToolExecutionError(msg("mcp.server_unavailable", tool=name, server=server,
                                          reason="PlanBoard has no such server running"))
         config = connection.config
-        future = self._submit(connection.call(tool, args, name))
+        future = self._submit(connection.call(tool, args, name, repeatable=repeatable))
+        attempts = 2 if repeatable else 1
         try:
-            return future.result(timeout=config.timeout + config.start_timeout + _GRACE_S)
+            return future.result(
+                timeout=attempts * (config.timeout + config.start_timeout) + _GRACE_S)
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise ToolExecutionError(msg("mcp.call_timeout", tool=name, server=server,

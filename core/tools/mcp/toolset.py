@@ -49,12 +49,15 @@ class McpToolCall:
     tool: str  # the server's own name for it
     name: str  # PlanBoard's, SERVER__TOOL
     secrets: Secrets = field(default_factory=Secrets, repr=False)
+    repeatable: bool = False  # read-only or idempotent: safe to send again
+
 
     def __call__(self, /, **arguments: Any) -> Any:  # an argument may be called "self"
         from core.tools.mcp.content import call_result
         from core.tools.mcp.pool import process_pool
 
-        answer = process_pool().call(self.server, self.tool, arguments, self.name)
+        answer = process_pool().call(self.server, self.tool, arguments, self.name,
+                                     repeatable=self.repeatable)
         return call_result(answer, server=self.server, tool=self.tool, name=self.name,
                            secrets=self.secrets)
 
@@ -81,7 +84,10 @@ def register_mcp_servers(registry: ToolRegistry, environ: Mapping[str, str]) -> 
 
         for connection in process_pool().connect(config.servers):
             server = connection.config
-            if connection.state != "running":
+            # a server that died after listing its tools still offers them: the next call
+            # starts it again (checking "running" alone races with a death being noticed)
+            if not (connection.state == "running"
+                    or (connection.state == "stopped" and connection.tools)):
                 problems.append(connection.problem or msg(
                     "mcp.start_failed", server=server.name, reason=connection.state,
                     path=server.source))
@@ -148,7 +154,8 @@ def mcp_tool(server: ServerConfig, found: types.Tool, name: str) -> Tool:
         description=(found.description or found.title or found.name).strip(),
         parameters=schema,
         function=McpToolCall(server=server.name, tool=found.name, name=name,
-                             secrets=server.secrets),
+                             secrets=server.secrets,
+                             repeatable=not side_effect or bool(hints and hints.idempotent_hint)),
         side_effect=side_effect,
         idempotent=bool(hints and hints.idempotent_hint),
         source=server.name,
