@@ -25,7 +25,9 @@ from tests.fake_openai import FakeOpenAI
 # tests.durable_runs: DBOS in the test's home (launched)
 pytest_plugins = ["tests.pg", "tests.durable_runs"]
 
-_ISOLATED_PREFIXES = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")
+# OTEL_: no test sends traces to the developer's collector (tests/test_tracing.py starts
+# its own receiver)
+_ISOLATED_PREFIXES = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_", "OTEL_")
 
 # Property tests are deterministic and leave no files: the same examples on every run, no
 # example database, and no "explain" phase (it imports libraries that warn). A failure

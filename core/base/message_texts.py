@@ -499,4 +499,17 @@ TEXTS: dict[str, tuple[str, str]] = {
                           "Graphviz 的 dot 程序无法运行（{error}）；请改用 --format dot"),
     "export.dot_error": ("Graphviz 'dot' failed: {error}; try --format dot",
                          "Graphviz 的 dot 程序出错：{error}；请改用 --format dot"),
+    # ---- traces (core.base.tracing) -------------------------------------------------------
+    "tracing.sdk_missing": (
+        "OTEL_EXPORTER_OTLP_ENDPOINT is set, but the OpenTelemetry SDK is missing ({module}): "
+        "install it with pip install -r requirements.txt; runs go on without traces.",
+        "已设置 OTEL_EXPORTER_OTLP_ENDPOINT，但缺少 OpenTelemetry SDK（{module}）：请用 "
+        "pip install -r requirements.txt 安装；运行照常进行，但不导出追踪。"),
+    "tracing.protocol_unsupported": (
+        "PlanBoard exports traces over OTLP/HTTP (protobuf) only, not {protocol}: set "
+        "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf and point the endpoint at the collector's "
+        "HTTP port (4318 by default); runs go on without traces.",
+        "PlanBoard 只通过 OTLP/HTTP（protobuf）导出追踪，不支持 {protocol}：请设置 "
+        "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf，并把端点指向采集器的 HTTP 端口（默认 "
+        "4318）；运行照常进行，但不导出追踪。"),
 }
