@@ -52,6 +52,8 @@ _TEXT: dict[str, tuple[str, str]] = {
                      "stop it with Ctrl-C or SIGTERM",
                      "工作进程 {name} 正在执行 {database} 中的运行，最多同时执行 {concurrency} "
                      "个步骤；用 Ctrl-C 或 SIGTERM 停止"),
+    "worker_traces": ("traces of its runs go to {endpoint} (OpenTelemetry)",
+                      "其运行的追踪数据发送到 {endpoint}（OpenTelemetry）"),
     "worker_stopped": ("worker {name} stopped; its unfinished runs continue when a worker "
                        "named {name} starts again",
                        "工作进程 {name} 已停止；名为 {name} 的工作进程再次启动时"

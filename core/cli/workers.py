@@ -15,11 +15,13 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from core.base import tracing
 from core.base.messages import msg
 from core.cli.output import ask, bounded_int, print_json, print_progress, short
 from core.cli.runs import report_run, wait_answering
 from core.cli.text import say
 from core.errors import ConfigError, RunNotFoundError, StoreError
+from core.llm.settings import safe_url
 
 __all__ = ["add_worker_commands", "cmd_recover", "cmd_worker", "printing_events",
            "run_on_workers"]
@@ -79,8 +81,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
                               error=durable.failure_cause(exc))) from None
     print(say("worker_ready", name=launched.executor_id, database=launched.database,
               concurrency=args.concurrency), flush=True)
+    if tracing.enabled():
+        print(say("worker_traces", endpoint=safe_url(tracing.endpoint())), flush=True)
     stop.wait()
     print(say("worker_stopped", name=name), flush=True)
+    tracing.shutdown()  # os._exit runs no exit handler: the last spans leave now
     sys.stderr.flush()
     os._exit(0)
 

@@ -12,12 +12,14 @@ replay gets their recorded answers too. The default is :class:`ThreadPoolLaunche
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypeVar
 
+from core.base import tracing
 from core.execution.control import ControlWake, RunControl
 from core.execution.executor import StepOutcome, execute_step
 from core.execution.in_doubt import CallLedger
@@ -80,10 +82,26 @@ def paced_work(engine: Engine, control: RunControl, delay_s: float,
     def work(plan: Plan, step: Step, key: str) -> StepOutcome:
         if delay_s:
             control.pace(delay_s)  # parallel steps wait side by side; a cancel ends it
-        return execute_step(plan, step, engine, cancel=control.cancel_event,
-                            idempotency_key=key, ledger=ledger)
+        with tracing.span(f"step {step.id}", {
+                "planboard.step.id": step.id, "planboard.step.tool": step.tool,
+                "planboard.plan.version": plan.version}) as span:
+            outcome = execute_step(plan, step, engine, cancel=control.cancel_event,
+                                   idempotency_key=key, ledger=ledger)
+            span.set(_outcome_attributes(outcome))
+            if outcome.status == "failed":
+                span.fail(outcome.error_message.code if outcome.error_message else "failed")
+        return outcome
 
     return work
+
+
+def _outcome_attributes(outcome: StepOutcome) -> dict[str, Any]:
+    """What a step span says of how the step ended (its error as a code, never its text)."""
+    return {"planboard.step.status": outcome.status, "planboard.step.mode": outcome.mode,
+            "planboard.step.in_doubt": outcome.in_doubt or None,
+            "planboard.usage.llm_calls": outcome.usage.llm_calls,
+            "gen_ai.usage.input_tokens": outcome.usage.prompt_tokens,
+            "gen_ai.usage.output_tokens": outcome.usage.completion_tokens}
 
 
 class ThreadPoolLauncher:
@@ -99,7 +117,9 @@ class ThreadPoolLauncher:
     def start(self, plan: Plan, step: Step, key: str) -> StepHandle:
         handle = StepHandle(seq=self._launched, step_id=step.id, key=key)
         self._launched += 1
-        self._running[self._pool.submit(self._work, plan, step, key)] = handle
+        # in the caller's context: the step's span is a child of the run's (or a phase's)
+        future = self._pool.submit(contextvars.copy_context().run, self._work, plan, step, key)
+        self._running[future] = handle
         return handle
 
     def next_done(self, timeout: float, wake: ControlWake) -> list[Finished]:

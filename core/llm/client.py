@@ -7,7 +7,9 @@ import re
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+from urllib.parse import urlsplit
 
+from core.base import tracing
 from core.base.messages import msg
 from core.errors import (
     ConfigError,
@@ -165,14 +167,36 @@ class OpenAIChatModel:
             request["extra_body"] = extra_body
         started = time.monotonic()
         plain = self.profile.response_format(json_mode=json_mode or schema is not None)
-        reply = (self._send(request, model, role) if response_format == plain
-                 else self._send_structured(request, plain, model, role))
+        with tracing.span(f"chat {model}", self._span_attributes(request, role),
+                          kind="client") as span:
+            reply = (self._send(request, model, role) if response_format == plain
+                     else self._send_structured(request, plain, model, role))
+            span.set(_reply_attributes(reply))
         logger.debug(
             "%s call to %s took %.2fs: %d prompt + %d completion tokens",
             role, model, time.monotonic() - started,
             reply.usage.prompt_tokens, reply.usage.completion_tokens,
         )
         return reply
+
+    def _span_attributes(self, request: dict[str, Any], role: str) -> dict[str, Any]:
+        """What a chat span says about the request (GenAI semantic conventions): the
+        endpoint's host and the model, never the key, the messages or the tools' schemas."""
+        parts = urlsplit(self.settings.base_url)
+        return {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",  # the API spoken; the profile says whose
+            "gen_ai.system": "openai",  # the name of earlier versions of the conventions
+            "gen_ai.request.model": request["model"],
+            "gen_ai.request.temperature": request.get("temperature"),
+            "gen_ai.request.max_tokens": request.get("max_tokens"),
+            "gen_ai.output.type": "json" if "response_format" in request else "text",
+            "server.address": parts.hostname,
+            "server.port": parts.port or (443 if parts.scheme == "https" else 80),
+            "planboard.llm.role": role,
+            "planboard.llm.profile": self.profile.name,
+            "planboard.llm.tools": len(request.get("tools") or []),
+        }
 
     def _send_structured(
         self, request: dict[str, Any], plain: dict[str, Any] | None, model: str, role: str
@@ -212,6 +236,18 @@ class OpenAIChatModel:
                 continue
             return unescape_template_html(reply) if self.profile.escapes_html else reply
         raise error
+
+
+def _reply_attributes(reply: ChatReply) -> dict[str, Any]:
+    """What a chat span says about the reply: the model, finish reason and tokens."""
+    return {
+        "gen_ai.response.model": reply.model,
+        "gen_ai.response.id": reply.response_id,
+        "gen_ai.response.finish_reasons": [reply.finish_reason] if reply.finish_reason else None,
+        "gen_ai.usage.input_tokens": reply.usage.prompt_tokens,
+        "gen_ai.usage.output_tokens": reply.usage.completion_tokens,
+        "planboard.llm.tool_calls": len(reply.tool_calls),
+    }
 
 
 def _server_message(exc: Any) -> str:

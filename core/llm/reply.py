@@ -34,6 +34,8 @@ class ChatReply(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=lambda: Usage(llm_calls=1))
+    model: str | None = None  # the model that answered, as the endpoint names it
+    response_id: str | None = None
 
 
 def parse_reply(body: str, base_url: str) -> ChatReply:
@@ -54,12 +56,15 @@ def parse_reply(body: str, base_url: str) -> ChatReply:
     if not isinstance(tool_calls, list):
         raise _unusable(base_url, "tool_calls that are not a list", body)
     finish = choice.get("finish_reason")
+    model, response_id = data.get("model"), data.get("id")
     return ChatReply(
         content=_content(message.get("content"), base_url, body),
         tool_calls=[call for index, raw in enumerate(tool_calls)
                     if (call := _tool_call(raw, index)) is not None],
         finish_reason=finish if isinstance(finish, str) else None,
         usage=_usage(data.get("usage")),
+        model=model if isinstance(model, str) else None,
+        response_id=response_id if isinstance(response_id, str) else None,
     )
 
 

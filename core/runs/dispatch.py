@@ -18,12 +18,14 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from core.base import tracing
 from core.base.messages import msg
 from core.base.usage import Usage
 from core.errors import ConfigError, StoreError
@@ -32,6 +34,7 @@ from core.execution.scheduler import RunOptions
 from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES, UNFINISHED_STATUSES
 from core.plan.diff import diff_plans
 from core.plan.model import Plan
+from core.runs.live_run import TRACE_CONTEXT
 from core.store.claims import STARTING_S
 from core.store.run_store import RunRecord, RunStore
 
@@ -108,8 +111,9 @@ def record_new_run(
     edited = drafted is not None and not diff_plans(drafted, plan).is_empty
     first = drafted if edited and drafted is not None else plan
     stored["approved_version"] = first.version + 1 if edited else plan.version
-    store.create_run(request, settings_public or {}, first, run_id=run_id, options=stored,
-                     usage=planning_usage, workflow_id=run_id if workflow else None)
+    with _submitting(run_id, stored, plan):
+        store.create_run(request, settings_public or {}, first, run_id=run_id, options=stored,
+                         usage=planning_usage, workflow_id=run_id if workflow else None)
     if edited:
         plan = plan.model_copy(update={"version": first.version + 1})
         store.save_plan_version(run_id, plan, reason="manual edit")
@@ -118,6 +122,20 @@ def record_new_run(
             data={"from_version": first.version, "to_version": plan.version,
                   "source": "manual", "reason": "edited by a person before approval"}))
     return NewRun(run_id, plan, options, stored)
+
+
+@contextmanager
+def _submitting(run_id: str, stored: dict[str, Any], plan: Plan | None) -> Iterator[None]:
+    """The span ``submit run`` around recording a run (the root of the run's trace, or a
+    child of the caller's span); its trace context goes into the options ``stored``, so
+    that whichever process executes the run continues that trace."""
+    with tracing.span("submit run", {"planboard.run.id": run_id,
+                                     "planboard.plan.steps": len(plan.steps) if plan else None},
+                      kind="producer"):
+        found = tracing.carrier()
+        if found:
+            stored[TRACE_CONTEXT] = found
+        yield
 
 
 def submit(store: RunStore, request: str, plan: Plan, *, settings_public: dict[str, Any],

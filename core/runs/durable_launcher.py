@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from dbos import DBOS
 
+from core.base import tracing
 from core.execution.control import ControlWake
 from core.execution.executor import StepOutcome
 from core.execution.launcher import Finished, StepHandle, StepWork, finished
@@ -59,11 +60,13 @@ def engine_call(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise
 
 
-def _captured(call: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[str, Any]:
+def _captured(name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[str, Any]:
     """The body of a recorded decision: its result, or the error it raised, as a value (so
-    that a replay raises the same error and DBOS's own errors stay apart)."""
+    that a replay raises the same error and DBOS's own errors stay apart). Traced as a span
+    ``decide KIND`` (a replay, which does not call it, makes none)."""
     try:
-        return "returned", call(*args, **kwargs)
+        with tracing.span(f"decide {name.partition(':')[0]}", {"planboard.decision": name}):
+            return "returned", call(*args, **kwargs)
     except Exception as exc:
         try:
             pickle.dumps(exc)
@@ -75,7 +78,7 @@ def _captured(call: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[str, A
 def recorded(name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``call(...)`` as the DBOS step ``name`` of the running workflow: a replay returns the
     recorded result, or raises the recorded error, without calling it."""
-    outcome, value = engine_call(DBOS.run_step, {"name": name}, _captured, call, *args,
+    outcome, value = engine_call(DBOS.run_step, {"name": name}, _captured, name, call, *args,
                                  **kwargs)
     if outcome == "raised":
         raise value

@@ -28,11 +28,14 @@ from core.store.run_store import RunStore
 if TYPE_CHECKING:
     from core.learning.after_run import Learning
 
-__all__ = ["LiveRun", "Replanner"]
+__all__ = ["TRACE_CONTEXT", "LiveRun", "Replanner"]
 
 logger = logging.getLogger(__name__)
 
 Replanner = Callable[[Plan, str, Engine], Plan]
+# the key of the run's options that holds the W3C trace context it was submitted under
+# (core.base.tracing): every process that executes the run adds its spans to that trace
+TRACE_CONTEXT = "trace_context"
 _USAGE_KEYS = ("planning_usage", "replan_usage", "learning_usage", "followup_usage")
 _STATUS_OF_EVENT = {"waiting_confirmation": "waiting_confirmation", "confirmed": "running",
                     "rejected": "running", "paused": "paused", "resumed": "running"}

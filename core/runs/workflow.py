@@ -35,6 +35,7 @@ from typing import Any
 from dbos import DBOS
 
 import core.runs.durable as durable
+from core.base import tracing
 from core.errors import PlanBoardError
 from core.execution.events import RunEvent
 from core.execution.launcher import paced_work
@@ -45,7 +46,7 @@ from core.plan.model import Plan
 from core.runs.attachments import Attached, RunSuspended, attached, detach
 from core.runs.call_ledger import WorkflowCallLedger
 from core.runs.durable_launcher import IDLE_WAIT_S, DurableLauncher, EngineFault, recorded
-from core.runs.live_run import LiveRun
+from core.runs.live_run import TRACE_CONTEXT, LiveRun
 from core.store.run_store import RunRecord, RunStore
 
 __all__ = ["RUN_WORKFLOW", "SUSPEND", "DurableRun", "run_workflow"]
@@ -261,6 +262,7 @@ def run_workflow(run_id: str, queued: bool = True) -> str:
         detach(workflow_id)
         loan.ended.set()
         loan.notify()
+        tracing.flush(wait=False)  # the run's spans leave now, not at the next batch
 
 
 def _cancelled(workflow_id: str) -> bool:
@@ -298,5 +300,18 @@ def _execute(run_id: str, loaded: dict[str, Any], loan: Attached, queued: bool) 
                      status="running", on_event=loan.on_event, replanner=loan.replanner,
                      changed=loan.changed, suspended=loan.suspended,
                      mail=loan.mail, queued=queued)
-    run.run()
+    # one span per execution of the run (a resume, a follow-up, a worker taking over add
+    # another), a child of the span that submitted it: one trace, whoever executes it
+    with tracing.span("run", _run_attributes(run), kind="consumer",
+                      parent=loaded["options"].get(TRACE_CONTEXT)) as span:
+        run.run()
+        span.set({"planboard.run.status": run.status, "planboard.plan.version": run.plan.version})
+        if run.status == "failed":
+            span.fail("run_failed")
     return run.status
+
+
+def _run_attributes(run: DurableRun) -> dict[str, Any]:
+    return {"planboard.run.id": run.run_id, "planboard.workflow.id": DBOS.workflow_id,
+            "planboard.worker": run.worker or None, "planboard.plan.version": run.plan.version,
+            "planboard.plan.steps": len(run.plan.steps)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import inspect
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -13,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from core.base import tracing
 from core.base.messages import Message, msg
 from core.errors import ToolArgumentError, ToolExecutionError, UnknownToolError
 from core.tools.results import json_safe
@@ -354,18 +356,46 @@ class ToolRegistry:
     def call(
         self, name: str, args: dict[str, Any], *, idempotency_key: str | None = None
     ) -> Any:
-        """Validate ``args`` and run the tool; any failure becomes a ToolError."""
+        """Validate ``args`` and run the tool; any failure becomes a ToolError.
+
+        Traced (:mod:`core.base.tracing`) as a span ``execute_tool NAME`` that holds the
+        arguments' names and size, never their values: no tool marks a value sensitive,
+        and a value may be a customer's data or a secret a plan was given.
+        """
+        with tracing.span(f"execute_tool {name}", {
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                "gen_ai.tool.type": "function"}) as span:
+            if span.recording:
+                span.set(_argument_attributes(self._tools.get(name), args))
+            try:
+                result = self._call(name, args, idempotency_key)
+            except Exception:
+                span.set({"planboard.tool.outcome": "error"})  # and its class, as error.type
+                raise
+            span.set({"planboard.tool.outcome": "ok"})
+        return json_safe(result)  # whatever came back, the run's record can store it
+
+    def _call(self, name: str, args: dict[str, Any], idempotency_key: str | None) -> Any:
         target = self.get(name)
         clean = target.validate_args(args)
         with idempotency_scope(idempotency_key):
             try:
-                result = target.function(**clean)
+                return target.function(**clean)
             except (ToolExecutionError, ToolArgumentError):
                 raise
             except Exception as exc:  # a tool's own bug must end its step, not the run
                 raise ToolExecutionError(msg("tool.crashed", tool=name,
                                              error=f"{type(exc).__name__}: {exc}")) from exc
-        return json_safe(result)  # whatever came back, the run's record can store it
+
+
+def _argument_attributes(target: Tool | None, args: Any) -> dict[str, Any]:
+    """A tool span's words on the call: where the tool comes from, whether it has a side
+    effect, and the arguments' names and JSON size (no value)."""
+    names = sorted(str(key) for key in args) if isinstance(args, dict) else []
+    size = len(json.dumps(args, ensure_ascii=False, default=str).encode())
+    return {"planboard.tool.source": target.source if target else None,
+            "planboard.tool.side_effect": target.side_effect if target else None,
+            "planboard.tool.argument_names": names, "planboard.tool.arguments_size": size}
 
 
 def _bind(marked: Tool, instance: object) -> Tool:
