@@ -26,7 +26,6 @@ from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs import dispatch, durable
-from core.runs.runner import Runner
 from core.runs.session import public_settings
 from core.store.run_store import RunStore
 from core.tools.mcp.pool import shutdown_pool
