@@ -22,6 +22,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "OPENAI_BASE_URL 指向不需要密钥的本地服务。"),
     "config.unknown_mode": ("Unknown mode {mode}; use one of: {modes}.",
                             "未知的处理方式 {mode}；可选：{modes}。"),
+    "config.needs_detail": (
+        "The request needs more detail before it can be planned ({questions}); add it to the "
+        "request and submit it again.",
+        "这个请求需要补充细节才能规划（{questions}）；请把它们写进请求后重新提交。"),
     "config.empty_request": ("The request is empty; say what you want done.",
                              "请求为空；请说明要做什么。"),
     "config.not_seconds": (

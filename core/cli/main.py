@@ -162,7 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="demo pace: wait this long before each step")
     run.add_argument("--detach", action="store_true",
                      help="submit the approved plan to the workers (python -m core worker), "
-                          "print the run id and exit")
+                          "print the run id and exit; with --yes and a request, the workers "
+                          "draft the plan too and the command returns once it is queued")
     _add_planning_options(run)
     run.set_defaults(handler=cmd_run)
 
@@ -261,8 +262,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.plan and args.mode != "plan":
         raise ConfigError(f"--mode {args.mode} routes a request; a plan file is run as it is. "
                           "Drop --mode or --plan.")
-    engine = build_engine(offline=args.offline)
     out = sys.stderr if args.json else sys.stdout
+    if args.detach and args.yes and not args.plan and args.mode == "plan":
+        from core.cli.workers import submit_request
+
+        # approved beforehand: the worker drafts the plan; this only records and enqueues
+        return submit_request(args.request, _run_options(args), offline=args.offline,
+                              as_json=args.json, out=out)
+    engine = build_engine(offline=args.offline)
     started = time.monotonic()
     runner = args.runner()
     settings = public_settings(offline=engine.offline)
@@ -282,13 +289,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         usage += planning
     if not _approved(plan, engine, args.yes, out):
         return 1
-    from core.execution.scheduler import RunOptions
-
-    options = RunOptions(confirm_side_effects=False,  # the person approved the plan above
-                         new_versions=new_versions_policy(args),  # not later versions
-                         max_parallel=args.max_parallel, max_replans=args.max_replans,
-                         checkpoint=args.checkpoint, max_attempts=args.max_attempts,
-                         step_delay_s=args.pace)
+    options = _run_options(args)
     if by_workers:
         from core.cli.workers import run_on_workers
 
@@ -300,6 +301,17 @@ def cmd_run(args: argparse.Namespace) -> int:
                           on_event=lambda event: print_progress(event, out))
     print(f"run {run_id}", file=out)
     return report_run(wait_answering(runner, run_id, out), args.json, started, out, route)
+
+
+def _run_options(args: argparse.Namespace) -> Any:
+    """The options ``run`` gives its run (a RunOptions)."""
+    from core.execution.options import RunOptions
+
+    return RunOptions(confirm_side_effects=False,  # the person approved the plan
+                      new_versions=new_versions_policy(args),  # not later versions
+                      max_parallel=args.max_parallel, max_replans=args.max_replans,
+                      checkpoint=args.checkpoint, max_attempts=args.max_attempts,
+                      step_delay_s=args.pace)
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:

@@ -61,6 +61,10 @@ _TEXT: dict[str, tuple[str, str]] = {
     "detached": ("run {run_id} submitted to the workers; follow it with: python -m core show "
                  "{run_id}",
                  "运行 {run_id} 已提交给工作进程；查看进度：python -m core show {run_id}"),
+    "detached_request": ("run {run_id} submitted to the workers, which draft its plan and run "
+                         "it; follow it with: python -m core show {run_id}",
+                         "运行 {run_id} 已提交给工作进程，由它们制定计划并执行；查看进度："
+                         "python -m core show {run_id}"),
     "still_running": ("stopped following; run {run_id} goes on in the workers: "
                       "python -m core show {run_id}",
                       "已停止跟踪；运行 {run_id} 仍在工作进程中继续：python -m core show {run_id}"),

@@ -24,7 +24,7 @@ from core.errors import ConfigError, RunNotFoundError, StoreError
 from core.llm.settings import safe_url
 
 __all__ = ["add_worker_commands", "cmd_recover", "cmd_worker", "printing_events",
-           "run_on_workers"]
+           "run_on_workers", "submit_request"]
 
 DEFAULT_CONCURRENCY = 4
 _FOLLOW_POLL_S = 0.2
@@ -114,6 +114,32 @@ def cmd_recover(args: argparse.Namespace) -> int:
     for run_id in run_ids:
         dispatch.hand_over(run_id)
     print(say("recovered", name=name, count=len(run_ids)))
+    return 0
+
+
+def submit_request(request: str, options: Any, *, offline: bool, as_json: bool,
+                   out: Any) -> int:
+    """``run REQUEST --yes --detach``: record the request and put it on the runs queue; the
+    worker that takes it drafts the plan and runs it (core.runs.dispatch.submit_request).
+    Nothing here loads a tool, starts an MCP server or asks a model."""
+    import core.runs.dispatch as dispatch
+    from core.llm.settings import LLMSettings
+    from core.runs.session import public_settings
+    from core.store.run_store import RunStore
+
+    if not request.strip():
+        raise ConfigError(msg("config.empty_request"))
+    if not offline and not LLMSettings.from_env().configured:
+        raise ConfigError(msg("config.no_llm"))  # the run would need a model to plan
+    store = RunStore()
+    try:
+        run_id = dispatch.submit_request(store, request, options=options,
+                                         settings_public=public_settings(offline=offline))
+    finally:
+        store.close()
+    if as_json:
+        print_json({"run_id": run_id, "status": "planned"})
+    print(say("detached_request", run_id=run_id), file=out)
     return 0
 
 

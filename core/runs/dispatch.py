@@ -34,7 +34,7 @@ from core.execution.scheduler import RunOptions
 from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES, UNFINISHED_STATUSES
 from core.plan.diff import diff_plans
 from core.plan.model import Plan
-from core.runs.live_run import TRACE_CONTEXT
+from core.runs.live_run import DRAFTED_BY_WORKER, TRACE_CONTEXT
 from core.store.claims import STARTING_S
 from core.store.run_store import RunRecord, RunStore
 
@@ -56,6 +56,7 @@ __all__ = [
     "resume",
     "start_on_queue",
     "submit",
+    "submit_request",
     "unfinished_runs",
     "wait",
 ]
@@ -145,20 +146,47 @@ def submit(store: RunStore, request: str, plan: Plan, *, settings_public: dict[s
     worker; return its id. StoreError when the queue cannot be reached (the run is then
     recorded as failed, saying why)."""
     import core.runs.durable as durable
-    from core.runs.workflow import RUN_WORKFLOW
 
     _queue(durable.workflow_status, "")  # fails (and records nothing) when unreachable
     new = record_new_run(store, request, plan, options=options, settings_public=settings_public,
                          planning_usage=planning_usage, drafted=drafted, workflow=True,
                          estimate=estimate)
+    _enqueue_recorded(store, new.run_id, new.plan.version)
+    return new.run_id
+
+
+def submit_request(store: RunStore, request: str, *, settings_public: dict[str, Any],
+                   options: RunOptions | None) -> str:
+    """Record a request without a plan and put it on the runs queue; return its id. The
+    worker that takes it drafts the plan with its own tools and model, and runs it as
+    drafted: the person approved it beforehand (``run --yes --detach``). So a submission
+    only records and enqueues: it loads no tool, starts no MCP server and asks no model.
+    StoreError as :func:`submit`."""
+    import core.runs.durable as durable
+
+    _queue(durable.workflow_status, "")  # fails (and records nothing) when unreachable
+    run_id = uuid.uuid4().hex[:12]
+    stored = (options or RunOptions()).model_copy(update={"run_id": run_id}).model_dump(
+        mode="json") | {DRAFTED_BY_WORKER: True}
+    with _submitting(run_id, stored, None):
+        store.create_run(request, settings_public, None, run_id=run_id, options=stored,
+                         workflow_id=run_id)
+    _enqueue_recorded(store, run_id, 1)
+    return run_id
+
+
+def _enqueue_recorded(store: RunStore, run_id: str, version: int) -> None:
+    """Put the recorded run on the runs queue; when the queue cannot be reached the run is
+    recorded failed, saying why, and the StoreError raised."""
+    import core.runs.durable as durable
+
     try:
-        _queue(durable.enqueue, RUN_WORKFLOW, new.run_id, new.run_id)
+        _queue(durable.enqueue, durable.RUN_WORKFLOW, run_id, run_id)
     except StoreError as exc:
-        store.set_status(new.run_id, "failed", event=RunEvent(
-            kind="run_finished", plan_version=new.plan.version,
+        store.set_status(run_id, "failed", event=RunEvent(
+            kind="run_finished", plan_version=version,
             data={"status": "failed", "error": str(exc)}))
         raise
-    return new.run_id
 
 
 # ---- steering -------------------------------------------------------------------------------
@@ -271,10 +299,9 @@ def start_on_queue(workflow_id: str, run_id: str, *, fresh: bool) -> None:
     """Put run ``run_id`` on the runs queue for a worker: a new workflow (``fresh``) on
     its stored plan, else its workflow, continued from its record."""
     import core.runs.durable as durable
-    from core.runs.workflow import RUN_WORKFLOW
 
     if fresh:
-        _queue(durable.enqueue, RUN_WORKFLOW, workflow_id, run_id)
+        _queue(durable.enqueue, durable.RUN_WORKFLOW, workflow_id, run_id)
     else:
         _queue(durable.resume_on_queue, workflow_id)
 

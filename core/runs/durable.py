@@ -40,6 +40,7 @@ __all__ = [
     "LAUNCH_FAILURES",
     "RUNS_QUEUE",
     "RUN_SLOTS",
+    "RUN_WORKFLOW",
     "Launched",
     "cancel_workflow",
     "embedded_executor_id",
@@ -67,6 +68,7 @@ APP_NAME = "planboard"
 # sequence of steps changes: every unfinished run of the old version is stranded.
 APPLICATION_VERSION = "planboard-runs-2"  # 2: one checkpoint per finished batch
 RUNS_QUEUE = "planboard_runs"
+RUN_WORKFLOW = "planboard.run"  # the name core.runs.workflow registers the run workflow under
 CONTROL_TOPIC = "control"
 # Runs per process: generous, since a run waiting for a person holds its slot (the work
 # itself is limited elsewhere). DBOS keeps one value per queue in the database.

@@ -28,7 +28,7 @@ from core.store.run_store import RunStore
 if TYPE_CHECKING:
     from core.learning.after_run import Learning
 
-__all__ = ["TRACE_CONTEXT", "LiveRun", "Replanner"]
+__all__ = ["DRAFTED_BY_WORKER", "TRACE_CONTEXT", "LiveRun", "Replanner"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +36,9 @@ Replanner = Callable[[Plan, str, Engine], Plan]
 # the key of the run's options that holds the W3C trace context it was submitted under
 # (core.base.tracing): every process that executes the run adds its spans to that trace
 TRACE_CONTEXT = "trace_context"
+# the key of the options of a run submitted as a request (run --yes --detach): the worker
+# that takes it drafts the plan, approved as drafted (core.runs.workflow)
+DRAFTED_BY_WORKER = "drafted_by_worker"
 _USAGE_KEYS = ("planning_usage", "replan_usage", "learning_usage", "followup_usage")
 _STATUS_OF_EVENT = {"waiting_confirmation": "waiting_confirmation", "confirmed": "running",
                     "rejected": "running", "paused": "paused", "resumed": "running"}

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NO_KEY_MESSAGE",
     "Draft",
+    "approved_draft",
     "build_engine",
     "choose_route",
     "draft_plan",
@@ -99,6 +100,18 @@ def draft_plan(
     result = plan_request(request, engine, lessons=lessons, allow_questions=allow_questions)
     return Draft(plan=result.plan, usage=result.usage, questions=result.questions,
                  lessons=lessons)
+
+
+def approved_draft(request: str, engine: Engine, store: RunStore) -> tuple[Plan, Usage]:
+    """The plan a request submitted with ``--yes`` runs, and what drafting it cost: drafted
+    as :func:`draft_plan` drafts (lessons, the planner or the offline rules) and valid for
+    ``engine``'s tools. Nobody can be asked: a request the planner has questions about
+    raises ConfigError naming them; an invalid plan, PlanValidationError."""
+    draft = draft_plan(request, engine, store=store)
+    if draft.questions or draft.plan is None:
+        raise ConfigError(msg("config.needs_detail", questions=draft.questions))
+    draft.plan.raise_if_invalid(engine.registry)
+    return draft.plan, draft.usage
 
 
 def public_settings(

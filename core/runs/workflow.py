@@ -46,7 +46,7 @@ from core.plan.model import Plan
 from core.runs.attachments import Attached, RunSuspended, attached, detach
 from core.runs.call_ledger import WorkflowCallLedger
 from core.runs.durable_launcher import IDLE_WAIT_S, DurableLauncher, EngineFault, recorded
-from core.runs.live_run import TRACE_CONTEXT, LiveRun
+from core.runs.live_run import DRAFTED_BY_WORKER, TRACE_CONTEXT, LiveRun
 from core.store.run_store import RunRecord, RunStore
 
 __all__ = ["RUN_WORKFLOW", "SUSPEND", "DurableRun", "run_workflow"]
@@ -54,7 +54,7 @@ __all__ = ["RUN_WORKFLOW", "SUSPEND", "DurableRun", "run_workflow"]
 logger = logging.getLogger(__name__)
 _ENGINE_ENVIRONMENT = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")  # what engines read
 
-RUN_WORKFLOW = "planboard.run"
+RUN_WORKFLOW = durable.RUN_WORKFLOW
 SUSPEND = "suspend"  # the mail that stops a run where it waits (its process is closing)
 
 
@@ -184,17 +184,37 @@ def _load(run_id: str) -> dict[str, Any]:
     if record.status in TERMINAL_STATUSES or record.workflow_id not in (None, DBOS.workflow_id):
         # cancelled, or claimed by another workflow, between its claim and this start
         return {"superseded": record.status}
-    if record.plan is None:
+    if record.plan is None and not record.options.get(DRAFTED_BY_WORKER):
         raise ValueError(f"run {run_id} has no plan to execute")
+    if record.status == "planned":
+        store.set_status(run_id, "running")
+    if record.plan is None:  # a request: the workflow drafts its plan (_draft)
+        return {"options": dict(record.options), "events_key": DBOS.workflow_id}
     wanted = record.options.get("approved_version")
     stored = store.plan_versions(run_id)
     found = [v.plan for v in stored if v.version == wanted] or [v.plan for v in stored[:1]]
     approved = record.plan if wanted == record.plan.version else (found or [None])[-1]
-    if record.status == "planned":
-        store.set_status(run_id, "running")
     return {"plan": record.plan.model_dump(mode="json"), "options": dict(record.options),
             "events_key": DBOS.workflow_id,
             "approved": approved.model_dump(mode="json") if approved else None}
+
+
+def _draft(run_id: str) -> dict[str, Any]:
+    """The start of a run submitted as a request (``run --yes --detach``): its plan drafted
+    here, with this process's tools and model, as the command line drafts one
+    (:func:`core.runs.session.approved_draft`), stored as version 1 and approved as drafted
+    (the person said yes beforehand), with what drafting cost; then :func:`_load`'s record.
+    A plan an interrupted attempt of this step stored is kept, not drafted again."""
+    from core.runs.session import approved_draft
+
+    store = _store()
+    record = store.get_run(run_id)
+    if record.plan is None:
+        plan, usage = approved_draft(record.request, _engine_for(record), store)
+        store.set_options(run_id, dict(record.options) | {
+            "approved_version": plan.version, "planning_usage": usage.model_dump()})
+        store.save_plan_version(run_id, plan, reason="initial plan", source="draft")
+    return _load(run_id)
 
 
 _engines: dict[str, tuple[str, Engine]] = {}  # settings -> (tools' stamp, engine)
@@ -243,7 +263,21 @@ def run_workflow(run_id: str, queued: bool = True) -> str:
         loaded = DBOS.run_step({"name": "load"}, _load, run_id)
         if "superseded" in loaded:
             return str(loaded["superseded"])  # the run is another workflow's: leave it
-        return _execute(run_id, loaded, loan, queued)
+        # one span per execution of the run (a resume, a follow-up, a worker taking over add
+        # another), a child of the span that submitted it: one trace, whoever executes it
+        with tracing.span("run", {
+                "planboard.run.id": run_id, "planboard.workflow.id": workflow_id,
+                "planboard.worker": durable.worker_name(DBOS.executor_id) or None},
+                kind="consumer", parent=loaded["options"].get(TRACE_CONTEXT)) as span:
+            if "plan" not in loaded:  # submitted as a request: its plan is drafted here
+                loaded = recorded("draft", _draft, run_id)
+            run = _execute(run_id, loaded, loan, queued)
+            span.set({"planboard.run.status": run.status,
+                      "planboard.plan.version": run.plan.version,
+                      "planboard.plan.steps": len(run.plan.steps)})
+            if run.status == "failed":
+                span.fail("run_failed")
+            return run.status
     except RunSuspended:
         _stopped_here(run_id, workflow_id)
         raise
@@ -284,7 +318,7 @@ def _stopped_here(run_id: str, workflow_id: str) -> None:
     durable.cancel_workflow(workflow_id)
 
 
-def _execute(run_id: str, loaded: dict[str, Any], loan: Attached, queued: bool) -> str:
+def _execute(run_id: str, loaded: dict[str, Any], loan: Attached, queued: bool) -> DurableRun:
     store = _store()
     # the run's settings never change after it is created: reading them again is safe
     engine = loan.engine or _engine_for(store.get_run(run_id))
@@ -300,18 +334,5 @@ def _execute(run_id: str, loaded: dict[str, Any], loan: Attached, queued: bool) 
                      status="running", on_event=loan.on_event, replanner=loan.replanner,
                      changed=loan.changed, suspended=loan.suspended,
                      mail=loan.mail, queued=queued)
-    # one span per execution of the run (a resume, a follow-up, a worker taking over add
-    # another), a child of the span that submitted it: one trace, whoever executes it
-    with tracing.span("run", _run_attributes(run), kind="consumer",
-                      parent=loaded["options"].get(TRACE_CONTEXT)) as span:
-        run.run()
-        span.set({"planboard.run.status": run.status, "planboard.plan.version": run.plan.version})
-        if run.status == "failed":
-            span.fail("run_failed")
-    return run.status
-
-
-def _run_attributes(run: DurableRun) -> dict[str, Any]:
-    return {"planboard.run.id": run.run_id, "planboard.workflow.id": DBOS.workflow_id,
-            "planboard.worker": run.worker or None, "planboard.plan.version": run.plan.version,
-            "planboard.plan.steps": len(run.plan.steps)}
+    run.run()
+    return run
