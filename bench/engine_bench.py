@@ -147,15 +147,17 @@ def engine_tables(latency: float, steps: int) -> list[Table]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every engine benchmark, then the DBOS ones (bench/durable_bench.py), and print
-    their tables (as Markdown with ``--markdown``)."""
+    """Run every engine benchmark, then the DBOS ones (bench/durable_bench.py) and the
+    workers' (bench/workers_bench.py: the submission of ``run --detach``, two workers
+    against one), and print their tables (as Markdown with ``--markdown``)."""
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--latency", type=float, default=0.25, help="seconds per LLM call")
     parser.add_argument("--steps", type=int, default=4, help="independent steps")
-    parser.add_argument("--only", choices=("engine", "durable"),
-                        help="run only the engine or only the DBOS benchmarks")
-    parser.add_argument("--pg-url", help="a scratch PostgreSQL database for the DBOS "
-                        "benchmarks (default: a throwaway cluster when PostgreSQL is installed)")
+    parser.add_argument("--only", choices=("engine", "durable", "workers"),
+                        help="run only the engine, the DBOS or the workers benchmarks")
+    parser.add_argument("--pg-url", help="a scratch PostgreSQL database for the DBOS and "
+                        "workers benchmarks (default: a throwaway cluster when PostgreSQL is "
+                        "installed)")
     parser.add_argument("--markdown", action="store_true",
                         help="print GitHub Markdown tables headed by what, on what and when")
     args = parser.parse_args(argv)
@@ -163,10 +165,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.only != "durable":
         for table in engine_tables(args.latency, args.steps):
             print(table.markdown(command) if args.markdown else table.text())
-    if args.only != "engine":
+    if args.only in (None, "durable"):
         from bench.durable_bench import run_durable_benches  # imports dbos (0.7 s)
 
         run_durable_benches(args.pg_url, markdown=args.markdown, command=command)
+    if args.only in (None, "workers"):
+        from bench.workers_bench import run_workers_benches
+
+        run_workers_benches(args.pg_url, markdown=args.markdown, command=command)
     return 0
 
 
