@@ -64,9 +64,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
     name = durable.worker_executor_id(args.name)  # a bad name fails before anything starts
     from dbos import error as dbos_errors
 
-    import core.runs.workflow  # noqa: F401  registers the run workflow before the launch
     from core.runs.durable_launcher import set_step_permits
     from core.runs.worker_name_lock import hold_worker_name
+    from core.runs.workflow import warm_up  # registers the run workflow before the launch
 
     set_step_permits(args.concurrency)
     stop = threading.Event()
@@ -75,6 +75,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     try:
         # before the launch, which takes over every unfinished run of this name
         hold_worker_name(name, durable.system_database_url())
+        warm_up()  # the first run it takes does not wait for the tools and the SDK
         launched = durable.launch(name)
     except (SQLAlchemyError, sqlite3.Error, dbos_errors.DBOSException) as exc:
         raise ConfigError(msg("run.worker_cannot_start", name=name,

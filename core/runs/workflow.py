@@ -49,7 +49,7 @@ from core.runs.durable_launcher import IDLE_WAIT_S, DurableLauncher, EngineFault
 from core.runs.live_run import DRAFTED_BY_WORKER, TRACE_CONTEXT, LiveRun
 from core.store.run_store import RunRecord, RunStore
 
-__all__ = ["RUN_WORKFLOW", "SUSPEND", "DurableRun", "run_workflow"]
+__all__ = ["RUN_WORKFLOW", "SUSPEND", "DurableRun", "run_workflow", "warm_up"]
 
 logger = logging.getLogger(__name__)
 _ENGINE_ENVIRONMENT = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")  # what engines read
@@ -215,6 +215,19 @@ def _draft(run_id: str) -> dict[str, Any]:
             "approved_version": plan.version, "planning_usage": usage.model_dump()})
         store.save_plan_version(run_id, plan, reason="initial plan", source="draft")
     return _load(run_id)
+
+
+def warm_up() -> None:
+    """Load what runs need before the first one arrives (a worker, before it serves the
+    queue): the tools, their MCP servers (kept by the process's pool), the model SDK and
+    the planner. Else the first run a worker takes waits for them, about half a second
+    without MCP servers and seconds with them."""
+    import openai  # noqa: F401  imported by the first model call otherwise
+
+    import core.planning.planner  # noqa: F401  replans and the drafts of requests
+    from core.tools.toolsets import default_registry
+
+    default_registry()
 
 
 _engines: dict[str, tuple[str, Engine]] = {}  # settings -> (tools' stamp, engine)
