@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="print GitHub Markdown tables headed by what, on what and when")
     args = parser.parse_args(argv)
     command = _command(args)
-    if args.only != "durable":
+    if args.only in (None, "engine"):
         for table in engine_tables(args.latency, args.steps):
             print(table.markdown(command) if args.markdown else table.text())
     if args.only in (None, "durable"):

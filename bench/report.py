@@ -1,6 +1,7 @@
 """Write docs/benchmarks.md from the fast benchmarks.
 
-    python -m bench.report [--out docs/benchmarks.md] [--only engine,durable,parser,prompts,ui]
+    python -m bench.report [--out docs/benchmarks.md]
+                           [--only engine,durable,parser,prompts,ui,workers]
 
 Each benchmark runs in a process of its own with ``--markdown``, one after another (so one
 benchmark's DBOS launch, Streamlit imports and environment do not touch the next one's
@@ -62,6 +63,10 @@ BENCHES = (
           "styles.", ("bench.prompts",)),
     Bench("ui", "Plan page", "Render time of the Plan page for a 100-step plan against a "
           "5-step one.", ("bench.ui_plan_page",)),
+    Bench("workers", "Workers (PostgreSQL)", "How long `run --detach` takes to submit a run, "
+          "and the throughput of two `python -m core worker` processes against one, for "
+          "LLM-bound runs (fake endpoint with a fixed latency per call).",
+          ("bench", "--only", "workers")),
 )
 
 TEMPLATE = f"""# Benchmarks

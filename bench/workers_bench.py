@@ -37,6 +37,7 @@ from typing import Any
 from bench.tables import Table
 from core.execution.options import RunOptions
 from core.plan.model import Plan, Step
+from core.runs.durable import RUN_SLOTS
 
 __all__ = ["run_workers_benches", "submission_table", "throughput_table"]
 
@@ -371,6 +372,10 @@ def throughput_table(make_database: Callable[[], str] | str, runs: int = RUNS,
                            " + ".join(f"{used:.1f}" for used in measured.cpu_s),
                            f"{rate / one:.2f}"])
     bound = runs * 4 * latency_s / concurrency
+    table.notes.append("Runs per worker: a worker's poll of the queue claims as many queued "
+                       f"runs as it has free run slots ({RUN_SLOTS}), however busy its step "
+                       "permits are, so the first poll after a burst takes most of it "
+                       "(docs/DBOS.md, Costs and limits).")
     table.notes.append(f"target: two workers ≥ {RATIO_TARGET:.1f} × one. Lower bound of the "
                        f"wall time: {bound:.1f} s for one worker, {bound / 2:.1f} s for two "
                        f"(every step's call at {latency_s:.2f}s, {concurrency} steps at once "
