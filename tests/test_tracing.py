@@ -263,3 +263,25 @@ def test_a_span_left_by_an_error_is_marked_with_its_class_not_its_text(receiver)
     [span] = receiver.wait_for(bool)
     assert span.status == "error" and span.attributes["error.type"] == "ValueError"
     assert ARGUMENT_VALUE.encode() not in b"".join(receiver.bodies)
+
+
+def test_an_answer_without_a_plan_is_a_run_span_around_its_calls(receiver, store, registry):
+    from core.planning.router import person_route
+    from core.runs.answers import answer_without_plan
+
+    with FakeOpenAI(api_key=API_KEY, responder=_answer) as server:
+        engine = Engine(registry=registry,
+                        model=OpenAIChatModel(server.settings(model=MODEL)))
+        run_id = answer_without_plan("What is the return policy?", person_route("knowledge"),
+                                     engine, store, settings_public={"offline": False})
+    tracing.flush()
+    spans = receiver.wait_for(lambda found: any(s.name == "run" for s in found),
+                              what="the answer's run span")
+    [run] = [span for span in spans if span.name == "run"]
+    assert run.attributes["planboard.run.id"] == run_id
+    assert run.attributes["planboard.run.mode"] == "knowledge"
+    assert run.attributes["planboard.run.status"] == store.get_run(run_id).status
+    children = [span for span in spans if span.parent_id == run.span_id]
+    assert {span.name for span in children} == {"execute_tool search_knowledge",
+                                                f"chat {MODEL}"}
+    assert API_KEY.encode() not in b"".join(receiver.bodies)

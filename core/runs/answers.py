@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from core.base import tracing
 from core.base.language import Language, detect_language, pick, terms
 from core.base.messages import msg
 from core.base.text import clip
@@ -92,7 +93,20 @@ def answer_without_plan(
     The run is "failed" when the answer is not one: no knowledge-base source covers the
     question (the answer says so instead of quoting the closest article), or the model
     asked, apologised or restated the question (core.execution.success_check.non_answer).
+    Traced as a span ``run`` around its model and tool calls (core.base.tracing).
     """
+    with tracing.span("run", {"planboard.run.mode": route.mode}) as span:
+        run_id = _answer_and_record(request, route, engine, store,
+                                    settings_public=settings_public, usage_before=usage_before)
+        span.set({"planboard.run.id": run_id, "planboard.run.status":
+                  store.get_run(run_id).status if span.recording else None})
+        return run_id
+
+
+def _answer_and_record(
+    request: str, route: Route, engine: Engine, store: RunStore, *,
+    settings_public: dict[str, Any], usage_before: Usage | None,
+) -> str:
     started = now()
     unanswered: str | None = None
     if route.mode == "knowledge":
