@@ -76,7 +76,7 @@ def test_a_detached_request_is_planned_by_the_worker_not_by_the_submitter(
     assert record.options["approved_version"] == 1
     assert record.options["planning_usage"]["llm_calls"] == 1
     assert server.chat_bodies[0].get("response_format")  # the planner's, then the answer's
-    assert marks.read_text().split() == [str(worker.popen.pid)]
+    assert set(marks.read_text().split()) == {str(worker.popen.pid)}  # the worker's only
 
 
 def test_a_detached_request_the_planner_has_questions_about_fails_naming_them(
