@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -185,17 +186,21 @@ def _mcp_config(folder: str) -> str | None:
     return str(path)
 
 
-def _submit_seconds(place: Place, detach_args: list[str], answer: str) -> float:
-    """Seconds one ``run REQUEST --detach ...`` command takes, from its start to its exit."""
+def _submit_seconds(place: Place, detach_args: list[str], answer: str) -> tuple[float, float]:
+    """Seconds one ``run REQUEST --detach ...`` command takes, from its start to its exit,
+    and the processor seconds it used, with the processes it started (MCP servers)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "core", "run", REQUEST, "--detach",
                            *detach_args], cwd=place.home, env=place.env, input=answer,
                           capture_output=True, text=True, timeout=300)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
         raise RuntimeError(f"run --detach {' '.join(detach_args)} failed: "
                            f"{done.stderr.strip()[-300:]}")
-    return elapsed
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return elapsed, cpu
 
 
 def submission_table(make_database: Callable[[], str] | str, latency_s: float = LATENCY_S,
@@ -205,7 +210,8 @@ def submission_table(make_database: Callable[[], str] | str, latency_s: float = 
 
     table = Table(f"`python -m core run REQUEST --detach`, {submissions} submissions in a row, "
                   f"PostgreSQL, a model at {latency_s:.2f}s per call",
-                  ["submission", "MCP servers", "median s", "max s", "model calls"])
+                  ["submission", "MCP servers", "median s", "max s", "median CPU s",
+                   "model calls"])
     if isinstance(make_database, str):
         table.rows.append(["PostgreSQL", f"skipped: {make_database}"])
         return table
@@ -219,16 +225,21 @@ def submission_table(make_database: Callable[[], str] | str, latency_s: float = 
                     ("asks: drafted here, 'y'", [], "y\n")):
                 with _place(make_database(), server.base_url, extra) as place:
                     before = len(server.chat_bodies)
-                    times = [_submit_seconds(place, args, answer) for _ in range(submissions)]
+                    measured = [_submit_seconds(place, args, answer)
+                                for _ in range(submissions)]
                     calls = len(server.chat_bodies) - before
+                times = [wall for wall, _ in measured]
                 table.rows.append([label, "git, time" if servers else "none",
                                    f"{statistics.median(times):.2f}", f"{max(times):.2f}",
+                                   f"{statistics.median(cpu for _, cpu in measured):.2f}",
                                    str(calls)])
     if not config:
         table.notes.append("The reference MCP servers (mcp-server-git, mcp-server-time, "
                            "requirements-dev.txt) are not installed: no row with them.")
     table.notes.append("No worker runs meanwhile (the runs wait in the queue): the time is "
-                       "the command's own, from its start to its exit, imports included.")
+                       "the command's own, from its start to its exit, imports included; the "
+                       "CPU time (the command's and its MCP servers') does not depend on what "
+                       "else the machine does.")
     return table
 
 
