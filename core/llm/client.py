@@ -167,8 +167,8 @@ class OpenAIChatModel:
             request["extra_body"] = extra_body
         started = time.monotonic()
         plain = self.profile.response_format(json_mode=json_mode or schema is not None)
-        with tracing.span(f"chat {model}", self._span_attributes(request, role),
-                          kind="client") as span:
+        attributes = self._span_attributes(request, role) if tracing.enabled() else None
+        with tracing.span(f"chat {model}", attributes, kind="client") as span:
             reply = (self._send(request, model, role) if response_format == plain
                      else self._send_structured(request, plain, model, role))
             span.set(_reply_attributes(reply))
