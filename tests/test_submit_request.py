@@ -75,6 +75,7 @@ def test_a_detached_request_is_planned_by_the_worker_not_by_the_submitter(
     assert {step.status for step in record.plan.steps} == {"completed"}
     assert record.options["approved_version"] == 1
     assert record.options["planning_usage"]["llm_calls"] == 1
+    assert record.options["estimate"]["llm_calls"] == 1  # the answer; the lookup asks none
     assert server.chat_bodies[0].get("response_format")  # the planner's, then the answer's
     assert set(marks.read_text().split()) == {str(worker.popen.pid)}  # the worker's only
 

@@ -36,8 +36,10 @@ from dbos import DBOS
 
 import core.runs.durable as durable
 from core.base import tracing
+from core.base.usage import Usage
 from core.errors import PlanBoardError
 from core.execution.events import RunEvent
+from core.execution.executor import predict_llm_calls
 from core.execution.launcher import paced_work
 from core.execution.scheduler import RunOptions, RunOutcome, run_plan
 from core.lifecycle import TERMINAL_STATUSES
@@ -203,16 +205,21 @@ def _draft(run_id: str) -> dict[str, Any]:
     """The start of a run submitted as a request (``run --yes --detach``): its plan drafted
     here, with this process's tools and model, as the command line drafts one
     (:func:`core.runs.session.approved_draft`), stored as version 1 and approved as drafted
-    (the person said yes beforehand), with what drafting cost; then :func:`_load`'s record.
+    (the person said yes beforehand), with what drafting cost and what running it is
+    expected to cost (as ``Runner.start`` records them); then :func:`_load`'s record.
     A plan an interrupted attempt of this step stored is kept, not drafted again."""
     from core.runs.session import approved_draft
 
     store = _store()
     record = store.get_run(run_id)
     if record.plan is None:
-        plan, usage = approved_draft(record.request, _engine_for(record), store)
+        engine = _engine_for(record)
+        plan, usage = approved_draft(record.request, engine, store)
+        expected = Usage(llm_calls=predict_llm_calls(plan, engine.registry,
+                                                     offline=engine.offline))
         store.set_options(run_id, dict(record.options) | {
-            "approved_version": plan.version, "planning_usage": usage.model_dump()})
+            "approved_version": plan.version, "planning_usage": usage.model_dump(),
+            "estimate": expected.model_dump()})  # the timeline's cost meter reads it
         store.save_plan_version(run_id, plan, reason="initial plan", source="draft")
     return _load(run_id)
 
