@@ -33,7 +33,7 @@ from core.runs.attachments import RunSuspended
 from core.runs.durable import CONTROL_TOPIC
 
 __all__ = ["IDLE_WAIT_S", "MAIL_EVERY_S", "DurableLauncher", "EngineFault", "engine_call",
-           "recorded", "set_step_permits"]
+           "read_mailbox", "recorded", "set_step_permits", "with_permit"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +85,22 @@ def recorded(name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return value
 
 
+def with_permit(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``call(...)`` holding one of this process's step permits while it works."""
+    with _permits:
+        return call(*args, **kwargs)
+
+
+def read_mailbox(on_mail: Callable[[str], None], timeout_s: float) -> None:
+    """Apply with ``on_mail`` the messages waiting in the running workflow's mailbox,
+    waiting up to ``timeout_s`` for the first (each read is recorded: a replay reads the
+    same messages at the same point)."""
+    action = engine_call(DBOS.recv, CONTROL_TOPIC, timeout_seconds=timeout_s)
+    while action is not None:
+        on_mail(str(action))
+        action = engine_call(DBOS.recv, CONTROL_TOPIC, timeout_seconds=0)
+
+
 def set_step_permits(count: int) -> None:
     """Let at most ``count`` plan steps of this process's runs work at once (a worker's
     ``--concurrency``); runs waiting for a person or paused hold none."""
@@ -127,8 +143,7 @@ class DurableLauncher:
         return handle
 
     def _permitted(self, plan: Plan, step: Step, key: str) -> StepOutcome:
-        with _permits:
-            return self._work(plan, step, key)
+        return with_permit(self._work, plan, step, key)
 
     def next_done(self, timeout: float, wake: ControlWake) -> list[Finished]:
         if not self._running:  # waiting for a person or a decision: only mail can help
@@ -160,10 +175,7 @@ class DurableLauncher:
         the first."""
         self._mail_read_at = time.monotonic()  # only the recorded answer decides (replays)
         self._mail.clear()
-        action = engine_call(DBOS.recv, CONTROL_TOPIC, timeout_seconds=timeout_s)
-        while action is not None:
-            self._on_mail(str(action))
-            action = engine_call(DBOS.recv, CONTROL_TOPIC, timeout_seconds=0)
+        read_mailbox(self._on_mail, timeout_s)
 
     def record(self, name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``call`` recorded as the step ``name``; the mailbox is read before the next
