@@ -122,7 +122,6 @@ def _run_request(request: str, engine: Engine, runner: Runner, policy: Checkpoin
                  mode: str, deadline: float) -> tuple[str, str, Usage]:
     """Route, plan, approve and execute ``request``; return status, answer and usage."""
     from core.execution.scheduler import RunOptions
-    from core.runs.answers import answer_without_plan
     from core.runs.session import choose_route, draft_plan, public_settings
 
     settings = public_settings(offline=engine.offline)
@@ -130,22 +129,21 @@ def _run_request(request: str, engine: Engine, runner: Runner, policy: Checkpoin
     try:
         route, usage = choose_route(request, engine, mode)
         if route.mode != "plan":
-            run_id = answer_without_plan(request, route, engine, runner.store,
-                                         settings_public=settings, usage_before=usage)
-            record = runner.store.get_run(run_id)
-            return record.status, record.answer or "", record.usage
-        draft = draft_plan(request, engine, store=runner.store)
-        usage += draft.usage
-        if draft.plan is None:  # `run --yes` stops here too: nobody is there to answer
-            return "asked", " / ".join(draft.questions), usage
-        draft.plan.raise_if_invalid(engine.registry)
+            run_id = runner.answer(request, route, engine=engine, settings_public=settings,
+                                   routing_usage=usage)
+        else:
+            draft = draft_plan(request, engine, store=runner.store)
+            usage += draft.usage
+            if draft.plan is None:  # `run --yes` stops here too: nobody is there to answer
+                return "asked", " / ".join(draft.questions), usage
+            draft.plan.raise_if_invalid(engine.registry)
+            options = RunOptions(confirm_side_effects=False,  # approved up front (--yes)
+                                 new_versions="refuse", checkpoint=policy)
+            run_id = runner.start(draft.plan.goal, draft.plan, engine=engine, options=options,
+                                  settings_public=settings, planning_usage=usage)
     except PlanBoardError as exc:
         logger.info("task not run: %s", exc)
         return f"error: {type(exc).__name__}", str(exc), usage
-    options = RunOptions(confirm_side_effects=False,  # approved up front, as with --yes
-                         new_versions="refuse", checkpoint=policy)
-    run_id = runner.start(draft.plan.goal, draft.plan, engine=engine, options=options,
-                          settings_public=settings, planning_usage=usage)
     try:
         record = runner.wait(run_id, timeout=max(1.0, deadline - time.monotonic()))
     except KeyboardInterrupt:  # ask the run to stop; its model call may go on for minutes

@@ -81,14 +81,11 @@ def _generate(request: str) -> None:
 
 
 def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
-    """A knowledge or direct answer, recorded as a finished run, then shown on the run page."""
-    from core.runs.answers import answer_without_plan
-
+    """A knowledge or direct answer: a run like the others, followed on the run page."""
     try:
-        with st.spinner(t("answering")):
-            run_id = answer_without_plan(
-                request, route, engine, state.runner().store,
-                settings_public=state.settings_public(), usage_before=usage)
+        run_id = state.runner().answer(request, route, engine=engine,
+                                       settings_public=state.settings_public(),
+                                       routing_usage=usage)
     except UnservableRequestError as exc:
         _refuse(exc)
         return

@@ -252,32 +252,28 @@ def test_no_source_means_no_article_and_no_model_call(registry: ToolRegistry,
     assert offline == answer
 
 
+@pytest.mark.usefixtures("dbos_of_the_module")
 def test_an_unanswered_knowledge_question_is_recorded_failed(registry: ToolRegistry,
-                                                              store) -> None:
-    from core.runs.answers import answer_without_plan
-
+                                                              runner) -> None:
     engine = Engine(registry)
     route_taken = person_route("knowledge", "weather in Beijing tomorrow")
-    run_id = answer_without_plan("weather in Beijing tomorrow", route_taken, engine, store,
-                                 settings_public={"offline": True})
-    record = store.get_run(run_id)
+    run_id = runner.answer("weather in Beijing tomorrow", route_taken, engine=engine,
+                           settings_public={"offline": True})
+    record = runner.wait(run_id, timeout=30)
     assert record.status == "failed"
     assert "No source in the knowledge base" in record.answer
     assert record.plan.steps[-1].status == "failed"
-    answered = answer_without_plan("What is the return policy?",
-                                   person_route("knowledge"), engine, store,
-                                   settings_public={"offline": True})
-    assert store.get_run(answered).status == "completed"
+    answered = runner.answer("What is the return policy?", person_route("knowledge"),
+                             engine=engine, settings_public={"offline": True})
+    assert runner.wait(answered, timeout=30).status == "completed"
 
 
-def test_a_direct_non_answer_is_recorded_failed(registry: ToolRegistry, store) -> None:
-    from core.runs.answers import answer_without_plan
-
+@pytest.mark.usefixtures("dbos_of_the_module")
+def test_a_direct_non_answer_is_recorded_failed(registry: ToolRegistry, runner) -> None:
     model = ScriptedChatModel(["I'm sorry, I cannot access real-time weather data."] * 4)
-    run_id = answer_without_plan("weather in Beijing tomorrow", person_route("direct"),
-                                 Engine(registry, model), store,
-                                 settings_public={"offline": False})
-    record = store.get_run(run_id)
+    run_id = runner.answer("weather in Beijing tomorrow", person_route("direct"),
+                           engine=Engine(registry, model), settings_public={"offline": False})
+    record = runner.wait(run_id, timeout=30)
     assert record.status == "failed" and "apologises" in record.plan.steps[-1].error
 
 

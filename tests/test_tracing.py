@@ -265,15 +265,16 @@ def test_a_span_left_by_an_error_is_marked_with_its_class_not_its_text(receiver)
     assert ARGUMENT_VALUE.encode() not in b"".join(receiver.bodies)
 
 
-def test_an_answer_without_a_plan_is_a_run_span_around_its_calls(receiver, store, registry):
+def test_an_answer_without_a_plan_is_a_run_span_around_its_calls(receiver, runner, registry):
     from core.planning.router import person_route
-    from core.runs.answers import answer_without_plan
 
+    store = runner.store
     with FakeOpenAI(api_key=API_KEY, responder=_answer) as server:
         engine = Engine(registry=registry,
                         model=OpenAIChatModel(server.settings(model=MODEL)))
-        run_id = answer_without_plan("What is the return policy?", person_route("knowledge"),
-                                     engine, store, settings_public={"offline": False})
+        run_id = runner.answer("What is the return policy?", person_route("knowledge"),
+                               engine=engine, settings_public={"offline": False})
+        runner.wait(run_id, timeout=120)
     tracing.flush()
     spans = receiver.wait_for(lambda found: any(s.name == "run" for s in found),
                               what="the answer's run span")

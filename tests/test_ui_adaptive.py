@@ -35,9 +35,15 @@ def _status(at) -> str:
     return next(m.value for m in at.markdown if m.value.startswith("**Status:**"))
 
 
+def _answered(at, runner: Runner):
+    """The run page of the answer just asked for, once its run has completed."""
+    assert at.title[0].value == "Run"  # a run like the others, followed on its page
+    assert runner.wait(at.query_params["run"], TIMEOUT_S).status == "completed"
+    return wait_for(at, lambda a: "Completed" in _status(a))
+
+
 def test_a_policy_question_is_answered_from_the_knowledge_base_without_a_plan(runner):
-    at = _ask("退货政策是什么？")
-    assert at.title[0].value == "Run"
+    at = _answered(_ask("退货政策是什么？"), runner)
     run_id = at.query_params["run"]
     record = runner.store.get_run(run_id)
     assert record.status == "completed" and record.options["mode"] == "knowledge"
@@ -48,7 +54,7 @@ def test_a_policy_question_is_answered_from_the_knowledge_base_without_a_plan(ru
 
 
 def test_an_order_lookup_takes_the_direct_route(runner):
-    at = _ask("查一下订单 88231")
+    at = _answered(_ask("查一下订单 88231"), runner)
     record = runner.store.get_run(at.query_params["run"])
     assert record.options["mode"] == "direct" and record.status == "completed"
     assert record.plan.steps[0].tool == "query_order"
@@ -135,7 +141,7 @@ def test_a_follow_up_extends_a_finished_run_without_rerunning_old_steps(runner):
 
 
 def test_a_follow_up_needs_text(runner):
-    at = _ask("查一下订单 88231")
+    at = _answered(_ask("查一下订单 88231"), runner)
     at.button(key="followup_submit").click().run()
     assert at.error[0].value == "Type what to add first."
 

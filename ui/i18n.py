@@ -181,7 +181,6 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "reset_demo_cancel": ("Cancel", "取消"),
     "reset_demo_done": ("Demo data reset: {restores}.", "演示数据已重置：{restores}。"),
     "routing": ("Deciding how to handle the request…", "正在判断如何处理请求…"),
-    "answering": ("Answering without a plan…", "正在直接回答（不生成计划）…"),
     "clarify_title": ("A few questions before planning", "规划前需要确认几个问题"),
     "clarify_caption": ("The request is missing something the plan needs.",
                         "请求缺少计划所需的信息。"),

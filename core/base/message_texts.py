@@ -367,6 +367,11 @@ TEXTS: dict[str, tuple[str, str]] = {
     "step.too_many_rounds": ("the step did not finish within {rounds} rounds; simplify the "
                              "step",
                              "此步骤在 {rounds} 轮内没有完成；请简化这个步骤"),
+    # ---- answers without a plan (core.runs.answers) -----------------------------------------
+    "answer.no_side_effects": ("{tool} has side effects, and an answer without a plan never "
+                               "runs one; use plan mode to run it with a person's approval",
+                               "{tool} 有副作用，不经计划的回答从不执行这类操作；请使用规划模式，"
+                               "经人确认后再执行"),
     # ---- statuses (core.lifecycle): a run's and a step's, as the records write them ----
     "run_status.planned": ("planned", "已计划"),
     "run_status.running": ("running", "运行中"),

@@ -278,12 +278,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         route, usage = choose_route(args.request, engine, args.mode)
         if route.mode != "plan":
-            from core.runs.answers import answer_without_plan
-
             print(f"{route.mode}: {route.reason_in(cli_language())}", file=out)
-            run_id = answer_without_plan(args.request, route, engine, runner.store,
-                                         settings_public=settings, usage_before=usage)
-            return report_run(runner.store.get_run(run_id), args.json, started, out, route)
+            return _answer(runner, args, route, engine=engine, settings=settings,
+                           usage=usage, queued=by_workers, out=out, started=started)
         plan, planning = _draft(args.request, engine, ask_questions=not args.yes,
                                 store=runner.store)
         usage += planning
@@ -312,6 +309,23 @@ def _run_options(args: argparse.Namespace) -> Any:
                       max_parallel=args.max_parallel, max_replans=args.max_replans,
                       checkpoint=args.checkpoint, max_attempts=args.max_attempts,
                       step_delay_s=args.pace)
+
+
+def _answer(runner: Runner, args: argparse.Namespace, route: Any, *, engine: Any,
+            settings: dict[str, Any], usage: Usage, queued: bool, out: Any,
+            started: float) -> int:
+    """Answer without a plan: a run like the others, here or on the workers' queue."""
+    if queued:
+        from core.cli.workers import follow_submitted
+
+        run_id = runner.answer(args.request, route, engine=engine, settings_public=settings,
+                               routing_usage=usage, queued=True)
+        return follow_submitted(runner, run_id, detach=args.detach, as_json=args.json,
+                                out=out, started=started, route=route)
+    run_id = runner.answer(args.request, route, engine=engine, settings_public=settings,
+                           routing_usage=usage, on_event=lambda event: print_progress(event, out))
+    print(f"run {run_id}", file=out)
+    return report_run(runner.wait(run_id), args.json, started, out, route)
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:

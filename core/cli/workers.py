@@ -23,8 +23,8 @@ from core.cli.text import say
 from core.errors import ConfigError, RunNotFoundError, StoreError
 from core.llm.settings import safe_url
 
-__all__ = ["add_worker_commands", "cmd_recover", "cmd_worker", "printing_events",
-           "run_on_workers", "submit_request"]
+__all__ = ["add_worker_commands", "cmd_recover", "cmd_worker", "follow_submitted",
+           "printing_events", "run_on_workers", "submit_request"]
 
 DEFAULT_CONCURRENCY = 4
 _FOLLOW_POLL_S = 0.2
@@ -154,6 +154,15 @@ def run_on_workers(runner: Any, plan: Any, *, options: Any, settings: dict[str, 
 
     run_id = dispatch.submit(runner.store, plan.goal, plan, settings_public=settings,
                              options=options, planning_usage=usage)
+    return follow_submitted(runner, run_id, detach=detach, as_json=as_json, out=out,
+                            started=started, route=route)
+
+
+def follow_submitted(runner: Any, run_id: str, *, detach: bool, as_json: bool, out: Any,
+                     started: float, route: Any) -> int:
+    """For a run just put on the workers' queue: with ``detach`` print its id and how to
+    follow it, else follow it here until it ends (answering its questions). Ctrl-C stops
+    following; the run goes on."""
     if detach:
         if as_json:
             print_json({"run_id": run_id, "status": runner.store.get_run(run_id).status})

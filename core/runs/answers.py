@@ -1,28 +1,34 @@
-"""Knowledge and direct answers (no plan), recorded in the store like any other run.
+"""Knowledge and direct answers (no plan): what they call and how they answer.
 
-The router sends simple requests here: a retrieve-then-answer workflow, or a short ReAct
-loop of read-only tool calls (offline: the rule planner's read-only steps, run by the one
-scheduling rule and the executor). What happened is kept as a finished run whose plan
-lists the tool calls made, so that history, export and the run page show these answers.
+The router sends simple requests here: a retrieve-then-answer (knowledge), or a short ReAct
+loop of read-only tool calls (direct; offline: the rule planner's read-only steps, run by the
+one scheduling rule and the executor). Such an answer is a run like any other: the run
+workflow executes it (:class:`core.runs.workflow.DurableAnswer`) with every model call and
+tool call recorded as a DBOS step. This module holds what the answer does, free of DBOS and
+of the store, so that it runs the same inside the workflow and on its own.
+
+Every tool call goes through :class:`AnswerTools`: it becomes a step of the answer's plan
+(what the run page, the history and the exports show), and a tool with side effects is
+refused before it is called, since an answer without a plan has no approved version to run
+one under.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from core.base import tracing
 from core.base.language import Language, detect_language, pick, terms
-from core.base.messages import msg
+from core.base.messages import Message, msg
 from core.base.text import clip
 from core.base.usage import Usage
-from core.errors import ToolArgumentError, ToolError
+from core.errors import PlanBoardError, ToolArgumentError, ToolError
 from core.execution.answer_language import in_language
 from core.execution.context import resolve_args, summarize_results
-from core.execution.events import RunEvent
 from core.execution.executor import StepOutcome, apply_outcome, execute_step
 from core.execution.react import run_react
 from core.execution.readiness import blocked_steps, ready_steps
@@ -30,27 +36,32 @@ from core.execution.success_check import non_answer
 from core.llm.engine import Engine
 from core.llm.forced_call import open_with_tool
 from core.plan.identifiers import Grounds
-from core.plan.model import Plan, Step, now
+from core.plan.model import Plan, Step
 from core.planning.clauses import clean_query
 from core.planning.offline import offline_answer, offline_plan, tool_chain
 from core.planning.router import ask_knowledge, knowledge_tool
-from core.planning.routes import Route
 from core.prompts.adaptive import DIRECT_SYSTEM, KNOWLEDGE_SYSTEM, language_name
-from core.runs.executors import embedded_executor_id
-from core.store.run_store import RunStore
 from core.tools.registry import ToolRegistry
 
 __all__ = [
+    "ANSWER_MODES",
     "DIRECT_ROUNDS",
+    "Answer",
+    "AnswerMode",
+    "AnswerTools",
     "KnowledgeHit",
     "ToolCallRecord",
     "answer_direct",
     "answer_knowledge",
-    "answer_without_plan",
+    "answer_request",
+    "answers_without_plan",
+    "check_answerable",
 ]
 
 logger = logging.getLogger(__name__)
 
+AnswerMode = Literal["knowledge", "direct"]
+ANSWER_MODES: tuple[AnswerMode, ...] = ("knowledge", "direct")
 DIRECT_ROUNDS = 4  # up to three rounds of tool calls, then a round that must answer
 _HIT_LINES = 6
 _DOCUMENT_CHARS = 1500
@@ -81,94 +92,121 @@ class ToolCallRecord(BaseModel):
     error: str | None = None
 
 
-# ---- recording ------------------------------------------------------------------------------
+class Answer(BaseModel):
+    """An answer's text and cost; ``unanswered`` says why the text is not an answer (no
+    source covers the question, the model apologised, the answer failed), which fails
+    its run."""
 
-
-def answer_without_plan(
-    request: str, route: Route, engine: Engine, store: RunStore, *,
-    settings_public: dict[str, Any], usage_before: Usage | None = None,
-) -> str:
-    """Answer a knowledge or direct request and record it as a finished run; return its id.
-
-    The run is "failed" when the answer is not one: no knowledge-base source covers the
-    question (the answer says so instead of quoting the closest article), or the model
-    asked, apologised or restated the question (core.execution.success_check.non_answer).
-    Traced as a span ``run`` around its model and tool calls (core.base.tracing).
-    """
-    with tracing.span("run", {"planboard.run.mode": route.mode}) as span:
-        run_id = _answer_and_record(request, route, engine, store,
-                                    settings_public=settings_public, usage_before=usage_before)
-        span.set({"planboard.run.id": run_id, "planboard.run.status":
-                  store.get_run(run_id).status if span.recording else None})
-        return run_id
-
-
-def _answer_and_record(
-    request: str, route: Route, engine: Engine, store: RunStore, *,
-    settings_public: dict[str, Any], usage_before: Usage | None,
-) -> str:
-    started = now()
+    text: str
+    usage: Usage = Field(default_factory=Usage)
     unanswered: str | None = None
-    if route.mode == "knowledge":
-        answer, usage, hits = answer_knowledge(request, engine)
-        answering = knowledge_tool(engine.registry)
-        name = answering.name if answering is not None else "knowledge"
-        args = ask_knowledge(answering, request) if answering is not None else {}
-        calls = [ToolCallRecord(name=name, args=args,
-                                result={"hits": [h.model_dump() for h in hits]})]
-        if not hits:
-            unanswered = pick(detect_language(request), "没有资料涵盖这个问题",
-                              "no knowledge-base source covers the question")
-    else:
-        answer, usage, calls = answer_direct(request, engine)
+    unanswered_message: Message | None = None  # the reason's code, when it has one
+
+
+def answers_without_plan(options: Mapping[str, Any], plan: Plan) -> bool:
+    """True for a run that answers without a plan: its mode is knowledge or direct, and it
+    has no version beyond its first (a follow-up extends it into a plan, run as one)."""
+    return options.get("mode") in ANSWER_MODES and plan.version == 1
+
+
+# ---- the tools of an answer ---------------------------------------------------------------
+
+
+StepHook = Callable[[str, Step], None]
+"""Told ``(event kind, step)`` when a call starts (step_started) and ends."""
+
+
+class AnswerTools(ToolRegistry):
+    """A copy of a registry whose every call is a step of the answer's ``plan``, and which
+    runs no side effect.
+
+    A call of a tool with side effects raises ToolError before anything is called.
+    ``perform(step)`` makes a call (by default through the source registry; the run
+    workflow makes it a recorded DBOS step); ``on_step`` hears each call start and end.
+    """
+
+    def __init__(self, source: ToolRegistry, *, plan: Plan | None = None,
+                 perform: Callable[[Step], Any] | None = None,
+                 on_step: StepHook | None = None) -> None:
+        super().__init__()
+        for item in source:
+            self.add(item)
+        for pack in source.packs():
+            self.add_pack(pack)
+        self.plan = plan if plan is not None else Plan(goal="")
+        self._perform = perform or (lambda step: source.call(step.tool or "", step.args or {}))
+        self._on_step = on_step or (lambda kind, step: None)
+
+    @property
+    def records(self) -> list[ToolCallRecord]:
+        """The calls made so far, in order."""
+        return [ToolCallRecord(name=s.tool, args=s.args or {}, result=s.result, error=s.error)
+                for s in self.plan.steps if s.tool is not None]
+
+    def call(self, name: str, args: dict[str, Any], *, idempotency_key: str | None = None
+             ) -> Any:
+        if self.get(name).side_effect:
+            raise ToolError(msg("answer.no_side_effects", tool=name))
+        step = Step(id=self.plan.next_step_id(), description=name, tool=name,
+                    args=dict(args or {}))
+        self.plan.steps.append(step)
+        step.advance("running")
+        self._on_step("step_started", step)
+        try:
+            result = self._perform(step)
+        except ToolError as exc:
+            apply_outcome(step, StepOutcome(status="failed", error=str(exc),
+                                            error_message=exc.message, resolved_args=step.args))
+            self._on_step("step_failed", step)
+            raise
+        apply_outcome(step, StepOutcome(status="completed", result=result,
+                                        resolved_args=step.args))
+        self._on_step("step_completed", step)
+        return result
+
+
+def _answer_tools(registry: ToolRegistry) -> AnswerTools:
+    """``registry`` when it already holds an answer's calls, else a new answer's tools."""
+    return registry if isinstance(registry, AnswerTools) else AnswerTools(registry)
+
+
+# ---- answering ----------------------------------------------------------------------------
+
+
+def check_answerable(request: str, mode: AnswerMode, engine: Engine) -> None:
+    """Raise before any run is recorded for an answer that cannot be made at all: a
+    knowledge answer with no tool that answers questions (ToolError), a direct answer
+    offline for a request no rule maps to a tool (UnservableRequestError)."""
+    if mode == "knowledge" and knowledge_tool(engine.registry) is None:
+        raise ToolError(msg("tool.none_answers_questions"))
+    if mode == "direct" and engine.model is None:
+        offline_plan(request, engine.registry, strict=True)
+
+
+def answer_request(request: str, mode: AnswerMode, engine: Engine) -> Answer:
+    """Answer ``request`` in ``mode``. The answer is ``unanswered`` when no knowledge-base
+    source covers the question (it says so instead of quoting the closest article), when
+    the model asked, apologised or restated the question
+    (core.execution.success_check.non_answer), or when answering failed (a PlanBoardError:
+    the model gave no answer within its rounds, the endpoint failed)."""
+    try:
+        if mode == "knowledge":
+            text, usage, hits = answer_knowledge(request, engine)
+            unanswered = None if hits else pick(
+                detect_language(request), "没有资料涵盖这个问题",
+                "no knowledge-base source covers the question")
+        else:
+            text, usage, _ = answer_direct(request, engine)
+            unanswered = None
+    except PlanBoardError as exc:
+        logger.info("the %s answer failed: %s", mode, exc)
+        return Answer(text="", unanswered=str(exc), unanswered_message=exc.message)
     if unanswered is None and engine.model is not None:
-        unanswered = non_answer(answer, question=request)
-    steps = [_finished(_started_step(f"s{n}", c.name, tool=c.name, args=c.args),
-                       StepOutcome(status="failed" if c.error else "completed", result=c.result,
-                                   error=c.error, resolved_args=c.args))
-             for n, c in enumerate(calls, 1)]
-    final = _finished(_started_step(f"s{len(steps) + 1}", "Answer",
-                                depends_on=[s.id for s in steps]),
-                      StepOutcome(status="failed" if unanswered else "completed",
-                                  result=answer, error=unanswered, usage=usage))
-    for step in [*steps, final]:
-        step.started_at = started  # the answer began before its tool calls were recorded
-    plan = Plan(goal=request, steps=[*steps, final])
-    total = (usage_before or Usage()) + usage
-    run_id = store.create_run(request, settings_public, plan, status="running",
-                              options={"mode": route.mode, "route_reason": route.reason,
-                                       "executor": embedded_executor_id()})
-    status = "failed" if unanswered else "completed"
-    for event in _events(plan, route, status):
-        store.append_event(run_id, event)
-    store.finish_run(run_id, status, answer=answer, usage=total, plans=[plan])
-    return run_id
+        unanswered = non_answer(text, question=request)
+    return Answer(text=text, usage=usage, unanswered=unanswered)
 
 
-def _started_step(step_id: str, description: str, **fields: Any) -> Step:
-    """A new step, running (its status moves only through Step.advance)."""
-    step = Step(id=step_id, description=description, **fields)
-    step.advance("running")
-    return step
-
-
-def _finished(step: Step, outcome: StepOutcome) -> Step:
-    apply_outcome(step, outcome)
-    return step
-
-
-def _events(plan: Plan, route: Route, status: str) -> list[RunEvent]:
-    events = [RunEvent(kind="run_started", data={"mode": route.mode, "reason": route.reason})]
-    for step in plan.steps:
-        kind = "step_failed" if step.status == "failed" else "step_completed"
-        events.append(RunEvent(kind=kind, step_id=step.id,
-                               data={"result": step.result, "error": step.error}))
-    events.append(RunEvent(kind="run_finished", data={"status": status,
-                                                      "answer": plan.steps[-1].result}))
-    return events
-
-
-# ---- knowledge workflow -------------------------------------------------------------------
+# ---- knowledge answers --------------------------------------------------------------------
 
 
 def answer_knowledge(request: str, engine: Engine, *, limit: int = 3
@@ -176,12 +214,13 @@ def answer_knowledge(request: str, engine: Engine, *, limit: int = 3
     """Retrieve with the tool that answers questions, then answer: one plain LLM call, or
     offline from the top hit. With no relevant document the answer says that no source
     covers the question (the model is not asked). Raises ToolError when no tool answers
-    questions or the one that does fails."""
+    questions or the one that does fails (or has side effects: see AnswerTools)."""
     query = clean_query(request) or request.strip()
     answering = knowledge_tool(engine.registry)
     if answering is None:
         raise ToolError(msg("tool.none_answers_questions"))
-    raw = engine.registry.call(answering.name, ask_knowledge(answering, query))
+    tools = _answer_tools(engine.registry)
+    raw = tools.call(answering.name, ask_knowledge(answering, query))
     hits = [KnowledgeHit.model_validate(h) for h in (raw or {}).get("hits", [])][:limit]
     lang = detect_language(request)
     if not hits:
@@ -227,29 +266,6 @@ def _knowledge_offline(request: str, hits: list[KnowledgeHit], lang: Language) -
 # ---- direct answers -----------------------------------------------------------------------
 
 
-class _RecordingRegistry(ToolRegistry):
-    """A copy of a registry that records every call made through it."""
-
-    def __init__(self, source: ToolRegistry) -> None:
-        super().__init__()
-        for item in source:
-            self.add(item)
-        for pack in source.packs():
-            self.add_pack(pack)
-        self.records: list[ToolCallRecord] = []
-
-    def call(self, name: str, args: dict[str, Any], *, idempotency_key: str | None = None
-             ) -> Any:
-        record = ToolCallRecord(name=name, args=dict(args or {}))
-        self.records.append(record)
-        try:
-            record.result = super().call(name, args, idempotency_key=idempotency_key)
-        except ToolError as exc:
-            record.error = str(exc)
-            raise
-        return record.result
-
-
 class _Tally:
     def __init__(self) -> None:
         self.usage = Usage()
@@ -261,12 +277,14 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
     tool fits the request, the loop's first rounds are forced calls of it and of the lookup
     it leads to (an order, then its parcel).
 
-    Raises ToolError when the model gives no answer within the rounds.
+    Every call goes through the answer's tools (:class:`AnswerTools`: the engine's own when
+    it has them), whose records are returned. Raises ToolError when the model gives no
+    answer within the rounds.
     """
     lang = detect_language(request)
+    recorder = _answer_tools(engine.registry)
     if engine.model is None:
-        return _direct_offline(request, engine, lang)
-    recorder = _RecordingRegistry(engine.registry)
+        return _direct_offline(request, Engine(registry=recorder), lang)
     tally = _Tally()
     messages = [
         {"role": "system", "content": DIRECT_SYSTEM.substitute(language=language_name(lang))},
@@ -309,14 +327,15 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
 
 def _direct_offline(request: str, engine: Engine, lang: Language
                     ) -> tuple[str, Usage, list[ToolCallRecord]]:
-    """Run the read-only steps of the offline plan as the scheduler would, one at a time.
+    """Run the read-only steps of the offline plan as the scheduler would, one at a time
+    (each call through the answer's tools).
 
     A side-effecting step is skipped (as if a person declined it), and so is every step
     that waits on a failed one; the answer is composed from the results, not by a model.
     """
     plan = offline_plan(request, engine.registry, strict=True)  # nothing mapped: no run
     synthesis = plan.synthesis_step()
-    records: list[ToolCallRecord] = []
+    tools = _answer_tools(engine.registry)
     while True:
         for step, _ in blocked_steps(plan):
             if step is not synthesis:
@@ -330,12 +349,7 @@ def _direct_offline(request: str, engine: Engine, lang: Language
                                                 error=pick(lang, *_NO_SIDE_EFFECTS)))
                 continue
             step.advance("running")
-            outcome = execute_step(plan, step, engine)
-            apply_outcome(step, outcome)
-            if step.tool is not None and outcome.status != "skipped":
-                records.append(ToolCallRecord(name=step.tool, args=outcome.resolved_args or
-                                              step.args or {}, result=outcome.result,
-                                              error=outcome.error))
-    logger.debug("direct offline answer from %s", [r.name for r in records])
+            apply_outcome(step, execute_step(plan, step, Engine(registry=tools)))
+    logger.debug("direct offline answer from %s", [r.name for r in tools.records])
     answer = offline_answer(plan, engine.registry) or summarize_results(plan)
-    return answer, Usage(), records
+    return answer, Usage(), tools.records

@@ -18,7 +18,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -93,6 +93,7 @@ def record_new_run(
     store: RunStore, request: str, plan: Plan, *, options: RunOptions | None,
     settings_public: dict[str, Any] | None, planning_usage: Usage | None = None,
     drafted: Plan | None = None, workflow: bool = False, estimate: Usage | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> NewRun:
     """Record a new run (plan v1 and all) with status planned.
 
@@ -101,10 +102,11 @@ def record_new_run(
     approving, the draft is kept as version 1 and the edited plan runs as version 2.
     ``workflow``: a DBOS workflow whose id is the run id executes it. ``estimate``: what
     running the plan was expected to cost before it ran (its timeline's cost meter).
+    ``extra``: more options to store (a plan-less answer's mode and route).
     """
     run_id = uuid.uuid4().hex[:12]
     options = (options or RunOptions()).model_copy(update={"run_id": run_id})
-    stored = options.model_dump(mode="json")
+    stored = options.model_dump(mode="json") | dict(extra or {})
     if planning_usage is not None:
         stored["planning_usage"] = planning_usage.model_dump()
     if estimate is not None:
@@ -141,7 +143,8 @@ def _submitting(run_id: str, stored: dict[str, Any], plan: Plan | None) -> Itera
 
 def submit(store: RunStore, request: str, plan: Plan, *, settings_public: dict[str, Any],
            options: RunOptions | None, planning_usage: Usage | None = None,
-           drafted: Plan | None = None, estimate: Usage | None = None) -> str:
+           drafted: Plan | None = None, estimate: Usage | None = None,
+           extra: Mapping[str, Any] | None = None) -> str:
     """Record the run (as :func:`record_new_run`) and put it on the runs queue for a
     worker; return its id. StoreError when the queue cannot be reached (the run is then
     recorded as failed, saying why)."""
@@ -150,7 +153,7 @@ def submit(store: RunStore, request: str, plan: Plan, *, settings_public: dict[s
     _queue(durable.workflow_status, "")  # fails (and records nothing) when unreachable
     new = record_new_run(store, request, plan, options=options, settings_public=settings_public,
                          planning_usage=planning_usage, drafted=drafted, workflow=True,
-                         estimate=estimate)
+                         estimate=estimate, extra=extra)
     _enqueue_recorded(store, new.run_id, new.plan.version)
     return new.run_id
 

@@ -33,7 +33,7 @@ from core.runs.attachments import RunSuspended
 from core.runs.durable import CONTROL_TOPIC
 
 __all__ = ["IDLE_WAIT_S", "MAIL_EVERY_S", "DurableLauncher", "EngineFault", "engine_call",
-           "read_mailbox", "recorded", "set_step_permits", "with_permit"]
+           "read_mailbox", "recorded", "recorded_call", "set_step_permits", "with_permit"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,13 +60,11 @@ def engine_call(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise
 
 
-def _captured(name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[str, Any]:
-    """The body of a recorded decision: its result, or the error it raised, as a value (so
-    that a replay raises the same error and DBOS's own errors stay apart). Traced as a span
-    ``decide KIND`` (a replay, which does not call it, makes none)."""
+def _captured(call: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[str, Any]:
+    """The body of a recorded step: its result, or the error it raised, as a value (so that
+    a replay raises the same error and DBOS's own errors stay apart)."""
     try:
-        with tracing.span(f"decide {name.partition(':')[0]}", {"planboard.decision": name}):
-            return "returned", call(*args, **kwargs)
+        return "returned", call(*args, **kwargs)
     except Exception as exc:
         try:
             pickle.dumps(exc)
@@ -75,10 +73,23 @@ def _captured(name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> t
         return "raised", exc
 
 
+def _decided(name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """A recorded decision, traced as a span ``decide KIND`` (a replay, which does not call
+    it, makes none)."""
+    with tracing.span(f"decide {name.partition(':')[0]}", {"planboard.decision": name}):
+        return call(*args, **kwargs)
+
+
 def recorded(name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``call(...)`` as the DBOS step ``name`` of the running workflow: a replay returns the
     recorded result, or raises the recorded error, without calling it."""
-    outcome, value = engine_call(DBOS.run_step, {"name": name}, _captured, name, call, *args,
+    return recorded_call(name, _decided, name, call, *args, **kwargs)
+
+
+def recorded_call(name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """As :func:`recorded`, for a call that is traced by a span of its own (an answer's
+    model or tool call): no ``decide`` span around it."""
+    outcome, value = engine_call(DBOS.run_step, {"name": name}, _captured, call, *args,
                                  **kwargs)
     if outcome == "raised":
         raise value

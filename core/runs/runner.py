@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import core.runs.dispatch as dispatch
 from core.base.messages import msg
@@ -37,6 +37,9 @@ from core.runs.live_run import Replanner
 from core.runs.local_runs import SUSPEND_WAIT_S, LocalRuns
 from core.runs.recovery import recover_interrupted, recover_run
 from core.store.run_store import RunRecord, RunStore
+
+if TYPE_CHECKING:
+    from core.planning.routes import Route
 
 __all__ = ["Runner", "open_runner"]
 
@@ -83,19 +86,61 @@ class Runner:
         it; a process that continues it later builds the engine from ``settings_public``.
         Under ``PLANBOARD_EXECUTION=workers`` the run goes to the workers' queue instead.
         """
-        self._require_open()
         estimate = Usage(llm_calls=predict_llm_calls(plan, engine.registry,
                                                      offline=engine.offline))
-        if dispatch.execution_mode() == "workers":
+        return self._start(request, plan, engine=engine, options=options,
+                           settings_public=settings_public, on_event=on_event,
+                           replanner=replanner, planning_usage=planning_usage,
+                           drafted=drafted, estimate=estimate)
+
+    def answer(
+        self,
+        request: str,
+        route: Route,
+        *,
+        engine: Engine,
+        settings_public: dict[str, Any] | None = None,
+        on_event: EventSink | None = None,
+        routing_usage: Usage | None = None,
+        queued: bool = False,
+    ) -> str:
+        """Record a knowledge or direct answer (``route``) as a run and start its workflow,
+        as :meth:`start` does a plan's; return its id.
+
+        The answer is the workflow's to make (:class:`core.runs.workflow.DurableAnswer`):
+        follow it with :meth:`wait` or the run view. ``routing_usage`` (deciding the route)
+        is added to the run's usage. ``queued``: put it on the workers' queue whatever
+        ``PLANBOARD_EXECUTION`` says (``run --detach``). An answer that cannot be made at
+        all raises here, and nothing is recorded (:func:`core.runs.answers.check_answerable`).
+        """
+        from core.runs.answers import ANSWER_MODES, check_answerable
+
+        if route.mode not in ANSWER_MODES:
+            raise ValueError(f"a {route.mode} route is not answered without a plan")
+        self._require_open()
+        check_answerable(request, route.mode, engine)
+        return self._start(request, Plan(goal=request), engine=engine,
+                           options=RunOptions(confirm_side_effects=False),
+                           settings_public=settings_public, on_event=on_event,
+                           planning_usage=routing_usage, queued=queued,
+                           extra={"mode": route.mode, "route_reason": route.reason})
+
+    def _start(self, request: str, plan: Plan, *, engine: Engine, options: RunOptions | None,
+               settings_public: dict[str, Any] | None, on_event: EventSink | None,
+               replanner: Replanner | None = None, planning_usage: Usage | None = None,
+               drafted: Plan | None = None, estimate: Usage | None = None,
+               extra: dict[str, Any] | None = None, queued: bool = False) -> str:
+        self._require_open()
+        if queued or dispatch.execution_mode() == "workers":
             return dispatch.submit(self.store, request, plan,
                                    settings_public=settings_public or {}, options=options,
                                    planning_usage=planning_usage, drafted=drafted,
-                                   estimate=estimate)
+                                   estimate=estimate, extra=extra)
         self._launch_engine()  # first: a database DBOS cannot use records no run
         new = dispatch.record_new_run(self.store, request, plan, options=options,
                                       settings_public=settings_public,
                                       planning_usage=planning_usage, drafted=drafted,
-                                      workflow=True, estimate=estimate)
+                                      workflow=True, estimate=estimate, extra=extra)
         self._local.execute(new.run_id, new.run_id, Attached(engine, on_event, replanner))
         return new.run_id
 

@@ -39,19 +39,29 @@ from core.base import tracing
 from core.base.usage import Usage
 from core.errors import PlanBoardError
 from core.execution.events import RunEvent
-from core.execution.executor import predict_llm_calls
+from core.execution.executor import StepOutcome, apply_outcome, predict_llm_calls
 from core.execution.launcher import paced_work
 from core.execution.scheduler import RunOptions, RunOutcome, run_plan
 from core.lifecycle import TERMINAL_STATUSES
+from core.llm.client import ChatModel, ChatReply
 from core.llm.engine import Engine
-from core.plan.model import Plan
+from core.plan.model import Plan, Step
+from core.runs.answers import Answer, AnswerTools, answer_request, answers_without_plan
 from core.runs.attachments import Attached, RunSuspended, attached, detach
 from core.runs.call_ledger import WorkflowCallLedger
-from core.runs.durable_launcher import IDLE_WAIT_S, DurableLauncher, EngineFault, recorded
+from core.runs.durable_launcher import (
+    IDLE_WAIT_S,
+    DurableLauncher,
+    EngineFault,
+    read_mailbox,
+    recorded,
+    recorded_call,
+    with_permit,
+)
 from core.runs.live_run import DRAFTED_BY_WORKER, TRACE_CONTEXT, LiveRun
 from core.store.run_store import RunRecord, RunStore
 
-__all__ = ["RUN_WORKFLOW", "SUSPEND", "DurableRun", "run_workflow", "warm_up"]
+__all__ = ["RUN_WORKFLOW", "SUSPEND", "DurableAnswer", "DurableRun", "run_workflow", "warm_up"]
 
 logger = logging.getLogger(__name__)
 _ENGINE_ENVIRONMENT = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_")  # what engines read
@@ -160,6 +170,137 @@ class DurableRun(LiveRun):
             before = kept.get(step.id)
             if before is not None and before.status == step.status and before.started_at:
                 step.started_at, step.finished_at = before.started_at, before.finished_at
+
+
+class _AnswerCancelled(BaseException):
+    """A person cancelled the answer (read from its mailbox between two recorded calls); a
+    BaseException, so that no handler inside the answer takes it for a failed call."""
+
+
+@dataclass
+class DurableAnswer(DurableRun):
+    """A knowledge or direct answer (:mod:`core.runs.answers`), executed by the run
+    workflow like any run, and recorded in the store like one.
+
+    Its model calls and tool calls are recorded steps (``model:<n>`` and
+    ``tool:<step id>:<tool>``): a replay after a crash gets what they returned, so no
+    recorded call is made again, and only the call in flight is (its tool is read-only:
+    the answer's tools refuse any other). Each tool call is a step of the run's plan; the
+    answer is its last step, which fails when the text is not an answer. The mailbox is
+    read after each recorded call: a pause waits there, a cancel ends the answer, and a
+    closing process stops it there (``resume`` continues it). Nothing is reflected on
+    afterwards: a retry would be a plan.
+    """
+
+    _spent: Usage = field(default_factory=Usage, init=False)  # the model calls' usage
+    _model_calls: int = field(default=0, init=False)
+
+    def _run_until_settled(self) -> RunOutcome:
+        request, mode = self.plan.goal, self.options_extra["mode"]
+        # its calls make its steps (a new workflow of an unfinished answer starts over)
+        self.plan = Plan(id=self.plan.id, goal=request, version=self.plan.version)
+        tools = AnswerTools(self.engine.registry, plan=self.plan, perform=self._call_tool,
+                            on_step=self._record_call)
+        model = None if self.engine.model is None else _RecordedModel(self.engine.model,
+                                                                       self._chat)
+        try:
+            if self.queued:  # a control may have come while it waited on the queue
+                self._between_calls()
+            self.record(RunEvent(kind="run_started", data={
+                "mode": mode, "reason": self.options_extra.get("route_reason", "")}))
+            answer = answer_request(request, mode, Engine(registry=tools, model=model))
+        except _AnswerCancelled:
+            return self._cancelled()
+        return self._answered(answer)
+
+    def _learn_and_retry(self, outcome: RunOutcome) -> RunOutcome:
+        return outcome
+
+    def _call_tool(self, step: Step) -> Any:
+        """One tool call of the answer, as the recorded step ``tool:<step id>:<tool>``."""
+        return recorded_call(f"tool:{step.id}:{step.tool}", with_permit,
+                             self.engine.registry.call, step.tool or "", step.args or {})
+
+    def _chat(self, model: ChatModel, messages: list[dict[str, Any]],
+              options: dict[str, Any]) -> ChatReply:
+        """One model call of the answer, as the recorded step ``model:<n>``."""
+        self._model_calls += 1
+        reply = recorded_call(f"model:{self._model_calls}", with_permit, model.chat, messages,
+                              **options)
+        self._spent = self._spent + reply.usage
+        self._between_calls()
+        return reply
+
+    def _record_call(self, kind: str, step: Step) -> None:
+        data: dict[str, Any] = {"tool": step.tool, "description": step.description}
+        if kind != "step_started":
+            data = {"result": step.result, "error": step.error,
+                    "resolved_args": step.resolved_args, "mode": "direct"}
+        self.record(RunEvent(kind=kind, step_id=step.id, plan_version=self.plan.version,
+                             data=data))
+        if kind != "step_started":
+            self._between_calls()
+
+    def _between_calls(self) -> None:
+        """Read the mailbox: wait while paused; _AnswerCancelled once cancelled."""
+        read_mailbox(self._on_mail, 0)
+        if self.control.is_paused() and not self.control.is_cancelled():
+            self.record(RunEvent(kind="paused", plan_version=self.plan.version))
+            while self.control.is_paused() and not self.control.is_cancelled():
+                read_mailbox(self._on_mail, IDLE_WAIT_S)
+            if not self.control.is_cancelled():
+                self.record(RunEvent(kind="resumed", plan_version=self.plan.version,
+                                     data={"requested_by": "mailbox"}))
+        if self.control.is_cancelled():
+            raise _AnswerCancelled
+
+    def _answered(self, answer: Answer) -> RunOutcome:
+        """The answer as the plan's last step, then the end of the run."""
+        step = Step(id=self.plan.next_step_id(), description="Answer",
+                    depends_on=[s.id for s in self.plan.steps])
+        self.plan.steps.append(step)
+        step.advance("running")
+        self.record(RunEvent(kind="step_started", step_id=step.id,
+                             plan_version=self.plan.version,
+                             data={"tool": None, "description": step.description}))
+        failed = answer.unanswered is not None
+        apply_outcome(step, StepOutcome(status="failed" if failed else "completed",
+                                        result=answer.text or None, error=answer.unanswered,
+                                        error_message=answer.unanswered_message,
+                                        usage=self._spent, mode="synthesis"))
+        self.record(RunEvent(kind=f"step_{step.status}", step_id=step.id,  # type: ignore[arg-type]
+                             plan_version=self.plan.version,
+                             data={"result": step.result, "error": step.error,
+                                   "mode": "synthesis", "usage": self._spent.model_dump()}))
+        status = "failed" if failed else "completed"
+        self.record(RunEvent(kind="run_finished", plan_version=self.plan.version,
+                             data={"status": status, "answer": step.result}))
+        return RunOutcome(status=status, plan=self.plan, versions=[], answer=step.result,
+                          usage=self._spent)
+
+    def _cancelled(self) -> RunOutcome:
+        self.record(RunEvent(kind="cancelled", plan_version=self.plan.version,
+                             data={"reason": "cancelled by a person", "skipped": []}))
+        self.record(RunEvent(kind="run_finished", plan_version=self.plan.version,
+                             data={"status": "cancelled", "answer": None}))
+        return RunOutcome(status="cancelled", plan=self.plan, versions=[], usage=self._spent)
+
+
+class _RecordedModel:
+    """A chat model whose calls go through ``chat(model, messages, options)`` (the
+    answer's recorded steps); everything else is the model's own (its provider profile)."""
+
+    def __init__(self, model: ChatModel,
+                 chat: Callable[[ChatModel, list[dict[str, Any]], dict[str, Any]], ChatReply]
+                 ) -> None:
+        self._model = model
+        self._chat = chat
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    def chat(self, messages: list[dict[str, Any]], **options: Any) -> ChatReply:
+        return self._chat(self._model, messages, options)
 
 
 # ---- the workflow ---------------------------------------------------------------------------
@@ -293,6 +434,8 @@ def run_workflow(run_id: str, queued: bool = True) -> str:
                 loaded = recorded("draft", _draft, run_id)
             run = _execute(run_id, loaded, loan, queued)
             span.set({"planboard.run.status": run.status,
+                      "planboard.run.mode": run.options_extra["mode"]
+                      if isinstance(run, DurableAnswer) else None,
                       "planboard.plan.version": run.plan.version,
                       "planboard.plan.steps": len(run.plan.steps)})
             if run.status == "failed":
@@ -346,13 +489,14 @@ def _execute(run_id: str, loaded: dict[str, Any], loan: Attached, queued: bool) 
         {k: v for k, v in loaded["options"].items() if k in RunOptions.model_fields}
         | {"run_id": run_id})
     approved = loaded["approved"]
-    run = DurableRun(store=store, run_id=run_id, engine=engine, options=options,
-                     plan=Plan.model_validate(loaded["plan"]),
-                     options_extra=dict(loaded["options"]),
-                     approved=Plan.model_validate(approved) if approved else None,
-                     worker=durable.worker_name(DBOS.executor_id), events_key=loaded["events_key"],
-                     status="running", on_event=loan.on_event, replanner=loan.replanner,
-                     changed=loan.changed, suspended=loan.suspended,
-                     mail=loan.mail, queued=queued)
+    plan = Plan.model_validate(loaded["plan"])
+    kind = DurableAnswer if answers_without_plan(loaded["options"], plan) else DurableRun
+    run = kind(store=store, run_id=run_id, engine=engine, options=options, plan=plan,
+               options_extra=dict(loaded["options"]),
+               approved=Plan.model_validate(approved) if approved else None,
+               worker=durable.worker_name(DBOS.executor_id), events_key=loaded["events_key"],
+               status="running", on_event=loan.on_event, replanner=loan.replanner,
+               changed=loan.changed, suspended=loan.suspended,
+               mail=loan.mail, queued=queued)
     run.run()
     return run
