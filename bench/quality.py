@@ -120,7 +120,8 @@ def run_task(task: Task, engine: Engine, policy: CheckpointPolicy, *, mode: str 
 
 def _run_request(request: str, engine: Engine, runner: Runner, policy: CheckpointPolicy,
                  mode: str, deadline: float) -> tuple[str, str, Usage]:
-    """Route, plan, approve and execute ``request``; return status, answer and usage."""
+    """Route ``request``, then answer it or plan, approve and execute it; return status,
+    answer and usage."""
     from core.execution.scheduler import RunOptions
     from core.runs.session import choose_route, draft_plan, public_settings
 

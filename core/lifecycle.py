@@ -83,7 +83,7 @@ HELD_STATUSES: frozenset[RunStatus] = ACTIVE_STATUSES | {"paused"}
 
 _ENDINGS: frozenset[RunStatus] = frozenset({"completed", "failed", "cancelled", "interrupted"})
 RUN_TRANSITIONS: Mapping[RunStatus, frozenset[RunStatus]] = MappingProxyType({
-    # a run may also be recorded as finished straight away (a plan-less answer, a test)
+    # a run may also be recorded as finished straight away (a tool trial, a test)
     "planned": frozenset({"running", "waiting_confirmation", "paused"}) | _ENDINGS,
     "running": frozenset({"waiting_confirmation", "paused"}) | _ENDINGS,
     "waiting_confirmation": frozenset({"running", "paused"}) | _ENDINGS,

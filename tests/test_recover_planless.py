@@ -1,5 +1,5 @@
-"""Runs recorded without a workflow (a plan-less answer, a tool trial) are recovered by the
-executor their options name: interrupted once that process has ended, never while it lives."""
+"""Runs recorded without a workflow (a tool trial) are recovered by the executor their
+options name: interrupted once that process has ended, never while it lives."""
 
 from __future__ import annotations
 

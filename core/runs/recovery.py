@@ -35,8 +35,7 @@ def recover_interrupted(store: RunStore) -> list[str]:
     """Record every run whose embedded process has ended as interrupted; return their ids.
 
     A run executed as a workflow is judged by the executor DBOS recorded for it; a run
-    recorded without one (a plan-less answer, a tool trial) by the ``executor`` its
-    options name.
+    recorded without one (a tool trial) by the ``executor`` its options name.
     """
     recovered = []
     for record in store.held_runs():

@@ -1,11 +1,12 @@
 """Background runs: start, pause, resume, cancel, confirm and recover runs recorded in the store.
 
-Every run executes as the DBOS workflow ``planboard.run`` (:mod:`core.runs.workflow`), whose
-id the store records. By default a :class:`Runner` starts it on this process's DBOS, over the
-PlanBoard home's SQLite (or ``PLANBOARD_DB_URL``); under ``PLANBOARD_EXECUTION=workers`` it
-only puts it on the runs queue for ``python -m core worker``. Either way a run is steered
-through its mailbox and followed through the store (:mod:`core.runs.dispatch`), so a tab or a
-process that did not start it steers it the same way.
+Every run, a plan or a knowledge or direct answer (:meth:`Runner.answer`), executes as the
+DBOS workflow ``planboard.run`` (:mod:`core.runs.workflow`), whose id the store records. By
+default a :class:`Runner` starts it on this process's DBOS, over the PlanBoard home's SQLite
+(or ``PLANBOARD_DB_URL``); under ``PLANBOARD_EXECUTION=workers`` it only puts it on the runs
+queue for ``python -m core worker``. Either way a run is steered through its mailbox and
+followed through the store (:mod:`core.runs.dispatch`), so a tab or a process that did not
+start it steers it the same way.
 
 The owner of a runner (the dashboard keeps one in ``st.cache_resource``; a CLI command opens
 its own with :func:`open_runner`) closes it, which pauses the runs it executes and stops
