@@ -9,6 +9,7 @@ that a tool call the killed process made and a resume repeated would show.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -291,6 +292,18 @@ def test_an_answer_s_tools_refuse_a_side_effect_before_calling_it():
     assert tools.call("greet", {"name": "Ann"}) == {"greeting": "Hello, Ann!"}
     assert [(r.name, r.result) for r in tools.records] == [("greet",
                                                             {"greeting": "Hello, Ann!"})]
+
+
+def test_a_knowledge_tool_with_side_effects_is_refused_before_a_run_is_recorded(runner):
+    from tests.toolsets.counted import search_handbook
+
+    registry = default_registry({"PLANBOARD_TOOLSETS": "builtin"})
+    registry.add(dataclasses.replace(search_handbook, side_effect=True))  # not read-only
+    with pytest.raises(ToolError) as refused:
+        runner.answer("When is the help desk open?", person_route("knowledge"),
+                      engine=Engine(registry), settings_public={"offline": True})
+    assert refused.value.message.code == "answer.no_side_effects"
+    assert runner.store.list_runs() == []
 
 
 def test_a_direct_answer_never_runs_the_side_effect_a_model_asks_for(registry, runner):

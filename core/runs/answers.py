@@ -175,10 +175,14 @@ def _answer_tools(registry: ToolRegistry) -> AnswerTools:
 
 def check_answerable(request: str, mode: AnswerMode, engine: Engine) -> None:
     """Raise before any run is recorded for an answer that cannot be made at all: a
-    knowledge answer with no tool that answers questions (ToolError), a direct answer
-    offline for a request no rule maps to a tool (UnservableRequestError)."""
-    if mode == "knowledge" and knowledge_tool(engine.registry) is None:
+    knowledge answer with no tool that answers questions, or one whose tool has side
+    effects (ToolError), a direct answer offline for a request no rule maps to a tool
+    (UnservableRequestError)."""
+    answering = knowledge_tool(engine.registry)
+    if mode == "knowledge" and answering is None:
         raise ToolError(msg("tool.none_answers_questions"))
+    if mode == "knowledge" and answering is not None and answering.side_effect:
+        raise ToolError(msg("answer.no_side_effects", tool=answering.name))
     if mode == "direct" and engine.model is None:
         offline_plan(request, engine.registry, strict=True)
 
