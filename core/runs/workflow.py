@@ -7,7 +7,9 @@ varies therefore comes from recorded steps:
 - ``load`` reads the run from the store once;
 - plan steps, waits for them, the coordinator's model calls and the person's messages go
   through :class:`core.runs.durable_launcher.DurableLauncher`;
-- the reflection after the run is a recorded step.
+- the reflection after the run is a recorded step;
+- a knowledge or direct answer, which has no plan (:class:`DurableAnswer`), records each
+  of its model calls and tool calls, and reads its mailbox after each of them.
 
 Events written by the workflow carry a replay key (the id of the workflow that first ran
 it, recorded by ``load``, and the event's number), so a replay or a fork writes no event
