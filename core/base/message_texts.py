@@ -100,6 +100,11 @@ TEXTS: dict[str, tuple[str, str]] = {
         "again, so {steps} was dropped",
         "{source} 显示 {target} 已在处理中（{detail}）：无需再次调用 {tool}，已移除步骤 {steps}"),
     # ---- plan checks (core.planning.checks): what they found or changed ------------------
+    "plan.shortlist": (
+        "The planner was shown {shown} of the {total} tools, those that fit the request "
+        "({tools}); it was given every other tool's name and could use any of them",
+        "规划器只看到了 {total} 个工具中与请求相关的 {shown} 个（{tools}）；其余工具只给了名称，"
+        "也可以使用"),
     "plan.too_many_steps": (
         "the plan has {count} steps; plans of 3 to {most} steps work best, so consider "
         "merging some",

@@ -10,7 +10,7 @@ becomes a warning on the plan.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,14 +20,15 @@ from core.llm.client import ChatModel, ChatReply
 from core.llm.providers import PromptStyle
 from core.plan.model import Plan
 from core.prompts.plan_schema import plan_schema
-from core.prompts.planning import corrective_prompt
-from core.tools.registry import ToolRegistry
+from core.prompts.planning import corrective_prompt, describe_tools, describe_tools_compact
+from core.tools.registry import Tool, ToolRegistry
 
 __all__ = [
     "ClarificationNeeded",
     "PlanningResult",
     "catalogue",
     "converse",
+    "described_lines",
     "prompt_style",
     "schema_for",
 ]
@@ -69,9 +70,17 @@ def prompt_style(model: ChatModel) -> PromptStyle:
     return profile.prompt_style if profile is not None else "full"
 
 
-def catalogue(registry: ToolRegistry) -> list[dict[str, Any]]:
-    """The catalogue with each tool's keywords (the compact prompt's "use for")."""
-    return [{**item.catalogue_entry(), "keywords": list(item.keywords)} for item in registry]
+def catalogue(registry: ToolRegistry, described: Iterable[Tool] | None = None
+              ) -> list[dict[str, Any]]:
+    """The catalogue (or only the ``described`` tools, a shortlist of it) with each tool's
+    keywords (the compact prompt's "use for")."""
+    tools = registry if described is None else described
+    return [{**item.catalogue_entry(), "keywords": list(item.keywords)} for item in tools]
+
+
+def described_lines(entries: list[dict[str, Any]], style: PromptStyle) -> str:
+    """Catalogue entries as the planning prompt of ``style`` describes them."""
+    return describe_tools_compact(entries) if style == "compact" else describe_tools(entries)
 
 
 def schema_for(registry: ToolRegistry, *, questions: bool = False) -> dict[str, Any]:
@@ -92,12 +101,16 @@ def converse(
     *,
     review: Callable[[Plan], list[str]] | None = None,
     schema: dict[str, Any] | None = None,
+    explain: Callable[[str], str] | None = None,
 ) -> PlanningResult:
     """Ask, and once more with the problems sent back; ``plan`` is None if both fail.
 
     Problems ``review`` finds in an accepted plan are soft: they are sent back once, and
     the plan keeps whatever remains as warnings (a plan with soft problems beats the
-    fallback when the second reply is unusable).
+    fallback when the second reply is unusable). The retry is a follow-up turn (the reply,
+    then the problems, after the same messages), so that a server's prefix cache serves
+    everything before it; ``explain(reply)`` adds what the model needs to fix it (the
+    tools it named that the prompt did not describe).
     """
     result = PlanningResult(plan=None)
     candidate: tuple[Plan, list[str]] | None = None
@@ -126,7 +139,8 @@ def converse(
         messages = [
             *messages,
             {"role": "assistant", "content": text or "(empty reply)"},
-            {"role": "user", "content": corrective_prompt(problems)},
+            {"role": "user", "content": corrective_prompt(
+                problems, explain(text) if explain is not None else "")},
         ]
     if candidate is not None:
         result.plan, remaining = candidate

@@ -117,12 +117,17 @@ def _offline_steps(plan: Plan, follow_up: str, engine: Engine
 
 
 def _llm_steps(plan: Plan, follow_up: str, engine: Engine) -> tuple[list[Step], Usage]:
+    from core.planning.exchange import catalogue
+    from core.planning.shortlist import shortlist
     from core.prompts.planning import planner_system_prompt
 
     assert engine.model is not None
     lang = detect_language(follow_up)
     next_id = plan.next_step_id()
-    system = planner_system_prompt(engine.registry.catalogue(), language=lang)
+    listed = shortlist(follow_up, engine.registry,
+                       keep=[step.tool for step in plan.steps if step.tool])
+    system = planner_system_prompt(catalogue(engine.registry, listed.described),
+                                   language=lang, every_name=listed.every_name)
     system += "\n\n" + FOLLOWUP_RULES.substitute(next_id=next_id)
     results = "\n".join(f"- {s.id}: {fold(s.result, 800)}" for s in plan.steps
                         if s.status == "completed") or "(none)"

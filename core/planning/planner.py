@@ -15,12 +15,13 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from core.base.language import detect_language
+from core.base.language import Language, detect_language
 from core.base.messages import msg, render
 from core.base.usage import Usage
 from core.errors import ConfigError, PlanError, PlanValidationError
 from core.llm.client import ChatModel
 from core.llm.engine import Engine
+from core.llm.providers import PromptStyle
 from core.plan.implied_deps import add_implied_dependencies
 from core.plan.model import Plan, Step
 from core.plan.parse import parse_plan
@@ -32,10 +33,12 @@ from core.planning.exchange import (
     PlanningResult,
     catalogue,
     converse,
+    described_lines,
     prompt_style,
     schema_for,
 )
 from core.planning.offline import tool_chain
+from core.planning.shortlist import Shortlist, shortlist
 from core.prompts.adaptive import CLARIFY_INSTRUCTION
 from core.prompts.planning import (
     fallback_descriptions,
@@ -99,8 +102,10 @@ def plan_request(
     language = detect_language(request)
     style = prompt_style(model)
     first_lookup = tool_chain(request, engine.registry, limit=1) if style == "compact" else []
+    listed = shortlist(request, engine.registry)
     system = planner_system_prompt(
-        catalogue(engine.registry), language=language, lessons=list(lessons), style=style,
+        catalogue(engine.registry, listed.described), language=language,
+        lessons=list(lessons), style=style, every_name=listed.every_name,
         example_tool=first_lookup[0].tool if first_lookup else None,
     )
     if allow_questions:
@@ -130,7 +135,8 @@ def plan_request(
         return worded(run_checks(plan, context, "problem"), context.language)
 
     schema = schema_for(engine.registry, questions=allow_questions)
-    result = converse(model, messages, accept, review=review, schema=schema)
+    result = converse(model, messages, accept, review=review, schema=schema,
+                      explain=_explainer(listed, engine.registry, style))
     if result.questions:
         return result
     if result.plan is not None:
@@ -139,6 +145,7 @@ def plan_request(
         logger.warning("planner output unusable twice; using the fallback plan: %s", result.errors)
         result.plan = fallback_plan(request, result.errors)
         result.fallback = True
+    _note_shortlist(result.plan, listed, language)
     return result
 
 
@@ -184,12 +191,16 @@ def replan_request(
     language = detect_language(plan.goal)
     kept = _kept_steps(plan)
     next_id = plan.next_step_id()
+    style = prompt_style(model)
+    listed = shortlist(f"{plan.goal}\n{failure}", engine.registry,
+                       keep=[step.tool for step in plan.steps if step.tool])
     messages = [
         {
             "role": "system",
             "content": replanner_system_prompt(
-                catalogue(engine.registry), next_id=next_id, language=language,
-                lessons=list(lessons), style=prompt_style(model),
+                catalogue(engine.registry, listed.described), next_id=next_id,
+                language=language, lessons=list(lessons), style=style,
+                every_name=listed.every_name,
             ),
         },
         {
@@ -219,9 +230,12 @@ def replan_request(
         return worded(run_checks(merged, context, "problem"), context.language)
 
     result = converse(model, messages, accept, review=review,
-                      schema=schema_for(engine.registry))
+                      schema=schema_for(engine.registry),
+                      explain=_explainer(listed, engine.registry, style))
     if result.plan is not None:
         note_checks(result.plan, context, "final")
+        if listed.cut and not any(line == listed.note(language) for line in plan.warnings):
+            _note_shortlist(result.plan, listed, language)
     return result
 
 
@@ -323,6 +337,29 @@ def _match_tool(name: str, names: list[str]) -> str | None:
     squashed = snake.replace("_", "")
     found = [n for n in names if n.replace("_", "").lower() == squashed]
     return found[0] if len(found) == 1 else None
+
+
+# ---- the shortlist --------------------------------------------------------------------------
+
+
+def _note_shortlist(plan: Plan | None, listed: Shortlist, language: Language) -> None:
+    """Say in the plan's warnings that the prompt described only a shortlist."""
+    note = listed.note(language)
+    if plan is not None and note is not None:
+        plan.warnings.append(note)
+
+
+def _explainer(listed: Shortlist, registry: ToolRegistry, style: PromptStyle
+               ) -> Callable[[str], str]:
+    """What a corrective turn adds: the tools a reply names that the prompt only named."""
+    described = {tool.name for tool in listed.described}
+
+    def explain(reply: str) -> str:
+        named = [tool for tool in registry
+                 if tool.name not in described and f'"{tool.name}"' in reply]
+        return described_lines(catalogue(registry, named), style) if named else ""
+
+    return explain
 
 
 # ---- shared machinery ---------------------------------------------------------------------

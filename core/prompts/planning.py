@@ -16,7 +16,10 @@ __all__ = [
     "COMPACT_FORMAT",
     "COMPACT_INTRO",
     "COMPACT_RULES",
+    "COMPACT_SYSTEM_TEMPLATE",
     "CORRECTIVE_TEMPLATE",
+    "CORRECTIVE_TOOLS_TEMPLATE",
+    "EVERY_TOOL_TEMPLATE",
     "FALLBACK_SYNTHESIS",
     "FALLBACK_WORK",
     "LANGUAGE_NAMES",
@@ -29,7 +32,10 @@ __all__ = [
     "REPLANNER_INTRO",
     "REPLANNER_RULES",
     "REPLANNER_USER_TEMPLATE",
+    "SHORTLIST_HEADING",
+    "SHORTLIST_RULE",
     "SYNTHESIS_DESCRIPTION",
+    "TOOLS_HEADING",
     "corrective_prompt",
     "describe_tools",
     "describe_tools_compact",
@@ -40,6 +46,7 @@ __all__ = [
     "replanner_system_prompt",
     "replanner_user_prompt",
     "tool_example",
+    "tools_block",
 ]
 
 LANGUAGE_NAMES: dict[str, str] = {"en": "English", "zh": "Chinese (简体中文)"}
@@ -66,7 +73,7 @@ Planning principles:
    not, literals and sN.field). When the condition is false the step is skipped.
 4. Use 3 to 10 steps. Describe each step at the level of its goal (what it achieves), not
    implementation detail; never split one tool call into several steps.
-5. Use only the tools listed above, spelled exactly; "tool": null means a reasoning step.
+5. Use only the tools listed below, spelled exactly; "tool": null means a reasoning step.
    Give "args" when the values are known from the request. To use a value from an earlier
    step write "{{sN.field}}" (or "{{sN}}" for its whole result) and list sN in depends_on.
    Leave "args" out when the values can only be worked out while the plan runs.
@@ -97,7 +104,7 @@ Output format (JSON):
      "tool": null, "depends_on": ["s1", "s2"]}
   ]
 }
-(Names in angle brackets stand for the tools, parameters and values listed above.)"""
+(Names in angle brackets stand for the tools, parameters and values listed below.)"""
 
 # The compact style is for small local models: short rules, and per tool one line saying
 # when to use it and how a call looks (measured by ``python -m bench.prompts``).
@@ -126,8 +133,20 @@ LESSONS_TEMPLATE = Template(
     "Lessons from earlier runs (avoid repeating these mistakes):\n$lessons"
 )
 
-PLANNER_SYSTEM_TEMPLATE = Template(
-    "$intro\n\nAvailable tools:\n$tools\n\n$principles\n\n$format$extra"
+# What does not change comes first, so that a server's prefix cache serves it again: the
+# instructions (per language), then the tools (per catalogue, or per request when only a
+# shortlist is described), then the compact style's example and any lessons (per request);
+# the request itself is the user message, last. A corrective retry is a follow-up turn
+# after all of it.
+PLANNER_SYSTEM_TEMPLATE = Template("$intro\n\n$principles\n\n$format\n\n$tools$extra")
+COMPACT_SYSTEM_TEMPLATE = Template("$intro\n\n$principles\n\n$tools\n\n$format$extra")
+
+TOOLS_HEADING = "Available tools:"
+EVERY_TOOL_TEMPLATE = Template("Every tool, by name ($count): $names")
+SHORTLIST_HEADING = "The tools that fit this request:"
+SHORTLIST_RULE = (
+    'A tool that is only named in the list above may be used too: write its exact name in '
+    '"tool" and leave "args" out.'
 )
 
 PLANNER_USER_TEMPLATE = Template("Make a plan for this request:\n\n$request")
@@ -154,6 +173,8 @@ CORRECTIVE_TEMPLATE = Template(
     "Your plan could not be used:\n$errors\n\n"
     "Send the corrected plan as one JSON object in the same format, and nothing else."
 )
+
+CORRECTIVE_TOOLS_TEMPLATE = Template("The tools your plan names, described:\n$tools")
 
 SYNTHESIS_DESCRIPTION: dict[str, str] = {
     "en": "Combine the results above into the final answer for the user",
@@ -255,6 +276,16 @@ def lessons_block(lessons: Iterable[str]) -> str:
     return LESSONS_TEMPLATE.substitute(lessons="\n".join(f"- {item}" for item in items))
 
 
+def tools_block(described: str, every_name: Sequence[str] = ()) -> str:
+    """The tools part of a planning prompt: the described tools, headed as the whole
+    catalogue; or, when ``every_name`` is given (a shortlist), every tool's name in one line
+    first (the same for every request), then the described ones and how to use another."""
+    if not every_name:
+        return f"{TOOLS_HEADING}\n{described}"
+    names = EVERY_TOOL_TEMPLATE.substitute(count=len(every_name), names=", ".join(every_name))
+    return f"{names}\n\n{SHORTLIST_HEADING}\n{described}\n{SHORTLIST_RULE}"
+
+
 def _system_prompt(
     intro: str,
     catalogue: Sequence[dict[str, Any]],
@@ -262,22 +293,23 @@ def _system_prompt(
     extra_blocks: Sequence[str],
     style: PromptStyle = "full",
     example_tool: str | None = None,
+    every_name: Sequence[str] = (),
 ) -> str:
     name = LANGUAGE_NAMES.get(language, "English")
     extra = "".join(f"\n\n{block}" for block in extra_blocks if block)
     if style == "compact":
-        return PLANNER_SYSTEM_TEMPLATE.substitute(
+        return COMPACT_SYSTEM_TEMPLATE.substitute(
             intro=intro if intro != PLANNER_INTRO else COMPACT_INTRO,
-            tools=describe_tools_compact(catalogue, language),
             principles=Template(COMPACT_RULES).substitute(language=name),
+            tools=tools_block(describe_tools_compact(catalogue, language), every_name),
             format=_compact_format(catalogue, example_tool),
             extra=extra,
         )
     return PLANNER_SYSTEM_TEMPLATE.substitute(
         intro=intro,
-        tools=describe_tools(catalogue),
         principles=Template(PLANNING_PRINCIPLES).substitute(language=name),
         format=PLAN_FORMAT,
+        tools=tools_block(describe_tools(catalogue), every_name),
         extra=extra,
     )
 
@@ -306,15 +338,18 @@ def planner_system_prompt(
     lessons: Iterable[str] = (),
     style: PromptStyle = "full",
     example_tool: str | None = None,
+    every_name: Sequence[str] = (),
 ) -> str:
-    """The planner's system prompt: tools, principles, output format, and any lessons.
+    """The planner's system prompt: principles, output format, tools, and any lessons.
 
     ``style="compact"`` (small local models) gives each tool one line with its keywords
     (catalogue entries may carry ``keywords``) and an example call, and short rules; its
-    example step calls ``example_tool`` when that is in the catalogue.
+    example step calls ``example_tool`` when that is in the catalogue. ``every_name``
+    (the names of every tool, when ``catalogue`` is a shortlist of them) is listed before
+    the described tools, with the rule that a tool only named may be used too.
     """
     return _system_prompt(PLANNER_INTRO, catalogue, language, [lessons_block(lessons)], style,
-                          example_tool)
+                          example_tool, every_name)
 
 
 def planner_user_prompt(request: str) -> str:
@@ -329,11 +364,12 @@ def replanner_system_prompt(
     language: Language = "en",
     lessons: Iterable[str] = (),
     style: PromptStyle = "full",
+    every_name: Sequence[str] = (),
 ) -> str:
     """The replanner's system prompt: the planner's, plus the rules of replanning."""
     rules = Template(REPLANNER_RULES).substitute(next_id=next_id)
     return _system_prompt(REPLANNER_INTRO, catalogue, language,
-                          [rules, lessons_block(lessons)], style)
+                          [rules, lessons_block(lessons)], style, every_name=every_name)
 
 
 def replanner_user_prompt(
@@ -359,9 +395,11 @@ def _fold(value: Any) -> str:
     return clip(value, _RESULT_CHARS)
 
 
-def corrective_prompt(errors: Sequence[str]) -> str:
-    """The follow-up message that sends the problems of a plan back to the model."""
-    return CORRECTIVE_TEMPLATE.substitute(errors="\n".join(f"- {error}" for error in errors))
+def corrective_prompt(errors: Sequence[str], tools: str = "") -> str:
+    """The follow-up message that sends the problems of a plan back to the model, with
+    ``tools`` (the described lines of tools the plan named that the prompt only named)."""
+    text = CORRECTIVE_TEMPLATE.substitute(errors="\n".join(f"- {error}" for error in errors))
+    return f"{CORRECTIVE_TOOLS_TEMPLATE.substitute(tools=tools)}\n\n{text}" if tools else text
 
 
 def fallback_descriptions(request: str, language: Language) -> tuple[str, str]:
