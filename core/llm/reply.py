@@ -36,6 +36,7 @@ class ChatReply(BaseModel):
     usage: Usage = Field(default_factory=lambda: Usage(llm_calls=1))
     model: str | None = None  # the model that answered, as the endpoint names it
     response_id: str | None = None
+    cached_tokens: int | None = None  # prompt tokens the server's cache served, if it says
 
 
 def parse_reply(body: str, base_url: str) -> ChatReply:
@@ -65,6 +66,7 @@ def parse_reply(body: str, base_url: str) -> ChatReply:
         usage=_usage(data.get("usage")),
         model=model if isinstance(model, str) else None,
         response_id=response_id if isinstance(response_id, str) else None,
+        cached_tokens=_cached(data.get("usage")),
     )
 
 
@@ -100,6 +102,19 @@ def _usage(usage: Any) -> Usage:
 
     return Usage(llm_calls=1, prompt_tokens=tokens("prompt_tokens"),
                  completion_tokens=tokens("completion_tokens"))
+
+
+def _cached(usage: Any) -> int | None:
+    """The prompt tokens the server's cache served, where it says (OpenAI, vLLM and recent
+    llama.cpp: ``prompt_tokens_details.cached_tokens``; DeepSeek: ``prompt_cache_hit_tokens``)."""
+    if not isinstance(usage, dict):
+        return None
+    details = usage.get("prompt_tokens_details")
+    value = details.get("cached_tokens") if isinstance(details, dict) else None
+    if value is None:
+        value = usage.get("prompt_cache_hit_tokens")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+        else None
 
 
 def _unusable(base_url: str, what: str, body: str) -> LLMResponseError:

@@ -1,0 +1,107 @@
+"""What a server's prompt cache spares: the part of a prompt it does not read again.
+
+llama.cpp's server keeps, per slot, the key-value cache of the last prompt and of the reply
+it wrote, and reads a new prompt only from the first token where the two differ
+(``cache_prompt``, on by default); llama-cpp-python's server does the same with its one
+context (a ``prefix-match hit`` in its log). On a small local model reading is the slow
+part (a 1,500-token planning prompt took 50 s on 2 cores), so what a call re-reads is
+what it costs before its first word. Hosted endpoints say what their cache served
+(OpenAI and vLLM: ``usage.prompt_tokens_details.cached_tokens``; DeepSeek:
+``usage.prompt_cache_hit_tokens``), read into ``ChatReply.cached_tokens``; llama-cpp-python
+says nothing, so :class:`PromptCache` estimates it as such a one-slot server would: the
+share of the prompt's text before the first difference from the last request and its
+reply. The estimate knows no chat template and no tokenizer (characters stand for tokens
+in proportion), and calls running side by side share the one slot in the order they
+arrive, as they would on the server.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from core.llm.reply import ChatReply
+
+__all__ = ["CacheUse", "PromptCache", "rendered", "shared_prefix"]
+
+
+@dataclass(frozen=True)
+class CacheUse:
+    """One call: its prompt tokens, how many the cache served (reported or estimated), and
+    the characters of its text, shared with what the cache held."""
+
+    prompt_tokens: int
+    cached_tokens: int
+    chars: int
+    shared_chars: int
+    reported: bool
+
+    @property
+    def reread_tokens(self) -> int:
+        """The prompt tokens the server read again."""
+        return self.prompt_tokens - self.cached_tokens
+
+
+def rendered(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
+    """A request as one text in the order a chat template lays it out: each turn's role and
+    content (an assistant turn's tool calls after its text), the tools after the first
+    system turn (or first of all without one)."""
+    parts: list[str] = []
+    specs = json.dumps(tools, ensure_ascii=False, sort_keys=True) if tools else ""
+    if specs and (not messages or messages[0].get("role") != "system"):
+        parts.append(f"<tools>{specs}\n")
+        specs = ""
+    for message in messages:
+        parts.append(_turn(message))
+        if specs:
+            parts.append(f"<tools>{specs}\n")
+            specs = ""
+    return "".join(parts)
+
+
+def _turn(message: dict[str, Any]) -> str:
+    calls = message.get("tool_calls") or []
+    called = "".join(json.dumps(call.get("function", call), ensure_ascii=False, sort_keys=True)
+                     for call in calls if isinstance(call, dict))
+    return f"<{message.get('role', '')}>{message.get('content') or ''}{called}\n"
+
+
+def shared_prefix(first: str, second: str) -> int:
+    """How many characters the two texts share from their start."""
+    low, high = 0, min(len(first), len(second))
+    while low < high:  # halving: slices compare in C, a prompt is tens of thousands long
+        middle = (low + high + 1) // 2
+        if first[:middle] == second[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+class PromptCache:
+    """The one slot of a local server, as seen from the client: the last request's text
+    and its reply; :meth:`use` says what each new call could take from it."""
+
+    def __init__(self) -> None:
+        self._held = ""
+        self._lock = threading.Lock()
+
+    def use(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+            reply: ChatReply) -> CacheUse:
+        """What the cache served to the call that sent ``messages`` (and ``tools``) and got
+        ``reply``; the slot then holds that prompt and reply."""
+        text = rendered(messages, tools)
+        answer = _turn({"role": "assistant", "content": reply.content,
+                        "tool_calls": [{"function": {"name": call.name,
+                                                     "arguments": call.arguments}}
+                                       for call in reply.tool_calls]})
+        with self._lock:
+            shared = shared_prefix(self._held, text)
+            self._held = text + answer
+        prompt = reply.usage.prompt_tokens
+        if reply.cached_tokens is not None:
+            return CacheUse(prompt, min(prompt, reply.cached_tokens), len(text), shared, True)
+        cached = prompt * shared // len(text) if text else 0
+        return CacheUse(prompt, cached, len(text), shared, False)
