@@ -59,8 +59,9 @@ BENCHES = (
     Bench("parser", "Planner replies", "Hostile planner replies of every shape: how each "
           "ends (a plan or PlanBoard's own one-line error) and how long parsing takes.",
           ("bench.parser",)),
-    Bench("prompts", "Planner prompt", "The planner's system prompt in its full and compact "
-          "styles.", ("bench.prompts",)),
+    Bench("prompts", "Planner prompt", "The planner's prompt with 15 and with 100 tools, in "
+          "its full and compact styles, and what a one-slot prefix cache serves of a "
+          "session's planning calls (fake endpoint).", ("bench.prompts",)),
     Bench("ui", "Plan page", "Render time of the Plan page for a 100-step plan against a "
           "5-step one.", ("bench.ui_plan_page",)),
     Bench("workers", "Workers (PostgreSQL)", "How long `run --detach` takes to submit a run, "

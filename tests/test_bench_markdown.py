@@ -87,9 +87,16 @@ def test_the_prompt_bench_in_markdown(capsys):
     assert prompts.main(["--markdown"]) == 0
 
     printed = capsys.readouterr().out
-    assert headings(printed)[0]["title"].startswith("Planner system prompt size")
-    assert [row[:2] for row in markdown_rows(printed)[2:]] == [
-        ["full", "en"], ["full", "zh"], ["compact", "en"], ["compact", "zh"]]
+    sizes, cache = headings(printed)
+    assert sizes["title"].startswith("Planner prompt (system + request) with 15 and with 100")
+    assert cache["title"].startswith("Planning calls of one session against the fake endpoint")
+    rows = markdown_rows(printed)
+    assert [row[:3] for row in rows[2:10]] == [
+        [str(count), style, lang] for count in ("15", "100") for style in ("full", "compact")
+        for lang in ("en", "zh")]
+    hundred = [row for row in rows[2:10] if row[0] == "100"]
+    assert all(float(row[5]) < 1.25 for row in hundred)  # flat: the shortlist holds it
+    assert all(int(row[6]) > 2 * int(row[4]) for row in hundred)  # every schema would not
 
 
 def test_the_plan_page_table_compares_with_the_smallest_plan():
@@ -126,5 +133,5 @@ def test_the_report_runs_a_benchmark_in_its_own_process(tmp_path):
     written = out.read_text(encoding="utf-8")
     assert written.startswith("# Benchmarks")
     assert "<!-- bench: prompts -->\n\n## Planner prompt" in written
-    assert markdown_rows(written)[2][:2] == ["full", "en"]
+    assert markdown_rows(written)[2][:3] == ["15", "full", "en"]
     assert "<!-- bench: parser -->" not in written
