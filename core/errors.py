@@ -4,6 +4,7 @@
     ├── ConfigError                 settings are missing or wrong (no API key, bad number)
     ├── LLMError                    talking to the OpenAI-compatible endpoint failed
     │   ├── LLMAuthError            the endpoint refused the API key (401/403)
+    │   ├── LLMBudgetError          the run has made every model call its budget allows
     │   ├── LLMConnectionError      the endpoint could not be reached or timed out
     │   ├── LLMModelNotFoundError   the endpoint does not serve the configured model
     │   └── LLMResponseError        any other error answer, or an unusable reply
@@ -35,6 +36,7 @@ __all__ = [
     "ConfigError",
     "LLMAuthError",
     "LLMBadRequestError",
+    "LLMBudgetError",
     "LLMConnectionError",
     "LLMError",
     "LLMModelNotFoundError",
@@ -73,6 +75,10 @@ class LLMError(PlanBoardError):
 
 class LLMAuthError(LLMError):
     """Raised when the endpoint rejects the API key."""
+
+
+class LLMBudgetError(LLMError):
+    """Raised instead of a model call when the run has spent its model-call budget."""
 
 
 class LLMConnectionError(LLMError):

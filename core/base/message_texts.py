@@ -35,6 +35,11 @@ TEXTS: dict[str, tuple[str, str]] = {
     "config.not_count": (
         "{variable}={raw} is not a whole number >= 0. Set it to e.g. {variable}=2 or remove it.",
         "{variable}={raw} 不是大于等于 0 的整数。请改为例如 {variable}=2，或删除这项设置。"),
+    "config.not_positive_count": (
+        "{variable}={raw} is not a whole number >= 1. Set it to e.g. {variable}={example} or "
+        "remove it.",
+        "{variable}={raw} 不是大于等于 1 的整数。请改为例如 {variable}={example}，"
+        "或删除这项设置。"),
     "config.not_switch": (
         "{variable}={raw} is neither on nor off. Set it to {variable}=on, {variable}=off or "
         "auto, or remove it.",
@@ -83,6 +88,11 @@ TEXTS: dict[str, tuple[str, str]] = {
     "llm.error_status": ("The endpoint answered {status}: {detail}. Try again later or check "
                          "the server logs.",
                          "接口返回 {status}：{detail}。请稍后再试，或查看服务端日志。"),
+    "llm.budget_spent": (
+        "The run has made all {limit} model calls its plan may spend, so no further call was "
+        "made. Raise {variable} (or the run's max_model_calls) or ask for less at once.",
+        "本次运行已用完计划可用的全部 {limit} 次大模型调用，因此没有再调用大模型。"
+        "请调高 {variable}（或本次运行的 max_model_calls），或一次少问一些。"),
     # ---- plans --------------------------------------------------------------------------
     "plan.problems": ("The plan has problems: {problems}. Fix them and try again.",
                       "计划有问题：{problems}。请修改后再试。"),

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from core.base.messages import msg
+from core.errors import ConfigError
+from core.llm.budget import BUDGET_ENV, DEFAULT_MODEL_CALLS
 from core.planning.choices import DEFAULT_POLICY, CheckpointPolicy
 
-__all__ = ["RunOptions"]
+__all__ = ["RunOptions", "default_model_calls"]
 
 
 class RunOptions(BaseModel):
@@ -25,6 +30,9 @@ class RunOptions(BaseModel):
 
     ``step_delay_s`` is the demo pace: the coordinator waits that long before it starts
     each step (0, the default, is off), so that a watcher sees the cards move.
+
+    ``max_model_calls`` is what the plan may spend on model calls in all, its planning
+    included (:mod:`core.llm.budget`; default ``PLANBOARD_MAX_MODEL_CALLS``, else 50).
     """
 
     max_parallel: int = Field(default=4, ge=1, le=64)
@@ -35,3 +43,16 @@ class RunOptions(BaseModel):
     max_attempts: int = Field(default=2, ge=1, le=5)  # attempts after reflection (runner)
     new_versions: Literal["ask", "refuse", "approve"] = "ask"
     step_delay_s: float = Field(default=0, ge=0, le=10)  # demo pace: a pause before each step
+    max_model_calls: int = Field(default_factory=lambda: default_model_calls(), ge=1, le=10_000)
+
+
+def default_model_calls(environ: Mapping[str, str] | None = None) -> int:
+    """The model-call budget ``PLANBOARD_MAX_MODEL_CALLS`` sets (a whole number ≥ 1),
+    else :data:`core.llm.budget.DEFAULT_MODEL_CALLS`; ConfigError names a bad value."""
+    raw = (os.environ if environ is None else environ).get(BUDGET_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MODEL_CALLS
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(msg("config.not_positive_count", variable=BUDGET_ENV, raw=raw,
+                              example=DEFAULT_MODEL_CALLS))
+    return int(raw)

@@ -30,8 +30,9 @@ from core.execution.launcher import StepLauncher, ThreadPoolLauncher, paced_work
 from core.execution.options import RunOptions
 from core.lifecycle import CRASH_RESET
 from core.lifecycle import OutcomeStatus as RunStatus
+from core.llm.budget import budgeted
 from core.llm.engine import Engine
-from core.plan.model import Plan, Step
+from core.plan.model import FINISHED, Plan, Step
 from core.plan.versions import retire
 from core.planning.checkpoint import run_checkpoint
 from core.planning.choices import CheckpointPolicy
@@ -104,9 +105,15 @@ def run_plan(
 
     Steps run through ``launcher`` (default: a pool of ``options.max_parallel`` threads,
     closed at the end; a launcher passed in is the caller's to close).
+
+    Model calls spend ``options.max_model_calls`` (:mod:`core.llm.budget`), the calls of
+    the finished steps counted in, unless ``engine`` is on a budget already (a run's
+    workflow puts it on one that counts its planning too).
     """
     options = options or RunOptions()
     control = control or RunControl()
+    engine = budgeted(engine, options.max_model_calls,
+                      sum(step.llm_calls for step in plan.steps if step.status in FINISHED))
     with _launching(launcher, engine, control, options) as chosen:
         return _run_versions(plan, engine, options, control, on_event, replanner, chosen)
 

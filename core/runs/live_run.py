@@ -21,8 +21,9 @@ from core.execution.control import RunControl
 from core.execution.events import EventSink, RunEvent
 from core.execution.scheduler import RunOptions, RunOutcome
 from core.lifecycle import TERMINAL_STATUSES
+from core.llm.budget import budgeted
 from core.llm.engine import Engine
-from core.plan.model import Plan
+from core.plan.model import FINISHED, Plan
 from core.store.run_store import RunStore
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ TRACE_CONTEXT = "trace_context"
 # that takes it drafts the plan, approved as drafted (core.runs.workflow)
 DRAFTED_BY_WORKER = "drafted_by_worker"
 _USAGE_KEYS = ("planning_usage", "replan_usage", "learning_usage", "followup_usage")
+_BUDGET_KEYS = ("planning_usage", "replan_usage", "followup_usage")  # learning is not the plan's
 _STATUS_OF_EVENT = {"waiting_confirmation": "waiting_confirmation", "confirmed": "running",
                     "rejected": "running", "paused": "paused", "resumed": "running"}
 
@@ -77,6 +79,15 @@ class LiveRun(ABC):
             return self._default_replan(plan, failure, engine)
 
         return replanner
+
+    def budgeted_engine(self) -> Engine:
+        """The run's engine on its model-call budget (:mod:`core.llm.budget`), with what the
+        plan has spent already counted in: its planning, replans and follow-ups, and the
+        calls of the steps that are finished (a resumed run does not make those again)."""
+        spent = sum(Usage.model_validate(self.options_extra.get(key) or {}).llm_calls
+                    for key in _BUDGET_KEYS)
+        spent += sum(step.llm_calls for step in self.plan.steps if step.status in FINISHED)
+        return budgeted(self.engine, self.options.max_model_calls, spent)
 
     @abstractmethod
     def _run_until_settled(self) -> RunOutcome:

@@ -101,7 +101,8 @@ class DurableRun(LiveRun):
             self._fail(exc)
 
     def _run_until_settled(self) -> RunOutcome:
-        work = paced_work(self.engine, self.control, self.options.step_delay_s,
+        engine = self.budgeted_engine()
+        work = paced_work(engine, self.control, self.options.step_delay_s,
                           ledger=WorkflowCallLedger())
         with DurableLauncher(work, self.options.max_parallel, self._on_mail,
                              self.mail) as launcher:
@@ -111,7 +112,7 @@ class DurableRun(LiveRun):
                 if waited:
                     launcher.read_mail(0)
                 waited = True
-                outcome = run_plan(self.plan, self.engine, options=self.options,
+                outcome = run_plan(self.plan, engine, options=self.options,
                                    control=self.control, on_event=self.record,
                                    replanner=replanner, launcher=launcher)
                 self.plan = outcome.plan
