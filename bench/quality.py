@@ -4,13 +4,17 @@ Each task runs in a fresh PLANBOARD_HOME (a temporary folder: new demo data, no 
 no earlier runs) through the path ``python -m core run --yes`` takes: route, plan, approve
 (side-effecting steps of the approved plan run; later versions that widen it are refused),
 execute. It runs once per checkpoint policy; the scorer then checks the facts. The table
-gives per policy the success rate, LLM calls, prompt+completion tokens and wall time, and
-per task which policies passed. ``--offline`` runs the offline rules as a baseline.
-Ctrl-C prints the table of the task runs that finished and leaves at once: the run in
-flight is cancelled, not waited for. ``--markdown`` prints the tables as GitHub Markdown,
-headed by the model, the machine and the date (what docs/benchmarks.md keeps).
+gives per policy the success rate, LLM calls, prompt+completion tokens, the prompt tokens
+re-read per task (what the server's prefix cache did not serve: reported by the server, or
+estimated as llama.cpp's one slot keeps it) and wall time, and per task which policies
+passed. A task's plan spends at most ``--max-model-calls`` model calls. ``--offline`` runs
+the offline rules as a baseline. Ctrl-C prints the table of the task runs that finished
+and leaves at once: the run in flight is cancelled, not waited for. ``--markdown`` prints
+the tables as GitHub Markdown, headed by the model, the machine and the date (what
+docs/benchmarks.md keeps).
 
     python -m bench.quality [--offline] [--policies rigid,adaptive] [--tasks a,b] [--timeout 600]
+                            [--max-model-calls N]
 """
 
 from __future__ import annotations
@@ -22,23 +26,26 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bench.quality_tasks import Outcome, Task, get_tasks
 from bench.tables import machine, markdown_table
 from core.base.usage import Usage
 from core.errors import PlanBoardError
 from core.lifecycle import TERMINAL_STATUSES
+from core.llm.client import ChatModel, ChatReply
 from core.llm.engine import Engine
+from core.llm.prompt_cache import PromptCache
 from core.planning.choices import CHECKPOINT_POLICIES, REQUEST_MODES, CheckpointPolicy
 
-__all__ = ["DEFAULT_POLICIES", "TaskResult", "format_markdown", "format_table", "main",
-           "run_suite", "run_task"]
+__all__ = ["DEFAULT_POLICIES", "MeteredModel", "TaskResult", "format_markdown", "format_table",
+           "main", "metered", "run_suite", "run_task"]
 
 if TYPE_CHECKING:
     from core.runs.runner import Runner
@@ -60,6 +67,7 @@ class TaskResult:
     problems: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     wall_s: float = 0.0
+    reread_tokens: int = 0  # prompt tokens the server read again (its prefix cache aside)
 
     @property
     def passed(self) -> bool:
@@ -87,20 +95,62 @@ def fresh_home() -> Iterator[str]:
                     os.environ[key] = value
 
 
+class MeteredModel:
+    """The engine's model, with what each call re-read: the prompt tokens a one-slot prefix
+    cache (llama.cpp's server) did not serve, as the server reports it or as
+    :class:`core.llm.prompt_cache.PromptCache` estimates it; the cache lives as long as
+    the model (the server's slot outlives a task)."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self.model = model
+        self.cache = PromptCache()
+        self.reread = 0
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+    def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> ChatReply:
+        """The wrapped model's reply; what its prompt re-read is added up."""
+        reply = self.model.chat(messages, **kwargs)
+        used = self.cache.use(messages, kwargs.get("tools"), reply)
+        with self._lock:
+            self.reread += used.reread_tokens
+        return reply
+
+    def take(self) -> int:
+        """The tokens re-read since the last ``take``."""
+        with self._lock:
+            taken, self.reread = self.reread, 0
+        return taken
+
+
+def metered(engine: Engine) -> Engine:
+    """``engine`` whose model counts the prompt tokens re-read (offline: as it is)."""
+    if engine.model is None or isinstance(engine.model, MeteredModel):
+        return engine
+    return Engine(registry=engine.registry, model=MeteredModel(engine.model))
+
+
 def run_task(task: Task, engine: Engine, policy: CheckpointPolicy, *, mode: str = "auto",
-             timeout_s: float = 600.0, keep_failed: Path | None = None) -> TaskResult:
+             timeout_s: float = 600.0, keep_failed: Path | None = None,
+             max_model_calls: int | None = None) -> TaskResult:
     """Run ``task`` once under ``policy`` in a fresh home and score it.
 
     With ``keep_failed``, the home of a failed task is copied to
-    ``keep_failed/<task>-<policy>`` so that ``python -m core show`` can replay why."""
+    ``keep_failed/<task>-<policy>`` so that ``python -m core show`` can replay why.
+    ``max_model_calls``: the run's model-call budget (default: the environment's)."""
     from core.runs.runner import open_runner
 
+    engine = metered(engine)
+    if isinstance(engine.model, MeteredModel):
+        engine.model.take()  # what an earlier, interrupted task left
     with fresh_home() as home:
         started = time.monotonic()
         runner = open_runner()
         try:
             status, answer, usage = _run_request(task.request, engine, runner, policy, mode,
-                                                 started + timeout_s)
+                                                 started + timeout_s, max_model_calls)
             outcome = Outcome(status=status, answer=answer)
             wall = time.monotonic() - started
             problems = task.score(outcome)
@@ -115,11 +165,13 @@ def run_task(task: Task, engine: Engine, policy: CheckpointPolicy, *, mode: str 
             shutil.rmtree(kept, ignore_errors=True)
             shutil.copytree(home, kept)
             logger.info("kept %s: PLANBOARD_HOME=%s python -m core runs", task.id, kept)
-    return TaskResult(task.id, policy, outcome, problems, usage, round(wall, 2))
+    reread = engine.model.take() if isinstance(engine.model, MeteredModel) else 0
+    return TaskResult(task.id, policy, outcome, problems, usage, round(wall, 2), reread)
 
 
 def _run_request(request: str, engine: Engine, runner: Runner, policy: CheckpointPolicy,
-                 mode: str, deadline: float) -> tuple[str, str, Usage]:
+                 mode: str, deadline: float, max_model_calls: int | None = None
+                 ) -> tuple[str, str, Usage]:
     """Route ``request``, then answer it or plan, approve and execute it; return status,
     answer and usage."""
     from core.execution.scheduler import RunOptions
@@ -138,8 +190,9 @@ def _run_request(request: str, engine: Engine, runner: Runner, policy: Checkpoin
             if draft.plan is None:  # `run --yes` stops here too: nobody is there to answer
                 return "asked", " / ".join(draft.questions), usage
             draft.plan.raise_if_invalid(engine.registry)
+            budget = {} if max_model_calls is None else {"max_model_calls": max_model_calls}
             options = RunOptions(confirm_side_effects=False,  # approved up front (--yes)
-                                 new_versions="refuse", checkpoint=policy)
+                                 new_versions="refuse", checkpoint=policy, **budget)
             run_id = runner.start(draft.plan.goal, draft.plan, engine=engine, options=options,
                                   settings_public=settings, planning_usage=usage)
     except PlanBoardError as exc:
@@ -161,23 +214,26 @@ def _run_request(request: str, engine: Engine, runner: Runner, policy: Checkpoin
 
 def run_suite(tasks: list[Task], engine: Engine, policies: list[CheckpointPolicy], *,
               mode: str = "auto", timeout_s: float = 600.0,
-              keep_failed: Path | None = None) -> list[TaskResult]:
+              keep_failed: Path | None = None,
+              max_model_calls: int | None = None) -> list[TaskResult]:
     """Every task under every policy (see :func:`iter_suite`), as a list."""
     return list(iter_suite(tasks, engine, policies, mode=mode, timeout_s=timeout_s,
-                           keep_failed=keep_failed))
+                           keep_failed=keep_failed, max_model_calls=max_model_calls))
 
 
 def iter_suite(tasks: list[Task], engine: Engine, policies: list[CheckpointPolicy], *,
                mode: str = "auto", timeout_s: float = 600.0,
-               keep_failed: Path | None = None) -> Iterator[TaskResult]:
+               keep_failed: Path | None = None,
+               max_model_calls: int | None = None) -> Iterator[TaskResult]:
     """Every task under every policy, one after another; each result is logged as it ends.
 
     Task by task (each policy in turn), so that a long run cut short still compares the
     policies on the tasks it reached."""
+    engine = metered(engine)  # one prefix cache for the whole suite, as on the server
     for task in tasks:
         for policy in policies:
             result = run_task(task, engine, policy, mode=mode, timeout_s=timeout_s,
-                              keep_failed=keep_failed)
+                              keep_failed=keep_failed, max_model_calls=max_model_calls)
             logger.info("%s %s: %s %s", policy, task.id, "pass" if result.passed else "FAIL",
                         "; ".join(result.problems))
             if not result.passed:  # what the model said, to tell a wrong fact from a miss
@@ -192,7 +248,7 @@ def format_table(results: list[TaskResult], title: str) -> str:
     task_ids = list(dict.fromkeys(r.task_id for r in results))
     lines = [f"## Plan quality: {title}", "",
              f"{'policy':<11} | {'success':>8} | {'LLM calls':>9} | {'tokens (p+c)':>16} | "
-             f"{'wall s':>8}"]
+             f"{'re-read/task':>12} | {'wall s':>8}"]
     for policy in policies:
         mine = [r for r in results if r.policy == policy]
         usage = sum((r.usage for r in mine), Usage())
@@ -200,13 +256,13 @@ def format_table(results: list[TaskResult], title: str) -> str:
         success = f"{sum(r.passed for r in mine)}/{len(mine)}"
         wall = sum(r.wall_s for r in mine)
         lines.append(f"{policy:<11} | {success:>8} | {usage.llm_calls:>9} | {tokens:>16} | "
-                     f"{wall:8.1f}")
-    lines += ["", f"{'task':<22} | " + " | ".join(f"{p:<22}" for p in policies)]
+                     f"{_reread_per_task(mine):>12} | {wall:8.1f}")
+    lines += ["", f"{'task':<22} | " + " | ".join(f"{p:<34}" for p in policies)]
     by_key = {(r.task_id, r.policy): r for r in results}
     for task_id in task_ids:
         cells = [_cell(by_key[task_id, p]) if (task_id, p) in by_key else "-"
                  for p in policies]
-        lines.append(f"{task_id:<22} | " + " | ".join(f"{c:<22}" for c in cells))
+        lines.append(f"{task_id:<22} | " + " | ".join(f"{c:<34}" for c in cells))
     failures = [r for r in results if not r.passed]
     if failures:
         lines += ["", "Failures:"]
@@ -228,13 +284,13 @@ def format_markdown(results: list[TaskResult], title: str, command: str,
         usage = sum((r.usage for r in mine), Usage())
         rows.append([policy, f"{sum(r.passed for r in mine)}/{len(mine)}", str(usage.llm_calls),
                      f"{usage.prompt_tokens:,} + {usage.completion_tokens:,}",
-                     f"{sum(r.wall_s for r in mine):,.0f}"])
+                     _reread_per_task(mine), f"{sum(r.wall_s for r in mine):,.0f}"])
     by_key = {(r.task_id, r.policy): r for r in results}
     tasks = [[task_id, *(_cell(by_key[task_id, p]) if (task_id, p) in by_key else "-"
                          for p in policies)] for task_id in task_ids]
     parts = [f"### Plan quality: {title} — {machine()}, {day}", f"`{command}`.",
              markdown_table(["policy", "success", "LLM calls", "tokens (prompt + completion)",
-                             "wall s"], rows),
+                             "prompt tokens re-read per task", "wall s"], rows),
              markdown_table(["task", *policies], tasks, "l" * (len(policies) + 1))]
     failures = [f"- {r.task_id} [{r.policy}] {r.outcome.status}: {'; '.join(r.problems)}"
                 for r in results if not r.passed]
@@ -244,9 +300,19 @@ def format_markdown(results: list[TaskResult], title: str, command: str,
 
 
 def _cell(result: TaskResult) -> str:
-    """pass or FAIL, with the task's wall time and LLM calls (what a policy costs per task)."""
+    """pass or FAIL, with the task's wall time, LLM calls and the prompt tokens it re-read
+    (what a policy costs per task)."""
     verdict = "pass" if result.passed else "FAIL"
-    return f"{verdict}, {result.wall_s:.0f} s, {result.usage.llm_calls} calls"
+    return (f"{verdict}, {result.wall_s:.0f} s, {result.usage.llm_calls} calls, "
+            f"{result.reread_tokens:,} re-read")
+
+
+def _reread_per_task(results: list[TaskResult]) -> str:
+    """The mean prompt tokens re-read per task run, and the share of all prompt tokens."""
+    prompt = sum(r.usage.prompt_tokens for r in results)
+    reread = sum(r.reread_tokens for r in results)
+    share = f" ({reread / prompt:.0%})" if prompt else ""
+    return f"{reread // max(1, len(results)):,}{share}"
 
 
 def _names(text: str) -> list[str]:
@@ -277,6 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="how requests are routed (default auto: the router decides)")
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds per task run (planning included) before it is cancelled")
+    parser.add_argument("--max-model-calls", type=int, default=None, metavar="N",
+                        help="the model calls a task's plan may spend, its planning included "
+                             "(default: PLANBOARD_MAX_MODEL_CALLS, else 50)")
     parser.add_argument("--keep-failed", type=Path, default=None, metavar="DIR",
                         help="copy the home of each failed task run to DIR/<task>-<policy> "
                              "(its runs, events and plan versions) to inspect afterwards")
@@ -307,7 +376,8 @@ def main(argv: list[str] | None = None) -> int:
     results: list[TaskResult] = []
     try:
         for result in iter_suite(tasks, engine, args.policies, mode=args.mode,
-                                 timeout_s=args.timeout, keep_failed=args.keep_failed):
+                                 timeout_s=args.timeout, keep_failed=args.keep_failed,
+                                 max_model_calls=args.max_model_calls):
             results.append(result)
     except KeyboardInterrupt:  # hours on a small local model: keep what was measured
         if not results:

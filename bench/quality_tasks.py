@@ -12,8 +12,9 @@ import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from core.tools.toolsets import default_registry
 from demo.analytics import ensure_analytics_db
@@ -30,6 +31,7 @@ __all__ = [
     "mentions_number",
 ]
 
+_TRACKING = re.compile(r"\b[A-Z]{2}\d{8,}\b")  # a carrier's tracking number ("YT9876543210")
 # how an order status may be written in an answer (both languages)
 _STATUS_WORDS = {
     "delivered": ("delivered", "已签收", "签收", "signed for", "已送达", "已到达", "已经到达",
@@ -95,11 +97,18 @@ def _expected_delivery_words(order_id: str) -> tuple[str, ...]:
             f"{day.month}月{day.day}日", f"{day.month}月{day.day}号")
 
 
-def _latest_location(order_id: str) -> str:
-    rows = _shop_rows("SELECT e.location FROM logistics_events e JOIN orders o ON "
-                      "o.tracking_no = e.tracking_no WHERE o.order_id = ? ORDER BY e.seq DESC "
-                      "LIMIT 1", order_id)
-    return rows[0]["location"]
+def _latest_location(order_id: str) -> tuple[str, ...]:
+    """The parcel's last location as answers write it: the place's own name, and the one
+    its English description gives ("arrived at Zhengzhou hub")."""
+    rows = _shop_rows("SELECT e.location, e.description FROM logistics_events e JOIN orders o "
+                      "ON o.tracking_no = e.tracking_no WHERE o.order_id = ? ORDER BY e.seq "
+                      "DESC LIMIT 1", order_id)
+    english = re.findall(r"\b(?:at|in) ([A-Z][a-z]+)", rows[0]["description"])
+    return (rows[0]["location"], *english)
+
+
+def _tracking_no(order_id: str) -> str:
+    return _order(order_id)["tracking_no"]
 
 
 def _analytics_value(sql: str) -> Any:
@@ -164,9 +173,34 @@ def _order_lookup(order_id: str) -> Scorer:
 
 
 def _order_location(order_id: str) -> Scorer:
+    """The parcel's last location, and no other tracking number than the order's: an answer
+    from an invented id would name a place the order's parcel never passed."""
+
     def score(outcome: Outcome) -> list[str]:
-        place = _latest_location(order_id)
-        return [*_completed(outcome), *_needs(outcome, "the parcel's last location", (place,))]
+        places = _latest_location(order_id)
+        real = _tracking_no(order_id)
+        invented = sorted({found for found in _TRACKING.findall(outcome.answer or "")
+                           if found != real})
+        return [*_completed(outcome), *_needs(outcome, "the parcel's last location", places),
+                *([f"answer names tracking numbers the order does not have: "
+                   f"{', '.join(invented)}"] if invented else [])]
+
+    return score
+
+
+def _sum_and_time(expression_value: float, zone: str) -> Scorer:
+    """A computed number and the current time in ``zone`` (its hour, or the hour before when
+    the run crossed into this one)."""
+
+    def score(outcome: Outcome) -> list[str]:
+        now = datetime.now(ZoneInfo(zone))
+        hours = {now.hour, (now.hour - 1) % 24}
+        shown = any(re.search(rf"(?<!\d){hour}:\d\d|(?<!\d){hour:02d}:\d\d", outcome.answer or "")
+                    for hour in hours)
+        return [*_completed(outcome),
+                *([] if mentions_number(outcome.answer, expression_value)
+                  else [f"answer lacks {expression_value:g}"]),
+                *([] if shown else [f"answer lacks the time in {zone} (hour {now.hour})"])]
 
     return score
 
@@ -249,6 +283,11 @@ TASKS: list[Task] = [
          "帮我查一下订单 88231 到了没有？", _order_lookup("88231")),
     Task("logistics-zh", "zh", "lookup",
          "订单 70412 的快递现在到哪里了？", _order_location("70412")),
+    Task("parcel-en", "en", "lookup",
+         "Where is the parcel for order 70412 right now?", _order_location("70412")),
+    Task("calc-time-en", "en", "multi-clause",
+         "What is 1999 * 0.9 + 15, and what time is it in Tokyo right now?",
+         _sum_and_time(1814.1, "Asia/Tokyo")),
     Task("policy-en", "en", "knowledge",
          "How many days do I have to return an item after it is delivered?", _policy_days),
     Task("refund-delivered-en", "en", "conditional",

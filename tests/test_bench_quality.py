@@ -177,7 +177,21 @@ def test_a_model_run_is_scored_and_its_usage_counted(fake_openai, monkeypatch):
     assert result.passed, result.problems
     assert result.usage.llm_calls == len(fake_openai.chat_bodies) >= 2  # plan + answer
     assert result.usage.prompt_tokens > 0 and result.usage.completion_tokens > 0
+    # the fake endpoint reports no cache: estimated, each call shares little with the last
+    assert 0 < result.reread_tokens <= result.usage.prompt_tokens
     assert active_refunds("88231") == []  # the refund was made in the task's own home
+
+
+def test_a_task_plan_spends_at_most_its_model_calls(fake_openai, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", DEFAULT_KEY)
+    fake_openai.responder = _echo
+    fake_openai.script(text(json.dumps(_REFUND_PLAN)))
+    task = get_tasks(["refund-delivered-en"])[0]
+    result = quality.run_task(task, build_engine(offline=False), "rigid", mode="plan",
+                              max_model_calls=1)  # the planning call: nothing left to answer
+    assert result.outcome.status == "failed"
+    assert "model calls" in result.outcome.answer
 
 
 def test_a_failed_task_run_keeps_its_home_to_inspect(fake_openai, monkeypatch, tmp_path):
@@ -269,7 +283,7 @@ def test_a_failed_task_is_listed_with_its_problems():
     result.wall_s, result.usage = 95.4, Usage(llm_calls=4)
     table = quality.format_table([result], "t")
     assert "0/1" in table
-    assert "x                      | FAIL, 95 s, 4 calls" in table
+    assert "x                      | FAIL, 95 s, 4 calls, 0 re-read" in table
     assert "- x [rigid] failed: run ended failed" in table
 
 
@@ -279,6 +293,7 @@ def test_the_tables_in_markdown_say_what_on_what_and_when():
                                             completion_tokens=678), wall_s=51.2)
     failed = quality.TaskResult("order-eta-en", "rigid", Outcome("failed", ""),
                                 ["run ended failed"], Usage(llm_calls=3), 48.0)
+    passed.reread_tokens = 2345
 
     printed = quality.format_markdown([passed, failed], "qwen @ http://127.0.0.1:8080/v1",
                                       "python -m bench.quality --policies adaptive,rigid",
@@ -288,10 +303,11 @@ def test_the_tables_in_markdown_say_what_on_what_and_when():
     assert re.fullmatch(r"### Plan quality: qwen @ http://127\.0\.0\.1:8080/v1 — .+, \d+ cores, "
                         r"Python \d+\.\d+\.\d+, 2026-12-01", lines[0])
     assert lines[2] == "`python -m bench.quality --policies adaptive,rigid`."
-    assert "| adaptive | 1/1 | 4 | 12,345 + 678 | 51 |" in lines
-    assert "| rigid | 0/1 | 3 | 0 + 0 | 48 |" in lines
+    assert "| adaptive | 1/1 | 4 | 12,345 + 678 | 2,345 (19%) | 51 |" in lines
+    assert "| rigid | 0/1 | 3 | 0 + 0 | 0 | 48 |" in lines
     assert "| task | adaptive | rigid |" in lines
-    assert "| order-eta-en | pass, 51 s, 4 calls | FAIL, 48 s, 3 calls |" in lines
+    assert ("| order-eta-en | pass, 51 s, 4 calls, 2,345 re-read | FAIL, 48 s, 3 calls, 0 re-read |"
+            in lines)
     assert "- order-eta-en [rigid] failed: run ended failed" in lines
 
 
