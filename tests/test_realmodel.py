@@ -3,15 +3,23 @@
 They read OPENAI_BASE_URL (and the other OPENAI_* and PLANBOARD_* model settings) as set
 when pytest starts, before the suite's fixture hides them, and
 skip with a reason when no endpoint is set. pyproject.toml deselects them by default, so
-CI never runs them. The three tasks are the failures issue 13 reports from a small local
-model: an order question answered without a tool, a services question planned without
-tools, the seed-000 plan that dropped the recommendation.
+CI never runs them. The first three tasks are the failures issue 13 reports from a small
+local model: an order question answered without a tool, a services question planned
+without tools, the seed-000 plan that dropped the recommendation. The last two run a
+request end to end as ``python -m core run --yes`` does: a one-lookup parcel question
+(answered, and from the order's real tracking number), and a question over the tools of
+two MCP servers (git and time) with only the built-in toolset besides. How long they take
+is measured by ``python -m bench.quality`` (a test asserts no time).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +71,69 @@ def test_the_seed_plan_covers_every_clause(engine: Engine) -> None:
     assert not [w for w in plan.warnings if "No step covers" in w], plan.warnings
     refund = next(step for step in plan.steps if step.tool == "apply_refund")
     assert refund.condition and refund.depends_on
+
+
+def _run_end_to_end(request: str, engine: Engine) -> tuple[str, str, list[str]]:
+    """Route, plan, approve and run ``request`` in a fresh home: status, answer, the tools
+    its plan used (a deadline of 15 minutes: a small model on a busy machine is slow)."""
+    import time
+
+    from bench.quality import _run_request, fresh_home
+    from core.runs.runner import open_runner
+
+    with fresh_home():
+        runner = open_runner()
+        try:
+            status, answer, _ = _run_request(request, engine, runner, "rigid", "auto",
+                                             time.monotonic() + 900)
+            runs = runner.store.list_runs()
+            plan = runner.store.get_run(runs[0].run_id).plan if runs else None
+        finally:
+            runner.close()
+    return status, answer, [step.tool for step in plan.steps if step.tool] if plan else []
+
+
+def test_the_parcel_question_is_answered_from_the_real_tracking_number(engine: Engine) -> None:
+    from bench.quality_tasks import Outcome, get_tasks
+
+    (task,) = get_tasks(["parcel-en"])
+    status, answer, _ = _run_end_to_end(task.request, engine)
+    assert task.score(Outcome(status=status, answer=answer)) == [], answer
+
+
+@pytest.fixture
+def git_and_time(tmp_path: Path) -> tuple[Path, str, dict[str, str]]:
+    """A throwaway repository with one known commit, and the environment that loads only
+    the built-in tools and the reference git and time MCP servers."""
+    if not (shutil.which("mcp-server-git") and shutil.which("mcp-server-time")):
+        pytest.skip("pip install mcp-server-git mcp-server-time to run this test")
+    repo = tmp_path / "repo"
+    message = "Teach the parcel tracker to read the carrier's Tokyo timestamps"
+    git = ["git", "-C", str(repo), "-c", "user.name=PlanBoard", "-c", "user.email=pb@example.com"]
+    repo.mkdir()
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "notes.txt").write_text("first\n", encoding="utf-8")
+    subprocess.run([*git, "add", "notes.txt"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "First notes"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", message], check=True)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "git": {"command": "mcp-server-git", "args": ["--repository", str(repo)]},
+        "time": {"command": "mcp-server-time"}}}), encoding="utf-8")
+    return repo, message, {"PLANBOARD_TOOLSETS": "builtin", "PLANBOARD_MCP_CONFIG": str(config)}
+
+
+def test_a_question_over_mcp_tools_is_planned_over_them_and_answered(
+        git_and_time: tuple[Path, str, dict[str, str]]) -> None:
+    if not _ENVIRONMENT.get("OPENAI_BASE_URL"):
+        pytest.skip("set OPENAI_BASE_URL (e.g. `../shared/tools/local-model env`) to run "
+                    "the real-model tests")
+    repo, message, environment = git_and_time
+    registry = default_registry(environment)
+    assert not registry.problems and "git__git_log" in registry
+    with OpenAIChatModel(LLMSettings.from_env(_ENVIRONMENT)) as model:
+        status, answer, tools = _run_end_to_end(
+            f"What was the last commit's message in {repo}, and what time is it in Tokyo?",
+            Engine(registry=registry, model=model))
+    assert any(tool.startswith("git__") for tool in tools), tools
+    assert status == "completed" and message in answer, answer
