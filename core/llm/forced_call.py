@@ -31,6 +31,7 @@ __all__ = [
     "FirstRound",
     "ForcedCall",
     "arguments_as_json",
+    "call_round",
     "force_tool_call",
     "open_with_tool",
     "tool_choice_for",
@@ -199,12 +200,20 @@ def open_with_tool(
             return first
         args = dict(fallback_args)
         first.notes.append(f"{tool.name} was called with the arguments read from the request.")
+    call_id = forced.call.id if forced.call is not None else "call_first"
+    first.messages = call_round(tool, args, run, call_id)
+    return first
+
+
+def call_round(tool: Tool, args: dict[str, Any], run: Callable[[dict[str, Any]], Any],
+               call_id: str = "call_first") -> list[dict[str, Any]]:
+    """``run`` the call of ``tool`` with ``args`` and return it and its result as the two
+    messages of a round (a ToolError becomes the result, "error: ...")."""
     try:
         output = json.dumps(run(args), ensure_ascii=False, default=str)
     except ToolError as exc:
         output = f"error: {exc}"
-    call_id = forced.call.id if forced.call is not None else "call_first"
-    first.messages = [
+    return [
         # "" rather than null: llama.cpp's server refuses an assistant message without text
         {"role": "assistant", "content": "", "tool_calls": [
             {"id": call_id, "type": "function",
@@ -212,7 +221,6 @@ def open_with_tool(
         ]},
         {"role": "tool", "tool_call_id": call_id, "content": clip(output, _OBSERVATION_CHARS)},
     ]
-    return first
 
 
 def _json_object(text: str) -> dict[str, Any] | None:

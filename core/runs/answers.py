@@ -34,7 +34,7 @@ from core.execution.react import run_react
 from core.execution.readiness import blocked_steps, ready_steps
 from core.execution.success_check import non_answer
 from core.llm.engine import Engine
-from core.llm.forced_call import open_with_tool
+from core.llm.forced_call import call_round, open_with_tool
 from core.plan.identifiers import Grounds
 from core.plan.model import Plan, Step
 from core.planning.clauses import clean_query
@@ -278,8 +278,10 @@ class _Tally:
 def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCallRecord]]:
     """Answer with a short ReAct loop (1-3 read-only tool calls), or offline with the rule
     planner's tool steps run directly (side effects are never run here). When a read-only
-    tool fits the request, the loop's first rounds are forced calls of it and of the lookup
-    it leads to (an order, then its parcel).
+    tool fits the request, the loop's first rounds are calls of it and of the lookup it
+    leads to (an order, then its parcel): made directly when the rules read every argument
+    (from the request, or the result before), as a plan's step with all its arguments is;
+    else forced calls of the model.
 
     Every call goes through the answer's tools (:class:`AnswerTools`: the engine's own when
     it has them), whose records are returned. Raises ToolError when the model gives no
@@ -314,7 +316,14 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
         except ToolArgumentError:
             break  # the step before found nothing to go on (an unknown order)
         name = step.tool or ""
-        made = open_with_tool(engine.model, messages, engine.registry.get(name),
+        target = engine.registry.get(name)
+        if set(target.required) <= set(fallback):  # the rules read every argument: no call
+            messages += call_round(target, fallback, lambda args, name=name: grounded_call(
+                name, args), f"call_{step.id}")
+            results[step.id] = recorder.records[-1].result if recorder.records else None
+            rounds -= 1
+            continue
+        made = open_with_tool(engine.model, messages, target,
                               lambda args, name=name: grounded_call(name, args),
                               fallback_args=fallback)
         tally.usage = tally.usage + made.usage
