@@ -8,6 +8,7 @@ import json
 import pytest
 
 from bench.catalogues import catalogue_registry
+from core.base.usage import Usage
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.llm.prompt_cache import shared_prefix
@@ -195,3 +196,38 @@ def test_the_corrective_retry_reaches_the_endpoint_as_a_follow_up_turn(fake_open
     first, second = (body["messages"] for body in fake_openai.chat_bodies)
     assert second[:len(first)] == first and len(second) == len(first) + 2
     assert result.attempts == 2 and not result.fallback
+
+
+# ---- the ReAct rounds of a large catalogue -------------------------------------------------
+
+
+def test_a_reasoning_step_over_a_hundred_tools_is_offered_the_shortlist(hundred):
+    from core.execution.executor import execute_step
+
+    plan = Plan(goal="What time is it in Tokyo?", steps=[
+        Step(id="s1", description="Work out the time in Tokyo"),
+        Step(id="s2", description="Answer", depends_on=["s1"])])
+    model = ScriptedChatModel(replies=["It is 10:00 in Tokyo."])
+    outcome = execute_step(plan, plan.steps[0], Engine(registry=hundred, model=model))
+    offered = [spec["function"]["name"] for spec in model.requests[0]["tools"]]
+    assert outcome.status == "completed"
+    assert "time__get_current_time" in offered and len(offered) <= SHORTLIST_SIZE
+    assert all(not hundred.get(name).side_effect for name in offered)
+
+
+def test_a_tool_only_named_may_still_be_called_in_a_react_round(hundred):
+    from core.execution.react import run_react
+    from tests.fakes import tool_reply
+
+    class Tally:
+        usage = Usage()
+
+    model = ScriptedChatModel(replies=[tool_reply("git__git_status", {"repo_path": "/r"}),
+                                       "done"])
+    result = run_react(model, hundred, [{"role": "user", "content": "status?"}], tally=Tally(),
+                       offered=["time__get_current_time"])
+    observation = model.requests[1]["messages"][-1]["content"]
+    assert [spec["function"]["name"] for spec in model.requests[0]["tools"]] == [
+        "time__get_current_time"]
+    assert "not available" not in observation  # read-only: called (it fails: no server here)
+    assert result.text == "done"

@@ -26,6 +26,7 @@ from core.execution.success_check import non_answer
 from core.llm.engine import Engine
 from core.plan.identifiers import plan_grounds
 from core.plan.model import Plan, Step
+from core.planning.shortlist import shortlist
 from core.prompts import execution as prompts
 from core.tools.registry import Tool, ToolRegistry
 
@@ -260,9 +261,12 @@ def _reason(
     messages = prompts.react_messages(
         build_step_context(plan, step), plan.goal, language, MAX_REACT_ROUNDS
     )
+    offered = shortlist(f"{plan.goal}\n{step.description}", engine.registry,
+                        keep=[s.tool for s in plan.steps if s.tool]).described
     try:
         outcome = run_react(engine.model, engine.registry, messages, tally=tally, cancel=cancel,
-                            grounds=plan_grounds(plan, literals=True))
+                            grounds=plan_grounds(plan, literals=True),
+                            offered=[tool.name for tool in offered])
     except ToolError as exc:
         raise _StepFailed(msg("step.prefixed", step=step.id, error=_worded(exc))) from None
     tally.tool_s += outcome.tool_s

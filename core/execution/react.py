@@ -6,6 +6,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -57,8 +58,13 @@ def run_react(
     cancel: threading.Event | None = None,
     rounds: int = MAX_REACT_ROUNDS,
     grounds: Grounds | None = None,
+    offered: Iterable[str] | None = None,
 ) -> ReactResult:
     """Run up to ``rounds`` chat calls; the last one is offered no tools, so it must answer.
+
+    The calls describe the read-only tools named in ``offered`` (all of them when None: a
+    large catalogue's shortlist, core.planning.shortlist); any read-only tool may still be
+    called.
 
     The usage of every call is added to ``tally.usage`` as it happens (kept on failure).
 
@@ -69,7 +75,9 @@ def run_react(
     Raises ToolError when no text answer came, ReactCancelled when ``cancel`` is set.
     """
     allowed = {t.name: t for t in read_only_tools(registry)}
-    specs = [t.openai_spec() for t in allowed.values()] or None
+    described = allowed.values() if offered is None else [
+        allowed[name] for name in dict.fromkeys(offered) if name in allowed]
+    specs = [t.openai_spec() for t in described] or None
     messages = list(messages)
     result = ReactResult(text="")
     for round_no in range(1, rounds + 1):

@@ -40,6 +40,7 @@ from core.plan.model import Plan, Step
 from core.planning.clauses import clean_query
 from core.planning.offline import offline_answer, offline_plan, tool_chain
 from core.planning.router import ask_knowledge, knowledge_tool
+from core.planning.shortlist import shortlist
 from core.prompts.adaptive import DIRECT_SYSTEM, KNOWLEDGE_SYSTEM, language_name
 from core.tools.registry import ToolRegistry
 
@@ -332,8 +333,10 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
         messages += made.messages
         results[step.id] = recorder.records[-1].result if recorder.records else None
         rounds -= 1
+    offered = shortlist(request, engine.registry,
+                        keep=[record.name for record in recorder.records]).described
     result = run_react(engine.model, recorder, messages, tally=tally, rounds=rounds,
-                       grounds=grounds)
+                       grounds=grounds, offered=[tool.name for tool in offered])
     text = in_language(engine.model, result.text, lang, tally)
     return text, tally.usage, recorder.records
 
