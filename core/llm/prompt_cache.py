@@ -10,14 +10,15 @@ what it costs before its first word. Hosted endpoints say what their cache serve
 ``usage.prompt_cache_hit_tokens``), read into ``ChatReply.cached_tokens``; llama-cpp-python
 says nothing, so :class:`PromptCache` estimates it as such a one-slot server would: the
 share of the prompt's text before the first difference from the last request and its
-reply. The estimate knows no chat template and no tokenizer (characters stand for tokens
-in proportion), and calls running side by side share the one slot in the order they
-arrive, as they would on the server.
+reply. The estimate knows no chat template and no tokenizer (a Chinese character counts as
+a token, four other characters as one, in proportion), and calls running side by side
+share the one slot in the order they arrive, as they would on the server.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,8 @@ from typing import Any
 from core.llm.reply import ChatReply
 
 __all__ = ["CacheUse", "PromptCache", "rendered", "shared_prefix"]
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\uffef\u3000-\u303f]")
 
 
 @dataclass(frozen=True)
@@ -103,5 +106,13 @@ class PromptCache:
         prompt = reply.usage.prompt_tokens
         if reply.cached_tokens is not None:
             return CacheUse(prompt, min(prompt, reply.cached_tokens), len(text), shared, True)
-        cached = prompt * shared // len(text) if text else 0
+        whole = _weight(text)
+        cached = prompt * _weight(text[:shared]) // whole if whole else 0
         return CacheUse(prompt, cached, len(text), shared, False)
+
+
+def _weight(text: str) -> int:
+    """About how many tokens ``text`` holds: a Chinese character is about one, four other
+    characters are about one (what matters is the share of the shared part)."""
+    chinese = len(_CJK.findall(text))
+    return chinese * 4 + len(text) - chinese
