@@ -282,7 +282,9 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
     tool fits the request, the loop's first rounds are calls of it and of the lookup it
     leads to (an order, then its parcel): made directly when the rules read every argument
     (from the request, or the result before), as a plan's step with all its arguments is;
-    else forced calls of the model.
+    else forced calls of the model. When every one of those lookups found its record, the
+    model answers from them in one call that offers no tools (a small model reads a shorter
+    prompt, and does not wander off into lookups the rules did not ask for).
 
     Every call goes through the answer's tools (:class:`AnswerTools`: the engine's own when
     it has them), whose records are returned. Raises ToolError when the model gives no
@@ -309,7 +311,8 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
         grounds.add(output)
         return output
 
-    for step in tool_chain(request, engine.registry):
+    chain = tool_chain(request, engine.registry)
+    for step in chain:
         # a tool fits: the first rounds call it (and the lookup it leads to), so the answer
         # rests on their results, not on the model's memory
         try:
@@ -333,6 +336,9 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
         messages += made.messages
         results[step.id] = recorder.records[-1].result if recorder.records else None
         rounds -= 1
+    if chain and len(recorder.records) == len(chain) and not any(
+            record.error for record in recorder.records):
+        rounds = 1  # every lookup the rules drafted found its record: answer from them
     offered = shortlist(request, engine.registry,
                         keep=[record.name for record in recorder.records]).described
     result = run_react(engine.model, recorder, messages, tally=tally, rounds=rounds,
