@@ -137,6 +137,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "from the request's wording: check it before approving.",
         "计划里没有请求要求的 {tool}；已按请求的原话加上 {step}（“{description}”），"
         "请在批准前核对。"),
+    "check.loose_arguments": (
+        "{step} gave {tool} arguments it does not take, or no value ({args}); they were left "
+        "out.",
+        "{step} 给 {tool} 的参数中有它不接受的或没有值的（{args}），已去掉。"),
     "check.code_to_reasoning": (
         "{step} gave {tool} code, not arithmetic ({args}); it is worked out by reasoning "
         "instead.",

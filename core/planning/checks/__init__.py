@@ -30,6 +30,7 @@ from core.planning.checks import (
     drop_guard,
     grounding,
     guards,
+    loose_arguments,
     missing_actions,
     period_filter,
     repeated_calls,
@@ -63,6 +64,7 @@ CHECKS: tuple[Check, ...] = (
     repeated_effects.CHECK,
     synthesis.CHECK,
     rule_actions.CHECK,
+    loose_arguments.CHECK,
     code_arguments.CHECK,
     # problems: sent back once, then warnings (at a checkpoint: the decision is refused)
     tool_hints.CHECK,

@@ -1,0 +1,47 @@
+"""Arguments a tool does not take, and null ones, are left out of a small model's plan."""
+
+from __future__ import annotations
+
+import json
+
+from bench.catalogues import catalogue_registry
+from core.llm.engine import Engine
+from core.llm.providers import PROFILES
+from core.planning.planner import plan_request
+from tests.fakes import ScriptedChatModel
+
+REQUEST = "What was the last commit's message in /tmp/repo, and what time is it in Tokyo?"
+PLAN = {"goal": REQUEST, "steps": [
+    {"id": "s1", "description": "Read the last commit", "tool": "git__git_log",
+     "args": {"repo_path": "/tmp/repo", "limit": 1, "reverse": True}, "depends_on": []},
+    {"id": "s2", "description": "Get the time in Tokyo", "tool": "time__convert_time",
+     "args": {"source_timezone": "Asia/Tokyo", "time": None, "target_timezone": "Asia/Tokyo"},
+     "depends_on": []},
+    {"id": "s3", "description": "Answer", "tool": None, "depends_on": ["s1", "s2"]}]}
+
+
+class Hosted(ScriptedChatModel):
+    profile = PROFILES["openai"]
+
+
+def test_a_small_models_loose_arguments_are_left_out_with_a_note():
+    model = ScriptedChatModel(replies=[json.dumps(PLAN)])
+    result = plan_request(REQUEST, Engine(registry=catalogue_registry(100), model=model))
+    steps = {step.id: step for step in result.plan.steps}
+    assert result.attempts == 1 and not result.fallback  # no corrective round for them
+    assert steps["s1"].args == {"repo_path": "/tmp/repo"}
+    assert steps["s2"].args == {"source_timezone": "Asia/Tokyo",
+                                "target_timezone": "Asia/Tokyo"}
+    assert any(w.startswith("s1 gave git__git_log arguments it does not take") and
+               '"limit": 1' in w for w in result.plan.warnings)
+
+
+def test_a_hosted_model_is_asked_to_fix_them_instead():
+    fixed = {**PLAN, "steps": [{**PLAN["steps"][0], "args": {"repo_path": "/tmp/repo",
+                                                             "max_count": 1}},
+                               {**PLAN["steps"][1], "tool": "time__get_current_time",
+                                "args": {"timezone": "Asia/Tokyo"}}, PLAN["steps"][2]]}
+    model = Hosted(replies=[json.dumps(PLAN), json.dumps(fixed)])
+    result = plan_request(REQUEST, Engine(registry=catalogue_registry(100), model=model))
+    assert result.attempts == 2
+    assert "unknown argument 'limit'" in model.requests[1]["messages"][-1]["content"]
