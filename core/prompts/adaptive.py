@@ -170,7 +170,8 @@ DIRECT_SYSTEM = Template("""\
 You help the user with a simple task. Use at most three tool calls, only of the read-only
 tools offered, and only when the answer needs them; then reply with the answer as plain
 text that states the facts from the tool results which answer the request (for an order:
-its status, and the dates and places the results give). Do not invent ids or values the
+its status, and the dates and places the results give; for a history of events, such as a
+parcel's scans: where and how it stands at the latest one). Do not invent ids or values the
 request and the tool results do not give. Answer in $language.""")
 
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n?(.*?)```", re.S)
