@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from core.base.language import Language, detect_language
 from core.base.messages import msg, render
 from core.base.usage import Usage
-from core.errors import ConfigError, PlanError, PlanValidationError
+from core.errors import ConfigError, PlanBoardError, PlanError, PlanValidationError
 from core.llm.client import ChatModel
 from core.llm.engine import Engine
 from core.llm.providers import PromptStyle
@@ -39,8 +39,10 @@ from core.planning.exchange import (
 )
 from core.planning.offline import tool_chain
 from core.planning.shortlist import Shortlist, shortlist
+from core.planning.tool_match import relevance
 from core.prompts.adaptive import CLARIFY_INSTRUCTION
 from core.prompts.planning import (
+    EMPTY_ARGUMENT_TEMPLATE,
     fallback_descriptions,
     planner_system_prompt,
     planner_user_prompt,
@@ -351,15 +353,45 @@ def _note_shortlist(plan: Plan | None, listed: Shortlist, language: Language) ->
 
 def _explainer(listed: Shortlist, registry: ToolRegistry, style: PromptStyle
                ) -> Callable[[str], str]:
-    """What a corrective turn adds: the tools a reply names that the prompt only named."""
+    """What a corrective turn adds: the tools a reply names that the prompt only named, and
+    for a step that leaves a required argument empty, the tool that fits it without one."""
     described = {tool.name for tool in listed.described}
 
     def explain(reply: str) -> str:
         named = [tool for tool in registry
                  if tool.name not in described and f'"{tool.name}"' in reply]
-        return described_lines(catalogue(registry, named), style) if named else ""
+        tools = described_lines(catalogue(registry, named), style) if named else ""
+        return "\n".join(part for part in (tools, *_without_values(reply, registry)) if part)
 
     return explain
+
+
+def _without_values(reply: str, registry: ToolRegistry) -> list[str]:
+    """A line per step of ``reply`` that gives a required argument null: the model does not
+    know the value, so another tool may fit the step; the best ranked one that does not
+    need that argument is named."""
+    try:
+        plan = parse_plan(reply, "")
+    except PlanBoardError:
+        return []
+    lines = []
+    for step in plan.steps:
+        if step.tool not in registry or not step.args:
+            continue
+        chosen = registry.get(step.tool or "")
+        empty = [name for name in chosen.required if name in step.args
+                 and step.args[name] is None]
+        if not empty:
+            continue
+        others = [tool for tool in registry if tool.name != chosen.name
+                  and not set(empty) & set(tool.required)]
+        better = max(others, default=None, key=lambda tool: (
+            relevance(tool, step.description), -len(tool.required)))
+        if better is not None and relevance(better, step.description) > 0:
+            lines.append(EMPTY_ARGUMENT_TEMPLATE.substitute(
+                step=step.id, tool=chosen.name, arguments=", ".join(empty),
+                description=step.description, better=better.name))
+    return lines
 
 
 # ---- shared machinery ---------------------------------------------------------------------

@@ -19,6 +19,7 @@ __all__ = [
     "COMPACT_SYSTEM_TEMPLATE",
     "CORRECTIVE_TEMPLATE",
     "CORRECTIVE_TOOLS_TEMPLATE",
+    "EMPTY_ARGUMENT_TEMPLATE",
     "EVERY_TOOL_TEMPLATE",
     "FALLBACK_SYNTHESIS",
     "FALLBACK_WORK",
@@ -174,7 +175,11 @@ CORRECTIVE_TEMPLATE = Template(
     "Send the corrected plan as one JSON object in the same format, and nothing else."
 )
 
-CORRECTIVE_TOOLS_TEMPLATE = Template("The tools your plan names, described:\n$tools")
+CORRECTIVE_TOOLS_TEMPLATE = Template("To fix it:\n$tools")
+EMPTY_ARGUMENT_TEMPLATE = Template(
+    '$step leaves $tool without $arguments, which it needs. If the request does not give '
+    'the value, $tool is the wrong tool for "$description": use $better, which does not '
+    'need it.')
 
 SYNTHESIS_DESCRIPTION: dict[str, str] = {
     "en": "Combine the results above into the final answer for the user",
@@ -397,7 +402,8 @@ def _fold(value: Any) -> str:
 
 def corrective_prompt(errors: Sequence[str], tools: str = "") -> str:
     """The follow-up message that sends the problems of a plan back to the model, with
-    ``tools`` (the described lines of tools the plan named that the prompt only named)."""
+    ``tools`` first (what the model needs to fix them: the tools it named that the prompt
+    only named, a tool that fits a step it left without a required value)."""
     text = CORRECTIVE_TEMPLATE.substitute(errors="\n".join(f"- {error}" for error in errors))
     return f"{CORRECTIVE_TOOLS_TEMPLATE.substitute(tools=tools)}\n\n{text}" if tools else text
 
