@@ -48,7 +48,8 @@ def test_a_required_argument_left_empty_is_sent_back_naming_a_tool_that_needs_no
     assert "None is not of type 'string'" in correction  # not made up later: sent back
     assert ('s2 leaves time__convert_time without time, which it needs. If the request does '
             'not give the value, time__convert_time is the wrong tool for "Get the current '
-            'time in Tokyo": use ') in correction
+            'time in Tokyo": use time__get_current_time, which does not need it. Give it its '
+            'timezone from the request.') in correction  # its default would stand in for it
     assert result.attempts == 2 and result.plan.steps[1].tool == "time__get_current_time"
 
 

@@ -49,7 +49,7 @@ from core.prompts.planning import (
     replanner_system_prompt,
     replanner_user_prompt,
 )
-from core.tools.registry import ToolRegistry
+from core.tools.registry import Tool, ToolRegistry
 
 __all__ = [
     "PlanningResult",
@@ -368,8 +368,11 @@ def _explainer(listed: Shortlist, registry: ToolRegistry, style: PromptStyle
 
 def _without_values(reply: str, registry: ToolRegistry) -> list[str]:
     """A line per step of ``reply`` that gives a required argument null: the model does not
-    know the value, so another tool may fit the step; the best ranked one that does not
-    need that argument is named."""
+    know the value, so another tool may fit the step. Named is the one that does not need
+    that argument and takes a value the step gave (a time zone), as a required parameter
+    if one does, else the best ranked; the line asks for that value: a parameter's default
+    must not answer for it (a small model told to use a clock tool gave it no arguments,
+    and the clock's default zone was not Tokyo)."""
     try:
         plan = parse_plan(reply, "")
     except PlanBoardError:
@@ -383,15 +386,31 @@ def _without_values(reply: str, registry: ToolRegistry) -> list[str]:
                  and step.args[name] is None]
         if not empty:
             continue
+        given = _name_parts(name for name, value in step.args.items() if value is not None)
         others = [tool for tool in registry if tool.name != chosen.name
                   and not set(empty) & set(tool.required)]
         better = max(others, default=None, key=lambda tool: (
-            relevance(tool, step.description), -len(tool.required)))
-        if better is not None and relevance(better, step.description) > 0:
-            lines.append(EMPTY_ARGUMENT_TEMPLATE.substitute(
-                step=step.id, tool=chosen.name, arguments=", ".join(empty),
-                description=step.description, better=better.name))
+            bool(_taking(tool, given)), len(set(_taking(tool, given)) & set(tool.required)),
+            relevance(tool, step.description)))
+        if better is None or relevance(better, step.description) == 0:
+            continue
+        taking = _taking(better, given)
+        lines.append(EMPTY_ARGUMENT_TEMPLATE.substitute(
+            step=step.id, tool=chosen.name, arguments=", ".join(empty),
+            description=step.description, better=better.name)
+            + (f" Give it its {', '.join(taking)} from the request." if taking else ""))
     return lines
+
+
+def _name_parts(names: Iterable[str]) -> set[str]:
+    return {part for name in names for part in name.lower().split("_") if len(part) > 2}
+
+
+def _taking(tool: Tool, parts: set[str]) -> list[str]:
+    """The parameters of ``tool`` whose names share a part with ``parts`` (a value the step
+    gave another tool that this one takes too: its default must not stand in for it)."""
+    properties = tool.parameters.get("properties") or {}
+    return [name for name in properties if _name_parts([name]) & parts]
 
 
 # ---- shared machinery ---------------------------------------------------------------------
