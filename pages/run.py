@@ -108,17 +108,20 @@ def _parts(view: RunView, waiting: set[str]) -> dict[str, object]:
     plan = view.plan
     steps = plan.steps if plan else []
     record = view.record
+    running = tuple(s.id for s in steps if s.status == "running")
     parts: dict[str, object] = {
         "steps": tuple(s.id for s in steps),
-        "head": (record.status, view.progress.model_dump_json(), tuple(sorted(waiting)),
-                 tuple(view.in_doubt),
+        "status": (record.status, view.progress.model_dump_json()),
+        "now": (running, view.finished, bool(waiting)),
+        "head": (record.status, tuple(sorted(waiting)), tuple(view.in_doubt),
                  view.version_wait.model_dump_json() if view.version_wait else None,
-                 record.answer, tuple(sorted(view.controls)),
-                 tuple((s.id, s.status) for s in steps if s.status == "running")),
+                 record.answer, tuple(sorted(view.controls))),
         "graph": (plan.version if plan else 0, tuple(s.status for s in steps)),
         "timeline": (len(view.events), record.updated_at.isoformat()),
-        "tail": (len(view.events), view.usage.model_dump_json(), len(view.versions),
-                 record.status),
+        # the event log's rows count only while it is open: closed, it shows none
+        "tail": (view.usage.model_dump_json(), record.wall_s, len(view.versions),
+                 record.status,
+                 len(view.events) if st.session_state.get(run_view.EVENTS_KEY) else None),
         "reflections": len(view.reflections),
     }
     for step in steps:
@@ -151,20 +154,34 @@ def _stale(run_id: str) -> list[str] | None:
     return stale
 
 
+@st.fragment(key="run_status")
+def _render_status(run_id: str) -> None:
+    """Status and progress: what changes at every step, drawn apart from the rest of the head."""
+    view = _view(run_id)
+    st.markdown(f"**{t('run_status')}:** {t(f'run_status_{view.record.status}')}")
+    run_view.render_progress(view.progress)
+    _note(run_id, "status", _parts(view, set())["status"])
+
+
+@st.fragment(key="run_now")
+def _render_now(run_id: str) -> None:
+    """The presentation view's current step (redrawn when the running steps change)."""
+    view = _view(run_id)
+    waiting = _waiting(view)
+    _render_present(view, waiting)
+    _note(run_id, "now", _parts(view, waiting)["now"])
+
+
 @st.fragment(key="run_head")
 def _render_head(run_id: str, polling: bool, present: bool) -> None:
-    """Status, progress, a decision waiting, controls, the current step, the answer."""
+    """A decision waiting, controls (not when presenting), the answer."""
     view = _view(run_id)
     if error := st.session_state.pop("run_error", None):
         st.error(literal(error))
-    st.markdown(f"**{t('run_status')}:** {t(f'run_status_{view.record.status}')}")
-    run_view.render_progress(view.progress)
     _render_version_wait(view)
     waiting = _waiting(view)
     _render_decisions(view, waiting)
-    if present:
-        _render_present(view, waiting)
-    else:
+    if not present:
         _render_controls(view)
     run_view.render_answer(view.record.answer, view.finished)
     _note(run_id, "head", _parts(view, waiting)["head"])
@@ -228,6 +245,9 @@ def _render_live(run_id: str, view: RunView, polling: bool, present: bool) -> No
     """The live parts, each a fragment of its own (in a full run: the whole page)."""
     drawn = st.session_state.setdefault(DRAWN, {})
     drawn[run_id] = {"view": _marker(view), "steps": _parts(view, set())["steps"]}
+    _render_status(run_id)
+    if present:
+        _render_now(run_id)
     _render_head(run_id, polling, present)
     if view.plan is None:
         return
@@ -313,7 +333,7 @@ def _render_decisions(view: RunView, waiting: set[str]) -> None:
 
 def _render_present(view: RunView, waiting: set[str]) -> None:
     """For a projector: the current step in large type (the answer and the graph, large
-    too, follow it). A step waiting for a person is shown above, so a demo can go on."""
+    too, follow it). A step waiting for a person is shown below it, so a demo can go on."""
     plan = view.plan
     st.html(_PRESENT_CSS)
     with st.container(key="present_now"):

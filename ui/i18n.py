@@ -239,7 +239,7 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "replan_title": ("Version {old} → {new}", "版本 {old} → {new}"),
     "replan_reason": ("Why: {reason}", "原因：{reason}"),
     "replan_same": ("Same steps (only runtime state changed).", "步骤相同（只有运行状态变化）。"),
-    "events": ("Event log ({count})", "事件日志（{count}）"),
+    "events": ("Event log", "事件日志"),
     "event_time": ("Time", "时间"),
     "event_kind": ("Event", "事件"),
     "event_step": ("Step", "步骤"),

@@ -30,6 +30,7 @@ from ui.messages import said
 from ui.safe_text import code, literal, markdown
 
 __all__ = [
+    "EVENTS_KEY",
     "progress_text",
     "render_answer",
     "render_decision",
@@ -319,10 +320,13 @@ def render_answer(answer: str | None, finished: bool) -> None:
             st.caption(t("answer_none") if finished else t("answer_pending"))
 
 
+EVENTS_KEY = "run_events"  # the event log's expander: its session state says whether it is open
+
+
 def render_events(events: list[StoredEvent]) -> None:
     """The run's event log as a table, newest last (shown as it is, nothing derived);
     built only while its expander is open."""
-    log = st.expander(t("events", count=len(events)), key="run_events", on_change="rerun")
+    log = st.expander(t("events"), key=EVENTS_KEY, on_change="rerun")
     if not log.open:
         return
     with log:
