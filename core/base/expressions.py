@@ -135,8 +135,9 @@ def condition_step_refs(text: str) -> set[str]:
 def evaluate_condition(text: str, results: dict[str, Any]) -> bool:
     """Evaluate a condition over earlier step results; a missing field reads as None.
 
-    A field of a text result is an ExpressionError, not None: a 1.5B model's refund read
-    ``s2.value == 1`` over a reasoning step's sentence, and the refund was skipped unseen."""
+    A field of a text result is an ExpressionError, not None: a condition such as
+    ``s2.value == 1`` over a reasoning step's sentence would otherwise be silently false,
+    and the step it guards skipped unseen."""
     tree = parse_condition(text)
     try:
         return bool(_eval_condition(tree, results))

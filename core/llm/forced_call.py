@@ -7,7 +7,7 @@ when the endpoint rejects the request, and never assumes the choice was honoured
 ``open_with_tool`` starts a conversation with such a call and its result (the direct
 answer's first round), so that the model answers from data, not from memory.
 ``arguments_as_json`` is the last rung for a model that answers with text at every rung
-(a 1.5B model on llama.cpp): it asks for the arguments as a JSON object matching the
+(small models on llama.cpp do): it asks for the arguments as a JSON object matching the
 tool's parameters, which such endpoints enforce with a grammar.
 """
 

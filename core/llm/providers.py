@@ -11,8 +11,8 @@ models run for its models (core.planning.checks).
 
 llama-cpp-python's ``chatml-function-calling`` template renders every turn with Jinja's
 autoescape on, so the model reads ``&#34;`` for each quote of a prompt (every JSON example
-and step result) and writes such entities back: a 1.5B model's final answer quoted its
-results as ``{&#34;id&#34;: …}``. Replies from that profile have the five entities
+and step result) and small models write such entities back (an answer quoting its results
+as ``{&#34;id&#34;: …}``). Replies from that profile have the five entities
 Jinja writes turned back into their characters (core.llm.reply.unescape_template_html).
 
 Local servers sample at their own default (0.7-0.8) unless told otherwise, which makes a

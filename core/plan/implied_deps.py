@@ -1,9 +1,9 @@
 """Dependencies a step's own arguments and condition already imply.
 
 A step whose arguments say ``{{s1.price}}`` (or whose condition reads ``s1.status``) can
-only run after s1. A small model often writes the reference and forgets ``depends_on``;
-sending that back for a corrective retry cost a local 1.5B model two replies (over two
-minutes) and still failed, although the fix is certain. :func:`add_implied_dependencies`
+only run after s1. Small models often write the reference and forget ``depends_on``, and a
+corrective retry costs them replies and often fails again, while the fix is certain: so
+:func:`add_implied_dependencies`
 adds such links where the referenced step exists and the link makes no cycle, and leaves
 everything else for validation to report.
 """
