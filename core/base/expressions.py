@@ -8,6 +8,7 @@ import operator
 import re
 from typing import Any
 
+from core.base.step_id import STEP_ID
 from core.base.text import preview
 
 __all__ = [
@@ -23,7 +24,6 @@ __all__ = [
     "parse_condition",
 ]
 
-_STEP_NAME = re.compile(r"^s\d+$")
 _EXPRESSION_HINT = re.compile(r"==|!=|<|>|\bs\d+\b")
 _RESULT_NAME = re.compile(r"\bresult\b")
 _CRITERIA_OPERATOR = re.compile(r"==|!=|<=|>=|<|>|\bin\b")
@@ -128,7 +128,7 @@ def condition_step_refs(text: str) -> set[str]:
     """Return the step ids (``s1``...) a parsed condition reads."""
     return {
         node.id for node in ast.walk(parse_condition(text))
-        if isinstance(node, ast.Name) and _STEP_NAME.match(node.id)
+        if isinstance(node, ast.Name) and STEP_ID.match(node.id)
     }
 
 
@@ -158,7 +158,7 @@ def _check_condition_node(node: ast.AST, text: str) -> None:
             "use ==, !=, <, >, in, and, or, not, literals and sN.field"
         )
     if isinstance(node, ast.Name) and not (
-        _STEP_NAME.match(node.id) or node.id in _LITERAL_NAMES
+        STEP_ID.match(node.id) or node.id in _LITERAL_NAMES
     ):
         raise ExpressionError(
             f"condition {_shown(text)} names {node.id!r}; refer to step results as sN.field"

@@ -32,6 +32,7 @@ from core.execution.success_check import check_success, classify_failure
 from core.execution.version_gate import REJECTED, VersionGate
 from core.lifecycle import CRASH_RESET
 from core.llm.engine import Engine
+from core.plan.approval import has_side_effect
 from core.plan.model import Plan, Step
 from core.plan.versions import retire
 
@@ -174,8 +175,7 @@ class Coordinator:
     def _needs_confirmation(self, step: Step) -> bool:
         if not self.options.confirm_side_effects or step.tool is None:
             return False
-        return step.tool in self.engine.registry and self.engine.registry.get(
-            step.tool).side_effect
+        return has_side_effect(step, self.engine.registry)
 
     def _ask_confirmation(self, step: Step) -> bool:
         """Apply a decision already taken, or ask a person (True when decided)."""

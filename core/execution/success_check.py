@@ -29,6 +29,7 @@ from core.base.expressions import (
 from core.base.language import Language, detect_language, pick, terms
 from core.base.usage import Usage
 from core.llm.engine import Engine
+from core.plan.approval import has_side_effect
 from core.prompts.adaptive import SUCCESS_SYSTEM, fold, language_name, parse_reply
 
 if TYPE_CHECKING:
@@ -279,7 +280,7 @@ def classify_failure(step: Step, error: str | None, *, registry: ToolRegistry,
     text = error or ""
     if step.tool is None or is_transport_error(text) or _PLAN_ERRORS.search(text):
         return "fatal"
-    if step.tool not in registry or registry.get(step.tool).side_effect:
+    if has_side_effect(step, registry):
         return "fatal"
     if plan is not None:
         synthesis = plan.synthesis_step()

@@ -22,8 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from core.plan.model import REFERENCE, Plan, Step
-from core.plan.versions import STEP_NAME
+from core.plan.model import REFERENCE, STEP_NAME, Plan, Step
 from core.tools.registry import ToolRegistry
 
 __all__ = ["has_side_effect", "widening"]

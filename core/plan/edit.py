@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from core.base.language import Language, pick
-from core.plan.model import Plan, Step, references_in
+from core.plan.model import STEP_NAME, Plan, Step, references_in
 
 __all__ = [
     "COLUMNS",
@@ -45,7 +45,6 @@ NO_TOOL = "none"
 """The tool cell of a reasoning step: an explicit choice, never an empty cell."""
 _NO_TOOL_SPELLINGS = {"", "none", "null", "(none)", "-", "—", "无"}
 _SEPARATORS = re.compile(r"[,\s;，、]+")
-_STEP_NAME = re.compile(r"\bs\d+\b")
 UNDO_LIMIT = 20
 """How many earlier versions of a plan the editor keeps for undo."""
 
@@ -196,7 +195,7 @@ def _detach(plan: Plan, removed: dict[str, Step], lang: Language) -> list[str]:
                               f"{step.id}: removed the argument(s) {', '.join(dropped)}, "
                               "which read a deleted step; the model fills them in at run "
                               "time (offline, type them in)"))
-        read = sorted(set(_STEP_NAME.findall(step.condition or "")) & removed.keys())
+        read = sorted(set(STEP_NAME.findall(step.condition or "")) & removed.keys())
         if read:
             notes.append(pick(lang, f"{step.id} 的条件读取了被删除的 {', '.join(read)}："
                                     "请改写或清空条件（保留它，以免这一步变成无条件执行）",

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from core.base.expressions import ExpressionError, condition_step_refs, is_expression_condition
 from core.base.language import Language, pick
 from core.base.messages import Message
+from core.base.step_id import STEP_ID, step_number
 from core.base.text import preview
 from core.errors import PlanValidationError, ToolArgumentError, UnknownToolError
 from core.lifecycle import (
@@ -32,18 +33,21 @@ __all__ = [
     "FINISHED",
     "REFERENCE",
     "STATUS_ICONS",
+    "STEP_ID",
+    "STEP_NAME",
     "Plan",
     "Step",
     "StepStatus",
     "references_in",
+    "step_number",
 ]
 
 FINISHED: frozenset[str] = FINISHED_STEP_STATUSES
 STATUS_ICONS = {
     "completed": "✓", "running": "▶", "pending": "○", "failed": "✗", "skipped": "⏭",
 }
-_STEP_ID = re.compile(r"^s\d+$")
 REFERENCE = re.compile(r"\{\{\s*(s\d+)((?:\.[\w\-]+|\[\d+\])*)\s*\}\}")
+STEP_NAME = re.compile(r"(?<![\w.'\"])(s\d+)\b")  # as a condition names it: s2.status
 _PREVIEW_CHARS = 80
 _CYCLE_ZH = "{ids} 形成了循环依赖；请去掉其中一条依赖"
 
@@ -149,7 +153,7 @@ class Plan(BaseModel):
 
     def next_step_id(self) -> str:
         """A new id after every id used so far (ids are never reused)."""
-        numbers = [int(s.id[1:]) for s in self.steps if _STEP_ID.match(s.id)]
+        numbers = [n for s in self.steps if (n := step_number(s.id)) is not None]
         return f"s{max(numbers, default=0) + 1}"
 
     def synthesis_step(self) -> Step | None:
@@ -228,7 +232,7 @@ class Plan(BaseModel):
                                      f"{step.id} appears more than once; give every step "
                                      "its own id"))
             seen.add(step.id)
-            if not _STEP_ID.match(step.id):
+            if step_number(step.id) is None:
                 problems.append(pick(lang, f"{step.id!r} 不是有效的编号；编号形如 s1、s2、s3",
                                      f"{step.id!r} is not a valid id; ids look like s1, s2, s3"))
             problems.extend(_step_problems(step, ids, registry, lang))

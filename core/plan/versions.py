@@ -11,13 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.plan.model import REFERENCE, Plan, Step
+from core.plan.model import REFERENCE, STEP_NAME, Plan, Step
 
-__all__ = ["STEP_NAME", "renumber", "retire"]
-
-STEP_NAME = re.compile(r"(?<![\w.'\"])(s\d+)\b")
-"""A step id as a condition names it (``s2.status``), not inside a string or a field."""
-
+__all__ = ["renumber", "retire"]
 
 def renumber(step: Step, mapping: dict[str, str]) -> Step:
     """A copy of ``step`` with its id and every step it names renamed through ``mapping``."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -25,8 +24,8 @@ from core.errors import LLMError, PlanError, PlanValidationError
 from core.llm.engine import Engine
 from core.plan.identifiers import is_identifier
 from core.plan.implied_deps import add_implied_dependencies
-from core.plan.model import Plan, Step
-from core.plan.versions import STEP_NAME, renumber
+from core.plan.model import STEP_NAME, Plan, Step
+from core.plan.versions import renumber
 from core.planning.change_note import reason_in_request_language
 from core.planning.checks import check_context, note_checks, run_checks, worded
 from core.planning.choices import CheckpointPolicy
@@ -55,7 +54,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 CheckpointAction = Literal["none", "checkpoint", "replan"]
-_STEP_ID = re.compile(r"^s(\d+)$")
 
 
 class CheckpointDecision(BaseModel):

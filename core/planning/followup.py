@@ -8,14 +8,13 @@ synthesis step answers the follow-up; the old synthesis step stays as history.
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 from core.base.language import detect_language, pick
 from core.base.usage import Usage
 from core.errors import PlanError, PlanParseError, PlanValidationError
 from core.llm.engine import Engine
-from core.plan.model import Plan, Step
+from core.plan.model import Plan, Step, step_number
 from core.plan.versions import renumber
 from core.planning.checkpoint import steps_from_dicts
 from core.planning.checks import check_context, note_checks
@@ -32,7 +31,6 @@ __all__ = ["extend_goal", "extend_plan_request"]
 logger = logging.getLogger(__name__)
 
 _ATTEMPTS = 2
-_STEP_ID = re.compile(r"^s(\d+)$")
 _SYNTHESIS = {
     "zh": "结合之前的结果，回答追加的请求",
     "en": "Answer the follow-up using the results so far",
@@ -165,8 +163,8 @@ def _read_steps(plan: Plan, text: str) -> list[Step]:
         raise PlanParseError('the follow-up plan has no steps; list them in "steps"', raw=text)
     objects = [i for i in items if isinstance(i, dict)]
     next_number = int(plan.next_step_id()[1:])
-    numbers = [_STEP_ID.match(str(i.get("id", ""))) for i in objects]
-    fresh = all(m is not None and int(m.group(1)) >= next_number for m in numbers)
+    numbers = [step_number(str(i.get("id", ""))) for i in objects]
+    fresh = all(n is not None and n >= next_number for n in numbers)
     reuse = {str(i.get("id")) for i in objects} if fresh else set()
     steps = steps_from_dicts(objects, plan, reuse=reuse)
     old_ids = set(plan.ids())

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from core.base.messages import msg
 from core.errors import UnservableRequestError
+from core.plan.approval import has_side_effect
 from core.plan.model import Plan, Step
 from core.planning.packs import packs
 from core.tools.registry import ToolRegistry
@@ -69,8 +70,7 @@ def tool_chain(request: str, registry: ToolRegistry, *, limit: int = 2) -> list[
     chain: list[Step] = []
     for draft in rule_drafts(request, registry)[:1]:
         for step in draft.steps:
-            if (step.tool is None or step.tool not in registry
-                    or registry.get(step.tool).side_effect):
+            if step.tool is None or has_side_effect(step, registry):
                 continue
             if set(step.depends_on) <= {earlier.id for earlier in chain}:
                 chain.append(step)

@@ -23,7 +23,7 @@ from core.llm.client import ChatModel
 from core.llm.engine import Engine
 from core.llm.providers import PromptStyle
 from core.plan.implied_deps import add_implied_dependencies
-from core.plan.model import Plan, Step
+from core.plan.model import Plan, Step, step_number
 from core.plan.parse import parse_plan
 from core.plan.versions import renumber
 from core.planning.checks import check_context, note_checks, run_checks, worded
@@ -70,7 +70,6 @@ _NO_MODEL = (
     "in the environment or .env, or use the offline planner (--offline)"
 )
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_STEP_ID = re.compile(r"^s(\d+)$")
 _MAX_STEPS = 10
 
 
@@ -281,7 +280,7 @@ def _merge(plan: Plan, kept: list[Step], proposal: Plan) -> Plan:
     kept_by_id = {s.id: s for s in kept}
     next_number = int(plan.next_step_id()[1:])
     fresh_numbering = all(
-        (m := _STEP_ID.match(s.id)) is not None and int(m.group(1)) >= next_number
+        (n := step_number(s.id)) is not None and n >= next_number
         for s in proposal.steps
     )
     mapping: dict[str, str] = {}

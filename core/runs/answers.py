@@ -35,6 +35,7 @@ from core.execution.readiness import blocked_steps, ready_steps
 from core.execution.success_check import non_answer
 from core.llm.engine import Engine
 from core.llm.forced_call import call_round, open_with_tool
+from core.plan.approval import has_side_effect
 from core.plan.identifiers import Grounds
 from core.plan.model import Plan, Step
 from core.planning.clauses import clean_query
@@ -366,7 +367,7 @@ def _direct_offline(request: str, engine: Engine, lang: Language
         if not ready:
             break
         for step in ready:
-            if step.tool in engine.registry and engine.registry.get(step.tool).side_effect:
+            if has_side_effect(step, engine.registry):
                 apply_outcome(step, StepOutcome(status="skipped",
                                                 error=pick(lang, *_NO_SIDE_EFFECTS)))
                 continue

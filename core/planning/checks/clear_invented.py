@@ -11,6 +11,7 @@ worded for the model, gives way to a note saying it was removed.
 
 from __future__ import annotations
 
+from core.plan.approval import has_side_effect
 from core.plan.model import Plan
 from core.planning.checks.grounding import invented_id, ungrounded_ids
 from core.planning.checks.shape import Check, CheckContext, Problem
@@ -23,7 +24,7 @@ def remove_invented_ids(plan: Plan, context: CheckContext) -> list[Problem]:
     removed: list[Problem] = []
     stale: set[str] = set()
     for step, name, value in list(ungrounded_ids(plan, context)):
-        if context.registry.get(step.tool or "").side_effect:
+        if has_side_effect(step, context.registry):
             continue
         stale.add(invented_id(step, name, value).worded(context.language))
         step.args = {key: kept for key, kept in (step.args or {}).items() if key != name}

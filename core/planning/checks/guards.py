@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from core.plan.approval import has_side_effect
 from core.plan.dag import ancestors
 from core.plan.model import Plan, Step
 from core.planning.checks.shape import Check, CheckContext, Problem
@@ -35,8 +36,8 @@ def condition_in_words(plan: Plan, context: CheckContext) -> list[Problem]:
         "step": step.id, "tool": step.tool, "source": _looked_up_by(plan, step) or "sN"},
         step.id)
         for step in plan.steps
-        if step.status == "pending" and not step.condition and step.tool in registry
-        and registry.get(step.tool or "").side_effect and states_a_condition(step)]
+        if step.status == "pending" and not step.condition
+        and has_side_effect(step, registry) and states_a_condition(step)]
 
 
 def _looked_up_by(plan: Plan, step: Step) -> str | None:

@@ -16,8 +16,9 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 
-from core.plan.model import REFERENCE, Plan, Step
-from core.plan.versions import STEP_NAME, renumber
+from core.plan.approval import has_side_effect
+from core.plan.model import REFERENCE, STEP_NAME, Plan, Step
+from core.plan.versions import renumber
 from core.planning.checks.shape import Check, CheckContext, Problem
 from core.tools.registry import ToolRegistry
 
@@ -59,8 +60,7 @@ def missing_effects(draft: Plan, plan: Plan, registry: ToolRegistry) -> list[Ste
     called = {step.tool for step in plan.steps}
     missing = []
     for step in draft.steps:
-        if step.tool in registry and step.tool not in called and registry.get(
-                step.tool or "").side_effect:
+        if step.tool not in called and has_side_effect(step, registry):
             called.add(step.tool)
             missing.append(step)
     return missing
