@@ -33,7 +33,11 @@ _TS = sa.DateTime(timezone=True)  # as the tables define it; kept here so v1 sta
 
 
 def _v1_initial(conn: Connection) -> None:
-    """The first schema: runs, plan versions and events, without ownership or control."""
+    """The first schema: runs, plan versions and events, without ownership or control.
+
+    The tables are written out as they were at version 1, not taken from
+    :mod:`core.store.schema`: a migration is frozen, and later migrations add to exactly
+    this shape whatever the current definitions become."""
     old = sa.MetaData()
     sa.Table(
         "runs", old,
