@@ -540,4 +540,22 @@ TEXTS: dict[str, tuple[str, str]] = {
         "PlanBoard 只通过 OTLP/HTTP（protobuf）导出追踪，不支持 {protocol}：请设置 "
         "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf，并把端点指向采集器的 HTTP 端口（默认 "
         "4318）；运行照常进行，但不导出追踪。"),
+    # ---- refining a plan with a sentence (core.planning.refine, python -m core refine) ----
+    "refine.empty": ("The sentence is empty; say what the planner should change in the plan.",
+                     "这句话是空的；请说明要规划器修改计划的哪些地方。"),
+    "refine.needs_model": (
+        "Refining a plan needs a model: set OPENAI_API_KEY (and OPENAI_BASE_URL for another "
+        "provider), or edit the plan by hand.",
+        "修改计划需要大模型：请设置 OPENAI_API_KEY（其他服务商再设置 OPENAI_BASE_URL），"
+        "或手动编辑计划。"),
+    "refine.unusable": (
+        "The planner's revision could not be used ({errors}); try another sentence or edit "
+        "the plan by hand.",
+        "规划器修改后的计划无法使用（{errors}）；请换一种说法，或手动编辑计划。"),
+    "refine.run_executing": (
+        "run {run_id} is {status} and being executed; refine it once it has stopped (pause "
+        "or cancel it first).",
+        "运行 {run_id} 状态为 {status}，正在执行；请等它停止后再修改（先暂停或取消）。"),
+    "refine.no_plan": ("run {run_id} has no plan to refine; start a new request.",
+                       "运行 {run_id} 没有可修改的计划；请提交新的请求。"),
 }
