@@ -120,6 +120,7 @@ def _require_utf8(arguments: list[str]) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command."""
     from core.cli.adaptive import add_adaptive_commands
+    from core.cli.refine import add_refine_command
     from core.cli.runs import add_run_commands
     from core.cli.workers import add_worker_commands
 
@@ -141,7 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     call.set_defaults(handler=cmd_call)
 
     plan = commands.add_parser("plan", help="make a plan for a request and print it")
-    plan.add_argument("request")
+    plan.add_argument("request", help="the request (with --refine: what to change)")
+    plan.add_argument("--refine", type=Path, metavar="FILE",
+                      help="revise the plan in FILE as the request says; print the new plan")
     _add_planning_options(plan)
     plan.set_defaults(handler=cmd_plan)
 
@@ -179,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_run_commands(commands)
     add_adaptive_commands(commands)
+    add_refine_command(commands)
     add_worker_commands(commands)
     return parser
 
@@ -231,6 +235,10 @@ def cmd_call(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     from core.runs.session import build_engine, choose_route
 
+    if args.refine:
+        from core.cli.refine import refine_plan_file
+
+        return refine_plan_file(args.refine, args.request, as_json=args.json)
     engine = build_engine(offline=args.offline)
     route, _ = choose_route(args.request, engine, args.mode)
     if route.mode != "plan":

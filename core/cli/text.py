@@ -77,6 +77,10 @@ _TEXT: dict[str, tuple[str, str]] = {
     "recovered": ("worker {name}: {count} unfinished run(s) handed to the live workers",
                   "工作进程 {name} 的 {count} 个未完成运行已交给仍在运行的工作进程"),
     "on_worker": ("on {name}", "于 {name}"),
+    # refine (core.cli.refine)
+    "refining_run": ("Plan v{version} of run {run_id}, refined (approved, it runs as a new "
+                     "run):",
+                     "运行 {run_id} 的计划 v{version} 修改如下（批准后作为新的运行执行）："),
 }
 
 
