@@ -252,6 +252,47 @@ def _approve(plan: Plan) -> None:
     st.switch_page("pages/run.py", query_params={"run": run_id})
 
 
+def _refine(sentence: str) -> None:
+    """Have the planner revise the plan under review as ``sentence`` says (one undo step);
+    what changed is kept to show above the plan until the next new plan."""
+    from core.plan.diff import diff_plans, format_diff
+    from core.planning.refine import refine_plan
+
+    def change(pending: Plan) -> tuple[Plan, list[str]]:
+        refined, usage = refine_plan(pending, sentence, state.engine())
+        spent = st.session_state.get("planning_usage") or Usage()
+        st.session_state["planning_usage"] = spent + usage  # counted by the run it becomes
+        st.session_state["plan_refine_diff"] = format_diff(diff_plans(pending, refined),
+                                                           current_language())
+        return refined, []
+
+    try:
+        with st.spinner(t("refine_working")):
+            plan_editor.apply_edit(change)
+    except PlanBoardError as exc:
+        st.error(error_text(exc))
+        return
+    st.rerun()  # the table, the graph and the checks show the new version
+
+
+def _render_refine_diff() -> None:
+    diff = st.session_state.get("plan_refine_diff")
+    if diff:
+        with st.container(border=True, key="refine_diff"):
+            st.caption(t("refine_changes"))
+            st.text(diff)
+
+
+def _render_refine() -> None:
+    """"Tell the planner what to change": a sentence and the button that sends it."""
+    sentence, send = st.columns([4, 1], vertical_alignment="bottom")
+    sentence.text_input(t("refine_label"), key="refine_text",
+                        placeholder=t("refine_placeholder"), help=t("refine_help"))
+    if send.button(t("refine_button"), key="refine_plan", width="stretch",
+                   icon=":material/edit_note:"):
+        _refine(st.session_state.get("refine_text", ""))
+
+
 def main() -> None:
     """Draw the plan page."""
     page_header("plan_title", "plan_caption")
@@ -284,8 +325,10 @@ def main() -> None:
     st.divider()
     _render_goal(plan.goal)
     _render_lessons_used()
+    _render_refine_diff()
     edited, problems = plan_editor.render_plan_review(
         state.registry(), offline=mode.offline)
+    _render_refine()
     if st.button(t("approve_run"), key="approve_run", type="primary", disabled=bool(problems),
                  icon=":material/play_arrow:",
                  help=t("approve_blocked") if problems else t("approve_help")):

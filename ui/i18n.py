@@ -382,6 +382,16 @@ _PAIRS.update({  # plan editing: safe edits, undo, the plan page's request (issu
     "goal_full_request": ("The whole request ({count} characters)",
                           "完整请求（{count} 个字符）"),
     "graph_legend_cycle": ("red arrows = dependency cycle", "红色箭头 = 循环依赖"),
+    # refining a plan with a sentence
+    "refine_label": ("Tell the planner what to change", "告诉规划器要改什么"),
+    "refine_placeholder": ("e.g. also check the return policy; drop the refund",
+                           "例如：再查一下退货政策；不要退款"),
+    "refine_button": ("Refine the plan", "修改计划"),
+    "refine_help": ("The planner revises this plan as you say; the steps it keeps keep their "
+                    "ids and your edits. You see what changed before you approve.",
+                    "规划器按你说的修改这个计划；保留的步骤保留编号和你的修改。批准前会显示改动。"),
+    "refine_working": ("Refining the plan…", "正在修改计划…"),
+    "refine_changes": ("What the refinement changed", "这次修改改动了什么"),
 })
 _PAIRS.update(RUN_PAGE_TEXT)
 _PAIRS.update(PLAN_PANEL_TEXT)

@@ -58,6 +58,7 @@ def set_plan(plan: Plan | None) -> None:
     """Replace the canonical plan with a new one (the editor is rebuilt from it, no undo)."""
     st.session_state["plan"] = plan
     st.session_state.pop("plan_edit_notes", None)
+    st.session_state.pop("plan_refine_diff", None)  # what refining the old plan changed
     ui_state.forget_plan_history()
 
 
