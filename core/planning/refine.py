@@ -174,5 +174,5 @@ def _telling(words: Iterable[str]) -> list[str]:
 
 
 def _words(text: str) -> set[str]:
-    """Lower-cased words of ``text``, with argument-like names kept whole (``order_id``)."""
+    """Lower-cased words of ``text``, with argument-like names kept whole (``due_date``)."""
     return set(re.findall(r"[\w.]+", text.lower())) | set(re.findall(r"\w+", text.lower()))
