@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 from core.base.messages import render
 from core.base.usage import Usage
 from core.cli.output import (
-    ask,
     ask_text,
     bounded_float,
     bounded_int,
     print_json,
     print_progress,
 )
+from core.cli.plans import approved_to_run, load_plan_file
 from core.cli.runs import add_approve_replans, new_versions_policy, report_run, wait_answering
 from core.cli.text import cli_language, say
 from core.errors import ConfigError, PlanBoardError
@@ -282,7 +282,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     runner = args.runner()
     settings = public_settings(offline=engine.offline)
     if args.plan:
-        plan, usage, route = _load_plan_file(args.plan, args.request), Usage(), None
+        plan, usage, route = load_plan_file(args.plan, args.request), Usage(), None
     else:
         route, usage = choose_route(args.request, engine, args.mode)
         if route.mode != "plan":
@@ -292,7 +292,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         plan, planning = _draft(args.request, engine, ask_questions=not args.yes,
                                 store=runner.store)
         usage += planning
-    if not _approved(plan, engine, args.yes, out):
+    if not approved_to_run(plan, engine, args.yes, out):
         return 1
     options = _run_options(args)
     if by_workers:
@@ -386,37 +386,6 @@ def _draft(request: str, engine: Any, *, ask_questions: bool, store: Any = None
         usage += draft.usage
     assert draft.plan is not None  # without questions a draft always holds a plan
     return draft.plan, usage
-
-
-def _approved(plan: Plan, engine: Any, yes: bool, out: Any) -> bool:
-    """Validate, show the plan and its expected cost, and ask "Execute? [y/N]"."""
-    from core.execution.executor import predict_llm_calls
-
-    plan.raise_if_invalid(engine.registry)
-    print(plan.summary(), file=out)
-    for warning in plan.warnings:
-        print(say("warning", text=warning), file=out)
-    calls = predict_llm_calls(plan, engine.registry, offline=engine.offline)
-    print(say("plan_cost", steps=len(plan.steps), path=plan.critical_path_length(),
-              calls=calls), file=out)
-    if yes or ask(say("execute")):
-        return True
-    print(say("not_executed"), file=out)
-    return False
-
-
-def _load_plan_file(path: Path, request: str) -> Plan:
-    from core.plan.parse import parse_plan
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"Cannot read plan file {path}: {exc.strerror}.") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"Plan file {path} is not UTF-8 text; save it as UTF-8 JSON.") from None
-    plan = parse_plan(text, goal=request)  # the file's own goal unless a request is given
-    plan.goal = plan.goal or path.stem
-    return plan
 
 
 def _parse_json_object(text: str, option: str) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from core.base.messages import msg
-from core.cli.output import ask, print_json, print_progress
+from core.cli.output import print_json, print_progress
+from core.cli.plans import approved_to_run, load_plan_file
 from core.cli.runs import add_approve_replans
 from core.cli.text import cli_language, say
 from core.errors import ConfigError, StoreError
@@ -63,7 +64,7 @@ def cmd_refine(args: argparse.Namespace) -> int:
     refined, usage = refine_plan(current, args.sentence, engine)
     print(say("refining_run", run_id=args.run_id, version=record.plan.version), file=out)
     print(format_diff(diff_plans(current, refined), cli_language()), file=out)
-    if not _approved(refined, engine, args.yes, out):
+    if not approved_to_run(refined, engine, args.yes, out):
         return 1
     started = time.monotonic()
     options = RunOptions(confirm_side_effects=False,  # the person approved the plan
@@ -81,7 +82,7 @@ def refine_plan_file(path: Path, sentence: str, *, as_json: bool) -> int:
     from core.planning.refine import refine_plan
 
     _require_sentence(sentence)
-    current = _read_plan(path)
+    current = load_plan_file(path)
     refined, _ = refine_plan(current, sentence, _refining_engine())
     print(format_diff(diff_plans(current, refined), cli_language()),
           file=sys.stderr if as_json else sys.stdout)
@@ -92,36 +93,6 @@ def refine_plan_file(path: Path, sentence: str, *, as_json: bool) -> int:
     for warning in refined.warnings:
         print(say("warning", text=warning), file=sys.stderr)
     return 0
-
-
-def _approved(plan: Plan, engine: Engine, yes: bool, out: Any) -> bool:
-    """Validate the refined plan, show it with its expected cost, ask "Execute? [y/N]"."""
-    from core.execution.executor import predict_llm_calls
-
-    plan.raise_if_invalid(engine.registry)
-    print(plan.summary(), file=out)
-    for warning in plan.warnings:
-        print(say("warning", text=warning), file=out)
-    print(say("plan_cost", steps=len(plan.steps), path=plan.critical_path_length(),
-              calls=predict_llm_calls(plan, engine.registry)), file=out)
-    if yes or ask(say("execute")):
-        return True
-    print(say("not_executed"), file=out)
-    return False
-
-
-def _read_plan(path: Path) -> Plan:
-    from core.plan.parse import parse_plan
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"Cannot read plan file {path}: {exc.strerror}.") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"Plan file {path} is not UTF-8 text; save it as UTF-8 JSON.") from None
-    plan = parse_plan(text, goal="")
-    plan.goal = plan.goal or path.stem
-    return plan
 
 
 def _require_sentence(sentence: str) -> None:
