@@ -28,6 +28,7 @@ from demo.messages import said
 
 __all__ = [
     "ANALYTICS_TOOLS",
+    "DATA_UNTIL",
     "ROW_LIMIT",
     "analytics_db_path",
     "describe_tables",
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 ROW_LIMIT = 200
+DATA_UNTIL = date(2026, 6, 24)  # the last day the seeded data holds (the pack declares it)
 _TIME_LIMIT_S = 1.5
 _MAX_VALUE_BYTES = 1_000_000  # SQLITE_LIMIT_LENGTH: any string, BLOB or row
 _MAX_COLUMNS = 100
@@ -111,7 +113,7 @@ def _months(start: date, end: date) -> list[date]:
 def _seed(conn: sqlite3.Connection) -> None:
     conn.executescript(_SCHEMA)
     rng = random.Random(_SEED)
-    first, last = date(2025, 1, 1), date(2026, 6, 24)
+    first, last = date(2025, 1, 1), DATA_UNTIL
     feedback_id = event_id = 0
     for user_id in range(1, 3001):
         signup = first + timedelta(days=rng.randrange((date(2026, 5, 31) - first).days))
@@ -164,7 +166,8 @@ def describe_tables() -> dict:
                            "row_count": count})
     finally:
         conn.close()
-    return {"tables": tables, "dates": "ISO text 'YYYY-MM-DD'; data runs to 2026-06-24",
+    return {"tables": tables,
+            "dates": f"ISO text 'YYYY-MM-DD'; data runs to {DATA_UNTIL.isoformat()}",
             "row_limit": ROW_LIMIT}
 
 

@@ -7,6 +7,7 @@ from core.plan.model import Plan
 from core.planning.packs import DataReset, Pack
 from core.tools.registry import ToolRegistry
 from demo import reading
+from demo.analytics import DATA_UNTIL
 from demo.checks import DEMO_CHECKS
 from demo.data import reset_demo_data
 from demo.offline import compose_answer, offline_plan
@@ -29,6 +30,7 @@ DEMO_PACK = Pack(
     questions=reading.questions,
     checks=DEMO_CHECKS,
     scenarios=SCENARIOS,
+    data_until=DATA_UNTIL,
     reset=DataReset(
         run=reset_demo_data,
         what=Both(en="the demo shop, knowledge, ops and analytics data",

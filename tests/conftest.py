@@ -52,6 +52,9 @@ def isolated_environment(tmp_path, monkeypatch):
     for name in ("LC_ALL", "LANGUAGE"):  # the CLI speaks the locale's language
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LANG", "C.UTF-8")
+    # relative periods ("last quarter") read today's date: the demo data's last day, so that
+    # no result depends on the day the tests run (a test of periods sets its own)
+    monkeypatch.setenv("PLANBOARD_TODAY", "2026-06-24")
     home = tmp_path / "planboard-home"
     monkeypatch.setenv("PLANBOARD_HOME", str(home))
     monkeypatch.chdir(tmp_path)

@@ -53,6 +53,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "Cannot create the PlanBoard home {home} ({reason}); set PLANBOARD_HOME to a writable "
         "directory.",
         "无法创建 PlanBoard 数据目录 {home}（{reason}）；请把 PLANBOARD_HOME 设为可写的目录。"),
+    "config.not_date": ("{variable}={raw} is not a date. Set it as YYYY-MM-DD, e.g. "
+                        "{variable}=2026-12-01, or remove it.",
+                        "{variable}={raw} 不是日期。请写成 YYYY-MM-DD，例如 "
+                        "{variable}=2026-12-01，或删除这项设置。"),
     # ---- the model endpoint (LLMError) -------------------------------------------------
     "llm.timeout": ("{url} did not answer within {seconds}s. Check that the server is running, "
                     "or raise PLANBOARD_TIMEOUT.",
@@ -102,6 +106,22 @@ TEXTS: dict[str, tuple[str, str]] = {
         "demo to {variable}.",
         "没有大模型时，PlanBoard 只能为演示工具制定计划，而 {variable} 没有加载它们：请配置大模型"
         "（OPENAI_API_KEY，本地服务则设置 OPENAI_BASE_URL），或把 demo 加入 {variable}。"),
+    # ---- periods a request names (core.planning.periods) ---------------------------------
+    "period.label": ("{name} ({bounds})", "{name}（{bounds}）"),
+    "period.year": ("{year}", "{year}年"),
+    "period.quarter": ("{year} Q{quarter}", "{year}年第{quarter}季度"),
+    "period.month": ("{month} {year}", "{year}年{month}月"),
+    "period.week": ("the week of {first}", "{first}起的一周"),
+    "period.past_days": ("the past {count} days", "过去{count}天"),
+    "period.past_weeks": ("the past {count} weeks", "过去{count}周"),
+    "period.past_months": ("the past {count} months", "过去{count}个月"),
+    "period.data_days": ("the last {count} days of the data", "数据中的最后{count}天"),
+    "period.data_weeks": ("the last {count} weeks of the data", "数据中的最后{count}周"),
+    "period.data_months": ("the last {count} months of the data", "数据中的最后{count}个月"),
+    "period.relative_name": ("{phrase}, {name}", "{phrase}即{name}"),
+    "period.moved": ("{period}, the latest {unit} the data holds: {asked} ({asked_bounds}) has "
+                     "no data",
+                     "{period}，数据中最近的{unit}：{asked}（{asked_bounds}）没有数据"),
     # ---- checkpoints -------------------------------------------------------------------------
     "checkpoint.unchanged": ("no pending step's target is already under way",
                              "没有待执行步骤的目标已在处理中"),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -34,6 +35,7 @@ __all__ = [
     "Reading",
     "Scenario",
     "data_resets",
+    "data_until",
     "packs",
     "reading",
     "scenarios",
@@ -114,7 +116,8 @@ class Pack:
     ``questions(request, registry)``: what to ask before planning offline. ``checks``: its
     own plan checks, of the engine's shape (core.planning.checks.shape.Check; anything
     else is ignored), run after the engine's own. ``scenarios`` and ``reset``: for the
-    gallery and the data reset.
+    gallery and the data reset. ``data_until``: the last day its tools' data holds (a
+    relative period the data does not reach moves to the latest one it holds).
     """
 
     name: str
@@ -126,6 +129,7 @@ class Pack:
     checks: tuple[Any, ...] = ()
     scenarios: tuple[Scenario, ...] = ()
     reset: DataReset | None = None
+    data_until: date | None = None
 
 
 def packs(registry: ToolRegistry) -> list[Pack]:
@@ -141,6 +145,12 @@ def scenarios(registry: ToolRegistry) -> list[Scenario]:
 def data_resets(registry: ToolRegistry) -> list[DataReset]:
     """The data resets the packs offer (none: nothing to reset)."""
     return [pack.reset for pack in packs(registry) if pack.reset is not None]
+
+
+def data_until(registry: ToolRegistry) -> date | None:
+    """The last day the packs' data holds (the latest they declare); None when none does."""
+    days = [pack.data_until for pack in packs(registry) if pack.data_until is not None]
+    return max(days, default=None)
 
 
 def reading(text: str, registry: ToolRegistry) -> Reading:

@@ -22,6 +22,7 @@ from demo.offline.answer_text import (
     markdown_table,
     table_lines,
 )
+from demo.offline.text import PERIOD_PREFIX
 
 __all__ = ["compose_answer"]
 
@@ -82,6 +83,9 @@ def compose_answer(plan: Plan) -> str:
             sections.append(text)
     if not sections:
         sections.append(pick(lang, "没有可汇总的结果。", "There are no results to summarise."))
+    period = _period_line(plan)
+    if period:
+        sections.insert(0, period)
     if earlier:
         head = pick(lang, "针对追加的请求，新的结果如下（之前的回答仍然有效）：",
                     "For your follow-up, here is what the new steps found (the earlier "
@@ -92,6 +96,13 @@ def compose_answer(plan: Plan) -> str:
                  pick(lang, "如有其他问题，随时联系我！", "Let me know if there is anything else.")]
     answer = "\n\n".join(parts)
     return answer if lang == "zh" else english_names(answer, plan)
+
+
+def _period_line(plan: Plan) -> str:
+    """The period the plan's analysis covers, as its constraint names it ("Period: …")."""
+    named = next((c for c in plan.constraints
+                  if c.startswith((PERIOD_PREFIX.en, PERIOD_PREFIX.zh))), "")
+    return f"🗓️ {named}" if named else ""
 
 
 def _earlier_answer_steps(plan: Plan, synthesis: Step | None) -> set[str]:

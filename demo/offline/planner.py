@@ -13,16 +13,27 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from core.base.language import Language, detect_language, pick
+from core.base.messages import render
 from core.errors import UnservableRequestError
 from core.plan.model import Plan, Step
 from core.planning.clauses import clean_query, split_clauses
+from core.planning.packs import data_until
+from core.planning.periods import Period, calendar_period, request_period, today
 from core.planning.tool_match import score_tool
 from core.tools.registry import ToolRegistry
 from demo.offline.match import fill_args
-from demo.offline.text import CHURN_QUERIES, Entities, cues, extract_entities, research_topic
+from demo.offline.text import (
+    CHURN_QUERIES,
+    PERIOD_PREFIX,
+    Entities,
+    cues,
+    extract_entities,
+    research_topic,
+)
 
 __all__ = ["offline_plan"]
 
@@ -40,6 +51,8 @@ class _Draft:
 
     registry: ToolRegistry
     lang: Language
+    request: str = ""
+    period: Period | None = None  # the period an analysis covers, once one needs it
     steps: list[Step] = field(default_factory=list)
     orders: dict[str, str] = field(default_factory=dict)
     ops: dict[str, str] = field(default_factory=dict)
@@ -50,6 +63,14 @@ class _Draft:
 
     def has(self, name: str) -> bool:
         return name in self.registry
+
+    def analysed_period(self) -> Period:
+        """The period the request names, else last quarter: read against today and the data
+        (a relative period the data does not reach moves to the latest one it holds)."""
+        if self.period is None:
+            self.period = request_period(self.request, self.registry) or calendar_period(
+                "quarter", -1, today(), data_until(self.registry))
+        return self.period
 
     def add(self, description: str, tool: str | None = None, args: dict | None = None,
             depends_on: list[str] | None = None, condition: str | None = None,
@@ -201,13 +222,23 @@ def _analytics(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> 
         draft.ops["describe_tables"] = draft.add(
             pick(lang, "查看数据表结构", "Look at the analytics tables"), "describe_tables", {})
     if "churn" in flags and draft.has("run_sql") and "churn" not in draft.ops:
+        fields = _period_fields(draft.analysed_period(), lang)
         for zh, en, sql in CHURN_QUERIES:
-            draft.ops["churn"] = draft.add(pick(lang, zh, en), "run_sql", {"query": sql})
+            draft.ops["churn"] = draft.add(pick(lang, zh, en).format(**fields), "run_sql",
+                                           {"query": sql.format(**fields)})
         return True
     if "churn" not in draft.ops and "schema" not in flags:
         draft.cannot(clause, "（为这个问题编写 SQL 需要大模型）",
                      " (writing SQL for this question needs an LLM)")
     return True
+
+
+def _period_fields(period: Period, lang: Language) -> dict[str, str]:
+    """The words and bounds CHURN_QUERIES take from ``period``."""
+    months = period.start.year * 12 + period.start.month - 1 - 3
+    return {"name": render(period.name, lang), "label": render(period.dated, lang),
+            "since": date(months // 12, months % 12 + 1, 1).isoformat(),
+            "start": period.start.isoformat(), "end": period.end.isoformat()}
 
 
 def _research(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
@@ -296,7 +327,7 @@ def offline_plan(request: str, registry: ToolRegistry, *, strict: bool = False) 
     """
     text = request if isinstance(request, str) else str(request or "")
     lang = detect_language(text)
-    draft = _Draft(registry=registry, lang=lang)
+    draft = _Draft(registry=registry, lang=lang, request=text)
     constraints: list[str] = []
     served = 0
     for clause in split_clauses(text)[:_MAX_CLAUSES]:
@@ -316,6 +347,9 @@ def offline_plan(request: str, registry: ToolRegistry, *, strict: bool = False) 
         pick(lang, "综合以上结果，给出最终回复", "Summarise the results for the user"),
         depends_on=[s.id for s in draft.steps],
     )
+    if draft.period is not None:
+        prefix = PERIOD_PREFIX.zh if lang == "zh" else PERIOD_PREFIX.en
+        constraints.append(prefix + draft.period.describe(lang))
     plan = Plan(
         goal=text.strip()[:_GOAL_CHARS] or pick(lang, "（空请求）", "(empty request)"),
         definition_of_done=pick(lang, "请求中的每个子任务都有结果或说明了原因",

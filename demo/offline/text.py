@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from core.base.messages import Both
 from core.planning.clauses import clean_query
 
 __all__ = [
     "CHURN_QUERIES",
+    "PERIOD_PREFIX",
     "Entities",
     "cues",
     "extract_entities",
@@ -82,24 +84,28 @@ _RESEARCH_FILLER = re.compile(
     r"|current|state of|and|on|about", re.IGNORECASE
 )
 
+# the churn analysis of a period: {name}/{label} word it, {since} (three months before its
+# start), {start} and {end} (exclusive) bound it
 CHURN_QUERIES: tuple[tuple[str, str, str], ...] = (
-    ("按月统计最近几个月的流失人数", "Count churned users per month",
+    ("按月统计截至{name}的流失人数", "Count churned users per month up to {name}",
      "SELECT substr(churned_at, 1, 7) AS month, COUNT(*) AS churned FROM churn_events "
-     "WHERE churned_at >= '2025-10-01' GROUP BY month ORDER BY month"),
-    ("统计上个季度（2026 Q1）的流失原因", "Churn reasons in the last quarter (2026 Q1)",
-     "SELECT reason, COUNT(*) AS churned FROM churn_events WHERE churned_at >= '2026-01-01' "
-     "AND churned_at < '2026-04-01' GROUP BY reason ORDER BY churned DESC"),
-    ("按套餐统计上个季度的流失人数和流失率", "Churn by plan in the last quarter, with churn rate",
+     "WHERE churned_at >= '{since}' AND churned_at < '{end}' GROUP BY month ORDER BY month"),
+    ("统计{label}的流失原因", "Churn reasons in {label}",
+     "SELECT reason, COUNT(*) AS churned FROM churn_events WHERE churned_at >= '{start}' "
+     "AND churned_at < '{end}' GROUP BY reason ORDER BY churned DESC"),
+    ("按套餐统计{name}的流失人数和流失率", "Churn by plan in {name}, with churn rate",
      "SELECT c.plan, COUNT(*) AS churned, ROUND(100.0 * COUNT(*) / (SELECT COUNT(*) FROM "
-     "subscriptions s WHERE s.plan = c.plan AND s.started_at < '2026-01-01' AND (s.ended_at IS "
-     "NULL OR s.ended_at >= '2026-01-01')), 1) AS churn_rate_pct FROM churn_events c WHERE "
-     "c.churned_at >= '2026-01-01' AND c.churned_at < '2026-04-01' GROUP BY c.plan "
+     "subscriptions s WHERE s.plan = c.plan AND s.started_at < '{start}' AND (s.ended_at IS "
+     "NULL OR s.ended_at >= '{start}')), 1) AS churn_rate_pct FROM churn_events c WHERE "
+     "c.churned_at >= '{start}' AND c.churned_at < '{end}' GROUP BY c.plan "
      "ORDER BY churned DESC"),
-    ("统计上个季度流失用户的客服反馈类别", "Support feedback of users who churned last quarter",
+    ("统计{name}流失用户的客服反馈类别", "Support feedback of users who churned in {name}",
      "SELECT f.category, COUNT(*) AS tickets, ROUND(AVG(f.rating), 2) AS avg_rating FROM "
      "support_feedback f JOIN churn_events c ON c.user_id = f.user_id WHERE c.churned_at >= "
-     "'2026-01-01' AND c.churned_at < '2026-04-01' GROUP BY f.category ORDER BY tickets DESC"),
+     "'{start}' AND c.churned_at < '{end}' GROUP BY f.category ORDER BY tickets DESC"),
 )
+# the plan's constraint that names the period its analysis covers, and the answer's line
+PERIOD_PREFIX = Both(en="Period: ", zh="时间段：")
 
 
 @dataclass
