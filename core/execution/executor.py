@@ -26,6 +26,7 @@ from core.execution.success_check import non_answer
 from core.llm.engine import Engine
 from core.plan.identifiers import plan_grounds
 from core.plan.model import Plan, Step
+from core.planning.periods import request_period
 from core.planning.shortlist import shortlist
 from core.prompts import execution as prompts
 from core.tools.registry import Tool, ToolRegistry
@@ -232,7 +233,11 @@ def _synthesise(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> StepOu
         return tally.outcome("completed", "synthesis",
                              result=fallback_answer(plan, engine.registry))
     language = detect_language(plan.goal)
-    messages = prompts.synthesis_messages(build_step_context(plan, step), plan.goal, language)
+    period = request_period(plan.goal, engine.registry)
+    messages = prompts.synthesis_messages(
+        build_step_context(plan, step), plan.goal, language,
+        period=None if period is None else (period.describe(language), period.start.isoformat(),
+                                            period.end.isoformat()))
     reply = engine.model.chat(messages, role="executor", tools=None)
     tally.usage = tally.usage + reply.usage
     text = (reply.content or "").strip()

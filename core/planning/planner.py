@@ -38,6 +38,7 @@ from core.planning.exchange import (
     schema_for,
 )
 from core.planning.offline import tool_chain
+from core.planning.periods import request_period, today
 from core.planning.shortlist import Shortlist, shortlist
 from core.planning.tool_match import relevance
 from core.prompts.adaptive import CLARIFY_INSTRUCTION
@@ -90,6 +91,17 @@ def planned(made: Plan | PlanningResult) -> tuple[Plan, Usage]:
 # ---- planning -----------------------------------------------------------------------------
 
 
+def _user_prompt(request: str, registry: ToolRegistry, language: Language) -> str:
+    """The planner's user message: the request, today's date, and the period it names."""
+    on = today()
+    period = request_period(request, registry, on=on)
+    if period is None:
+        return planner_user_prompt(request, today=on.isoformat())
+    return planner_user_prompt(request, today=on.isoformat(),
+                               period=period.describe(language),
+                               start=period.start.isoformat(), end=period.end.isoformat())
+
+
 def plan_request(
     request: str, engine: Engine, *, lessons: Iterable[str] = (), allow_questions: bool = False
 ) -> PlanningResult:
@@ -113,7 +125,7 @@ def plan_request(
         system = f"{system}\n\n{CLARIFY_INSTRUCTION}"
     messages = [
         {"role": "system", "content": system},
-        {"role": "user", "content": planner_user_prompt(request)},
+        {"role": "user", "content": _user_prompt(request, engine.registry, language)},
     ]
 
     context = check_context(request, engine.registry, "draft", model=model)

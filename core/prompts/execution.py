@@ -13,6 +13,7 @@ __all__ = [
     "LANGUAGE_REWRITE_SYSTEM",
     "REACT_FINAL_NUDGE",
     "REACT_SYSTEM",
+    "SYNTHESIS_PERIOD",
     "SYNTHESIS_SYSTEM",
     "arguments_json_messages",
     "condition_messages",
@@ -63,6 +64,10 @@ follow-up from the new results and refer to the earlier answer in one sentence a
 
 {context}"""
 
+SYNTHESIS_PERIOD = """\
+The request is about {period} (dates from {start} up to, not including, {end}): say in the
+answer which period it covers, with its dates."""
+
 LANGUAGE_REWRITE_SYSTEM = """\
 Rewrite the user's message in {language}. Keep every fact, number, date, id, name and
 Markdown table exactly; change nothing else. Output only the rewritten text."""
@@ -111,11 +116,16 @@ def react_messages(context: str, goal: str, language: str, rounds: int) -> list[
     ]
 
 
-def synthesis_messages(context: str, goal: str, language: str) -> list[dict[str, Any]]:
-    """Messages of the synthesis call (sent with no tools at all)."""
+def synthesis_messages(context: str, goal: str, language: str, *,
+                       period: tuple[str, str, str] | None = None) -> list[dict[str, Any]]:
+    """Messages of the synthesis call (sent with no tools at all); ``period`` (its label,
+    first day and the day after its last, ISO) is the period the answer names."""
     system = SYNTHESIS_SYSTEM.format(
         context=context, language=LANGUAGE_NAMES.get(language, language)
     )
+    if period is not None:
+        label, start, end = period
+        system = f"{system}\n\n{SYNTHESIS_PERIOD.format(period=label, start=start, end=end)}"
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": goal},

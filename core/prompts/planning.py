@@ -25,6 +25,7 @@ __all__ = [
     "FALLBACK_WORK",
     "LANGUAGE_NAMES",
     "LESSONS_TEMPLATE",
+    "PERIOD_TEMPLATE",
     "PLANNER_INTRO",
     "PLANNER_SYSTEM_TEMPLATE",
     "PLANNER_USER_TEMPLATE",
@@ -36,6 +37,7 @@ __all__ = [
     "SHORTLIST_HEADING",
     "SHORTLIST_RULE",
     "SYNTHESIS_DESCRIPTION",
+    "TODAY_TEMPLATE",
     "TOOLS_HEADING",
     "corrective_prompt",
     "describe_tools",
@@ -151,6 +153,12 @@ SHORTLIST_RULE = (
 )
 
 PLANNER_USER_TEMPLATE = Template("Make a plan for this request:\n\n$request")
+
+TODAY_TEMPLATE = Template("Today is $today.")
+
+PERIOD_TEMPLATE = Template(
+    "The request is about $period: dates from $start up to, not including, $end. Use these "
+    "bounds in every date condition, and name the period in step descriptions.")
 
 REPLANNER_RULES = """\
 Replanning rules:
@@ -357,9 +365,16 @@ def planner_system_prompt(
                           example_tool, every_name)
 
 
-def planner_user_prompt(request: str) -> str:
-    """The planner's user message for ``request``."""
-    return PLANNER_USER_TEMPLATE.substitute(request=request.strip())
+def planner_user_prompt(request: str, *, today: str = "", period: str = "", start: str = "",
+                        end: str = "") -> str:
+    """The planner's user message for ``request``: today's date (ISO) when given, first (it
+    changes daily, the request every time: a server's prefix cache keeps what comes before),
+    the request, and the period it names with its bounds (ISO, ``end`` exclusive)."""
+    parts = [TODAY_TEMPLATE.substitute(today=today)] if today else []
+    parts.append(PLANNER_USER_TEMPLATE.substitute(request=request.strip()))
+    if period:
+        parts.append(PERIOD_TEMPLATE.substitute(period=period, start=start, end=end))
+    return "\n\n".join(parts)
 
 
 def replanner_system_prompt(
