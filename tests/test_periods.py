@@ -114,7 +114,6 @@ def test_a_relative_period_the_data_reaches_and_an_explicit_one_never_move():
 
 def test_today_is_the_setting_when_set_and_a_bad_one_says_how_to_write_it():
     assert today({"PLANBOARD_TODAY": "2026-12-01"}) == DEC_1
-    assert today({}) == date.today()
     with pytest.raises(ConfigError, match="PLANBOARD_TODAY=12/01/2026 is not a date"):
         today({"PLANBOARD_TODAY": "12/01/2026"})
 

@@ -60,11 +60,6 @@ class Period:
     moved: bool = False
 
     @property
-    def last_day(self) -> date:
-        """The period's last day (``end`` is the day after it)."""
-        return self.end - timedelta(days=1)
-
-    @property
     def dated(self) -> Message:
         """The name and the dates, without why it moved: "2026 Q2 (1 Apr – 24 Jun 2026)"."""
         return msg("period.label", name=self.name, bounds=self.bounds)
