@@ -512,6 +512,36 @@ TEXTS: dict[str, tuple[str, str]] = {
                          "已有一条相同的经验；请修改或删除那一条"),
     "lesson.store_unavailable": ("the lessons store cannot be opened: {error}",
                                  "无法打开经验库：{error}"),
+    # ---- plan templates (core.plan.template, core.learning.templates) --------------------
+    "template.bad_name": (
+        "{name} is not a template name: use 1-64 letters, digits, - or _, starting with a "
+        "letter or digit (for example refund-if-delivered)",
+        "{name} 不是有效的模板名：请用 1 到 64 个字母、数字、- 或 _，以字母或数字开头"
+        "（例如 refund-if-delivered）"),
+    "template.name_taken": (
+        "a template named {name} already exists; pick another name, or delete it first: "
+        "python -m core templates delete {name}",
+        "已有名为 {name} 的模板；请换一个名字，或先删除它：python -m core templates delete "
+        "{name}"),
+    "template.not_found": ("no template {name}; list them with: python -m core templates list",
+                           "没有模板 {name}；查看所有模板：python -m core templates list"),
+    "template.no_plan": ("run {run_id} has no plan to save as a template",
+                         "运行 {run_id} 没有可保存为模板的计划"),
+    "template.unknown_parameter": (
+        "the template has no parameter {name}; its parameters are: {parameters}",
+        "模板没有参数 {name}；它的参数是：{parameters}"),
+    "template.missing_parameters": (
+        "give every parameter of the template with --param NAME=VALUE; missing: {missing} "
+        "(its parameters are: {parameters})",
+        "请用 --param 名称=值 给出模板的每个参数；缺少：{missing}（它的参数是：{parameters}）"),
+    "template.not_a_number": ("parameter {name} takes a number, not {value}",
+                              "参数 {name} 需要一个数字，而不是 {value}"),
+    "template.run_alone": (
+        "--template runs a saved plan as it is: drop the request and --plan, and give the "
+        "values with --param NAME=VALUE",
+        "--template 直接运行保存的计划：请去掉请求和 --plan，并用 --param 名称=值 给出参数"),
+    "template.bad_param": ("--param {given} is not NAME=VALUE; write it like --param name=value",
+                           "--param {given} 不是 名称=值 的形式；请写成 --param name=value"),
     # ---- exports --------------------------------------------------------------------------
     # ---- the run's timeline (core.runs.timeline: show, the Markdown export) -------------
     "timeline.heading": ("Timeline", "时间线"),

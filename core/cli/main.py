@@ -122,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     from core.cli.adaptive import add_adaptive_commands
     from core.cli.refine import add_refine_command
     from core.cli.runs import add_run_commands
+    from core.cli.templates import add_template_commands, add_template_options
     from core.cli.workers import add_worker_commands
 
     parser = argparse.ArgumentParser(
@@ -168,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "print the run id and exit; with --yes and a request, the workers "
                           "draft the plan too and the command returns once it is queued")
     _add_planning_options(run)
+    add_template_options(run)
     run.set_defaults(handler=cmd_run)
 
     scenarios = commands.add_parser("scenarios", help="list the example requests")
@@ -184,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_adaptive_commands(commands)
     add_refine_command(commands)
     add_worker_commands(commands)
+    add_template_commands(commands)
     return parser
 
 
@@ -248,9 +251,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
         else:
             print(say("no_plan_needed", mode=route.mode, reason=route.reason_in(cli_language())))
         return 0
+    from core.cli.templates import offer_template
     from core.store.run_store import RunStore
 
-    plan, _ = _draft(args.request, engine, ask_questions=True, store=RunStore())
+    store = RunStore()
+    offer_template(args.request, store)
+    plan, _ = _draft(args.request, engine, ask_questions=True, store=store)
     if args.json:
         print_json(plan.canonical())
     else:
@@ -265,13 +271,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from core.runs.session import build_engine, choose_route, public_settings
 
     by_workers = execution_mode() == "workers" or args.detach
-    if not args.request and not args.plan:
-        raise ConfigError("Give a request to plan, or a plan file with --plan FILE.")
+    if not args.request and not args.plan and not args.template:
+        raise ConfigError("Give a request to plan, a plan file with --plan FILE, or a saved "
+                          "plan with --template NAME.")
     if args.plan and args.mode != "plan":
         raise ConfigError(f"--mode {args.mode} routes a request; a plan file is run as it is. "
                           "Drop --mode or --plan.")
     out = sys.stderr if args.json else sys.stdout
-    if args.detach and args.yes and not args.plan and args.mode == "plan":
+    if args.detach and args.yes and args.request and not args.plan and args.mode == "plan":
         from core.cli.workers import submit_request
 
         # approved beforehand: the worker drafts the plan; this only records and enqueues
@@ -281,7 +288,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     runner = args.runner()
     settings = public_settings(offline=engine.offline)
-    if args.plan:
+    if args.template:
+        from core.cli.templates import template_plan
+
+        plan, usage, route = template_plan(args, runner.store), Usage(), None
+    elif args.plan:
         plan, usage, route = load_plan_file(args.plan, args.request), Usage(), None
     else:
         route, usage = choose_route(args.request, engine, args.mode)
@@ -289,6 +300,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"{route.mode}: {route.reason_in(cli_language())}", file=out)
             return _answer(runner, args, route, engine=engine, settings=settings,
                            usage=usage, queued=by_workers, out=out, started=started)
+        from core.cli.templates import offer_template
+
+        offer_template(args.request, runner.store)
         plan, planning = _draft(args.request, engine, ask_questions=not args.yes,
                                 store=runner.store)
         usage += planning

@@ -81,6 +81,23 @@ _TEXT: dict[str, tuple[str, str]] = {
     "refining_run": ("Plan v{version} of run {run_id}, refined (approved, it runs as a new "
                      "run):",
                      "运行 {run_id} 的计划 v{version} 修改如下（批准后作为新的运行执行）："),
+    "template_saved": ("Saved template {name} from run {run_id}.",
+                       "已把运行 {run_id} 保存为模板 {name}。"),
+    "template_parameter": ("  parameter {name} (it was {example})",
+                           "  参数 {name}（原值 {example}）"),
+    "template_no_parameters": ("  no parameters: the plan runs as it was saved",
+                               "  没有参数：计划按保存时的样子运行"),
+    "template_heading": ("template {name}, saved by {saved_by} at {created} from run {run_id}",
+                         "模板 {name}，由 {saved_by} 于 {created} 从运行 {run_id} 保存"),
+    "template_deleted": ("Deleted template {name}.", "已删除模板 {name}。"),
+    "no_templates": ("No templates yet; save a run's plan with: python -m core templates save "
+                     "RUN_ID --name NAME",
+                     "还没有模板；保存一次运行的计划：python -m core templates save RUN_ID "
+                     "--name NAME"),
+    "template_fits": ("a saved plan fits: {name} ({score} alike); start from it without "
+                      "planning: {command}",
+                      "有一个已保存的计划适用：{name}（相似度 {score}）；不经规划直接使用它："
+                      "{command}"),
 }
 
 

@@ -173,6 +173,23 @@ def _v7_claim_times(conn: Connection) -> None:
     _add_column(conn, runs, "claimed_at")
 
 
+def _v8_plan_templates(conn: Connection) -> None:
+    """Plan templates: plans saved for reuse, with who saved them and when (the table
+    written out as it is at version 8, like v1's)."""
+    old = sa.MetaData()
+    sa.Table(
+        "plan_templates", old,
+        sa.Column("name", sa.String(64), primary_key=True),
+        sa.Column("request", sa.Text, nullable=False),
+        sa.Column("plan", sa.JSON, nullable=False),
+        sa.Column("parameters", sa.JSON, nullable=False),
+        sa.Column("source_run", sa.String(40)),
+        sa.Column("saved_by", sa.String(255), nullable=False),
+        sa.Column("created_at", _TS, nullable=False),
+    )
+    old.create_all(conn)
+
+
 LESSON_TEXT_INDEX = "lessons_text_unique"
 MIGRATIONS: list[Migration] = [
     (1, "runs, plan versions, events", _v1_initial),
@@ -183,6 +200,7 @@ MIGRATIONS: list[Migration] = [
     (5, "workflow ids of runs, replay keys of events", _v5_workflows_and_replay_keys),
     (6, "runs on DBOS: no owner columns, legacy unfinished runs interrupted", _v6_runs_on_dbos),
     (7, "claim times of runs", _v7_claim_times),
+    (8, "plan templates", _v8_plan_templates),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -39,6 +39,7 @@ __all__ = [
     "lessons",
     "looks_secret",
     "metadata",
+    "plan_templates",
     "plan_versions",
     "record_from_row",
     "replayed_seq",
@@ -262,6 +263,19 @@ lessons = sa.Table(
     sa.Column("enabled", sa.Boolean, nullable=False, server_default=sa.true()),
     sa.Column("created_at", _TS, nullable=False),
     sa.Column("updated_at", _TS, nullable=False),
+)
+
+# added by migration 8: plans kept for reuse, their request's values made parameters
+plan_templates = sa.Table(
+    "plan_templates",
+    metadata,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("request", _Text, nullable=False),
+    sa.Column("plan", sa.JSON, nullable=False),
+    sa.Column("parameters", sa.JSON, nullable=False),
+    sa.Column("source_run", sa.String(40)),  # no foreign key: a template outlives its run
+    sa.Column("saved_by", sa.String(255), nullable=False),
+    sa.Column("created_at", _TS, nullable=False),
 )
 
 
