@@ -30,6 +30,8 @@ pages = st.navigation([
     st.Page("pages/lessons.py", title=t("nav_lessons"), icon=":material/school:",
             url_path="lessons"),
     st.Page("pages/tools.py", title=t("nav_tools"), icon=":material/build:", url_path="tools"),
+    st.Page("pages/templates.py", title=t("nav_templates"), icon=":material/library_books:",
+            url_path="templates"),
 ], position="hidden" if presenting else "sidebar")
 state.note_page(pages.url_path)
 pages.run()

@@ -12,7 +12,7 @@ from core.errors import PlanBoardError, UnservableRequestError
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.routes import Route, reason_text
-from ui import plan_editor, state
+from ui import plan_editor, state, template_offer
 from ui.frame import page_header
 from ui.i18n import current_language, t
 from ui.messages import error_text, said
@@ -126,6 +126,15 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool)
     st.session_state["plan_lessons"] = list(draft.lessons)
     st.session_state["plan_draft"] = draft.plan.model_copy(deep=True)  # to tell edits apart
     plan_editor.set_plan(draft.plan)
+
+
+def _start_from_template(plan: Plan, request: str) -> None:
+    """Review a saved plan filled for this request: no routing, no planning call."""
+    for key in ("route_info", "clarify", "plan_lessons", "planning_usage"):
+        st.session_state.pop(key, None)
+    st.session_state["plan_request"] = request
+    st.session_state["plan_draft"] = plan.model_copy(deep=True)  # to tell edits apart
+    plan_editor.set_plan(plan)
 
 
 def _refuse(exc: UnservableRequestError) -> None:
@@ -300,6 +309,8 @@ def main() -> None:
         st.session_state["request"] = st.session_state.get("request_text", "")
     st.text_area(t("request"), key="request", height=100, placeholder=t("request_placeholder"))
     st.session_state["request_text"] = st.session_state["request"]  # survives other pages
+    if offered := template_offer.render_offer(st.session_state["request"]):
+        _start_from_template(*offered)
     _render_gallery()
     _render_reset_demo()
     labels = {mode: t(f"mode_{mode}") for mode in state.PLAN_MODES}  # AppTest keeps format_func
@@ -333,6 +344,8 @@ def main() -> None:
                  icon=":material/play_arrow:",
                  help=t("approve_blocked") if problems else t("approve_help")):
         _approve(edited)
+    template_offer.render_save(edited, st.session_state.get("plan_request") or edited.goal,
+                               disabled=bool(problems))
 
 
 main()

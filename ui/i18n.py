@@ -8,6 +8,7 @@ import streamlit as st
 
 from ui.i18n_plan import PLAN_PANEL_TEXT
 from ui.i18n_run import RUN_PAGE_TEXT
+from ui.i18n_templates import TEMPLATES_TEXT
 
 __all__ = ["LANGUAGES", "TEXT", "current_language", "t"]
 
@@ -395,6 +396,7 @@ _PAIRS.update({  # plan editing: safe edits, undo, the plan page's request (issu
 })
 _PAIRS.update(RUN_PAGE_TEXT)
 _PAIRS.update(PLAN_PANEL_TEXT)
+_PAIRS.update(TEMPLATES_TEXT)
 _PAIRS.update({f"run_status_{k}": v for k, v in _RUN_STATUSES.items()})
 _PAIRS.update({f"status_{k}": v for k, v in _STEP_STATUSES.items()})
 _PAIRS.update({f"export_{k}": v for k, v in _EXPORT_LABELS.items()})

@@ -15,6 +15,7 @@ import streamlit as st
 
 from core.execution.scheduler import RunOptions
 from core.learning.lessons import LessonBook
+from core.learning.templates import TemplateLibrary
 from core.llm.engine import Engine, engine_for
 from core.llm.settings import ChosenSettings, SettingsChoice, choose_settings, env_settings
 from core.plan.edit import remember
@@ -102,6 +103,11 @@ def run_views() -> RunViews:
 def lesson_book() -> LessonBook:
     """The lessons kept in the runner's store."""
     return LessonBook(runner().store)
+
+
+def template_library() -> TemplateLibrary:
+    """The plan templates kept in the runner's store."""
+    return TemplateLibrary(runner().store)
 
 
 def try_tool(name: str, args: dict[str, Any]) -> ToolTrial:

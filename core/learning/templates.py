@@ -130,11 +130,13 @@ class TemplateLibrary:
         record = self.store.get_run(run_id)
         if record.plan is None or not record.plan.steps:
             raise ConfigError(msg("template.no_plan", run_id=run_id))
-        return self.save(name, parameterize(record.plan, record.request), source_run=run_id)
+        return self.save_plan(name, record.plan, record.request, source_run=run_id)
 
-    def save(self, name: str, template: TemplatePlan, *, source_run: str | None = None
-             ) -> PlanTemplate:
-        """Store ``template`` under ``name``, saved now by the OS user."""
+    def save_plan(self, name: str, plan: Plan, request: str, *,
+                  source_run: str | None = None) -> PlanTemplate:
+        """Save ``plan``, made for ``request``, as template ``name``: the request's values in
+        its arguments become parameters; saved now, by the OS user."""
+        template = parameterize(plan, request)
         saved = PlanTemplate(**template.model_dump(), name=check_name(name),
                              source_run=source_run, saved_by=_user(), created_at=utc_now())
         try:

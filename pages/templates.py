@@ -1,0 +1,61 @@
+"""Templates page: the saved plans — their request, parameters and steps; delete one."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.errors import PlanBoardError
+from core.learning.templates import PlanTemplate
+from core.plan.model import Plan
+from ui import state
+from ui.frame import page_header
+from ui.i18n import t
+from ui.messages import error_text
+from ui.safe_text import literal
+
+
+def _delete(name: str) -> None:
+    try:
+        state.template_library().delete(name)
+    except PlanBoardError as exc:
+        st.session_state["templates_notice"] = (error_text(exc), True)
+        return
+    st.session_state["templates_notice"] = (t("template_deleted", name=literal(name)), False)
+
+
+def _render_template(template: PlanTemplate) -> None:
+    """One template card: who saved it when, its request, parameters and plan."""
+    created = template.created_at.strftime("%Y-%m-%d %H:%M")
+    with st.container(border=True, key=f"template_{template.name}"):
+        st.markdown(f"**{literal(template.name)}**")
+        st.caption(t("template_meta", saved_by=literal(template.saved_by), created=created,
+                     run_id=template.source_run or "—"))
+        st.text(template.request)
+        if template.parameters:
+            listed = ", ".join(f"{p.name} ({p.example})" for p in template.parameters)
+            st.caption(t("template_parameters", parameters=literal(listed)))
+        else:
+            st.caption(t("template_no_parameters"))
+        plan = Plan.model_validate(template.plan)
+        with st.expander(t("template_show_plan", steps=len(plan.steps))):
+            st.json(plan.canonical(), expanded=True)
+        st.button(t("template_delete"), key=f"template_delete_{template.name}",
+                  icon=":material/delete:", on_click=_delete, args=(template.name,))
+
+
+def main() -> None:
+    """Draw every template, newest first."""
+    page_header("templates_title", "templates_caption")
+    if notice := st.session_state.pop("templates_notice", None):
+        message, error = notice
+        (st.error if error else st.success)(message)
+    templates = state.template_library().list_templates()
+    if not templates:
+        st.info(t("templates_empty"))
+        return
+    st.caption(t("templates_count", count=len(templates)))
+    for template in templates:
+        _render_template(template)
+
+
+main()
