@@ -1,0 +1,99 @@
+"""AppTest of the plan library: the Templates page, and the Plan page's offer and save box."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from core.learning.templates import TemplateLibrary
+from core.plan.model import Plan, Step
+from core.runs.runner import Runner
+from tests.shown import shown
+from tests.test_ui_app import block_text, fresh_runner, keyed_block, open_app
+
+TEMPLATES = "pages/templates.py"
+REQUEST = "Check whether order {order} has arrived and tell me its status."
+
+
+@pytest.fixture
+def runner() -> Iterator[Runner]:
+    """The app's runner on this test's PLANBOARD_HOME."""
+    yield from fresh_runner()
+
+
+def saved_template(runner: Runner) -> TemplateLibrary:
+    library = TemplateLibrary(runner.store)
+    plan = Plan(goal=REQUEST.format(order="88231"), steps=[
+        Step(id="s1", description="Look up order 88231 in the shop", tool="query_order",
+             args={"order_id": "88231"}),
+        Step(id="s2", description="Say whether order 88231 arrived", depends_on=["s1"]),
+    ])
+    library.save_plan("order-status", plan, REQUEST.format(order="88231"), source_run="r-1")
+    return library
+
+
+def test_without_templates_the_page_says_how_to_save_one(runner):
+    at = open_app(TEMPLATES)
+    assert at.title[0].value == "Plan templates"
+    assert "python -m core templates save RUN_ID --name NAME" in at.info[0].value
+
+
+def test_a_template_is_listed_with_its_parameters_and_deleted(runner):
+    library = saved_template(runner)
+    at = open_app(TEMPLATES)
+    card = keyed_block(at, "template_order-status")
+    text = shown(block_text(card))
+    assert "**order-status**" in text and "from run r-1" in text
+    assert "Parameters: order_id (88231)" in text
+    at.button(key="template_delete_order-status").click().run()
+    assert not at.exception
+    assert at.success[0].value == "Deleted template order-status."
+    assert library.list_templates() == []
+    assert keyed_block(at, "template_order-status") is None
+
+
+def test_the_templates_page_speaks_chinese(runner):
+    saved_template(runner)
+    at = open_app(TEMPLATES, language="zh")
+    assert at.title[0].value == "计划模板"
+    assert "参数：order_id (88231)" in shown(block_text(keyed_block(at, "template_order-status")))
+
+
+def test_a_matching_request_is_offered_the_template_and_starts_from_it_without_the_model(
+        runner, monkeypatch, fake_openai):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", fake_openai.api_key)
+    saved_template(runner)
+    at = open_app(request=REQUEST.format(order="66001"))
+    offer = keyed_block(at, "template_offer")
+    assert offer is not None, "no offer on screen"
+    assert "A saved plan fits: **order-status** (100% alike)" in offer.info[0].value
+    param = at.text_input(key="template_param_order-status_order_id")
+    assert param.value == "66001"  # read from the request
+    at.button(key="template_use").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    plan = at.session_state["plan"]
+    assert plan.steps[0].args == {"order_id": "66001"}
+    assert plan.steps[0].description == "Look up order 66001 in the shop"
+    assert at.session_state["plan_request"] == REQUEST.format(order="66001")
+    assert fake_openai.chat_bodies == []  # no routing, no planning
+
+
+def test_an_unrelated_request_is_offered_nothing(runner):
+    saved_template(runner)
+    at = open_app(request="Research the current state of AI coding tools.")
+    assert keyed_block(at, "template_offer") is None
+
+
+def test_the_plan_under_review_is_saved_as_a_template(runner):
+    at = open_app()
+    at.button(key="scenario_shop-refund").click().run()
+    at.button(key="generate_plan").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.text_input(key="template_save_name").input("vacuum-and-refund")
+    at.button(key="template_save_confirm").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.success[-1].value.startswith("Saved template vacuum-and-refund with parameters:")
+    [template] = TemplateLibrary(runner.store).list_templates()
+    assert "{{order_id}}" in template.request
