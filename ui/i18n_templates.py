@@ -36,7 +36,7 @@ TEMPLATES_TEXT: dict[str, tuple[str, str]] = {
     "template_save": ("Save as template", "保存为模板"),
     "template_name": ("Template name", "模板名称"),
     "template_name_help": ("Letters, digits, - or _ (for example refund-check).",
-                           "字母、数字、- 或 _（例如 refund-check）。"),
+                           "可用字母（含中文）、数字、- 或 _。"),
     "template_save_confirm": ("Save", "保存"),
     "template_saved": ("Saved template {name} with parameters: {parameters}.",
                        "已保存模板 {name}，参数：{parameters}。"),
