@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from core.base.messages import msg
+from core.base.step_id import STEP_ID
 from core.errors import ConfigError
 from core.plan.model import Plan
 
@@ -24,7 +25,6 @@ __all__ = ["Parameter", "TemplatePlan", "fill", "parameterize", "placeholder"]
 ParameterKind = Literal["text", "integer", "number"]
 
 _MIN_LITERAL = 2  # a one-character value ("1", "a") is found in almost any request
-_STEP_ID = re.compile(r"^s\d+$")
 _PLACEHOLDER = re.compile(r"\{\{\s*([^\W\d]\w*)\s*\}\}")
 
 
@@ -145,7 +145,7 @@ def _occurs(literal: str, text: str) -> bool:
 def _free_name(argument: str, taken: Any) -> str:
     """The argument's name as a parameter name, unused so far and never a step id."""
     base = re.sub(r"\W", "_", argument).strip("_") or "value"
-    if base[0].isdigit() or _STEP_ID.match(base):
+    if base[0].isdigit() or STEP_ID.match(base):
         base = f"value_{base}"
     names = {parameter.name for parameter in taken}
     name, number = base, 1
