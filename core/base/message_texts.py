@@ -2,6 +2,8 @@
 
 Placeholders are ``str.format`` fields; both wordings of an entry use the same ones (a test
 holds them to it). The English wording is what errors and records have always said.
+One concept however long: the catalogue, one table that a translator reads whole and
+that the tests check entry by entry; its sections follow the wings that raise the codes.
 """
 
 from __future__ import annotations
