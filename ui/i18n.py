@@ -6,10 +6,6 @@ import logging
 
 import streamlit as st
 
-from ui.i18n_plan import PLAN_PANEL_TEXT
-from ui.i18n_run import RUN_PAGE_TEXT
-from ui.i18n_templates import TEMPLATES_TEXT
-
 __all__ = ["LANGUAGES", "TEXT", "current_language", "t"]
 
 logger = logging.getLogger(__name__)
@@ -363,7 +359,7 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "tool_from_server": ("from MCP server {server}", "来自 MCP 服务器 {server}"),
     "tool_from_toolset": ("from toolset {toolset}", "来自工具集 {toolset}"),
 }
-_PAIRS.update({  # plan editing: safe edits, undo, the plan page's request (issue 12)
+_PAIRS.update({  # plan editing: safe edits, undo, the plan page's request
     "undo_edit": ("Undo", "撤销"),
     "undo_edit_help": ("Go back to the plan as it was before the last edit (a delete, move, "
                        "add or table edit).",
@@ -394,9 +390,126 @@ _PAIRS.update({  # plan editing: safe edits, undo, the plan page's request (issu
     "refine_working": ("Refining the plan…", "正在修改计划…"),
     "refine_changes": ("What the refinement changed", "这次修改改动了什么"),
 })
-_PAIRS.update(RUN_PAGE_TEXT)
-_PAIRS.update(PLAN_PANEL_TEXT)
-_PAIRS.update(TEMPLATES_TEXT)
+_PAIRS.update({  # the run page
+    "run_progress_cancelled": ("Cancelled: {parts} · {total} steps",
+                               "已取消：{parts} · 共 {total} 个步骤"),
+    "progress_done": ("{n} done", "{n} 个完成"),
+    "progress_skipped": ("{n} skipped", "{n} 个跳过"),
+    "progress_failed": ("{n} failed", "{n} 个失败"),
+    "progress_running": ("{n} running", "{n} 个执行中"),
+    "progress_pending": ("{n} to go", "还剩 {n} 个"),
+    "progress_not_run": ("{n} not run", "{n} 个未运行"),
+    "skip_condition": ("Skipped: its condition was not met ({detail}).",
+                       "已跳过：条件不满足（{detail}）。"),
+    "skip_rejected": ("Skipped: a person rejected it.", "已跳过：被人工拒绝。"),
+    "skip_cancelled": ("Not run: the run was cancelled.", "未运行：运行已取消。"),
+    "skip_blocked": ("Skipped: it depends on failed step {detail}.",
+                     "已跳过：所依赖的步骤 {detail} 失败。"),
+    "skip_other": ("Skipped: {detail}", "已跳过：{detail}"),
+    "card_table_rows": ("{rows} rows", "{rows} 行"),
+    "present_open": ("Presentation view", "演示视图"),
+    "present_open_help": ("The run full-screen for a projector: no sidebar, no editors.",
+                          "适合投影的全屏视图：不显示侧边栏和编辑控件。"),
+    "present_leave": ("Leave the presentation", "退出演示视图"),
+    "present_now": ("Now", "当前"),
+    "present_idle": ("No step is running.", "当前没有正在执行的步骤。"),
+    "card_waiting_above": ("Waiting for your decision: Confirm or Reject at the top of the page.",
+                           "等待你的决定：请在页面顶部确认或拒绝。"),
+    "run_timeline_tab": ("Timeline", "时间线"),
+    "timeline_seconds": ("Seconds from the start", "距开始的秒数"),
+    "timeline_step": ("Step", "步骤"),
+    "timeline_part": ("Part", "部分"),
+    "timeline_marker": ("Marker", "标记"),
+    "timeline_tally": ("{calls} LLM calls · {tokens} tokens",
+                       "{calls} 次大模型调用 · {tokens} 个词元"),
+    "demo_pace": ("Demo pace (seconds before each step)", "演示节奏（每个步骤前等待的秒数）"),
+    "demo_pace_help": ("Slows runs down so that a demo can follow the cards; 0 is off.",
+                       "放慢运行，便于演示时看清每个步骤的变化；0 表示关闭。"),
+})
+_PAIRS.update({  # the plan page's step panel and its argument form
+    "panel_title": ("Step {id}", "步骤 {id}"),
+    "panel_title_none": ("Step", "步骤"),
+    "panel_none": ("Click a step in the graph, or pick one under the table, to edit it here.",
+                   "点击图中的步骤，或在表格下方选择一个步骤，即可在这里编辑。"),
+    "panel_description": ("Description", "描述"),
+    "panel_tool": ("Tool", "工具"),
+    "panel_tool_help": ("A tool from the catalogue, or no tool: the model reasons over the "
+                        "results of the dependencies.",
+                        "从工具目录中选择；选择“无工具”时由模型根据所依赖步骤的结果进行推理。"),
+    "panel_tool_server": (":material/dns: From MCP server {server}",
+                          ":material/dns: 来自 MCP 服务器 {server}"),
+    "panel_args": ("Arguments", "参数"),
+    "panel_args_none": ("{tool} takes no arguments.", "{tool} 不需要参数。"),
+    "panel_args_reasoning": ("A reasoning step has no arguments.", "推理步骤没有参数。"),
+    "panel_required": ("required", "必填"),
+    "panel_optional": ("optional", "可选"),
+    "panel_required_help": ("Required: left empty, the model fills it in at run time "
+                            "(offline, type it in).",
+                            "必填：留空时由模型在运行时补上（离线时请手动填写）。"),
+    "panel_default": ("default: {value}", "默认：{value}"),
+    "panel_refs_help": ("A result can be typed in as a reference: {refs}",
+                        "也可以填写对结果的引用：{refs}"),
+    "panel_ref_placeholder": ("or use a result…", "或引用某个结果…"),
+    "panel_ref_value": ("(a value typed above)", "（使用上面填写的值）"),
+    "panel_ref_label": ("Result for {name}", "{name} 引用的结果"),
+    "panel_from_ref": ("from {ref}", "来自 {ref}"),
+    "panel_unknown_arg": ("{tool} does not take this argument: clear it to remove it.",
+                          "{tool} 不接受这个参数：清空即可去掉它。"),
+    "panel_depends": ("Depends on", "依赖"),
+    "panel_depends_none": ("none: the step can start at once", "无：这一步可以立即开始"),
+    "panel_depends_help": ("Steps whose results this step needs; it runs after them.",
+                           "这一步需要其结果的步骤；它会在这些步骤之后执行。"),
+    "panel_condition": ("Condition", "条件"),
+    "panel_condition_help": ("Run the step only when this is true, e.g. "
+                             "s1.status == 'delivered'; empty: always run.",
+                             "只有条件为真时才执行这一步，例如 s1.status == 'delivered'；"
+                             "留空表示总是执行。"),
+    "panel_condition_none": ("none: the step always runs", "无：这一步总是执行"),
+    "panel_condition_expression": ("Checked on the results of {ids}.", "根据 {ids} 的结果判断。"),
+    "panel_condition_prose": ("Written in prose: the model judges it at run time (offline, "
+                              "the step runs).",
+                              "这是一句文字描述：运行时由模型判断（离线时这一步照常执行）。"),
+    "panel_success": ("Success criteria", "成功标准"),
+    "panel_success_help": ("How to tell the step worked, e.g. result.count > 0 or "
+                           "'the order status is known'.",
+                           "如何判断这一步成功，例如 result.count > 0 或“订单状态已知”。"),
+    "panel_success_note": ("Checked on the result when it can be, otherwise by the model "
+                           "(not offline).",
+                           "能直接根据结果判断时直接判断，否则由模型判断（离线时不检查）。"),
+})
+_PAIRS.update({  # plan templates: the offer, saving, the Templates page
+    "nav_templates": ("Templates", "计划模板"),
+    "templates_title": ("Plan templates", "计划模板"),
+    "templates_caption": ("Plans saved for reuse: the values their request gave are "
+                          "parameters, filled in when a plan starts from one.",
+                          "保存下来复用的计划：原请求中的具体值成为参数，从模板开始时再填入。"),
+    "templates_empty": ("No templates yet: save a plan from the Plan page (Save as template) "
+                        "or a run with python -m core templates save RUN_ID --name NAME.",
+                        "还没有模板：在计划页点击“保存为模板”，或用 python -m core templates "
+                        "save RUN_ID --name NAME 保存一次运行的计划。"),
+    "templates_count": ("{count} template(s).", "共 {count} 个模板。"),
+    "template_meta": ("saved by {saved_by} at {created} · from run {run_id}",
+                      "由 {saved_by} 于 {created} 保存 · 来自运行 {run_id}"),
+    "template_parameters": ("Parameters: {parameters}", "参数：{parameters}"),
+    "template_no_parameters": ("No parameters: the plan runs as it was saved.",
+                               "没有参数：计划按保存时的样子运行。"),
+    "template_show_plan": ("Show the plan ({steps} steps)", "查看计划（{steps} 个步骤）"),
+    "template_delete": ("Delete", "删除"),
+    "template_deleted": ("Deleted template {name}.", "已删除模板 {name}。"),
+    "template_fits": ("A saved plan fits: **{name}** ({score} alike). Start from it "
+                      "instead of planning anew — no model call.",
+                      "有一个已保存的计划适用：**{name}**（相似度 {score}）。可以直接从它开始，"
+                      "无需重新规划，不调用大模型。"),
+    "template_use": ("Start from this plan", "从这个计划开始"),
+    "template_param": ("{name} (was {example})", "{name}（原值 {example}）"),
+    "template_save": ("Save as template", "保存为模板"),
+    "template_name": ("Template name", "模板名称"),
+    "template_name_help": ("Letters, digits, - or _ (for example refund-check).",
+                           "可用字母（含中文）、数字、- 或 _。"),
+    "template_save_confirm": ("Save", "保存"),
+    "template_saved": ("Saved template {name} with parameters: {parameters}.",
+                       "已保存模板 {name}，参数：{parameters}。"),
+})
 _PAIRS.update({f"run_status_{k}": v for k, v in _RUN_STATUSES.items()})
 _PAIRS.update({f"status_{k}": v for k, v in _STEP_STATUSES.items()})
 _PAIRS.update({f"export_{k}": v for k, v in _EXPORT_LABELS.items()})
