@@ -579,6 +579,40 @@ TEXTS: dict[str, tuple[str, str]] = {
                           "Graphviz 的 dot 程序无法运行（{error}）；请改用 --format dot"),
     "export.dot_error": ("Graphviz 'dot' failed: {error}; try --format dot",
                          "Graphviz 的 dot 程序出错：{error}；请改用 --format dot"),
+    # ---- rehearsals (core.execution.rehearsal) ----------------------------------------------
+    "rehearsal.no_field": (
+        "{step}: {reference} reads {field} of {walked}, which {tool}'s declared result does not "
+        "have{known}; fix the reference",
+        "{step}：{reference} 读取 {walked} 的 {field}，但 {tool} 声明的结果里没有这个字段{known}；"
+        "请修改这个引用"),
+    "rehearsal.declares": (" (it declares: {fields})", "（它声明的字段有：{fields}）"),
+    "rehearsal.not_an_object": (" (it is not an object)", "（它不是对象）"),
+    "rehearsal.never_holds": (
+        "{step}: {comparison} in its condition can never be true ({declared})",
+        "{step}：条件中的 {comparison} 永远不会成立（{declared}）"),
+    "rehearsal.always_holds": (
+        "{step}: {comparison} in its condition is always true ({declared})",
+        "{step}：条件中的 {comparison} 总是成立（{declared}）"),
+    "rehearsal.declared_values": ("{field} is one of {values}", "{field} 只会是 {values} 之一"),
+    "rehearsal.args_unfillable": (
+        "{step}: {tool} needs {missing}, which the step does not give and no model is "
+        "configured to fill; give the value in the step's arguments",
+        "{step}：{tool} 需要 {missing}，但这一步没有给出，也没有配置大模型来补全；"
+        "请在这一步的参数中填写"),
+    "rehearsal.model_fills": ("{step}: the model fills {missing} for {tool} when the step runs",
+                              "{step}：执行时由大模型为 {tool} 补全 {missing}"),
+    "rehearsal.arg_values": (
+        "{step}: the arguments {tool} would get from earlier results do not fit it: {problems}",
+        "{step}：{tool} 从前面步骤结果得到的参数不符合要求：{problems}"),
+    "rehearsal.side_effect": ("{step}: would call {tool}, which has a side effect (not called "
+                              "in a rehearsal)",
+                              "{step}：将调用有副作用的 {tool}（排练时不调用）"),
+    "rehearsal.not_checked": ("{step}: what it reads from {source} is not checked: {why}",
+                              "{step}：它从 {source} 读取的内容未检查：{why}"),
+    "rehearsal.why_no_schema": ("{tool} declares no result shape (output schema)",
+                                "{tool} 没有声明结果的结构（输出模式）"),
+    "rehearsal.why_reasoning": ("{source} is a reasoning step whose result is not declared",
+                                "{source} 是推理步骤，其结果没有声明结构"),
     # ---- traces (core.base.tracing) -------------------------------------------------------
     "tracing.sdk_missing": (
         "OTEL_EXPORTER_OTLP_ENDPOINT is set, but the OpenTelemetry SDK is missing ({module}): "

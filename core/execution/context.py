@@ -21,6 +21,7 @@ __all__ = [
     "context_step_ids",
     "fallback_answer",
     "fold_texts",
+    "reference_path",
     "render_value",
     "resolve_args",
     "resolve_value",
@@ -73,26 +74,30 @@ def resolve_value(value: Any, results: dict[str, Any]) -> Any:
     )
 
 
+def reference_path(path: str) -> list[str | int]:
+    """The fields and list positions of a reference's path (``.order.items[0]``), in order."""
+    return [field or int(index) for field, index in _PATH_PART.findall(path)]
+
+
 def _lookup(step_id: str, path: str, results: dict[str, Any], text: str) -> Any:
     if step_id not in results:
         raise ToolArgumentError(msg("ref.no_result", reference=text, step=step_id))
     current = results[step_id]
     walked = step_id
-    for field, index in _PATH_PART.findall(path):
+    for part in reference_path(path):
         current = _as_structure(current)
-        if field:
-            if not isinstance(current, dict) or field not in current:
+        if isinstance(part, str):
+            if not isinstance(current, dict) or part not in current:
                 raise ToolArgumentError(msg("ref.no_field", reference=text, walked=walked,
-                                            field=repr(field), known=_known_fields(current)))
-            current = current[field]
-            walked += f".{field}"
+                                            field=repr(part), known=_known_fields(current)))
+            current = current[part]
+            walked += f".{part}"
         else:
-            position = int(index)
-            if not isinstance(current, list) or position >= len(current):
+            if not isinstance(current, list) or part >= len(current):
                 raise ToolArgumentError(msg("ref.no_item", reference=text, walked=walked,
-                                            position=position))
-            current = current[position]
-            walked += f"[{position}]"
+                                            position=part))
+            current = current[part]
+            walked += f"[{part}]"
     return current
 
 

@@ -20,6 +20,7 @@ from core.errors import ToolArgumentError, ToolExecutionError, UnknownToolError
 from core.tools.results import json_safe
 
 __all__ = [
+    "OutputSchema",
     "Tool",
     "ToolHints",
     "ToolRegistry",
@@ -28,6 +29,9 @@ __all__ = [
     "idempotency_scope",
     "tool",
 ]
+
+OutputSchema = Mapping[str, Any] | type[BaseModel]
+"""What a tool may declare as the shape of its results."""
 
 _idempotency_key: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "planboard_idempotency_key", default=None
@@ -90,7 +94,10 @@ class Tool:
     (``builtin``, ``demo``, a module, an MCP server). ``translations`` holds the texts its
     toolset gives in other languages, by language code (``"zh"``). Arguments are checked by
     the pydantic model built from the function's signature, or, for a tool described only
-    by a JSON schema (an MCP server's), by ``schema_validator``.
+    by a JSON schema (an MCP server's), by ``schema_validator``. ``output_schema`` (a JSON
+    schema, optional) declares the shape of its results and ``output_examples`` results it
+    may return: a rehearsal simulates the tool from them; a tool that declares neither has
+    results of unknown shape, and what reads them is not checked.
     """
 
     name: str
@@ -105,6 +112,8 @@ class Tool:
     hints: ToolHints = field(default_factory=ToolHints)
     translations: Mapping[str, ToolText] = field(default_factory=dict)
     schema_validator: Callable[[dict[str, Any], bool], list[Message]] | None = None
+    output_schema: dict[str, Any] | None = None
+    output_examples: tuple[Any, ...] = ()
 
     @property
     def required(self) -> list[str]:
@@ -181,16 +190,21 @@ def tool(
     idempotent: bool = False,
     keywords: tuple[str, ...] = (),
     hints: ToolHints | None = None,
+    output_schema: OutputSchema | None = None,
+    examples: tuple[Any, ...] = (),
 ) -> Any:
     """Turn a typed function with a docstring into a :class:`Tool` (usable bare or with options).
 
     The tool has a side effect unless ``read_only=True``: say so for every tool that only
     reads, and it may run in any step; anything else runs only where a person approved it.
+    ``output_schema`` (a JSON schema or a pydantic model) and ``examples`` declare what it
+    returns, for rehearsals.
     """
 
     def build(fn: Callable[..., Any]) -> Tool:
         return make_tool(fn, name=name, read_only=read_only, idempotent=idempotent,
-                         keywords=keywords, hints=hints)
+                         keywords=keywords, hints=hints, output_schema=output_schema,
+                         examples=examples)
 
     return build(function) if function is not None else build
 
@@ -203,6 +217,8 @@ def make_tool(
     idempotent: bool = False,
     keywords: tuple[str, ...] = (),
     hints: ToolHints | None = None,
+    output_schema: OutputSchema | None = None,
+    examples: tuple[Any, ...] = (),
 ) -> Tool:
     """Build a Tool from ``fn``: the schema from its signature, descriptions from its docstring."""
     summary, param_docs = _parse_docstring(inspect.getdoc(fn) or "")
@@ -228,7 +244,16 @@ def make_tool(
         idempotent=idempotent,
         keywords=keywords,
         hints=hints or ToolHints(),
+        output_schema=_output_schema(output_schema),
+        output_examples=tuple(examples),
     )
+
+
+def _output_schema(declared: OutputSchema | None) -> dict[str, Any] | None:
+    """A declared result shape as a JSON schema (a pydantic model gives its own)."""
+    if isinstance(declared, type) and issubclass(declared, BaseModel):
+        return _clean_schema(declared.model_json_schema())
+    return dict(declared) if declared is not None else None
 
 
 def _field_info(default: Any, description: str | None) -> Any:

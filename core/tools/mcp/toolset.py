@@ -160,4 +160,7 @@ def mcp_tool(server: ServerConfig, found: types.Tool, name: str) -> Tool:
         idempotent=bool(hints and hints.idempotent_hint),
         source=server.name,
         schema_validator=schema_validator(schema),
+        # the protocol's outputSchema describes the structured content a call returns,
+        # which is the result later steps read
+        output_schema=dict(found.output_schema) if found.output_schema else None,
     )
