@@ -192,6 +192,44 @@ def _active_refund(conn: sqlite3.Connection, order_id: str) -> sqlite3.Row | Non
     ).fetchone()
 
 
+_TEXT = {"type": "string"}
+_MAYBE_TEXT = {"type": ["string", "null"]}
+# the shapes of the shop's results, so that a rehearsal can check what a plan reads of them
+ORDER_RESULT = {
+    "type": "object",
+    "properties": {
+        "order_id": _TEXT, "product": _TEXT, "product_en": _TEXT, "price": {"type": "number"},
+        "currency": {"type": "string", "const": "CNY"},
+        "status": {"type": "string", "enum": list(STATUS_ZH)}, "status_zh": _TEXT,
+        "tracking_no": _MAYBE_TEXT, "carrier": _MAYBE_TEXT, "ordered_at": _TEXT,
+        "signed_at": _MAYBE_TEXT, "expected_delivery": _MAYBE_TEXT,
+        "return_deadline": _MAYBE_TEXT, "refundable": {"type": "boolean"},
+        "refund": {"type": ["object", "null"], "properties": {
+            "refund_id": _TEXT, "status": _TEXT, "amount": {"type": "number"}}},
+        "summary": _TEXT,
+    },
+}
+_SCAN = {"type": "object", "properties": {
+    "time": _TEXT, "location": _TEXT, "status": _TEXT, "description": _TEXT}}
+LOGISTICS_RESULT = {
+    "type": "object",
+    "properties": {
+        "tracking_no": _TEXT, "carrier": _MAYBE_TEXT, "order_id": _TEXT,
+        "latest_status": _TEXT, "latest_event": {**_SCAN, "type": ["object", "null"]},
+        "delivered": {"type": "boolean"}, "expected_delivery": _MAYBE_TEXT,
+        "events": {"type": "array", "items": _SCAN},
+    },
+}
+REFUND_RESULT = {
+    "type": "object",
+    "properties": {
+        "refund_id": _TEXT, "order_id": _TEXT, "amount": {"type": "number"}, "status": _TEXT,
+        "created": {"type": "boolean"}, "existing": {"type": "boolean"},
+        "expected_days": _TEXT, "message": _TEXT, "message_zh": _TEXT,
+    },
+}
+
+
 def _return_deadline(signed_at: str | None) -> date | None:
     if not signed_at:
         return None
@@ -207,7 +245,7 @@ def _clean_id(value: str) -> str:
 @tool(read_only=True,
       keywords=("order", "status", "arrived", "delivered", "订单", "查订单", "签收", "到了",
                 "到货", "状态", "购买"),
-      hints=ToolHints(field_labels=_LABELS))
+      hints=ToolHints(field_labels=_LABELS), output_schema=ORDER_RESULT)
 def query_order(order_id: str) -> dict:
     """Look up an order: product, price, status, tracking number, sign-off time or expected
     delivery date, and any refund.
@@ -257,7 +295,7 @@ def _refund_brief(row: sqlite3.Row) -> dict:
 @tool(read_only=True,
       keywords=("logistics", "tracking", "shipment", "courier", "where is", "物流", "快递",
                 "运单", "轨迹", "配送"),
-      hints=ToolHints(field_labels=_LABELS))
+      hints=ToolHints(field_labels=_LABELS), output_schema=LOGISTICS_RESULT)
 def query_logistics(tracking_no: str) -> dict:
     """Track a parcel by tracking number: carrier, every scan event, the latest status and
     the expected delivery date.
@@ -297,7 +335,8 @@ def query_logistics(tracking_no: str) -> dict:
       # completed, is already refunded: a second call returns the same refund
       hints=ToolHints(id_fields=("refund_id",),
                       in_progress=("refunding", "refunded", *ACTIVE_REFUND),
-                      field_labels={**_LABELS, "退款单号": "refund_id", "金额": "amount"}))
+                      field_labels={**_LABELS, "退款单号": "refund_id", "金额": "amount"}),
+      output_schema=REFUND_RESULT)
 def apply_refund(order_id: str, reason: str = "customer request") -> dict:
     """Request a refund for a delivered order within its 7-day return window (idempotent).
 

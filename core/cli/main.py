@@ -121,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command."""
     from core.cli.adaptive import add_adaptive_commands
     from core.cli.refine import add_refine_command
+    from core.cli.rehearse import add_rehearsal_options
     from core.cli.runs import add_run_commands
     from core.cli.templates import add_template_commands, add_template_options
     from core.cli.workers import add_worker_commands
@@ -171,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_planning_options(run)
     add_template_options(run)
     run.set_defaults(handler=cmd_run)
+    add_rehearsal_options(run, plan, load_plan=_load_plan_file, draft=_draft)
 
     scenarios = commands.add_parser("scenarios", help="list the example requests")
     scenarios.add_argument("--json", action="store_true")

@@ -76,6 +76,19 @@ _TEXT: dict[str, tuple[str, str]] = {
     "not_recovered": ("Not recovered.", "未接管。"),
     "recovered": ("worker {name}: {count} unfinished run(s) handed to the live workers",
                   "工作进程 {name} 的 {count} 个未完成运行已交给仍在运行的工作进程"),
+    "rehearsal": ("Rehearsal (nothing was run): {problems} problem(s), {effects} side "
+                  "effect(s) not called, about {calls} LLM calls when it runs",
+                  "排练（未执行任何步骤）：{problems} 个问题，{effects} 个副作用未调用，"
+                  "实际执行约需 {calls} 次大模型调用"),
+    "rehearsal_problem": ("  ✗ {text}", "  ✗ {text}"),
+    "rehearsal_side_effect": ("  ⚠ {text}", "  ⚠ {text}"),
+    "rehearsal_note": ("  · {text}", "  · {text}"),
+    "rehearsal_needs_plan": ("Give a request to plan, or a plan file with --plan FILE.",
+                             "请给出要规划的请求，或用 --plan FILE 指定计划文件。"),
+    "rehearsal_plan_only": ("--mode {mode} answers without a plan, so there is nothing to "
+                            "rehearse; drop --mode or use --mode plan.",
+                            "--mode {mode} 不经计划直接回答，没有可排练的计划；请去掉 --mode "
+                            "或改用 --mode plan。"),
     "on_worker": ("on {name}", "于 {name}"),
     # refine (core.cli.refine)
     "refining_run": ("Plan v{version} of run {run_id}, refined (approved, it runs as a new "
