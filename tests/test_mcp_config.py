@@ -348,3 +348,10 @@ def test_an_argument_called_self_reaches_the_server_like_any_other(tmp_path):
     finally:
         shutdown_pool()
     assert "MCP server git is not available" in str(caught.value)
+
+
+def test_a_tools_output_schema_is_its_declared_result_shape(tmp_path):
+    shape = {"type": "object", "properties": {"sha": {"type": "string"}}}
+    found = types.Tool(name="log", description="log", input_schema=SCHEMA, output_schema=shape)
+    assert mcp_tool(server(tmp_path), found, "git__log").output_schema == shape
+    assert mcp_tool(server(tmp_path), listed("status"), "git__status").output_schema is None

@@ -109,7 +109,7 @@ def rehearse(plan: Plan, registry: ToolRegistry, *, model_available: bool) -> Re
     """
     shapes = _Shapes(plan, registry)
     findings: list[Finding] = []
-    for step in plan.topological_order():
+    for step in plan.steps:  # in plan order, as validation names its problems
         findings += _reference_findings(step, shapes)
         findings += _condition_findings(step, shapes)
         target = registry.get(step.tool) if step.tool and step.tool in registry else None
