@@ -12,7 +12,7 @@ from core.errors import PlanBoardError, UnservableRequestError
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.routes import Route, reason_text
-from ui import plan_editor, state, template_offer
+from ui import plan_editor, rehearsal_view, state, template_offer
 from ui.frame import page_header
 from ui.i18n import current_language, t
 from ui.messages import error_text, said
@@ -346,6 +346,8 @@ def main() -> None:
         _approve(edited)
     template_offer.render_save(edited, st.session_state.get("plan_request") or edited.goal,
                                disabled=bool(problems))
+    rehearsal_view.render_rehearsal(edited, state.registry(), offline=mode.offline,
+                                    blocked=bool(problems))
 
 
 main()

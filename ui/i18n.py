@@ -162,6 +162,18 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "approve_help": ("Start the run in the background and follow it on the Run page.",
                      "在后台开始运行，并在运行页面跟踪进度。"),
     "approve_blocked": ("Fix the problems listed above first.", "请先修复上面列出的问题。"),
+    "rehearse": ("Rehearse", "排练"),
+    "rehearse_help": ("Simulate each step from what its tool declares it returns, and list "
+                      "what the run would meet. Calls no tool and records no run.",
+                      "根据每个工具声明的返回结果模拟各个步骤，列出实际运行会遇到的问题。"
+                      "不调用任何工具，也不记录运行。"),
+    "rehearsal_problems": ("Rehearsal: {count} problem(s) the run would meet:",
+                           "排练：运行时会遇到 {count} 个问题："),
+    "rehearsal_clean": ("Rehearsal: no problem found.", "排练：没有发现问题。"),
+    "rehearsal_side_effects": ("Side effects the run would cause (not called now):",
+                               "运行时会产生的副作用（排练时未调用）："),
+    "rehearsal_cost": ("Nothing was run. About {calls} LLM call(s) when it runs.",
+                       "未执行任何步骤。实际运行约需 {calls} 次大模型调用。"),
     "plan_mode": ("How to handle the request", "处理方式"),
     "plan_mode_help": (
         "auto lets the router decide; knowledge answers from the documents, direct makes a "
