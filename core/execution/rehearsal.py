@@ -30,9 +30,11 @@ from core.base.expressions import (
 )
 from core.base.language import Language
 from core.base.messages import Message, msg, render
+from core.base.step_id import STEP_ID
 from core.errors import ToolArgumentError
 from core.execution.context import reference_path, resolve_value
 from core.execution.executor import predict_llm_calls, step_mode
+from core.plan.approval import has_side_effect
 from core.plan.model import REFERENCE, Plan, Step
 from core.tools.registry import Tool, ToolRegistry
 from core.tools.result_shape import (
@@ -49,7 +51,6 @@ __all__ = ["Finding", "FindingKind", "Rehearsal", "rehearse"]
 FindingKind = Literal["reference", "condition", "arguments", "side_effect", "not_checked",
                       "model_fills"]
 PROBLEM_KINDS: frozenset[str] = frozenset({"reference", "condition", "arguments"})
-_STEP_NAME = re.compile(r"^s\d+$")
 _MAX_COMBINATIONS = 256  # values a comparison is tried with; past this it is not judged
 
 
@@ -116,7 +117,7 @@ def rehearse(plan: Plan, registry: ToolRegistry, *, model_available: bool) -> Re
         if target is not None:
             findings += _argument_findings(plan, step, target, shapes, registry,
                                            model_available)
-            if target.side_effect:
+            if has_side_effect(step, registry):
                 findings.append(Finding(step.id, "side_effect",
                                         msg("rehearsal.side_effect", step=step.id,
                                             tool=target.name)))
@@ -290,14 +291,14 @@ def _field_reference(node: ast.expr) -> tuple[str, list[str | int]] | None:
               and isinstance(node.slice.value, str | int)):
             path.insert(0, node.slice.value)
             node = node.value
-        elif isinstance(node, ast.Name) and _STEP_NAME.match(node.id):
+        elif isinstance(node, ast.Name) and STEP_ID.match(node.id):
             return node.id, path
         else:
             return None
 
 
 def _reads_a_step(node: ast.expr) -> bool:
-    return any(isinstance(n, ast.Name) and _STEP_NAME.match(n.id) for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and STEP_ID.match(n.id) for n in ast.walk(node))
 
 
 # ---- arguments ---------------------------------------------------------------------------
