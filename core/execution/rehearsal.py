@@ -317,7 +317,7 @@ def _argument_findings(plan: Plan, step: Step, target: Tool, shapes: _Shapes,
     try:
         problems = target.value_problems(filled) if filled else []
     except ToolArgumentError as exc:
-        problems = [exc.message] if isinstance(exc.message, Message) else []
+        problems = [exc.message or msg("tool.reported", text=str(exc))]
     if problems:
         findings.append(Finding(step.id, "arguments", msg(
             "rehearsal.arg_values", step=step.id, tool=target.name, problems=problems)))

@@ -96,8 +96,8 @@ class Tool:
     the pydantic model built from the function's signature, or, for a tool described only
     by a JSON schema (an MCP server's), by ``schema_validator``. ``output_schema`` (a JSON
     schema, optional) declares the shape of its results and ``output_examples`` results it
-    may return: a rehearsal simulates the tool from them; a tool that declares neither has
-    results of unknown shape, and what reads them is not checked.
+    may return: a rehearsal simulates the tool from them; without an output schema its
+    results have an unknown shape, and what reads them is not checked.
     """
 
     name: str
