@@ -113,6 +113,12 @@ def test_a_rehearsal_of_an_answer_without_a_plan_says_what_to_do(capsys):
                            "to rehearse; drop --mode or use --mode plan.")
 
 
+def test_a_refinement_is_not_rehearsed_in_the_same_command(tmp_path, capsys):
+    code, _, err = _cli(capsys, "plan", "also text the carrier", "--refine",
+                        _plan_file(tmp_path, PARCEL_PLAN), "--rehearse", "--offline")
+    assert code == 1 and "run --plan FILE --dry-run" in err
+
+
 def test_an_invalid_plan_is_refused_before_rehearsing(tmp_path, capsys):
     broken = {"goal": "g", "steps": [{"id": "s1", "description": "x", "tool": "no_such_tool"}]}
     code, _, err = _cli(capsys, "run", "--plan", _plan_file(tmp_path, broken), "--dry-run",

@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_planning_options(run)
     add_template_options(run)
     run.set_defaults(handler=cmd_run)
-    add_rehearsal_options(run, plan, load_plan=_load_plan_file, draft=_draft)
+    add_rehearsal_options(run, plan, draft=_draft)
 
     scenarios = commands.add_parser("scenarios", help="list the example requests")
     scenarios.add_argument("--json", action="store_true")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from core.cli.output import print_json
+from core.cli.plans import load_plan_file
 from core.cli.text import cli_language, say
 from core.errors import ConfigError
 from core.plan.model import Plan
@@ -22,15 +22,14 @@ from core.plan.model import Plan
 __all__ = ["add_rehearsal_options"]
 
 Handler = Callable[[argparse.Namespace], int]
-PlanFileLoader = Callable[[Path, str], Plan]
 Drafter = Callable[..., tuple[Plan, Any]]
 
 
 def add_rehearsal_options(run: argparse.ArgumentParser, plan: argparse.ArgumentParser, *,
-                          load_plan: PlanFileLoader, draft: Drafter) -> None:
+                          draft: Drafter) -> None:
     """Give ``run`` its ``--dry-run`` and ``plan`` its ``--rehearse``; either flag turns the
-    command into a rehearsal of the plan it would run or print (``load_plan`` reads a plan
-    file, ``draft`` drafts a plan for a request, as the commands themselves do)."""
+    command into a rehearsal of the plan it would run or print (``draft`` drafts a plan for
+    a request, answering the planner's questions, as the commands themselves do)."""
     run.add_argument("--dry-run", action="store_true",
                      help="rehearse instead of running: simulate each step from its tool's "
                           "declared results, call no tool, record no run")
@@ -42,25 +41,27 @@ def add_rehearsal_options(run: argparse.ArgumentParser, plan: argparse.ArgumentP
         def handler(args: argparse.Namespace) -> int:
             if not getattr(args, flag):
                 return command(args)
-            return _rehearse(args, load_plan=load_plan, draft=draft)
+            return _rehearse(args, draft=draft)
         return handler
 
     run.set_defaults(handler=rehearsing("dry_run", run.get_default("handler")))
     plan.set_defaults(handler=rehearsing("rehearse", plan.get_default("handler")))
 
 
-def _rehearse(args: argparse.Namespace, *, load_plan: PlanFileLoader, draft: Drafter) -> int:
+def _rehearse(args: argparse.Namespace, *, draft: Drafter) -> int:
     from core.execution.rehearsal import rehearse
     from core.runs.session import build_engine
 
     if args.mode != "plan":
         raise ConfigError(say("rehearsal_plan_only", mode=args.mode))
+    if getattr(args, "refine", None):
+        raise ConfigError(say("rehearsal_not_refined"))
     plan_file = getattr(args, "plan", None)
     if not args.request and not plan_file:
         raise ConfigError(say("rehearsal_needs_plan"))
     engine = build_engine(offline=args.offline)
     if plan_file:
-        plan = load_plan(plan_file, args.request)
+        plan = load_plan_file(plan_file, args.request)
     else:
         from core.store.run_store import RunStore
 

@@ -85,6 +85,11 @@ _TEXT: dict[str, tuple[str, str]] = {
     "rehearsal_note": ("  · {text}", "  · {text}"),
     "rehearsal_needs_plan": ("Give a request to plan, or a plan file with --plan FILE.",
                              "请给出要规划的请求，或用 --plan FILE 指定计划文件。"),
+    "rehearsal_not_refined": ("--rehearse rehearses a plan drafted for a request; refine the "
+                              "plan file first, then rehearse it with run --plan FILE "
+                              "--dry-run.",
+                              "--rehearse 只排练为请求起草的计划；请先修改计划文件，再用 "
+                              "run --plan FILE --dry-run 排练。"),
     "rehearsal_plan_only": ("--mode {mode} answers without a plan, so there is nothing to "
                             "rehearse; drop --mode or use --mode plan.",
                             "--mode {mode} 不经计划直接回答，没有可排练的计划；请去掉 --mode "
