@@ -644,4 +644,17 @@ TEXTS: dict[str, tuple[str, str]] = {
         "运行 {run_id} 状态为 {status}，正在执行；请等它停止后再修改（先暂停或取消）。"),
     "refine.no_plan": ("run {run_id} has no plan to refine; start a new request.",
                        "运行 {run_id} 没有可修改的计划；请提交新的请求。"),
+    # ---- plan variants (core.runs.variants, plan --variants, the Plan page) ---------------
+    "variants.bad_count": ("--variants takes a number from 1 to {most}, not {given}.",
+                           "--variants 只能是 1 到 {most} 之间的数，不能是 {given}。"),
+    "variants.offline": (
+        "Variants need a model (the offline planner knows one plan per request): here is the "
+        "one plan. Set OPENAI_API_KEY to compare variants.",
+        "对比多个方案需要大模型（离线规划器对每个请求只有一个计划）：下面是这一个计划。"
+        "设置 OPENAI_API_KEY 后即可对比方案。"),
+    "variants.identical": ("The \"{angle}\" variant came out the same as the \"{same}\" one: "
+                           "shown once.", "“{angle}”方案与“{same}”方案完全相同：只显示一次。"),
+    "variants.angle.parallel": ("most parallel", "最大并行"),
+    "variants.angle.few_tools": ("fewest tools", "最少工具"),
+    "variants.angle.cheap": ("cheapest in model calls", "最少大模型调用"),
 }

@@ -124,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     from core.cli.rehearse import add_rehearsal_options
     from core.cli.runs import add_run_commands
     from core.cli.templates import add_template_commands, add_template_options
+    from core.cli.variants import add_variants_option
     from core.cli.workers import add_worker_commands
 
     parser = argparse.ArgumentParser(
@@ -173,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_template_options(run)
     run.set_defaults(handler=cmd_run)
     add_rehearsal_options(run, plan, draft=_draft)
+    add_variants_option(plan)
 
     scenarios = commands.add_parser("scenarios", help="list the example requests")
     scenarios.add_argument("--json", action="store_true")

@@ -95,6 +95,20 @@ _TEXT: dict[str, tuple[str, str]] = {
                             "--mode {mode} 不经计划直接回答，没有可排练的计划；请去掉 --mode "
                             "或改用 --mode plan。"),
     "on_worker": ("on {name}", "于 {name}"),
+    # plan variants (core.cli.variants)
+    "variant": ("Variant {number} ({angles}): {steps} steps, critical path {path}, about "
+                "{calls} LLM calls, side effects: {effects}",
+                "方案 {number}（{angles}）：{steps} 个步骤，关键路径 {path}，约 {calls} 次大模型"
+                "调用，副作用：{effects}"),
+    "variant_problem": ("  ✗ {text}", "  ✗ {text}"),
+    "variant_offline": ("the offline planner", "离线规划器"),
+    "variants_not_with": ("--variants drafts new plans for a request; it does not combine "
+                          "with {option}: drop one of them.",
+                          "--variants 为请求起草新的计划，不能与 {option} 同用：请去掉其中一个。"),
+    "variants_plan_only": ("--mode {mode} answers without a plan, so there are no variants to "
+                           "compare; drop --mode or use --mode plan.",
+                           "--mode {mode} 不经计划直接回答，没有可对比的方案；请去掉 --mode "
+                           "或改用 --mode plan。"),
     # refine (core.cli.refine)
     "refining_run": ("Plan v{version} of run {run_id}, refined (approved, it runs as a new "
                      "run):",

@@ -50,6 +50,7 @@ from core.prompts.planning import (
     replanner_system_prompt,
     replanner_user_prompt,
 )
+from core.prompts.variants import ANGLE_TEMPLATE, ANGLES, Angle
 from core.tools.registry import Tool, ToolRegistry
 
 __all__ = [
@@ -91,25 +92,35 @@ def planned(made: Plan | PlanningResult) -> tuple[Plan, Usage]:
 # ---- planning -----------------------------------------------------------------------------
 
 
-def _user_prompt(request: str, registry: ToolRegistry, language: Language) -> str:
-    """The planner's user message: the request, today's date, and the period it names."""
+def _user_prompt(request: str, registry: ToolRegistry, language: Language,
+                 angle: Angle | None = None) -> str:
+    """The planner's user message: the request, today's date, the period it names, and the
+    angle of a variant (last: the system prompt and the request, shared by every variant,
+    stay a prefix a server's cache keeps)."""
     on = today()
     period = request_period(request, registry, on=on)
     if period is None:
-        return planner_user_prompt(request, today=on.isoformat())
-    return planner_user_prompt(request, today=on.isoformat(),
-                               period=period.describe(language),
-                               start=period.start.isoformat(), end=period.end.isoformat())
+        prompt = planner_user_prompt(request, today=on.isoformat())
+    else:
+        prompt = planner_user_prompt(request, today=on.isoformat(),
+                                     period=period.describe(language),
+                                     start=period.start.isoformat(),
+                                     end=period.end.isoformat())
+    if angle is None:
+        return prompt
+    return f"{prompt}\n\n{ANGLE_TEMPLATE.substitute(angle=ANGLES[angle])}"
 
 
 def plan_request(
-    request: str, engine: Engine, *, lessons: Iterable[str] = (), allow_questions: bool = False
+    request: str, engine: Engine, *, lessons: Iterable[str] = (), allow_questions: bool = False,
+    angle: Angle | None = None,
 ) -> PlanningResult:
     """Ask the planner model for a plan; retry once with the errors; else fall back.
 
     With ``allow_questions`` the model may ask clarifying questions instead: they come back
-    in ``questions`` and ``plan`` stays None. LLM errors (authentication, connection ...)
-    propagate: only unusable output falls back.
+    in ``questions`` and ``plan`` stays None. ``angle`` asks for the plan of one variant (the
+    most parallel, the fewest tools, the cheapest); it is checked like any other draft. LLM
+    errors (authentication, connection ...) propagate: only unusable output falls back.
     """
     model = _require_model(engine)
     language = detect_language(request)
@@ -125,7 +136,7 @@ def plan_request(
         system = f"{system}\n\n{CLARIFY_INSTRUCTION}"
     messages = [
         {"role": "system", "content": system},
-        {"role": "user", "content": _user_prompt(request, engine.registry, language)},
+        {"role": "user", "content": _user_prompt(request, engine.registry, language, angle)},
     ]
 
     context = check_context(request, engine.registry, "draft", model=model)

@@ -30,6 +30,7 @@ __all__ = [
     "choose_route",
     "draft_plan",
     "public_settings",
+    "require_request",
 ]
 
 NO_KEY_MESSAGE = str(msg("config.no_llm"))
@@ -64,7 +65,7 @@ def choose_route(request: str, engine: Engine, mode: RequestMode | str) -> tuple
     """The route of a request: decided by the model or rules for "auto", else the person's."""
     from core.planning.router import decide_route, person_route
 
-    _require_request(request)
+    require_request(request)
     if mode == "auto":
         return decide_route(request, engine)
     if mode not in REQUEST_MODES:
@@ -83,7 +84,7 @@ def draft_plan(
     to a minimal plan with its errors in ``plan.warnings``. Offline, a request no rule maps
     to a tool raises UnservableRequestError, so that no run is ever recorded for it.
     """
-    _require_request(request)
+    require_request(request)
     if engine.offline:
         from core.planning.clarify import needs_clarification_offline
         from core.planning.offline import offline_plan
@@ -125,6 +126,7 @@ def public_settings(
     return {"offline": False, **LLMSettings.from_env(environ or os.environ).public_dict()}
 
 
-def _require_request(request: str) -> None:
+def require_request(request: str) -> None:
+    """ConfigError when ``request`` is empty: there is nothing to plan or answer."""
     if not request.strip():
         raise ConfigError(msg("config.empty_request"))
