@@ -12,7 +12,8 @@ from core.errors import PlanBoardError, UnservableRequestError
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.routes import Route, reason_text
-from ui import plan_editor, rehearsal_view, state, template_offer
+from core.runs.variants import Variant, Variants
+from ui import plan_editor, rehearsal_view, state, template_offer, variants_view
 from ui.frame import page_header
 from ui.i18n import current_language, t
 from ui.messages import error_text, said
@@ -121,6 +122,7 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool)
                                        "usage": usage}
         plan_editor.set_plan(None)
         return
+    variants_view.forget()
     st.session_state["plan_request"] = request
     st.session_state["planning_usage"] = usage
     st.session_state["plan_lessons"] = list(draft.lessons)
@@ -132,9 +134,45 @@ def _start_from_template(plan: Plan, request: str) -> None:
     """Review a saved plan filled for this request: no routing, no planning call."""
     for key in ("route_info", "clarify", "plan_lessons", "planning_usage"):
         st.session_state.pop(key, None)
+    variants_view.forget()
     st.session_state["plan_request"] = request
     st.session_state["plan_draft"] = plan.model_copy(deep=True)  # to tell edits apart
     plan_editor.set_plan(plan)
+
+
+def _draft_variants(request: str, count: int) -> None:
+    """Draft up to ``count`` alternative plans to compare side by side (no routing: variants
+    are plans; no clarifying questions: each is planned from the request as written)."""
+    if not request.strip():
+        st.warning(t("request_empty"))
+        return
+    from core.runs.variants import draft_variants
+
+    try:
+        with st.spinner(t("variants_working")):
+            drafted = draft_variants(request, state.engine(), count=count,
+                                     language=current_language(), store=state.runner().store)
+    except UnservableRequestError as exc:
+        _refuse(exc)
+        return
+    except PlanBoardError as exc:
+        st.error(error_text(exc))
+        return
+    for key in ("route_info", "clarify", "plan_draft"):
+        st.session_state.pop(key, None)
+    st.session_state["plan_request"] = request
+    plan_editor.set_plan(None)
+    variants_view.keep(drafted)
+
+
+def _use_variant(variant: Variant, drafted: Variants) -> None:
+    """Send the chosen variant to the normal review; drafting every variant counts as its
+    planning cost."""
+    variants_view.forget()
+    st.session_state["planning_usage"] = drafted.usage
+    st.session_state["plan_lessons"] = list(drafted.lessons)
+    st.session_state["plan_draft"] = variant.plan.model_copy(deep=True)  # to tell edits apart
+    plan_editor.set_plan(variant.plan.model_copy(deep=True))
 
 
 def _refuse(exc: UnservableRequestError) -> None:
@@ -239,6 +277,7 @@ def _blank(request: str) -> None:
     goal = request.strip() or t("blank_goal")
     for key in ("route_info", "clarify", "plan_lessons", "planning_usage", "plan_draft"):
         st.session_state.pop(key, None)
+    variants_view.forget()
     st.session_state["plan_request"] = goal
     plan_editor.set_plan(Plan(goal=goal, steps=[Step(id="s1", description="")]))
 
@@ -316,7 +355,7 @@ def main() -> None:
     labels = {mode: t(f"mode_{mode}") for mode in state.PLAN_MODES}  # AppTest keeps format_func
     st.radio(t("plan_mode"), options=list(labels), key="plan_mode", horizontal=True,
              format_func=labels.get, help=t("plan_mode_help"))
-    generate, blank, _ = st.columns([1, 1, 3])
+    generate, blank, variants, _ = st.columns([1, 1, 1, 2])
     mode = state.settings()
     what_happens = (t("generate_help_offline") if mode.offline
                     else t("generate_help_llm", model=mode.settings.planner_model))
@@ -325,10 +364,16 @@ def main() -> None:
         _generate(st.session_state.get("request", ""))
     if blank.button(t("blank_plan"), key="blank_plan", width="stretch"):
         _blank(st.session_state.get("request", ""))
+    with variants:
+        count = variants_view.render_control()
+    if count is not None:
+        _draft_variants(st.session_state.get("request", ""), count)
     if clarified := st.session_state.pop("clarified", None):
         _draft(clarified["request"], state.engine(), clarified["usage"], allow_questions=False)
     _render_route()
     _render_clarify()
+    if variants_view.render_variants(_use_variant):
+        return
     plan = st.session_state.get("plan")
     if plan is None:
         st.info(t("plan_empty"))

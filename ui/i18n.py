@@ -401,6 +401,30 @@ _PAIRS.update({  # plan editing: safe edits, undo, the plan page's request
                     "规划器按你说的修改这个计划；保留的步骤保留编号和你的修改。批准前会显示改动。"),
     "refine_working": ("Refining the plan…", "正在修改计划…"),
     "refine_changes": ("What the refinement changed", "这次修改改动了什么"),
+    # plan variants side by side
+    "variants": ("Compare variants", "对比方案"),
+    "variants_count": ("How many variants", "方案数量"),
+    "variants_help": ("The planner drafts each variant from its own angle (most parallel, "
+                      "fewest tools, cheapest in model calls); you pick one and can still "
+                      "edit it.",
+                      "规划器从不同角度各起草一个方案（最大并行、最少工具、最少大模型调用）；"
+                      "选定一个后仍可修改。"),
+    "variants_draft": ("Draft the variants", "起草方案"),
+    "variants_working": ("Drafting the variants…", "正在起草方案…"),
+    "variants_title": ("Variants side by side", "方案对比"),
+    "variant_title": ("Variant {number}", "方案 {number}"),
+    "variant_offline": ("the offline planner", "离线规划器"),
+    "variant_figures": ("{steps} steps · critical path {path} · about {calls} LLM call(s)",
+                        "{steps} 个步骤 · 关键路径 {path} · 约 {calls} 次大模型调用"),
+    "variant_side_effects": ("Side effects: {steps}", "副作用：{steps}"),
+    "variant_no_side_effects": ("No side effects", "没有副作用"),
+    "variant_problems": ("{count} problem(s):", "{count} 个问题："),
+    "variant_no_problems": ("No problems found", "没有发现问题"),
+    "variant_column_id": ("id", "编号"),
+    "variant_column_step": ("step", "步骤"),
+    "variant_column_tool": ("tool", "工具"),
+    "variant_column_after": ("after", "依赖"),
+    "variant_use": ("Use this plan", "采用这个方案"),
 })
 _PAIRS.update({  # the run page
     "run_progress_cancelled": ("Cancelled: {parts} · {total} steps",
