@@ -78,10 +78,14 @@ def variant_count(text: str) -> int:
     try:
         count = int(text)
     except ValueError:
-        count = 0
-    if not 1 <= count <= MAX_VARIANTS:
-        raise ConfigError(msg("variants.bad_count", given=text, most=MAX_VARIANTS))
+        raise ConfigError(msg("variants.bad_count", given=text, most=MAX_VARIANTS)) from None
+    _require_count(count)
     return count
+
+
+def _require_count(count: int) -> None:
+    if not 1 <= count <= MAX_VARIANTS:
+        raise ConfigError(msg("variants.bad_count", given=count, most=MAX_VARIANTS))
 
 
 def draft_variants(request: str, engine: Engine, *, count: int, language: Language,
@@ -91,8 +95,7 @@ def draft_variants(request: str, engine: Engine, *, count: int, language: Langua
     is planned from the request as written."""
     from core.runs.session import draft_plan
 
-    if not 1 <= count <= MAX_VARIANTS:
-        raise ConfigError(msg("variants.bad_count", given=count, most=MAX_VARIANTS))
+    _require_count(count)
     if engine.offline:
         draft = draft_plan(request, engine, allow_questions=False)
         assert draft.plan is not None  # without questions a draft always holds a plan
