@@ -178,10 +178,11 @@ def _seed(conn: sqlite3.Connection) -> None:
 def _order_row(conn: sqlite3.Connection, order_id: str) -> sqlite3.Row:
     row = conn.execute("SELECT * FROM orders WHERE order_id = ?", (order_id,)).fetchone()
     if row is None:
-        known = ", ".join(r[0] for r in conn.execute(
-            "SELECT order_id FROM orders ORDER BY ordered_at DESC LIMIT 6"))
+        recent = [r[0] for r in conn.execute(
+            "SELECT order_id FROM orders ORDER BY ordered_at DESC LIMIT 6")]
+        known = dict.fromkeys(["88231", "70412", "66001", *recent])  # each id once
         raise ToolExecutionError(said("shop.order_unknown", order_id=repr(order_id),
-                                     known=f"88231, 70412, 66001, {known}"))
+                                     known=", ".join(known)))
     return row
 
 

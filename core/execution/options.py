@@ -31,6 +31,10 @@ class RunOptions(BaseModel):
     ``step_delay_s`` is the demo pace: the coordinator waits that long before it starts
     each step (0, the default, is off), so that a watcher sees the cards move.
 
+    ``earlier_steps`` are the steps an earlier request of the run finished (what a
+    follow-up extends): the follow-up's answer does not stand on them, so a follow-up
+    whose own steps all failed is not completed however ignorable each failure is.
+
     ``max_model_calls`` is what the plan may spend on model calls in all, its planning
     included (:mod:`core.llm.budget`; default ``PLANBOARD_MAX_MODEL_CALLS``, else 50).
     """
@@ -43,6 +47,7 @@ class RunOptions(BaseModel):
     max_attempts: int = Field(default=2, ge=1, le=5)  # attempts after reflection (runner)
     new_versions: Literal["ask", "refuse", "approve"] = "ask"
     step_delay_s: float = Field(default=0, ge=0, le=10)  # demo pace: a pause before each step
+    earlier_steps: list[str] = Field(default_factory=list)
     max_model_calls: int = Field(default_factory=lambda: default_model_calls(), ge=1, le=10_000)
 
 

@@ -171,7 +171,7 @@ def _run_versions(plan: Plan, engine: Engine, options: RunOptions, control: RunC
             coordinator.skip_blocked()
         coordinator.skip_leftovers()
         break
-    return _finish_run(plan, book, emit, engine.registry)
+    return _finish_run(plan, book, emit, engine.registry, options)
 
 
 def _announce(plan: Plan, emit: Emitter) -> None:
@@ -340,8 +340,8 @@ def _stop(state: str, plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:
                       usage=_total_usage(book.versions) + book.usage, warnings=book.warnings)
 
 
-def _finish_run(plan: Plan, book: RunBook, emit: Emitter, registry: ToolRegistry
-                ) -> RunOutcome:
+def _finish_run(plan: Plan, book: RunBook, emit: Emitter, registry: ToolRegistry,
+                options: RunOptions) -> RunOutcome:
     warnings = book.warnings
     synthesis = plan.synthesis_step()
     if synthesis is not None and synthesis.status == "completed":
@@ -354,12 +354,13 @@ def _finish_run(plan: Plan, book: RunBook, emit: Emitter, registry: ToolRegistry
                 "completed steps' results instead."
             )
     failed = [s for s in plan.steps if s.status == "failed" and not is_synthesis(plan, s)]
-    fatal = [s for s in failed if s.id not in book.ignorable]
+    spared = book.ignorable if _own_work_done(plan, options.earlier_steps) else set()
+    fatal = [s for s in failed if s.id not in spared]
     unanswered = [synthesis] if synthesis is not None and synthesis.status == "failed" else []
     unmentioned = [s for s in [*fatal, *unanswered] if (s.error or s.id) not in answer]
     answer = with_required_notes(answer, plan, unmentioned=unmentioned, changes=book.notes,
                                  registry=registry)
-    warnings.extend(_ignored(plan, failed, book))
+    warnings.extend(_ignored(plan, failed, spared, book))
     # completed only when the answer step succeeded and nothing fatal stayed unrecovered
     answered = synthesis is None or synthesis.status == "completed"
     status: RunStatus = "completed" if answered and not fatal else "failed"
@@ -368,11 +369,22 @@ def _finish_run(plan: Plan, book: RunBook, emit: Emitter, registry: ToolRegistry
                       usage=_total_usage(book.versions) + book.usage, warnings=warnings)
 
 
-def _ignored(plan: Plan, failed: list[Step], book: RunBook) -> list[str]:
+def _own_work_done(plan: Plan, earlier: list[str]) -> bool:
+    """Whether a step of this request (not the answer, not an earlier request's) completed.
+
+    A lookup that found nothing is ignorable beside other results; when it is all the
+    request asked for, its failure is the outcome, and the run is not completed.
+    """
+    synthesis = plan.synthesis_step()
+    own = [s for s in plan.steps if s.id not in earlier and s is not synthesis]
+    return not own or any(s.status == "completed" for s in own)
+
+
+def _ignored(plan: Plan, failed: list[Step], spared: set[str], book: RunBook) -> list[str]:
     """Warnings for ignorable failures and for success criteria that stayed unmet."""
     lines = [tr(plan, f"{s.id}（{s.description}）失败但可忽略：{s.error}",
                 f"{s.id} ({s.description}) failed but was ignorable: {s.error}")
-             for s in failed if s.id in book.ignorable]
+             for s in failed if s.id in spared]
     lines += [tr(plan, f"{step_id} 没有达到成功标准：{text}",
                  f"{step_id} did not meet its success criteria: {text}")
               for step_id, text in book.unmet.items() if step_id in plan.ids()]

@@ -204,6 +204,7 @@ class Runner:
         extra = dict(record.options)
         spent = Usage.model_validate(extra.get("followup_usage") or {}) + usage
         extra["followup_usage"] = spent.model_dump()
+        extra["earlier_steps"] = [step.id for step in record.plan.steps]  # not its answer's
         if prepared is not None:  # shown to a person, who approved it
             extra["approved_version"] = plan.version
         replanned = RunEvent(
