@@ -17,6 +17,7 @@ from core.cli.output import (
     ask_text,
     bounded_float,
     bounded_int,
+    print_error,
     print_json,
     print_progress,
 )
@@ -55,12 +56,12 @@ def main(argv: list[str] | None = None) -> int:
         _drop_stdout()
         return 0
     except PlanBoardError as exc:
-        print(say("error", text=render(exc, cli_language())), file=sys.stderr)
+        print_error(exc, render(exc, cli_language()), as_json=getattr(args, "json", False))
         return 1
     except OSError as exc:  # a file or database the OS refused: say which, no traceback
         where = f" ({exc.filename})" if exc.filename else ""
-        print(f"error: {exc.strerror or exc}{where}; check the path and its permissions.",
-              file=sys.stderr)
+        print_error(exc, f"{exc.strerror or exc}{where}; check the path and its permissions.",
+                    as_json=getattr(args, "json", False))
         return 1
     except KeyboardInterrupt:
         paused = args.runner.close()

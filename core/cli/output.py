@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any
 
+from core.base.messages import Message
 from core.base.text import preview
 from core.cli.text import say
 from core.execution.events import RunEvent
 from core.plan.model import STATUS_ICONS
 from core.tools.results import json_safe
 
-__all__ = ["ask", "ask_text", "bounded_float", "bounded_int", "print_json", "print_progress",
-           "short"]
+__all__ = ["ask", "ask_text", "bounded_float", "bounded_int", "error_code", "print_error",
+           "print_json", "print_progress", "short"]
 
+_CAPITALS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")  # OSError: os_error
 _NOTED_EVENTS = {"replanned", "reflected", "waiting_confirmation", "confirmed", "rejected",
                  "paused", "resumed", "cancelled"}
 
@@ -27,6 +30,24 @@ def print_json(value: Any) -> None:
     surrogate cannot be written to a UTF-8 terminal.
     """
     print(json.dumps(json_safe(value), ensure_ascii=False, indent=2))
+
+
+def print_error(error: BaseException, text: str, *, as_json: bool) -> None:
+    """Report a command's error: ``error: TEXT`` on stderr, or, for a command asked for
+    ``--json``, ``{"error": {"code", "message"}}`` on stdout, where its reader looks."""
+    if as_json:
+        print_json({"error": {"code": error_code(error), "message": text}})
+    else:
+        print(say("error", text=text), file=sys.stderr)
+
+
+def error_code(error: BaseException) -> str:
+    """The error's message code when it carries one, else its class in snake case
+    (``unservable_request_error``): stable for a script to branch on."""
+    carried = getattr(error, "message", None)
+    if isinstance(carried, Message):
+        return carried.code
+    return _CAPITALS.sub("_", type(error).__name__).lower()
 
 
 def print_progress(event: RunEvent, out: Any) -> None:
