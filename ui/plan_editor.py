@@ -67,9 +67,12 @@ def current_editor_key() -> str:
     return f"plan_editor_{st.session_state.get('plan_revision', 0)}"
 
 
-def plan_problems(plan: Plan, registry: ToolRegistry, row_errors: list[str]) -> list[str]:
-    """Cell errors plus the plan's own validation problems (each names its step)."""
-    return [*row_errors, *plan.validate(registry, language=current_language())]
+def plan_problems(plan: Plan, registry: ToolRegistry, row_errors: list[str], *,
+                  offline: bool = False) -> list[str]:
+    """Cell errors plus the plan's own validation problems (each names its step); offline,
+    a required argument left to the model is one too."""
+    return [*row_errors, *plan.validate(registry, language=current_language(),
+                                        can_infer=not offline)]
 
 
 def render_plan_review(registry: ToolRegistry, *, offline: bool) -> tuple[Plan, list[str]]:
@@ -84,7 +87,7 @@ def render_plan_review(registry: ToolRegistry, *, offline: bool) -> tuple[Plan, 
     _render_step_controls(base)
     edited, row_errors = _render_table(base, registry)
     _commit(edited)
-    problems = plan_problems(edited, registry, row_errors)
+    problems = plan_problems(edited, registry, row_errors, offline=offline)
     with top:
         graph, panel = st.columns([3, 2], gap="medium")
         with graph:

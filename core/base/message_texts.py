@@ -544,6 +544,15 @@ TEXTS: dict[str, tuple[str, str]] = {
         "--template 直接运行保存的计划：请去掉请求和 --plan，并用 --param 名称=值 给出参数"),
     "template.bad_param": ("--param {given} is not NAME=VALUE; write it like --param name=value",
                            "--param {given} 不是 名称=值 的形式；请写成 --param name=value"),
+    # ---- lessons of a tool step that ran without the arguments it requires ------------
+    "lesson.tool_args_need_llm": ("without an LLM, write every argument {tool} requires "
+                                  "into the step \"{description}\"; nothing fills them in "
+                                  "at run time",
+                                  "没有大模型时，请在步骤“{description}”中写明 {tool} 的全部"
+                                  "必填参数；运行时没有谁能补全它们"),
+    "lesson.tool_args_hint": ("write the arguments into the step's args, or configure "
+                              "OPENAI_API_KEY and run again",
+                              "在步骤参数中写明参数，或配置 OPENAI_API_KEY 后重试"),
     # ---- exports --------------------------------------------------------------------------
     # ---- the run's timeline (core.runs.timeline: show, the Markdown export) -------------
     "timeline.heading": ("Timeline", "时间线"),

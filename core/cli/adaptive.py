@@ -78,7 +78,7 @@ def cmd_followup(args: argparse.Namespace) -> int:
     require_followable(record)  # before a model plans the new steps
     engine = build_engine(offline=args.offline)
     plan, usage = extend_plan_request(record.plan, args.request, engine)
-    plan.raise_if_invalid(engine.registry)
+    plan.raise_if_invalid(engine.registry, can_infer=engine.model is not None)
     print(plan.summary(), file=out)
     if not args.yes and not ask(say("execute_new")):
         print(say("not_executed"), file=out)

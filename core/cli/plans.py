@@ -17,7 +17,7 @@ def approved_to_run(plan: Plan, engine: Any, yes: bool, out: Any) -> bool:
     """Validate, show the plan and its expected cost, and ask "Execute? [y/N]"."""
     from core.execution.executor import predict_llm_calls
 
-    plan.raise_if_invalid(engine.registry)
+    plan.raise_if_invalid(engine.registry, can_infer=engine.model is not None)
     print(plan.summary(), file=out)
     for warning in plan.warnings:
         print(say("warning", text=warning), file=out)

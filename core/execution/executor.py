@@ -113,7 +113,7 @@ def is_synthesis(plan: Plan, step: Step) -> bool:
 
 def _has_all_required(step: Step, target: Tool) -> bool:
     if step.args is None:
-        return False  # a step with no args at all always has its arguments inferred
+        return False  # no args at all: inferred by the model (offline: the defaults)
     present = {k for k, v in step.args.items() if v is not None}
     return set(target.required) <= present
 
@@ -297,13 +297,15 @@ def _run_tool_step(
     except ToolArgumentError as exc:
         raise _StepFailed(msg("step.bad_arguments", step=step.id, error=_worded(exc))) from None
     mode: StepMode = "direct"
+    args = known
     if not _has_all_required(step, target):
-        mode = "forced_tool"
-        known = {k: v for k, v in known.items() if v is not None}
-        args = _infer_args(plan, step, engine, target, known, tally)
-        _refuse_invented(plan, step, target, {k: v for k, v in args.items() if k not in known})
-    else:
-        args = known
+        given = {k: v for k, v in known.items() if v is not None}
+        args = given  # offline, a tool that requires nothing runs with its defaults
+        if engine.model is not None or not set(target.required) <= set(given):
+            mode = "forced_tool"
+            args = _infer_args(plan, step, engine, target, given, tally)
+            _refuse_invented(plan, step, target,
+                             {k: v for k, v in args.items() if k not in given})
     key = idempotency_key if target.side_effect else None
     if (ledger is not None and key is not None and in_doubt_if_repeated(target)
             and not ledger.begin(key)):

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from core.base.language import Language, detect_language, pick
+from core.base.messages import msg, render
 from core.base.text import preview
 from core.base.usage import Usage
 from core.llm.engine import Engine
@@ -140,6 +141,10 @@ def _looked_up_by(plan: Plan, step: Step) -> Step | None:
 def _rule(step: Step, error: str, tool: str, lang: Language, lookup: Step | None
           ) -> tuple[str, bool, str]:
     """(lesson, should_retry, retry_hint) for one failed step."""
+    if _NEEDS_LLM.search(error) and step.tool:  # a tool step left its arguments out
+        return (render(msg("lesson.tool_args_need_llm", tool=tool,
+                           description=step.description), lang), False,
+                render(msg("lesson.tool_args_hint"), lang))
     if _NEEDS_LLM.search(error):
         return (pick(lang, f"没有大模型时，不要用推理步骤做“{step.description}”，"
                          "改用带明确参数的工具步骤",

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from core.base.expressions import ExpressionError, condition_step_refs, is_expression_condition
 from core.base.language import Language, pick
-from core.base.messages import Message
+from core.base.messages import Message, msg, render
 from core.base.step_id import STEP_ID, step_number
 from core.base.text import preview
 from core.errors import PlanValidationError, ToolArgumentError, UnknownToolError
@@ -213,11 +213,14 @@ class Plan(BaseModel):
     # ---- validation ---------------------------------------------------------------------
 
     def validate(  # type: ignore[override]
-        self, registry: ToolRegistry | None = None, *, language: Language = "en"
+        self, registry: ToolRegistry | None = None, *, language: Language = "en",
+        can_infer: bool = True,
     ) -> list[str]:
         """Every problem of the plan as a sentence that names the step (empty when fine).
 
         ``language`` "zh" words the sentences in Chinese (for the dashboard in 中文).
+        ``can_infer`` False (no model configured) makes a pending tool step that leaves a
+        required argument out a problem: nothing could fill it in at run time.
         """
         lang = language
         if not self.steps:
@@ -235,14 +238,15 @@ class Plan(BaseModel):
             if step_number(step.id) is None:
                 problems.append(pick(lang, f"{step.id!r} 不是有效的编号；编号形如 s1、s2、s3",
                                      f"{step.id!r} is not a valid id; ids look like s1, s2, s3"))
-            problems.extend(_step_problems(step, ids, registry, lang))
+            problems.extend(_step_problems(step, ids, registry, lang, can_infer))
         problems.extend(_cycle_sentence(cycle, lang) for cycle in self.cycles()
                         if len(cycle) > 1)  # a self-loop is already reported by its step
         return problems
 
-    def raise_if_invalid(self, registry: ToolRegistry | None = None) -> None:
+    def raise_if_invalid(self, registry: ToolRegistry | None = None, *,
+                         can_infer: bool = True) -> None:
         """Raise PlanValidationError listing every problem, if there are any."""
-        problems = self.validate(registry)
+        problems = self.validate(registry, can_infer=can_infer)
         if problems:
             raise PlanValidationError(problems)
 
@@ -302,7 +306,7 @@ def _cycle_sentence(cycle: list[str], lang: Language) -> str:
 
 
 def _step_problems(step: Step, ids: set[str], registry: ToolRegistry | None,
-                   lang: Language) -> list[str]:
+                   lang: Language, can_infer: bool) -> list[str]:
     sid = step.id
     problems: list[str] = []
     if not step.description.strip():
@@ -337,17 +341,22 @@ def _step_problems(step: Step, ids: set[str], registry: ToolRegistry | None,
                 f"{sid} condition reads {ref}, which is not a step of the plan; rewrite or "
                 "clear the condition") for ref in sorted(missing - ids))
     if step.tool is not None and registry is not None:
-        problems.extend(_tool_problems(step, registry, lang))
+        problems.extend(_tool_problems(step, registry, lang, can_infer))
     return problems
 
 
-def _tool_problems(step: Step, registry: ToolRegistry, lang: Language) -> list[str]:
+def _tool_problems(step: Step, registry: ToolRegistry, lang: Language, can_infer: bool
+                   ) -> list[str]:
     try:
         target = registry.get(step.tool or "")
     except UnknownToolError as exc:
         return [pick(lang, f"{step.id} 使用了未知工具 {step.tool!r}；已注册的工具："
                            f"{', '.join(registry.names())}",
                      f"{step.id} uses {exc}")]
+    left_out = [name for name in target.required if (step.args or {}).get(name) is None]
+    if left_out and not can_infer and step.status == "pending":
+        return [render(msg("step.args_need_llm", step=step.id, tool=target.name,
+                           missing=", ".join(left_out)), lang)]
     if not step.args:
         return []
     literal = {k: v for k, v in step.args.items() if not references_in(v)}
