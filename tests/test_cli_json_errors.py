@@ -17,6 +17,7 @@ FAILING = {
     "show": (["show", "nope"], "run.not_found"),
     "resume": (["resume", "nope", "--yes"], "run.not_found"),
     "followup": (["followup", "nope", "also check order 70412", "--yes"], "run.not_found"),
+    "refine": (["refine", "nope", "also check the return policy"], "run.not_found"),
 }
 
 
