@@ -18,6 +18,7 @@ FAILING = {
     "resume": (["resume", "nope", "--yes"], "run.not_found"),
     "followup": (["followup", "nope", "also check order 70412", "--yes"], "run.not_found"),
     "refine": (["refine", "nope", "also check the return policy"], "run.not_found"),
+    "templates": (["templates", "show", "nope"], "template.not_found"),
 }
 
 
@@ -46,13 +47,23 @@ def test_without_json_the_error_stays_one_line_on_stderr(capsys):
     assert captured.err.count("\n") == 1
 
 
+def json_options(parser: argparse.ArgumentParser, path: str = "") -> dict[str, list[str]]:
+    """Every command and sub-command (``templates show``) with the dests of its --json."""
+    found: dict[str, list[str]] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                command = f"{path} {name}".strip()
+                found[command] = [a.dest for a in sub._actions if "--json" in a.option_strings]
+                found.update(json_options(sub, command))
+    return found
+
+
 def test_every_command_names_its_json_option_json():
     """main() reads ``args.json`` to choose how to report an error: a command that takes
     --json under another name would print its errors as plain text."""
-    parser = build_parser()
-    commands = next(action for action in parser._actions
-                    if isinstance(action, argparse._SubParsersAction))
-    with_json = {name: [a.dest for a in sub._actions if "--json" in a.option_strings]
-                 for name, sub in commands.choices.items()}
-    assert {name for name, dests in with_json.items() if dests} >= {*FAILING, "tools"}
+    with_json = json_options(build_parser())
+    assert {name for name, dests in with_json.items() if dests} >= {
+        "plan", "run", "call", "show", "resume", "followup", "refine", "templates show",
+        "tools"}
     assert all(dests in ([], ["json"]) for dests in with_json.values()), with_json
