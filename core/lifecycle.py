@@ -14,13 +14,14 @@ A run::
        │                 ▼  │                    ▼
        │               paused ◀──────────────────┘
        │
-       └─ any unfinished status ──┬─ finish ──▶ completed | failed   (follow-up ─▶ running)
-                                  ├─ cancel ──▶ cancelled             (final)
+       └─ any unfinished status ──┬─ finish ──▶ completed | failed   (follow-up, re-run ─▶ running)
+                                  ├─ cancel ──▶ cancelled             (re-run ─▶ running)
                                   └─ crash ───▶ interrupted ─resume─▶ running
 
     unfinished: planned, running, waiting_confirmation, paused, interrupted
     held (an owner process executes it): planned, running, waiting_confirmation, paused
-    terminal: completed, failed, cancelled — left only by a follow-up (completed, failed)
+    terminal: completed, failed, cancelled — left only by a follow-up (completed, failed) or
+    a re-run from one step (any of the three), which a person asks for
 
     waiting_confirmation: a side-effecting step waits for a person, or a new plan version
     that widens the approved plan does (core.plan.approval); "confirm" decides either.
@@ -90,12 +91,12 @@ RUN_TRANSITIONS: Mapping[RunStatus, frozenset[RunStatus]] = MappingProxyType({
     "paused": frozenset({"running"}) | _ENDINGS,
     # a process that lost the run while it stopped may still record its failure
     "interrupted": frozenset({"running", "failed", "cancelled"}),
-    "completed": frozenset({"running"}),  # a follow-up
-    "failed": frozenset({"running"}),  # a follow-up
-    "cancelled": frozenset(),
+    "completed": frozenset({"running"}),  # a follow-up or a re-run
+    "failed": frozenset({"running"}),  # a follow-up or a re-run
+    "cancelled": frozenset({"running"}),  # a re-run
 })
 
-Control = Literal["pause", "resume", "cancel", "confirm", "follow_up"]
+Control = Literal["pause", "resume", "cancel", "confirm", "follow_up", "rerun"]
 CONTROLS: Mapping[RunStatus, frozenset[Control]] = MappingProxyType({
     # confirm: a decision may arrive while the run is still pausing, as the runner accepts
     "planned": frozenset({"pause", "cancel", "confirm"}),
@@ -103,9 +104,9 @@ CONTROLS: Mapping[RunStatus, frozenset[Control]] = MappingProxyType({
     "waiting_confirmation": frozenset({"pause", "cancel", "confirm"}),
     "paused": frozenset({"resume", "cancel", "confirm"}),
     "interrupted": frozenset({"resume", "cancel"}),
-    "completed": frozenset({"follow_up"}),
-    "failed": frozenset({"follow_up"}),
-    "cancelled": frozenset(),
+    "completed": frozenset({"follow_up", "rerun"}),
+    "failed": frozenset({"follow_up", "rerun"}),
+    "cancelled": frozenset({"rerun"}),
 })
 
 

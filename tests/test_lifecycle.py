@@ -45,7 +45,7 @@ RUN_MOVES = {
     ("waiting_confirmation", "running"), ("waiting_confirmation", "paused"),
     ("paused", "running"),
     ("interrupted", "running"), ("interrupted", "failed"), ("interrupted", "cancelled"),
-    ("completed", "running"), ("failed", "running"),
+    ("completed", "running"), ("failed", "running"), ("cancelled", "running"),
     *((old, end) for old in ("planned", "running", "waiting_confirmation", "paused")
       for end in ("completed", "failed", "cancelled", "interrupted")),
 }
@@ -57,9 +57,10 @@ def test_run_transitions(old, new):
     assert run_may_become(old, new) == (old == new or (old, new) in RUN_MOVES)
 
 
-def test_nothing_returns_to_planned_and_cancelled_is_final():
+def test_nothing_returns_to_planned_and_a_cancelled_run_only_runs_again():
     assert not any(run_may_become(s, "planned") for s in RUN_STATUSES if s != "planned")
-    assert not any(run_may_become("cancelled", s) for s in RUN_STATUSES if s != "cancelled")
+    assert [s for s in RUN_STATUSES if run_may_become("cancelled", s)] == [
+        "running", "cancelled"]  # a re-run from one step, which a person asks for
     assert not run_may_become("exploded", "running") and not run_may_become("running", "x")
 
 
@@ -107,9 +108,9 @@ CONTROLS_BY_STATUS = {
     "waiting_confirmation": {"pause", "cancel", "confirm"},
     "paused": {"resume", "cancel", "confirm"},
     "interrupted": {"resume", "cancel"},
-    "completed": {"follow_up"},
-    "failed": {"follow_up"},
-    "cancelled": set(),
+    "completed": {"follow_up", "rerun"},
+    "failed": {"follow_up", "rerun"},
+    "cancelled": {"rerun"},
 }
 
 
@@ -121,9 +122,11 @@ def test_controls_per_status(status):
 def test_controls_agree_with_the_transitions():
     assert statuses_allowing("resume") == {"paused", "interrupted"}
     assert statuses_allowing("follow_up") == {"completed", "failed"}
+    assert statuses_allowing("rerun") == lifecycle.TERMINAL_STATUSES
     assert statuses_allowing("cancel") == lifecycle.UNFINISHED_STATUSES
     assert all(run_may_become(s, "running") for s in statuses_allowing("resume"))
     assert all(run_may_become(s, "running") for s in statuses_allowing("follow_up"))
+    assert all(run_may_become(s, "running") for s in statuses_allowing("rerun"))
     assert all(run_may_become(s, "cancelled") for s in statuses_allowing("cancel"))
     assert allowed_controls("exploded") == frozenset()
 

@@ -91,7 +91,7 @@ def test_versions_carry_their_stored_source_and_the_replans_words(store):
         (1, "draft", "initial plan"),
         (2, "manual", "edited by a person before approval"),
         (3, "retry", "look the order up again")]
-    assert view.controls == {"follow_up"} and view.finished and view.settled
+    assert view.controls == {"follow_up", "rerun"} and view.finished and view.settled
 
 
 def test_reflections_and_usage(store):

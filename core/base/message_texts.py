@@ -553,6 +553,21 @@ TEXTS: dict[str, tuple[str, str]] = {
     "lesson.tool_args_hint": ("write the arguments into the step's args, or configure "
                               "OPENAI_API_KEY and run again",
                               "在步骤参数中写明参数，或配置 OPENAI_API_KEY 后重试"),
+    # ---- re-running a finished run from one step (core.plan.rerun, core.runs.rerun) -------
+    "rerun.unknown_step": ("there is no step {step} to re-run from; the plan's steps are: "
+                           "{steps}",
+                           "没有可以重新运行的步骤 {step}；计划中的步骤有：{steps}"),
+    "rerun.unfinished": ("run {run_id} is {status}; a re-run starts from a finished run "
+                         "(completed, failed or cancelled): wait for it to end, or cancel it",
+                         "运行 {run_id} 的状态是“{status}”；只有已结束（完成、失败或已取消）"
+                         "的运行才能重新运行：请等待它结束，或先取消它"),
+    "rerun.missing_args": ("{step} leaves out {missing}, which {tool} requires; give every "
+                           "required argument",
+                           "{step} 缺少 {tool} 必需的参数 {missing}；请给出所有必需参数"),
+    "rerun.changed_meanwhile": ("run {run_id} changed while its re-run was prepared (it is at "
+                                "plan version {version} now); look at it again and re-run it",
+                                "准备重新运行期间，运行 {run_id} 已发生变化（现在是计划版本 "
+                                "{version}）；请重新查看后再重新运行"),
     # ---- exports --------------------------------------------------------------------------
     # ---- the run's timeline (core.runs.timeline: show, the Markdown export) -------------
     "timeline.heading": ("Timeline", "时间线"),

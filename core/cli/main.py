@@ -123,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     from core.cli.adaptive import add_adaptive_commands
     from core.cli.refine import add_refine_command
     from core.cli.rehearse import add_rehearsal_options
+    from core.cli.rerun import add_rerun_command
     from core.cli.runs import add_run_commands
     from core.cli.templates import add_template_commands, add_template_options
     from core.cli.variants import add_variants_option
@@ -190,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_commands(commands)
     add_adaptive_commands(commands)
     add_refine_command(commands)
+    add_rerun_command(commands)
     add_worker_commands(commands)
     add_template_commands(commands)
     return parser

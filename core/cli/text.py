@@ -130,6 +130,19 @@ _TEXT: dict[str, tuple[str, str]] = {
                       "planning: {command}",
                       "有一个已保存的计划适用：{name}（相似度 {score}）；不经规划直接使用它："
                       "{command}"),
+    # rerun (core.cli.rerun)
+    "rerun_again": ("Runs again: {steps}. Kept with their results (not run again): {kept}.",
+                    "重新运行：{steps}。保留原结果（不再运行）：{kept}。"),
+    "rerun_side_effect": ("{step_id} calls {tool}, which has a side effect: it runs again.",
+                          "{step_id} 调用 {tool}，它会产生副作用：这一步会再次执行。"),
+    "rerun_ask": ("Re-run from {step_id}? [y/N] ", "从 {step_id} 重新运行吗？[y/N] "),
+    "not_rerun": ("Not re-run; nothing was recorded.", "未重新运行；没有记录任何内容。"),
+    "args_not_json": ("{option} is not valid JSON ({error}); pass an object like "
+                      "'{{\"name\": \"value\"}}'.",
+                      "{option} 不是有效的 JSON（{error}）；请传入对象，例如 "
+                      "'{{\"name\": \"value\"}}'。"),
+    "args_not_object": ("{option} must be a JSON object like '{{\"name\": \"value\"}}'.",
+                        "{option} 必须是 JSON 对象，例如 '{{\"name\": \"value\"}}'。"),
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["ancestors", "critical_path", "dependency_cycles", "topological_ids"]
+__all__ = ["ancestors", "critical_path", "dependency_cycles", "descendants", "topological_ids"]
 
 Graph = Mapping[str, Sequence[str]]
 
@@ -30,6 +30,16 @@ def ancestors(graph: Graph, start: Sequence[str]) -> list[str]:
         seen[current] = None
         queue.extend(edges[current])
     return list(seen)
+
+
+def descendants(graph: Graph, start: Sequence[str]) -> list[str]:
+    """``start`` and every id that depends on it, directly or through others, nearest
+    first; ids not in the graph are skipped."""
+    dependents: dict[str, list[str]] = {sid: [] for sid in graph}
+    for sid, deps in _edges(graph).items():
+        for dep in deps:
+            dependents[dep].append(sid)
+    return ancestors(dependents, start)
 
 
 def topological_ids(graph: Graph) -> list[str]:

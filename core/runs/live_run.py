@@ -29,7 +29,7 @@ from core.store.run_store import RunStore
 if TYPE_CHECKING:
     from core.learning.after_run import Learning
 
-__all__ = ["DRAFTED_BY_WORKER", "TRACE_CONTEXT", "LiveRun", "Replanner"]
+__all__ = ["DRAFTED_BY_WORKER", "TRACE_CONTEXT", "USAGE_KEYS", "LiveRun", "Replanner"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,9 @@ TRACE_CONTEXT = "trace_context"
 # the key of the options of a run submitted as a request (run --yes --detach): the worker
 # that takes it drafts the plan, approved as drafted (core.runs.workflow)
 DRAFTED_BY_WORKER = "drafted_by_worker"
-_USAGE_KEYS = ("planning_usage", "replan_usage", "learning_usage", "followup_usage")
+# the run's usage beside its plan's steps; rerun_usage: what the steps a re-run replaced spent
+USAGE_KEYS = ("planning_usage", "replan_usage", "learning_usage", "followup_usage",
+               "rerun_usage")
 _BUDGET_KEYS = ("planning_usage", "replan_usage", "followup_usage")  # learning is not the plan's
 _STATUS_OF_EVENT = {"waiting_confirmation": "waiting_confirmation", "confirmed": "running",
                     "rejected": "running", "paused": "paused", "resumed": "running"}
@@ -193,7 +195,7 @@ class LiveRun(ABC):
             self.finished = True
         status = outcome.status if outcome.status in TERMINAL_STATUSES | {"paused"} else "failed"
         planning = sum(
-            (Usage.model_validate(self.options_extra.get(key) or {}) for key in _USAGE_KEYS),
+            (Usage.model_validate(self.options_extra.get(key) or {}) for key in USAGE_KEYS),
             Usage(),
         )
         self.store.finish_run(self.run_id, status, answer=outcome.answer,

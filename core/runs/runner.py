@@ -41,6 +41,7 @@ from core.store.run_store import RunRecord, RunStore
 
 if TYPE_CHECKING:
     from core.planning.routes import Route
+    from core.runs.rerun import PreparedRerun
 
 __all__ = ["Runner", "open_runner"]
 
@@ -216,6 +217,34 @@ class Runner:
                        events=[replanned], fresh=True,
                        claim=dict(plan=plan, reason=f"follow-up: {text}", options=extra))
         return plan
+
+    def rerun(self, prepared: PreparedRerun, *, engine: Engine | None = None,
+              on_event: EventSink | None = None) -> None:
+        """Run a re-run a person approved (:func:`core.runs.rerun.prepare_rerun`): its
+        version becomes the run's current and approved one, and a new workflow of the run
+        executes its fresh steps; the kept steps' results are read, never made again.
+
+        StoreError when the run is no longer finished, or has a newer version than the
+        one the re-run was prepared from (nothing is recorded then).
+        """
+        from core.runs.rerun import RERUNNABLE, require_rerunnable
+
+        self._require_open()
+        record = self.store.get_run(prepared.run_id)
+        current = require_rerunnable(record)
+        if current.version + 1 != prepared.plan.version:
+            raise StoreError(msg("rerun.changed_meanwhile", run_id=record.run_id,
+                                 version=current.version))
+        extra = dict(record.options) | {"approved_version": prepared.plan.version}
+        spent = Usage.model_validate(extra.get("rerun_usage") or {}) + prepared.replaced
+        extra["rerun_usage"] = spent.model_dump()
+        replanned = RunEvent(
+            kind="replanned", plan_version=prepared.plan.version,
+            data={"from_version": current.version, "to_version": prepared.plan.version,
+                  "source": "rerun", "reason": prepared.reason, "steps": prepared.again})
+        self._continue(record, Attached(engine, on_event), allowed=RERUNNABLE,
+                       events=[replanned], fresh=True,
+                       claim=dict(plan=prepared.plan, reason=prepared.reason, options=extra))
 
     def _continue(self, record: RunRecord, loan: Attached, *, allowed: frozenset[str],
                   events: list[RunEvent] | None = None, resumed: RunEvent | None = None,

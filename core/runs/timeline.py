@@ -27,6 +27,7 @@ from core.base.language import Language
 from core.base.messages import Message, msg, render
 from core.base.usage import Usage
 from core.plan.model import STATUS_ICONS, Step
+from core.runs.live_run import USAGE_KEYS
 from core.runs.view import step_usage
 from core.store.run_store import RunRecord, StoredEvent
 
@@ -266,7 +267,7 @@ def _markers(events: list[StoredEvent], at: Clock) -> list[Marker]:
 def _meter(record: RunRecord) -> CostMeter:
     estimate = record.options.get("estimate")
     planning = Usage()
-    for key in ("planning_usage", "replan_usage", "learning_usage", "followup_usage"):
+    for key in USAGE_KEYS:
         planning = planning + Usage.model_validate(record.options.get(key) or {})
     spent = step_usage(record.plan)
     return CostMeter(

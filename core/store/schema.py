@@ -57,10 +57,11 @@ logger = logging.getLogger(__name__)
 _TS = sa.DateTime(timezone=True)
 
 
-VersionSource = Literal["draft", "manual", "failure", "checkpoint", "retry", "follow-up"]
+VersionSource = Literal["draft", "manual", "failure", "checkpoint", "retry", "follow-up",
+                        "rerun"]
 """What made a plan version: the first plan (drafted by the planner or written by hand),
 a person's edit before approval, a replan after a failure, an adaptive checkpoint, a
-retry after reflection, or a follow-up request."""
+retry after reflection, a follow-up request, or a re-run from one step of a finished run."""
 VERSION_SOURCES: tuple[VersionSource, ...] = get_args(VersionSource)
 
 _SECRET_NAME = re.compile(
