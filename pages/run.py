@@ -1,4 +1,5 @@
-"""Run page: one run (``?run=<id>``) followed live — progress, graph, steps, follow-ups.
+"""Run page: one run (``?run=<id>``) followed live — progress, graph, steps, follow-ups,
+re-runs from a step.
 
 Without ``?run=`` it shows the latest run this session opened (st.navigation drops the
 query when the sidebar's link is used); ``&present=1`` is the presentation view: no
@@ -14,9 +15,10 @@ import streamlit as st
 from core.base.text import preview
 from core.errors import PlanBoardError
 from core.plan.graph import plan_to_dot, side_effect_tool_names
+from core.runs.rerun import PreparedRerun, prepare_rerun
 from core.runs.timeline import run_timeline
 from core.runs.view import RunView
-from ui import run_view, state
+from ui import rerun_form, run_view, state
 from ui.frame import ensure_entrypoint, page_header
 from ui.graph_view import plan_graph
 from ui.i18n import t
@@ -36,6 +38,7 @@ HOLD_S = 5.0  # a tick held this long without a change redraws the ticker alone
 DRAWN = "run_drawn"  # session key: by run, by part of the page, the marker it shows
 TICKS = "run_ticks"  # session key: how many times the ticker was drawn
 LATEST_RUN = "latest_run"  # session key: the run the sidebar's Run link returns to
+RERUN_STEP = "rerun_step"  # session key: the step a person chose to re-run from
 # the presentation view's large type (st.html with only a style block takes no space)
 _PRESENT_CSS = """<style>
 .st-key-present_now p, .st-key-present_now li { font-size: 1.6rem; line-height: 1.4; }
@@ -195,12 +198,15 @@ def _render_card_part(run_id: str, step_id: str) -> None:
         return  # gone with a new version: the page is drawn again
     step = view.plan.step(step_id)
     waiting = _waiting(view)
-    run_view.render_step_card(
+    chosen = run_view.render_step_card(
         step, side_effect=step.tool in side_effect_tool_names(state.registry()),
         waiting=step.id in waiting, check=view.checks.get(step.id),
         skip=view.skip_reasons.get(step.id), server=state.tool_server(step.tool),
-        in_doubt=step.id in view.in_doubt)
+        in_doubt=step.id in view.in_doubt, rerun="rerun" in view.controls)
     _note(run_id, f"card_{step_id}", _parts(view, waiting)[f"card_{step_id}"])
+    if chosen:
+        st.session_state[RERUN_STEP] = step_id
+        st.rerun()  # the whole page: the form is drawn below the cards
 
 
 @st.fragment(key="run_reflections")
@@ -390,6 +396,8 @@ def main() -> None:
             st.switch_page("pages/run.py", query_params={"run": run_id, "present": "1"})
     if notice := st.session_state.pop("followup_notice", None):
         st.success(notice, icon=":material/playlist_add:")
+    if notice := st.session_state.pop("rerun_notice", None):
+        st.success(notice, icon=":material/replay:")
     polling = not view.settled
     with st.container(key="present_view" if present else "run_view"):
         _render_live(run_id, view, polling, present)
@@ -397,6 +405,9 @@ def main() -> None:
         _render_watch(run_id)
     if "follow_up" in view.controls and not present:
         _render_follow_up(run_id)
+    chosen = st.session_state.get(RERUN_STEP)
+    if "rerun" in view.controls and not present and view.plan and chosen in view.plan.ids():
+        _render_rerun(view, chosen)
 
 
 def _render_follow_up(run_id: str) -> None:
@@ -423,6 +434,44 @@ def _follow_up(run_id: str) -> None:
         return
     st.session_state["followup_text"] = ""
     st.session_state["followup_notice"] = t("followup_started", version=plan.version)
+
+
+def _render_rerun(view: RunView, step_id: str) -> None:
+    """The chosen step's edit form, what the re-run will do, and its approval."""
+    assert view.plan is not None
+    with st.container(border=True, key="rerun_form"):
+        edit = rerun_form.render_rerun_form(view.plan.step(step_id), state.registry().names())
+        prepared = None
+        if isinstance(edit, str):
+            st.error(edit)
+        else:
+            try:
+                prepared = prepare_rerun(view.record, step_id, edit, state.registry())
+            except PlanBoardError as exc:
+                st.error(literal(said(exc)))
+        if prepared is not None:
+            rerun_form.render_rerun_preview(prepared)
+        submit, close = st.columns(2)
+        if submit.button(t("rerun_submit"), key="rerun_submit", type="primary",
+                         icon=":material/replay:", disabled=prepared is None):
+            _rerun(prepared)
+        if close.button(t("rerun_close"), key="rerun_close", icon=":material/close:"):
+            st.session_state.pop(RERUN_STEP, None)
+            st.rerun()
+
+
+def _rerun(prepared: PreparedRerun | None) -> None:
+    if prepared is None:
+        return
+    try:
+        state.runner().rerun(prepared, engine=state.engine())
+    except PlanBoardError as exc:
+        st.error(literal(said(exc)))
+        return
+    st.session_state.pop(RERUN_STEP, None)
+    st.session_state["rerun_notice"] = t("rerun_started", step=prepared.step_id,
+                                         version=prepared.plan.version)
+    st.rerun()  # the page follows the run again
 
 
 def _mode(settings: dict) -> str:

@@ -354,3 +354,31 @@ def _cards_in(block) -> list[str]:
             found.append(key.rsplit("-step_card_", 1)[1])
         stack.extend(getattr(node, "children", {}).values())
     return sorted(found)
+
+
+def test_edit_and_rerun_from_a_step_card_runs_only_that_step_again_with_the_edit(runner):
+    run_id = _start(runner, confirm=False)
+    first = runner.wait(run_id, TIMEOUT_S).plan
+    at = _open_run(run_id)
+    assert {"rerun_from_s1", "rerun_from_s2"} <= _keys(at)
+    at.button(key="rerun_from_s2").click().run()
+    form = keyed_block(at, "rerun_form")
+    assert form is not None
+    (warning,) = form.warning  # its side effect, shown before it is approved again
+    assert "apply_refund" in warning.value and "runs it again" in warning.value
+    at.text_area(key="rerun_args_s2").input('["88231"]').run()
+    (error,) = keyed_block(at, "rerun_form").error
+    assert "not a JSON object" in error.value
+    assert at.button(key="rerun_submit").disabled
+    at.text_area(key="rerun_args_s2").input(
+        '{"order_id": "88231", "reason": "arrived broken"}').run()
+    assert "arrived broken" in block_text(keyed_block(at, "rerun_form"))  # the diff
+    at.button(key="rerun_submit").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    record = runner.wait(run_id, TIMEOUT_S)
+    assert record.status == "completed" and record.plan.version == 2
+    assert record.plan.step("s1").model_dump() == first.step("s1").model_dump()  # not run again
+    assert record.plan.step("s2").resolved_args == {"order_id": "88231",
+                                                    "reason": "arrived broken"}
+    at = wait_for(at, lambda a: "Completed" in _status(a))
+    assert keyed_block(at, "rerun_form") is None

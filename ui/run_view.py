@@ -81,7 +81,8 @@ def render_step_card(
     skip: SkipReason | None = None,
     server: str | None = None,
     in_doubt: bool = False,
-) -> None:
+    rerun: bool = False,
+) -> bool:
     """One step: status, tool, arguments, result, error, duration, usage and its checks.
 
     ``waiting``: the step waits for a person, whose decision is drawn at the top of the
@@ -89,7 +90,8 @@ def render_step_card(
     success verdict or failure class; ``skip`` why a skipped step was skipped (shown as a
     neutral note: skipping is not an error); ``server`` the MCP server of its tool;
     ``in_doubt``: the step waits because its call began before the run stopped and may
-    already have happened.
+    already have happened. ``rerun``: the run has finished, and the card offers "Edit and
+    re-run from here" (key ``rerun_from_<step id>``); True when it was clicked.
     """
     with st.container(border=True, key=f"step_card_{step.id}"):
         head, meta = st.columns([3, 2])
@@ -125,6 +127,8 @@ def render_step_card(
             st.error(literal(said(step.error_message or step.error)))
         if check is not None:
             _render_check(check)
+        return rerun and st.button(t("rerun_from_here"), key=f"rerun_from_{step.id}",
+                                   icon=":material/replay:", type="tertiary")
 
 
 def render_decision(step: Step, *, side_effect: bool, shortcuts: bool,
