@@ -317,8 +317,8 @@ def test_status_moves_only_as_the_lifecycle_allows(store):
     with pytest.raises(StoreError, match="already interrupted and cannot become paused; "
                                          "from there it can become cancelled, failed, running"):
         store.set_status(run_id, "paused")
-    with pytest.raises(StoreError, match="cannot go from cancelled to running"):
-        store.claim_run(run_id, {"interrupted", "cancelled"}, workflow_id=run_id)
+    with pytest.raises(StoreError, match="cannot go from exploded to running"):
+        store.claim_run(run_id, {"interrupted", "exploded"}, workflow_id=run_id)
     store.claim_run(run_id, {"interrupted"}, workflow_id=run_id)
     assert store.get_run(run_id).status == "running"
     with pytest.raises(StoreError, match="cannot become planned"):
