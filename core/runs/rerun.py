@@ -78,8 +78,9 @@ def prepare_rerun(record: RunRecord, step_id: str, edit: StepEdit | None,
 
 
 def _require_arguments(step: Step, registry: ToolRegistry) -> None:
-    """A person who edits a tool step's tool or arguments gives every argument it requires
-    (the plan's own check lets a model fill them in later: a person's edit is final)."""
+    """A person who changes a tool step's tool or arguments gives every argument the tool
+    requires: the plan's own check leaves a missing one to a model when the step runs, which
+    would then guess what the person left out."""
     if step.tool is None or step.tool not in registry:
         return  # a reasoning step; an unknown tool is the plan check's to name
     missing = [name for name in registry.get(step.tool).required if name not in (step.args or {})]

@@ -37,11 +37,11 @@ from core.runs.followable import require_followable
 from core.runs.live_run import Replanner
 from core.runs.local_runs import SUSPEND_WAIT_S, LocalRuns
 from core.runs.recovery import recover_interrupted, recover_run
+from core.runs.rerun import RERUNNABLE, PreparedRerun, require_rerunnable
 from core.store.run_store import RunRecord, RunStore
 
 if TYPE_CHECKING:
     from core.planning.routes import Route
-    from core.runs.rerun import PreparedRerun
 
 __all__ = ["Runner", "open_runner"]
 
@@ -227,8 +227,6 @@ class Runner:
         StoreError when the run is no longer finished, or has a newer version than the
         one the re-run was prepared from (nothing is recorded then).
         """
-        from core.runs.rerun import RERUNNABLE, require_rerunnable
-
         self._require_open()
         record = self.store.get_run(prepared.run_id)
         current = require_rerunnable(record)
