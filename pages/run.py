@@ -15,6 +15,7 @@ import streamlit as st
 from core.base.text import preview
 from core.errors import PlanBoardError
 from core.plan.graph import plan_to_dot, side_effect_tool_names
+from core.plan.model import Step
 from core.runs.rerun import PreparedRerun, prepare_rerun
 from core.runs.timeline import run_timeline
 from core.runs.view import RunView
@@ -407,7 +408,7 @@ def main() -> None:
         _render_follow_up(run_id)
     chosen = st.session_state.get(RERUN_STEP)
     if "rerun" in view.controls and not present and view.plan and chosen in view.plan.ids():
-        _render_rerun(view, chosen)
+        _render_rerun(view, view.plan.step(chosen))
 
 
 def _render_follow_up(run_id: str) -> None:
@@ -436,33 +437,30 @@ def _follow_up(run_id: str) -> None:
     st.session_state["followup_notice"] = t("followup_started", version=plan.version)
 
 
-def _render_rerun(view: RunView, step_id: str) -> None:
+def _render_rerun(view: RunView, step: Step) -> None:
     """The chosen step's edit form, what the re-run will do, and its approval."""
-    assert view.plan is not None
     with st.container(border=True, key="rerun_form"):
-        edit = rerun_form.render_rerun_form(view.plan.step(step_id), state.registry().names())
+        edit = rerun_form.render_rerun_form(step, state.registry().names())
         prepared = None
         if isinstance(edit, str):
             st.error(edit)
         else:
             try:
-                prepared = prepare_rerun(view.record, step_id, edit, state.registry())
+                prepared = prepare_rerun(view.record, step.id, edit, state.registry())
             except PlanBoardError as exc:
                 st.error(literal(said(exc)))
         if prepared is not None:
             rerun_form.render_rerun_preview(prepared)
         submit, close = st.columns(2)
         if submit.button(t("rerun_submit"), key="rerun_submit", type="primary",
-                         icon=":material/replay:", disabled=prepared is None):
+                         icon=":material/replay:", disabled=prepared is None) and prepared:
             _rerun(prepared)
         if close.button(t("rerun_close"), key="rerun_close", icon=":material/close:"):
             st.session_state.pop(RERUN_STEP, None)
             st.rerun()
 
 
-def _rerun(prepared: PreparedRerun | None) -> None:
-    if prepared is None:
-        return
+def _rerun(prepared: PreparedRerun) -> None:
     try:
         state.runner().rerun(prepared, engine=state.engine())
     except PlanBoardError as exc:
