@@ -446,7 +446,8 @@ def _render_rerun(view: RunView, step: Step) -> None:
             st.error(edit)
         else:
             try:
-                prepared = prepare_rerun(view.record, step.id, edit, state.registry())
+                prepared = prepare_rerun(view.record, step.id, edit, state.registry(),
+                                         can_infer=state.engine().model is not None)
             except PlanBoardError as exc:
                 st.error(literal(said(exc)))
         if prepared is not None:

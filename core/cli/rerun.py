@@ -49,7 +49,8 @@ def cmd_rerun(args: argparse.Namespace) -> int:
     edit = _edit(args)
     record = runner.store.get_run(args.run_id)
     engine = engine_for_record(record)  # the run's own tools and model
-    prepared = prepare_rerun(record, args.step_id, edit, engine.registry)
+    prepared = prepare_rerun(record, args.step_id, edit, engine.registry,
+                             can_infer=engine.model is not None)
     print(prepared.plan.summary(), file=out)
     print(format_diff(prepared.diff, cli_language()), file=out)
     kept = [step.id for step in prepared.plan.steps if step.id not in prepared.again]

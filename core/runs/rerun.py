@@ -58,15 +58,16 @@ def require_rerunnable(record: RunRecord) -> Plan:
 
 
 def prepare_rerun(record: RunRecord, step_id: str, edit: StepEdit | None,
-                  registry: ToolRegistry) -> PreparedRerun:
+                  registry: ToolRegistry, *, can_infer: bool = True) -> PreparedRerun:
     """The re-run of ``record`` from ``step_id`` with ``edit``, checked against the tools:
     StoreError for a run that has not finished, PlanError for an unknown step, an edited
-    step that leaves out an argument its tool requires, or any problem of the new version."""
+    step that leaves out an argument its tool requires, or any problem of the new version
+    (``can_infer`` False: no model will fill in an argument a fresh step leaves out)."""
     old = require_rerunnable(record)
     plan = rerun_from(old, step_id, edit)
     if edit is not None and {"tool", "args"} & edit.model_fields_set:
         _require_arguments(plan.step(step_id), registry)
-    plan.raise_if_invalid(registry)
+    plan.raise_if_invalid(registry, can_infer=can_infer)
     again = [step.id for step in plan.steps if step.status == "pending"]
     replaced = sum((Usage(llm_calls=s.llm_calls, prompt_tokens=s.prompt_tokens,
                           completion_tokens=s.completion_tokens)
