@@ -33,6 +33,7 @@ from core.llm.providers import PromptStyle
 from core.planning.exchange import catalogue
 from core.planning.shortlist import shortlist
 from core.prompts.planning import planner_system_prompt, planner_user_prompt
+from core.runs.session import request_language
 from core.tools.registry import ToolRegistry
 
 __all__ = ["REQUESTS", "SIZES", "approx_tokens", "cache_table", "main", "sizes", "table"]
@@ -125,8 +126,8 @@ def _session(count: int) -> list[tuple[str, int, int]]:
             metered = _Metered(model, cache, calls)
             engine = Engine(registry=registry, model=metered)
             metered.labels = ["a request", "its corrective retry", "another request"]
-            plan_request(REQUESTS["en"], engine)
-            plan_request(_OTHER_REQUEST, engine)
+            plan_request(REQUESTS["en"], engine, language=request_language(REQUESTS["en"]))
+            plan_request(_OTHER_REQUEST, engine, language=request_language(_OTHER_REQUEST))
     return calls
 
 

@@ -100,14 +100,15 @@ def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
     st.switch_page("pages/run.py", query_params={"run": run_id})
 
 
-def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool) -> None:
+def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool,
+           language: str | None = None) -> None:
     """Draft a plan (with the relevant lessons); keep the questions when it asks some."""
     from core.runs.session import draft_plan
 
     try:
         with st.spinner(t("planning_offline") if engine.offline else t("planning_llm")):
             draft = draft_plan(request, engine, store=state.runner().store,
-                               allow_questions=allow_questions)
+                               allow_questions=allow_questions, language=language)
     except UnservableRequestError as exc:
         _refuse(exc)
         return
@@ -119,7 +120,7 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool)
         for key in [k for k in st.session_state if str(k).startswith("clarify_answer_")]:
             del st.session_state[key]  # answers to earlier questions
         st.session_state["clarify"] = {"request": request, "questions": draft.questions,
-                                       "usage": usage}
+                                       "usage": usage, "language": draft.language}
         plan_editor.set_plan(None)
         return
     variants_view.forget()
@@ -195,9 +196,10 @@ def _answers_given() -> None:
     if not any(answer.strip() for answer in answers):
         st.session_state["clarify_missing"] = True
         return
-    merged = merge_answers(clarify["request"], questions, answers)
+    merged = merge_answers(clarify["request"], questions, answers, clarify["language"])
     st.session_state["request"] = merged
-    st.session_state["clarified"] = {"request": merged, "usage": clarify["usage"]}
+    st.session_state["clarified"] = {"request": merged, "usage": clarify["usage"],
+                                     "language": clarify["language"]}
     st.session_state.pop("clarify", None)
 
 
@@ -369,7 +371,8 @@ def main() -> None:
     if count is not None:
         _draft_variants(st.session_state.get("request", ""), count)
     if clarified := st.session_state.pop("clarified", None):
-        _draft(clarified["request"], state.engine(), clarified["usage"], allow_questions=False)
+        _draft(clarified["request"], state.engine(), clarified["usage"], allow_questions=False,
+               language=clarified["language"])
     _render_route()
     _render_clarify()
     if variants_view.render_variants(_use_variant):

@@ -8,6 +8,7 @@ from typing import Any
 from core.plan.model import Plan
 from core.planning.checks import CheckContext, Problem, check_context, worded
 from core.planning.checks.shape import Stage
+from core.runs.session import request_language
 from core.tools.registry import ToolRegistry
 
 __all__ = ["context", "found"]
@@ -16,7 +17,8 @@ __all__ = ["context", "found"]
 def context(request: str, registry: ToolRegistry, stage: Stage = "draft", *,
             known: Iterable[Any] = (), before: Plan | None = None) -> CheckContext:
     """The context a stage's checks share, for ``request``."""
-    return check_context(request, registry, stage, known=known, before=before)
+    return check_context(request, registry, stage, known=known, before=before,
+                         language=request_language(request))
 
 
 def found(check: Callable[[Plan, CheckContext], list[Problem]], plan: Plan,

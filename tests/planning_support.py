@@ -6,6 +6,7 @@ from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.planning.exchange import PlanningResult
 from core.planning.planner import plan_request
+from core.runs.session import request_language
 from core.tools.registry import ToolRegistry
 from tests.fake_openai import FakeOpenAI
 
@@ -17,4 +18,5 @@ def planning(fake_openai: FakeOpenAI, registry: ToolRegistry, request: str,
     """Plan ``request``, the fake server answering with ``replies`` in turn."""
     fake_openai.script(*replies)
     with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
-        return plan_request(request, Engine(registry=registry, model=model))
+        return plan_request(request, Engine(registry=registry, model=model),
+                            language=request_language(request))

@@ -49,5 +49,6 @@ def test_the_direct_answer_to_a_chinese_question_comes_back_in_chinese(fake_open
     fake_openai.script(text(ENGLISH), text(CHINESE))  # the lookups take no model call
     with OpenAIChatModel(fake_openai.settings()) as model:
         answer, usage, _ = answer_direct("订单 70412 的快递现在到哪里了？",
-                                         Engine(registry=default_registry({}), model=model))
+                                         Engine(registry=default_registry({}), model=model),
+language="zh")
     assert answer == CHINESE and usage.llm_calls == 2

@@ -292,6 +292,7 @@ FINISH_EARLY = ('{"needs_replan": false, "can_finish_early": true, "reason": "Th
 def test_a_reason_in_another_language_becomes_what_changed(registry: ToolRegistry) -> None:
     plan = three_steps()
     plan.goal = "查一下订单 88231 的状态，已签收的话帮我退款"
+    plan.language = "zh"
     plan.step("s2").description = "已签收则退款"
     plan.step("s1").result["status"] = "in_transit"  # the refund's condition fails
     model = ScriptedChatModel([FINISH_EARLY])

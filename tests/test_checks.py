@@ -18,6 +18,7 @@ from core.plan.model import Plan
 from core.planning.checks import CHECKS, Check, all_checks, check_context, run_checks
 from core.planning.checks.shape import STAGES, Problem
 from core.planning.planner import plan_request
+from core.runs.session import request_language
 from core.tools.toolsets import default_registry
 from demo.checks import DEMO_CHECKS
 from demo.scenarios import get_scenario
@@ -58,7 +59,8 @@ def _dropped_clause_with_invented_id() -> Plan:
 
 def test_problems_are_structured_and_worded_only_where_shown():
     registry = default_registry({})
-    context = check_context(SEED.request_en, registry, "draft")
+    context = check_context(SEED.request_en, registry, "draft",
+                            language=request_language(SEED.request_en))
     problems = run_checks(_dropped_clause_with_invented_id(), context, "problem")
     assert problems and all(isinstance(p, Problem) and p.code in TEXTS for p in problems)
     codes = {p.code for p in problems}
@@ -72,7 +74,8 @@ def test_problems_are_structured_and_worded_only_where_shown():
 def test_checks_for_weak_models_are_switched_off_by_the_profile_not_the_protections():
     registry = default_registry({})
     strong = check_context(SEED.request_en, registry, "draft",
-                           model=OpenAIChatModel(LLMSettings(api_key="sk-x")))
+                           model=OpenAIChatModel(LLMSettings(api_key="sk-x")),
+language=request_language(SEED.request_en))
     assert strong.weak_models is False  # api.openai.com: the openai profile
     codes = {p.code for p in run_checks(_dropped_clause_with_invented_id(), strong, "problem")}
     assert "check.uncovered" not in codes  # clause coverage is for weak models
@@ -105,7 +108,8 @@ def test_a_hosted_model_is_not_sent_back_for_a_weak_model_heuristic(fake_openai)
     reply = json.dumps(_dropped_clause_with_invented_id().canonical())
     fake_openai.script(reply, reply, reply)
     with OpenAIChatModel(fake_openai.settings(provider="openai")) as model:
-        hosted = plan_request(SEED.request_en, Engine(registry=registry, model=model))
+        hosted = plan_request(SEED.request_en, Engine(registry=registry, model=model),
+                              language=request_language(SEED.request_en))
     assert hosted.attempts == 2  # sent back once, for the invented id only
     corrective = fake_openai.chat_bodies[1]["messages"][-1]["content"]
     assert "SF0000000000" in corrective and "No step covers" not in corrective

@@ -58,16 +58,16 @@ def test_parse_questions(reply: str, expected: list[str] | None) -> None:
 
 
 def test_merge_answers() -> None:
-    merged = merge_answers("帮我把那台坏的退掉", ["订单号是多少？", "原因？"], ["88231", " "])
+    merged = merge_answers("帮我把那台坏的退掉", ["订单号是多少？", "原因？"], ["88231", " "], "zh")
     assert merged == "帮我把那台坏的退掉（88231）"
-    english = merge_answers("Refund my order.", ["Which order?"], ["88231"])
+    english = merge_answers("Refund my order.", ["Which order?"], ["88231"], "en")
     assert english == "Refund my order (88231)"
-    assert merge_answers("x", ["q"], [""]) == "x"
+    assert merge_answers("x", ["q"], [""], "en") == "x"
 
 
 def test_merged_answers_satisfy_the_offline_rules(registry: ToolRegistry) -> None:
     questions = needs_clarification_offline("帮我把那台坏的退掉", registry)
-    merged = merge_answers("帮我把那台坏的退掉", questions, ["订单 88231"])
+    merged = merge_answers("帮我把那台坏的退掉", questions, ["订单 88231"], "zh")
     assert needs_clarification_offline(merged, registry) == []
 
 

@@ -8,6 +8,7 @@ import pytest
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.runs.answers import answer_direct
+from core.runs.session import request_language
 from core.tools.toolsets import default_registry
 from tests.fake_openai import text
 
@@ -22,7 +23,8 @@ def registry():
 
 def ask(fake_openai, registry, request: str, provider: str = "generic"):
     with OpenAIChatModel(fake_openai.settings(provider=provider)) as model:
-        return answer_direct(request, Engine(registry=registry, model=model))
+        return answer_direct(request, Engine(registry=registry, model=model),
+                             language=request_language(request))
 
 
 def offered(body: dict) -> list[str]:

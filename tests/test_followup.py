@@ -94,7 +94,7 @@ def test_follow_up_in_english_and_validation(registry: CountingRegistry) -> None
     assert extended.goal.endswith("Follow-up: also track its parcel SF1234567890")
     assert [s.tool for s in extended.steps if s.status == "pending"] == [
         "query_logistics", None]
-    assert extend_goal("g", "加上这个") == "g\n追加：加上这个"
+    assert extend_goal("g", "加上这个", "zh") == "g\n追加：加上这个"
     with pytest.raises(PlanError, match="empty"):
         extend_plan_request(plan, "  ", Engine(registry))[0]
 

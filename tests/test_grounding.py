@@ -12,6 +12,7 @@ from core.plan.model import Plan, Step
 from core.planning.checks.clear_invented import remove_invented_ids
 from core.planning.checks.grounding import invented_ids, ungrounded_ids
 from core.planning.planner import plan_request
+from core.runs.session import request_language
 from core.tools.toolsets import default_registry
 from tests.checks_support import context, found
 
@@ -82,7 +83,8 @@ def test_clearing_leaves_the_argument_to_be_filled_at_run_time(registry):
 def planning(fake_openai, registry, *replies: str):
     fake_openai.script(*replies)
     with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
-        return plan_request(REQUEST, Engine(registry=registry, model=model))
+        return plan_request(REQUEST, Engine(registry=registry, model=model),
+                            language=request_language(REQUEST))
 
 
 def test_the_corrective_retry_replaces_a_copied_id_with_a_reference(fake_openai, registry):

@@ -11,6 +11,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.checks.guards import condition_in_words
 from core.planning.planner import plan_request
+from core.runs.session import request_language
 from core.tools.toolsets import default_registry
 from demo.checks import adopt_arrival_conditions
 from demo.scenarios import get_scenario
@@ -74,7 +75,7 @@ def test_the_retry_writes_the_condition(fake_openai, registry):
     fake_openai.script(_reply(LOOKUP, LOST, ANSWER), _reply(LOOKUP, LOST_GUARDED, ANSWER))
     with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
         result = plan_request("Check order 88231 and refund it if the courier lost it",
-                              Engine(registry=registry, model=model))
+                              Engine(registry=registry, model=model), language="en")
     assert result.attempts == 2
     assert result.plan.step("s2").condition == "s1.status == 'lost'"
     assert not [w for w in result.plan.warnings if "condition" in w]
@@ -85,7 +86,7 @@ def test_a_condition_still_missing_is_a_warning_the_approver_sees(fake_openai, r
     fake_openai.script(_reply(LOOKUP, LOST, ANSWER), _reply(LOOKUP, LOST, ANSWER))
     with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
         result = plan_request("Check order 88231 and refund it if the courier lost it",
-                              Engine(registry=registry, model=model))
+                              Engine(registry=registry, model=model), language="en")
     assert result.plan.step("s2").condition is None  # nothing made up: delivery is not it
     assert any("s2 (apply_refund) states a condition" in w for w in result.plan.warnings)
 
@@ -100,7 +101,8 @@ def test_an_arrival_said_in_words_gets_the_rules_condition_without_a_retry(
     answer = {**ANSWER, "id": "s4", "depends_on": ["s1", "s2", "s3"]}
     fake_openai.script(_reply(recommend, lookup, refund, answer))
     with OpenAIChatModel(fake_openai.settings(provider="llamacpp")) as model:
-        result = plan_request(SEED.request_en, Engine(registry=registry, model=model))
+        result = plan_request(SEED.request_en, Engine(registry=registry, model=model),
+                              language=request_language(SEED.request_en))
     assert result.attempts == 1
     step = result.plan.step("s3")
     assert (step.condition, step.depends_on) == ("s2.status == 'delivered'", ["s2"])

@@ -22,6 +22,7 @@ from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.planning.planner import make_plan
 from core.runs.runner import Runner
+from core.runs.session import request_language
 from core.store.run_store import RunStore
 from core.tools.toolsets import default_registry
 from demo.offline import offline_plan
@@ -109,7 +110,8 @@ def test_a_failed_run_leaves_a_lesson_that_the_next_plan_carries(fake_openai) ->
         {"id": "s2", "description": "回复", "tool": None, "depends_on": ["s1"]}]}
     fake_openai.script(text(json.dumps(answer, ensure_ascii=False)))
     with OpenAIChatModel(fake_openai.settings()) as model:
-        make_plan(request, Engine(registry, model), lessons=lesson_prompt_lines(chosen))
+        make_plan(request, Engine(registry, model), lessons=lesson_prompt_lines(chosen),
+                  language=request_language(request))
     system = fake_openai.chat_bodies[0]["messages"][0]["content"]
     assert stored.text in system
 
@@ -141,7 +143,7 @@ def test_attempt_loop_against_the_fake_endpoint(fake_openai) -> None:
     options = RunOptions(max_replans=0, max_attempts=2, confirm_side_effects=False)
     with OpenAIChatModel(fake_openai.settings()) as model, Runner(RunStore()) as runner:
         online = Engine(registry, model)
-        plan = make_plan("退掉订单 70412", online)
+        plan = make_plan("退掉订单 70412", online, language="zh")
         run_id = runner.start("退掉订单 70412", plan, engine=online, options=options)
         record = runner.wait(run_id, timeout=30)
     assert record.status == "completed" and "运输中" in (record.answer or "")

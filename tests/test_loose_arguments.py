@@ -9,6 +9,7 @@ from bench.catalogues import catalogue_registry
 from core.llm.engine import Engine
 from core.llm.providers import PROFILES
 from core.planning.planner import plan_request
+from core.runs.session import request_language
 from tests.fakes import ScriptedChatModel
 
 REQUEST = "What was the last commit's message in /tmp/repo, and what time is it in Tokyo?"
@@ -31,7 +32,8 @@ class Hosted(ScriptedChatModel):
 
 def test_a_small_models_loose_arguments_are_left_out_with_a_note():
     model = ScriptedChatModel(replies=[json.dumps(PLAN)])
-    result = plan_request(REQUEST, Engine(registry=catalogue_registry(100), model=model))
+    result = plan_request(REQUEST, Engine(registry=catalogue_registry(100), model=model),
+                          language=request_language(REQUEST))
     steps = {step.id: step for step in result.plan.steps}
     assert result.attempts == 1 and not result.fallback  # no corrective round for them
     assert steps["s1"].args == {"repo_path": "/tmp/repo"}
@@ -43,7 +45,8 @@ def test_a_small_models_loose_arguments_are_left_out_with_a_note():
 def test_a_required_argument_left_empty_is_sent_back_naming_a_tool_that_needs_none():
     converting = {**PLAN, "steps": [PLAN["steps"][0], CONVERTER, PLAN["steps"][2]]}
     model = ScriptedChatModel(replies=[json.dumps(converting), json.dumps(PLAN)])
-    result = plan_request(REQUEST, Engine(registry=catalogue_registry(100), model=model))
+    result = plan_request(REQUEST, Engine(registry=catalogue_registry(100), model=model),
+                          language=request_language(REQUEST))
     correction = model.requests[1]["messages"][-1]["content"]
     assert "None is not of type 'string'" in correction  # not made up later: sent back
     assert ('s2 leaves time__convert_time without time, which it needs. If the request does '
@@ -59,6 +62,7 @@ def test_a_hosted_model_is_asked_to_fix_them_instead():
                                {**PLAN["steps"][1], "tool": "time__get_current_time",
                                 "args": {"timezone": "Asia/Tokyo"}}, PLAN["steps"][2]]}
     model = Hosted(replies=[json.dumps(PLAN), json.dumps(fixed)])
-    result = plan_request(REQUEST, Engine(registry=catalogue_registry(100), model=model))
+    result = plan_request(REQUEST, Engine(registry=catalogue_registry(100), model=model),
+                          language=request_language(REQUEST))
     assert result.attempts == 2
     assert "unknown argument 'limit'" in model.requests[1]["messages"][-1]["content"]

@@ -282,6 +282,7 @@ def test_canonical_json_matches_the_design_shape():
     data = plan.canonical()
     assert data == {
         "goal": "goal",
+        "language": "en",
         "definition_of_done": "",
         "constraints": [],
         "steps": [

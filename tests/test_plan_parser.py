@@ -11,6 +11,7 @@ from core.plan.parse import extract_json, parse_plan
 
 CANONICAL = {
     "goal": "Refund order 88231 if it was delivered",
+    "language": "en",
     "definition_of_done": "the user knows the refund status",
     "constraints": ["refund only delivered orders"],
     "steps": [

@@ -17,6 +17,7 @@ from core.planning.planner import (
     plan_request,
 )
 from core.prompts.planning import describe_tools, lessons_block, planner_system_prompt
+from core.runs.session import request_language
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, tool
 from tests.checks_support import found
@@ -84,13 +85,13 @@ def engine_with(registry: ToolRegistry, *replies) -> tuple[Engine, ScriptedChatM
 
 def test_without_a_model_planning_says_how_to_configure_one(registry):
     with pytest.raises(ConfigError, match=r"No LLM is configured: set OPENAI_API_KEY.*--offline"):
-        make_plan(REQUEST, Engine(registry=registry))
+        make_plan(REQUEST, Engine(registry=registry), language=request_language(REQUEST))
 
 
 def test_one_plain_json_call_without_tools(registry):
     engine, model = engine_with(registry, json.dumps(GOOD))
-    result = plan_request(REQUEST, engine)
-    assert result.plan is not None and result.plan.canonical() == GOOD
+    result = plan_request(REQUEST, engine, language=request_language(REQUEST))
+    assert result.plan is not None and result.plan.canonical() == {**GOOD, "language": "en"}
     assert (result.attempts, result.fallback, result.errors) == (1, False, [])
     assert result.usage.llm_calls == 1 and result.usage.prompt_tokens == 100
     assert result.raw_replies == [json.dumps(GOOD)]
@@ -105,7 +106,7 @@ def test_one_plain_json_call_without_tools(registry):
 
 def test_system_prompt_holds_the_catalogue_and_the_principles(registry):
     engine, model = engine_with(registry, json.dumps(GOOD))
-    make_plan(REQUEST, engine)
+    make_plan(REQUEST, engine, language=request_language(REQUEST))
     system = model.requests[0]["messages"][0]["content"]
     assert "- query_order(order_id: string (the order number.)): Look up an order" in system
     assert (
@@ -120,7 +121,7 @@ def test_system_prompt_holds_the_catalogue_and_the_principles(registry):
 
 def test_descriptions_follow_the_language_of_the_request(registry):
     engine, model = engine_with(registry, json.dumps(GOOD))
-    make_plan("查一下订单 88231 到了没，到了就退掉", engine)
+    make_plan("查一下订单 88231 到了没，到了就退掉", engine, language="zh")
     assert "the constraints in Chinese (简体中文), the" in (
         model.requests[0]["messages"][0]["content"]
     )
@@ -128,7 +129,8 @@ def test_descriptions_follow_the_language_of_the_request(registry):
 
 def test_lessons_are_injected_into_the_prompt(registry):
     engine, model = engine_with(registry, json.dumps(GOOD))
-    make_plan(REQUEST, engine, lessons=["Check the order before refunding", "  ", ""])
+    make_plan(REQUEST, engine, lessons=["Check the order before refunding", "  ", ""],
+              language=request_language(REQUEST))
     system = model.requests[0]["messages"][0]["content"]
     assert "Lessons from earlier runs (avoid repeating these mistakes):\n" in system
     assert "- Check the order before refunding" in system
@@ -143,7 +145,7 @@ def test_seed_format_with_camel_case_tools_is_normalised_and_accepted(registry):
     ], ensure_ascii=False)
     seed_reply = f"好的：\n```json\n{reply}\n```"
     engine, _ = engine_with(registry, seed_reply, seed_reply)
-    plan = make_plan("订单 88231 到了就退", engine)
+    plan = make_plan("订单 88231 到了就退", engine, language="zh")
     assert [s.tool for s in plan.steps] == ["query_order", "apply_refund", None]
     assert plan.validate(registry) == []
     # the seed format has no conditions: the refund's "如果已签收" is only words
@@ -152,8 +154,8 @@ def test_seed_format_with_camel_case_tools_is_normalised_and_accepted(registry):
 
 def test_corrective_retry_sends_the_parse_error_back(registry):
     engine, model = engine_with(registry, "Sorry, I am not sure.", json.dumps(GOOD))
-    result = plan_request(REQUEST, engine)
-    assert result.plan is not None and result.plan.canonical() == GOOD
+    result = plan_request(REQUEST, engine, language=request_language(REQUEST))
+    assert result.plan is not None and result.plan.canonical() == {**GOOD, "language": "en"}
     assert result.attempts == 2 and result.usage.llm_calls == 2
     assert result.errors == [
         "attempt 1: the reply holds no JSON object or array; answer with the plan as JSON"
@@ -173,7 +175,7 @@ def test_corrective_retry_sends_validation_problems_back(registry):
     bad["steps"][0]["tool"] = "fly"
     bad["steps"][2]["depends_on"] = ["s1", "s9"]
     engine, model = engine_with(registry, json.dumps(bad), json.dumps(GOOD))
-    plan = make_plan(REQUEST, engine)
+    plan = make_plan(REQUEST, engine, language=request_language(REQUEST))
     assert plan.step("s1").tool == "query_order"
     feedback = model.requests[1]["messages"][3]["content"]
     assert "- s1 uses unknown tool 'fly'" in feedback
@@ -187,7 +189,7 @@ def test_code_given_to_calculate_becomes_a_reasoning_step_before_the_run(registr
                             "args": {"expression": "if(order['left_earbud'] == 'silent', 1, 0)"},
                             "depends_on": ["s1"]})
     engine, _ = engine_with(registry, json.dumps(bad))
-    result = plan_request(REQUEST, engine)
+    result = plan_request(REQUEST, engine, language=request_language(REQUEST))
     assert result.attempts == 1 and not result.fallback
     check = result.plan.step("s9")
     assert (check.tool, check.args, check.depends_on) == (None, {}, ["s1"])
@@ -212,7 +214,7 @@ def test_arithmetic_that_reads_a_result_or_cannot_be_computed_stays_a_calculatio
 
 def test_garbage_twice_gives_the_fallback_plan_with_every_error(registry):
     engine, model = engine_with(registry, "no plan", "<think>hmm</think> still no plan")
-    result = plan_request(REQUEST, engine)
+    result = plan_request(REQUEST, engine, language=request_language(REQUEST))
     plan = result.plan
     assert result.fallback is True and result.attempts == 2 and len(model.requests) == 2
     assert plan is not None and plan.ids() == ["s1", "s2"]
@@ -228,7 +230,7 @@ def test_garbage_twice_gives_the_fallback_plan_with_every_error(registry):
 
 
 def test_fallback_plan_speaks_the_language_of_the_request():
-    plan = fallback_plan("帮我查一下订单", ["attempt 1: bad"])
+    plan = fallback_plan("帮我查一下订单", ["attempt 1: bad"], "zh")
     assert plan.step("s1").description == "直接处理用户的请求：帮我查一下订单"
     assert plan.step("s2").description == "综合以上结果，给出最终回复"
     assert plan.warnings == ["规划器的输出无法使用，已改用简单的两步计划", "attempt 1: bad"]
@@ -241,7 +243,7 @@ def test_a_missing_synthesis_step_is_added(registry):
         {"id": "s2", "description": "Time", "tool": "get_current_time", "depends_on": []},
     ]}
     engine, _ = engine_with(registry, json.dumps(data))
-    plan = make_plan("Check order 1 and tell me the time", engine)
+    plan = make_plan("Check order 1 and tell me the time", engine, language="en")
     assert plan.ids() == ["s1", "s2", "s3"]
     assert plan.step("s3").tool is None and plan.step("s3").depends_on == ["s1", "s2"]
     assert plan.synthesis_step() is plan.step("s3")
@@ -250,7 +252,7 @@ def test_a_missing_synthesis_step_is_added(registry):
 def test_llm_errors_are_not_swallowed(registry):
     engine, _ = engine_with(registry, LLMConnectionError("cannot reach the endpoint"))
     with pytest.raises(LLMConnectionError):
-        make_plan(REQUEST, engine)
+        make_plan(REQUEST, engine, language=request_language(REQUEST))
 
 
 # ---- tool names and prompts ---------------------------------------------------------------
@@ -283,7 +285,7 @@ def test_a_long_plan_is_accepted_with_a_warning(registry):
               "args": {"expression": f"{i} * 2"}, "depends_on": []} for i in range(1, 12)]
     steps.append({"id": "s12", "description": "answer", "tool": None, "depends_on": []})
     engine, _ = engine_with(registry, json.dumps({"steps": steps}))
-    plan = make_plan("Double each of the numbers 1 to 11", engine)
+    plan = make_plan("Double each of the numbers 1 to 11", engine, language="en")
     assert len(plan.steps) == 12
     assert plan.warnings == [
         "the plan has 12 steps; plans of 3 to 10 steps work best, so consider merging some"

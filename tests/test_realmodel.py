@@ -28,6 +28,7 @@ from core.llm.engine import Engine
 from core.llm.settings import LLMSettings
 from core.planning.planner import plan_request
 from core.runs.answers import answer_direct
+from core.runs.session import request_language
 from core.tools.toolsets import default_registry
 from demo.scenarios import get_scenario
 
@@ -48,7 +49,8 @@ def engine() -> Iterator[Engine]:
 
 
 def test_the_order_question_calls_an_order_tool(engine: Engine) -> None:
-    answer, _, calls = answer_direct("Check order 70412 and tell me when it will arrive", engine)
+    answer, _, calls = answer_direct("Check order 70412 and tell me when it will arrive", engine,
+                                     language="en")
     assert {"query_order", "query_logistics"} & {call.name for call in calls}
     # facts only the tools give (the order number alone is in the question)
     facts = ("transit", "2026-06-25", "June 25", "25 June", "YT9876543210", "运输")
@@ -57,14 +59,15 @@ def test_the_order_question_calls_an_order_tool(engine: Engine) -> None:
 
 def test_the_services_question_plans_the_ops_tools(engine: Engine) -> None:
     result = plan_request("Which of our services are degraded or down right now, and what is "
-                          "the likely cause of each?", engine)
+                          "the likely cause of each?", engine, language="en")
     tools = {step.tool for step in result.plan.steps}
     assert not result.fallback
     assert {"list_services", "check_health", "diagnose"} & tools
 
 
 def test_the_seed_plan_covers_every_clause(engine: Engine) -> None:
-    result = plan_request(get_scenario("shop-refund").request_en, engine)
+    result = plan_request(get_scenario("shop-refund").request_en, engine,
+                          language=request_language(get_scenario("shop-refund").request_en))
     plan = result.plan
     tools = [step.tool for step in plan.steps]
     assert not result.fallback and "query_order" in tools and "apply_refund" in tools

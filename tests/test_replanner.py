@@ -10,6 +10,7 @@ from core.errors import ConfigError, PlanError
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.planner import replan, replan_request
+from core.runs.session import request_language
 from core.tools.registry import ToolRegistry
 from tests.test_planner import REQUEST, engine_with, planner_registry
 
@@ -98,8 +99,7 @@ def test_replan_drops_a_repeated_completed_step(registry):
     ("查一下订单 88231，到了就退款", "s2 已经完成了“Refund it again”，没有再做一次"),
 ])
 def test_replan_does_not_repeat_a_side_effect_that_already_ran(registry, goal, warning):
-    plan = failed_plan()
-    plan.goal = goal
+    plan = failed_plan().model_copy(update={"goal": goal, "language": request_language(goal)})
     refund = plan.step("s2")
     refund.args, refund.status, refund.error = {"order_id": "88231"}, "completed", None
     refund.result = {"refund_id": "RF1", "status": "refunding"}
@@ -175,8 +175,8 @@ def test_replan_without_a_model_is_a_config_error(registry):
 
 
 def test_replan_lessons_and_language(registry):
-    plan = failed_plan()
-    plan.goal = "查一下订单 88231，到了就退"
+    plan = failed_plan().model_copy(update={"goal": "查一下订单 88231，到了就退",
+                                            "language": "zh"})
     reply = {"steps": [{"id": "s4", "description": "回复用户", "tool": None, "depends_on": []}]}
     engine, model = engine_with(registry, json.dumps(reply, ensure_ascii=False))
     new = replan(plan, "退款失败", engine, lessons=["退款前先确认状态"])

@@ -19,6 +19,7 @@ from core.planning.router import (
     route_with_llm,
 )
 from core.runs.answers import answer_direct, answer_knowledge
+from core.runs.session import request_language
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
 from core.tools.toolsets import default_registry
@@ -92,7 +93,7 @@ def test_when_will_an_order_arrive_is_an_order_then_its_tracking(request_text: s
 @pytest.mark.parametrize(("request_text", "mode"), REQUIRED)
 def test_route_with_scripted_llm(registry: ToolRegistry, request_text: str, mode: str) -> None:
     model = ScriptedChatModel([json.dumps({"mode": mode, "reason": "因为如此"})])
-    decided = route(request_text, Engine(registry, model))
+    decided = route(request_text, Engine(registry, model), language=request_language(request_text))
     assert decided == Route(mode=mode, reason="因为如此", source="llm")
     sent = model.requests[0]
     assert sent["role"] == "planner"
@@ -108,7 +109,8 @@ def test_route_reply_wrapped_in_think_fences_and_prose() -> None:
         "<think>two sub-tasks and a condition</think>Sure, here it is:\n```json\n"
         '{"mode": "plan", "reason": "two parts",}\n```\nHope this helps.'
     )
-    decided, usage = route_with_llm(SEED_REQUEST, ScriptedChatModel([reply]))
+    decided, usage = route_with_llm(SEED_REQUEST, ScriptedChatModel([reply]),
+                                    language=request_language(SEED_REQUEST))
     assert (decided.mode, decided.reason) == ("plan", "two parts")
     assert usage.llm_calls == 1
 
@@ -116,16 +118,17 @@ def test_route_reply_wrapped_in_think_fences_and_prose() -> None:
 @pytest.mark.parametrize(("word", "mode"), [("react", "direct"), ("plan", "plan"),
                                             ("workflow", "knowledge")])
 def test_route_accepts_a_one_word_answer_and_aliases(word: str, mode: str) -> None:
-    decided, _ = route_with_llm("anything", ScriptedChatModel([word]))
+    decided, _ = route_with_llm("anything", ScriptedChatModel([word]), language="en")
     assert decided.mode == mode
 
 
 def test_unusable_router_reply_raises_with_raw_text_and_route_falls_back() -> None:
     with pytest.raises(PlanParseError) as caught:
-        route_with_llm("x", ScriptedChatModel(['{"mode": "sometimes"}']))
+        route_with_llm("x", ScriptedChatModel(['{"mode": "sometimes"}']), language="en")
     assert caught.value.raw == '{"mode": "sometimes"}'
     registry = default_registry({})
-    decided, usage = decide_route("退货政策是什么？", Engine(registry, ScriptedChatModel(["??"])))
+    decided, usage = decide_route("退货政策是什么？", Engine(registry, ScriptedChatModel(["??"])),
+                                  language="zh")
     assert decided.mode == "knowledge"
     assert decided.source == "rules"
     assert usage.llm_calls == 0
@@ -135,21 +138,21 @@ def test_knowledge_route_needs_a_tool_that_answers_questions() -> None:
     registry = ToolRegistry()
     register_builtin_tools(registry)
     model = ScriptedChatModel(['{"mode": "knowledge", "reason": "a policy question"}'])
-    decided = route("退货政策是什么？", Engine(registry, model))
+    decided = route("退货政策是什么？", Engine(registry, model), language="zh")
     assert decided.mode == "plan" and decided.code == "no_knowledge_tool"
     # the generic rules never send a question to a knowledge tool that does not exist
-    assert route("退货政策是什么？", Engine(registry)).mode != "knowledge"
+    assert route("退货政策是什么？", Engine(registry), language="zh").mode != "knowledge"
 
 
 def test_answer_knowledge_offline_answers_from_the_policy_document(
     registry: ToolRegistry,
 ) -> None:
-    answer, usage, hits = answer_knowledge("退货政策是什么？", Engine(registry))
+    answer, usage, hits = answer_knowledge("退货政策是什么？", Engine(registry), language="zh")
     assert hits[0].source == "local:return-refund-policy.md"
     assert "7 天" in answer
     assert "return-refund-policy.md" in answer
     assert usage.llm_calls == 0
-    english, _, _ = answer_knowledge("What is the return policy?", Engine(registry))
+    english, _, _ = answer_knowledge("What is the return policy?", Engine(registry), language="en")
     assert "Within 7 days" in english
     assert "七天" not in english
 
@@ -158,7 +161,8 @@ def test_answer_knowledge_with_llm_gets_the_documents_and_no_tools(
     registry: ToolRegistry,
 ) -> None:
     model = ScriptedChatModel(["签收后 7 天内可以无理由退货。"])
-    answer, usage, hits = answer_knowledge("退货政策是什么？", Engine(registry, model))
+    answer, usage, hits = answer_knowledge("退货政策是什么？", Engine(registry, model),
+                                           language="zh")
     assert answer == "签收后 7 天内可以无理由退货。"
     assert usage.llm_calls == 1
     assert hits
@@ -169,7 +173,7 @@ def test_answer_knowledge_with_llm_gets_the_documents_and_no_tools(
 
 
 def test_answer_direct_offline_runs_the_lookup(registry: ToolRegistry) -> None:
-    answer, usage, calls = answer_direct("查一下订单 88231", Engine(registry))
+    answer, usage, calls = answer_direct("查一下订单 88231", Engine(registry), language="zh")
     assert [c.name for c in calls] == ["query_order"]
     assert calls[0].args == {"order_id": "88231"}
     assert calls[0].result["status"] == "delivered"
@@ -178,7 +182,8 @@ def test_answer_direct_offline_runs_the_lookup(registry: ToolRegistry) -> None:
 
 
 def test_answer_direct_offline_never_runs_a_side_effect(registry: ToolRegistry) -> None:
-    _, _, calls = answer_direct("order 88231 arrived broken, refund it", Engine(registry))
+    _, _, calls = answer_direct("order 88231 arrived broken, refund it", Engine(registry),
+                                language="en")
     assert "apply_refund" not in [c.name for c in calls]
     assert registry.call("query_order", {"order_id": "88231"})["refund"] is None
 
@@ -186,7 +191,8 @@ def test_answer_direct_offline_never_runs_a_side_effect(registry: ToolRegistry) 
 def test_answer_direct_with_llm_answers_from_the_lookup_the_rules_made(
         registry: ToolRegistry) -> None:
     model = ScriptedChatModel(["Order 88231 was delivered on 2026-06-22."])
-    answer, usage, calls = answer_direct("check order 88231", Engine(registry, model))
+    answer, usage, calls = answer_direct("check order 88231", Engine(registry, model),
+                                         language="en")
     assert answer == "Order 88231 was delivered on 2026-06-22."
     assert usage.llm_calls == 1  # the order's lookup was the rules' own: no call for it
     assert [(c.name, c.args) for c in calls] == [("query_order", {"order_id": "88231"})]
@@ -200,7 +206,7 @@ def test_answer_direct_with_llm_answers_from_the_lookup_the_rules_made(
 def test_route_against_the_fake_endpoint(fake_openai, registry: ToolRegistry) -> None:
     fake_openai.script(text('{"mode": "direct", "reason": "one lookup"}'))
     with OpenAIChatModel(fake_openai.settings()) as model:
-        decided, usage = decide_route("查一下订单 88231", Engine(registry, model))
+        decided, usage = decide_route("查一下订单 88231", Engine(registry, model), language="zh")
     assert decided == Route(mode="direct", reason="one lookup", source="llm")
     assert usage.llm_calls == 1
     body = fake_openai.chat_bodies[0]
@@ -223,7 +229,8 @@ def test_a_knowledge_route_with_no_source_goes_to_a_plan_when_tools_can_answer(
     registry: ToolRegistry,
 ) -> None:
     model = ScriptedChatModel(['{"mode": "knowledge", "reason": "a question"}'])
-    decided, _ = decide_route("what's the revenue by month?", Engine(registry, model))
+    decided, _ = decide_route("what's the revenue by month?", Engine(registry, model),
+                              language="en")
     assert decided.mode == "plan" and "analytics" in decided.reason
     assert "no knowledge-base source" in decided.reason
 
@@ -232,10 +239,10 @@ def test_a_knowledge_route_with_no_source_and_no_tool_stays_knowledge(
     registry: ToolRegistry,
 ) -> None:
     model = ScriptedChatModel(['{"mode": "knowledge", "reason": "a question"}'])
-    decided, _ = decide_route("weather in Beijing tomorrow", Engine(registry, model))
+    decided, _ = decide_route("weather in Beijing tomorrow", Engine(registry, model), language="en")
     assert decided.mode == "knowledge"
     model = ScriptedChatModel(['{"mode": "knowledge", "reason": "policy"}'])
-    decided, _ = decide_route("What is the return policy?", Engine(registry, model))
+    decided, _ = decide_route("What is the return policy?", Engine(registry, model), language="en")
     assert decided.mode == "knowledge"
 
 
@@ -244,10 +251,12 @@ def test_a_knowledge_route_with_no_source_and_no_tool_stays_knowledge(
 def test_no_source_means_no_article_and_no_model_call(registry: ToolRegistry,
                                                       question: str) -> None:
     model = ScriptedChatModel([])
-    answer, usage, hits = answer_knowledge(question, Engine(registry, model))
+    answer, usage, hits = answer_knowledge(question, Engine(registry, model),
+                                           language=request_language(question))
     assert hits == [] and usage.llm_calls == 0 and not model.requests
     assert "No source in the knowledge base" in answer or "知识库里没有资料" in answer
-    offline, _, _ = answer_knowledge(question, Engine(registry))
+    offline, _, _ = answer_knowledge(question, Engine(registry),
+                                     language=request_language(question))
     assert offline == answer
 
 

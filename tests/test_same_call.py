@@ -18,6 +18,7 @@ from core.planning.checks.repeated_calls import repeated_calls
 from core.planning.checks.repeated_effects import fold_repeated_effects
 from core.planning.checks.repeated_reads import fold_repeated_reads
 from core.planning.planner import plan_request
+from core.runs.session import request_language
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
 from tests.checks_support import found
@@ -80,7 +81,8 @@ def test_the_planner_keeps_a_parallel_plan_and_a_chain_of_twelve():
     registry = calculator()
     for reply, count in ((parts_plan(), 4), (parts_plan(12, chain=True), 12)):
         model = ScriptedChatModel(replies=[json.dumps(reply)] * 2)
-        result = plan_request(REQUEST, Engine(registry=registry, model=model))
+        result = plan_request(REQUEST, Engine(registry=registry, model=model),
+                              language=request_language(REQUEST))
         assert not result.fallback, result.errors
         tools = [step.tool for step in result.plan.steps]
         assert tools == ["calculate"] * count + [None]

@@ -17,6 +17,7 @@ from core.planning.planner import plan_request, replan_request
 from core.planning.shortlist import SEND_ALL_UP_TO, SHORTLIST_SIZE, shortlist
 from core.planning.tool_match import matches, relevance
 from core.prompts.planning import EVERY_TOOL_TEMPLATE
+from core.runs.session import request_language
 from core.tools.registry import ToolRegistry
 from tests.fakes import ScriptedChatModel
 
@@ -105,7 +106,8 @@ def test_the_note_says_so_in_the_language_of_the_request(hundred):
 
 def plan_with(registry: ToolRegistry, request: str, *replies: str, **kwargs):
     model = ScriptedChatModel(replies=list(replies))
-    result = plan_request(request, Engine(registry=registry, model=model), **kwargs)
+    result = plan_request(request, Engine(registry=registry, model=model), **kwargs,
+                          language=request_language(request))
     return result, model
 
 
@@ -192,7 +194,8 @@ def test_a_replan_describes_the_tools_of_the_plan(hundred):
 def test_the_corrective_retry_reaches_the_endpoint_as_a_follow_up_turn(fake_openai, hundred):
     fake_openai.script("not a plan", parcel_plan())
     with OpenAIChatModel(fake_openai.settings()) as model:
-        result = plan_request(PARCEL, Engine(registry=hundred, model=model))
+        result = plan_request(PARCEL, Engine(registry=hundred, model=model),
+                              language=request_language(PARCEL))
     first, second = (body["messages"] for body in fake_openai.chat_bodies)
     assert second[:len(first)] == first and len(second) == len(first) + 2
     assert result.attempts == 2 and not result.fallback

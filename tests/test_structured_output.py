@@ -15,6 +15,7 @@ from core.llm.engine import Engine
 from core.llm.providers import PROFILES
 from core.planning.exchange import schema_for
 from core.planning.planner import plan_request, replan_request
+from core.runs.session import request_language
 from core.tools.toolsets import default_registry
 from tests.fake_openai import error
 
@@ -61,7 +62,7 @@ def test_the_plan_request_carries_the_schema_in_the_providers_form(
     fake_openai.script(PLAN)
     engine, model = engine_for(fake_openai, registry, provider)
     with model:
-        result = plan_request(REQUEST, engine)
+        result = plan_request(REQUEST, engine, language=request_language(REQUEST))
     assert [s.tool for s in result.plan.steps] == ["query_order", None]
     sent = fake_openai.chat_bodies[0]["response_format"]
     form = EXPECTED_FORM[provider]
@@ -95,7 +96,7 @@ def test_the_replan_request_carries_the_schema_too(fake_openai, registry):
     fake_openai.script(PLAN)
     engine, model = engine_for(fake_openai, registry, "vllm")
     with model:
-        plan = plan_request(REQUEST, engine).plan
+        plan = plan_request(REQUEST, engine, language=request_language(REQUEST)).plan
         fake_openai.script(json.dumps({"steps": [
             {"id": "s3", "description": "Tell the user", "tool": None, "depends_on": []}]}))
         replan_request(plan, "s1 failed", engine)
@@ -107,8 +108,8 @@ def test_a_rejected_schema_is_retried_without_it_and_not_sent_again(fake_openai,
         error(400, "response_format type must be one of text or json_object"), PLAN, PLAN)
     engine, model = engine_for(fake_openai, registry, "dashscope")
     with model:
-        first = plan_request(REQUEST, engine)
-        second = plan_request(REQUEST, engine)
+        first = plan_request(REQUEST, engine, language=request_language(REQUEST))
+        second = plan_request(REQUEST, engine, language=request_language(REQUEST))
     assert first.plan is not None and not first.fallback and second.plan is not None
     formats = [body.get("response_format") for body in fake_openai.chat_bodies]
     assert formats[0]["type"] == "json_schema"
@@ -120,7 +121,7 @@ def test_without_json_mode_the_retry_sends_no_response_format(fake_openai, regis
     fake_openai.script(error(400, "Unknown response_format"), PLAN)
     engine, model = engine_for(fake_openai, registry, "lmstudio")
     with model:
-        plan_request(REQUEST, engine)
+        plan_request(REQUEST, engine, language=request_language(REQUEST))
     first, retry = fake_openai.chat_bodies
     assert first["response_format"]["type"] == "json_schema"
     assert "response_format" not in retry
@@ -133,7 +134,7 @@ def test_a_400_that_is_not_about_the_schema_is_raised_and_not_remembered(
                        error(400, "context length exceeded"))
     engine, model = engine_for(fake_openai, registry, "openai")
     with model, pytest.raises(LLMBadRequestError):
-        plan_request(REQUEST, engine)
+        plan_request(REQUEST, engine, language=request_language(REQUEST))
     assert not model.schema_refused and len(fake_openai.chat_bodies) == 2
 
 
@@ -145,7 +146,7 @@ def test_a_reply_is_validated_even_when_a_schema_was_sent(fake_openai, registry)
     fake_openai.script(ignored, PLAN)
     engine, model = engine_for(fake_openai, registry, "ollama")
     with model:
-        result = plan_request(REQUEST, engine)
+        result = plan_request(REQUEST, engine, language=request_language(REQUEST))
     assert result.attempts == 2 and "lookup_order_status" in result.errors[0]
     assert [s.tool for s in result.plan.steps] == ["query_order", None]
 
@@ -156,7 +157,7 @@ def test_local_providers_get_the_compact_prompt(fake_openai, registry, provider,
     fake_openai.script(PLAN)
     engine, model = engine_for(fake_openai, registry, provider)
     with model:
-        plan_request(REQUEST, engine)
+        plan_request(REQUEST, engine, language=request_language(REQUEST))
     system = fake_openai.chat_bodies[0]["messages"][0]["content"]
     compact = 'Args: {"order_id": "10001"}' in system and "Planning principles" not in system
     assert compact is (style == "compact")
@@ -175,7 +176,7 @@ def test_the_compact_example_step_calls_the_tool_the_request_starts_with(
     fake_openai.script(PLAN, PLAN)  # the plan does not fit these requests: one retry
     engine, model = engine_for(fake_openai, registry, "llamacpp")
     with model:
-        plan_request(request_text, engine)
+        plan_request(request_text, engine, language=request_language(request_text))
     system = fake_openai.chat_bodies[0]["messages"][0]["content"]
     example_step = system.split("JSON:", 1)[1]
     assert example in example_step and "query_logistics" not in example_step

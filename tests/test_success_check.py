@@ -60,28 +60,29 @@ def test_a_field_named_in_chinese_is_read_through_the_tools_labels() -> None:
     assert check_structurally("拿到退款单号", {"refund_id": None}, "zh") is None  # no labels
     # the engine learns a demo field's Chinese name from the demo tool that declares it
     step = done("拿到退款单号", {"refund_id": "RF1"}, tool="apply_refund")
-    verdict, _ = check_success(step, Engine(default_registry({}), ScriptedChatModel([])))
+    verdict, _ = check_success(step, Engine(default_registry({}), ScriptedChatModel([])),
+                               language="zh")
     assert verdict.met and verdict.how == "structural"
 
 
 def test_check_success_structural_needs_no_model() -> None:
     verdict, usage = check_success(done("order status is known", {"status": "delivered"}),
-                                   Engine(ToolRegistry(), ScriptedChatModel([])))
+                                   Engine(ToolRegistry(), ScriptedChatModel([])), language="en")
     assert verdict.met and verdict.how == "structural" and usage.llm_calls == 0
 
 
 def test_check_success_without_criteria_or_unfinished() -> None:
-    verdict, _ = check_success(done(None, {"status": "x"}), OFFLINE)
+    verdict, _ = check_success(done(None, {"status": "x"}), OFFLINE, language="en")
     assert verdict.met and verdict.how == "skipped"
     failed = Step(id="s1", description="x", success_criteria="status is known", status="failed")
-    verdict, _ = check_success(failed, OFFLINE)
+    verdict, _ = check_success(failed, OFFLINE, language="en")
     assert not verdict.met
 
 
 def test_check_success_by_llm() -> None:
     model = ScriptedChatModel(['<think>no price</think>{"met": false, "reason": "没有价格"}'])
     step = done("推荐里写明了价格", {"hits": [{"title": "guide"}]}, tool="search_knowledge")
-    verdict, usage = check_success(step, Engine(ToolRegistry(), model))
+    verdict, usage = check_success(step, Engine(ToolRegistry(), model), language="zh")
     assert (verdict.met, verdict.reason, verdict.how) == (False, "没有价格", "llm")
     assert usage.llm_calls == 1
     sent = model.requests[0]
@@ -93,15 +94,17 @@ def test_check_success_by_llm() -> None:
 def test_check_success_by_llm_unusable_reply() -> None:
     model = ScriptedChatModel(["looks good to me"])
     with pytest.raises(PlanParseError) as caught:
-        check_success(done("the user will be happy", {}), Engine(ToolRegistry(), model))
+        check_success(done("the user will be happy", {}), Engine(ToolRegistry(), model),
+                      language="en")
     assert caught.value.raw == "looks good to me"
 
 
 def test_offline_non_structural_check_is_skipped() -> None:
-    verdict, usage = check_success(done("the user will be happy", {"x": 1}), OFFLINE)
+    verdict, usage = check_success(done("the user will be happy", {"x": 1}), OFFLINE,
+                                   language="en")
     assert verdict.met and verdict.how == "skipped"
     assert "not checked" in verdict.reason and usage.llm_calls == 0
-    verdict, _ = check_success(done("用户会满意", {"x": 1}), OFFLINE)
+    verdict, _ = check_success(done("用户会满意", {"x": 1}), OFFLINE, language="zh")
     assert "未检查" in verdict.reason
 
 
@@ -201,7 +204,7 @@ QUESTION = "Which of our services are degraded or down right now, and what is th
     QUESTION,
 ])
 def test_non_answers_are_recognised(text: str) -> None:
-    assert non_answer(text, question=QUESTION) is not None
+    assert non_answer(text, question=QUESTION, language="en") is not None
 
 
 @pytest.mark.parametrize("text", [
@@ -214,7 +217,7 @@ def test_non_answers_are_recognised(text: str) -> None:
     "Is the order delivered? Yes: it was delivered on 2026-06-22.",
 ])
 def test_answers_are_not_mistaken_for_non_answers(text: str) -> None:
-    assert non_answer(text, question=QUESTION) is None
+    assert non_answer(text, question=QUESTION, language="en") is None
 
 
 SEED = ("Recommend a robot vacuum under ¥2000 for my elderly parent, check order 88231 and "
@@ -246,7 +249,7 @@ SEED = ("Recommend a robot vacuum under ¥2000 for my elderly parent, check orde
     "好的，我将根据 s2 的结果生成诊断报告并给出扩容建议。",
 ])
 def test_a_plan_announced_instead_of_done_is_not_an_answer(text: str) -> None:
-    why = non_answer(text, question=SEED)
+    why = non_answer(text, question=SEED, language="en")
     assert why is not None and "announces what it will do" in why
     assert "打算怎么做" in non_answer(text, question=SEED, language="zh")
 
@@ -271,12 +274,13 @@ def test_a_plan_announced_instead_of_done_is_not_an_answer(text: str) -> None:
     "推荐 S10 Lite。订单 88231 已签收，退款 RF1 已创建，我会在到账后通知您。",
 ])
 def test_reports_of_work_done_are_answers(text: str) -> None:
-    assert non_answer(text, question=SEED) is None
+    assert non_answer(text, question=SEED, language="en") is None
 
 
 def test_a_non_answer_fails_its_success_check_even_without_criteria() -> None:
     step = done(None, "I need more information. Can you provide the results?", tool=None)
-    verdict, usage = check_success(step, Engine(ToolRegistry(), ScriptedChatModel([])))
+    verdict, usage = check_success(step, Engine(ToolRegistry(), ScriptedChatModel([])),
+                                   language="en")
     assert not verdict.met and "asks for information" in verdict.reason
     assert usage.llm_calls == 0
     zh = done("服务状态已知", "抱歉，我无法访问服务。", tool=None)

@@ -48,7 +48,7 @@ def test_a_request_with_one_servable_part_is_still_planned():
 
 def test_a_direct_answer_offline_refuses_too():
     with pytest.raises(UnservableRequestError):
-        answer_direct("asdf", Engine(default_registry({})))
+        answer_direct("asdf", Engine(default_registry({})), language="en")
 
 
 @pytest.mark.parametrize("mode", ["plan", "auto"])

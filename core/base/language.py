@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-__all__ = ["Language", "detect_language", "pick", "terms", "words"]
+__all__ = ["LANGUAGES", "Language", "detect_language", "pick", "terms", "words", "written_in"]
 
-Language = Literal["zh", "en"]
+Language = Literal["en", "zh"]
+LANGUAGES: tuple[Language, ...] = ("en", "zh")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _WORD_OR_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[a-z0-9_]+")
@@ -15,10 +16,24 @@ _MIN_TERM = 3
 
 
 def detect_language(text: str) -> Language:
-    """"zh" when the text holds Chinese characters that outweigh its English words, else "en"."""
+    """"zh" when the text holds Chinese characters that outweigh its English words, else "en".
+
+    A request's language is decided once, where it enters (tests/test_language_once.py
+    names those places), and carried on its plan and run from there.
+    """
+    return "zh" if _reads_chinese(text) else "en"
+
+
+def written_in(text: str, language: Language) -> bool:
+    """Whether ``text`` (a model's answer, a line of a document, a word of a tool's hints)
+    reads as ``language``: a check of written text against a language already decided."""
+    return _reads_chinese(text) == (language == "zh")
+
+
+def _reads_chinese(text: str) -> bool:
     chinese = len(_CJK.findall(text))
     english = len(_LATIN_WORD.findall(text))
-    return "zh" if chinese and chinese >= english else "en"
+    return bool(chinese) and chinese >= english
 
 
 def pick(lang: Language, zh: str, en: str) -> str:

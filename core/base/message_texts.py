@@ -1,5 +1,8 @@
 """The wordings of every message code, ``code: (English, 中文)``, read by core.base.messages.
 
+One concept however long: the one catalogue of what core says, so that every code has both
+wordings side by side and a face words any code in either language.
+
 Placeholders are ``str.format`` fields; both wordings of an entry use the same ones (a test
 holds them to it). The English wording is what errors and records have always said.
 One concept however long: the catalogue, one table that a translator reads whole and
@@ -681,4 +684,144 @@ TEXTS: dict[str, tuple[str, str]] = {
     "variants.angle.parallel": ("most parallel", "最大并行"),
     "variants.angle.few_tools": ("fewest tools", "最少工具"),
     "variants.angle.cheap": ("cheapest in model calls", "最少大模型调用"),
+    # ---- what core writes into plans, answers, lessons and run warnings, in the language
+    # decided once where the request enters -------------------------------------------
+    "plan.fallback": (
+        "The planner's output could not be used, so a simple two-step plan is used instead",
+        "规划器的输出无法使用，已改用简单的两步计划"),
+    "followup.goal_line": ("Follow-up: {text}", "追加：{text}"),
+    "followup.synthesis": (
+        "Answer the follow-up using the results so far",
+        "结合之前的结果，回答追加的请求"),
+    "answer.plan_adjusted": ("Plan adjusted: ", "计划调整："),
+    "answer.not_done": ("What could not be done:", "未完成的步骤："),
+    "answer.receipt_line": (
+        "- {step_id} ({description}): {told}",
+        "- {step_id}（{description}）：{told}"),
+    "answer.receipts": ("Done on your behalf:", "已执行的操作："),
+    "run.check_failed": (
+        "the success check of {step} failed: {error}",
+        "{step} 的成功检查没有完成：{error}"),
+    "run.replan_needs_llm": (
+        "Replanning needs an LLM; offline, the run finishes with what completed.",
+        "重规划需要大模型；离线时运行以已完成的结果结束。"),
+    "run.checkpoint_failed": (
+        "the checkpoint after {after} changed nothing: {error}",
+        "{after} 之后的检查点没有生效：{error}"),
+    "run.checkpoint_unusable": (
+        "the checkpoint after {after} gave an unusable plan: {problems}",
+        "{after} 之后的检查点给出的计划不可用：{problems}"),
+    "run.checkpoint_refused": (
+        "the checkpoint after {after} was refused: it would drop {dropped} while {failed} "
+        "failed and is not replanned yet (its reason: {reason})",
+        "{after} 之后的检查点被拒绝：{failed} 失败、尚未重规划，此时不能去掉 {dropped}（检查点"
+        "的理由：{reason}）"),
+    "run.failed_ignorable": (
+        "{step} ({description}) failed but was ignorable: {error}",
+        "{step}（{description}）失败但可忽略：{error}"),
+    "run.checkpoints_spent": ("checkpoints made {count} versions; they change the plan no more",
+                              "检查点已生成 {count} 个版本，之后不再调整计划"),
+    "run.criteria_unmet": (
+        "{step} did not meet its success criteria: {detail}",
+        "{step} 没有达到成功标准：{detail}"),
+    "step.needs_approval": (
+        "needs approval: plan v{version} added or changed this side-effecting step after "
+        "v{approved} was approved, and nobody approved it",
+        "需要批准：计划 v{version} 在 v{approved} 获批后新增或修改了这个有副作用的步骤，没有人"
+        "批准它"),
+    "check.no_criteria": ("the step has no success criteria", "该步骤没有成功标准"),
+    "check.not_completed": ("the step did not complete ({status})", "步骤没有完成（{status}）"),
+    "check.needs_llm": (
+        "not checked (\"{criteria}\" needs an LLM to judge)",
+        "未检查“{criteria}”：需要大模型判断"),
+    "check.asks_for_information": (
+        "not an answer: it asks for information it was supposed to gather",
+        "这不是答案：它在索要本该由它收集的信息"),
+    "check.apologises": (
+        "not an answer: it apologises that it cannot do it",
+        "这不是答案：它在道歉并表示做不到"),
+    "check.announces": (
+        "not an answer: it announces what it will do instead of doing it",
+        "这不是答案：它只是在说打算怎么做，并没有去做"),
+    "check.restates": ("not an answer: it restates the question", "这不是答案：它只是复述了问题"),
+    "check.expression_true": ("the expression \"{criteria}\" is true", "表达式“{criteria}”为真"),
+    "check.expression_false": ("the expression \"{criteria}\" is false", "表达式“{criteria}”为假"),
+    "check.result_size": ("the result holds {size} item(s)", "结果包含 {size} 条"),
+    "check.field_set": ("the result's {field} is set", "结果字段 {field} 有值"),
+    "check.field_empty": ("the result's {field} is missing or empty", "结果字段 {field} 为空"),
+    "change.step": ("{step} ({description})", "{step}（{description}）"),
+    "change.dropped": ("dropped {steps}", "去掉了 {steps}"),
+    "change.added": ("added {steps}", "新增了 {steps}"),
+    "change.changed": ("changed {steps}", "修改了 {steps}"),
+    "change.none": ("the plan did not change", "计划没有变化"),
+    "checkpoint.nothing_left": ("nothing left to check", "没有待执行的步骤"),
+    "checkpoint.every_step": ("every-step replan after {steps}", "每步重规划：{steps} 已完成"),
+    "answer.no_source_reason": (
+        "no knowledge-base source covers the question",
+        "没有资料涵盖这个问题"),
+    "answer.no_source": (
+        "No source in the knowledge base covers this question, so it is not answered here. Try "
+        "plan mode (the tools may find it), or ask a person.",
+        "知识库里没有资料涵盖这个问题，因此这里不作回答。可以改用规划模式（让工具去查），或联系"
+        "人工客服。"),
+    "answer.quoted_from": ("From \"{title}\":", "根据《{title}》："),
+    "answer.quoted_source": (
+        "(source: {source}, local knowledge base)",
+        "（来源：{source}，本地知识库）"),
+    "answer.earlier_not_done": ("an earlier step did not complete", "前置步骤没有完成"),
+    "answer.direct_no_side_effects": (
+        "direct mode never runs side effects; use plan mode",
+        "直接模式不执行有副作用的操作，请使用规划模式"),
+    "lesson.unfinished": ("the run did not finish", "运行没有完成"),
+    "lesson.cover_request": (
+        "check that the plan covers every part of the request and give each step a success "
+        "criterion",
+        "检查计划是否覆盖了请求的每个部分，并为每步写明成功标准"),
+    "lesson.reasoning_step": ("a reasoning step", "推理步骤"),
+    "lesson.step_failed": (
+        "{step} ({description}) failed: {error}",
+        "{step}（{description}）失败：{error}"),
+    "lesson.needs_llm": (
+        "without an LLM, do not plan a reasoning step for \"{description}\"; use a tool step "
+        "with explicit arguments",
+        "没有大模型时，不要用推理步骤做“{description}”，改用带明确参数的工具步骤"),
+    "lesson.needs_llm_hint": (
+        "configure OPENAI_API_KEY and run again",
+        "配置 OPENAI_API_KEY 后重试"),
+    "lesson.unknown_tool": (
+        "use only registered tools; {tool} does not exist",
+        "只使用已注册的工具，{tool} 不存在"),
+    "lesson.unknown_tool_hint": ("use a registered tool instead", "换用已注册的工具"),
+    "lesson.missing": (
+        "confirm the id with the user before calling {tool}; {error}",
+        "调用 {tool} 前先向用户确认编号，{error}"),
+    "lesson.missing_hint": ("ask the user for the correct id", "向用户确认正确的编号"),
+    "lesson.transient": (
+        "{tool} can time out or be briefly unavailable; run fewer calls in parallel and allow "
+        "a retry",
+        "{tool} 可能超时或暂时不可用，减少并行调用并允许重试"),
+    "lesson.transient_hint": ("retry later with fewer parallel steps", "稍后重试，减少并行步骤"),
+    "lesson.arguments": (
+        "give {tool} every argument its schema requires ({error})",
+        "调用 {tool} 时给出它需要的全部参数（{error}）"),
+    "lesson.arguments_hint": (
+        "fill the arguments of {tool} from earlier results",
+        "从前面步骤的结果中填好 {tool} 的参数"),
+    "lesson.other_route": (
+        "when {tool} fails ({error}), take another route (another tool or a reduced answer) "
+        "instead of repeating the same call",
+        "{tool} 失败（{error}）时，换一条路线（其他工具或缩小回答范围），不要重复同样的调用"),
+    "lesson.check_with": ("check with {tool}", "先用 {tool} 查询"),
+    "lesson.check_record": ("look up the record it acts on", "先查询它要操作的记录"),
+    "lesson.refused": (
+        "before {tool}, {check} that the action is allowed now, and make {tool} conditional on "
+        "what it finds ({source}.<field> == <value>)",
+        "调用 {tool} 之前{check}，确认此时允许这样做，并把 {tool} 的条件写成对查询结果的判断（"
+        "{source}.<字段> == <取值>）"),
+    "lesson.refused_hint": ("look the record up first, then decide", "先查询，再决定是否执行"),
+    "lesson.replanned_steps": ("the replanned steps", "重新规划的步骤"),
+    "lesson.tool_failed": ("{step} ({tool}) failed: {error}", "{step}（{tool}）失败：{error}"),
+    "lesson.fixed_by": (
+        "when {tool} failed ({error}), using {fix} instead completed the task",
+        "{tool} 失败（{error}）时，改用 {fix} 成功完成了任务"),
 }

@@ -18,11 +18,15 @@ from pydantic import BaseModel, Field
 from core.base.language import Language
 from core.base.message_texts import TEXTS
 
-__all__ = ["TEXTS", "Both", "Message", "msg", "render"]
+__all__ = ["TEXTS", "Both", "Message", "joined", "msg", "render"]
 
 logger = logging.getLogger(__name__)
 
+# the punctuation of each language: between the parts of a message, between listed items,
+# around an aside
 _SEPARATOR = {"en": "; ", "zh": "；"}
+_LIST = {"en": ", ", "zh": "、"}
+_ASIDE = {"en": (" (", ")"), "zh": ("（", "）")}
 
 
 class Both(BaseModel):
@@ -83,6 +87,19 @@ def render(item: Message | BaseException | str | None, language: Language | str)
     logger.warning("no wording for message code %r with parameters %s", item.code,
                    sorted(params))
     return " ".join([item.code, *(str(value) for value in params.values())])
+
+
+def joined(items: list[str], language: Language | str, *, parts: bool = False,
+           aside: bool = False) -> str:
+    """``items`` listed the way ``language`` writes a list ("a, b", "a、b"), or with
+    ``parts`` the parts of one message ("a; b", "a；b"); with ``aside``, in the parentheses
+    it writes after a sentence (" (a, b)", "（a、b）")."""
+    lang = "zh" if language == "zh" else "en"
+    listed = (_SEPARATOR if parts else _LIST)[lang].join(items)
+    if not aside:
+        return listed
+    opening, closing = _ASIDE[lang]
+    return f"{opening}{listed}{closing}"
 
 
 def _worded(value: Any, lang: str) -> Any:

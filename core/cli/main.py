@@ -402,8 +402,9 @@ def _draft(request: str, engine: Any, *, ask_questions: bool, store: Any = None
                               + " / ".join(q.rstrip("。.") for q in draft.questions)
                               + ". Add it to the request and try again.")
         answers = [ask_text(f"{question} ") for question in draft.questions]
-        merged = merge_answers(request, draft.questions, answers)
-        draft = draft_plan(merged, engine, store=store, allow_questions=False)
+        merged = merge_answers(request, draft.questions, answers, draft.language)
+        draft = draft_plan(merged, engine, store=store, allow_questions=False,
+                           language=draft.language)
         usage += draft.usage
     assert draft.plan is not None  # without questions a draft always holds a plan
     return draft.plan, usage

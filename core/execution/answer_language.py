@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from core.base.language import Language, detect_language
+from core.base.language import Language, written_in
 from core.base.usage import Usage
 from core.llm.client import ChatModel
 from core.prompts.execution import LANGUAGE_NAMES, LANGUAGE_REWRITE_SYSTEM
@@ -27,14 +27,14 @@ class _UsageHolder(Protocol):
 def in_language(model: ChatModel, text: str, language: Language, tally: _UsageHolder) -> str:
     """``text`` if it is written in ``language``; else the model's rewrite of it in that
     language (kept only if it is one), with the call's usage added to ``tally``."""
-    if not text.strip() or detect_language(text) == language:
+    if not text.strip() or written_in(text, language):
         return text
     system = LANGUAGE_REWRITE_SYSTEM.format(language=LANGUAGE_NAMES.get(language, language))
     reply = model.chat([{"role": "system", "content": system},
                         {"role": "user", "content": text}], role="executor", tools=None)
     tally.usage = tally.usage + reply.usage
     rewritten = (reply.content or "").strip()
-    if rewritten and detect_language(rewritten) == language:
+    if rewritten and written_in(rewritten, language):
         return rewritten
     logger.info("the rewrite into %s was not in %s; the answer stays as written",
                 language, language)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from core.base.language import detect_language, pick
+from core.base.messages import msg, render
 from core.plan.approval import has_side_effect
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry
@@ -33,7 +33,7 @@ def with_required_notes(answer: str, plan: Plan, *, unmentioned: list[Step],
         answer = f"{answer}\n\n{failure_note(plan, unmentioned)}".strip()
     notes = [note for note in dict.fromkeys(changes) if not _says(answer, note)]
     if notes:
-        title = pick(detect_language(plan.goal), "计划调整：", "Plan adjusted: ")
+        title = render(msg("answer.plan_adjusted"), plan.language)
         answer = "\n\n".join([answer, *(title + note for note in notes)]).strip()
     receipts = receipt_note(plan, answer, registry)
     return f"{answer}\n\n{receipts}" if receipts else answer
@@ -41,14 +41,13 @@ def with_required_notes(answer: str, plan: Plan, *, unmentioned: list[Step],
 
 def failure_note(plan: Plan, failed: list[Step]) -> str:
     """A short list of the steps that failed, in the language of the request."""
-    title = pick(detect_language(plan.goal), "未完成的步骤：", "What could not be done:")
-    return "\n".join([title, *(f"- {s.id} ({s.description}): {s.error}" for s in failed)])
+    return "\n".join([render(msg("answer.not_done"), plan.language),
+                      *(f"- {s.id} ({s.description}): {s.error}" for s in failed)])
 
 
 def receipt_note(plan: Plan, answer: str, registry: ToolRegistry) -> str:
     """The lines naming the side effects' identifiers that ``answer`` leaves out ("" if
     none), in the language of the request."""
-    lang = detect_language(plan.goal)
     lines = []
     for step in plan.steps:
         if step.status != "completed" or not has_side_effect(step, registry):
@@ -60,11 +59,11 @@ def receipt_note(plan: Plan, answer: str, registry: ToolRegistry) -> str:
             continue
         status = step.result.get("status")  # a dict: it held the identifiers
         told = ", ".join(unnamed) + (f" ({status})" if status else "")
-        lines.append(pick(lang, f"- {step.id}（{step.description}）：{told}",
-                          f"- {step.id} ({step.description}): {told}"))
+        lines.append(render(msg("answer.receipt_line", step_id=step.id,
+                                description=step.description, told=told), plan.language))
     if not lines:
         return ""
-    return "\n".join([pick(lang, "已执行的操作：", "Done on your behalf:"), *lines])
+    return "\n".join([render(msg("answer.receipts"), plan.language), *lines])
 
 
 def _says(answer: str, reason: str) -> bool:

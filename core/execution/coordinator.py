@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.base.expressions import ExpressionError
-from core.base.language import detect_language, pick
-from core.base.messages import msg
+from core.base.messages import msg, render
 from core.base.usage import Usage
 from core.execution.control import ControlWake, RunControl
 from core.execution.events import EventKind
@@ -36,7 +35,7 @@ from core.plan.approval import has_side_effect
 from core.plan.model import Plan, Step
 from core.plan.versions import retire
 
-__all__ = ["Checkpointer", "Coordinator", "Emit", "RunBook", "tr"]
+__all__ = ["Checkpointer", "Coordinator", "Emit", "RunBook", "warning"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,9 +45,9 @@ Checkpointer = Callable[[Plan, list[Step]], tuple["Plan | None", str]]  # new ve
 _CANCELLED = "cancelled by a person"
 
 
-def tr(plan: Plan, zh: str, en: str) -> str:
-    """``zh`` or ``en``, following the language of the plan's goal."""
-    return pick(detect_language(plan.goal), zh, en)
+def warning(plan: Plan, code: str, **params: Any) -> str:
+    """The run warning ``code`` worded in the plan's language (warnings are kept as text)."""
+    return render(msg(code, **params), plan.language)
 
 
 @dataclass
@@ -279,11 +278,11 @@ class Coordinator:
         try:
             verdict, usage = self.launcher.record(
                 f"check:{step.id}:v{self.plan.version}", check_success, step, self.engine,
-                language=detect_language(self.plan.goal))
+                language=self.plan.language)
         except Exception as exc:  # an unusable verdict never ends the run
             logger.warning("success check of %s failed: %s", step.id, exc)
-            self.book.warnings.append(tr(self.plan, f"{step.id} 的成功检查没有完成：{exc}",
-                                         f"the success check of {step.id} failed: {exc}"))
+            self.book.warnings.append(warning(self.plan, "run.check_failed", step=step.id,
+                                              error=exc))
             return {"met": True, "reason": str(exc), "how": "skipped"}, Usage()
         if not verdict.met:
             self.book.unmet[step.id] = f"{step.success_criteria} ({verdict.reason})"

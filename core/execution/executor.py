@@ -13,7 +13,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from core.base.expressions import ExpressionError, is_expression_condition
-from core.base.language import detect_language
 from core.base.messages import Message, msg
 from core.base.usage import Usage
 from core.errors import LLMError, PlanBoardError, ToolArgumentError, ToolError, UnknownToolError
@@ -232,7 +231,7 @@ def _synthesise(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> StepOu
         tally.notes.append("no LLM is configured: the answer was composed from the results")
         return tally.outcome("completed", "synthesis",
                              result=fallback_answer(plan, engine.registry))
-    language = detect_language(plan.goal)
+    language = plan.language
     period = request_period(plan.goal, engine.registry)
     messages = prompts.synthesis_messages(
         build_step_context(plan, step), plan.goal, language,
@@ -250,9 +249,9 @@ def _synthesise(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> StepOu
 
 def _require_answer(text: str, plan: Plan, step: Step) -> None:
     """Fail the step when the model's text asks, apologises or restates instead of answering."""
-    why = non_answer(text, question=plan.goal, language=detect_language(plan.goal))
+    why = non_answer(text, question=plan.goal, language=plan.language)
     if why is None and step.description.strip() != plan.goal.strip():
-        why = non_answer(text, question=step.description, language=detect_language(plan.goal))
+        why = non_answer(text, question=step.description, language=plan.language)
     if why is not None:
         raise _StepFailed(msg("step.prefixed", step=step.id, error=f"{why} ({text[:160]!r})"))
 
@@ -262,7 +261,7 @@ def _reason(
 ) -> StepOutcome:
     if engine.model is None:
         raise _StepFailed(msg("step.reasoning_needs_llm", step=step.id))
-    language = detect_language(plan.goal)
+    language = plan.language
     messages = prompts.react_messages(
         build_step_context(plan, step), plan.goal, language, MAX_REACT_ROUNDS
     )

@@ -23,7 +23,7 @@ from core.errors import PlanError
 from core.execution.answer_notes import with_required_notes
 from core.execution.context import fallback_answer
 from core.execution.control import RunControl
-from core.execution.coordinator import Coordinator, RunBook, tr
+from core.execution.coordinator import Coordinator, RunBook, warning
 from core.execution.events import EventKind, EventSink, RunEvent
 from core.execution.executor import is_synthesis
 from core.execution.launcher import StepLauncher, ThreadPoolLauncher, paced_work
@@ -151,9 +151,7 @@ def _run_versions(plan: Plan, engine: Engine, options: RunOptions, control: RunC
         failure = _failure_text(plan, book)
         if failure and replans < limit:
             if replanning_offline:
-                book.warnings.append(tr(plan, "重规划需要大模型；离线时运行以已完成的结果结束。",
-                                        "Replanning needs an LLM; offline, the run finishes "
-                                        "with what completed."))
+                book.warnings.append(warning(plan, "run.replan_needs_llm"))
             else:
                 new_plan = _next_version(plan, failure, engine, replanner, book, emit,
                                          launcher)
@@ -236,8 +234,8 @@ class _Checkpoints:
                 replanner=self.replanner)
         except Exception as exc:  # a checkpoint is optional: never end the run
             logger.warning("checkpoint after %s failed: %s", after, exc)
-            self.book.warnings.append(tr(plan, f"{after} 之后的检查点没有生效：{exc}",
-                                         f"the checkpoint after {after} changed nothing: {exc}"))
+            self.book.warnings.append(warning(plan, "run.checkpoint_failed", after=after,
+                                              error=exc))
             return None, ""
         self.book.usage += result.usage
         self.book.warnings.extend(result.warnings)
@@ -246,25 +244,20 @@ class _Checkpoints:
         problems = result.plan.validate(self.engine.registry) + _finished_changes(
             plan, result.plan)
         if problems:
-            self.book.warnings.append(tr(
-                plan, f"{after} 之后的检查点给出的计划不可用：" + "；".join(problems),
-                f"the checkpoint after {after} gave an unusable plan: " + "; ".join(problems)))
+            self.book.warnings.append(warning(plan, "run.checkpoint_unusable", after=after,
+                                              problems=problems))
             return None, ""
         refusal = _drops_before_recovery(plan, result.plan, self.book)
         if refusal:
-            self.book.warnings.append(tr(
-                plan, f"{after} 之后的检查点被拒绝：{refusal[0]} 失败、尚未重规划，此时不能去掉 "
-                f"{refusal[1]}（检查点的理由：{result.reason}）",
-                f"the checkpoint after {after} was refused: it would drop {refusal[1]} while "
-                f"{refusal[0]} failed and is not replanned yet (its reason: {result.reason})"))
+            self.book.warnings.append(warning(
+                plan, "run.checkpoint_refused", after=after, failed=refusal[0],
+                dropped=refusal[1], reason=result.reason))
             return None, ""
         if result.decision is not None and result.reason:
             self.book.notes.append(result.reason)
         self.made += 1
         if self.made == MAX_CHECKPOINT_VERSIONS:
-            self.book.warnings.append(tr(
-                plan, f"检查点已生成 {self.made} 个版本，之后不再调整计划",
-                f"checkpoints made {self.made} versions; they change the plan no more"))
+            self.book.warnings.append(warning(plan, "run.checkpoints_spent", count=self.made))
         return result.plan, result.reason
 
 
@@ -382,11 +375,9 @@ def _own_work_done(plan: Plan, earlier: list[str]) -> bool:
 
 def _ignored(plan: Plan, failed: list[Step], spared: set[str], book: RunBook) -> list[str]:
     """Warnings for ignorable failures and for success criteria that stayed unmet."""
-    lines = [tr(plan, f"{s.id}（{s.description}）失败但可忽略：{s.error}",
-                f"{s.id} ({s.description}) failed but was ignorable: {s.error}")
-             for s in failed if s.id in spared]
-    lines += [tr(plan, f"{step_id} 没有达到成功标准：{text}",
-                 f"{step_id} did not meet its success criteria: {text}")
+    lines = [warning(plan, "run.failed_ignorable", step=s.id, description=s.description,
+                     error=s.error) for s in failed if s.id in spared]
+    lines += [warning(plan, "run.criteria_unmet", step=step_id, detail=text)
               for step_id, text in book.unmet.items() if step_id in plan.ids()]
     return lines
 

@@ -26,7 +26,8 @@ from core.base.expressions import (
     criteria_condition,
     evaluate_condition,
 )
-from core.base.language import Language, detect_language, pick, terms
+from core.base.language import Language, terms
+from core.base.messages import msg, render
 from core.base.usage import Usage
 from core.llm.engine import Engine
 from core.plan.approval import has_side_effect
@@ -75,9 +76,10 @@ _TRANSPORT = re.compile(
     r"|\b5\d\d\b|temporar|connection|cannot reach|unreachable|unavailable|try again later"
     r"|稍后再试|无法连接", re.IGNORECASE,
 )
-_NON_ANSWERS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
-    (zh, en, re.compile(pattern.replace("'", "[’']"), re.IGNORECASE)) for zh, en, pattern in (
-        ("它在索要本该由它收集的信息", "it asks for information it was supposed to gather",
+# (why it is no answer, as a message code; what such a reply says)
+_NON_ANSWERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (code, re.compile(pattern.replace("'", "[’']"), re.IGNORECASE)) for code, pattern in (
+        ("check.asks_for_information",
          r"\b(?:can|could|would) you (?:please )?(?:provide|share|give|send|tell|clarify"
          r"|specify|paste|supply)\b|\bprovide (?:me with )?the (?:results|output|outcome)s? of"
          r"|\bI (?:would )?need (?:more|additional|further) (?:information|info|details|context"
@@ -86,7 +88,7 @@ _NON_ANSWERS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"|results|details|context)\b|能否(?:提供|告诉)|(?:提供|告诉我)(?:一下)?(?:之前|前面"
          r"|上一步|上述|先前)的?(?:步骤|结果|信息)|需要(?:更多|进一步)的?(?:信息|细节|上下文|数据)"
          r"|缺少(?:必要的?)?信息"),
-        ("它在道歉并表示做不到", "it apologises that it cannot do it",
+        ("check.apologises",
          r"\b(?:I'?m|I am) (?:sorry|afraid)\b[^.!?\n]{0,60}\b(?:cannot|can't|can not|unable"
          r"|not able|do(?:n't| not) have)\b|\bI (?:cannot|can't|can not|am unable to|'m unable"
          r" to|am not able to)\s+(?:access|browse|retrieve|look up|check|determine|answer"
@@ -97,7 +99,7 @@ _NON_ANSWERS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         # 1. … 2. …" and nothing was done. Openings only (after a "Sure," at most), so that
         # "… I refunded it. I will send the refund id" and "Let me know" stay answers; a
         # "will"/"would" needs a verb of doing the work, so "I would recommend" is an answer.
-        ("它只是在说打算怎么做，并没有去做", "it announces what it will do instead of doing it",
+        ("check.announces",
          r"\b(?:I|we)(?: will|'ll| would|'d| am going to|'m going to| shall| need to| plan to)"
          r" (?:\w+ ){0,2}?(?:follow|take|perform|go through) (?:these|the following|the below"
          r"|the steps|a few) (?:\w+ )?steps\b|\b(?:here are|these are|below are|the following"
@@ -144,34 +146,33 @@ class _Judgement(BaseModel):
 
 
 
-def check_success(step: Step, engine: Engine, *, language: Language | None = None
+def check_success(step: Step, engine: Engine, *, language: Language
                   ) -> tuple[SuccessVerdict, Usage]:
-    """Check ``step`` against its success_criteria: structurally, by the LLM, or skipped.
+    """Check ``step`` against its success_criteria: structurally, by the LLM, or skipped;
+    the reason in the request's ``language``.
 
     PlanParseError (keeping the raw reply) when the model's verdict is unusable.
     """
     criteria = (step.success_criteria or "").strip()
-    lang = language or detect_language(criteria or step.description)
+    lang = language
     if step.status == "completed" and isinstance(step.result, str):
         why = non_answer(step.result, question=step.description, language=lang)
         if why is not None:
             return SuccessVerdict(met=False, reason=why), Usage()
     if not criteria:
-        return SuccessVerdict(met=True, how="skipped", reason=pick(
-            lang, "该步骤没有成功标准", "the step has no success criteria")), Usage()
+        return SuccessVerdict(met=True, how="skipped",
+                              reason=render(msg("check.no_criteria"), lang)), Usage()
     if step.status != "completed":
-        return SuccessVerdict(met=False, reason=pick(
-            lang, f"步骤没有完成（{step.status}）", f"the step did not complete ({step.status})"
-        )), Usage()
+        return SuccessVerdict(met=False, reason=render(
+            msg("check.not_completed", status=step.status), lang)), Usage()
     tool = engine.registry.get(step.tool) if step.tool in engine.registry else None
     verdict = check_structurally(criteria, step.result, lang,
                                  labels=tool.hints.field_labels if tool is not None else None)
     if verdict is not None:
         return verdict, Usage()
     if engine.model is None:
-        return SuccessVerdict(met=True, how="skipped", reason=pick(
-            lang, f"未检查“{criteria}”：需要大模型判断", f"not checked (\"{criteria}\" needs "
-            "an LLM to judge)")), Usage()
+        return SuccessVerdict(met=True, how="skipped", reason=render(
+            msg("check.needs_llm", criteria=criteria), lang)), Usage()
     messages = [{"role": "user", "content": SUCCESS_SYSTEM.substitute(
         criteria=criteria, description=step.description, result=fold(step.result),
         language=language_name(lang))}]
@@ -180,22 +181,20 @@ def check_success(step: Step, engine: Engine, *, language: Language | None = Non
     return SuccessVerdict(met=judged.met, reason=judged.reason, how="llm"), reply.usage
 
 
-def non_answer(text: str, *, question: str = "", language: Language | None = None
-               ) -> str | None:
+def non_answer(text: str, *, question: str = "", language: Language) -> str | None:
     """Why ``text`` is not an answer (it asks for information, apologises that it cannot,
-    announces a plan instead of doing it, or restates ``question``), or None when it may
-    be one."""
-    lang = language or detect_language(question or text)
-    for zh, en, pattern in _NON_ANSWERS:
+    announces a plan instead of doing it, or restates ``question``), in ``language``, or
+    None when it may be one."""
+    for code, pattern in _NON_ANSWERS:
         if pattern.search(text):
-            return pick(lang, f"这不是答案：{zh}", f"not an answer: {en}")
+            return render(msg(code), language)
     said, asked = terms(text), terms(question)
     restated = " ".join(text.split()).rstrip("?？.。!！ ").lower() == " ".join(
         question.split()).rstrip("?？.。!！ ").lower()
     if not restated and said and text.rstrip().endswith(("?", "？")):
         restated = len(said & asked) / len(said | asked) >= _RESTATED_OVERLAP
     if restated and question.strip():
-        return pick(lang, "这不是答案：它只是复述了问题", "not an answer: it restates the question")
+        return render(msg("check.restates"), language)
     return None
 
 
@@ -216,22 +215,20 @@ def check_structurally(criteria: str, result: Any, lang: Language = "en", *,
         except ExpressionError as exc:
             logger.debug("criteria %r is not an expression: %s", criteria, exc)
         else:
-            return SuccessVerdict(met=met, reason=pick(
-                lang, f"表达式“{criteria}”为{'真' if met else '假'}",
-                f"the expression \"{criteria}\" is {str(met).lower()}"))
+            verdict = "check.expression_true" if met else "check.expression_false"
+            return SuccessVerdict(met=met, reason=render(msg(verdict, criteria=criteria), lang))
     if _NON_EMPTY.search(criteria):
         size = _size(result)
         if size is not None:
-            return SuccessVerdict(met=size > 0, reason=pick(
-                lang, f"结果包含 {size} 条", f"the result holds {size} item(s)"))
+            return SuccessVerdict(met=size > 0,
+                                  reason=render(msg("check.result_size", size=size), lang))
     if _KNOWN_WORDS.search(criteria) and isinstance(result, dict):
         field = _field_named(criteria, result, labels or {})
         if field is not None:
             value = result.get(field)
             met = value is not None and value != ""
-            return SuccessVerdict(met=met, reason=pick(
-                lang, f"结果字段 {field} {'有值' if met else '为空'}",
-                f"the result's {field} is {'set' if met else 'missing or empty'}"))
+            held = "check.field_set" if met else "check.field_empty"
+            return SuccessVerdict(met=met, reason=render(msg(held, field=field), lang))
     return None
 
 

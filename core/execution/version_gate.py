@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from core.base.language import detect_language, pick
+from core.base.messages import msg
 from core.execution.control import RunControl
 from core.execution.executor import StepOutcome
 from core.execution.options import RunOptions
@@ -24,12 +24,11 @@ from core.plan.approval import widening
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry
 
-__all__ = ["NEEDS_APPROVAL", "REJECTED", "VersionGate"]
+__all__ = ["REJECTED", "VersionGate"]
 
 logger = logging.getLogger(__name__)
 
 REJECTED = "rejected by a person"
-NEEDS_APPROVAL = "needs approval"
 Finish = Callable[[Step, StepOutcome], None]
 
 
@@ -94,9 +93,6 @@ class VersionGate:
     def _refuse(self, plan: Plan, step: Step) -> None:
         approved = self.control.approved
         before = approved.version if approved else 1
-        error = pick(detect_language(plan.goal),
-                     f"需要批准：计划 v{plan.version} 在 v{before} 获批后新增或修改了这个"
-                     "有副作用的步骤，没有人批准它",
-                     f"{NEEDS_APPROVAL}: plan v{plan.version} added or changed this "
-                     f"side-effecting step after v{before} was approved, and nobody approved it")
-        self.finish(step, StepOutcome(status="failed", error=error, mode="direct"))
+        error = msg("step.needs_approval", version=plan.version, approved=before)
+        self.finish(step, StepOutcome(status="failed", error=str(error), error_message=error,
+                                      mode="direct"))

@@ -12,10 +12,11 @@ import json
 import logging
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.base.language import Language, detect_language, pick
+from core.base.language import Language
 from core.base.messages import msg, render
 from core.base.text import preview
 from core.base.usage import Usage
@@ -93,7 +94,7 @@ def reflect(plan: Plan, failure: str, engine: Engine) -> tuple[Reflection, Usage
     """
     if engine.model is None:
         return reflect_offline(plan, failure), Usage()
-    lang = detect_language(plan.goal)
+    lang = plan.language
     messages = [
         {"role": "system", "content": REFLECTION_SYSTEM.substitute(language=language_name(lang))},
         {"role": "user", "content": REFLECTION_USER.substitute(
@@ -113,23 +114,26 @@ def _tools_of(steps: Sequence[Step]) -> list[str]:
 
 def reflect_offline(plan: Plan, failure: str = "") -> Reflection:
     """A rule-based reflection from the first failed step's error."""
-    lang = detect_language(plan.goal)
+    lang = plan.language
     failed = _failed(plan)
     if not failed:
         return Reflection(
-            root_cause=failure.strip() or pick(lang, "运行没有完成", "the run did not finish"),
-            lesson=pick(lang, "检查计划是否覆盖了请求的每个部分，并为每步写明成功标准",
-                      "check that the plan covers every part of the request and give each "
-                      "step a success criterion"),
+            root_cause=failure.strip() or _said("lesson.unfinished", lang),
+            lesson=_said("lesson.cover_request", lang),
         )
     step = failed[0]
     error = (step.error or failure or "").strip()
-    tool = step.tool or pick(lang, "推理步骤", "a reasoning step")
-    root = pick(lang, f"{step.id}（{step.description}）失败：{error}",
-              f"{step.id} ({step.description}) failed: {error}")
+    tool = step.tool or _said("lesson.reasoning_step", lang)
+    root = _said("lesson.step_failed", lang, step=step.id, description=step.description,
+                 error=error)
     lesson, retry, hint = _rule(step, error, tool, lang, _looked_up_by(plan, step))
     return Reflection(root_cause=root, lesson=lesson, should_retry=retry, retry_hint=hint,
                       tools=_tools_of(failed))
+
+
+def _said(code: str, lang: Language, **params: Any) -> str:
+    """A lesson's words in the request's language (lessons are kept as text)."""
+    return render(msg(code, **params), lang)
 
 
 def _looked_up_by(plan: Plan, step: Step) -> Step | None:
@@ -142,55 +146,38 @@ def _rule(step: Step, error: str, tool: str, lang: Language, lookup: Step | None
           ) -> tuple[str, bool, str]:
     """(lesson, should_retry, retry_hint) for one failed step."""
     if _NEEDS_LLM.search(error) and step.tool:  # a tool step left its arguments out
-        return (render(msg("lesson.tool_args_need_llm", tool=tool,
-                           description=step.description), lang), False,
-                render(msg("lesson.tool_args_hint"), lang))
+        return (_said("lesson.tool_args_need_llm", lang, tool=tool,
+                      description=step.description), False, _said("lesson.tool_args_hint", lang))
+    quoted = _quoted(error)
     if _NEEDS_LLM.search(error):
-        return (pick(lang, f"没有大模型时，不要用推理步骤做“{step.description}”，"
-                         "改用带明确参数的工具步骤",
-                   f"without an LLM, do not plan a reasoning step for \"{step.description}\"; "
-                   "use a tool step with explicit arguments"),
-                False, pick(lang, "配置 OPENAI_API_KEY 后重试", "configure OPENAI_API_KEY and run "
-                          "again"))
+        return (_said("lesson.needs_llm", lang, description=step.description), False,
+                _said("lesson.needs_llm_hint", lang))
     if _UNKNOWN_TOOL.search(error):
-        return (pick(lang, f"只使用已注册的工具，{tool} 不存在", f"use only registered tools; "
-                   f"{tool} does not exist"), True,
-                pick(lang, "换用已注册的工具", "use a registered tool instead"))
+        return (_said("lesson.unknown_tool", lang, tool=tool), True,
+                _said("lesson.unknown_tool_hint", lang))
     if step.tool and _REFUSED.search(error):
         return _refused(tool, lookup, lang)
     if _MISSING.search(error):
-        return (pick(lang, f"调用 {tool} 前先向用户确认编号，{_quoted(error)}",
-                   f"confirm the id with the user before calling {tool}; {_quoted(error)}"),
-                False, pick(lang, "向用户确认正确的编号", "ask the user for the correct id"))
+        return (_said("lesson.missing", lang, tool=tool, error=quoted), False,
+                _said("lesson.missing_hint", lang))
     if _TRANSIENT.search(error):
-        return (pick(lang, f"{tool} 可能超时或暂时不可用，减少并行调用并允许重试",
-                   f"{tool} can time out or be briefly unavailable; run fewer calls in parallel "
-                   "and allow a retry"),
-                True, pick(lang, "稍后重试，减少并行步骤", "retry later with fewer parallel steps"))
+        return (_said("lesson.transient", lang, tool=tool), True,
+                _said("lesson.transient_hint", lang))
     if step.tool and _ARGS.search(error):
-        return (pick(lang, f"调用 {tool} 时给出它需要的全部参数（{_quoted(error)}）",
-                   f"give {tool} every argument its schema requires ({_quoted(error)})"),
-                True, pick(lang, f"从前面步骤的结果中填好 {tool} 的参数",
-                         f"fill the arguments of {tool} from earlier results"))
-    return (pick(lang, f"{tool} 失败（{_quoted(error)}）时，换一条路线（其他工具或缩小回答范围），"
-                     "不要重复同样的调用",
-               f"when {tool} fails ({_quoted(error)}), take another route (another tool or a "
-               "reduced answer) instead of repeating the same call"),
-            False, "")
+        return (_said("lesson.arguments", lang, tool=tool, error=quoted), True,
+                _said("lesson.arguments_hint", lang, tool=tool))
+    return (_said("lesson.other_route", lang, tool=tool, error=quoted), False, "")
 
 
 def _refused(tool: str, lookup: Step | None, lang: Language) -> tuple[str, bool, str]:
     """The lesson of an action its tool refused: decide it on a lookup, with a condition."""
     source = lookup.id if lookup is not None else "sN"
     if lookup is not None and lookup.tool:
-        check_zh, check_en = f"先用 {lookup.tool} 查询", f"check with {lookup.tool}"
+        check = msg("lesson.check_with", tool=lookup.tool)
     else:
-        check_zh, check_en = "先查询它要操作的记录", "look up the record it acts on"
-    return (pick(lang, f"调用 {tool} 之前{check_zh}，确认此时允许这样做，并把 {tool} 的条件写成"
-                       f"对查询结果的判断（{source}.<字段> == <取值>）",
-                 f"before {tool}, {check_en} that the action is allowed now, and make {tool} "
-                 f"conditional on what it finds ({source}.<field> == <value>)"),
-            False, pick(lang, "先查询，再决定是否执行", "look the record up first, then decide"))
+        check = msg("lesson.check_record")
+    return (_said("lesson.refused", lang, tool=tool, check=check, source=source), False,
+            _said("lesson.refused_hint", lang))
 
 
 def _quoted(error: str) -> str:
@@ -203,7 +190,7 @@ def review_success(versions: Sequence[Plan], engine: Engine
     if len(versions) < 2:
         return None, Usage()
     final = versions[-1]
-    lang = detect_language(final.goal)
+    lang = final.language
     if engine.model is not None:
         history = "\n\n".join(f"Version {p.version}:\n{trajectory(p)}" for p in versions)
         messages = [
@@ -227,16 +214,13 @@ def _review_offline(versions: Sequence[Plan], lang: Language) -> Reflection | No
     fixes = [s for s in versions[-1].steps if s.id not in first_ids and s.status == "completed"
              and s.tool]
     what = failed[0]
-    tool = what.tool or pick(lang, "推理步骤", "a reasoning step")
-    fix = ", ".join(dict.fromkeys(f"{s.tool}" for s in fixes)) or pick(lang, "重新规划的步骤",
-                                                                       "the replanned steps")
+    tool = what.tool or _said("lesson.reasoning_step", lang)
+    fix = ", ".join(dict.fromkeys(f"{s.tool}" for s in fixes)) or _said(
+        "lesson.replanned_steps", lang)
+    error = _quoted(what.error or "")
     return Reflection(
-        root_cause=pick(lang, f"{what.id}（{tool}）失败：{_quoted(what.error or '')}",
-                      f"{what.id} ({tool}) failed: {_quoted(what.error or '')}"),
-        lesson=pick(lang, f"{tool} 失败（{_quoted(what.error or '')}）时，"
-                          f"改用 {fix} 成功完成了任务",
-                  f"when {tool} failed ({_quoted(what.error or '')}), using {fix} instead "
-                  "completed the task"),
+        root_cause=_said("lesson.tool_failed", lang, step=what.id, tool=tool, error=error),
+        lesson=_said("lesson.fixed_by", lang, tool=tool, error=error, fix=fix),
         tools=_tools_of([what, *fixes]),
     )
 

@@ -8,10 +8,10 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from core.base.expressions import ExpressionError, condition_step_refs, is_expression_condition
-from core.base.language import Language, pick
+from core.base.language import Language, detect_language, pick
 from core.base.messages import Message, msg, render
 from core.base.step_id import STEP_ID, step_number
 from core.base.text import preview
@@ -137,6 +137,16 @@ class Plan(BaseModel):
     version: int = 1
     steps: list[Step] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    language: Language  # the request's: what the plan's words and the run's answer are in
+
+    @model_validator(mode="before")
+    @classmethod
+    def _decide_language(cls, data: Any) -> Any:
+        """A plan given no language (built from a bare goal, or written before plans held
+        one) has it decided here, once, from its goal; every later version keeps it."""
+        if isinstance(data, dict) and not data.get("language"):
+            data = {**data, "language": detect_language(str(data.get("goal") or ""))}
+        return data
 
     # ---- lookup -------------------------------------------------------------------------
 
@@ -285,6 +295,7 @@ class Plan(BaseModel):
             steps.append(entry)
         data: dict[str, Any] = {
             "goal": self.goal,
+            "language": self.language,
             "definition_of_done": self.definition_of_done,
             "constraints": list(self.constraints),
             "steps": steps,

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.base.language import LANGUAGES, Language
 from core.errors import PlanParseError
 from core.plan.model import Plan, Step
 from core.plan.reply_json import extract_json, without_lone_surrogates
@@ -31,8 +32,10 @@ _SUCCESS_KEYS = ("success_criteria", "successCriteria", "done_when", "expected")
 _CONDITION_KEYS = ("condition", "when", "if")
 
 
-def parse_plan(text: str, goal: str) -> Plan:
-    """Parse ``text`` into a Plan for ``goal``; PlanParseError says what was wrong (keeps raw).
+def parse_plan(text: str, goal: str, language: Language | None = None) -> Plan:
+    """Parse ``text`` into a Plan for ``goal`` in the request's ``language`` (None: the one
+    the text names, else the one :class:`Plan` decides from the goal); PlanParseError says
+    what was wrong (keeps raw).
 
     Linear in the size of ``text`` whatever it holds. Ids are never rebound silently: an id
     that is not ``sN`` or is used twice, and a reference that names no step or two, is kept
@@ -67,6 +70,7 @@ def parse_plan(text: str, goal: str) -> Plan:
     _wire_synthesis(steps, chain)
     return Plan(
         goal=goal.strip() or _text(meta.get("goal")),
+        language=language or _language(meta.get("language")),
         definition_of_done=_text(meta.get("definition_of_done") or meta.get("definitionOfDone")),
         constraints=_constraints(meta.get("constraints")),
         steps=steps,
@@ -246,3 +250,7 @@ def _constraints(value: Any) -> list[str]:
     if isinstance(value, list):
         return [_text(v) for v in value if _text(v)]
     return [_text(value)]
+
+
+def _language(value: Any) -> Language | None:
+    return value if value in LANGUAGES else None

@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from core.base.language import detect_language, pick
 from core.base.messages import msg, render
 from core.base.usage import Usage
 from core.errors import LLMError, PlanError, PlanValidationError
@@ -114,12 +113,11 @@ def checkpoint(plan: Plan, finished: Sequence[Step], engine: Engine
     raw reply) when the model's answer is unusable.
     """
     if not _pending_work(plan):
-        lang = detect_language(plan.goal)
-        return CheckpointDecision(reason=pick(lang, "没有待执行的步骤", "nothing left to check")
-                                  ), Usage()
+        return CheckpointDecision(
+            reason=render(msg("checkpoint.nothing_left"), plan.language)), Usage()
     if engine.model is None:
         return _offline_for_all(plan, finished, engine.registry), Usage()
-    lang = detect_language(plan.goal)
+    lang = plan.language
     completed = [s for s in plan.steps if s.status == "completed"]
     pending = [entry for entry in plan.canonical()["steps"]
                if plan.step(entry["id"]).status == "pending"]
@@ -162,7 +160,7 @@ def checkpoint_offline(plan: Plan, just_finished_step: Step, registry: ToolRegis
     it already in one of the statuses its tool declares as under way
     (``ToolHints.in_progress``): the looked-up record's ``status``, or that of a record it
     holds. Doing it again would at best repeat what is under way."""
-    lang = detect_language(plan.goal)
+    lang = plan.language
     result = just_finished_step.result if isinstance(just_finished_step.result, dict) else {}
     doomed: list[Step] = []
     shown: dict[str, Any] = {}
@@ -235,14 +233,13 @@ def run_checkpoint(policy: CheckpointPolicy, plan: Plan, finished: Sequence[Step
     result = CheckpointResult(action=action)
     if action == "none":
         return result
-    lang = detect_language(plan.goal)
+    lang = plan.language
     ids = ", ".join(s.id for s in finished)
     try:
         if action == "replan":
             if replanner is None or engine.model is None:
                 return result  # without a model, every_step behaves like on_failure
-            result.reason = pick(lang, f"每步重规划：{ids} 已完成", f"every-step replan "
-                               f"after {ids}")
+            result.reason = render(msg("checkpoint.every_step", steps=ids), lang)
             _replan(replanner, plan, result.reason, engine, result)
             return result
         decision, result.usage = checkpoint(plan, finished, engine)
@@ -254,8 +251,7 @@ def run_checkpoint(policy: CheckpointPolicy, plan: Plan, finished: Sequence[Step
     except (PlanError, LLMError) as exc:  # a checkpoint is optional: never end the run
         logger.warning("checkpoint after %s changed nothing: %s", ids, exc)
         result.plan = None
-        result.warnings.append(pick(lang, f"{ids} 之后的检查点没有生效：{exc}",
-                                  f"the checkpoint after {ids} changed nothing: {exc}"))
+        result.warnings.append(render(msg("run.checkpoint_failed", after=ids, error=exc), lang))
     return result
 
 
@@ -301,7 +297,8 @@ def apply_decision(plan: Plan, decision: CheckpointDecision,
     new_pending = _keep_synthesis(plan, fixed, new_pending)
     steps = _prune([*fixed, *new_pending], {s.id for s in fixed})
     candidate = plan.model_copy(deep=True, update={"steps": steps, "version": plan.version + 1})
-    context = check_context(plan.goal, registry, "checkpoint", before=plan)
+    context = check_context(plan.goal, registry, "checkpoint", language=plan.language,
+                            before=plan)
     note_checks(candidate, context, "repair")
     add_implied_dependencies(candidate)
     if _same_steps(plan, candidate):

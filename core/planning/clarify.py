@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from core.base.language import detect_language, pick
+from core.base.language import Language
+from core.base.messages import joined
 from core.errors import PlanParseError
 from core.planning.packs import packs
 from core.prompts.adaptive import decision_json
@@ -56,15 +57,15 @@ def parse_questions(text: str) -> list[str] | None:
     return questions[:MAX_QUESTIONS] or None
 
 
-def merge_answers(request: str, questions: Sequence[str], answers: Sequence[str]) -> str:
+def merge_answers(request: str, questions: Sequence[str], answers: Sequence[str],
+                  language: Language) -> str:
     """The request with the person's answers added inline (unanswered questions left out).
 
     Inline and without the questions' own wording (which may hold examples such as an
     order number), so that the offline planner reads the answers as part of the request.
     """
-    lang = detect_language(request)
     given = [a.strip() for _, a in zip(questions, answers, strict=False) if a and a.strip()]
     if not given:
         return request
     base = request.rstrip().rstrip("。.")
-    return pick(lang, f"{base}（{'，'.join(given)}）", f"{base} ({', '.join(given)})")
+    return base + joined(given, language, aside=True)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from core.base.language import detect_language, pick
+from core.base.language import Language, detect_language
+from core.base.messages import msg, render
 from core.base.usage import Usage
 from core.errors import PlanError, PlanParseError, PlanValidationError
 from core.llm.engine import Engine
@@ -31,17 +32,12 @@ __all__ = ["extend_goal", "extend_plan_request"]
 logger = logging.getLogger(__name__)
 
 _ATTEMPTS = 2
-_SYNTHESIS = {
-    "zh": "结合之前的结果，回答追加的请求",
-    "en": "Answer the follow-up using the results so far",
-}
 
 
-
-def extend_goal(goal: str, follow_up: str) -> str:
+def extend_goal(goal: str, follow_up: str, language: Language) -> str:
     """The goal with the follow-up added on its own line."""
-    lang = detect_language(follow_up)
-    return f"{goal.rstrip()}\n{pick(lang, '追加：', 'Follow-up: ')}{follow_up.strip()}"
+    line = render(msg("followup.goal_line", text=follow_up.strip()), language)
+    return f"{goal.rstrip()}\n{line}"
 
 
 def extend_plan_request(plan: Plan, follow_up: str, engine: Engine) -> tuple[Plan, Usage]:
@@ -53,17 +49,22 @@ def extend_plan_request(plan: Plan, follow_up: str, engine: Engine) -> tuple[Pla
     with the problems), and PlanError is raised when both answers are unusable. The checks
     of the "follow_up" stage run on the new version (core.planning.checks): its repairs,
     its problems as warnings for the person approving it, and its final repairs.
+
+    The follow-up's language is decided here, as it enters: the new version, its new steps
+    and the answer are in it.
     """
     text = follow_up.strip()
     if not text:
         raise PlanError("the follow-up is empty; say what else should be done")
+    language = detect_language(text)
     if engine.model is None:
-        (new_steps, constraints), usage = _offline_steps(plan, text, engine), Usage()
+        (new_steps, constraints), usage = _offline_steps(plan, text, engine, language), Usage()
     else:
-        new_steps, usage = _llm_steps(plan, text, engine)
+        new_steps, usage = _llm_steps(plan, text, engine, language)
         constraints = []
-    extended = _assemble(plan, text, new_steps, constraints)
-    context = check_context(text, engine.registry, "follow_up", model=engine.model)
+    extended = _assemble(plan, text, new_steps, constraints, language)
+    context = check_context(text, engine.registry, "follow_up", language=language,
+                            model=engine.model)
     note_checks(extended, context, "repair")
     problems = extended.validate(engine.registry)
     if problems:
@@ -73,18 +74,18 @@ def extend_plan_request(plan: Plan, follow_up: str, engine: Engine) -> tuple[Pla
     return extended, usage
 
 
-def _assemble(plan: Plan, follow_up: str, new_steps: list[Step], constraints: list[str]
-              ) -> Plan:
-    lang = detect_language(follow_up)
+def _assemble(plan: Plan, follow_up: str, new_steps: list[Step], constraints: list[str],
+              language: Language) -> Plan:
     old = [s.model_copy(deep=True) for s in plan.steps]
     if not new_steps or new_steps[-1].tool is not None:
         previous = plan.synthesis_step()
         new_steps = [*new_steps, Step(
-            id=_next_id(plan, new_steps), description=_SYNTHESIS[lang],
+            id=_next_id(plan, new_steps), description=_synthesis(language),
             depends_on=[s.id for s in new_steps] + ([previous.id] if previous else []),
         )]
     return plan.model_copy(deep=True, update={
-        "goal": extend_goal(plan.goal, follow_up),
+        "goal": extend_goal(plan.goal, follow_up, language),
+        "language": language,
         "constraints": list(dict.fromkeys([*plan.constraints, *constraints])),
         "version": plan.version + 1,
         "steps": [*old, *new_steps],
@@ -96,7 +97,11 @@ def _next_id(plan: Plan, new_steps: list[Step]) -> str:
     return f"s{max(numbers, default=0) + 1}"
 
 
-def _offline_steps(plan: Plan, follow_up: str, engine: Engine
+def _synthesis(language: Language) -> str:
+    return render(msg("followup.synthesis"), language)
+
+
+def _offline_steps(plan: Plan, follow_up: str, engine: Engine, language: Language
                    ) -> tuple[list[Step], list[str]]:
     from core.planning.offline import offline_plan
 
@@ -108,24 +113,24 @@ def _offline_steps(plan: Plan, follow_up: str, engine: Engine
     renamed = [renumber(s, mapping) for s in work]
     previous = plan.synthesis_step()
     final = Step(
-        id=f"s{start + len(work)}", description=_SYNTHESIS[detect_language(follow_up)],
+        id=f"s{start + len(work)}", description=_synthesis(language),
         depends_on=[s.id for s in renamed] + ([previous.id] if previous else []),
     )
     return [*renamed, final], list(draft.constraints)
 
 
-def _llm_steps(plan: Plan, follow_up: str, engine: Engine) -> tuple[list[Step], Usage]:
+def _llm_steps(plan: Plan, follow_up: str, engine: Engine, language: Language
+               ) -> tuple[list[Step], Usage]:
     from core.planning.exchange import catalogue
     from core.planning.shortlist import shortlist
     from core.prompts.planning import planner_system_prompt
 
     assert engine.model is not None
-    lang = detect_language(follow_up)
     next_id = plan.next_step_id()
     listed = shortlist(follow_up, engine.registry,
                        keep=[step.tool for step in plan.steps if step.tool])
     system = planner_system_prompt(catalogue(engine.registry, listed.described),
-                                   language=lang, every_name=listed.every_name)
+                                   language=language, every_name=listed.every_name)
     system += "\n\n" + FOLLOWUP_RULES.substitute(next_id=next_id)
     results = "\n".join(f"- {s.id}: {fold(s.result, 800)}" for s in plan.steps
                         if s.status == "completed") or "(none)"
@@ -142,7 +147,7 @@ def _llm_steps(plan: Plan, follow_up: str, engine: Engine) -> tuple[list[Step], 
         text = reply.content or ""
         try:
             steps = _read_steps(plan, text)
-            _assemble(plan, follow_up, steps, []).raise_if_invalid(engine.registry)
+            _assemble(plan, follow_up, steps, [], language).raise_if_invalid(engine.registry)
             return steps, usage
         except PlanParseError as exc:
             problems = [str(exc)]

@@ -15,7 +15,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from core.base.language import Language, detect_language
+from core.base.language import Language
 from core.base.messages import msg, render
 from core.base.usage import Usage
 from core.errors import ConfigError, PlanBoardError, PlanError, PlanValidationError
@@ -112,8 +112,8 @@ def _user_prompt(request: str, registry: ToolRegistry, language: Language,
 
 
 def plan_request(
-    request: str, engine: Engine, *, lessons: Iterable[str] = (), allow_questions: bool = False,
-    angle: Angle | None = None,
+    request: str, engine: Engine, *, language: Language, lessons: Iterable[str] = (),
+    allow_questions: bool = False, angle: Angle | None = None,
 ) -> PlanningResult:
     """Ask the planner model for a plan; retry once with the errors; else fall back.
 
@@ -123,7 +123,6 @@ def plan_request(
     errors (authentication, connection ...) propagate: only unusable output falls back.
     """
     model = _require_model(engine)
-    language = detect_language(request)
     style = prompt_style(model)
     first_lookup = tool_chain(request, engine.registry, limit=1) if style == "compact" else []
     listed = shortlist(request, engine.registry)
@@ -139,14 +138,14 @@ def plan_request(
         {"role": "user", "content": _user_prompt(request, engine.registry, language, angle)},
     ]
 
-    context = check_context(request, engine.registry, "draft", model=model)
+    context = check_context(request, engine.registry, "draft", language=language, model=model)
 
     def accept(text: str) -> Plan:
         if allow_questions:
             questions = parse_questions(text)
             if questions:
                 raise ClarificationNeeded(questions)
-        plan = normalise_tool_names(parse_plan(text, request), engine.registry)
+        plan = normalise_tool_names(parse_plan(text, request, language), engine.registry)
         add_implied_dependencies(plan)
         note_checks(plan, context, "repair")
         _raise_problems(plan, engine.registry)
@@ -167,30 +166,27 @@ def plan_request(
         note_checks(result.plan, context, "final")
     if result.plan is None:
         logger.warning("planner output unusable twice; using the fallback plan: %s", result.errors)
-        result.plan = fallback_plan(request, result.errors)
+        result.plan = fallback_plan(request, result.errors, language)
         result.fallback = True
     _note_shortlist(result.plan, listed, language)
     return result
 
 
-def make_plan(request: str, engine: Engine, *, lessons: Iterable[str] = ()) -> Plan:
+def make_plan(request: str, engine: Engine, *, language: Language,
+              lessons: Iterable[str] = ()) -> Plan:
     """The plan for ``request`` (see :func:`plan_request`; this drops the usage)."""
-    plan = plan_request(request, engine, lessons=lessons).plan
+    plan = plan_request(request, engine, language=language, lessons=lessons).plan
     assert plan is not None  # plan_request always returns a plan
     return plan
 
 
-def fallback_plan(request: str, errors: Sequence[str]) -> Plan:
+def fallback_plan(request: str, errors: Sequence[str], language: Language) -> Plan:
     """A plan of one reasoning step and a synthesis step; ``errors`` become its warnings."""
-    language = detect_language(request)
     work, synthesis = fallback_descriptions(request, language)
-    headline = (
-        "The planner's output could not be used, so a simple two-step plan is used instead"
-        if language == "en"
-        else "规划器的输出无法使用，已改用简单的两步计划"
-    )
+    headline = render(msg("plan.fallback"), language)
     return Plan(
         goal=request,
+        language=language,
         steps=[
             Step(id="s1", description=work),
             Step(id="s2", description=synthesis, depends_on=["s1"]),
@@ -212,7 +208,7 @@ def replan_request(
     ``version + 1``. ``result.plan`` is None when both attempts gave unusable output.
     """
     model = _require_model(engine)
-    language = detect_language(plan.goal)
+    language = plan.language
     kept = _kept_steps(plan)
     next_id = plan.next_step_id()
     style = prompt_style(model)
@@ -239,11 +235,12 @@ def replan_request(
         },
     ]
 
-    context = check_context(plan.goal, engine.registry, "replan", known=[failure],
-                            model=model)  # ids the failure names were shown, not invented
+    # ids the failure names were shown, not invented
+    context = check_context(plan.goal, engine.registry, "replan", language=language,
+                            known=[failure], model=model)
 
     def accept(text: str) -> Plan:
-        proposal = normalise_tool_names(parse_plan(text, plan.goal), engine.registry)
+        proposal = normalise_tool_names(parse_plan(text, plan.goal, language), engine.registry)
         merged = _merge(plan, kept, proposal)
         add_implied_dependencies(merged)
         note_checks(merged, context, "repair")
@@ -323,6 +320,7 @@ def _merge(plan: Plan, kept: list[Step], proposal: Plan) -> Plan:
     return Plan(
         id=plan.id,
         goal=plan.goal,
+        language=plan.language,
         definition_of_done=plan.definition_of_done or proposal.definition_of_done,
         constraints=list(plan.constraints or proposal.constraints),
         version=plan.version + 1,

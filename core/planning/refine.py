@@ -55,7 +55,7 @@ def refine_plan(plan: Plan, sentence: str, engine: Engine) -> tuple[Plan, Usage]
     if engine.model is None:
         raise ConfigError(msg("refine.needs_model"))
     # the sentence and the plan a person reviewed give values: they are not invented
-    context = check_context(plan.goal, engine.registry, "draft",
+    context = check_context(plan.goal, engine.registry, "draft", language=plan.language,
                             known=[text, *(step.args for step in plan.steps if step.args)],
                             model=engine.model)
     listed = shortlist(f"{plan.goal}\n{text}", engine.registry,
@@ -71,7 +71,8 @@ def refine_plan(plan: Plan, sentence: str, engine: Engine) -> tuple[Plan, Usage]
     ]
 
     def accept(reply: str) -> Plan:
-        revision = normalise_tool_names(parse_plan(reply, plan.goal), engine.registry)
+        revision = normalise_tool_names(parse_plan(reply, plan.goal, plan.language),
+                                       engine.registry)
         merged = merge_revision(plan, revision, text)
         add_implied_dependencies(merged)
         note_checks(merged, context, "repair")

@@ -16,7 +16,7 @@ import logging
 import re
 from typing import Any
 
-from core.base.language import detect_language
+from core.base.language import Language
 from core.base.usage import Usage
 from core.errors import PlanParseError, ToolError
 from core.llm.engine import Engine
@@ -121,17 +121,16 @@ def _plainly_asked(text: str, registry: ToolRegistry) -> list[Tool]:
     return [tool for tool in registry if score_tool(tool, text) >= PLAIN_MATCH]
 
 
-def route_with_llm(request: str, model: Any, registry: ToolRegistry | None = None
-                   ) -> tuple[Route, Usage]:
+def route_with_llm(request: str, model: Any, registry: ToolRegistry | None = None, *,
+                   language: Language) -> tuple[Route, Usage]:
     """One plain chat call (role planner, no tools, JSON) answering {"mode", "reason"}.
 
     Raises PlanParseError (keeping the raw reply) when the answer is not a mode.
     """
-    lang = detect_language(request)
     tools = ", ".join(registry.names()) if registry is not None else "(not listed)"
     messages = [
         {"role": "system", "content": ROUTER_SYSTEM.substitute(
-            tools=tools, language=language_name(lang))},
+            tools=tools, language=language_name(language))},
         {"role": "user", "content": request},
     ]
     reply = model.chat(messages, role="planner", tools=None, json_mode=True)
@@ -143,7 +142,8 @@ def route_with_llm(request: str, model: Any, registry: ToolRegistry | None = Non
     return decided.model_copy(update={"source": "llm"}), reply.usage
 
 
-def decide_route(request: str, engine: Engine) -> tuple[Route, Usage]:
+def decide_route(request: str, engine: Engine, *, language: Language
+                 ) -> tuple[Route, Usage]:
     """Route with the model when there is one (rules if its reply is unusable), else rules.
 
     A knowledge route needs a tool that answers questions, and a relevant document: when
@@ -157,7 +157,8 @@ def decide_route(request: str, engine: Engine) -> tuple[Route, Usage]:
         decided = route_offline(request, registry)
     else:
         try:
-            decided, usage = route_with_llm(request, engine.model, registry)
+            decided, usage = route_with_llm(request, engine.model, registry,
+                                            language=language)
         except PlanParseError as exc:
             logger.warning("router reply unusable, using the rules: %s", exc)
             decided = route_offline(request, registry)
@@ -191,6 +192,6 @@ def person_route(mode: str, request: str = "") -> Route:
     return ruled(mode, "person", "person", mode=mode)
 
 
-def route(request: str, engine: Engine) -> Route:
+def route(request: str, engine: Engine, *, language: Language) -> Route:
     """The route of ``request`` (see :func:`decide_route`; this drops the usage)."""
-    return decide_route(request, engine)[0]
+    return decide_route(request, engine, language=language)[0]

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from string import Template
 from typing import Any
 
-from core.base.language import Language, detect_language
+from core.base.language import Language, written_in
 from core.base.text import clip
 from core.llm.providers import PromptStyle
 
@@ -227,7 +227,7 @@ def describe_tools_compact(
     for entry in catalogue:
         mark = " [side effect]" if entry.get("side_effect") else ""
         keywords = [word for word in entry.get("keywords") or ()
-                    if (detect_language(word) == "zh") == (language == "zh")][:_USE_WHEN_WORDS]
+                    if written_in(word, language)][:_USE_WHEN_WORDS]
         use_when = f" Use for: {', '.join(keywords)}." if keywords else ""
         call = json.dumps(tool_example(entry), ensure_ascii=False)
         lines.append(f"- {entry['name']}{mark}: {entry.get('description', '')}{use_when} "

@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from core.base.language import Language, detect_language, pick, terms
-from core.base.messages import Message, msg
+from core.base.language import Language, terms, written_in
+from core.base.messages import Message, msg, render
 from core.base.text import clip
 from core.base.usage import Usage
 from core.errors import PlanBoardError, ToolArgumentError, ToolError
@@ -67,13 +67,6 @@ ANSWER_MODES: tuple[AnswerMode, ...] = ("knowledge", "direct")
 DIRECT_ROUNDS = 4  # up to three rounds of tool calls, then a round that must answer
 _HIT_LINES = 6
 _DOCUMENT_CHARS = 1500
-_NOT_DONE = ("前置步骤没有完成", "an earlier step did not complete")
-_NO_SOURCE = ("知识库里没有资料涵盖这个问题，因此这里不作回答。"
-              "可以改用规划模式（让工具去查），或联系人工客服。",
-              "No source in the knowledge base covers this question, so it is not answered "
-              "here. Try plan mode (the tools may find it), or ask a person.")
-_NO_SIDE_EFFECTS = ("直接模式不执行有副作用的操作，请使用规划模式",
-                    "direct mode never runs side effects; use plan mode")
 
 
 class KnowledgeHit(BaseModel):
@@ -189,33 +182,33 @@ def check_answerable(request: str, mode: AnswerMode, engine: Engine) -> None:
         offline_plan(request, engine.registry, strict=True)
 
 
-def answer_request(request: str, mode: AnswerMode, engine: Engine) -> Answer:
+def answer_request(request: str, mode: AnswerMode, engine: Engine, *, language: Language
+                   ) -> Answer:
     """Answer ``request`` in ``mode``. The answer is ``unanswered`` when no knowledge-base
     source covers the question (it says so instead of quoting the closest article), when
     the model asked, apologised or restated the question
     (core.execution.success_check.non_answer), or when answering failed (a PlanBoardError:
-    the model gave no answer within its rounds, the endpoint failed)."""
+    the model gave no answer within its rounds, the endpoint failed). The answer and why it
+    is unanswered are in the request's ``language``."""
     try:
         if mode == "knowledge":
-            text, usage, hits = answer_knowledge(request, engine)
-            unanswered = None if hits else pick(
-                detect_language(request), "没有资料涵盖这个问题",
-                "no knowledge-base source covers the question")
+            text, usage, hits = answer_knowledge(request, engine, language=language)
+            unanswered = None if hits else render(msg("answer.no_source_reason"), language)
         else:
-            text, usage, _ = answer_direct(request, engine)
+            text, usage, _ = answer_direct(request, engine, language=language)
             unanswered = None
     except PlanBoardError as exc:
         logger.info("the %s answer failed: %s", mode, exc)
         return Answer(text="", unanswered=str(exc), unanswered_message=exc.message)
     if unanswered is None and engine.model is not None:
-        unanswered = non_answer(text, question=request)
+        unanswered = non_answer(text, question=request, language=language)
     return Answer(text=text, usage=usage, unanswered=unanswered)
 
 
 # ---- knowledge answers --------------------------------------------------------------------
 
 
-def answer_knowledge(request: str, engine: Engine, *, limit: int = 3
+def answer_knowledge(request: str, engine: Engine, *, language: Language, limit: int = 3
                      ) -> tuple[str, Usage, list[KnowledgeHit]]:
     """Retrieve with the tool that answers questions, then answer: one plain LLM call, or
     offline from the top hit. With no relevant document the answer says that no source
@@ -228,9 +221,9 @@ def answer_knowledge(request: str, engine: Engine, *, limit: int = 3
     tools = _answer_tools(engine.registry)
     raw = tools.call(answering.name, ask_knowledge(answering, query))
     hits = [KnowledgeHit.model_validate(h) for h in (raw or {}).get("hits", [])][:limit]
-    lang = detect_language(request)
+    lang = language
     if not hits:
-        return pick(lang, *_NO_SOURCE), Usage(), hits
+        return render(msg("answer.no_source"), lang), Usage(), hits
     if engine.model is None:
         return _knowledge_offline(request, hits, lang), Usage(), hits
     documents = "\n\n".join(
@@ -258,14 +251,13 @@ def _knowledge_offline(request: str, hits: list[KnowledgeHit], lang: Language) -
         ):
             continue
         lines.append(line)
-    same = [line for line in lines if detect_language(line) == lang]
+    same = [line for line in lines if written_in(line, lang)]
     lines = same or lines
     ranked = sorted(range(len(lines)), key=lambda i: -len(terms(lines[i]) & wanted))
     picked = sorted(ranked[:_HIT_LINES])
     body = "\n".join(f"- {lines[i]}" for i in picked)
-    head = pick(lang, f"根据《{top.title}》：", f"From \"{top.title}\":")
-    tail = pick(lang, f"（来源：{top.source}，本地知识库）",
-                f"(source: {top.source}, local knowledge base)")
+    head = render(msg("answer.quoted_from", title=top.title), lang)
+    tail = render(msg("answer.quoted_source", source=top.source), lang)
     return f"{head}\n{body}\n{tail}"
 
 
@@ -277,7 +269,8 @@ class _Tally:
         self.usage = Usage()
 
 
-def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCallRecord]]:
+def answer_direct(request: str, engine: Engine, *, language: Language
+                  ) -> tuple[str, Usage, list[ToolCallRecord]]:
     """Answer with a short ReAct loop (1-3 read-only tool calls), or offline with the rule
     planner's tool steps run directly (side effects are never run here). When a read-only
     tool fits the request, the loop's first rounds are calls of it and of the lookup it
@@ -291,7 +284,7 @@ def answer_direct(request: str, engine: Engine) -> tuple[str, Usage, list[ToolCa
     it has them), whose records are returned. Raises ToolError when the model gives no
     answer within the rounds.
     """
-    lang = detect_language(request)
+    lang = language
     recorder = _answer_tools(engine.registry)
     if engine.model is None:
         return _direct_offline(request, Engine(registry=recorder), lang)
@@ -362,14 +355,16 @@ def _direct_offline(request: str, engine: Engine, lang: Language
     while True:
         for step, _ in blocked_steps(plan):
             if step is not synthesis:
-                apply_outcome(step, StepOutcome(status="skipped", error=pick(lang, *_NOT_DONE)))
+                apply_outcome(step, StepOutcome(
+                    status="skipped", error=render(msg("answer.earlier_not_done"), lang)))
         ready = [s for s in ready_steps(plan) if s is not synthesis]
         if not ready:
             break
         for step in ready:
             if has_side_effect(step, engine.registry):
                 apply_outcome(step, StepOutcome(status="skipped",
-                                                error=pick(lang, *_NO_SIDE_EFFECTS)))
+                                                error=render(msg("answer.direct_no_side_effects"),
+                                                             lang)))
                 continue
             step.advance("running")
             apply_outcome(step, execute_step(plan, step, Engine(registry=tools)))

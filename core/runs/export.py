@@ -18,7 +18,7 @@ import shutil
 import subprocess
 from typing import Any, Literal
 
-from core.base.language import Language, detect_language
+from core.base.language import Language
 from core.base.markup import literal_text, markdown_text
 from core.base.messages import TEXTS, msg, render
 from core.base.text import preview
@@ -129,9 +129,9 @@ def run_to_markdown(record: RunRecord, versions: list[PlanVersion], *,
                     events: list[StoredEvent] | None = None) -> str:
     """A readable report: request, plan table, step results, answer, usage, the timeline
     (a Mermaid ``gantt`` block, when ``events`` are given), every version, worded in
-    ``language`` (else the request's); what people, models and tools wrote is shown as
-    written."""
-    lang = language or detect_language(record.request)
+    ``language`` (else the request's, which its plan holds); what people, models and tools
+    wrote is shown as written."""
+    lang = language or _request_language(record)
     t = {**_LABELS[lang], "lang": lang}
     lines = [
         f"# {t['run']} {record.run_id}",
@@ -252,3 +252,8 @@ def _cell(text: str) -> str:
 def _inline(text: str) -> str:
     """Untrusted text on one line, shown as written (no link, image, tag or emphasis)."""
     return literal_text(" ".join(str(text).split()))
+
+
+def _request_language(record: RunRecord) -> Language:
+    """The language its plan holds (a run recorded before it had a plan: its request's)."""
+    return (record.plan or Plan(goal=record.request)).language

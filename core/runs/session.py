@@ -1,7 +1,8 @@
 """Assembling an engine from the settings, routing a request, and drafting its plan.
 
 The command line and the dashboard both start a request here, so that they plan, route,
-ask clarifying questions and use lessons the same way.
+ask clarifying questions and use lessons the same way. A request's language is decided
+here, when it enters (:func:`request_language`), and carried on its draft and plan.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.base.language import Language, detect_language
 from core.base.messages import msg
 from core.base.usage import Usage
 from core.errors import ConfigError
@@ -30,6 +32,7 @@ __all__ = [
     "choose_route",
     "draft_plan",
     "public_settings",
+    "request_language",
     "require_request",
 ]
 
@@ -41,6 +44,7 @@ class Draft:
     """A drafted plan and what drafting cost, or the questions to answer first."""
 
     plan: Plan | None
+    language: Language
     usage: Usage = field(default_factory=Usage)
     questions: list[str] = field(default_factory=list)
     lessons: list[str] = field(default_factory=list)
@@ -61,13 +65,19 @@ def build_engine(*, offline: bool, environ: Mapping[str, str] | None = None) -> 
     return Engine(registry=registry, model=OpenAIChatModel(settings))
 
 
+def request_language(request: str) -> Language:
+    """The language a request is written in, decided as it enters: its route, questions,
+    plan and answer are in it."""
+    return detect_language(request)
+
+
 def choose_route(request: str, engine: Engine, mode: RequestMode | str) -> tuple[Route, Usage]:
     """The route of a request: decided by the model or rules for "auto", else the person's."""
     from core.planning.router import decide_route, person_route
 
     require_request(request)
     if mode == "auto":
-        return decide_route(request, engine)
+        return decide_route(request, engine, language=request_language(request))
     if mode not in REQUEST_MODES:
         raise ConfigError(msg("config.unknown_mode", mode=repr(mode),
                               modes=", ".join(REQUEST_MODES)))
@@ -76,15 +86,18 @@ def choose_route(request: str, engine: Engine, mode: RequestMode | str) -> tuple
 
 def draft_plan(
     request: str, engine: Engine, *, store: RunStore | None = None,
-    allow_questions: bool = True,
+    allow_questions: bool = True, language: Language | None = None,
 ) -> Draft:
-    """A plan for ``request`` (LLM planner, or the rule-based one offline) or questions.
+    """A plan for ``request`` (LLM planner, or the rule-based one offline) or questions,
+    in ``language`` (given when a request enriched by answers to questions is drafted
+    again; else the request's, decided here).
 
     Relevant lessons from the store go into the planner prompt. The LLM planner falls back
     to a minimal plan with its errors in ``plan.warnings``. Offline, a request no rule maps
     to a tool raises UnservableRequestError, so that no run is ever recorded for it.
     """
     require_request(request)
+    language = language or request_language(request)
     if engine.offline:
         from core.planning.clarify import needs_clarification_offline
         from core.planning.offline import offline_plan
@@ -92,15 +105,17 @@ def draft_plan(
         questions = needs_clarification_offline(request, engine.registry) if (
             allow_questions) else []
         if questions:
-            return Draft(plan=None, questions=questions)
-        return Draft(plan=offline_plan(request, engine.registry, strict=True))
+            return Draft(plan=None, language=language, questions=questions)
+        plan = offline_plan(request, engine.registry, strict=True)
+        return Draft(plan=plan.model_copy(update={"language": language}), language=language)
     from core.learning.after_run import lessons_for_request
     from core.planning.planner import plan_request
 
     lessons = lessons_for_request(store, request, engine) if store is not None else []
-    result = plan_request(request, engine, lessons=lessons, allow_questions=allow_questions)
-    return Draft(plan=result.plan, usage=result.usage, questions=result.questions,
-                 lessons=lessons)
+    result = plan_request(request, engine, language=language, lessons=lessons,
+                          allow_questions=allow_questions)
+    return Draft(plan=result.plan, language=language, usage=result.usage,
+                 questions=result.questions, lessons=lessons)
 
 
 def approved_draft(request: str, engine: Engine, store: RunStore) -> tuple[Plan, Usage]:

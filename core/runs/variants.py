@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.base.language import Language
-from core.base.messages import Message, msg
+from core.base.messages import Message, msg, render
 from core.base.usage import Usage
 from core.errors import ConfigError
 from core.execution.executor import predict_llm_calls
@@ -109,12 +109,14 @@ def _planned_variants(request: str, engine: Engine, angles: list[Angle], languag
                       store: RunStore | None) -> Variants:
     from core.learning.after_run import lessons_for_request
     from core.planning.planner import plan_request
-    from core.runs.session import require_request
+    from core.runs.session import request_language, require_request
 
     require_request(request)
+    written_in = request_language(request)  # the plans' language; ``language`` is the reader's
     lessons = lessons_for_request(store, request, engine) if store is not None else []
     with ThreadPoolExecutor(max_workers=len(angles), thread_name_prefix="variant") as pool:
-        futures = [pool.submit(plan_request, request, engine, lessons=lessons, angle=angle)
+        futures = [pool.submit(plan_request, request, engine, language=written_in,
+                               lessons=lessons, angle=angle)
                    for angle in angles]
         results = [future.result() for future in futures]
     drafted = Variants([], lessons=lessons)
@@ -142,5 +144,6 @@ def figures(plan: Plan, engine: Engine, language: Language) -> Figures:
         critical_path=plan.critical_path_length(),
         llm_calls=predict_llm_calls(plan, registry, offline=engine.offline),
         side_effects=[step.id for step in plan.steps if has_side_effect(step, registry)],
-        problems=[*plan.validate(registry, language=language), *plan.warnings],
+        problems=[*(render(problem, language) for problem in plan.validate(registry)),
+                  *plan.warnings],
     )

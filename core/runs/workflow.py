@@ -201,7 +201,8 @@ class DurableAnswer(DurableRun):
     def _run_until_settled(self) -> RunOutcome:
         request, mode = self.plan.goal, self.options_extra["mode"]
         # its calls make its steps (a new workflow of an unfinished answer starts over)
-        self.plan = Plan(id=self.plan.id, goal=request, version=self.plan.version)
+        self.plan = Plan(id=self.plan.id, goal=request, version=self.plan.version,
+                         language=self.plan.language)
         tools = AnswerTools(self.engine.registry, plan=self.plan, perform=self._call_tool,
                             on_step=self._record_call)
         model = None if self.engine.model is None else _RecordedModel(self.engine.model,
@@ -211,7 +212,8 @@ class DurableAnswer(DurableRun):
                 self._between_calls()
             self.record(RunEvent(kind="run_started", data={
                 "mode": mode, "reason": self.options_extra.get("route_reason", "")}))
-            answer = answer_request(request, mode, Engine(registry=tools, model=model))
+            answer = answer_request(request, mode, Engine(registry=tools, model=model),
+                                    language=self.plan.language)
         except _AnswerCancelled:
             return self._cancelled()
         return self._answered(answer)

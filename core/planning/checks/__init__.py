@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from core.base.language import detect_language
+from core.base.language import Language
 from core.plan.model import Plan
 from core.planning.checks import (
     clear_invented,
@@ -88,11 +88,11 @@ def weak_models(model: Any) -> bool:
     return True if profile is None else bool(profile.weak_model_checks)
 
 
-def check_context(request: str, registry: ToolRegistry, stage: Stage, *,
+def check_context(request: str, registry: ToolRegistry, stage: Stage, *, language: Language,
                   known: Iterable[Any] = (), before: Plan | None = None,
                   model: Any = None) -> CheckContext:
-    """The one context of a stage's checks (the request's language decided here)."""
-    return CheckContext(request=request, language=detect_language(request), registry=registry,
+    """The one context of a stage's checks, in the request's ``language``."""
+    return CheckContext(request=request, language=language, registry=registry,
                         stage=stage, known=tuple(known), before=before,
                         weak_models=weak_models(model))
 
