@@ -30,6 +30,8 @@ raised with a plain string has no ``message`` and reads the same in every langua
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from core.base.messages import Message, msg
 
 __all__ = [
@@ -112,9 +114,9 @@ class PlanParseError(PlanError):
 class PlanValidationError(PlanError):
     """Raised when a plan has problems; ``problems`` lists them by step id."""
 
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__(msg("plan.problems", problems=problems))
-        self.problems = problems
+    def __init__(self, problems: Sequence[Message | str]) -> None:
+        super().__init__(msg("plan.problems", problems=list(problems)))
+        self.problems = list(problems)
 
 
 class UnservableRequestError(PlanError):

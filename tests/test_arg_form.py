@@ -7,6 +7,7 @@ from typing import Literal
 
 import pytest
 
+from core.base.messages import Message, render
 from core.plan.arg_form import (
     OMIT,
     FieldSpec,
@@ -50,6 +51,11 @@ def sample(query: str, top_k: int = 3, ratio: float | None = None, exact: bool =
 @pytest.fixture(scope="module")
 def registry() -> ToolRegistry:
     return default_registry()
+
+
+def worded(messages: list[Message], language: str = "en") -> list[str]:
+    """The messages as a face words them in ``language``."""
+    return [render(message, language) for message in messages]
 
 
 def _plan() -> Plan:
@@ -148,9 +154,8 @@ def test_an_empty_field_leaves_the_argument_out(raw):
 
 def test_a_json_field_that_does_not_parse_says_where_in_either_language():
     back = read_value(_specs()["filters"], '{"a": }')
-    assert back.value is OMIT and back.error.startswith("filters is not valid JSON (")
-    zh = read_value(_specs()["filters"], '{"a": }', language="zh")
-    assert zh.error.startswith("filters 不是有效的 JSON")
+    assert back.value is OMIT and render(back.error, "en").startswith("filters is not valid JSON (")
+    assert render(back.error, "zh").startswith("filters 不是有效的 JSON")
 
 
 def test_every_shown_value_reads_back_to_itself():
@@ -207,11 +212,11 @@ def test_a_new_tool_keeps_the_arguments_it_takes_and_says_which_it_removed(regis
     changed, notes = set_tool(plan, "s2", "query_order", registry)
     assert changed.step("s2").tool == "query_order"
     assert changed.step("s2").args == {"order_id": "{{s1.order_id}}"}
-    assert notes == ["s2 now uses query_order: removed the argument(s) reason, which it "
+    assert worded(notes) == ["s2 now uses query_order: removed the argument(s) reason, which it "
                      "does not take"]
-    reasoning, notes = set_tool(plan, "s1", None, registry, language="zh")
+    reasoning, notes = set_tool(plan, "s1", None, registry)
     assert reasoning.step("s1").tool is None and reasoning.step("s1").args is None
-    assert notes == ["s1 改用 推理步骤：去掉了它不接受的参数 order_id"]
+    assert worded(notes, "zh") == ["s1 改用 推理步骤：去掉了它不接受的参数 order_id"]
     same, notes = set_tool(_plan(), "s1", "apply_refund", registry)
     assert same.step("s1").args == {"order_id": "88231"} and notes == []
 
@@ -220,20 +225,20 @@ def test_a_new_tool_keeps_the_arguments_it_takes_and_says_which_it_removed(regis
 
 def test_an_argument_shows_the_problems_it_causes_in_validate_s_words(registry):
     plan = set_arg(_plan(), "s1", "colour", "red")
-    assert arg_problems(plan, registry, "s1", "colour") == [
+    assert worded(arg_problems(plan, registry, "s1", "colour")) == [
         "s1 gives query_order an unknown argument 'colour'; its parameters are: order_id"]
     assert arg_problems(plan, registry, "s1", "order_id") == []
     assert arg_problems(plan, registry, "s1", "absent") == []
     loose = update_step(_plan(), "s2", depends_on=[])
     loose = update_step(loose, "s2", condition=None)
-    assert arg_problems(loose, registry, "s2", "order_id") == [
+    assert worded(arg_problems(loose, registry, "s2", "order_id")) == [
         "s2 refers to {{s1...}} but does not depend on s1; add s1 to depends_on"]
 
 
 def test_a_wrong_type_is_reported_under_its_own_field(registry):
     plan = Plan(goal="g", steps=[Step(id="s1", description="Search", tool="search_knowledge",
                                       args={"query": "vacuum", "top_k": "many"})])
-    problems = arg_problems(plan, registry, "s1", "top_k")
+    problems = worded(arg_problems(plan, registry, "s1", "top_k"))
     assert len(problems) == 1 and problems[0].startswith("s1 argument 'top_k'")
     assert arg_problems(plan, registry, "s1", "query") == []
 
@@ -242,10 +247,10 @@ def test_a_condition_shows_only_its_own_problems(registry):
     plan = update_step(_plan(), "s2", description="")  # another problem of the step
     assert condition_problems(plan, registry, "s2") == []
     unread = update_step(plan, "s2", condition="s3.status == 'x'")
-    assert condition_problems(unread, registry, "s2") == [
+    assert worded(condition_problems(unread, registry, "s2")) == [
         "s2 condition reads s3 but does not depend on it; add s3 to depends_on"]
     broken = update_step(plan, "s2", condition="s1.status ==")
-    [problem] = condition_problems(broken, registry, "s2", language="zh")
+    [problem] = worded(condition_problems(broken, registry, "s2"), "zh")
     assert problem.startswith("s2 的条件无法解析")
     prose = update_step(plan, "s2", condition="if the customer is unhappy")
     assert condition_problems(prose, registry, "s2") == []
@@ -260,5 +265,6 @@ def test_success_criteria_written_as_an_expression_must_parse(text, problem):
     found = criteria_problem(text)
     assert (found is not None) == problem
     if problem:
-        assert found.startswith("the success criteria read like an expression")
-        assert "s0" not in found and "result" in found
+        worded = render(found, "en")
+        assert worded.startswith("the success criteria read like an expression")
+        assert "s0" not in worded and "result" in worded

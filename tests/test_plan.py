@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from core.base.messages import Message, render
 from core.errors import PlanValidationError
 from core.plan.model import Plan, Step, references_in
 from core.tools.builtin import register_builtin_tools
@@ -17,6 +18,11 @@ def registry() -> ToolRegistry:
     registry = ToolRegistry()
     register_builtin_tools(registry)
     return registry
+
+
+def worded(problems: list[Message], language: str = "en") -> list[str]:
+    """The problems as a face words them in ``language``."""
+    return [render(problem, language) for problem in problems]
 
 
 def make(*steps: Step, goal: str = "goal") -> Plan:
@@ -43,33 +49,33 @@ def test_a_good_plan_has_no_problems(registry):
              condition="s1.value > 2"),
         Step(id="s3", description="answer", depends_on=["s1", "s2"]),
     )
-    assert plan.validate(registry) == []
+    assert worded(plan.validate(registry)) == []
     plan.raise_if_invalid(registry)
 
 
 def test_empty_plan_is_a_problem():
-    assert Plan(goal="g").validate() == ["the plan has no steps; add at least one step"]
+    assert worded(Plan(goal="g").validate()) == ["the plan has no steps; add at least one step"]
 
 
 def test_duplicate_ids_are_named():
     plan = make(Step(id="s1", description="a"), Step(id="s1", description="b"))
-    assert "s1 appears more than once; give every step its own id" in plan.validate()
+    assert "s1 appears more than once; give every step its own id" in worded(plan.validate())
 
 
 def test_malformed_id_is_named():
-    problems = make(Step(id="step1", description="a")).validate()
+    problems = worded(make(Step(id="step1", description="a")).validate())
     assert "'step1' is not a valid id; ids look like s1, s2, s3" in problems
 
 
 def test_unknown_tool_names_the_step_and_the_known_tools(registry):
-    problems = make(Step(id="s1", description="a", tool="fly")).validate(registry)
+    problems = worded(make(Step(id="s1", description="a", tool="fly")).validate(registry))
     assert len(problems) == 1
     assert problems[0].startswith("s1 uses unknown tool 'fly'")
     assert "calculate" in problems[0] and "get_current_time" in problems[0]
 
 
 def test_unknown_tool_is_not_checked_without_a_registry():
-    assert make(Step(id="s1", description="a", tool="fly")).validate() == []
+    assert worded(make(Step(id="s1", description="a", tool="fly")).validate()) == []
 
 
 def test_unknown_and_self_dependencies():
@@ -77,7 +83,7 @@ def test_unknown_and_self_dependencies():
         Step(id="s1", description="a", depends_on=["s1"]),
         Step(id="s2", description="b", depends_on=["s7"]),
     )
-    problems = plan.validate()
+    problems = worded(plan.validate())
     assert "s1 depends on itself; remove it from depends_on" in problems
     assert "s2 depends on unknown step s7" in problems
 
@@ -87,11 +93,11 @@ def test_cycle_is_reported():
         Step(id="s1", description="a", depends_on=["s2"]),
         Step(id="s2", description="b", depends_on=["s1"]),
     )
-    problems = plan.validate()
+    problems = worded(plan.validate())
     assert problems == ["s1, s2 form a dependency cycle; remove one link"]
     with pytest.raises(PlanValidationError) as caught:
         plan.raise_if_invalid()
-    assert caught.value.problems == problems
+    assert worded(caught.value.problems) == problems
 
 
 def test_bad_argument_type_and_unknown_argument(registry):
@@ -99,7 +105,7 @@ def test_bad_argument_type_and_unknown_argument(registry):
         Step(id="s1", description="a", tool="calculate", args={"expression": ["1"]}),
         Step(id="s2", description="b", tool="calculate", args={"expr": "1+1"}),
     )
-    problems = plan.validate(registry)
+    problems = worded(plan.validate(registry))
     assert any(p.startswith("s1 argument 'expression' for calculate:") for p in problems)
     assert (
         "s2 gives calculate an unknown argument 'expr'; its parameters are: expression"
@@ -109,7 +115,7 @@ def test_bad_argument_type_and_unknown_argument(registry):
 
 def test_missing_arguments_are_allowed_because_the_executor_infers_them(registry):
     plan = make(Step(id="s1", description="a", tool="calculate", args={}))
-    assert plan.validate(registry) == []
+    assert worded(plan.validate(registry)) == []
 
 
 def test_reference_to_a_step_that_is_not_a_dependency():
@@ -118,7 +124,7 @@ def test_reference_to_a_step_that_is_not_a_dependency():
         Step(id="s2", description="b", tool="calculate",
              args={"expression": "{{s1.value}} + 1"}),
     )
-    assert plan.validate() == [
+    assert worded(plan.validate()) == [
         "s2 refers to {{s1...}} but does not depend on s1; add s1 to depends_on"
     ]
 
@@ -129,7 +135,7 @@ def test_condition_that_does_not_parse_or_reads_a_non_dependency():
         Step(id="s2", description="b", depends_on=["s1"], condition="s1.status == ("),
         Step(id="s3", description="c", depends_on=["s1"], condition="s2.ok == True"),
     )
-    problems = plan.validate()
+    problems = worded(plan.validate())
     assert any(p.startswith("s2 condition does not parse:") for p in problems)
     assert "s3 condition reads s2 but does not depend on it; add s2 to depends_on" in problems
 
@@ -137,18 +143,18 @@ def test_condition_that_does_not_parse_or_reads_a_non_dependency():
 def test_a_condition_reading_a_missing_step_asks_for_a_rewrite():
     plan = make(Step(id="s1", description="a"),
                 Step(id="s3", description="c", depends_on=["s1"], condition="s2.ok == True"))
-    assert plan.validate() == [
+    assert worded(plan.validate()) == [
         "s3 condition reads s2, which is not a step of the plan; rewrite or clear the condition"]
-    assert plan.validate(language="zh") == ["s3 的条件读取了不存在的步骤 s2；请改写或清空这个条件"]
+    assert worded(plan.validate(), "zh") == ["s3 的条件读取了不存在的步骤 s2；请改写或清空这个条件"]
 
 
 def test_prose_condition_is_left_to_the_executor():
     plan = make(Step(id="s1", description="a", condition="if the user is happy"))
-    assert plan.validate() == []
+    assert worded(plan.validate()) == []
 
 
 def test_empty_description_is_a_problem():
-    assert make(Step(id="s1", description="  ")).validate() == [
+    assert worded(make(Step(id="s1", description="  ")).validate()) == [
         "s1 has no description; say what the step does"
     ]
 
@@ -301,10 +307,10 @@ def test_problems_can_be_worded_in_chinese():
     cyclic = Plan.model_validate({"goal": "g", "steps": [
         {"id": "s1", "description": "a", "depends_on": ["s2"]},
         {"id": "s2", "description": "b", "depends_on": ["s1"]}]})
-    assert cyclic.validate(language="zh") == ["s1, s2 形成了循环依赖；请去掉其中一条依赖"]
+    assert worded(cyclic.validate(), "zh") == ["s1, s2 形成了循环依赖；请去掉其中一条依赖"]
     broken = Plan.model_validate({"goal": "g", "steps": [
         {"id": "s1", "description": "", "depends_on": ["s9"]}]})
-    assert broken.validate(language="zh") == [
+    assert worded(broken.validate(), "zh") == [
         "s1 没有描述；请写明这一步做什么", "s1 依赖了不存在的步骤 s9"]
-    assert broken.validate() == [
+    assert worded(broken.validate()) == [
         "s1 has no description; say what the step does", "s1 depends on unknown step s9"]

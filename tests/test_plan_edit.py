@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+from core.base.messages import Message, render
 from core.plan.edit import (
     COLUMNS,
     NO_TOOL,
@@ -18,6 +19,11 @@ from core.plan.edit import (
     rows_to_plan,
 )
 from core.plan.model import Plan, Step
+
+
+def worded(messages: list[Message], language: str = "en") -> list[str]:
+    """The messages as a face words them in ``language``."""
+    return [render(message, language) for message in messages]
 
 
 def _plan() -> Plan:
@@ -104,8 +110,8 @@ def test_invalid_json_args_are_reported_by_step_and_previous_args_kept():
     rows[1]["args"] = '["88231"]'
     merged, errors = rows_to_plan(plan, rows)
     assert len(errors) == 2
-    assert errors[0].startswith("s1 args are not valid JSON")
-    assert errors[1].startswith("s2 args must be a JSON object")
+    assert worded(errors)[0].startswith("s1 args are not valid JSON")
+    assert worded(errors)[1].startswith("s2 args must be a JSON object")
     assert merged.step("s1").args == {"order_id": "88231"}
     assert merged.step("s2").args == {"order_id": "88231", "reason": "坏了"}
 
@@ -115,7 +121,7 @@ def test_deleted_rows_are_detached_like_a_deleted_step():
     rows = [r for r in plan_to_rows(plan) if r["id"] != "s1"]
     merged, _ = rows_to_plan(plan, rows)
     assert merged.step("s2").depends_on == [] and merged.step("s3").depends_on == ["s2"]
-    assert not any("unknown step" in p for p in merged.validate())
+    assert not any("unknown step" in p for p in worded(merged.validate()))
 
 
 def test_a_dependency_typed_on_a_step_that_never_existed_is_left_for_validation():
@@ -124,7 +130,7 @@ def test_a_dependency_typed_on_a_step_that_never_existed_is_left_for_validation(
     rows[2]["depends_on"] = "s1, s9"
     merged, _ = rows_to_plan(plan, rows)
     assert merged.step("s3").depends_on == ["s1", "s9"]
-    assert "s3 depends on unknown step s9" in merged.validate()
+    assert "s3 depends on unknown step s9" in worded(merged.validate())
 
 
 def test_a_cycle_typed_into_the_table_is_reported():
@@ -132,7 +138,7 @@ def test_a_cycle_typed_into_the_table_is_reported():
     rows = plan_to_rows(plan)
     rows[0]["depends_on"] = "s3"
     merged, _ = rows_to_plan(plan, rows)
-    assert any("dependency cycle" in p for p in merged.validate())
+    assert any("dependency cycle" in p for p in worded(merged.validate()))
 
 
 def test_move_step_up_and_down_is_clamped_and_copies():
@@ -187,11 +193,11 @@ def test_deleting_s1_of_the_customer_service_plan_leaves_a_valid_plan():
 
     registry = default_registry()
     plan = offline_plan(get_scenario("shop-refund").request_en, registry)
-    assert plan.validate(registry) == []
+    assert worded(plan.validate(registry)) == []
     smaller, notes = delete_step(plan, "s1")
     assert smaller.ids() == ["s2", "s3", "s4"] and notes == []
     assert smaller.step("s4").depends_on == ["s2", "s3"]
-    assert smaller.validate(registry) == []
+    assert worded(smaller.validate(registry)) == []
 
 
 def test_dependents_inherit_the_dependencies_of_a_deleted_chain():
@@ -204,7 +210,7 @@ def test_dependents_inherit_the_dependencies_of_a_deleted_chain():
     assert notes == []  # s4 already depended on s1: nothing new to say
     middle, notes = delete_step(plan, "s2")
     assert middle.step("s3").depends_on == ["s1"]
-    assert notes == ["s3 now depends on s1 (what the deleted step depended on), so the "
+    assert worded(notes) == ["s3 now depends on s1 (what the deleted step depended on), so the "
                      "order is kept"]
 
 
@@ -216,20 +222,21 @@ def test_arguments_reading_a_deleted_step_are_removed_with_a_note():
                    "carrier": "sf"}),
         Step(id="s3", description="only refs", tool="calculate", depends_on=["s1"],
              args={"expression": "{{s1.total}} * 2"})])
-    smaller, notes = delete_step(plan, "s1", language="zh")
+    smaller, notes = delete_step(plan, "s1")
     assert smaller.step("s2").args == {"carrier": "sf"}
     assert smaller.step("s3").args is None  # nothing left: the model infers every argument
-    assert notes[0].startswith("s2 的参数 tracking_no, note 引用了被删除的步骤")
-    assert not any("refers to" in p for p in smaller.validate())
+    assert worded(notes, "zh")[0].startswith(
+        "s2 的参数 tracking_no, note 引用了被删除的步骤")
+    assert not any("refers to" in p for p in worded(smaller.validate()))
 
 
 def test_a_condition_reading_a_deleted_step_is_kept_and_still_blocks_approval():
     plan = _plan()
     smaller, notes = delete_step(plan, "s1")
     assert smaller.step("s2").condition == "s1.status == 'delivered'"
-    assert notes == ["s2 condition reads the deleted s1: rewrite or clear it (it is kept so "
-                     "that the step does not run unconditionally)"]
-    assert any(p.startswith("s2 condition reads s1") for p in smaller.validate())
+    assert worded(notes) == ["s2 condition reads the deleted s1: rewrite or clear it (it is "
+                             "kept so that the step does not run unconditionally)"]
+    assert any(p.startswith("s2 condition reads s1") for p in worded(smaller.validate()))
 
 
 def test_undo_history_is_bounded_and_skips_an_unchanged_plan():

@@ -29,6 +29,7 @@ import logging
 import pandas as pd
 import streamlit as st
 
+from core.base.messages import Message
 from core.plan.edit import (
     COLUMNS,
     NO_TOOL,
@@ -45,6 +46,7 @@ from core.tools.registry import ToolRegistry
 from ui import state as ui_state
 from ui.graph_view import plan_graph
 from ui.i18n import current_language, t
+from ui.messages import said
 from ui.safe_text import literal
 from ui.step_panel import Change, render_step_panel
 
@@ -67,12 +69,12 @@ def current_editor_key() -> str:
     return f"plan_editor_{st.session_state.get('plan_revision', 0)}"
 
 
-def plan_problems(plan: Plan, registry: ToolRegistry, row_errors: list[str], *,
+def plan_problems(plan: Plan, registry: ToolRegistry, row_errors: list[Message], *,
                   offline: bool = False) -> list[str]:
-    """Cell errors plus the plan's own validation problems (each names its step); offline,
-    a required argument left to the model is one too."""
-    return [*row_errors, *plan.validate(registry, language=current_language(),
-                                        can_infer=not offline)]
+    """Cell errors plus the plan's own validation problems (each names its step), worded;
+    offline, a required argument left to the model is one too."""
+    return [said(problem) for problem in [*row_errors,
+                                          *plan.validate(registry, can_infer=not offline)]]
 
 
 def render_plan_review(registry: ToolRegistry, *, offline: bool) -> tuple[Plan, list[str]]:
@@ -163,7 +165,7 @@ _TABLE_ORDER = ("id", "description", "tool", "depends_on", "args", "condition",
 """What a reviewer reads first comes first; arguments and the rest follow (and the panel)."""
 
 
-def _render_table(base: Plan, registry: ToolRegistry) -> tuple[Plan, list[str]]:
+def _render_table(base: Plan, registry: ToolRegistry) -> tuple[Plan, list[Message]]:
     names = registry.names()
     unknown = sorted({s.tool for s in base.steps if s.tool and s.tool not in registry})
     frame = pd.DataFrame(plan_to_rows(base), columns=list(COLUMNS)).astype("string")
@@ -195,7 +197,7 @@ def _render_table(base: Plan, registry: ToolRegistry) -> tuple[Plan, list[str]]:
         },
     )
     rows = edited.astype(object).where(edited.notna(), None).to_dict("records")
-    return rows_to_plan(base, rows, language=current_language())
+    return rows_to_plan(base, rows)
 
 
 def _tool_label(name: str) -> str:
@@ -238,7 +240,7 @@ def _pending() -> Plan | None:
     return apply_table_changes(base, st.session_state.get(current_editor_key()))
 
 
-def _edit(changed: Plan, pending: Plan, notes: list[str]) -> None:
+def _edit(changed: Plan, pending: Plan, notes: list[Message]) -> None:
     """Make ``changed`` the canonical plan; the plans before it can be undone to."""
     current: Plan | None = st.session_state.get("plan")
     if current is not None:
@@ -252,7 +254,7 @@ def _change(action: str) -> None:
     """Apply a step control to the canonical plan (runs before the next draw)."""
     step_id = st.session_state.get("step_pick")
 
-    def change(pending: Plan) -> tuple[Plan, list[str]]:
+    def change(pending: Plan) -> tuple[Plan, list[Message]]:
         if action == "add":
             changed = add_step(pending, after=step_id if step_id in pending.ids() else None)
             st.session_state["step_pick"] = _added_id(pending, changed)
@@ -260,7 +262,7 @@ def _change(action: str) -> None:
         if step_id not in pending.ids():
             return pending, []
         if action == "delete":
-            return delete_step(pending, step_id, language=current_language())
+            return delete_step(pending, step_id)
         return move_step(pending, step_id, -1 if action == "up" else +1), []
 
     apply_edit(change)
@@ -275,7 +277,7 @@ def _rows_deleted() -> None:
         return  # a cell edit: merged on the next draw
     ids = [base.steps[int(row)].id for row in deleted if 0 <= int(row) < len(base.steps)]
     pending = apply_table_changes(base, changes)
-    changed, notes = delete_step(pending, *ids, language=current_language())
+    changed, notes = delete_step(pending, *ids)
     _edit(changed, pending, notes)
 
 
@@ -293,7 +295,7 @@ def _undo() -> None:
 def _render_edit_notes() -> None:
     notes = st.session_state.get("plan_edit_notes") or []
     if notes:
-        st.info(t("edit_notes") + "\n\n" + "\n".join(f"- {literal(note)}" for note in notes),
+        st.info(t("edit_notes") + "\n\n" + "\n".join(f"- {literal(said(note))}" for note in notes),
                 icon=":material/info:")
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import streamlit as st
 
 from core.base.expressions import ExpressionError, condition_step_refs, is_expression_condition
+from core.base.messages import Message
 from core.plan.arg_form import (
     OMIT,
     FieldSpec,
@@ -40,6 +41,7 @@ from core.tools.registry import ToolRegistry
 from core.tools.sources import server_of
 from core.tools.tool_texts import tool_parameters
 from ui.i18n import current_language, t
+from ui.messages import said
 from ui.safe_text import code, literal
 
 __all__ = ["PANEL_HEIGHT", "Apply", "Change", "render_step_panel"]
@@ -47,7 +49,7 @@ __all__ = ["PANEL_HEIGHT", "Apply", "Change", "render_step_panel"]
 PANEL_HEIGHT = 500
 """Pixels: the graph's toolbar and drawing beside the panel."""
 
-Change = Callable[[Plan], tuple[Plan, list[str]]]
+Change = Callable[[Plan], tuple[Plan, list[Message]]]
 """An edit of the canonical plan: the changed plan and notes on what else changed."""
 Apply = Callable[[Change], None]
 """Applies a :data:`Change` to the canonical plan (the plan editor's ``apply_edit``)."""
@@ -83,7 +85,7 @@ def render_step_panel(plan: Plan, registry: ToolRegistry, apply: Apply) -> None:
         _render_condition(plan, step, registry, apply)
         st.text_input(t("panel_success"), key="step_success", help=t("panel_success_help"),
                       on_change=_set_text, args=(apply, step.id, "success_criteria"))
-        problem = criteria_problem(step.success_criteria, language=current_language())
+        problem = criteria_problem(step.success_criteria)
         _note(problem) if problem else st.caption(t("panel_success_note"))
 
 
@@ -187,7 +189,7 @@ def _render_arg(plan: Plan, step: Step, spec: FieldSpec, registry: ToolRegistry,
         st.caption(t("panel_unknown_arg", tool=step.tool))
     read_error = st.session_state.get(_READ_ERRORS, {}).get(spec.name)
     for problem in [read_error] if read_error else arg_problems(
-            plan, registry, step.id, spec.name, language=current_language()):
+            plan, registry, step.id, spec.name):
         _note(problem)
 
 
@@ -212,7 +214,7 @@ def _render_condition(plan: Plan, step: Step, registry: ToolRegistry, apply: App
                   on_change=_set_text, args=(apply, step.id, "condition"))
     if not step.condition:
         return
-    problems = condition_problems(plan, registry, step.id, language=current_language())
+    problems = condition_problems(plan, registry, step.id)
     for problem in problems:
         _note(problem)
     if problems:
@@ -228,9 +230,9 @@ def _render_condition(plan: Plan, step: Step, registry: ToolRegistry, apply: App
         st.caption(t("panel_condition_expression", ids=ids))
 
 
-def _note(problem: str) -> None:
+def _note(problem: Message) -> None:
     """A field's problem, in one red line under it."""
-    st.caption(f":red[:material/error: {literal(problem)}]")
+    st.caption(f":red[:material/error: {literal(said(problem))}]")
 
 
 # ---- callbacks (run before the next draw) ------------------------------------------------
@@ -249,9 +251,7 @@ def _set_text(apply: Apply, step_id: str, field: str) -> None:
 def _set_tool(apply: Apply, step_id: str, registry: ToolRegistry) -> None:
     chosen = st.session_state.get("step_tool")
     tool = None if chosen in (None, NO_TOOL) else str(chosen)
-    language = current_language()
-    apply(_on_step(step_id, lambda plan: set_tool(plan, step_id, tool, registry,
-                                                  language=language)))
+    apply(_on_step(step_id, lambda plan: set_tool(plan, step_id, tool, registry)))
 
 
 def _set_depends(apply: Apply, step_id: str) -> None:
@@ -260,8 +260,7 @@ def _set_depends(apply: Apply, step_id: str) -> None:
 
 
 def _set_arg(apply: Apply, step_id: str, spec: FieldSpec) -> None:
-    back = read_value(spec, st.session_state.get(f"step_arg_{spec.name}"),
-                      language=current_language())
+    back = read_value(spec, st.session_state.get(f"step_arg_{spec.name}"))
     errors = {**st.session_state.get(_READ_ERRORS, {}), spec.name: back.error}
     st.session_state[_READ_ERRORS] = {name: e for name, e in errors.items() if e}
     if back.error is None:
@@ -272,7 +271,7 @@ def _set_arg(apply: Apply, step_id: str, spec: FieldSpec) -> None:
 def _set_ref(apply: Apply, step_id: str, name: str) -> None:
     ref = st.session_state.get(f"step_ref_{name}")
 
-    def edit(plan: Plan) -> tuple[Plan, list[str]]:
+    def edit(plan: Plan) -> tuple[Plan, list[Message]]:
         if ref:
             return set_arg(plan, step_id, name, ref), []
         current = (plan.step(step_id).args or {}).get(name)

@@ -824,4 +824,82 @@ TEXTS: dict[str, tuple[str, str]] = {
     "lesson.fixed_by": (
         "when {tool} failed ({error}), using {fix} instead completed the task",
         "{tool} 失败（{error}）时，改用 {fix} 成功完成了任务"),
+    # ---- a plan's problems and what editing it changed (Plan.validate, core.plan.edit,
+    # core.plan.arg_form): each names its step; a face words them in its language -------
+    "plan.no_steps": (
+        "the plan has no steps; add at least one step",
+        "计划里没有步骤；请至少添加一个步骤"),
+    "plan.duplicate_id": (
+        "{step} appears more than once; give every step its own id",
+        "{step} 出现了不止一次；每个步骤需要自己的编号"),
+    "plan.bad_id": (
+        "{step} is not a valid id; ids look like s1, s2, s3",
+        "{step} 不是有效的编号；编号形如 s1、s2、s3"),
+    "plan.cycle": (
+        "{steps} form a dependency cycle; remove one link",
+        "{steps} 形成了循环依赖；请去掉其中一条依赖"),
+    "plan.no_description": (
+        "{step} has no description; say what the step does",
+        "{step} 没有描述；请写明这一步做什么"),
+    "plan.depends_on_itself": (
+        "{step} depends on itself; remove it from depends_on",
+        "{step} 依赖了自己；请把它从 depends_on 中去掉"),
+    "plan.unknown_dependency": (
+        "{step} depends on unknown step {dependency}",
+        "{step} 依赖了不存在的步骤 {dependency}"),
+    "plan.reference_without_dependency": (
+        "{step} refers to {reference} but does not depend on {dependency}; add {dependency} to "
+        "depends_on",
+        "{step} 引用了 {reference}，却没有依赖 {dependency}；请把 {dependency} 加入 depends_on"),
+    "plan.condition_unparsable": (
+        "{step} condition does not parse: {error}",
+        "{step} 的条件无法解析：{error}"),
+    "plan.condition_without_dependency": (
+        "{step} condition reads {dependency} but does not depend on it; add {dependency} to "
+        "depends_on",
+        "{step} 的条件读取了 {dependency}，却没有依赖它；请把 {dependency} 加入 depends_on"),
+    "plan.condition_unknown_step": (
+        "{step} condition reads {dependency}, which is not a step of the plan; rewrite or "
+        "clear the condition",
+        "{step} 的条件读取了不存在的步骤 {dependency}；请改写或清空这个条件"),
+    "plan.unknown_tool": ("{step} uses {error}", "{step} 使用了{error}"),
+    "plan.unknown_argument": (
+        "{step} gives {tool} an unknown argument {argument}; its parameters are: {parameters}",
+        "{step} 给 {tool} 传了未知参数 {argument}；它的参数是：{parameters}"),
+    "plan.argument_value": (
+        "{step} argument {argument} for {tool}: {detail}",
+        "{step} 给 {tool} 的参数 {argument} 不对：{detail}"),
+    "word.none": ("none", "无"),
+    "edit.inherited": (
+        "{step} now depends on {steps} (what the deleted step depended on), so the order is "
+        "kept",
+        "{step} 改为依赖 {steps}（被删步骤的依赖），保持原来的先后顺序"),
+    "edit.arguments_dropped": (
+        "{step}: removed the argument(s) {arguments}, which read a deleted step; the model "
+        "fills them in at run time (offline, type them in)",
+        "{step} 的参数 {arguments} 引用了被删除的步骤，已去掉：运行时由模型补上（离线时请手动填"
+        "写）"),
+    "edit.condition_reads_deleted": (
+        "{step} condition reads the deleted {steps}: rewrite or clear it (it is kept so that "
+        "the step does not run unconditionally)",
+        "{step} 的条件读取了被删除的 {steps}：请改写或清空条件（保留它，以免这一步变成无条件执"
+        "行）"),
+    "edit.args_not_json": (
+        "{step} args are not valid JSON ({error} at column {column}); the previous args are "
+        "kept until you fix the cell",
+        "{step} 的参数不是有效的 JSON（第 {column} 列：{error}）；改好这一格之前沿用原来的参数"),
+    "edit.args_not_object": (
+        "{step} args must be a JSON object like {{\"name\": \"value\"}}; the previous args are "
+        "kept until you fix the cell",
+        "{step} 的参数必须是 JSON 对象，例如 {{\"参数\": \"取值\"}}；改好这一格之前沿用原来的参"
+        "数"),
+    "edit.field_not_json": (
+        "{field} is not valid JSON ({error} at column {column})",
+        "{field} 不是有效的 JSON（第 {column} 列：{error}）"),
+    "edit.tool_changed": (
+        "{step} now uses {tool}: removed the argument(s) {arguments}, which it does not take",
+        "{step} 改用 {tool}：去掉了它不接受的参数 {arguments}"),
+    "edit.criteria_unparsable": (
+        "the success criteria read like an expression but do not parse: {error}",
+        "成功标准像一个表达式，但无法解析：{error}"),
 }

@@ -319,7 +319,7 @@ def _replan(plan: Plan, failure: str, engine: Engine, replanner: Replanner,
         return None, made.usage if isinstance(made, PlanningResult) else Usage()
     problems = new_plan.validate(engine.registry)
     if problems:
-        warnings.append("The replanned plan was not usable: " + "; ".join(problems))
+        warnings.append("The replanned plan was not usable: " + "; ".join(map(str, problems)))
         return None, usage
     return new_plan, usage
 

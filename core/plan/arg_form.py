@@ -23,7 +23,7 @@ from core.base.expressions import (
     criteria_condition,
     parse_condition,
 )
-from core.base.language import Language, pick
+from core.base.messages import Message, msg
 from core.plan.edit import update_step
 from core.plan.model import REFERENCE, Plan
 
@@ -82,7 +82,7 @@ class ReadBack:
     """A form field read back: the argument's value (or OMIT), or why it cannot be read."""
 
     value: Any = OMIT
-    error: str | None = None
+    error: Message | None = None
 
 
 def field_specs(parameters: dict[str, Any], args: dict[str, Any] | None = None
@@ -170,7 +170,7 @@ def _number(value: Any) -> int | float | None:
     return int(number) if number.is_integer() else number
 
 
-def read_value(spec: FieldSpec, raw: Any, *, language: Language = "en") -> ReadBack:
+def read_value(spec: FieldSpec, raw: Any) -> ReadBack:
     """A widget's value read back as the argument's value (OMIT when the field is empty)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return ReadBack()
@@ -188,10 +188,8 @@ def read_value(spec: FieldSpec, raw: Any, *, language: Language = "en") -> ReadB
     except json.JSONDecodeError as exc:
         if spec.kind == "string":  # text that merely starts like JSON: keep it as text
             return ReadBack(text)
-        return ReadBack(error=pick(language,
-                                   f"{spec.name} 不是有效的 JSON（第 {exc.colno} 列：{exc.msg}）",
-                                   f"{spec.name} is not valid JSON ({exc.msg} at column "
-                                   f"{exc.colno})"))
+        return ReadBack(error=msg("edit.field_not_json", field=spec.name, error=exc.msg,
+                                  column=exc.colno))
 
 
 def reference_options(plan: Plan, step_id: str, name: str) -> list[str]:
@@ -244,8 +242,8 @@ def set_arg(plan: Plan, step_id: str, name: str, value: Any) -> Plan:
     return update_step(plan, step_id, args=args or None)
 
 
-def set_tool(plan: Plan, step_id: str, tool: str | None, registry: ToolRegistry,
-             *, language: Language = "en") -> tuple[Plan, list[str]]:
+def set_tool(plan: Plan, step_id: str, tool: str | None, registry: ToolRegistry
+             ) -> tuple[Plan, list[Message]]:
     """A copy of ``plan`` with ``step_id`` using ``tool`` (None: reasoning), plus notes.
 
     Arguments the new tool also takes are kept; the others are removed, and a note says
@@ -260,38 +258,34 @@ def set_tool(plan: Plan, step_id: str, tool: str | None, registry: ToolRegistry,
     if not dropped:
         return changed, []
     names = ", ".join(dropped)
-    new = tool or pick(language, "推理步骤", "a reasoning step")
-    return changed, [pick(language, f"{step_id} 改用 {new}：去掉了它不接受的参数 {names}",
-                          f"{step_id} now uses {new}: removed the argument(s) {names}, "
-                          "which it does not take")]
+    new = tool or msg("lesson.reasoning_step")
+    return changed, [msg("edit.tool_changed", step=step_id, tool=new, arguments=names)]
 
 
-def arg_problems(plan: Plan, registry: ToolRegistry | None, step_id: str, name: str,
-                 *, language: Language = "en") -> list[str]:
+def arg_problems(plan: Plan, registry: ToolRegistry | None, step_id: str, name: str
+                 ) -> list[Message]:
     """The plan's problems that argument ``name`` of ``step_id`` causes (validate's words)."""
     args = plan.step(step_id).args or {}
     if name not in args:
         return []
     alone = update_step(plan, step_id, args={name: args[name]})
     without = update_step(plan, step_id, args=None)
-    return _added(alone, without, registry, language)
+    return _added(alone, without, registry)
 
 
-def condition_problems(plan: Plan, registry: ToolRegistry | None, step_id: str,
-                       *, language: Language = "en") -> list[str]:
+def condition_problems(plan: Plan, registry: ToolRegistry | None, step_id: str
+                       ) -> list[Message]:
     """The plan's problems that the condition of ``step_id`` causes (validate's words)."""
     without = update_step(plan, step_id, condition=None)
-    return _added(plan, without, registry, language)
+    return _added(plan, without, registry)
 
 
-def _added(plan: Plan, baseline: Plan, registry: ToolRegistry | None,
-           language: Language) -> list[str]:
-    known = set(baseline.validate(registry, language=language))
-    return [problem for problem in plan.validate(registry, language=language)
-            if problem not in known]
+def _added(plan: Plan, baseline: Plan, registry: ToolRegistry | None) -> list[Message]:
+    known = baseline.validate(registry)
+    return [problem for problem in plan.validate(registry) if problem not in known]
 
 
-def criteria_problem(text: str | None, *, language: Language = "en") -> str | None:
+def criteria_problem(text: str | None) -> Message | None:
     """Why success criteria written as an expression over ``result`` cannot be checked.
 
     The executor checks ``result.count > 0`` on the result itself; criteria in prose are
@@ -304,6 +298,5 @@ def criteria_problem(text: str | None, *, language: Language = "en") -> str | No
         parse_condition(condition)
     except ExpressionError as exc:
         why = str(exc).replace(RESULT_STEP, "result")  # the user wrote result, not the stand-in
-        return pick(language, f"成功标准像一个表达式，但无法解析：{why}",
-                    f"the success criteria read like an expression but do not parse: {why}")
+        return msg("edit.criteria_unparsable", error=why)
     return None

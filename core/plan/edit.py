@@ -24,7 +24,7 @@ import math
 import re
 from typing import Any
 
-from core.base.language import Language, pick
+from core.base.messages import Message, msg
 from core.plan.model import STEP_NAME, Plan, Step, references_in
 
 __all__ = [
@@ -65,14 +65,14 @@ def plan_to_rows(plan: Plan) -> list[dict[str, str]]:
     ]
 
 
-def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]], *, language: Language = "en"
-                 ) -> tuple[Plan, list[str]]:
+def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]]
+                 ) -> tuple[Plan, list[Message]]:
     """Merge edited ``rows`` into ``base_plan``: a new Plan in row order, plus row problems.
 
     A row whose id is a step of ``base_plan`` updates that step (runtime fields kept); any
     other row is a new step with the next free id. Steps without a row are deleted and
     detached as by :func:`delete_step` (their notes are dropped: the table shows it). Args
-    that are not a JSON object are reported by step id (in ``language``) and the step keeps
+    that are not a JSON object are reported by step id and the step keeps
     its previous args.
     """
     plan = base_plan.model_copy(deep=True)
@@ -80,7 +80,7 @@ def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]], *, language: Langu
     originals = {step.id: step.model_copy(deep=True) for step in plan.steps}
     used: set[str] = set()
     steps: list[Step] = []
-    errors: list[str] = []
+    errors: list[Message] = []
     id_source = plan.model_copy(update={"steps": list(plan.steps)})
     for row in rows:
         row_id = _text(row.get("id"))
@@ -91,12 +91,12 @@ def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]], *, language: Langu
             step = Step(id=row_id, description="")
             id_source.steps.append(step)
         used.add(row_id)
-        error = _apply_row(step, row, language)
+        error = _apply_row(step, row)
         if error:
             errors.append(error)
         steps.append(step)
     plan.steps = steps
-    _detach(plan, {sid: step for sid, step in originals.items() if sid not in used}, language)
+    _detach(plan, {sid: step for sid, step in originals.items() if sid not in used})
     return plan, errors
 
 
@@ -141,16 +141,16 @@ def add_step(plan: Plan, description: str = "", *, after: str | None = None) -> 
     return grown
 
 
-def delete_step(plan: Plan, *step_ids: str, language: Language = "en"
-                ) -> tuple[Plan, list[str]]:
-    """A copy of ``plan`` without ``step_ids``, detached from them, plus notes (in ``language``).
+def delete_step(plan: Plan, *step_ids: str) -> tuple[Plan, list[Message]]:
+    """A copy of ``plan`` without ``step_ids``, detached from them, plus notes of what else
+    changed.
 
     See the module docstring for what is detached and why a condition is kept.
     """
     smaller = plan.model_copy(deep=True)
     removed = {step.id: step for step in smaller.steps if step.id in step_ids}
     smaller.steps = [step for step in smaller.steps if step.id not in removed]
-    return smaller, _detach(smaller, removed, language)
+    return smaller, _detach(smaller, removed)
 
 
 def update_step(plan: Plan, step_id: str, **fields: Any) -> Plan:
@@ -174,34 +174,25 @@ def remember(history: list[Plan], plan: Plan, *, limit: int = UNDO_LIMIT) -> lis
     return [*history, plan][-limit:]
 
 
-def _detach(plan: Plan, removed: dict[str, Step], lang: Language) -> list[str]:
+def _detach(plan: Plan, removed: dict[str, Step]) -> list[Message]:
     """Remove every link from ``plan``'s steps to the ``removed`` ones; say what changed."""
     if not removed:
         return []
-    notes: list[str] = []
+    notes: list[Message] = []
     for step in plan.steps:
         inherited = _without_removed(step, removed)
         if inherited:
-            notes.append(pick(lang, f"{step.id} 改为依赖 {', '.join(inherited)}（被删步骤的依赖），"
-                                    "保持原来的先后顺序",
-                              f"{step.id} now depends on {', '.join(inherited)} (what the "
-                              "deleted step depended on), so the order is kept"))
+            notes.append(msg("edit.inherited", step=step.id, steps=", ".join(inherited)))
         dropped = [key for key, value in (step.args or {}).items()
                    if references_in(value) & removed.keys()]
         if dropped:
             step.args = {k: v for k, v in (step.args or {}).items() if k not in dropped} or None
-            notes.append(pick(lang, f"{step.id} 的参数 {', '.join(dropped)} 引用了被删除的步骤，"
-                                    "已去掉：运行时由模型补上（离线时请手动填写）",
-                              f"{step.id}: removed the argument(s) {', '.join(dropped)}, "
-                              "which read a deleted step; the model fills them in at run "
-                              "time (offline, type them in)"))
+            notes.append(msg("edit.arguments_dropped", step=step.id,
+                             arguments=", ".join(dropped)))
         read = sorted(set(STEP_NAME.findall(step.condition or "")) & removed.keys())
         if read:
-            notes.append(pick(lang, f"{step.id} 的条件读取了被删除的 {', '.join(read)}："
-                                    "请改写或清空条件（保留它，以免这一步变成无条件执行）",
-                              f"{step.id} condition reads the deleted {', '.join(read)}: "
-                              "rewrite or clear it (it is kept so that the step does not "
-                              "run unconditionally)"))
+            notes.append(msg("edit.condition_reads_deleted", step=step.id,
+                             steps=", ".join(read)))
     return notes
 
 
@@ -223,7 +214,7 @@ def _without_removed(step: Step, removed: dict[str, Step]) -> list[str]:
     return inherited
 
 
-def _apply_row(step: Step, row: dict[str, Any], lang: Language) -> str | None:
+def _apply_row(step: Step, row: dict[str, Any]) -> Message | None:
     step.description = _text(row.get("description"))
     tool = _text(row.get("tool"))
     step.tool = None if tool.lower() in _NO_TOOL_SPELLINGS else tool
@@ -237,15 +228,9 @@ def _apply_row(step: Step, row: dict[str, Any], lang: Language) -> str | None:
     try:
         args = json.loads(args_text)
     except json.JSONDecodeError as exc:
-        return pick(lang, f"{step.id} 的参数不是有效的 JSON（第 {exc.colno} 列：{exc.msg}）；"
-                          "改好这一格之前沿用原来的参数",
-                    f"{step.id} args are not valid JSON ({exc.msg} at column {exc.colno}); "
-                    "the previous args are kept until you fix the cell")
+        return msg("edit.args_not_json", step=step.id, error=exc.msg, column=exc.colno)
     if not isinstance(args, dict):
-        return pick(lang, f"{step.id} 的参数必须是 JSON 对象，例如 {{\"参数\": \"取值\"}}；"
-                          "改好这一格之前沿用原来的参数",
-                    f"{step.id} args must be a JSON object like {{\"name\": \"value\"}}; "
-                    "the previous args are kept until you fix the cell")
+        return msg("edit.args_not_object", step=step.id)
     step.args = args
     return None
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field, model_validator
 
 from core.base.expressions import ExpressionError, condition_step_refs, is_expression_condition
-from core.base.language import Language, detect_language, pick
-from core.base.messages import Message, msg, render
+from core.base.language import Language, detect_language
+from core.base.messages import Message, msg
 from core.base.step_id import STEP_ID, step_number
 from core.base.text import preview
 from core.errors import PlanValidationError, ToolArgumentError, UnknownToolError
@@ -49,7 +49,6 @@ STATUS_ICONS = {
 REFERENCE = re.compile(r"\{\{\s*(s\d+)((?:\.[\w\-]+|\[\d+\])*)\s*\}\}")
 STEP_NAME = re.compile(r"(?<![\w.'\"])(s\d+)\b")  # as a condition names it: s2.status
 _PREVIEW_CHARS = 80
-_CYCLE_ZH = "{ids} 形成了循环依赖；请去掉其中一条依赖"
 
 
 def now() -> datetime:
@@ -193,7 +192,7 @@ class Plan(BaseModel):
         """
         order = topological_ids(self.dependency_graph())
         if len(order) < len(self.steps):
-            raise PlanValidationError([_cycle_sentence(cycle, "en") for cycle in self.cycles()])
+            raise PlanValidationError([_cycle_problem(cycle) for cycle in self.cycles()])
         by_id = {s.id: s for s in self.steps}
         return [by_id[sid] for sid in order]
 
@@ -223,33 +222,27 @@ class Plan(BaseModel):
     # ---- validation ---------------------------------------------------------------------
 
     def validate(  # type: ignore[override]
-        self, registry: ToolRegistry | None = None, *, language: Language = "en",
-        can_infer: bool = True,
-    ) -> list[str]:
-        """Every problem of the plan as a sentence that names the step (empty when fine).
+        self, registry: ToolRegistry | None = None, *, can_infer: bool = True,
+    ) -> list[Message]:
+        """Every problem of the plan as a message that names the step (empty when fine);
+        a face words them in its language, a model reads them in English (``str``).
 
-        ``language`` "zh" words the sentences in Chinese (for the dashboard in 中文).
         ``can_infer`` False (no model configured) makes a pending tool step that leaves a
         required argument out a problem: nothing could fill it in at run time.
         """
-        lang = language
         if not self.steps:
-            return [pick(lang, "计划里没有步骤；请至少添加一个步骤",
-                         "the plan has no steps; add at least one step")]
-        problems: list[str] = []
+            return [msg("plan.no_steps")]
+        problems: list[Message] = []
         ids = set(self.ids())
         seen: set[str] = set()
         for step in self.steps:
             if step.id in seen:
-                problems.append(pick(lang, f"{step.id} 出现了不止一次；每个步骤需要自己的编号",
-                                     f"{step.id} appears more than once; give every step "
-                                     "its own id"))
+                problems.append(msg("plan.duplicate_id", step=step.id))
             seen.add(step.id)
             if step_number(step.id) is None:
-                problems.append(pick(lang, f"{step.id!r} 不是有效的编号；编号形如 s1、s2、s3",
-                                     f"{step.id!r} is not a valid id; ids look like s1, s2, s3"))
-            problems.extend(_step_problems(step, ids, registry, lang, can_infer))
-        problems.extend(_cycle_sentence(cycle, lang) for cycle in self.cycles()
+                problems.append(msg("plan.bad_id", step=repr(step.id)))
+            problems.extend(_step_problems(step, ids, registry, can_infer))
+        problems.extend(_cycle_problem(cycle) for cycle in self.cycles()
                         if len(cycle) > 1)  # a self-loop is already reported by its step
         return problems
 
@@ -310,64 +303,49 @@ class Plan(BaseModel):
         return cls.model_validate(json.loads(text))
 
 
-def _cycle_sentence(cycle: list[str], lang: Language) -> str:
-    ids = ", ".join(cycle)
-    return pick(lang, _CYCLE_ZH.format(ids=ids),
-                f"{ids} form a dependency cycle; remove one link")
+def _cycle_problem(cycle: list[str]) -> Message:
+    return msg("plan.cycle", steps=", ".join(cycle))
 
 
 def _step_problems(step: Step, ids: set[str], registry: ToolRegistry | None,
-                   lang: Language, can_infer: bool) -> list[str]:
+                   can_infer: bool) -> list[Message]:
     sid = step.id
-    problems: list[str] = []
+    problems: list[Message] = []
     if not step.description.strip():
-        problems.append(pick(lang, f"{sid} 没有描述；请写明这一步做什么",
-                             f"{sid} has no description; say what the step does"))
+        problems.append(msg("plan.no_description", step=sid))
     for dep in step.depends_on:
         if dep == sid:
-            problems.append(pick(lang, f"{sid} 依赖了自己；请把它从 depends_on 中去掉",
-                                 f"{sid} depends on itself; remove it from depends_on"))
+            problems.append(msg("plan.depends_on_itself", step=sid))
         elif dep not in ids:
-            problems.append(pick(lang, f"{sid} 依赖了不存在的步骤 {dep}",
-                                 f"{sid} depends on unknown step {dep}"))
+            problems.append(msg("plan.unknown_dependency", step=sid, dependency=dep))
     deps = set(step.depends_on)
     for ref in sorted(references_in(step.args or {}) - deps):
-        problems.append(pick(
-            lang, f"{sid} 引用了 {{{{{ref}...}}}}，却没有依赖 {ref}；请把 {ref} 加入 depends_on",
-            f"{sid} refers to {{{{{ref}...}}}} but does not depend on {ref}; "
-            f"add {ref} to depends_on"))
+        problems.append(msg("plan.reference_without_dependency", step=sid,
+                            reference="{{" + ref + "...}}", dependency=ref))
     if step.condition and is_expression_condition(step.condition):
         try:
             missing = condition_step_refs(step.condition) - deps
         except ExpressionError as exc:
-            problems.append(pick(lang, f"{sid} 的条件无法解析：{exc}",
-                                 f"{sid} condition does not parse: {exc}"))
+            problems.append(msg("plan.condition_unparsable", step=sid, error=exc))
         else:
-            problems.extend(pick(
-                lang, f"{sid} 的条件读取了 {ref}，却没有依赖它；请把 {ref} 加入 depends_on",
-                f"{sid} condition reads {ref} but does not depend on it; "
-                f"add {ref} to depends_on") for ref in sorted(missing & ids))
-            problems.extend(pick(
-                lang, f"{sid} 的条件读取了不存在的步骤 {ref}；请改写或清空这个条件",
-                f"{sid} condition reads {ref}, which is not a step of the plan; rewrite or "
-                "clear the condition") for ref in sorted(missing - ids))
+            problems.extend(msg("plan.condition_without_dependency", step=sid, dependency=ref)
+                            for ref in sorted(missing & ids))
+            problems.extend(msg("plan.condition_unknown_step", step=sid, dependency=ref)
+                            for ref in sorted(missing - ids))
     if step.tool is not None and registry is not None:
-        problems.extend(_tool_problems(step, registry, lang, can_infer))
+        problems.extend(_tool_problems(step, registry, can_infer))
     return problems
 
 
-def _tool_problems(step: Step, registry: ToolRegistry, lang: Language, can_infer: bool
-                   ) -> list[str]:
+def _tool_problems(step: Step, registry: ToolRegistry, can_infer: bool) -> list[Message]:
     try:
         target = registry.get(step.tool or "")
     except UnknownToolError as exc:
-        return [pick(lang, f"{step.id} 使用了未知工具 {step.tool!r}；已注册的工具："
-                           f"{', '.join(registry.names())}",
-                     f"{step.id} uses {exc}")]
+        return [msg("plan.unknown_tool", step=step.id, error=exc.message or str(exc))]
     left_out = [name for name in target.required if (step.args or {}).get(name) is None]
     if left_out and not can_infer and step.status == "pending":
-        return [render(msg("step.args_need_llm", step=step.id, tool=target.name,
-                           missing=", ".join(left_out)), lang)]
+        return [msg("step.args_need_llm", step=step.id, tool=target.name,
+                    missing=", ".join(left_out))]
     if not step.args:
         return []
     literal = {k: v for k, v in step.args.items() if not references_in(v)}
@@ -375,20 +353,17 @@ def _tool_problems(step: Step, registry: ToolRegistry, lang: Language, can_infer
     properties = target.parameters.get("properties", {})
     for key in step.args:
         if key not in properties:
-            problems.append(pick(
-                lang, f"{step.id} 给 {step.tool} 传了未知参数 {key!r}；它的参数是："
-                      f"{', '.join(properties) or '无'}",
-                f"{step.id} gives {step.tool} an unknown argument {key!r}; "
-                f"its parameters are: {', '.join(properties) or 'none'}"))
+            problems.append(msg("plan.unknown_argument", step=step.id, tool=step.tool,
+                                argument=repr(key),
+                                parameters=", ".join(properties) or msg("word.none")))
     try:
         found = target.value_problems(literal)
     except ToolArgumentError as exc:
-        return [*problems, f"{step.id}: {exc}"]
+        return [*problems, msg("step.prefixed", step=step.id, error=exc.message or str(exc))]
     for problem in found:
-        field = problem.params.get("field", "")
-        detail = problem.params.get("detail", "")
-        problems.append(pick(lang, f"{step.id} 给 {step.tool} 的参数 {field!r} 不对：{detail}",
-                             f"{step.id} argument {field!r} for {step.tool}: {detail}"))
+        problems.append(msg("plan.argument_value", step=step.id, tool=step.tool,
+                            argument=repr(problem.params.get("field", "")),
+                            detail=problem.params.get("detail", "")))
     return problems
 
 

@@ -128,7 +128,7 @@ def converse(
         except PlanParseError as exc:
             problems = [str(exc)]
         except PlanValidationError as exc:
-            problems = list(exc.problems)
+            problems = [str(problem) for problem in exc.problems]  # a model reads English
         else:
             problems = review(plan) if review is not None else []
             candidate = (plan, problems)

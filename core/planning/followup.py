@@ -152,7 +152,7 @@ def _llm_steps(plan: Plan, follow_up: str, engine: Engine, language: Language
         except PlanParseError as exc:
             problems = [str(exc)]
         except PlanValidationError as exc:
-            problems = list(exc.problems)
+            problems = [str(problem) for problem in exc.problems]  # a model reads English
         logger.info("follow-up planning attempt %d unusable: %s", attempt, problems)
         messages = [*messages, {"role": "assistant", "content": text or "(empty reply)"},
                     {"role": "user", "content": FOLLOWUP_CORRECTIVE.substitute(
