@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.base.language import Language
 from core.base.messages import Both, Message, msg, render
 
-__all__ = ["TEXTS", "said"]
+__all__ = ["TEXTS", "in_language", "said"]
 
 TEXTS: dict[str, tuple[str, str]] = {
     "ops.unknown_service": ("unknown service {name}; known services are: {known}",
@@ -55,6 +56,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     "sql.bad": ("run_sql: bad SQL ({error}); call describe_tables to see tables and columns",
                 "run_sql：SQL 有误（{error}）；请先调用 describe_tables 查看表和列"),
 }
+
+
+def in_language(language: Language, english: str, chinese: str) -> str:
+    """The demo's own text (an offline plan's step, an offline answer: what a model would
+    have written) in the request's ``language``."""
+    return chinese if language == "zh" else english
 
 
 def said(code: str, **params: Any) -> Message:

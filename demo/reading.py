@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 
-from core.base.language import detect_language, pick
+from core.base.language import detect_language
 from core.base.messages import Both
 from core.planning.clauses import split_clauses
 from core.planning.packs import Need, Reading
 from core.planning.router import has_condition, is_question
 from core.planning.routes import Route, ruled
 from core.tools.registry import ToolRegistry
+from demo.messages import in_language
 from demo.offline.text import cues, extract_entities
 
 __all__ = ["MAX_QUESTIONS", "questions", "read", "route"]
@@ -137,10 +138,10 @@ def questions(request: str, registry: ToolRegistry) -> list[str]:
         wants_order = refund_action or bool(_ORDER_ACTION.search(clause))
         if (has_order_tools and wants_order and not everything.orders
                 and not everything.tracking):
-            asked.append(pick(lang, "请提供订单号（例如 88231），这样才能查询或办理。",
-                              "Which order is it? Please give the order number (for "
-                              "example 88231)."))
+            asked.append(in_language(lang, "Which order is it? Please give the order number (for "
+                                     "example 88231).",
+                                     "请提供订单号（例如 88231），这样才能查询或办理。"))
         if (_RECOMMEND.search(clause) and _PRICE_MATTERS.search(clause)
                 and everything.budget is None and not everything.numbers):
-            asked.append(pick(lang, "您的预算大概是多少？", "What is your budget, roughly?"))
+            asked.append(in_language(lang, "What is your budget, roughly?", "您的预算大概是多少？"))
     return list(dict.fromkeys(asked))[:MAX_QUESTIONS]

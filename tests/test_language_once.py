@@ -7,7 +7,15 @@ pages/ that calls ``detect_language`` guesses again, and fails this test.
 from __future__ import annotations
 
 import ast
+import json
+import re
 from pathlib import Path
+
+import pytest
+
+from core.base.language import written_in
+from core.cli.main import main
+from core.store.run_store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 FACES_AND_CORE = ("core", "ui", "pages")
@@ -40,3 +48,34 @@ def test_only_the_entry_points_detect_the_language():
         f"or the request instead: {guessing}")
     assert sum(len(lines) for lines in found.values()) <= 4, found
     assert set(found) == set(DECIDERS), "a listed entry point no longer decides: drop it"
+
+
+def test_pick_is_gone_from_the_engine_and_the_faces():
+    found = [f"{path.relative_to(ROOT)}:{number}" for path in _python_files()
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"(?<![\w.])pick\(", line)]
+    assert not found, f"word these with message codes (core.base.messages.msg): {found}"
+
+
+@pytest.mark.parametrize(("request_text", "language", "answer_opens", "export_says", "other"), [
+    ("查一下订单 88231 到了没", "zh", "以下是本次处理结果", "## 计划", "Here is what I found"),
+    ("check whether order 88231 has arrived", "en", "Here is what I found", "## Plan",
+     "以下是本次处理结果"),
+])
+def test_a_request_stays_in_its_language_from_plan_to_export(
+        capsys, monkeypatch, request_text, language, answer_opens, export_says, other):
+    monkeypatch.setenv("PLANBOARD_LANG", "en")  # the command line's own words: not the request's
+    assert main(["plan", "--offline", "--json", request_text]) == 0
+    drafted = json.loads(capsys.readouterr().out)
+    assert drafted["language"] == language
+    assert all(written_in(step["description"], language) for step in drafted["steps"])
+    assert main(["run", "--offline", "--yes", request_text]) == 0
+    shown = capsys.readouterr().out
+    assert answer_opens in shown and other not in shown
+    assert "steps, critical path" in shown  # the CLI's own words follow PLANBOARD_LANG
+    [listed] = RunStore().list_runs()  # a listing holds no plan: read the run itself
+    run = RunStore().get_run(listed.run_id)
+    assert run.plan is not None and run.plan.language == language
+    assert main(["export", run.run_id, "--format", "md"]) == 0
+    report = capsys.readouterr().out
+    assert export_says in report and answer_opens in report and other not in report

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-__all__ = ["LANGUAGES", "Language", "detect_language", "pick", "terms", "words", "written_in"]
+__all__ = ["LANGUAGES", "Language", "detect_language", "terms", "words", "written_in"]
 
 Language = Literal["en", "zh"]
 LANGUAGES: tuple[Language, ...] = ("en", "zh")
@@ -34,11 +34,6 @@ def _reads_chinese(text: str) -> bool:
     chinese = len(_CJK.findall(text))
     english = len(_LATIN_WORD.findall(text))
     return bool(chinese) and chinese >= english
-
-
-def pick(lang: Language, zh: str, en: str) -> str:
-    """The Chinese or the English text, by language."""
-    return zh if lang == "zh" else en
 
 
 def words(text: str, *, characters: bool = False) -> list[str]:

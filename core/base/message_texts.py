@@ -902,4 +902,37 @@ TEXTS: dict[str, tuple[str, str]] = {
     "edit.criteria_unparsable": (
         "the success criteria read like an expression but do not parse: {error}",
         "成功标准像一个表达式，但无法解析：{error}"),
+    # ---- why a request takes its route (core.planning.routes: a rule's reason code) -----
+    "route.empty": ("empty request; planning", "请求为空，交给规划器"),
+    "route.condition": (
+        "the request has a condition (\"if ...\"), so it needs a plan",
+        "请求包含条件判断（如“到了的话……”），需要先规划再执行"),
+    "route.side_effect": (
+        "the request asks for an action with a side effect, so it is planned",
+        "请求要执行有副作用的操作，需要先核对再执行"),
+    "route.chained": (
+        "one lookup needs what another finds first, so it is planned",
+        "要先查到一个结果，再用它查下一个，需要先规划"),
+    "route.parts": (
+        "the request has {count} separate parts, so it needs a plan",
+        "请求包含 {count} 个子任务，需要先规划再执行"),
+    "route.analysis": ("the task needs a multi-step analysis", "任务需要多步分析，需要先规划"),
+    "route.lookup": (
+        "a single lookup ({names}) that one to three tool calls can do",
+        "一个简单的查询（{names}），一到三次工具调用即可完成"),
+    "route.knowledge": (
+        "a knowledge question (policy, guide or advice) with no id to look up; answered from "
+        "the knowledge base",
+        "知识问答（政策、说明或选购建议），没有要查询的单号，直接检索知识库回答"),
+    "route.several": (
+        "the request has several parts, so it is planned",
+        "请求包含多个部分，需要先规划"),
+    "route.simple": ("a simple request, handled directly", "简单请求，直接处理"),
+    "route.no_knowledge_tool": (
+        "no tool answers questions from documents; planning",
+        "没有能检索文档回答问题的工具，改为规划"),
+    "route.no_source": (
+        "no knowledge-base source covers it, but tools can ({names}); planning",
+        "知识库里没有相关资料，而工具可以回答（{names}），改为规划"),
+    "route.person": ("chosen by a person: {mode}", "由用户指定：{mode}"),
 }

@@ -23,13 +23,12 @@ from core.llm.engine import Engine
 from core.planning.choices import ROUTE_MODES
 from core.planning.clauses import clean_query, split_clauses
 from core.planning.packs import packs, reading
-from core.planning.routes import ROUTE_ALIASES, ROUTE_REASONS, Route, reason_text, ruled
+from core.planning.routes import ROUTE_ALIASES, Route, reason_text, ruled
 from core.planning.tool_match import PLAIN_MATCH, score_tool
 from core.prompts.adaptive import ROUTER_SYSTEM, language_name, parse_reply
 from core.tools.registry import Tool, ToolRegistry
 
 __all__ = [
-    "ROUTE_REASONS",
     "Route",
     "ask_knowledge",
     "decide_route",

@@ -6,9 +6,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from core.base.language import Language, detect_language, pick
+from core.base.language import Language, detect_language
 from core.base.text import clip, preview
 from core.plan.model import Plan, Step
+from demo.messages import in_language
 from demo.offline.answer_ops import (
     diagnose_section,
     health_section,
@@ -77,23 +78,27 @@ def compose_answer(plan: Plan) -> str:
         try:
             text = _section(plan, step, lang)
         except Exception as exc:  # one odd result must not hide the others
-            text = pick(lang, f"{step.id}：无法整理结果（{exc}）",
-                      f"{step.id}: could not summarise the result ({exc})")
+            text = in_language(lang, f"{step.id}: could not summarise the result ({exc})",
+                               f"{step.id}：无法整理结果（{exc}）")
         if text:
             sections.append(text)
     if not sections:
-        sections.append(pick(lang, "没有可汇总的结果。", "There are no results to summarise."))
+        sections.append(in_language(lang, "There are no results to summarise.",
+                                    "没有可汇总的结果。"))
     period = _period_line(plan)
     if period:
         sections.insert(0, period)
     if earlier:
-        head = pick(lang, "针对追加的请求，新的结果如下（之前的回答仍然有效）：",
-                    "For your follow-up, here is what the new steps found (the earlier "
-                    "answer still stands):")
+        head = in_language(lang,
+                           "For your follow-up, here is what the new steps found (the earlier "
+                           "answer still stands):",
+                           "针对追加的请求，新的结果如下（之前的回答仍然有效）：")
         parts = [head, *sections]
     else:
-        parts = [pick(lang, "以下是本次处理结果：", "Here is what I found and did:"), *sections,
-                 pick(lang, "如有其他问题，随时联系我！", "Let me know if there is anything else.")]
+        parts = [in_language(lang, "Here is what I found and did:",
+                             "以下是本次处理结果："), *sections,
+                 in_language(lang, "Let me know if there is anything else.",
+                             "如有其他问题，随时联系我！")]
     answer = "\n\n".join(parts)
     return answer if lang == "zh" else english_names(answer, plan)
 
@@ -126,20 +131,23 @@ def _earlier_answer_steps(plan: Plan, synthesis: Step | None) -> set[str]:
 def _section(plan: Plan, step: Step, lang: Language) -> str:
     if step.status == "failed":
         if step.tool is None:
-            return pick(lang, f"⚠️ 未完成：{step.description}（{step.error or '需要大模型'}）",
-                      f"⚠️ Not done: {step.description} ({step.error or 'needs an LLM'})")
+            return in_language(lang,
+                               f"⚠️ Not done: {step.description} ({step.error or 'needs an LLM'})",
+                               f"⚠️ 未完成：{step.description}（{step.error or '需要大模型'}）")
         if step.tool == "apply_refund":
-            return pick(lang, f"⚠️ 退款没有成功：{step.error}",
-                      f"⚠️ The refund did not go through: {step.error}")
-        return pick(lang, f"✗ {step.description}：失败（{step.error}）",
-                  f"✗ {step.description}: failed ({step.error})")
+            return in_language(lang, f"⚠️ The refund did not go through: {step.error}",
+                               f"⚠️ 退款没有成功：{step.error}")
+        return in_language(lang, f"✗ {step.description}: failed ({step.error})",
+                           f"✗ {step.description}：失败（{step.error}）")
     if step.status == "skipped":
         if step.tool == "apply_refund":
             return _skipped_refund(plan, step, lang)
-        return pick(lang, f"⏭ 已跳过：{step.description}（{step.error or '条件不满足'}）",
-                  f"⏭ Skipped: {step.description} ({step.error or 'its condition was false'})")
+        return in_language(
+            lang,
+            f"⏭ Skipped: {step.description} ({step.error or 'its condition was false'})",
+            f"⏭ 已跳过：{step.description}（{step.error or '条件不满足'}）")
     if step.status != "completed":
-        return pick(lang, f"○ 未执行：{step.description}", f"○ Not run: {step.description}")
+        return in_language(lang, f"○ Not run: {step.description}", f"○ 未执行：{step.description}")
     renderer = _RENDERERS.get(step.tool or "")
     if renderer is not None:
         return renderer(plan, step, lang)
@@ -150,23 +158,25 @@ def _knowledge(plan: Plan, step: Step, lang: Language) -> str:
     hits = _get(step.result, "hits") or []
     query = _get(step.args, "query", "")
     if not hits:
-        return pick(lang, f"🔍 知识库里没有找到与“{query}”相关的内容。",
-                  f"🔍 The knowledge base has nothing on \"{query}\".")
+        return in_language(lang, f"🔍 The knowledge base has nothing on \"{query}\".",
+                           f"🔍 知识库里没有找到与“{query}”相关的内容。")
     top = hits[0]
     product = _pick_product(str(_get(top, "content", "")), _budget(plan))
     if product is not None:
         name, price, why = product
         within = _budget(plan) is not None and price <= (_budget(plan) or 0)
-        budget_note = pick(lang, f"，在预算 {_budget(plan):g} 以内" if within else "",
-                         f", within your budget of {_budget(plan):g}" if within else "")
-        return pick(
+        budget_note = in_language(lang,
+                                  f", within your budget of {_budget(plan):g}" if within else "",
+                                  f"，在预算 {_budget(plan):g} 以内" if within else "")
+        return in_language(
             lang,
-            f"🏠 推荐：{name}（¥{price:g}）{budget_note}。理由：{why}\n（来源：{top['title']}）",
             f"🏠 Recommended: {name} (¥{price:g}){budget_note}. Why: {why}\n"
             f"(source: {top['title']})",
-        )
-    lines = [pick(lang, f"🔍 知识库检索“{query}”的结果（本地资料，非实时网络）：",
-                f"🔍 Knowledge base results for \"{query}\" (local sources, not the live web):")]
+            f"🏠 推荐：{name}（¥{price:g}）{budget_note}。理由：{why}\n（来源：{top['title']}）")
+    lines = [in_language(
+        lang,
+        f"🔍 Knowledge base results for \"{query}\" (local sources, not the live web):",
+        f"🔍 知识库检索“{query}”的结果（本地资料，非实时网络）：")]
     for hit in hits[:3]:
         lines += ["", f"**{_get(hit, 'title', '')}**", ""]
         lines += _key_lines(str(_get(hit, "content", "")), lang)
@@ -228,32 +238,38 @@ def _order(plan: Plan, step: Step, lang: Language) -> str:
     product = _get(r, "product") if lang == "zh" else _get(r, "product_en", _get(r, "product"))
     status = _get(r, "status_zh") if lang == "zh" else str(_get(r, "status", "")).replace("_", " ")
     signed = _get(r, "signed_at")
-    text = pick(lang, f"📦 订单 {_get(r, 'order_id')}：{product}"
-                      f"（¥{_get(r, 'price', 0):g}），状态："
-                    f"{status}" + (f"，{signed} 签收" if signed else ""),
-              f"📦 Order {_get(r, 'order_id')}: {product}, ¥{_get(r, 'price', 0):g}, status: "
-              f"{status}" + (f", signed for on {signed}" if signed else ""))
+    text = in_language(
+        lang,
+        f"📦 Order {_get(r, 'order_id')}: {product}, ¥{_get(r, 'price', 0):g}, status: "
+        f"{status}" + (f", signed for on {signed}" if signed else ""),
+        f"📦 订单 {_get(r, 'order_id')}：{product}"
+        f"（¥{_get(r, 'price', 0):g}），状态："
+        f"{status}" + (f"，{signed} 签收" if signed else ""))
     refund = _get(r, "refund")
     if refund:
         shown = _refund_status(refund["status"], lang)
-        text += pick(lang, f"；已有退款 {refund['refund_id']}（{shown}）",
-                   f"; it already has refund {refund['refund_id']} ({refund['status']})")
-    return text + pick(lang, "。", ".")
+        text += in_language(lang,
+                            f"; it already has refund {refund['refund_id']} ({refund['status']})",
+                            f"；已有退款 {refund['refund_id']}（{shown}）")
+    return text + in_language(lang, ".", "。")
 
 
 def _refund(plan: Plan, step: Step, lang: Language) -> str:
     r = step.result
     if _get(r, "created"):
-        return pick(lang, f"💰 已为订单 {_get(r, 'order_id')} 申请退款，"
-                        f"退款单号 {_get(r, 'refund_id')}，金额 ¥{_get(r, 'amount', 0):g}，"
-                        "预计 1-3 个工作日原路退回。",
-                  f"💰 Refund requested for order {_get(r, 'order_id')}: refund id "
-                  f"{_get(r, 'refund_id')}, ¥{_get(r, 'amount', 0):g}, back to the original "
-                  "payment in 1-3 business days.")
-    return pick(lang, f"💰 订单 {_get(r, 'order_id')} 已有退款 {_get(r, 'refund_id')}"
-                    f"（{_refund_status(_get(r, 'status'), lang)}），没有重复申请。",
-              f"💰 Order {_get(r, 'order_id')} already has refund {_get(r, 'refund_id')} "
-              f"({_get(r, 'status')}); no second refund was created.")
+        return in_language(
+            lang,
+            f"💰 Refund requested for order {_get(r, 'order_id')}: refund id "
+            f"{_get(r, 'refund_id')}, ¥{_get(r, 'amount', 0):g}, back to the original "
+            "payment in 1-3 business days.",
+            f"💰 已为订单 {_get(r, 'order_id')} 申请退款，"
+            f"退款单号 {_get(r, 'refund_id')}，金额 ¥{_get(r, 'amount', 0):g}，"
+            "预计 1-3 个工作日原路退回。")
+    return in_language(lang,
+                       f"💰 Order {_get(r, 'order_id')} already has refund {_get(r, 'refund_id')} "
+                       f"({_get(r, 'status')}); no second refund was created.",
+                       f"💰 订单 {_get(r, 'order_id')} 已有退款 {_get(r, 'refund_id')}"
+                       f"（{_refund_status(_get(r, 'status'), lang)}），没有重复申请。")
 
 
 def _skipped_refund(plan: Plan, step: Step, lang: Language) -> str:
@@ -263,24 +279,26 @@ def _skipped_refund(plan: Plan, step: Step, lang: Language) -> str:
     result = order.result if order is not None else None
     refund = _get(result, "refund")
     if refund:
-        return pick(lang, f"⏭ 订单 {order_id} 已有退款 {refund['refund_id']}"
-                        f"（{_refund_status(refund['status'], lang)}），"
-                        "无需再次申请，所以没有重复退款。",
-                  f"⏭ Order {order_id} already has refund {refund['refund_id']} "
-                  f"({refund['status']}), so no second refund was requested.")
+        return in_language(lang, f"⏭ Order {order_id} already has refund {refund['refund_id']} "
+                           f"({refund['status']}), so no second refund was requested.",
+                           f"⏭ 订单 {order_id} 已有退款 {refund['refund_id']}"
+                           f"（{_refund_status(refund['status'], lang)}），"
+                           "无需再次申请，所以没有重复退款。")
     status = _get(result, "status")
     if status and status != "delivered":
         shown = _get(result, "status_zh", status) if lang == "zh" else status.replace("_", " ")
-        return pick(lang, f"⏭ 订单 {order_id} 当前状态为“{shown}”，还没有签收，所以没有申请退款；"
-                        "签收后 7 天内可以再申请。",
-                  f"⏭ Order {order_id} is {shown}, not delivered yet, so no refund was "
-                  "requested; you can ask again within 7 days after it is signed for.")
+        return in_language(lang,
+                           f"⏭ Order {order_id} is {shown}, not delivered yet, so no refund was "
+                           "requested; you can ask again within 7 days after it is signed for.",
+                           f"⏭ 订单 {order_id} 当前状态为“{shown}”，还没有签收，所以没有申请退款；"
+                           "签收后 7 天内可以再申请。")
     if order is not None and order.status == "failed":
-        return pick(lang, f"⏭ 订单 {order_id} 查询失败，所以退款没有执行。",
-                  f"⏭ The lookup of order {order_id} failed, so no refund was requested.")
-    return pick(lang, f"⏭ 订单 {order_id} 的退款已跳过（{step.error or '条件不满足'}）。",
-              f"⏭ The refund for order {order_id} was skipped "
-              f"({step.error or 'its condition was false'}).")
+        return in_language(lang,
+                           f"⏭ The lookup of order {order_id} failed, so no refund was requested.",
+                           f"⏭ 订单 {order_id} 查询失败，所以退款没有执行。")
+    return in_language(lang, f"⏭ The refund for order {order_id} was skipped "
+                       f"({step.error or 'its condition was false'}).",
+                       f"⏭ 订单 {order_id} 的退款已跳过（{step.error or '条件不满足'}）。")
 
 
 def _logistics(plan: Plan, step: Step, lang: Language) -> str:
@@ -290,40 +308,42 @@ def _logistics(plan: Plan, step: Step, lang: Language) -> str:
     carrier = _get(r, "carrier")
     if lang == "en":
         carrier = CARRIERS_EN.get(str(carrier), carrier)
-    return pick(lang, f"🚚 运单 {_get(r, 'tracking_no')}（{carrier}）最新进展："
-                      f"{described or '暂无'}（{_get(latest, 'time', '')}）",
-                f"🚚 Parcel {_get(r, 'tracking_no')} ({carrier}): "
-                f"{str(_get(r, 'latest_status', 'no events')).replace('_', ' ')} — {described} "
-                f"({_get(latest, 'time', '')})")
+    return in_language(
+        lang,
+        f"🚚 Parcel {_get(r, 'tracking_no')} ({carrier}): "
+        f"{str(_get(r, 'latest_status', 'no events')).replace('_', ' ')} — {described} "
+        f"({_get(latest, 'time', '')})",
+        f"🚚 运单 {_get(r, 'tracking_no')}（{carrier}）最新进展："
+        f"{described or '暂无'}（{_get(latest, 'time', '')}）")
 
 
 def _tables(plan: Plan, step: Step, lang: Language) -> str:
     tables = ", ".join(f"{t['name']} ({t['row_count']})" for t in _get(step.result, "tables") or [])
-    return pick(lang, f"🗂️ 数据表（行数）：{tables}", f"🗂️ Tables (rows): {tables}")
+    return in_language(lang, f"🗂️ Tables (rows): {tables}", f"🗂️ 数据表（行数）：{tables}")
 
 
 def _sql(plan: Plan, step: Step, lang: Language) -> str:
     r = step.result
     columns = _get(r, "columns") or []
     rows = _get(r, "rows") or []
-    lines = [f"📊 {step.description}{pick(lang, '：', ':')}", ""]
+    lines = [f"📊 {step.description}{in_language(lang, ':', '：')}", ""]
     lines += markdown_table(columns, rows[:_ROWS_SHOWN])
     if len(rows) > _ROWS_SHOWN or _get(r, "truncated"):
-        lines += ["", pick(lang, f"…共 {_get(r, 'row_count', len(rows))} 行",
-                           f"… {_get(r, 'row_count', len(rows))} rows in all")]
+        lines += ["", in_language(lang, f"… {_get(r, 'row_count', len(rows))} rows in all",
+                                  f"…共 {_get(r, 'row_count', len(rows))} 行")]
     if "reason" in columns and rows:
         top = str(rows[0][columns.index("reason")])
         advice = _CHURN_ADVICE.get(top)
         if advice:
-            lines += ["", pick(lang, f"→ 主要原因是{advice[2]}（{top}），建议：{advice[0]}。",
-                               f"→ The main reason is {top}; suggestion: {advice[1]}.")]
+            lines += ["", in_language(lang, f"→ The main reason is {top}; suggestion: {advice[1]}.",
+                                      f"→ 主要原因是{advice[2]}（{top}），建议：{advice[0]}。")]
     return "\n".join(lines)
 
 
 def _web(plan: Plan, step: Step, lang: Language) -> str:
     results = _get(step.result, "results") or []
-    lines = [pick(lang, f"🌐 网络搜索“{_get(step.result, 'query', '')}”：",
-                f"🌐 Web search \"{_get(step.result, 'query', '')}\":")]
+    lines = [in_language(lang, f"🌐 Web search \"{_get(step.result, 'query', '')}\":",
+                         f"🌐 网络搜索“{_get(step.result, 'query', '')}”：")]
     lines += [f"- {_get(x, 'title', '')} — {_get(x, 'url', '')}" for x in results[:5]]
     return "\n".join(lines)
 
@@ -333,8 +353,8 @@ def _calc(plan: Plan, step: Step, lang: Language) -> str:
 
 
 def _time(plan: Plan, step: Step, lang: Language) -> str:
-    return pick(lang, f"🕒 当前时间：{_get(step.result, 'iso')}",
-              f"🕒 Current time: {_get(step.result, 'iso')}")
+    return in_language(lang, f"🕒 Current time: {_get(step.result, 'iso')}",
+                       f"🕒 当前时间：{_get(step.result, 'iso')}")
 
 
 def _reasoning(plan: Plan, step: Step, lang: Language) -> str:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.base.language import Language, pick
+from core.base.language import Language
 from core.plan.model import Plan, Step
+from demo.messages import in_language
 
 __all__ = ["diagnose_section", "health_section", "scale_section", "services_section"]
 
@@ -83,8 +84,8 @@ def services_section(plan: Plan, step: Step, lang: Language) -> str:
     if any(s.tool == "check_health" and s.status == "completed" for s in plan.steps):
         return ""
     names = ", ".join(_get(step.result, "names") or [])
-    return pick(lang, f"🖥️ 共 {_get(step.result, 'count', 0)} 个服务：{names}",
-                f"🖥️ {_get(step.result, 'count', 0)} services: {names}")
+    return in_language(lang, f"🖥️ {_get(step.result, 'count', 0)} services: {names}",
+                       f"🖥️ 共 {_get(step.result, 'count', 0)} 个服务：{names}")
 
 
 def health_section(plan: Plan, step: Step, lang: Language) -> str:
@@ -93,34 +94,39 @@ def health_section(plan: Plan, step: Step, lang: Language) -> str:
     checks = {c["service"]: c["status"] for c in _get(r, "services") or [] if isinstance(c, dict)}
     unhealthy = _get(r, "unhealthy") or []
     if not unhealthy:
-        return pick(lang, f"🩺 健康检查：{_get(r, 'checked', 0)} 个服务全部正常。",
-                    f"🩺 Health check: all {_get(r, 'checked', 0)} services are healthy.")
-    listed = pick(lang, "、", ", ").join(
-        pick(lang, f"{name}（{_status(checks.get(name, '?'), lang)}）",
-             f"{name} ({checks.get(name, '?')})") for name in unhealthy)
-    return pick(lang, f"🩺 健康检查：{_get(r, 'checked', 0)} 个服务中 {len(unhealthy)} 个异常："
-                      f"{listed}",
-                f"🩺 Health check: {len(unhealthy)} of {_get(r, 'checked', 0)} services are "
-                f"unhealthy: {listed}")
+        return in_language(lang,
+                           f"🩺 Health check: all {_get(r, 'checked', 0)} services are healthy.",
+                           f"🩺 健康检查：{_get(r, 'checked', 0)} 个服务全部正常。")
+    listed = in_language(lang, ", ", "、").join(
+        in_language(lang, f"{name} ({checks.get(name, '?')})",
+                    f"{name}（{_status(checks.get(name, '?'), lang)}）") for name in unhealthy)
+    return in_language(lang,
+                       f"🩺 Health check: {len(unhealthy)} of {_get(r, 'checked', 0)} services are "
+                       f"unhealthy: {listed}",
+                       f"🩺 健康检查：{_get(r, 'checked', 0)} 个服务中 {len(unhealthy)} 个异常："
+                       f"{listed}")
 
 
 def diagnose_section(plan: Plan, step: Step, lang: Language) -> str:
     """One line per diagnosed service: findings, likely cause, next actions."""
     items = _get(step.result, "diagnoses") or []
     if not items:
-        return pick(lang, "🔧 没有需要诊断的服务。", "🔧 No service needed a diagnosis.")
-    lines = [pick(lang, "🔧 诊断：", "🔧 Diagnosis:")]
+        return in_language(lang, "🔧 No service needed a diagnosis.", "🔧 没有需要诊断的服务。")
+    lines = [in_language(lang, "🔧 Diagnosis:", "🔧 诊断：")]
     for d in items:
-        sep = pick(lang, "；", "; ")
-        findings = sep.join(_phrase(f, lang) for f in d.get("findings") or []) or pick(
-            lang, "未发现问题", "no problem found")
+        sep = in_language(lang, "; ", "；")
+        findings = sep.join(_phrase(f, lang) for f in d.get("findings") or []) or in_language(
+            lang,
+            "no problem found",
+            "未发现问题")
         actions = sep.join(_phrase(a, lang) for a in d.get("recommended_actions") or [])
         cause = _phrase(d.get("likely_cause", ""), lang)
         status = _status(d.get("status"), lang)
-        lines.append(pick(lang, f"- {d['service']}（{status}）：{findings}；可能原因：{cause}"
-                                + (f"；建议：{actions}" if actions else ""),
-                          f"- {d['service']} ({status}): {findings}; likely cause: {cause}"
-                          + (f"; next: {actions}" if actions else "")))
+        lines.append(in_language(lang,
+                                 f"- {d['service']} ({status}): {findings}; likely cause: {cause}"
+                                 + (f"; next: {actions}" if actions else ""),
+                                 f"- {d['service']}（{status}）：{findings}；可能原因：{cause}"
+                                 + (f"；建议：{actions}" if actions else "")))
     return "\n".join(lines)
 
 
@@ -128,12 +134,13 @@ def scale_section(plan: Plan, step: Step, lang: Language) -> str:
     """One line per service: replicas now → suggested, and why."""
     items = _get(step.result, "suggestions") or []
     if not items:
-        return pick(lang, "📈 没有需要调整容量的服务。", "📈 No service needs a capacity change.")
-    lines = [pick(lang, "📈 扩容建议：", "📈 Scaling suggestions:")]
+        return in_language(lang, "📈 No service needs a capacity change.",
+                           "📈 没有需要调整容量的服务。")
+    lines = [in_language(lang, "📈 Scaling suggestions:", "📈 扩容建议：")]
     for s in items:
         reason = _phrase(s["reason"], lang)
-        lines.append(pick(lang, f"- {s['service']}：副本 {s['current_replicas']} → "
-                                f"{s['suggested_replicas']}（{reason}）",
-                          f"- {s['service']}: replicas {s['current_replicas']} → "
-                          f"{s['suggested_replicas']} ({reason})"))
+        lines.append(in_language(lang, f"- {s['service']}: replicas {s['current_replicas']} → "
+                                 f"{s['suggested_replicas']} ({reason})",
+                                 f"- {s['service']}：副本 {s['current_replicas']} → "
+                                 f"{s['suggested_replicas']}（{reason}）"))
     return "\n".join(lines)

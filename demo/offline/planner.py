@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from core.base.language import Language, detect_language, pick
+from core.base.language import Language, detect_language
 from core.base.messages import render
 from core.errors import UnservableRequestError
 from core.plan.model import Plan, Step
@@ -25,6 +25,7 @@ from core.planning.packs import data_until
 from core.planning.periods import Period, calendar_period, request_period, today
 from core.planning.tool_match import score_tool
 from core.tools.registry import ToolRegistry
+from demo.messages import in_language
 from demo.offline.match import fill_args
 from demo.offline.text import (
     CHURN_QUERIES,
@@ -85,14 +86,13 @@ class _Draft:
 
     def cannot(self, clause: str, why_zh: str = "", why_en: str = "") -> str:
         text = clause.strip()[:200]
-        self.unserved.append(pick(
-            self.lang, f"“{text}”{why_zh or '（没有匹配的工具）'}",
-            f"\"{text}\"{why_en or ' (no built-in tool matches it)'}"))
-        return self.add(pick(
+        self.unserved.append(in_language(self.lang,
+                                         f"\"{text}\"{why_en or ' (no built-in tool matches it)'}",
+                                         f"“{text}”{why_zh or '（没有匹配的工具）'}"))
+        return self.add(in_language(
             self.lang,
-            f"无法离线完成：“{text}”{why_zh or '（没有匹配的工具，需要配置大模型）'}",
             f"Cannot be done offline: \"{text}\"{why_en or ' (no matching tool; needs an LLM)'}",
-        ))
+            f"无法离线完成：“{text}”{why_zh or '（没有匹配的工具，需要配置大模型）'}"))
 
 
 # ---- families ---------------------------------------------------------------------------
@@ -111,8 +111,8 @@ def _shop(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
         check = _order_check(draft, order_id)
         if "logistics" in flags and draft.has("query_logistics"):
             draft.add(
-                pick(lang, f"查询订单 {order_id} 的物流轨迹",
-                   f"Track the parcel of order {order_id}"),
+                in_language(lang, f"Track the parcel of order {order_id}",
+                            f"查询订单 {order_id} 的物流轨迹"),
                 "query_logistics",
                 {"tracking_no": f"{{{{{check}.tracking_no}}}}"} if check else None,
                 [check] if check else [],
@@ -122,8 +122,8 @@ def _shop(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
     for tracking_no in found.tracking:
         if draft.has("query_logistics"):
             did = True
-            draft.add(pick(lang, f"查询运单 {tracking_no} 的物流轨迹",
-                         f"Track parcel {tracking_no}"),
+            draft.add(in_language(lang, f"Track parcel {tracking_no}",
+                                  f"查询运单 {tracking_no} 的物流轨迹"),
                       "query_logistics", {"tracking_no": tracking_no})
     if not did and "refund" in flags and "policy" not in flags:
         draft.cannot(clause, "（没有给出订单号，请补充订单号）",
@@ -139,10 +139,10 @@ def _order_check(draft: _Draft, order_id: str) -> str | None:
     if not draft.has("query_order"):
         return None
     step_id = draft.add(
-        pick(draft.lang, f"查询订单 {order_id} 的详情，确认商品和状态",
-           f"Look up order {order_id} and its status"),
+        in_language(draft.lang, f"Look up order {order_id} and its status",
+                    f"查询订单 {order_id} 的详情，确认商品和状态"),
         "query_order", {"order_id": order_id},
-        success_criteria=pick(draft.lang, "订单状态已知", "the order status is known"),
+        success_criteria=in_language(draft.lang, "the order status is known", "订单状态已知"),
     )
     draft.orders[order_id] = step_id
     return step_id
@@ -150,15 +150,15 @@ def _order_check(draft: _Draft, order_id: str) -> str | None:
 
 def _refund(draft: _Draft, order_id: str, check: str | None, clause: str) -> None:
     broken = re.search(r"坏|故障|破损|质量|broken|faulty|defect|damaged|not working", clause, re.I)
-    reason = pick(draft.lang, "商品故障，用户要求退货" if broken else "用户申请退货",
-                "item is broken" if broken else "customer asked to return it")
+    reason = in_language(draft.lang, "item is broken" if broken else "customer asked to return it",
+                         "商品故障，用户要求退货" if broken else "用户申请退货")
     draft.add(
-        pick(draft.lang, f"如果订单 {order_id} 已签收，为其申请退款（原因：{reason}）",
-           f"If order {order_id} was delivered, request a refund ({reason})"),
+        in_language(draft.lang, f"If order {order_id} was delivered, request a refund ({reason})",
+                    f"如果订单 {order_id} 已签收，为其申请退款（原因：{reason}）"),
         "apply_refund", {"order_id": order_id, "reason": reason},
         [check] if check else [],
         f"{check}.status == 'delivered'" if check else None,
-        pick(draft.lang, "拿到退款单号", "a refund id is returned"),
+        in_language(draft.lang, "a refund id is returned", "拿到退款单号"),
     )
 
 
@@ -171,9 +171,9 @@ def _ops(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
         draft.last_services = found.services
         target: Any = found.services if len(found.services) > 1 else found.services[0]
         names = ", ".join(found.services)
-        wanted = [("check_health", pick(lang, f"检查 {names} 的健康状态",
-                                      f"Check the health of {names}"))]
-        wanted += [(tool, pick(lang, f"{zh} {names}", f"{en} {names}"))
+        wanted = [("check_health", in_language(lang, f"Check the health of {names}",
+                                               f"检查 {names} 的健康状态"))]
+        wanted += [(tool, in_language(lang, f"{en} {names}", f"{zh} {names}"))
                    for kind, tool, zh, en in _OPS_FOLLOW_UPS if kind in flags]
         for tool, description in wanted:
             key = f"{tool}:{names}"
@@ -182,21 +182,22 @@ def _ops(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
         return True
     if "list_services" not in draft.ops and draft.has("list_services"):
         draft.ops["list_services"] = draft.add(
-            pick(lang, "列出所有微服务", "List every micro-service"), "list_services", {})
+            in_language(lang, "List every micro-service", "列出所有微服务"), "list_services", {})
     listing = draft.ops.get("list_services")
     if wants_health and "check_health" not in draft.ops and draft.has("check_health"):
         draft.ops["check_health"] = draft.add(
-            pick(lang, "检查所有服务的健康状态", "Check the health of every service"),
+            in_language(lang, "Check the health of every service", "检查所有服务的健康状态"),
             "check_health",
             {"service": f"{{{{{listing}.names}}}}" if listing else "all"},
             [listing] if listing else [],
-            success_criteria=pick(lang, "得到异常服务列表", "the unhealthy services are known"),
+            success_criteria=in_language(lang, "the unhealthy services are known",
+                                         "得到异常服务列表"),
         )
     health = draft.ops.get("check_health")
     for kind, tool, zh, en in _OPS_FOLLOW_UPS:
         if kind in flags and tool not in draft.ops and draft.has(tool):
             draft.ops[tool] = draft.add(
-                pick(lang, f"{zh}所有异常服务", f"{en} every unhealthy service"), tool,
+                in_language(lang, f"{en} every unhealthy service", f"{zh}所有异常服务"), tool,
                 {"service": f"{{{{{health}.unhealthy}}}}" if health else "all"},
                 [health] if health else [],
             )
@@ -216,15 +217,17 @@ _OPS_FOLLOW_UPS = (
 def _analytics(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
     lang = draft.lang
     if found.sql and draft.has("run_sql"):
-        draft.add(pick(lang, "执行 SQL 查询", "Run the SQL query"), "run_sql", {"query": found.sql})
+        draft.add(in_language(lang, "Run the SQL query",
+                              "执行 SQL 查询"), "run_sql", {"query": found.sql})
         return True
     if draft.has("describe_tables") and "describe_tables" not in draft.ops:
         draft.ops["describe_tables"] = draft.add(
-            pick(lang, "查看数据表结构", "Look at the analytics tables"), "describe_tables", {})
+            in_language(lang, "Look at the analytics tables",
+                        "查看数据表结构"), "describe_tables", {})
     if "churn" in flags and draft.has("run_sql") and "churn" not in draft.ops:
         fields = _period_fields(draft.analysed_period(), lang)
         for zh, en, sql in CHURN_QUERIES:
-            draft.ops["churn"] = draft.add(pick(lang, zh, en).format(**fields), "run_sql",
+            draft.ops["churn"] = draft.add(in_language(lang, en, zh).format(**fields), "run_sql",
                                            {"query": sql.format(**fields)})
         return True
     if "churn" not in draft.ops and "schema" not in flags:
@@ -247,17 +250,18 @@ def _research(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> b
     if draft.has("web_search"):
         for zh, en in (("概况", "overview"), ("功能对比", "comparison"), ("趋势", "trends")):
             query = f"{topic} {zh if lang == 'zh' else en}"
-            draft.add(pick(lang, f"网络搜索：{query}", f"Search the web: {query}"),
+            draft.add(in_language(lang, f"Search the web: {query}", f"网络搜索：{query}"),
                       "web_search", {"query": query})
         return True
     if draft.has("search_knowledge"):
-        draft.warnings.append(pick(
-            lang, "未配置 PLANBOARD_SEARXNG_URL：调研使用本地知识库（本地资料，非实时网络）",
+        draft.warnings.append(in_language(
+            lang,
             "PLANBOARD_SEARXNG_URL is not set: research uses the local knowledge base "
             "(local sources, not the live web)",
-        ))
-        draft.add(pick(lang, f"在本地知识库中搜索：{topic}", f"Search the local knowledge base: "
-                     f"{topic}"), "search_knowledge", {"query": topic, "top_k": 5})
+            "未配置 PLANBOARD_SEARXNG_URL：调研使用本地知识库（本地资料，非实时网络）"))
+        draft.add(in_language(lang, f"Search the local knowledge base: {topic}",
+                              f"在本地知识库中搜索：{topic}"),
+                  "search_knowledge", {"query": topic, "top_k": 5})
         return True
     return False
 
@@ -266,16 +270,18 @@ def _knowledge(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> 
     if not draft.has("search_knowledge"):
         return False
     query = clean_query(clause) or clause.strip()[:80]
-    draft.add(pick(draft.lang, f"搜索知识库：{query}", f"Search the knowledge base: {query}"),
+    draft.add(in_language(draft.lang, f"Search the knowledge base: {query}",
+                          f"搜索知识库：{query}"),
               "search_knowledge", {"query": query},
-              success_criteria=pick(draft.lang, "找到相关文档", "relevant documents are found"))
+              success_criteria=in_language(draft.lang, "relevant documents are found",
+                                           "找到相关文档"))
     return True
 
 
 def _calculate(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
     if not (found.expression and draft.has("calculate")):
         return False
-    draft.add(pick(draft.lang, f"计算 {found.expression}", f"Calculate {found.expression}"),
+    draft.add(in_language(draft.lang, f"Calculate {found.expression}", f"计算 {found.expression}"),
               "calculate", {"expression": found.expression})
     return True
 
@@ -283,7 +289,8 @@ def _calculate(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> 
 def _time(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
     if not draft.has("get_current_time"):
         return False
-    draft.add(pick(draft.lang, "获取当前时间", "Get the current time"), "get_current_time", {})
+    draft.add(in_language(draft.lang, "Get the current time",
+                          "获取当前时间"), "get_current_time", {})
     return True
 
 
@@ -332,28 +339,31 @@ def offline_plan(request: str, registry: ToolRegistry, *, strict: bool = False) 
     served = 0
     for clause in split_clauses(text)[:_MAX_CLAUSES]:
         if len(draft.steps) >= _MAX_STEPS:
-            draft.warnings.append(pick(lang, "请求过长，只规划了前面的部分",
-                                     "the request is long; only its first part was planned"))
+            draft.warnings.append(in_language(
+                lang,
+                "the request is long; only its first part was planned",
+                "请求过长，只规划了前面的部分"))
             break
         found = extract_entities(clause)
         if found.budget is not None:
             constraints.append(f"budget <= {found.budget:g}")
         served += _plan_clause(draft, clause, found)
     if not draft.steps:
-        draft.cannot(text or pick(lang, "（空请求）", "(empty request)"))
+        draft.cannot(text or in_language(lang, "(empty request)", "（空请求）"))
     if strict and not served:
         raise _unservable(text, draft)
     draft.add(
-        pick(lang, "综合以上结果，给出最终回复", "Summarise the results for the user"),
+        in_language(lang, "Summarise the results for the user", "综合以上结果，给出最终回复"),
         depends_on=[s.id for s in draft.steps],
     )
     if draft.period is not None:
         prefix = PERIOD_PREFIX.zh if lang == "zh" else PERIOD_PREFIX.en
         constraints.append(prefix + draft.period.describe(lang))
     plan = Plan(
-        goal=text.strip()[:_GOAL_CHARS] or pick(lang, "（空请求）", "(empty request)"),
-        definition_of_done=pick(lang, "请求中的每个子任务都有结果或说明了原因",
-                              "every part of the request has a result or a stated reason"),
+        goal=text.strip()[:_GOAL_CHARS] or in_language(lang, "(empty request)", "（空请求）"),
+        definition_of_done=in_language(lang,
+                                       "every part of the request has a result or a stated reason",
+                                       "请求中的每个子任务都有结果或说明了原因"),
         constraints=list(dict.fromkeys(constraints)),
         steps=draft.steps,
         warnings=list(dict.fromkeys(draft.warnings)),
@@ -368,13 +378,13 @@ def offline_plan(request: str, registry: ToolRegistry, *, strict: bool = False) 
 def _unservable(text: str, draft: _Draft) -> UnservableRequestError:
     reasons = list(dict.fromkeys(draft.unserved))
     why = "；".join(reasons) if draft.lang == "zh" else "; ".join(reasons)
-    return UnservableRequestError(pick(
+    return UnservableRequestError(in_language(
         draft.lang,
-        f"离线无法处理这个请求：{why}。没有记录任何运行。请配置大模型（OPENAI_API_KEY），"
-        "或围绕订单、物流、服务运维、数据分析或知识库重新描述。",
         f"This request cannot be served offline: {why}. No run was recorded. Configure an "
         "LLM (OPENAI_API_KEY), or ask about orders, parcels, services, analytics or the "
-        "knowledge base."), reasons)
+        "knowledge base.",
+        f"离线无法处理这个请求：{why}。没有记录任何运行。请配置大模型（OPENAI_API_KEY），"
+        "或围绕订单、物流、服务运维、数据分析或知识库重新描述。"), reasons)
 
 
 def _plan_clause(draft: _Draft, clause: str, found: Entities) -> bool:
@@ -412,10 +422,10 @@ def _minimal_plan(goal: str, lang: Language, problems: list[str]) -> Plan:
     return Plan(
         goal=goal,
         steps=[
-            Step(id="s1", description=pick(lang, f"无法离线完成：{goal[:200]}",
-                                         f"Cannot be done offline: {goal[:200]}")),
-            Step(id="s2", description=pick(lang, "综合以上结果，给出最终回复",
-                                         "Summarise the results for the user"),
+            Step(id="s1", description=in_language(lang, f"Cannot be done offline: {goal[:200]}",
+                                                  f"无法离线完成：{goal[:200]}")),
+            Step(id="s2", description=in_language(lang, "Summarise the results for the user",
+                                                  "综合以上结果，给出最终回复"),
                  depends_on=["s1"]),
         ],
         warnings=[f"offline planner problem: {p}" for p in problems],
