@@ -20,6 +20,7 @@ ROUTE_ALIASES = {"react": "direct", "simple": "direct", "workflow": "knowledge",
                  "rag": "knowledge", "qa": "knowledge", "hierarchical": "plan",
                  "complex": "plan"}
 
+
 class Route(BaseModel):
     """The way a request will be handled, and why (``source``: who decided).
 
