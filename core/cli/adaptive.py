@@ -5,14 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from contextlib import nullcontext
 from typing import Any
 
-from core.cli.output import ask, print_json, print_progress, short
+from core.cli.output import ask, print_json, short
 from core.cli.text import cli_language, say
-from core.cli.workers import printing_events
+from core.cli.workers import following_continued_run
 from core.errors import ConfigError
-from core.runs.dispatch import execution_mode
 
 __all__ = ["add_adaptive_commands"]
 
@@ -84,11 +82,7 @@ def cmd_followup(args: argparse.Namespace) -> int:
         print(say("not_executed"), file=out)
         return 1
     started = time.monotonic()
-    if execution_mode() == "workers":  # a worker executes it: its events come from the store
-        seen = max((event.seq for event in runner.store.events(record.run_id)), default=0)
-        following, on_event = printing_events(runner.store, record.run_id, out, after=seen), None
-    else:
-        following, on_event = nullcontext(), lambda event: print_progress(event, out)
+    following, on_event = following_continued_run(runner.store, record.run_id, out)
     runner.follow_up(record.run_id, args.request, engine=engine, prepared=(plan, usage),
                      on_event=on_event)
     with following:

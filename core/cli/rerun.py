@@ -6,12 +6,12 @@ import argparse
 import json
 import sys
 import time
-from contextlib import nullcontext
 from typing import Any
 
-from core.cli.output import ask, print_progress
+from core.cli.output import ask
 from core.cli.runs import add_approve_replans, new_versions_policy, report_run, wait_answering
 from core.cli.text import cli_language, say
+from core.cli.workers import following_continued_run
 from core.errors import ConfigError
 
 __all__ = ["add_rerun_command"]
@@ -40,7 +40,6 @@ def add_rerun_command(subparsers: Any) -> None:
 def cmd_rerun(args: argparse.Namespace) -> int:
     """Prepare the re-run, show its diff and what runs again, ask (unless --yes), run it."""
     from core.plan.diff import format_diff
-    from core.runs.dispatch import execution_mode
     from core.runs.recovery import engine_for_record
     from core.runs.rerun import prepare_rerun
 
@@ -63,13 +62,7 @@ def cmd_rerun(args: argparse.Namespace) -> int:
         print(say("not_rerun"), file=out)
         return 1
     started = time.monotonic()
-    if execution_mode() == "workers":  # a worker executes it: its events come from the store
-        from core.cli.workers import printing_events
-
-        seen = max((event.seq for event in runner.store.events(record.run_id)), default=0)
-        following, on_event = printing_events(runner.store, record.run_id, out, after=seen), None
-    else:
-        following, on_event = nullcontext(), lambda event: print_progress(event, out)
+    following, on_event = following_continued_run(runner.store, record.run_id, out)
     runner.rerun(prepared, engine=engine, on_event=on_event)
     print(f"run {record.run_id}", file=out)
     with following:

@@ -9,8 +9,8 @@ import signal
 import sqlite3
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -176,6 +176,20 @@ def follow_submitted(runner: Any, run_id: str, *, detach: bool, as_json: bool, o
         print(say("still_running", run_id=run_id), file=sys.stderr)
         return 130
     return report_run(record, as_json, started, out, route)
+
+
+def following_continued_run(store: Any, run_id: str, out: Any
+                            ) -> tuple[AbstractContextManager[Any], Callable[[Any], None] | None]:
+    """How the command line prints a run it continues (a follow-up, a re-run): the block
+    to run it in and the ``on_event`` to pass. A worker executes it under
+    ``PLANBOARD_EXECUTION=workers``, so its new events are read from the store after those
+    already recorded; otherwise this process executes it and prints each event."""
+    from core.runs.dispatch import execution_mode
+
+    if execution_mode() == "workers":
+        seen = max((event.seq for event in store.events(run_id)), default=0)
+        return printing_events(store, run_id, out, after=seen), None
+    return nullcontext(), lambda event: print_progress(event, out)
 
 
 @contextmanager
