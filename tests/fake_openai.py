@@ -6,6 +6,13 @@ answers from a scripted queue or a ``responder`` function of the request body, a
 ``usage`` to every success, can wait a fixed ``latency_s`` per call, and records every
 request thread-safely (the key's value is never recorded).
 
+Asked to ``stream``, it answers as OpenAI does: server-sent events, one ``data: {chunk}``
+line per piece of the reply (``chunk_chars`` characters each, ``chunk_delay_s`` apart),
+the finish reason, a usage chunk when ``stream_options.include_usage`` asks for one, then
+``data: [DONE]``. A reply's :class:`Hold` keeps the rest of its stream back until the test
+releases it, and ``cut_after`` ends a stream early, as a dropped connection does.
+``FakeOpenAI(streams=False)`` refuses streaming with a 400, as some servers do.
+
 It needs nothing beyond the standard library (and core's LLMSettings for ``settings()``),
 so bench/ uses it too. In tests use the ``fake_openai`` fixture of tests/conftest.py::
 
@@ -24,7 +31,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -35,8 +42,10 @@ __all__ = [
     "FakeOpenAI",
     "FakeRaw",
     "FakeReply",
+    "Hold",
     "RecordedRequest",
     "error",
+    "streamed",
     "text",
     "tool_call",
     "tool_calls",
@@ -49,8 +58,21 @@ DEFAULT_MODELS = ("gpt-4o-mini", "fake-planner", "fake-executor")
 
 
 @dataclass
+class Hold:
+    """Where a streamed reply stops until the test says: the stream sends everything up to
+    the end of ``after`` (its first occurrence), sets ``reached`` and waits for ``release``."""
+
+    after: str
+    reached: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
 class FakeReply:
-    """A successful chat completion: text and/or tool calls (name, arguments dict or str)."""
+    """A successful chat completion: text and/or tool calls (name, arguments dict or str).
+
+    The ``chunk_*``, ``hold`` and ``cut_after`` fields shape the reply when it is streamed.
+    """
 
     content: str | None = None
     calls: list[tuple[str, dict[str, Any] | str]] = field(default_factory=list)
@@ -58,6 +80,10 @@ class FakeReply:
     include_usage: bool = True
     delay_s: float = 0.0
     finish_reason: str | None = None
+    chunk_chars: int = 24
+    chunk_delay_s: float = 0.0
+    hold: Hold | None = None
+    cut_after: str | None = None  # the stream ends after this text: no finish, no [DONE]
 
 
 @dataclass
@@ -88,6 +114,13 @@ Responder = Callable[[dict[str, Any]], Reply | None]
 def text(content: str, *, usage: tuple[int, int] | None = None, delay_s: float = 0.0) -> FakeReply:
     """A plain text reply."""
     return FakeReply(content=content, usage=usage, delay_s=delay_s)
+
+
+def streamed(content: str, *, chunk_chars: int = 24, chunk_delay_s: float = 0.0,
+             hold: Hold | None = None, cut_after: str | None = None) -> FakeReply:
+    """A text reply shaped for streaming (sent whole to a request that does not stream)."""
+    return FakeReply(content=content, chunk_chars=chunk_chars, chunk_delay_s=chunk_delay_s,
+                     hold=hold, cut_after=cut_after)
 
 
 def tool_call(name: str, arguments: dict[str, Any] | str, **kwargs: Any) -> FakeReply:
@@ -134,6 +167,7 @@ class FakeOpenAI:
         latency_s: float = 0.0,
         responder: Responder | None = None,
         reject_object_tool_choice: bool = False,
+        streams: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -142,6 +176,7 @@ class FakeOpenAI:
         self.latency_s = latency_s
         self.responder = responder
         self.reject_object_tool_choice = reject_object_tool_choice
+        self.streams = streams
         self._queue: list[Reply] = []
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -230,8 +265,9 @@ class FakeOpenAI:
         return error(500, "FakeOpenAI has no scripted reply left for this request.",
                      type="server_error")
 
-    def handle_chat(self, body: Any) -> tuple[int, bytes, str]:
-        """Status, body bytes and content type for one chat completion request."""
+    def handle_chat(self, body: Any) -> tuple[int, bytes | Iterator[bytes], str]:
+        """Status, body (bytes, or the events of a stream) and content type for one chat
+        completion request."""
         problem = self._check_chat(body)
         if problem is not None:
             return _error_response(problem)
@@ -246,7 +282,10 @@ class FakeOpenAI:
         if isinstance(reply, FakeRaw):
             raw = reply.body.encode() if isinstance(reply.body, str) else reply.body
             return reply.status, raw, reply.content_type
-        return 200, json.dumps(self._completion(body, reply)).encode(), "application/json"
+        completion = self._completion(body, reply)
+        if body.get("stream"):
+            return 200, _events(completion, reply, body), "text/event-stream"
+        return 200, json.dumps(completion).encode(), "application/json"
 
     def _check_chat(self, body: Any) -> FakeError | None:
         if not isinstance(body, dict):
@@ -257,8 +296,8 @@ class FakeOpenAI:
         if self.models is not None and model not in self.models:
             return error(404, f"The model `{model}` does not exist or you do not have "
                          "access to it.", code="model_not_found")
-        if body.get("stream"):
-            return error(400, "FakeOpenAI does not stream; send stream=false.")
+        if body.get("stream") and not self.streams:
+            return error(400, "This server does not stream; send stream=false.")
         choice = body.get("tool_choice")
         if choice is not None and not body.get("tools"):
             return error(400, "'tool_choice' is only allowed when 'tools' are specified.")
@@ -316,6 +355,56 @@ class _QuietServer(ThreadingHTTPServer):
         logger.exception("FakeOpenAI failed to answer %s", client_address)
 
 
+def _events(completion: dict[str, Any], reply: FakeReply, body: dict[str, Any]
+            ) -> Iterator[bytes]:
+    """The server-sent events of ``completion`` streamed as ``reply`` says."""
+    choice = completion["choices"][0]
+    head = {key: completion[key] for key in ("id", "created", "model")}
+
+    def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        chunk = {**head, "object": "chat.completion.chunk",
+                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+    yield event({"role": "assistant", "content": ""})
+    content = choice["message"]["content"] or ""
+    for start, end in _pieces(content, reply):
+        if reply.cut_after is not None and start >= _end_of(content, reply.cut_after):
+            return
+        if start and reply.chunk_delay_s:
+            time.sleep(reply.chunk_delay_s)
+        if reply.hold is not None and start == _end_of(content, reply.hold.after):
+            reply.hold.reached.set()
+            reply.hold.release.wait(timeout=30)
+        yield event({"content": content[start:end]})
+    if choice["message"].get("tool_calls"):
+        calls = [{**call, "index": index}
+                 for index, call in enumerate(choice["message"]["tool_calls"])]
+        yield event({"tool_calls": calls})
+    yield event({}, choice["finish_reason"])
+    if (body.get("stream_options") or {}).get("include_usage") and "usage" in completion:
+        usage = {**head, "object": "chat.completion.chunk", "choices": [],
+                 "usage": completion["usage"]}
+        yield b"data: " + json.dumps(usage).encode() + b"\n\n"
+    yield b"data: [DONE]\n\n"
+
+
+def _end_of(content: str, marker: str) -> int:
+    found = content.find(marker)
+    return len(content) + 1 if found < 0 else found + len(marker)
+
+
+def _pieces(content: str, reply: FakeReply) -> list[tuple[int, int]]:
+    """(start, end) of each piece: ``chunk_chars`` long, split also where a hold or a cut
+    falls, so that the stream stops exactly there."""
+    cuts = set(range(0, len(content), max(1, reply.chunk_chars)))
+    for marker in (reply.hold.after if reply.hold else None, reply.cut_after):
+        if marker is not None and _end_of(content, marker) < len(content):
+            cuts.add(_end_of(content, marker))
+    starts = sorted(cuts)
+    return list(zip(starts, [*starts[1:], len(content)], strict=True))
+
+
 def _error_response(problem: FakeError) -> tuple[int, bytes, str]:
     payload = {"error": {"message": problem.message, "type": problem.type,
                          "param": None, "code": problem.code}}
@@ -355,12 +444,18 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 record.finished = time.monotonic()
             self.send_response(status)
             self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
+            if isinstance(payload, bytes):
+                self.send_header("Content-Length", str(len(payload)))
             self.send_header("x-request-id", f"req_fake_{id(record)}")
             self.end_headers()
-            self.wfile.write(payload)
+            if isinstance(payload, bytes):
+                self.wfile.write(payload)
+                return
+            for event in payload:  # HTTP/1.0: the stream ends when the connection closes
+                self.wfile.write(event)
+                self.wfile.flush()
 
-        def _route(self, body: Any, auth_ok: bool) -> tuple[int, bytes, str]:
+        def _route(self, body: Any, auth_ok: bool) -> tuple[int, bytes | Iterator[bytes], str]:
             path = self.path.split("?", 1)[0].rstrip("/")
             known = {("POST", "/v1/chat/completions"), ("GET", "/v1/models")}
             if (self.command, path) not in known:

@@ -47,6 +47,7 @@ class ScriptedChatModel:
         tool_choice: str | dict[str, Any] | None = None,
         json_mode: bool = False,
         json_schema: dict[str, Any] | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> ChatReply:
         request = {
             "messages": messages, "role": role, "tools": tools,
@@ -66,10 +67,12 @@ class ScriptedChatModel:
         if isinstance(reply, Exception):
             raise reply
         if isinstance(reply, str):
-            return ChatReply(
+            reply = ChatReply(
                 content=reply, finish_reason="stop",
                 usage=Usage(llm_calls=1, prompt_tokens=100, completion_tokens=20),
             )
+        if on_text is not None and reply.content:
+            on_text(reply.content)  # a model that does not stream: the whole text at once
         return reply
 
 

@@ -258,12 +258,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
         else:
             print(say("no_plan_needed", mode=route.mode, reason=route.reason_in(cli_language())))
         return 0
+    from core.cli.plan_progress import StepPrinter
     from core.cli.templates import offer_template
     from core.store.run_store import RunStore
 
     store = RunStore()
     offer_template(args.request, store)
-    plan, _ = _draft(args.request, engine, ask_questions=True, store=store)
+    plan, _ = _draft(args.request, engine, ask_questions=True, store=store,
+                     on_steps=None if args.json else StepPrinter(sys.stderr))
     if args.json:
         print_json(plan.canonical())
     else:
@@ -388,13 +390,14 @@ def cmd_demo_reset(args: argparse.Namespace) -> int:
 # ---- helpers ----------------------------------------------------------------------------
 
 
-def _draft(request: str, engine: Any, *, ask_questions: bool, store: Any = None
-           ) -> tuple[Plan, Usage]:
-    """Draft a plan; answer the planner's clarifying questions on the terminal first."""
+def _draft(request: str, engine: Any, *, ask_questions: bool, store: Any = None,
+           on_steps: Any = None) -> tuple[Plan, Usage]:
+    """Draft a plan; answer the planner's clarifying questions on the terminal first;
+    ``on_steps`` hears the steps while the planner writes them."""
     from core.planning.clarify import merge_answers
     from core.runs.session import draft_plan
 
-    draft = draft_plan(request, engine, store=store)
+    draft = draft_plan(request, engine, store=store, on_steps=on_steps)
     usage = draft.usage
     if draft.questions:
         if not ask_questions:
@@ -404,7 +407,7 @@ def _draft(request: str, engine: Any, *, ask_questions: bool, store: Any = None
         answers = [ask_text(f"{question} ") for question in draft.questions]
         merged = merge_answers(request, draft.questions, answers, draft.language)
         draft = draft_plan(merged, engine, store=store, allow_questions=False,
-                           language=draft.language)
+                           language=draft.language, on_steps=on_steps)
         usage += draft.usage
     assert draft.plan is not None  # without questions a draft always holds a plan
     return draft.plan, usage

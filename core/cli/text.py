@@ -27,6 +27,8 @@ _TEXT: dict[str, tuple[str, str]] = {
                   "{steps} 个步骤，关键路径 {path}，约 {calls} 次大模型调用"),
     "no_plan_needed": ("No plan needed: the {mode} workflow answers this ({reason}).",
                        "无需计划：由 {mode} 流程直接回答（{reason}）。"),
+    "planning_step": ("planning… {step_id}: {description}{tool}",
+                      "规划中… {step_id}：{description}{tool}"),
     "warning": ("warning: {text}", "提示：{text}"),
     "error": ("error: {text}", "错误：{text}"),
     "no_answer": ("(no answer)", "（没有答案）"),

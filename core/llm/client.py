@@ -20,8 +20,16 @@ from core.errors import (
     LLMModelNotFoundError,
     LLMResponseError,
 )
-from core.llm.reply import ChatReply, ToolCall, one_line, parse_reply, unescape_template_html
+from core.llm.reply import (
+    ChatReply,
+    ToolCall,
+    decode_template_entities,
+    one_line,
+    parse_reply,
+    unescape_template_html,
+)
 from core.llm.settings import redact_secrets, safe_url
+from core.llm.streamed import StreamBroken, TextListener, read_events
 from core.llm.tool_messages import inline_tool_messages
 
 if TYPE_CHECKING:
@@ -58,11 +66,14 @@ class ChatModel(Protocol):
         tool_choice: str | dict[str, Any] | None = None,
         json_mode: bool = False,
         json_schema: dict[str, Any] | None = None,
+        on_text: TextListener | None = None,
     ) -> ChatReply:
         """Send one chat completion request and return the reply.
 
         ``json_schema`` asks for a reply matching it where the endpoint can be told so; a
         model that cannot simply ignores it (the reply is parsed and checked either way).
+        ``on_text`` hears the reply's text so far as it arrives (a model that does not
+        stream tells it the whole text once); the reply returned is the same either way.
         """
         ...
 
@@ -73,6 +84,12 @@ class OpenAIChatModel:
     The SDK client is created on the first call (never at import or construction), with
     the key, base URL, timeout and retries of ``settings``. Errors come out as the LLM
     classes of core.errors with one-line messages that never contain the key.
+
+    A call with ``on_text`` streams where the profile says the endpoint does: the listener
+    hears the text as it arrives and the reply is the one a whole answer gives. A server
+    that refuses the stream (400, while the same request without it passes) is not asked
+    to stream again by this client; a broken stream, or a whole answer to a stream request,
+    is read as today's single reply would be.
     """
 
     def __init__(
@@ -84,6 +101,7 @@ class OpenAIChatModel:
         self._client: OpenAI | None = None
         self._lock = threading.Lock()
         self.schema_refused = False  # the endpoint answered 400 to a JSON schema once
+        self.stream_refused = False  # the endpoint answered 400 to a stream request once
 
     def __repr__(self) -> str:
         return (
@@ -140,6 +158,7 @@ class OpenAIChatModel:
         json_mode: bool = False,
         extra_body: dict[str, Any] | None = None,
         json_schema: dict[str, Any] | None = None,
+        on_text: TextListener | None = None,
     ) -> ChatReply:
         """Send one chat completion request; raise an LLMError subclass on failure.
 
@@ -169,8 +188,8 @@ class OpenAIChatModel:
         plain = self.profile.response_format(json_mode=json_mode or schema is not None)
         attributes = self._span_attributes(request, role) if tracing.enabled() else None
         with tracing.span(f"chat {model}", attributes, kind="client") as span:
-            reply = (self._send(request, model, role) if response_format == plain
-                     else self._send_structured(request, plain, model, role))
+            reply = (self._send(request, model, role, on_text) if response_format == plain
+                     else self._send_structured(request, plain, model, role, on_text))
             span.set(_reply_attributes(reply))
         logger.debug(
             "%s call to %s took %.2fs: %d prompt + %d completion tokens",
@@ -199,22 +218,71 @@ class OpenAIChatModel:
         }
 
     def _send_structured(
-        self, request: dict[str, Any], plain: dict[str, Any] | None, model: str, role: str
+        self, request: dict[str, Any], plain: dict[str, Any] | None, model: str, role: str,
+        on_text: TextListener | None = None,
     ) -> ChatReply:
         """Send with a schema; on a 400 retry once with ``plain`` JSON mode (or none)."""
         try:
-            return self._send(request, model, role)
+            return self._send(request, model, role, on_text)
         except LLMBadRequestError as exc:
             logger.warning("%s rejected the JSON schema (%s); asking again without it",
                            safe_url(self.settings.base_url), exc)
             retry = {key: value for key, value in {**request, "response_format": plain}.items()
                      if value is not None}
-            reply = self._send(retry, model, role)
+            reply = self._send(retry, model, role, on_text)
         # only now is the schema known to be the cause: the same request passed without it
         self.schema_refused = True
         return reply
 
-    def _send(self, request: dict[str, Any], model: str, role: str) -> ChatReply:
+    def _send(self, request: dict[str, Any], model: str, role: str,
+              on_text: TextListener | None = None) -> ChatReply:
+        """Post ``request`` (streamed when ``on_text`` listens and the endpoint streams)."""
+        if on_text is not None and self.profile.streams and not self.stream_refused:
+            reply = self._stream(request, model, role, on_text)
+            if reply is not None:
+                return _decoded(reply, self.profile)
+        reply = self._send_whole(request, model, role)
+        if on_text is not None and reply.content:
+            on_text(reply.content)
+        return reply
+
+    def _stream(self, request: dict[str, Any], model: str, role: str,
+                on_text: TextListener) -> ChatReply | None:
+        """The streamed reply to ``request``; None when it must be asked for whole (the
+        stream broke, or the server refused to stream)."""
+        import httpx2
+        from openai import OpenAIError
+
+        streamed = {**request, "stream": True}
+        if self.profile.stream_usage:
+            streamed["stream_options"] = {"include_usage": True}
+        base_url = safe_url(self.settings.base_url)
+        decode = decode_template_entities if self.profile.escapes_html else None
+        try:
+            with self.client.chat.completions.with_streaming_response.create(
+                    **streamed) as response:
+                if "text/event-stream" not in response.headers.get("content-type", ""):
+                    return parse_reply(response.text(), base_url)  # it answered whole
+                return read_events(response.iter_lines(), base_url, on_text, decode=decode)
+        except OpenAIError as exc:
+            error = map_openai_error(exc, self.settings, model, role)
+            if not isinstance(error, LLMBadRequestError):
+                logger.warning("%s call to %s failed: %s", role, model, error)
+                raise error from None
+            reply = self._send_whole(request, model, role)
+            # only now is streaming known to be the cause: the same request passed without it
+            logger.info("%s refused to stream (%s); asking it whole from now on",
+                        base_url, error)
+            self.stream_refused = True
+            if reply.content:
+                on_text(reply.content)
+            return reply
+        except (StreamBroken, LLMResponseError, httpx2.TransportError) as exc:
+            logger.warning("%s call to %s: the stream broke (%s); asking again without it",
+                           role, model, _redact(str(exc), self.settings))
+            return None
+
+    def _send_whole(self, request: dict[str, Any], model: str, role: str) -> ChatReply:
         """Post ``request``; a malformed 200 (a proxy's page, a cut-off body) is tried again."""
         from openai import OpenAIError
 
@@ -234,8 +302,13 @@ class OpenAIChatModel:
                 logger.warning("%s call to %s, attempt %d of %d: %s",
                                role, model, attempt, attempts, error)
                 continue
-            return unescape_template_html(reply) if self.profile.escapes_html else reply
+            return _decoded(reply, self.profile)
         raise error
+
+
+def _decoded(reply: ChatReply, profile: ProviderProfile) -> ChatReply:
+    """``reply`` with the entities of an escaping chat template decoded, where it escapes."""
+    return unescape_template_html(reply) if profile.escapes_html else reply
 
 
 def _reply_attributes(reply: ChatReply) -> dict[str, Any]:

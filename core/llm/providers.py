@@ -38,6 +38,13 @@ local servers, which usually serve small models, and for an endpoint PlanBoard d
 know; hosted OpenAI, DeepSeek and DashScope models get those plans right without them, and
 a heuristic that misfires there would only cost a corrective round.
 ``PLANBOARD_WEAK_MODEL_CHECKS`` (on/off) overrides the profile (core.llm.settings).
+
+Every known server streams a reply (server-sent events) when asked; ``streams`` says
+whether to ask, and ``stream_usage`` whether to ask for the token counts at the end of the
+stream (``stream_options.include_usage``: OpenAI, DeepSeek, DashScope, vLLM, Ollama, LM
+Studio and llama.cpp's server read it; llama-cpp-python's server does not, so its profile
+does not send it). A server that refuses a stream, or a stream that breaks, gets the same
+request again without streaming (core.llm.client).
 """
 
 from __future__ import annotations
@@ -87,6 +94,8 @@ class ProviderProfile(BaseModel):
     inline_tool_messages: bool = False
     escapes_html: bool = False
     weak_model_checks: bool = True
+    streams: bool = True
+    stream_usage: bool = True
     url_markers: tuple[str, ...] = ()
     notes: str = ""
 
@@ -191,6 +200,7 @@ PROFILES: dict[str, ProviderProfile] = {
             max_tokens=LOCAL_MAX_TOKENS,
             inline_tool_messages=True,
             escapes_html=True,
+            stream_usage=False,
             url_markers=(":8080", "llama"),
             notes="Ignores tool_choice: PlanBoard asks with 'auto' and checks the reply. "
             "llama-cpp-python's function-calling template drops tool results, so calls and "

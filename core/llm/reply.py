@@ -16,7 +16,14 @@ from core.base.text import preview
 from core.base.usage import Usage
 from core.errors import LLMResponseError
 
-__all__ = ["ChatReply", "ToolCall", "one_line", "parse_reply", "unescape_template_html"]
+__all__ = [
+    "ChatReply",
+    "ToolCall",
+    "decode_template_entities",
+    "one_line",
+    "parse_reply",
+    "unescape_template_html",
+]
 
 
 class ToolCall(BaseModel):
@@ -150,7 +157,8 @@ def unescape_template_html(reply: ChatReply) -> ChatReply:
     return reply.model_copy(update={"content": content, "tool_calls": calls})
 
 
-def _unescape(text: str) -> str:
+def decode_template_entities(text: str) -> str:
+    """``text`` with the entities an autoescaping chat template writes decoded."""
     return _TEMPLATE_ENTITY.sub(lambda found: _TEMPLATE_ENTITIES[found.group()], text)
 
 
@@ -160,17 +168,19 @@ def _unescape_json_text(text: str) -> str:
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
-        return _unescape(text)
+        return decode_template_entities(text)
     if isinstance(value, str | int | float | bool) or value is None:
-        return _unescape(text)  # prose that happens to parse ("&amp;" is not JSON)
+        # prose that happens to parse ("&amp;" is not JSON)
+        return decode_template_entities(text)
     return json.dumps(_unescape_strings(value), ensure_ascii=False)
 
 
 def _unescape_strings(value: Any) -> Any:
     if isinstance(value, str):
-        return _unescape(value)
+        return decode_template_entities(value)
     if isinstance(value, dict):
-        return {_unescape(str(key)): _unescape_strings(item) for key, item in value.items()}
+        return {decode_template_entities(str(key)): _unescape_strings(item)
+                for key, item in value.items()}
     if isinstance(value, list):
         return [_unescape_strings(item) for item in value]
     return value

@@ -18,7 +18,8 @@ from core.base.usage import Usage
 from core.errors import PlanParseError, PlanValidationError
 from core.llm.client import ChatModel, ChatReply
 from core.llm.providers import PromptStyle
-from core.plan.model import Plan
+from core.plan.model import Plan, Step
+from core.plan.step_stream import StepReader
 from core.prompts.plan_schema import plan_schema
 from core.prompts.planning import corrective_prompt, describe_tools, describe_tools_compact
 from core.tools.registry import Tool, ToolRegistry
@@ -26,6 +27,7 @@ from core.tools.registry import Tool, ToolRegistry
 __all__ = [
     "ClarificationNeeded",
     "PlanningResult",
+    "StepListener",
     "catalogue",
     "converse",
     "described_lines",
@@ -36,6 +38,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 ATTEMPTS = 2
+
+StepListener = Callable[[list[Step]], None]
+"""Told the steps of the reply being written each time another one is complete: a preview
+of the plan (every reply starts its own list), never the plan that is checked and approved."""
 
 
 @dataclass
@@ -89,9 +95,20 @@ def schema_for(registry: ToolRegistry, *, questions: bool = False) -> dict[str, 
     return plan_schema(registry.names(), questions=questions)
 
 
-def _ask(model: ChatModel, messages: list[dict[str, Any]], schema: dict[str, Any] | None
-         ) -> ChatReply:
-    return model.chat(messages, role="planner", tools=None, json_mode=True, json_schema=schema)
+def _ask(model: ChatModel, messages: list[dict[str, Any]], schema: dict[str, Any] | None,
+         on_steps: StepListener | None) -> ChatReply:
+    if on_steps is None:
+        return model.chat(messages, role="planner", tools=None, json_mode=True,
+                          json_schema=schema)
+    reader = StepReader()
+
+    def hear(text: str) -> None:
+        steps = reader.feed(text)
+        if steps:
+            on_steps(steps)
+
+    return model.chat(messages, role="planner", tools=None, json_mode=True, json_schema=schema,
+                      on_text=hear)
 
 
 def converse(
@@ -102,6 +119,7 @@ def converse(
     review: Callable[[Plan], list[str]] | None = None,
     schema: dict[str, Any] | None = None,
     explain: Callable[[str], str] | None = None,
+    on_steps: StepListener | None = None,
 ) -> PlanningResult:
     """Ask, and once more with the problems sent back; ``plan`` is None if both fail.
 
@@ -110,12 +128,13 @@ def converse(
     fallback when the second reply is unusable). The retry is a follow-up turn (the reply,
     then the problems, after the same messages), so that a server's prefix cache serves
     everything before it; ``explain(reply)`` adds what the model needs to fix it (the
-    tools it named that the prompt did not describe).
+    tools it named that the prompt did not describe). ``on_steps`` hears each reply's steps
+    while it is written (the reply is streamed where the model can).
     """
     result = PlanningResult(plan=None)
     candidate: tuple[Plan, list[str]] | None = None
     for attempt in range(1, ATTEMPTS + 1):
-        reply = _ask(model, messages, schema)
+        reply = _ask(model, messages, schema, on_steps)
         text = reply.content or ""
         result.usage = result.usage + reply.usage
         result.attempts = attempt

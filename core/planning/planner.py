@@ -31,6 +31,7 @@ from core.planning.clarify import parse_questions
 from core.planning.exchange import (
     ClarificationNeeded,
     PlanningResult,
+    StepListener,
     catalogue,
     converse,
     described_lines,
@@ -114,6 +115,7 @@ def _user_prompt(request: str, registry: ToolRegistry, language: Language,
 def plan_request(
     request: str, engine: Engine, *, language: Language, lessons: Iterable[str] = (),
     allow_questions: bool = False, angle: Angle | None = None,
+    on_steps: StepListener | None = None,
 ) -> PlanningResult:
     """Ask the planner model for a plan; retry once with the errors; else fall back.
 
@@ -121,6 +123,8 @@ def plan_request(
     in ``questions`` and ``plan`` stays None. ``angle`` asks for the plan of one variant (the
     most parallel, the fewest tools, the cheapest); it is checked like any other draft. LLM
     errors (authentication, connection ...) propagate: only unusable output falls back.
+    ``on_steps`` hears the steps of each reply as they are written (a preview: the plan
+    returned is the finished, checked one).
     """
     model = _require_model(engine)
     style = prompt_style(model)
@@ -159,7 +163,7 @@ def plan_request(
 
     schema = schema_for(engine.registry, questions=allow_questions)
     result = converse(model, messages, accept, review=review, schema=schema,
-                      explain=_explainer(listed, engine.registry, style))
+                      explain=_explainer(listed, engine.registry, style), on_steps=on_steps)
     if result.questions:
         return result
     if result.plan is not None:

@@ -21,6 +21,7 @@ from core.plan.model import Plan
 from core.planning.choices import REQUEST_MODES, RequestMode
 
 if TYPE_CHECKING:
+    from core.planning.exchange import StepListener
     from core.planning.routes import Route
     from core.store.run_store import RunStore
 
@@ -87,6 +88,7 @@ def choose_route(request: str, engine: Engine, mode: RequestMode | str) -> tuple
 def draft_plan(
     request: str, engine: Engine, *, store: RunStore | None = None,
     allow_questions: bool = True, language: Language | None = None,
+    on_steps: StepListener | None = None,
 ) -> Draft:
     """A plan for ``request`` (LLM planner, or the rule-based one offline) or questions,
     in ``language`` (given when a request enriched by answers to questions is drafted
@@ -95,6 +97,7 @@ def draft_plan(
     Relevant lessons from the store go into the planner prompt. The LLM planner falls back
     to a minimal plan with its errors in ``plan.warnings``. Offline, a request no rule maps
     to a tool raises UnservableRequestError, so that no run is ever recorded for it.
+    ``on_steps`` hears the LLM planner's steps while its reply is written (a preview).
     """
     require_request(request)
     language = language or request_language(request)
@@ -113,7 +116,7 @@ def draft_plan(
 
     lessons = lessons_for_request(store, request, engine) if store is not None else []
     result = plan_request(request, engine, language=language, lessons=lessons,
-                          allow_questions=allow_questions)
+                          allow_questions=allow_questions, on_steps=on_steps)
     return Draft(plan=result.plan, language=language, usage=result.usage,
                  questions=result.questions, lessons=lessons)
 
