@@ -147,14 +147,16 @@ def engine_tables(latency: float, steps: int) -> list[Table]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every engine benchmark, then the DBOS ones (bench/durable_bench.py) and the
-    workers' (bench/workers_bench.py: the submission of ``run --detach``, two workers
-    against one), and print their tables (as Markdown with ``--markdown``)."""
+    """Run every engine benchmark, then streamed planning's (bench/planning_stream.py: time
+    to the first step against the planning time), the DBOS ones (bench/durable_bench.py)
+    and the workers' (bench/workers_bench.py: the submission of ``run --detach``, two
+    workers against one), and print their tables (as Markdown with ``--markdown``)."""
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--latency", type=float, default=0.25, help="seconds per LLM call")
     parser.add_argument("--steps", type=int, default=4, help="independent steps")
-    parser.add_argument("--only", choices=("engine", "durable", "workers"),
-                        help="run only the engine, the DBOS or the workers benchmarks")
+    parser.add_argument("--only", choices=("engine", "planning", "durable", "workers"),
+                        help="run only the engine, streamed planning, the DBOS or the "
+                        "workers benchmarks")
     parser.add_argument("--pg-url", help="a scratch PostgreSQL database for the DBOS and "
                         "workers benchmarks (default: a throwaway cluster when PostgreSQL is "
                         "installed)")
@@ -165,6 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.only in (None, "engine"):
         for table in engine_tables(args.latency, args.steps):
             print(table.markdown(command) if args.markdown else table.text())
+    if args.only in (None, "planning"):
+        from bench.planning_stream import scripted_table
+
+        table = scripted_table()
+        print(table.markdown(command) if args.markdown else table.text())
     if args.only in (None, "durable"):
         from bench.durable_bench import run_durable_benches  # imports dbos (0.7 s)
 

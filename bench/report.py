@@ -1,7 +1,7 @@
 """Write docs/benchmarks.md from the fast benchmarks.
 
     python -m bench.report [--out docs/benchmarks.md]
-                           [--only engine,durable,parser,prompts,ui,workers]
+                           [--only engine,durable,parser,prompts,ui,workers,planning]
 
 Each benchmark runs in a process of its own with ``--markdown``, one after another (so one
 benchmark's DBOS launch, Streamlit imports and environment do not touch the next one's
@@ -68,6 +68,10 @@ BENCHES = (
           "and the throughput of two `python -m core worker` processes against one, for "
           "LLM-bound runs (fake endpoint with a fixed latency per call).",
           ("bench", "--only", "workers")),
+    Bench("planning", "Streamed planning", "When the first step of a plan is on screen "
+          "against the whole planning time, the planner's reply streamed at a steady pace "
+          "(fake endpoint), and the same reply from a server that does not stream.",
+          ("bench", "--only", "planning")),
 )
 
 TEMPLATE = f"""# Benchmarks

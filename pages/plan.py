@@ -12,11 +12,14 @@ from core.errors import PlanBoardError, UnservableRequestError
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.routes import Route, reason_text
+from core.runs.drafting import Drafting
+from core.runs.session import Draft
 from core.runs.variants import Variant, Variants
 from ui import plan_editor, rehearsal_view, state, template_offer, variants_view
 from ui.frame import page_header
 from ui.i18n import current_language, t
 from ui.messages import error_text, said
+from ui.plan_preview import render_plan_preview
 from ui.safe_text import literal
 
 logger = logging.getLogger(__name__)
@@ -24,6 +27,8 @@ logger = logging.getLogger(__name__)
 # characters of a long request shown as the goal (the rest is one click away); a comment,
 # since Streamlit's magic draws a bare string on a page
 _GOAL_PREVIEW = 300
+# seconds between two looks at a plan being written: a step shows within this of its arrival
+_DRAFTING_POLL_S = 0.25
 
 
 def _pick_scenario(text: str) -> None:
@@ -102,11 +107,20 @@ def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
 
 def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool,
            language: str | None = None) -> None:
-    """Draft a plan (with the relevant lessons); keep the questions when it asks some."""
+    """Draft a plan (with the relevant lessons); keep the questions when it asks some.
+
+    The planner model drafts in the background (its steps show while it writes them, and a
+    rerun meanwhile does not stop it); the offline rules answer at once.
+    """
+    if not engine.offline:
+        drafting = Drafting(request, allow_questions=allow_questions, language=language)
+        st.session_state["plan_drafting"] = (drafting.start(engine, state.runner().store),
+                                             usage)
+        return
     from core.runs.session import draft_plan
 
     try:
-        with st.spinner(t("planning_offline") if engine.offline else t("planning_llm")):
+        with st.spinner(t("planning_offline")):
             draft = draft_plan(request, engine, store=state.runner().store,
                                allow_questions=allow_questions, language=language)
     except UnservableRequestError as exc:
@@ -115,6 +129,46 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool,
     except PlanBoardError as exc:
         st.error(error_text(exc))
         return
+    _keep_draft(request, draft, usage)
+
+
+def _drafting() -> bool:
+    """True while a plan is being written (its preview is drawn); a finished drafting is
+    taken as the plan to review."""
+    started = st.session_state.get("plan_drafting")
+    if started is None:
+        return False
+    drafting, usage = started
+    if not drafting.progress().done:
+        _render_drafting()
+        return True
+    del st.session_state["plan_drafting"]
+    try:
+        draft = drafting.result()
+    except UnservableRequestError as exc:
+        _refuse(exc)
+        return False
+    except PlanBoardError as exc:
+        st.error(error_text(exc))
+        return False
+    _keep_draft(drafting.request, draft, usage)
+    return False
+
+
+@st.fragment(run_every=_DRAFTING_POLL_S)
+def _render_drafting() -> None:
+    """The steps written so far; once drafting is done the whole page takes the plan."""
+    started = st.session_state.get("plan_drafting")
+    if started is None:
+        return
+    progress = started[0].progress()
+    if progress.done:
+        st.rerun()
+    render_plan_preview(started[0].request, progress.steps, state.registry())
+
+
+def _keep_draft(request: str, draft: Draft, usage: Usage) -> None:
+    """Keep a finished draft: its plan to review, or its questions to answer."""
     usage = usage + draft.usage
     if draft.plan is None:
         for key in [k for k in st.session_state if str(k).startswith("clarify_answer_")]:
@@ -375,7 +429,7 @@ def main() -> None:
                language=clarified["language"])
     _render_route()
     _render_clarify()
-    if variants_view.render_variants(_use_variant):
+    if _drafting() or variants_view.render_variants(_use_variant):
         return
     plan = st.session_state.get("plan")
     if plan is None:

@@ -5,12 +5,13 @@ refuses to stream, or a stream that breaks, ends in today's single reply."""
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import pytest
 
 from core.llm.client import OpenAIChatModel
-from core.llm.streamed import StreamBroken, read_events, settled_text
 from core.llm.reply import decode_template_entities
+from core.llm.streamed import StreamBroken, read_events, settled_text
 from tests.fake_openai import FakeOpenAI, streamed
 
 PLAN = json.dumps({"goal": "sums", "steps": [
@@ -28,7 +29,7 @@ def test_a_streamed_reply_is_heard_as_it_grows_and_ends_as_the_whole_reply(fake_
     whole_reply = model.chat(ASK, role="planner")
 
     assert len(heard) == -(-len(PLAN) // 10)  # one piece per chunk of ten characters
-    assert all(later.startswith(earlier) for earlier, later in zip(heard, heard[1:]))
+    assert all(later.startswith(earlier) for earlier, later in pairwise(heard))
     assert heard[-1] == PLAN
     assert streamed_reply.content == whole_reply.content == PLAN
     assert streamed_reply.finish_reason == "stop"
@@ -88,4 +89,4 @@ def test_escaped_text_is_heard_decoded_and_only_ever_grows():
     heard = [settled_text(escaped[:end], decode_template_entities)
              for end in range(1, len(escaped) + 1)]
     assert heard[-1] == '{"steps": [{"id": "s1"}]}'
-    assert all(later.startswith(earlier) for earlier, later in zip(heard, heard[1:]))
+    assert all(later.startswith(earlier) for earlier, later in pairwise(heard))

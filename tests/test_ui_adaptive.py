@@ -10,7 +10,15 @@ from core.plan.diff import diff_plans
 from core.runs.runner import Runner
 from demo.scenarios import SCENARIOS
 from tests.shown import shown
-from tests.test_ui_app import TIMEOUT_S, block_text, fresh_runner, keyed_block, open_app, wait_for
+from tests.test_ui_app import (
+    TIMEOUT_S,
+    block_text,
+    drafted,
+    fresh_runner,
+    keyed_block,
+    open_app,
+    wait_for,
+)
 
 SEED_000 = ("我家老人想要一台扫地机，预算 2000 以内，要好操作的。另外帮我看看订单 66001 到了没，"
             "到了的话帮我把那台坏的退掉。")
@@ -187,7 +195,7 @@ def test_with_an_llm_the_lessons_in_the_planner_prompt_are_shown(runner):
     with FakeOpenAI(responder=responder) as server:
         at = open_app(base_url=server.base_url, api_key=DEFAULT_KEY, offline_mode=False)
         at.text_area(key="request").input("Refund order 88231 if it was delivered").run()
-        at.button(key="generate_plan").click().run()
+        at = drafted(at.button(key="generate_plan").click().run())
         assert not at.exception and not at.error, [e.value for e in at.error]
         prompts = [json.dumps(b, ensure_ascii=False) for b in server.chat_bodies]
     assert sum(lesson in p for p in prompts) == 1  # the planner's prompt, not the router's

@@ -40,6 +40,11 @@ def open_app(
     return at
 
 
+def drafted(at: AppTest) -> AppTest:
+    """Rerun until the planner model's plan, drafted in the background, is on the page."""
+    return wait_for(at, lambda shown: "plan_drafting" not in shown.session_state)
+
+
 def wait_for(at: AppTest, predicate, timeout: float = TIMEOUT_S) -> AppTest:
     """Rerun (the fragment does not tick in AppTest) until ``predicate(at)`` holds."""
     deadline = time.monotonic() + timeout

@@ -12,7 +12,15 @@ from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from demo.scenarios import SCENARIOS
 from tests.shown import graph_dots, shown
-from tests.test_ui_app import TIMEOUT_S, block_text, fresh_runner, keyed_block, open_app, wait_for
+from tests.test_ui_app import (
+    TIMEOUT_S,
+    block_text,
+    drafted,
+    fresh_runner,
+    keyed_block,
+    open_app,
+    wait_for,
+)
 
 VACUUM = next(s for s in SCENARIOS if s.id == "shop-refund")
 
@@ -325,7 +333,7 @@ def test_with_a_session_key_the_llm_planner_plans_and_the_key_is_never_stored(
         assert "Planner: gpt-4o-mini at " + server.base_url in " ".join(
             c.value for c in at.sidebar.caption)
         at.text_area(key="request").input("What is 6 * 7?").run()
-        at.button(key="generate_plan").click().run()
+        at = drafted(at.button(key="generate_plan").click().run())
         assert not at.exception and not at.error, [e.value for e in at.error]
         assert len(server.requests) == 2, "the router and the planner each call once"
         assert at.info[0].value == "Mode: Plan — a calculation to plan"

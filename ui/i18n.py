@@ -114,6 +114,11 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "blank_goal": ("A plan written by hand", "手写的计划"),
     "planning_offline": ("Drafting the plan with the offline rules…", "正在用离线规则起草计划…"),
     "planning_llm": ("Asking the planner model…", "正在请求规划模型…"),
+    "planning_streamed": ("The planner is writing the plan ({count} written so far). Review "
+                          "and approval open once it is finished and checked.",
+                          "规划模型正在编写计划（已写出 {count} 个步骤）。"
+                          "计划写完并检查后即可审阅和批准。"),
+    "planning_next_step": ("writing the next step…", "正在编写下一个步骤…"),
     "request_unservable": ("Nothing to run: no tool can serve this request, so no run was "
                            "recorded.",
                            "无法执行：没有工具能处理这个请求，因此没有记录任何运行。"),

@@ -1,0 +1,68 @@
+"""AppTest of streamed planning on the Plan page: the steps show in the table and the graph
+while the planner still writes the rest; review and approval wait for the finished plan."""
+
+from __future__ import annotations
+
+import json
+
+from tests.fake_openai import DEFAULT_KEY, FakeOpenAI, Hold, streamed
+from tests.shown import graph_dots
+from tests.test_ui_app import drafted, open_app, wait_for
+
+REQUEST = "work out 2+2, then 3*3, and tell me both"
+PLAN = json.dumps({"goal": REQUEST, "steps": [
+    {"id": "s1", "description": "Work out 2+2", "tool": "calculate",
+     "args": {"expression": "2+2"}, "depends_on": []},
+    {"id": "s2", "description": "Work out 3*3", "tool": "calculate",
+     "args": {"expression": "3*3"}, "depends_on": []},
+    {"id": "s3", "description": "Tell the user both results", "tool": None,
+     "depends_on": ["s1", "s2"]},
+]}, indent=1)
+FIRST_STEP_END = PLAN.rindex("}", 0, PLAN.index('"s2"')) + 1  # s1's closing brace
+
+
+def _preview_ids(at) -> list[str]:
+    return list(at.dataframe[0].value["id"]) if at.dataframe else []
+
+
+def test_the_first_step_is_on_the_page_while_the_server_withholds_the_rest(monkeypatch):
+    monkeypatch.setenv("PLANBOARD_WEAK_MODEL_CHECKS", "off")  # one reply, no corrective turn
+    hold = Hold(after=PLAN[:FIRST_STEP_END])
+    with FakeOpenAI(responder=lambda _body: PLAN) as server:
+        server.script(streamed(PLAN, chunk_chars=16, hold=hold))
+        at = open_app(base_url=server.base_url, api_key=DEFAULT_KEY, offline_mode=False,
+                      plan_mode="plan")
+        at.text_area(key="request").input(REQUEST).run()
+        at.button(key="generate_plan").click().run()
+        try:
+            assert hold.reached.wait(30), "the planner never asked"
+            at = wait_for(at, lambda shown: _preview_ids(shown) == ["s1", "…"])
+            # one step of three on the page, the second step's bytes not sent yet
+            assert not hold.release.is_set()
+            (dot,) = graph_dots(at)
+            assert '"s1"' in dot and '"…"' in dot and '"s2"' not in dot
+            assert any("(1 written so far)" in info.value for info in at.info)
+            assert not _has(at, "approve_run")  # nothing to approve until the plan is checked
+        finally:
+            hold.release.set()
+        at = drafted(at)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state["plan"].ids() == ["s1", "s2", "s3"]
+    assert _has(at, "approve_run")
+    assert len(server.chat_bodies) == 1 and server.chat_bodies[0]["stream"] is True
+
+
+def test_a_server_that_does_not_stream_gives_the_same_plan(monkeypatch):
+    monkeypatch.setenv("PLANBOARD_WEAK_MODEL_CHECKS", "off")
+    with FakeOpenAI(streams=False, responder=lambda _body: PLAN) as server:
+        at = open_app(base_url=server.base_url, api_key=DEFAULT_KEY, offline_mode=False,
+                      plan_mode="plan")
+        at.text_area(key="request").input(REQUEST).run()
+        at.button(key="generate_plan").click().run()
+        at = drafted(at)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state["plan"].ids() == ["s1", "s2", "s3"]
+
+
+def _has(at, key: str) -> bool:
+    return any(button.key == key for button in at.button)
