@@ -99,7 +99,7 @@ def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
         st.error(error_text(exc))
         return
     st.session_state["last_run_id"] = run_id
-    for key in ("plan_draft", "plan_lessons", "planning_usage"):  # the earlier plan's
+    for key in ("plan_draft", "plan_lessons", "planning_usage", "plan_drafting"):  # earlier
         st.session_state.pop(key, None)
     plan_editor.set_plan(None)
     st.switch_page("pages/run.py", query_params={"run": run_id})
@@ -331,7 +331,8 @@ def _render_goal(goal: str) -> None:
 
 def _blank(request: str) -> None:
     goal = request.strip() or t("blank_goal")
-    for key in ("route_info", "clarify", "plan_lessons", "planning_usage", "plan_draft"):
+    for key in ("route_info", "clarify", "plan_lessons", "planning_usage", "plan_draft",
+                "plan_drafting"):  # a plan still being written is dropped too
         st.session_state.pop(key, None)
     variants_view.forget()
     st.session_state["plan_request"] = goal

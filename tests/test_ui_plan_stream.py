@@ -66,3 +66,24 @@ def test_a_server_that_does_not_stream_gives_the_same_plan(monkeypatch):
 
 def _has(at, key: str) -> bool:
     return any(button.key == key for button in at.button)
+
+
+def test_a_blank_plan_while_the_planner_writes_drops_the_plan_being_written(monkeypatch):
+    monkeypatch.setenv("PLANBOARD_WEAK_MODEL_CHECKS", "off")
+    hold = Hold(after=PLAN[:FIRST_STEP_END])
+    with FakeOpenAI(responder=lambda _body: PLAN) as server:
+        server.script(streamed(PLAN, chunk_chars=16, hold=hold))
+        at = open_app(base_url=server.base_url, api_key=DEFAULT_KEY, offline_mode=False,
+                      plan_mode="plan")
+        at.text_area(key="request").input(REQUEST).run()
+        at.button(key="generate_plan").click().run()
+        try:
+            assert hold.reached.wait(30), "the planner never asked"
+            at.button(key="blank_plan").click().run()
+        finally:
+            hold.release.set()
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "plan_drafting" not in at.session_state
+    assert [step.description for step in at.session_state["plan"].steps] == [""]
+    assert _has(at, "approve_run")
