@@ -187,7 +187,7 @@ def _keep_draft(request: str, draft: Draft, usage: Usage) -> None:
 
 def _start_from_template(plan: Plan, request: str) -> None:
     """Review a saved plan filled for this request: no routing, no planning call."""
-    for key in ("route_info", "clarify", "plan_lessons", "planning_usage"):
+    for key in ("route_info", "clarify", "plan_lessons", "planning_usage", "plan_drafting"):
         st.session_state.pop(key, None)
     variants_view.forget()
     st.session_state["plan_request"] = request
