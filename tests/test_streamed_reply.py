@@ -90,3 +90,15 @@ def test_escaped_text_is_heard_decoded_and_only_ever_grows():
              for end in range(1, len(escaped) + 1)]
     assert heard[-1] == '{"steps": [{"id": "s1"}]}'
     assert all(later.startswith(earlier) for earlier, later in pairwise(heard))
+
+
+def test_an_escaping_templates_reply_is_decoded_once_streamed_or_whole(fake_openai):
+    escaped = '{&#34;steps&#34;: [{&#34;description&#34;: &#34;a &amp;amp; b&#34;}]}'
+    fake_openai.script(streamed(escaped, chunk_chars=5), escaped)
+    model = OpenAIChatModel(fake_openai.settings(provider="llamacpp"))
+    heard: list[str] = []
+    streamed_reply = model.chat(ASK, role="planner", on_text=heard.append)
+    whole_reply = model.chat(ASK, role="planner")
+    decoded = '{"steps": [{"description": "a &amp; b"}]}'
+    assert streamed_reply.content == whole_reply.content == decoded
+    assert heard[-1].startswith('{"steps": [{"description": "a &')

@@ -237,19 +237,28 @@ class OpenAIChatModel:
     def _send(self, request: dict[str, Any], model: str, role: str,
               on_text: TextListener | None = None) -> ChatReply:
         """Post ``request`` (streamed when ``on_text`` listens and the endpoint streams)."""
+        refused: LLMBadRequestError | None = None
         if on_text is not None and self.profile.streams and not self.stream_refused:
-            reply = self._stream(request, model, role, on_text)
-            if reply is not None:
-                return _decoded(reply, self.profile)
+            try:
+                streamed = self._stream(request, model, role, on_text)
+            except LLMBadRequestError as exc:
+                streamed, refused = None, exc
+            if streamed is not None:
+                return _decoded(streamed, self.profile)
         reply = self._send_whole(request, model, role)
+        if refused is not None:
+            # only now is streaming known to be the cause: the same request passed without it
+            logger.info("%s refused to stream (%s); asking it whole from now on",
+                        safe_url(self.settings.base_url), refused)
+            self.stream_refused = True
         if on_text is not None and reply.content:
             on_text(reply.content)
         return reply
 
     def _stream(self, request: dict[str, Any], model: str, role: str,
                 on_text: TextListener) -> ChatReply | None:
-        """The streamed reply to ``request``; None when it must be asked for whole (the
-        stream broke, or the server refused to stream)."""
+        """The streamed reply to ``request``, not yet decoded; None when the stream broke.
+        An error answer raises its LLMError, as a whole request's would."""
         import httpx2
         from openai import OpenAIError
 
@@ -268,15 +277,7 @@ class OpenAIChatModel:
             error = map_openai_error(exc, self.settings, model, role)
             if not isinstance(error, LLMBadRequestError):
                 logger.warning("%s call to %s failed: %s", role, model, error)
-                raise error from None
-            reply = self._send_whole(request, model, role)
-            # only now is streaming known to be the cause: the same request passed without it
-            logger.info("%s refused to stream (%s); asking it whole from now on",
-                        base_url, error)
-            self.stream_refused = True
-            if reply.content:
-                on_text(reply.content)
-            return reply
+            raise error from None
         except (StreamBroken, LLMResponseError, httpx2.TransportError) as exc:
             logger.warning("%s call to %s: the stream broke (%s); asking again without it",
                            role, model, _redact(str(exc), self.settings))
