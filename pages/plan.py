@@ -213,7 +213,7 @@ def _draft_variants(request: str, count: int) -> None:
     except PlanBoardError as exc:
         st.error(error_text(exc))
         return
-    for key in ("route_info", "clarify", "plan_draft"):
+    for key in ("route_info", "clarify", "plan_draft", "plan_drafting"):
         st.session_state.pop(key, None)
     st.session_state["plan_request"] = request
     plan_editor.set_plan(None)
