@@ -29,7 +29,8 @@ __all__ = ["endpoint_table", "main", "scripted_table"]
 
 REQUEST = "Work out six sums and tell me every result"
 CHUNK_CHARS = 8  # about two tokens a chunk
-CHUNK_DELAY_S = 0.01
+CHUNK_DELAY_S = 0.04  # 200 characters a second: about 50 tokens a second, a hosted model's pace
+_COLUMNS = ["reply", "steps", "replies", "first step s", "plan s", "first / plan"]
 
 
 def _plan_json(steps: int) -> str:
@@ -47,8 +48,9 @@ def _registry() -> ToolRegistry:
     return registry
 
 
-def _timed(model: OpenAIChatModel, registry: ToolRegistry) -> tuple[float, float, int]:
-    """(seconds to the first step heard, seconds to the checked plan, steps planned)."""
+def _timed(model: OpenAIChatModel, registry: ToolRegistry) -> tuple[float, float, int, int]:
+    """(seconds to the first step heard, seconds to the checked plan, steps planned, replies
+    asked for: a corrective turn is a second one)."""
     first: list[float] = []
     started = time.perf_counter()
     result = plan_request(REQUEST, Engine(registry=registry, model=model),
@@ -56,12 +58,13 @@ def _timed(model: OpenAIChatModel, registry: ToolRegistry) -> tuple[float, float
     done = time.perf_counter()
     assert result.plan is not None  # plan_request always returns one
     heard = first[0] if first else done
-    return heard - started, done - started, len(result.plan.steps)
+    return heard - started, done - started, len(result.plan.steps), result.attempts
 
 
-def _row(label: str, timing: tuple[float, float, int]) -> list[str]:
-    to_first, total, steps = timing
-    return [label, str(steps), f"{to_first:.2f}", f"{total:.2f}", f"{to_first / total:.2f}"]
+def _row(label: str, timing: tuple[float, float, int, int]) -> list[str]:
+    to_first, total, steps, replies = timing
+    return [label, str(steps), str(replies), f"{to_first:.2f}", f"{total:.2f}",
+            f"{to_first / total:.2f}"]
 
 
 def scripted_table(steps: int = 6) -> Table:
@@ -71,7 +74,7 @@ def scripted_table(steps: int = 6) -> Table:
     pace = -(-len(plan) // CHUNK_CHARS) * CHUNK_DELAY_S  # how long the stream takes
     table = Table(f"Time to the first step / planning time, a {steps + 1}-step plan streamed "
                   f"at {CHUNK_CHARS} characters every {CHUNK_DELAY_S * 1000:.0f} ms",
-                  ["reply", "steps", "first step s", "plan s", "first / plan"])
+                  _COLUMNS)
     registry = _registry()
     with FakeOpenAI(responder=lambda _body: streamed(
             plan, chunk_chars=CHUNK_CHARS, chunk_delay_s=CHUNK_DELAY_S)) as server:
@@ -95,7 +98,7 @@ def endpoint_table() -> Table:
     model = OpenAIChatModel(settings)
     table = Table(f"Time to the first step / planning time, {settings.planner_model} at "
                   f"{settings.public_dict().get('base_url')} ({model.profile.name} profile)",
-                  ["reply", "steps", "first step s", "plan s", "first / plan"])
+                  _COLUMNS)
     table.rows.append(_row("streamed", _timed(model, _registry())))
     return table
 
