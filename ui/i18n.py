@@ -1,4 +1,7 @@
-"""The one translation table of the dashboard: every visible label in English and 中文."""
+"""The one translation table of the dashboard: every visible label in English and 中文.
+
+One concept however long it grows: every label of every page in one table, so that a label
+missing its other language is found in one place."""
 
 from __future__ import annotations
 
