@@ -53,7 +53,7 @@ def _timed(model: OpenAIChatModel, registry: ToolRegistry) -> tuple[float, float
     asked for: a corrective turn is a second one)."""
     first: list[float] = []
     started = time.perf_counter()
-    result = plan_request(REQUEST, Engine(registry=registry, model=model),
+    result = plan_request(REQUEST, Engine(registry=registry, model=model), language="en",
                           on_steps=lambda _steps: first or first.append(time.perf_counter()))
     done = time.perf_counter()
     assert result.plan is not None  # plan_request always returns one

@@ -87,7 +87,7 @@ def test_streaming_changes_what_is_shown_never_the_plan():
         for listener in (None, previews.append):
             settings = server.settings(weak_model_checks=False)
             engine = Engine(registry=registry, model=OpenAIChatModel(settings))
-            plans.append(plan_request(REQUEST, engine, on_steps=listener))
+            plans.append(plan_request(REQUEST, engine, language="en", on_steps=listener))
         streamed_bodies = [body.get("stream", False) for body in server.chat_bodies]
     whole, streamed_result = plans
     assert streamed_bodies[-1] is True and streamed_bodies[0] is False
