@@ -12,6 +12,7 @@
     ├── PlanError                   a plan could not be produced or is not acceptable
     │   ├── PlanParseError          model output holds no recognisable plan (keeps ``raw``)
     │   ├── PlanValidationError     a plan has problems (keeps ``problems``)
+    │   ├── PlanTooLargeError       a plan has more steps than a run takes
     │   └── UnservableRequestError  no tool can serve the request (keeps ``reasons``)
     ├── ToolError                   a tool could not be used
     │   ├── UnknownToolError        no tool of that name is registered
@@ -46,6 +47,7 @@ __all__ = [
     "PlanBoardError",
     "PlanError",
     "PlanParseError",
+    "PlanTooLargeError",
     "PlanValidationError",
     "RunNotFoundError",
     "StoreError",
@@ -117,6 +119,11 @@ class PlanValidationError(PlanError):
     def __init__(self, problems: Sequence[Message | str]) -> None:
         super().__init__(msg("plan.problems", problems=list(problems)))
         self.problems = list(problems)
+
+
+class PlanTooLargeError(PlanError):
+    """Raised before a run starts when its plan (or one of its phases) has more steps than
+    a run takes (core.plan.size)."""
 
 
 class UnservableRequestError(PlanError):

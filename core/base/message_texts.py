@@ -127,6 +127,42 @@ TEXTS: dict[str, tuple[str, str]] = {
     "period.moved": ("{period}, the latest {unit} the data holds: {asked} ({asked_bounds}) has "
                      "no data",
                      "{period}，数据中最近的{unit}：{asked}（{asked_bounds}）没有数据"),
+    "plan.too_large": (
+        "The plan has {count} steps, more than the {most} a run takes ({variable}); give it "
+        "phases (--mode hierarchical), or split the work into several runs.",
+        "计划有 {count} 个步骤，超过了一次运行可接受的 {most} 步（{variable}）；请把它分成阶段"
+        "（--mode hierarchical），或拆成几次运行。"),
+    "plan.phase_too_large": (
+        "Phase {phase} has {count} steps, more than the {most} a run takes in one phase "
+        "({variable}); split it into smaller phases.",
+        "阶段 {phase} 有 {count} 个步骤，超过了单个阶段可接受的 {most} 步（{variable}）；"
+        "请把它拆成更小的阶段。"),
+    # ---- phases (core.plan.phases): the level above steps -------------------------------
+    "phase.duplicate": ("{phase} appears more than once; give every phase its own id",
+                        "{phase} 出现了不止一次；每个阶段需要自己的编号"),
+    "phase.bad_id": ("{phase} is not a valid phase id; phase ids look like p1, p2, p3",
+                     "{phase} 不是有效的阶段编号；阶段编号形如 p1、p2、p3"),
+    "phase.no_title": ("{phase} has no title; say what the phase is for",
+                       "{phase} 没有标题；请写明这个阶段做什么"),
+    "phase.after_itself": ("{phase} comes after itself; remove it from its depends_on",
+                           "{phase} 依赖了自己；请把它从 depends_on 中去掉"),
+    "phase.after_unknown": ("{phase} comes after unknown phase {dep}",
+                            "{phase} 依赖了不存在的阶段 {dep}"),
+    "phase.cycle": ("phases {phases} form a cycle; remove one link",
+                    "阶段 {phases} 形成了循环依赖；请去掉其中一条依赖"),
+    "phase.none_in_plan": ("{step} names phase {phase}, but the plan has no phases; add the "
+                           "phase or clear the step's phase",
+                           "{step} 属于阶段 {phase}，但计划没有阶段；请添加这个阶段，"
+                           "或清空这一步的阶段"),
+    "phase.step_without": ("{step} names no phase; give it one of {phases}",
+                           "{step} 没有所属阶段；请从 {phases} 中选一个"),
+    "phase.step_unknown": ("{step} names unknown phase {phase}; phases are {phases}",
+                           "{step} 属于不存在的阶段 {phase}；已有的阶段：{phases}"),
+    "phase.step_order": (
+        "{step} (phase {phase}) depends on {dep} of phase {dep_phase}, which {phase} does not "
+        "come after; make {phase} depend on {dep_phase} or drop the dependency",
+        "{step}（阶段 {phase}）依赖了阶段 {dep_phase} 的 {dep}，而 {phase} 并不在 {dep_phase} "
+        "之后；请让 {phase} 依赖 {dep_phase}，或去掉这条依赖"),
     # ---- checkpoints -------------------------------------------------------------------------
     "checkpoint.unchanged": ("no pending step's target is already under way",
                              "没有待执行步骤的目标已在处理中"),

@@ -286,6 +286,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.plan and args.mode != "plan":
         raise ConfigError(f"--mode {args.mode} routes a request; a plan file is run as it is. "
                           "Drop --mode or --plan.")
+    # a plan file is read (and a plan no run takes refused) before anything is started
+    loaded = load_plan_file(args.plan, args.request) if args.plan else None
     out = sys.stderr if args.json else sys.stdout
     if args.detach and args.yes and args.request and not args.plan and args.mode == "plan":
         from core.cli.workers import submit_request
@@ -301,8 +303,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         from core.cli.templates import template_plan
 
         plan, usage, route = template_plan(args, runner.store), Usage(), None
-    elif args.plan:
-        plan, usage, route = load_plan_file(args.plan, args.request), Usage(), None
+    elif loaded is not None:
+        plan, usage, route = loaded, Usage(), None
     else:
         route, usage = choose_route(args.request, engine, args.mode)
         if route.mode != "plan":

@@ -16,7 +16,9 @@ __all__ = ["approved_to_run", "load_plan_file"]
 def approved_to_run(plan: Plan, engine: Any, yes: bool, out: Any) -> bool:
     """Validate, show the plan and its expected cost, and ask "Execute? [y/N]"."""
     from core.execution.executor import predict_llm_calls
+    from core.plan.size import check_size
 
+    check_size(plan)
     plan.raise_if_invalid(engine.registry, can_infer=engine.model is not None)
     print(plan.summary(), file=out)
     for warning in plan.warnings:
@@ -32,8 +34,10 @@ def approved_to_run(plan: Plan, engine: Any, yes: bool, out: Any) -> bool:
 
 def load_plan_file(path: Path, request: str = "") -> Plan:
     """The plan in a JSON file; its goal is ``request`` when given, else the file's own,
-    else the file's name."""
+    else the file's name. A plan no run takes (core.plan.size) is refused here, before
+    anything else reads it."""
     from core.plan.parse import parse_plan
+    from core.plan.size import check_size
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -43,4 +47,5 @@ def load_plan_file(path: Path, request: str = "") -> Plan:
         raise ConfigError(f"Plan file {path} is not UTF-8 text; save it as UTF-8 JSON.") from None
     plan = parse_plan(text, goal=request)
     plan.goal = plan.goal or path.stem
+    check_size(plan)
     return plan

@@ -25,6 +25,7 @@ from core.lifecycle import (
 )
 from core.plan.dag import critical_path as longest_chain
 from core.plan.dag import dependency_cycles, topological_ids
+from core.plan.phases import Phase, PhaseStatus, phase_order, phase_problems, phase_status
 
 if TYPE_CHECKING:
     from core.tools.registry import ToolRegistry
@@ -35,6 +36,7 @@ __all__ = [
     "STATUS_ICONS",
     "STEP_ID",
     "STEP_NAME",
+    "Phase",
     "Plan",
     "Step",
     "StepStatus",
@@ -77,6 +79,7 @@ class Step(BaseModel):
     depends_on: list[str] = Field(default_factory=list)
     success_criteria: str | None = None
     condition: str | None = None
+    phase: str | None = None  # the id of the phase it belongs to, in a plan with phases
     status: StepStatus = "pending"
     resolved_args: dict[str, Any] | None = None
     result: Any = None
@@ -127,13 +130,21 @@ class Step(BaseModel):
 
 
 class Plan(BaseModel):
-    """A goal, how to know it is done, and the steps that reach it."""
+    """A goal, how to know it is done, and the steps that reach it.
+
+    With ``phases`` the plan is hierarchical (core.plan.phases): each step names its
+    phase, and a phase without steps yet is expanded into steps when it is reached.
+    ``phases_version`` counts the versions of the phase plan: a new version of the steps
+    (an expansion, a replan inside a phase) keeps it; a change of the phases bumps it.
+    """
 
     id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
     goal: str
     definition_of_done: str = ""
     constraints: list[str] = Field(default_factory=list)
     version: int = 1
+    phases: list[Phase] = Field(default_factory=list)
+    phases_version: int = 1
     steps: list[Step] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     language: Language  # the request's: what the plan's words and the run's answer are in
@@ -166,18 +177,60 @@ class Plan(BaseModel):
         return f"s{max(numbers, default=0) + 1}"
 
     def synthesis_step(self) -> Step | None:
-        """The last tool-less step on which no other step depends, if the plan has one."""
-        if not self.steps:
+        """The last tool-less step on which no other step depends, if the plan has one.
+
+        A plan with a phase still to expand has none yet: its answer comes with its last
+        phase.
+        """
+        if not self.steps or self.steps[-1].tool is not None:
             return None
         last = self.steps[-1]
-        depended_on = {dep for s in self.steps for dep in s.depends_on}
-        if last.tool is None and last.id not in depended_on:
-            return last
-        return None
+        if any(last.id in s.depends_on for s in self.steps):
+            return None
+        if self.phases and self.unexpanded_phases():
+            return None
+        return last
 
     def results(self) -> dict[str, Any]:
         """Results of the completed steps by id (what conditions and references read)."""
         return {s.id: s.result for s in self.steps if s.status == "completed"}
+
+    # ---- phases -------------------------------------------------------------------------
+
+    def phase(self, phase_id: str) -> Phase:
+        """The phase with ``phase_id``; KeyError names the phases that exist."""
+        for candidate in self.phases:
+            if candidate.id == phase_id:
+                return candidate
+        raise KeyError(f"no phase {phase_id!r}; phases are "
+                       f"{', '.join(p.id for p in self.phases) or 'none'}")
+
+    def steps_of(self, phase_id: str) -> list[Step]:
+        """The steps of phase ``phase_id``, in plan order."""
+        return [s for s in self.steps if s.phase == phase_id]
+
+    def phase_status(self, phase_id: str) -> PhaseStatus:
+        """The status of phase ``phase_id``, derived from its steps (core.plan.phases)."""
+        return phase_status(self.steps_of(phase_id))
+
+    def phase_statuses(self) -> dict[str, PhaseStatus]:
+        """Every phase's status, in phase order (one pass over the steps)."""
+        grouped: dict[str, list[Step]] = {p.id: [] for p in self.phases}
+        for step in self.steps:
+            if step.phase in grouped:
+                grouped[step.phase].append(step)
+        return {phase_id: phase_status(grouped[phase_id]) for phase_id in self.phase_ids()}
+
+    def phase_ids(self) -> list[str]:
+        """Phase ids so that each comes after the phases it depends on (list order breaks
+        ties)."""
+        return phase_order(self.phases)
+
+    def unexpanded_phases(self) -> list[Phase]:
+        """The phases that have no steps yet, in phase order."""
+        expanded = {s.phase for s in self.steps}
+        by_id = {p.id: p for p in self.phases}
+        return [by_id[pid] for pid in self.phase_ids() if pid not in expanded]
 
     # ---- DAG ----------------------------------------------------------------------------
 
@@ -230,7 +283,7 @@ class Plan(BaseModel):
         ``can_infer`` False (no model configured) makes a pending tool step that leaves a
         required argument out a problem: nothing could fill it in at run time.
         """
-        if not self.steps:
+        if not self.steps and not self.phases:
             return [msg("plan.no_steps")]
         problems: list[Message] = []
         ids = set(self.ids())
@@ -244,6 +297,7 @@ class Plan(BaseModel):
             problems.extend(_step_problems(step, ids, registry, can_infer))
         problems.extend(_cycle_problem(cycle) for cycle in self.cycles()
                         if len(cycle) > 1)  # a self-loop is already reported by its step
+        problems.extend(phase_problems(self.phases, self.steps))
         return problems
 
     def raise_if_invalid(self, registry: ToolRegistry | None = None, *,
@@ -256,15 +310,20 @@ class Plan(BaseModel):
     # ---- text and JSON ------------------------------------------------------------------
 
     def summary(self) -> str:
-        """The seeds' one-line-per-step view: ✓ done, ▶ running, ○ pending, ✗ failed, ⏭ skipped."""
+        """The seeds' one-line-per-step view: ✓ done, ▶ running, ○ pending, ✗ failed, ⏭ skipped.
+
+        A plan with phases lists each phase (its status icon, id and title) with its steps
+        under it; a phase still to expand shows no step.
+        """
         lines = [f"Plan v{self.version}: {self.goal}"]
-        for s in self.steps:
-            line = f"  {STATUS_ICONS[s.status]} {s.id}: {s.description}"
-            if s.status == "completed" and s.result is not None:
-                line += f" → {_preview(s.result)}"
-            elif s.status in {"failed", "skipped"} and s.error:
-                line += f" → {_preview(s.error)}"
-            lines.append(line)
+        if not self.phases:
+            return "\n".join([*lines, *(_summary_line(s, "  ") for s in self.steps)])
+        statuses = self.phase_statuses()
+        for phase_id in statuses:
+            phase = self.phase(phase_id)
+            lines.append(f"  {STATUS_ICONS[statuses[phase_id]]} {phase.id}: {phase.title}")
+            lines += [_summary_line(s, "      ") for s in self.steps_of(phase_id)]
+        lines += [_summary_line(s, "  ") for s in self.steps if s.phase not in statuses]
         return "\n".join(lines)
 
     def to_json(self, *, indent: int | None = 2) -> str:
@@ -285,14 +344,18 @@ class Plan(BaseModel):
                 entry["success_criteria"] = s.success_criteria
             if s.condition:
                 entry["condition"] = s.condition
+            if s.phase:
+                entry["phase"] = s.phase
             steps.append(entry)
         data: dict[str, Any] = {
             "goal": self.goal,
             "language": self.language,
             "definition_of_done": self.definition_of_done,
             "constraints": list(self.constraints),
-            "steps": steps,
         }
+        if self.phases:
+            data["phases"] = [phase.canonical() for phase in self.phases]
+        data["steps"] = steps
         if self.warnings:
             data["warnings"] = list(self.warnings)
         return data
@@ -305,6 +368,15 @@ class Plan(BaseModel):
 
 def _cycle_problem(cycle: list[str]) -> Message:
     return msg("plan.cycle", steps=", ".join(cycle))
+
+
+def _summary_line(step: Step, indent: str) -> str:
+    line = f"{indent}{STATUS_ICONS[step.status]} {step.id}: {step.description}"
+    if step.status == "completed" and step.result is not None:
+        line += f" → {_preview(step.result)}"
+    elif step.status in {"failed", "skipped"} and step.error:
+        line += f" → {_preview(step.error)}"
+    return line
 
 
 def _step_problems(step: Step, ids: set[str], registry: ToolRegistry | None,

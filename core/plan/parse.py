@@ -8,7 +8,7 @@ from typing import Any
 
 from core.base.language import LANGUAGES, Language
 from core.errors import PlanParseError
-from core.plan.model import Plan, Step
+from core.plan.model import Phase, Plan, Step
 from core.plan.reply_json import extract_json, without_lone_surrogates
 from core.plan.step_ids import (
     assign_ids,
@@ -30,6 +30,10 @@ _ARGS_KEYS = ("args", "arguments", "parameters", "params", "tool_args", "tool_in
 _DEPENDS_KEYS = ("depends_on", "dependsOn", "dependencies", "deps", "after")
 _SUCCESS_KEYS = ("success_criteria", "successCriteria", "done_when", "expected")
 _CONDITION_KEYS = ("condition", "when", "if")
+_PHASE_KEYS = ("phase", "phase_id", "phaseId", "stage")
+_PHASE_TITLE_KEYS = ("title", "name", "phase", "stage")
+_PHASE_GOAL_KEYS = ("goal", "description", "objective")
+_PHASE_DONE_KEYS = ("done_when", "doneWhen", "definition_of_done", "success_criteria")
 
 
 def parse_plan(text: str, goal: str, language: Language | None = None) -> Plan:
@@ -45,6 +49,7 @@ def parse_plan(text: str, goal: str, language: Language | None = None) -> Plan:
     data = extract_json(text)
     meta, items = _split(data, text)
     problems: list[str] = []
+    phases, items = _read_phases(meta.get("phases"), items, problems)
     raw_steps = [_read_step(item, position, problems) for position, item in enumerate(items)]
     if problems:
         raise PlanParseError("the plan is malformed: " + "; ".join(problems[:10]), raw=text)
@@ -65,14 +70,16 @@ def parse_plan(text: str, goal: str, language: Language | None = None) -> Plan:
                 depends_on=depends,
                 success_criteria=raw.success_criteria,
                 condition=rename_condition_refs(raw.condition, resolve),
+                phase=raw.phase,
             )
         )
-    _wire_synthesis(steps, chain)
+    _wire_synthesis(steps, chain and not phases)
     return Plan(
         goal=goal.strip() or _text(meta.get("goal")),
         language=language or _language(meta.get("language")),
         definition_of_done=_text(meta.get("definition_of_done") or meta.get("definitionOfDone")),
         constraints=_constraints(meta.get("constraints")),
+        phases=phases,
         steps=steps,
         warnings=[
             *id_warnings,
@@ -94,6 +101,9 @@ def _split(data: Any, raw: str) -> tuple[dict[str, Any], list[Any]]:
     elif isinstance(data, dict) and isinstance(data.get("steps"), list):
         meta = {**data, **meta}
         items = data["steps"]
+    elif isinstance(data, dict) and isinstance(data.get("phases"), list):
+        meta = {**data, **meta}  # a phase plan: its steps, if any, are inside its phases
+        items = []
     elif isinstance(data, dict):
         keys = ", ".join(sorted(data)) or "none"
         raise PlanParseError(
@@ -106,9 +116,42 @@ def _split(data: Any, raw: str) -> tuple[dict[str, Any], list[Any]]:
             f"the JSON is {_kind(data)}, not a plan; send an object with \"steps\"",
             raw=raw,
         )
-    if not items:
+    if not items and not (isinstance(meta.get("phases"), list) and meta["phases"]):
         raise PlanParseError('the plan has no steps; "steps" must list at least one', raw=raw)
     return meta, items
+
+
+def _read_phases(value: Any, items: list[Any], problems: list[str]
+                 ) -> tuple[list[Phase], list[Any]]:
+    """The phases of a plan, and its step items with those listed inside a phase
+    (``{"id": "p1", "steps": [...]}``) added, each naming that phase."""
+    if value is None:
+        return [], items
+    if not isinstance(value, list):
+        problems.append(f'"phases" is {_kind(value)}, not a list')
+        return [], items
+    phases: list[Phase] = []
+    nested: list[Any] = []
+    for position, item in enumerate(value):
+        if not isinstance(item, dict):
+            problems.append(f"phase {position + 1} is {_kind(item)}, not an object")
+            continue
+        phase_id = _phase_id(item.get("id", item.get("phase_id", position + 1)))
+        depends = _read_depends(_first(item, _DEPENDS_KEYS)[1])
+        phases.append(Phase(
+            id=phase_id, title=_text(_first(item, _PHASE_TITLE_KEYS)[1]),
+            goal=_text(_first(item, _PHASE_GOAL_KEYS)[1]),
+            depends_on=list(dict.fromkeys(_phase_id(dep) for dep in depends)),
+            done_when=_text(_first(item, _PHASE_DONE_KEYS)[1]) or None))
+        for step in item.get("steps") or []:
+            nested.append({**step, "phase": phase_id} if isinstance(step, dict) else step)
+    return phases, [*items, *nested]
+
+
+def _phase_id(value: Any) -> str:
+    """A phase id as written, or ``pN`` for a bare number (``2``, ``"2"``)."""
+    text = _text(value)
+    return f"p{text}" if text.isdigit() else text
 
 # ---- reading one step ---------------------------------------------------------------------
 
@@ -123,6 +166,7 @@ class _RawStep:
     success_criteria: str | None
     condition: str | None
     warnings: list[str] = field(default_factory=list)
+    phase: str | None = None
 
 
 def _first(item: dict[str, Any], keys: tuple[str, ...]) -> tuple[bool, Any]:
@@ -159,6 +203,8 @@ def _read_step(item: Any, position: int, problems: list[str]) -> _RawStep:
     has_depends, depends = _first(item, _DEPENDS_KEYS)
     if has_depends:
         raw.depends = _read_depends(depends)
+    phase = _first(item, _PHASE_KEYS)[1]
+    raw.phase = _phase_id(phase) if phase is not None and _text(phase) else None
     return raw
 
 

@@ -32,6 +32,7 @@ from core.execution.scheduler import RunOptions
 from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES, statuses_allowing
 from core.llm.engine import Engine
 from core.plan.model import Plan
+from core.plan.size import check_size
 from core.runs.attachments import Attached
 from core.runs.followable import require_followable
 from core.runs.live_run import Replanner
@@ -82,12 +83,14 @@ class Runner:
     ) -> str:
         """Record the run (plan v1 and all, see :func:`core.runs.dispatch.record_new_run`:
         ``planning_usage``, ``drafted``, and the LLM calls the plan is expected to make)
-        and start its workflow here; return its id.
+        and start its workflow here; return its id. A plan too large for a run
+        (:mod:`core.plan.size`) is refused before anything is recorded.
 
         ``engine``, ``on_event`` and ``replanner`` serve the run while this process executes
         it; a process that continues it later builds the engine from ``settings_public``.
         Under ``PLANBOARD_EXECUTION=workers`` the run goes to the workers' queue instead.
         """
+        check_size(plan)
         estimate = Usage(llm_calls=predict_llm_calls(plan, engine.registry,
                                                      offline=engine.offline))
         return self._start(request, plan, engine=engine, options=options,
