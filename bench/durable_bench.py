@@ -7,7 +7,10 @@ Prints two tables (as GitHub Markdown under ``python -m bench --markdown``):
   on PostgreSQL; overhead = (workflow − in-process) / steps, which includes the run store's
   event writes that a recorded run makes besides DBOS's checkpoints;
 - the parallel ratio: independent LLM-bound steps against the fake endpoint, as a workflow,
-  wall time over the critical path (one call's latency).
+  wall time over the critical path (one call's latency);
+- the overhead per step by plan size: the same no-op chain of 10, 100 and 1,000 steps as a
+  workflow on SQLite, per step and against 10 steps (an event about one step writes that
+  step, not the whole plan, and the scheduler's look-ups stay cheap, so it stays flat).
 
 PostgreSQL is the one of ``--pg-url`` (a scratch database: runs are written to it), else a
 throwaway cluster like the tests' when PostgreSQL is installed, else its rows say why they
@@ -44,6 +47,7 @@ __all__ = [
     "bench_step_overhead",
     "parallel_ratio_table",
     "run_durable_benches",
+    "size_overhead_table",
     "step_overhead_table",
 ]
 
@@ -53,6 +57,8 @@ LATENCY_S = 0.5
 REPETITIONS = 5
 OVERHEAD_TARGET_MS = 50.0
 RATIO_TARGET = 1.2
+SIZES = (10, 100, 1_000)
+SIZE_TARGET = 1.5  # 1,000 steps cost at most this much more per step than 10
 _MODEL = "gpt-4o-mini"  # one the fake endpoint serves
 
 
@@ -225,6 +231,29 @@ def parallel_ratio_table(backends: list[Backend], steps: int = PARALLEL_STEPS,
     return table
 
 
+def size_overhead_table(sizes: tuple[int, ...] = SIZES, budget_steps: int = 3_000) -> Table:
+    """ms per step of a no-op chain as a workflow on SQLite, by plan size, and the ratio to
+    the smallest. Each size runs as often as ``budget_steps`` allows (at least once; the
+    median counts), after a warm-up run of the smallest."""
+    table = Table("Engine time per step by plan size: a chain of no-op tool steps "
+                  "(calculate, offline) as a workflow on SQLite",
+                  ["steps", "runs", "workflow ms/step", "vs 10 steps"])
+    with _engine_on(Backend("SQLite"), {}) as store:
+        offline = {"offline": True}
+        _as_workflow(store, chain_plan(sizes[0]), offline)
+        first = None
+        for size in sizes:
+            runs = max(1, min(REPETITIONS, budget_steps // size))
+            per_step = statistics.median(
+                _as_workflow(store, chain_plan(size), offline) for _ in range(runs)) / size
+            first = first or per_step
+            table.rows.append([f"{size:,}", str(runs), f"{per_step * 1000:.1f}",
+                               f"{per_step / first:.2f}"])
+    table.notes.append(f"target: {sizes[-1]:,} steps within {SIZE_TARGET:.1f} x the time per "
+                       f"step of {sizes[0]}")
+    return table
+
+
 def _parallel_row(server: FakeOpenAI, name: str, latency_s: float, repetitions: int,
                   measure: Callable[[], float]) -> list[str]:
     before = len(server.chat_bodies)
@@ -289,3 +318,5 @@ def run_durable_benches(pg_url: str | None = None, *, markdown: bool = False,
         for measure in (step_overhead_table, parallel_ratio_table):
             table = measure(found)
             print(table.markdown(command) if markdown else table.text(), flush=True)
+    table = size_overhead_table()
+    print(table.markdown(command) if markdown else table.text(), flush=True)

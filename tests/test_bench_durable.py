@@ -18,6 +18,7 @@ from bench.durable_bench import (
     backends,
     bench_parallel_ratio,
     bench_step_overhead,
+    size_overhead_table,
     step_overhead_table,
 )
 from core.runs import durable
@@ -93,3 +94,17 @@ def test_the_step_overhead_table_in_markdown_pads_a_skipped_row():
     assert table_lines[2].startswith("| SQLite | ")
     assert table_lines[3] == "| PostgreSQL | skipped: not installed here |  |  |"
     assert "target: overhead ≤ 50 ms per step on SQLite" in printed
+
+
+def test_the_size_table_has_a_row_per_size_against_the_smallest():
+    table = size_overhead_table(sizes=(2, 4), budget_steps=4)
+
+    printed = table.text()
+    assert "Engine time per step by plan size" in printed
+    found = rows(printed)
+    assert list(found) == ["2", "4"]
+    assert found["2"][0] == "2" and found["4"][0] == "1"  # runs within the budget
+    assert float(found["2"][1]) > 0 and found["2"][2] == "1.00"
+    assert float(found["4"][2]) == pytest.approx(float(found["4"][1]) / float(found["2"][1]),
+                                                 rel=0.05, abs=0.02)
+    assert "target: 4 steps within 1.5 x the time per step of 2" in printed

@@ -290,6 +290,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "source_retry": ("retry after reflection", "反思后重试"),
     "source_follow-up": ("follow-up", "追加请求"),
     "source_rerun": ("re-run from a step", "从某一步重新运行"),
+    "source_expansion": ("phase expanded", "展开阶段"),
+    "source_phases": ("phase plan changed", "阶段计划变更"),
     "source_manual": ("manual edit", "手动编辑"),
     "source_draft": ("first plan", "初始计划"),
     # event log: one label per core.execution.events.EventKind

@@ -105,7 +105,9 @@ def _worded(exc: PlanBoardError) -> str | Message:
 
 
 def is_synthesis(plan: Plan, step: Step) -> bool:
-    """True when ``step`` is the plan's synthesis step."""
+    """True when ``step`` is the plan's synthesis step (only the last step may be)."""
+    if not plan.steps or plan.steps[-1].id != step.id:
+        return False
     synthesis = plan.synthesis_step()
     return synthesis is not None and synthesis.id == step.id
 

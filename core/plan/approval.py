@@ -43,11 +43,16 @@ def widening(approved: Plan, proposed: Plan, registry: ToolRegistry) -> list[str
 
     Empty when ``proposed`` needs no new approval (only read-only changes, or none).
     """
-    grants = {s.id: _signature(approved, s) for s in approved.steps
-              if has_side_effect(s, registry)}
+    risky = {tool.name for tool in registry if tool.side_effect}
+
+    def effect(step: Step) -> bool:  # has_side_effect, with one look-up per step
+        return step.tool is not None and (step.tool in risky or step.tool not in registry)
+
+    if proposed is approved:  # a plan covers itself: every step is under its own grant
+        return []
+    grants = {s.id: _signature(approved, s) for s in approved.steps if effect(s)}
     spent = {s.id for s in proposed.steps if s.status in _SPENT}
-    candidates = [s for s in proposed.steps
-                  if s.status == "pending" and has_side_effect(s, registry)]
+    candidates = [s for s in proposed.steps if s.status == "pending" and effect(s)]
     signatures = {s.id: _signature(proposed, s) for s in candidates}
     uncovered = []
     for step in candidates:  # first a step under its own approved id

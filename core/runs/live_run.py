@@ -46,6 +46,10 @@ USAGE_KEYS = ("planning_usage", "replan_usage", "learning_usage", "followup_usag
 _BUDGET_KEYS = ("planning_usage", "replan_usage", "followup_usage")  # learning is not the plan's
 _STATUS_OF_EVENT = {"waiting_confirmation": "waiting_confirmation", "confirmed": "running",
                     "rejected": "running", "paused": "paused", "resumed": "running"}
+# events about one step that change nothing but that step (the scheduler emits each after
+# changing its step, and only it)
+_ONE_STEP_EVENTS = frozenset({"step_started", "step_completed", "step_failed", "step_skipped",
+                              "step_reset", "waiting_confirmation", "confirmed", "rejected"})
 
 
 @dataclass
@@ -65,6 +69,8 @@ class LiveRun(ABC):
     finished: bool = False  # how the run stopped is recorded: its status changes no more
     control: RunControl = field(default_factory=RunControl)
     _recording: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    # the plan object (and its version) whose whole snapshot this process last stored
+    _snapshot: tuple[Plan, int] | None = field(default=None, init=False, repr=False)
 
     # ---- running ----------------------------------------------------------------------
 
@@ -153,7 +159,8 @@ class LiveRun(ABC):
 
         The snapshot is the plan the event carries (``event.plan``, e.g. the version a
         replan or a checkpoint made), which becomes the run's current plan; events
-        without one snapshot the current plan.
+        without one snapshot the current plan. An event about one step of the plan whose
+        whole snapshot this process stored last writes only that step's state.
         """
         with self._recording:
             previous, reason = None, None
@@ -162,7 +169,10 @@ class LiveRun(ABC):
                     previous = self.plan  # its replaced steps are retired: keep that too
                     reason = str(event.data.get("reason") or "replanned")
                 self.plan = event.plan
-            self._store_event(event, reason, previous)
+            only = self._only_step(event, previous)
+            self._store_event(event, reason, previous, only)
+            if only is None:
+                self._snapshot = (self.plan, self.plan.version)
             self._follow_status(event.kind)
             if event.kind == "confirmed" and event.step_id is None:  # a version approved
                 self.options_extra["approved_version"] = event.data.get("version")
@@ -175,9 +185,21 @@ class LiveRun(ABC):
             except Exception:
                 logger.exception("event listener of run %s failed", self.run_id)
 
-    def _store_event(self, event: RunEvent, reason: str | None, previous: Plan | None) -> None:
-        """Write the event and the current plan snapshot (a hook: a durable run keys it)."""
-        self.store.record_step(self.run_id, event, self.plan, reason=reason, previous=previous)
+    def _only_step(self, event: RunEvent, previous: Plan | None) -> str | None:
+        """The step an event changed alone, when its plan's snapshot is already stored."""
+        if previous is not None or event.step_id is None or event.kind not in _ONE_STEP_EVENTS:
+            return None
+        stored = self._snapshot
+        if stored is None or stored[0] is not self.plan or stored[1] != self.plan.version:
+            return None
+        return event.step_id if event.step_id in self.plan.ids() else None
+
+    def _store_event(self, event: RunEvent, reason: str | None, previous: Plan | None,
+                     only_step: str | None = None) -> None:
+        """Write the event and the current plan snapshot, or only the step it changed (a
+        hook: a durable run keys it)."""
+        self.store.record_step(self.run_id, event, self.plan, reason=reason, previous=previous,
+                               only_step=only_step)
 
     def _follow_status(self, kind: str, *, write: bool = True) -> None:
         """Follow the status an event implies; ``write=False`` only in memory (a replay)."""

@@ -136,11 +136,12 @@ class DurableRun(LiveRun):
                attempt: int) -> Any:
         return recorded(f"learn:{attempt}", super()._learn, learn, request, outcome, attempt)
 
-    def _store_event(self, event: RunEvent, reason: str | None, previous: Plan | None) -> None:
+    def _store_event(self, event: RunEvent, reason: str | None, previous: Plan | None,
+                     only_step: str | None = None) -> None:
         if event.kind.startswith("step_") and self.worker:
             event.data.setdefault("worker", self.worker)
         self.store.record_step(self.run_id, event, self.plan, reason=reason,
-                               previous=previous, replay_key=self._key)
+                               previous=previous, replay_key=self._key, only_step=only_step)
 
     def record(self, event: RunEvent) -> None:
         """As LiveRun.record, but an event a replay already wrote is followed in memory

@@ -33,11 +33,11 @@ from core.store.schema import (
     RunRecord,
     VersionSource,
     insert_event,
-    plan_versions,
     record_from_row,
     runs,
     scrub_settings,
     source_of_event,
+    stored_plan,
     update_run,
     upsert_plan,
     utc_now,
@@ -110,9 +110,7 @@ class RunClaims:
         with self.engine.begin() as conn:
             self._take(conn, record, allowed, verb="cancel",
                        values=dict(status="cancelled", finished_at=at))
-            latest = conn.execute(
-                sa.select(plan_versions.c.plan).where(plan_versions.c.run_id == run_id)
-                .order_by(plan_versions.c.version.desc()).limit(1)).scalar()
+            latest = stored_plan(conn, run_id)
             plan = Plan.model_validate(latest) if latest else None
             skipped = []
             for step in plan.steps if plan is not None else []:

@@ -190,6 +190,22 @@ def _v8_plan_templates(conn: Connection) -> None:
     old.create_all(conn)
 
 
+def _v9_step_states(conn: Connection) -> None:
+    """Step states written between two snapshots of a plan version (one step per event;
+    the table written out as it is at version 9, like v1's)."""
+    old = sa.MetaData()
+    sa.Table("runs", old, sa.Column("id", sa.String(40), primary_key=True))  # for the key
+    added = sa.Table(
+        "step_states", old,
+        sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id"), primary_key=True),
+        sa.Column("version", sa.Integer, primary_key=True),
+        sa.Column("step_id", sa.String(255), primary_key=True),
+        sa.Column("state", sa.JSON, nullable=False),
+        sa.Column("updated_at", _TS, nullable=False),
+    )
+    old.create_all(conn, tables=[added])
+
+
 LESSON_TEXT_INDEX = "lessons_text_unique"
 MIGRATIONS: list[Migration] = [
     (1, "runs, plan versions, events", _v1_initial),
@@ -201,6 +217,7 @@ MIGRATIONS: list[Migration] = [
     (6, "runs on DBOS: no owner columns, legacy unfinished runs interrupted", _v6_runs_on_dbos),
     (7, "claim times of runs", _v7_claim_times),
     (8, "plan templates", _v8_plan_templates),
+    (9, "step states between plan snapshots", _v9_step_states),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -24,7 +24,7 @@ from core.errors import RunNotFoundError
 from core.execution.events import RunEvent
 from core.lifecycle import RunStatus
 from core.llm.settings import redact_secrets
-from core.plan.model import Plan
+from core.plan.model import Plan, Step
 
 __all__ = [
     "REPLAY_KEY_INDEX",
@@ -47,8 +47,12 @@ __all__ = [
     "schema_version",
     "scrub_settings",
     "source_of_event",
+    "step_states",
+    "stored_plan",
+    "stored_plans",
     "update_run",
     "upsert_plan",
+    "upsert_step",
     "utc_now",
 ]
 
@@ -58,10 +62,12 @@ _TS = sa.DateTime(timezone=True)
 
 
 VersionSource = Literal["draft", "manual", "failure", "checkpoint", "retry", "follow-up",
-                        "rerun"]
+                        "rerun", "expansion", "phases"]
 """What made a plan version: the first plan (drafted by the planner or written by hand),
 a person's edit before approval, a replan after a failure, an adaptive checkpoint, a
-retry after reflection, a follow-up request, or a re-run from one step of a finished run."""
+retry after reflection, a follow-up request, a re-run from one step of a finished run, the
+expansion of a phase into its steps when it was reached, or a change of the phase plan (a
+phase whose goal cannot be reached)."""
 VERSION_SOURCES: tuple[VersionSource, ...] = get_args(VersionSource)
 
 _SECRET_NAME = re.compile(
@@ -254,6 +260,19 @@ events = sa.Table(
 )
 REPLAY_KEY_INDEX = "events_replay_key_unique"
 
+# added by migration 9: the state of a step written since its version's last snapshot, so
+# that an event about one step writes that step, not the whole plan (a plan of 1,000 steps
+# would cost each event a ~0.3 MB snapshot); a snapshot of the version clears its rows
+step_states = sa.Table(
+    "step_states",
+    metadata,
+    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id"), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("step_id", sa.String(255), primary_key=True),
+    sa.Column("state", sa.JSON, nullable=False),
+    sa.Column("updated_at", _TS, nullable=False),
+)
+
 lessons = sa.Table(
     "lessons",
     metadata,
@@ -337,12 +356,62 @@ def upsert_plan(conn: Connection, run_id: str, plan: Plan, reason: str | None,
         values["reason"] = reason
     if source is not None:
         values["source"] = source
+    conn.execute(step_states.delete().where(  # the snapshot holds every step's state now
+        (step_states.c.run_id == run_id) & (step_states.c.version == plan.version)))
     if conn.execute(plan_versions.update().where(key).values(**values)).rowcount:
         return
     conn.execute(plan_versions.insert().values(
         run_id=run_id, version=plan.version, plan=data, reason=reason, created_at=at,
         updated_at=at, source=source or ("draft" if plan.version == 1 else "failure"),
     ))
+
+
+def upsert_step(conn: Connection, run_id: str, version: int, step: Step, at: datetime
+                ) -> None:
+    """Store the state of one step of version ``version`` (whose snapshot is stored): read
+    back over the snapshot by :func:`stored_plan` until the version's next snapshot."""
+    key = ((step_states.c.run_id == run_id) & (step_states.c.version == version)
+           & (step_states.c.step_id == step.id))
+    state = step.model_dump(mode="json")
+    if not conn.execute(step_states.update().where(key).values(state=state,
+                                                                updated_at=at)).rowcount:
+        conn.execute(step_states.insert().values(run_id=run_id, version=version,
+                                                 step_id=step.id, state=state, updated_at=at))
+
+
+def _overlaid(plan: dict[str, Any], states: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A stored snapshot with the step states written since, by step id."""
+    if not states:
+        return plan
+    return {**plan, "steps": [states.get(step.get("id"), step) for step in plan["steps"]]}
+
+
+def stored_plan(conn: Connection, run_id: str, version: int | None = None
+                ) -> dict[str, Any] | None:
+    """The run's plan version ``version`` (the latest when None) as stored: its snapshot
+    with the step states written since; None when there is none."""
+    query = sa.select(plan_versions.c.version, plan_versions.c.plan).where(
+        plan_versions.c.run_id == run_id)
+    if version is not None:
+        query = query.where(plan_versions.c.version == version)
+    row = conn.execute(query.order_by(plan_versions.c.version.desc()).limit(1)).first()
+    if row is None:
+        return None
+    states = conn.execute(sa.select(step_states.c.step_id, step_states.c.state).where(
+        (step_states.c.run_id == run_id) & (step_states.c.version == row[0]))).all()
+    return _overlaid(row[1], dict(states))
+
+
+def stored_plans(conn: Connection, run_id: str) -> list[tuple[Any, dict[str, Any]]]:
+    """Every plan version of the run, oldest first: (its row, its plan as stored)."""
+    rows = conn.execute(plan_versions.select().where(plan_versions.c.run_id == run_id)
+                        .order_by(plan_versions.c.version)).mappings().all()
+    states: dict[int, dict[str, dict[str, Any]]] = {}
+    for version, step_id, state in conn.execute(sa.select(
+            step_states.c.version, step_states.c.step_id, step_states.c.state).where(
+            step_states.c.run_id == run_id)):
+        states.setdefault(version, {})[step_id] = state
+    return [(row, _overlaid(row["plan"], states.get(row["version"], {}))) for row in rows]
 
 
 def record_from_row(row: Any, plan: Plan | None, versions: int) -> RunRecord:
