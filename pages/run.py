@@ -9,6 +9,7 @@ sidebar (app.py), no editors, the graph large, the current step and the answer i
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import streamlit as st
 
@@ -21,7 +22,7 @@ from core.runs.timeline import run_timeline
 from core.runs.view import RunView
 from ui import rerun_form, run_view, state
 from ui.frame import ensure_entrypoint, page_header
-from ui.graph_view import plan_graph
+from ui.graph_view import folded_phases, plan_graph, toggle_phase
 from ui.i18n import t
 from ui.live_ticker import hold, live_ticker
 from ui.messages import said
@@ -222,12 +223,16 @@ def _render_graph(run_id: str, present: bool) -> None:
     view = _view(run_id)
     if view.plan is None:
         return
-    dot = plan_to_dot(view.plan, side_effect_tools=side_effect_tool_names(state.registry()))
+    key = "present_run_graph" if present else "run_graph"
+    folded = folded_phases(key, view.plan)
+    dot = plan_to_dot(view.plan, side_effect_tools=side_effect_tool_names(state.registry()),
+                      folded=folded)
+    on_phase = partial(toggle_phase, key, view.plan, folded)
     if present:
         with st.container(key="present_graph"):
-            plan_graph(dot, key="present_run_graph", height=720)
+            plan_graph(dot, key=key, height=720, on_phase=on_phase)
     else:
-        plan_graph(dot, key="run_graph")
+        plan_graph(dot, key=key, on_phase=on_phase)
     _note(run_id, "graph", _parts(view, set())["graph"])
 
 

@@ -25,6 +25,7 @@ same rerun.
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -44,7 +45,7 @@ from core.plan.graph import plan_to_dot
 from core.plan.model import Plan
 from core.tools.registry import ToolRegistry
 from ui import state as ui_state
-from ui.graph_view import plan_graph
+from ui.graph_view import folded_phases, plan_graph, toggle_phase
 from ui.i18n import current_language, t
 from ui.messages import said
 from ui.safe_text import literal
@@ -94,8 +95,10 @@ def render_plan_review(registry: ToolRegistry, *, offline: bool) -> tuple[Plan, 
         graph, panel = st.columns([3, 2], gap="medium")
         with graph:
             st.subheader(t("plan_graph"))
-            plan_graph(plan_to_dot(edited, registry=registry), key="plan_graph",
-                       selected=st.session_state.get("step_pick"), on_select=_pick_step)
+            folded = folded_phases("plan_graph", edited)
+            plan_graph(plan_to_dot(edited, registry=registry, folded=folded), key="plan_graph",
+                       selected=st.session_state.get("step_pick"), on_select=_pick_step,
+                       on_phase=partial(toggle_phase, "plan_graph", edited, folded))
             cycle_note = " · " + t("graph_legend_cycle") if edited.cycles() else ""
             st.caption(t("graph_legend") + cycle_note)
         with panel:

@@ -32,8 +32,10 @@ __all__ = [
 
 
 def run_summary_json(record: RunRecord) -> dict[str, Any]:
-    """The object ``run --json`` prints: id, status, answer, plan, versions, usage, wall_s."""
-    return {
+    """The object ``run --json`` prints: id, status, answer, plan, versions, usage, wall_s;
+    for a plan with phases also ``phases``: each one's id, title and status (derived from
+    its steps) and how many steps it has."""
+    summary = {
         "run_id": record.run_id,
         "status": record.status,
         "answer": record.answer,
@@ -46,6 +48,12 @@ def run_summary_json(record: RunRecord) -> dict[str, Any]:
         },
         "wall_s": record.wall_s,
     }
+    if record.plan is not None and record.plan.phases:
+        summary["phases"] = [
+            {"id": phase_id, "title": record.plan.phase(phase_id).title, "status": status,
+             "steps": len(record.plan.steps_of(phase_id))}
+            for phase_id, status in record.plan.phase_statuses().items()]
+    return summary
 
 
 def add_run_commands(subparsers: Any) -> None:

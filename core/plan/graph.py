@@ -7,6 +7,14 @@ effects is marked with ⚠ and a red border; the edges of the critical path are 
 dependency on a step that does not exist is drawn as a red dashed "missing" node, so the
 diagram shows what validation reports; the steps of a dependency cycle and the edges
 between them are drawn red too.
+
+A plan with phases draws each phase as a cluster (``subgraph cluster_p2``) titled with its
+status icon, id, title and its steps counted by status; a folded phase is one node with
+those counts (``▸``: a click unfolds it), and so is a phase still to expand. The edges of a
+folded phase's steps go to its node; a phase that comes after another without a step edge
+between them gets a dashed edge. :func:`default_folded` says which phases a drawing folds
+when nobody chose: for a plan of more than :data:`FOLD_OVER` steps, every phase but the
+current one (finished and future phases alike).
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ import itertools
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from core.base.markup import printable
@@ -29,7 +37,8 @@ from core.plan.model import REFERENCE, STATUS_ICONS, Plan, Step
 if TYPE_CHECKING:
     from core.tools.registry import ToolRegistry
 
-__all__ = ["STATUS_COLOURS", "dot_escape", "plan_to_dot", "side_effect_tool_names", "step_node_id"]
+__all__ = ["FOLD_OVER", "STATUS_COLOURS", "default_folded", "dot_escape", "phase_node_id",
+           "plan_to_dot", "side_effect_tool_names", "step_node_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +71,14 @@ _MAX_NAME = 40  # a step id or tool name in a label
 _MAX_NODE_ID = 200  # Graphviz refuses quoted strings past 16 KB
 _FONT_PT = 10
 _MARGIN_IN = (0.1, 0.08)  # a node's inner margin around its label, in inches
+FOLD_OVER = 20  # a plan of more steps than this opens with only its current phase unfolded
+_PHASE_FILL = {  # a cluster's background: its status, paler than a step's
+    "pending": "#F8F9FA", "running": "#E7F5FF", "completed": "#EBFBEE", "failed": "#FFF5F5",
+    "skipped": "#FFF9DB",
+}
+_PHASE_BORDER = "#ADB5BD"
+_PHASE_EDGE = f'[style="dashed", color="{_PHASE_BORDER}"]'
+_COUNT_ORDER = ("completed", "running", "failed", "skipped", "pending")
 
 
 def dot_escape(text: str) -> str:
@@ -94,12 +111,14 @@ def plan_to_dot(
     registry: ToolRegistry | None = None,
     side_effect_tools: Iterable[str] = (),
     highlight_cycles: bool = True,
+    folded: Collection[str] | None = None,
 ) -> str:
     """The plan as DOT text: status colours, conditions, side effects and the critical path.
 
     ``critical_path`` is an alias of ``highlight_critical``. Side-effecting tools come from
     ``registry`` and/or ``side_effect_tools`` (names). ``highlight_cycles`` draws each
-    dependency cycle in red.
+    dependency cycle in red. ``folded``: the phases drawn as one node each (None: as
+    :func:`default_folded` says; a phase still to expand is always one node).
     """
     if critical_path is not None:
         highlight_critical = critical_path
@@ -109,6 +128,9 @@ def plan_to_dot(
     on_path = _critical_edges(plan) if highlight_critical else set()
     cycle_of = ({sid: n for n, cycle in enumerate(plan.cycles()) for sid in cycle}
                 if highlight_cycles else {})
+    if plan.phases:
+        return _phased_dot(plan, risky, on_path, cycle_of,
+                           default_folded(plan) if folded is None else set(folded))
     lines = [
         "digraph plan {",
         f'  graph [rankdir=TB, bgcolor="transparent", nodesep={_NODESEP_IN}, ranksep=0.45];',
@@ -138,6 +160,154 @@ def plan_to_dot(
         )
     lines.append("}")
     return "\n".join(lines)
+
+
+def default_folded(plan: Plan) -> set[str]:
+    """The phases a drawing of ``plan`` folds when nobody chose: none for a plan of at most
+    :data:`FOLD_OVER` steps; else every phase but the current one."""
+    if len(plan.steps) <= FOLD_OVER:
+        return set()
+    current = current_phase(plan)
+    return {phase.id for phase in plan.phases if phase.id != current}
+
+
+def current_phase(plan: Plan) -> str | None:
+    """The phase a person is most likely looking at: the first running one, else the first
+    that has not finished and whose phases have, else the last one."""
+    statuses = plan.phase_statuses()
+    running = [pid for pid, status in statuses.items() if status == "running"]
+    if running:
+        return running[0]
+    waiting = {p.id: p.depends_on for p in plan.phases}
+    for pid, status in statuses.items():
+        if status == "pending" and all(statuses.get(dep) in {"completed", "skipped"}
+                                       for dep in waiting[pid]):
+            return pid
+    return next(reversed(statuses), None)
+
+
+def phase_node_id(phase_id: str) -> str:
+    """The SVG id of a phase's node or cluster (``phase-p2``): a click maps back by it."""
+    return f"phase-{phase_id}"
+
+
+def _phased_dot(plan: Plan, risky: set[str], on_path: set[tuple[str, str]],
+                cycle_of: dict[str, int], folded: set[str]) -> str:
+    """The DOT of a plan with phases: a cluster per open phase, a node per folded one."""
+    lines = [
+        "digraph plan {",
+        f'  graph [rankdir=TB, bgcolor="transparent", nodesep={_NODESEP_IN}, ranksep=0.45,'
+        ' compound=true];',
+        f'  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize={_FONT_PT},'
+        f' color="{_BORDER}", margin="{_MARGIN_IN[0]},{_MARGIN_IN[1]}"];',
+        f'  edge [color="{_EDGE}", arrowsize=0.7];',
+    ]
+    statuses = plan.phase_statuses()
+    grouped = {pid: plan.steps_of(pid) for pid in statuses}
+    shut = {pid for pid in statuses if pid in folded or not grouped[pid]}
+    crowded = _crowded_steps(plan)
+    for pid in statuses:
+        phase, steps = plan.phase(pid), grouped[pid]
+        head = f"{STATUS_ICONS[statuses[pid]]} {_shorten(pid, _MAX_NAME)} · {phase.title}"
+        counts = _counts(steps)
+        if pid in shut:
+            lines.append(_folded_node(pid, head, counts, statuses[pid], bool(steps)))
+            continue
+        label = f"▾ {_shorten(head, _MAX_DESCRIPTION)}" + (f"   {counts}" if counts else "")
+        lines += [f"  subgraph {_cluster(pid)} {{",
+                  f'    id="{dot_escape(phase_node_id(pid))}"; label="{dot_escape(label)}";',
+                  '    labeljust="l"; style="rounded,filled";'
+                  f' fillcolor="{_PHASE_FILL[statuses[pid]]}"; color="{_PHASE_BORDER}";'
+                  f" fontname=\"Helvetica\"; fontsize={_FONT_PT};"]
+        for step in steps:
+            on_cycle = _CYCLE_NODE if step.id in cycle_of else ""
+            wrap = _WRAP_CROWDED if step.id in crowded else _WRAP
+            attrs = _node_attrs(step, step.tool in risky, wrap)
+            lines.append(f"    {_node_id(step.id)} [{attrs}{on_cycle}];")
+        lines.append("  }")
+    lines += [f"  {_node_id(s.id)} [{_node_attrs(s, s.tool in risky, _WRAP)}];"
+              for s in plan.steps if s.phase not in statuses]  # validation reports these
+    lines += _phased_edges(plan, shut, on_path, cycle_of)
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _cluster(phase_id: str) -> str:
+    return f'"cluster_{dot_escape(_shorten(phase_id, _MAX_NAME))}"'
+
+
+def _counts(steps: list[Step]) -> str:
+    """A phase's steps counted by status, as icons: ``✓ 3 · ▶ 1 · ○ 2``."""
+    tally = Counter(step.status for step in steps)
+    return " · ".join(f"{STATUS_ICONS[status]} {tally[status]}" for status in _COUNT_ORDER
+                      if tally[status])
+
+
+def _folded_node(phase_id: str, head: str, counts: str, status: str, expanded: bool) -> str:
+    """One node for a folded phase (``▸``: a click unfolds it), or for a phase still to
+    expand (``⋯``: its steps come when it is reached)."""
+    label = "\n".join([f"{'▸' if expanded else '⋯'} {_shorten(head, _MAX_DESCRIPTION)}",
+                        counts or "⋯"])
+    return (f'  "{dot_escape(phase_node_id(phase_id))}" [label="{dot_escape(label)}", '
+            f'id="{dot_escape(phase_node_id(phase_id))}", shape=box, '
+            f'style="rounded,filled,bold", fillcolor="{_PHASE_FILL[status]}", '
+            f'color="{_PHASE_BORDER}", peripheries=2, '
+            f"width={_label_width_in(label.splitlines()):.2f}];")
+
+
+def _phased_edges(plan: Plan, shut: set[str], on_path: set[tuple[str, str]],
+                  cycle_of: dict[str, int]) -> list[str]:
+    """Step edges (those of a folded phase end at its node, once), then a dashed edge for
+    each phase dependency that no step edge shows."""
+    phase_of = {s.id: s.phase for s in plan.steps}
+
+    def end(step_id: str) -> str:
+        phase = phase_of.get(step_id)
+        return (f'"{dot_escape(phase_node_id(phase))}"' if phase in shut
+                else _node_id(step_id))
+
+    lines: list[str] = []
+    drawn: set[tuple[str, str]] = set()
+    linked: set[tuple[str | None, str | None]] = set()
+    missing: set[str] = set()
+    for step in plan.steps:
+        for dep in step.depends_on:
+            if dep not in phase_of:
+                missing.add(dep)
+            linked.add((phase_of.get(dep), step.phase))
+            source, target = end(dep), end(step.id)
+            if source == target or (source, target) in drawn:
+                continue
+            drawn.add((source, target))
+            same_cycle = dep in cycle_of and cycle_of[dep] == cycle_of.get(step.id)
+            between_steps = (source, target) == (_node_id(dep), _node_id(step.id))
+            edge = (_CYCLE_EDGE if same_cycle else
+                    _edge_attrs(dep, step.id, on_path) if between_steps else "")
+            lines.append(f"  {source} -> {target}{edge};")
+    lines += [f'  {_node_id(dep)} [label="{dot_escape(_shorten(dep, _MAX_NAME))} ?", '
+              f'style="dashed", color="{_SIDE_EFFECT_BORDER}", '
+              f'fontcolor="{_SIDE_EFFECT_BORDER}"];' for dep in sorted(missing)]
+    known = {p.id for p in plan.phases}
+    for phase in plan.phases:
+        for dep in phase.depends_on:
+            if dep in known and (dep, phase.id) not in linked:
+                lines.append(_phase_edge(plan, dep, phase.id, shut))
+    return lines
+
+
+def _phase_edge(plan: Plan, source: str, target: str, shut: set[str]) -> str:
+    """A dashed edge from phase ``source`` to phase ``target``: node to node, or between
+    a step of each open cluster, clipped at the cluster's border."""
+    ends, clip = [], []
+    for phase_id, side in ((source, "ltail"), (target, "lhead")):
+        if phase_id in shut:
+            ends.append(f'"{dot_escape(phase_node_id(phase_id))}"')
+        else:
+            steps = plan.steps_of(phase_id)
+            ends.append(_node_id((steps[-1] if side == "ltail" else steps[0]).id))
+            clip.append(f"{side}={_cluster(phase_id)}")
+    style = _PHASE_EDGE[:-1] + "".join(f", {c}" for c in clip) + "]"
+    return f"  {ends[0]} -> {ends[1]} {style};"
 
 
 def _node_id(step_id: str) -> str:

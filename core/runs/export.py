@@ -16,6 +16,7 @@ import json
 import re
 import shutil
 import subprocess
+from collections import Counter
 from typing import Any, Literal
 
 from core.base.language import Language
@@ -82,7 +83,7 @@ def _dot(record: RunRecord) -> str:
     if record.plan is None:
         raise ExportError(msg("export.no_plan", run_id=record.run_id))
     risky = side_effect_tool_names(default_registry())
-    return plan_to_dot(record.plan, side_effect_tools=risky)
+    return plan_to_dot(record.plan, side_effect_tools=risky, folded=())  # every phase open
 
 
 def render_svg(dot_text: str) -> bytes:
@@ -111,14 +112,16 @@ _LABELS = {
            "version": "Version", "reason": "reason", "none": "(none)",
            "llm_calls": "LLM calls", "prompt": "prompt tokens", "completion": "completion tokens",
            "cols": ("Step", "Status", "Description", "Tool", "Depends on", "Result"),
-           "settings": "Settings", "error": "Error", "skipped": "Skipped"},
+           "settings": "Settings", "error": "Error", "skipped": "Skipped", "phase": "Phase",
+           "phase_cols": ("Phase", "Status", "Title", "After", "Steps")},
     "zh": {"run": "运行", "request": "请求", "status": "状态", "created": "创建时间",
            "finished": "结束时间", "plan": "计划", "results": "各步骤结果",
            "answer": "答案", "usage": "用量", "versions": "计划版本历史",
            "version": "版本", "reason": "原因", "none": "（无）",
            "llm_calls": "大模型调用次数", "prompt": "提示词元数", "completion": "生成词元数",
            "cols": ("步骤", "状态", "描述", "工具", "依赖", "结果"),
-           "settings": "设置", "error": "错误", "skipped": "跳过原因"},
+           "settings": "设置", "error": "错误", "skipped": "跳过原因", "phase": "阶段",
+           "phase_cols": ("阶段", "状态", "标题", "前置阶段", "步骤")},
 }
 # reasons the store writes itself, worded in the report's language; others are shown as written
 _FIXED_REASONS = {"initial plan": "version.initial_plan", "manual edit": "version.manual_edit"}
@@ -146,7 +149,8 @@ def run_to_markdown(record: RunRecord, versions: list[PlanVersion], *,
         lines.append(f"- **{t['settings']}:** {_inline(_settings(record.settings, lang))}")
     lines.append("")
     if record.plan is not None:
-        lines += [f"## {t['plan']} (v{record.plan.version})", "", *_plan_table(record.plan, t),
+        lines += [f"## {t['plan']} (v{record.plan.version})", "", *_phase_table(record.plan, t),
+                  *_plan_table(record.plan, t),
                   "", f"## {t['results']}", "", *_step_results(record.plan, t)]
     lines += [f"## {t['answer']}", "", markdown_text(record.answer or t["none"]), "",
               f"## {t['usage']}", "",
@@ -185,9 +189,26 @@ def _status(step: Step, lang: str) -> str:
     return render(msg(f"step_status.{step.status}"), lang)
 
 
+def _phase_table(plan: Plan, t: dict[str, Any]) -> list[str]:
+    """The phases (a plan with phases): status, title, the phases before, steps by status."""
+    if not plan.phases:
+        return []
+    lang = t["lang"]
+    rows = ["| " + " | ".join(t["phase_cols"]) + " |", "|" + "---|" * len(t["phase_cols"])]
+    for phase_id, status in plan.phase_statuses().items():
+        phase = plan.phase(phase_id)
+        steps = plan.steps_of(phase_id)
+        counts = ", ".join(f"{STATUS_ICONS[s]} {n}" for s, n in Counter(
+            step.status for step in steps).items()) or "—"
+        cells = [phase.id, f"{STATUS_ICONS[status]} {render(msg(f'step_status.{status}'), lang)}",
+                 phase.title, ", ".join(phase.depends_on) or "—", counts]
+        rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return [*rows, ""]
+
+
 def _plan_table(plan: Plan, t: dict[str, Any]) -> list[str]:
-    header = "| " + " | ".join(t["cols"]) + " |"
-    rows = [header, "|" + "---|" * len(t["cols"])]
+    columns = [*t["cols"][:1], t["phase"], *t["cols"][1:]] if plan.phases else list(t["cols"])
+    rows = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for step in plan.steps:
         result = step.result if step.status == "completed" else _why(step, t["lang"])
         cells = [
@@ -195,6 +216,8 @@ def _plan_table(plan: Plan, t: dict[str, Any]) -> list[str]:
             step.description, step.tool or "—", ", ".join(step.depends_on) or "—",
             _preview(result) if result is not None else "",
         ]
+        if plan.phases:
+            cells.insert(1, step.phase or "—")
         rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return rows
 

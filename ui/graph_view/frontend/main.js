@@ -2,13 +2,16 @@
 //
 // It speaks Streamlit's component protocol (v1) by hand: it posts componentReady, receives
 // "streamlit:render" with the Python arguments (dot, selected, height, labels), and posts
-// setComponentValue ({step, nonce}: the nonce makes a second click on the same node a new
-// value) and setFrameHeight.
+// setComponentValue ({step, nonce} for a step, {phase, nonce} for a phase's node or cluster:
+// the nonce makes a second click on the same node a new value) and setFrameHeight. A phase
+// folds and unfolds in Python: a click reports it, and the next DOT draws it the other way.
 import { Graphviz } from "./hpcc-wasm-graphviz.js";
 
 const MIN_TEXT_PX = 11; // the first view never draws text smaller than this
 const MAX_TEXT_PX = 15; // nor blows a small plan up past this
 const STEP_PREFIX = "step-"; // core.plan.graph.step_node_id
+const PHASE_PREFIX = "phase-"; // core.plan.graph.phase_node_id
+const CHOOSABLE = "g.node.selectable, g.cluster.selectable";
 const ZOOM_STEP = 1.25;
 const DRAG_PX = 4; // a pointer that moved less than this clicked
 
@@ -106,9 +109,15 @@ function markSelected() {
 
 function choose(node) {
   clicks += 1;
+  const nonce = `${Date.now()}-${clicks}`;
+  if (node.id.startsWith(PHASE_PREFIX)) { // fold or unfold: Python draws it the other way
+    const value = { phase: node.id.slice(PHASE_PREFIX.length), nonce };
+    post("streamlit:setComponentValue", { value, dataType: "json" });
+    return;
+  }
   args.selected = node.id.slice(STEP_PREFIX.length);
   markSelected();
-  const value = { step: args.selected, nonce: `${Date.now()}-${clicks}` };
+  const value = { step: args.selected, nonce };
   post("streamlit:setComponentValue", { value, dataType: "json" });
 }
 
@@ -118,9 +127,9 @@ function prepare(drawing) {
   const texts = [...drawing.querySelectorAll("text")];
   const fonts = texts.map((t) => Number(t.getAttribute("font-size")));
   smallestFont = Math.min(...fonts.filter((f) => f > 0), 14);
-  for (const node of drawing.querySelectorAll("g.node")) {
+  for (const node of drawing.querySelectorAll("g.node, g.cluster")) {
     node.querySelector("title")?.remove(); // the raw node name would pop up as a tooltip
-    if (!node.id.startsWith(STEP_PREFIX)) continue;
+    if (!node.id.startsWith(STEP_PREFIX) && !node.id.startsWith(PHASE_PREFIX)) continue;
     node.classList.add("selectable");
     node.setAttribute("tabindex", "0");
     node.setAttribute("role", "button");
@@ -206,7 +215,7 @@ let drag = null;
 view.addEventListener("pointerdown", (event) => {
   if (event.button !== 0) return;
   drag = { x: event.clientX, y: event.clientY, left: view.scrollLeft, top: view.scrollTop,
-           moved: false, node: event.target.closest?.("g.node.selectable") };
+           moved: false, node: event.target.closest?.(CHOOSABLE) };
   view.setPointerCapture(event.pointerId);
 });
 view.addEventListener("pointermove", (event) => {
