@@ -11,6 +11,7 @@ from demo.analytics import DATA_UNTIL
 from demo.checks import DEMO_CHECKS
 from demo.data import reset_demo_data
 from demo.offline import compose_answer, offline_plan
+from demo.offline.phased import phased_plan
 from demo.scenarios import SCENARIOS
 
 __all__ = ["DEMO_PACK"]
@@ -21,9 +22,14 @@ def _draft(request: str, registry: ToolRegistry, strict: bool) -> Plan:
     return offline_plan(request, registry, strict=strict)
 
 
+def _phased(request: str, registry: ToolRegistry, strict: bool) -> Plan:
+    return phased_plan(request, registry, strict=strict)
+
+
 DEMO_PACK = Pack(
     name="demo",
     draft=_draft,
+    phased=_phased,
     answer=compose_answer,
     read=reading.read,
     route=reading.route,

@@ -1,4 +1,5 @@
-"""The demo's scenario gallery: the four seed scenarios as ready-made requests in both languages."""
+"""The demo's scenario gallery: the four seed scenarios, and a long request in stages that is
+planned in phases, as ready-made requests in both languages."""
 
 from __future__ import annotations
 
@@ -47,6 +48,20 @@ SCENARIOS: tuple[Scenario, ...] = (
             "suggest how to scale them."
         ),
         request_zh="检查 15 个微服务的健康状态，对异常服务生成诊断报告，并给出扩容建议。",
+    ),
+    Scenario(
+        id="ops-quarterly-review",
+        title_en="Phases: a quarterly operations review in four stages",
+        title_zh="分阶段：四个阶段的季度运维复盘",
+        request_en=(
+            "Quarterly operations review: check the fleet's health, diagnose every unhealthy "
+            "service, count the churned users of Q1 and their top reasons, then write a report "
+            "with recommendations"
+        ),
+        request_zh=(
+            "季度运维复盘：先检查整个集群的健康状态，诊断每个异常服务，再统计第一季度流失用户数量"
+            "及主要原因，最后写一份带建议的报告"
+        ),
     ),
 )
 

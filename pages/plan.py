@@ -83,7 +83,8 @@ def _generate(request: str) -> None:
     if route.mode in ("knowledge", "direct"):
         _answer(request, route, engine, usage)
     else:
-        _draft(request, engine, usage, allow_questions=True)
+        _draft(request, engine, usage, allow_questions=True,
+               hierarchical=route.mode == "hierarchical")
 
 
 def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
@@ -106,14 +107,16 @@ def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
 
 
 def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool,
-           language: str | None = None) -> None:
-    """Draft a plan (with the relevant lessons); keep the questions when it asks some.
+           language: str | None = None, hierarchical: bool = False) -> None:
+    """Draft a plan (with the relevant lessons; in phases when ``hierarchical``); keep the
+    questions when it asks some.
 
     The planner model drafts in the background (its steps show while it writes them, and a
     rerun meanwhile does not stop it); the offline rules answer at once.
     """
     if not engine.offline:
-        drafting = Drafting(request, allow_questions=allow_questions, language=language)
+        drafting = Drafting(request, allow_questions=allow_questions, language=language,
+                            hierarchical=hierarchical)
         st.session_state["plan_drafting"] = (drafting.start(engine, state.runner().store),
                                              usage)
         return
@@ -122,14 +125,15 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool,
     try:
         with st.spinner(t("planning_offline")):
             draft = draft_plan(request, engine, store=state.runner().store,
-                               allow_questions=allow_questions, language=language)
+                               allow_questions=allow_questions, language=language,
+                               hierarchical=hierarchical)
     except UnservableRequestError as exc:
         _refuse(exc)
         return
     except PlanBoardError as exc:
         st.error(error_text(exc))
         return
-    _keep_draft(request, draft, usage)
+    _keep_draft(request, draft, usage, hierarchical=hierarchical)
 
 
 def _drafting() -> bool:
@@ -151,7 +155,7 @@ def _drafting() -> bool:
     except PlanBoardError as exc:
         st.error(error_text(exc))
         return False
-    _keep_draft(drafting.request, draft, usage)
+    _keep_draft(drafting.request, draft, usage, hierarchical=drafting.hierarchical)
     return False
 
 
@@ -167,14 +171,17 @@ def _render_drafting() -> None:
     render_plan_preview(started[0].request, progress.steps, state.registry())
 
 
-def _keep_draft(request: str, draft: Draft, usage: Usage) -> None:
-    """Keep a finished draft: its plan to review, or its questions to answer."""
+def _keep_draft(request: str, draft: Draft, usage: Usage, *, hierarchical: bool = False
+                ) -> None:
+    """Keep a finished draft: its plan to review, or its questions to answer (drafted again
+    in phases when ``hierarchical``, once they are answered)."""
     usage = usage + draft.usage
     if draft.plan is None:
         for key in [k for k in st.session_state if str(k).startswith("clarify_answer_")]:
             del st.session_state[key]  # answers to earlier questions
         st.session_state["clarify"] = {"request": request, "questions": draft.questions,
-                                       "usage": usage, "language": draft.language}
+                                       "usage": usage, "language": draft.language,
+                                       "hierarchical": hierarchical}
         plan_editor.set_plan(None)
         return
     variants_view.forget()
@@ -253,7 +260,8 @@ def _answers_given() -> None:
     merged = merge_answers(clarify["request"], questions, answers, clarify["language"])
     st.session_state["request"] = merged
     st.session_state["clarified"] = {"request": merged, "usage": clarify["usage"],
-                                     "language": clarify["language"]}
+                                     "language": clarify["language"],
+                                     "hierarchical": clarify.get("hierarchical", False)}
     st.session_state.pop("clarify", None)
 
 
@@ -427,7 +435,8 @@ def main() -> None:
         _draft_variants(st.session_state.get("request", ""), count)
     if clarified := st.session_state.pop("clarified", None):
         _draft(clarified["request"], state.engine(), clarified["usage"], allow_questions=False,
-               language=clarified["language"])
+               language=clarified["language"],
+               hierarchical=clarified.get("hierarchical", False))
     _render_route()
     _render_clarify()
     if _drafting() or variants_view.render_variants(_use_variant):

@@ -44,6 +44,7 @@ _PLAN_MODES = {
     "plan": ("Plan", "规划"),
     "knowledge": ("Knowledge answer", "知识问答"),
     "direct": ("Direct", "直接处理"),
+    "hierarchical": ("Phases", "分阶段规划"),
 }
 _CHECKPOINTS = {
     "rigid": ("Rigid (never replan)", "固定（从不重新规划）"),

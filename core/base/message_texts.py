@@ -163,6 +163,31 @@ TEXTS: dict[str, tuple[str, str]] = {
         "come after; make {phase} depend on {dep_phase} or drop the dependency",
         "{step}（阶段 {phase}）依赖了阶段 {dep_phase} 的 {dep}，而 {phase} 并不在 {dep_phase} "
         "之后；请让 {phase} 依赖 {dep_phase}，或去掉这条依赖"),
+    "phase.too_few": ("the phase plan has {count} phase(s); write at least {least} phases, "
+                      "one per stage of the request",
+                      "阶段计划只有 {count} 个阶段；请至少写 {least} 个阶段，请求的每个阶段一个"),
+    "phase.fallback": ("The phase planner's output could not be used, so the whole request is "
+                       "one phase, planned when the run reaches it",
+                       "阶段规划器的输出无法使用，已把整个请求作为一个阶段，运行到它时再规划"),
+    "phase.one_offline": ("No offline rule drafts this request in phases, so its plan is one "
+                          "phase",
+                          "离线规则无法把这个请求分成阶段，因此整个计划是一个阶段"),
+    "phase.no_steps": ("Phase {phase} was not expanded into steps: {reason}",
+                       "阶段 {phase} 没有展开成步骤：{reason}"),
+    "phase.expanded": ("phase {phase} ({title}) expanded into {count} step(s)",
+                       "阶段 {phase}（{title}）展开为 {count} 个步骤"),
+    "phase.unreachable": ("phase {phase} cannot reach its goal: {reason}",
+                          "阶段 {phase} 无法达成目标：{reason}"),
+    "phase.done_missed": (
+        "phase {phase} ({title}) finished its steps but did not meet its done-definition "
+        "\"{done_when}\": {reason}",
+        "阶段 {phase}（{title}）的步骤已完成，但没有达到完成标准“{done_when}”：{reason}"),
+    "phase.not_completed": ("phase {phase} ({title}) is {status}: the work was not done",
+                            "阶段 {phase}（{title}）{status}：这部分工作没有完成"),
+    "phase.outside": (
+        "the checkpoint after {after} was refused: it changes {steps} of another phase than "
+        "{phases}",
+        "{after} 之后的检查点被拒绝：它修改了 {phases} 以外阶段的步骤 {steps}"),
     # ---- checkpoints -------------------------------------------------------------------------
     "checkpoint.unchanged": ("no pending step's target is already under way",
                              "没有待执行步骤的目标已在处理中"),
@@ -971,4 +996,8 @@ TEXTS: dict[str, tuple[str, str]] = {
         "no knowledge-base source covers it, but tools can ({names}); planning",
         "知识库里没有相关资料，而工具可以回答（{names}），改为规划"),
     "route.person": ("chosen by a person: {mode}", "由用户指定：{mode}"),
+    "route.stages": (
+        "the request has {count} stages (first … then … finally …), so it is planned in "
+        "phases, each expanded into steps when it is reached",
+        "请求分成 {count} 个阶段（先……再……最后……），先规划阶段，到达每个阶段时再细化步骤"),
 }

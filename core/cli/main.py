@@ -26,7 +26,12 @@ from core.cli.runs import add_approve_replans, new_versions_policy, report_run, 
 from core.cli.text import cli_language, say
 from core.errors import ConfigError, PlanBoardError
 from core.plan.model import Plan
-from core.planning.choices import CHECKPOINT_POLICIES, DEFAULT_POLICY, REQUEST_MODES
+from core.planning.choices import (
+    CHECKPOINT_POLICIES,
+    DEFAULT_POLICY,
+    PLANNED_MODES,
+    REQUEST_MODES,
+)
 
 if TYPE_CHECKING:
     from core.runs.runner import Runner
@@ -204,7 +209,8 @@ def _add_planning_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--mode", choices=REQUEST_MODES, default="plan",
-        help="plan (default), a knowledge or direct answer, or auto (let the router decide)",
+        help="plan (default), hierarchical (phases first, each expanded into steps when "
+             "reached), a knowledge or direct answer, or auto (let the router decide)",
     )
 
 
@@ -251,7 +257,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         return refine_plan_file(args.refine, args.request, as_json=args.json)
     engine = build_engine(offline=args.offline)
     route, _ = choose_route(args.request, engine, args.mode)
-    if route.mode != "plan":
+    if route.mode not in PLANNED_MODES:
         note = {"mode": route.mode, "route_reason": route.reason, "plan": None}
         if args.json:
             print_json(note)
@@ -265,6 +271,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     store = RunStore()
     offer_template(args.request, store)
     plan, _ = _draft(args.request, engine, ask_questions=True, store=store,
+                     hierarchical=route.mode == "hierarchical",
                      on_steps=None if args.json else StepPrinter(sys.stderr))
     if args.json:
         print_json(plan.canonical())
@@ -307,7 +314,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         plan, usage, route = loaded, Usage(), None
     else:
         route, usage = choose_route(args.request, engine, args.mode)
-        if route.mode != "plan":
+        if route.mode not in PLANNED_MODES:
             print(f"{route.mode}: {route.reason_in(cli_language())}", file=out)
             return _answer(runner, args, route, engine=engine, settings=settings,
                            usage=usage, queued=by_workers, out=out, started=started)
@@ -315,7 +322,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         offer_template(args.request, runner.store)
         plan, planning = _draft(args.request, engine, ask_questions=not args.yes,
-                                store=runner.store)
+                                store=runner.store, hierarchical=route.mode == "hierarchical")
         usage += planning
     if not approved_to_run(plan, engine, args.yes, out):
         return 1
@@ -393,13 +400,15 @@ def cmd_demo_reset(args: argparse.Namespace) -> int:
 
 
 def _draft(request: str, engine: Any, *, ask_questions: bool, store: Any = None,
-           on_steps: Any = None) -> tuple[Plan, Usage]:
-    """Draft a plan; answer the planner's clarifying questions on the terminal first;
-    ``on_steps`` hears the steps while the planner writes them."""
+           hierarchical: bool = False, on_steps: Any = None) -> tuple[Plan, Usage]:
+    """Draft a plan (in phases when ``hierarchical``); answer the planner's clarifying
+    questions on the terminal first; ``on_steps`` hears the steps while the planner writes
+    them."""
     from core.planning.clarify import merge_answers
     from core.runs.session import draft_plan
 
-    draft = draft_plan(request, engine, store=store, on_steps=on_steps)
+    draft = draft_plan(request, engine, store=store, hierarchical=hierarchical,
+                       on_steps=on_steps)
     usage = draft.usage
     if draft.questions:
         if not ask_questions:
@@ -409,7 +418,8 @@ def _draft(request: str, engine: Any, *, ask_questions: bool, store: Any = None,
         answers = [ask_text(f"{question} ") for question in draft.questions]
         merged = merge_answers(request, draft.questions, answers, draft.language)
         draft = draft_plan(merged, engine, store=store, allow_questions=False,
-                           language=draft.language, on_steps=on_steps)
+                           language=draft.language, hierarchical=hierarchical,
+                           on_steps=on_steps)
         usage += draft.usage
     assert draft.plan is not None  # without questions a draft always holds a plan
     return draft.plan, usage

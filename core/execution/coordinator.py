@@ -61,6 +61,8 @@ class RunBook:
     misses: dict[str, str] = field(default_factory=dict)  # step id → failure text
     unmet: dict[str, str] = field(default_factory=dict)  # step id → missed criteria (all)
     notes: list[str] = field(default_factory=list)  # checkpoint reasons the answer needs
+    phase_checks: set[str] = field(default_factory=set)  # phases whose done_when was judged
+    unexpandable: set[str] = field(default_factory=set)  # phases whose expansion failed
 
 
 class Coordinator:

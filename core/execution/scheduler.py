@@ -7,17 +7,26 @@ finished together), which may change the pending steps; ``every_step`` replans t
 classified (seed 004, pit 2): an "ignorable" one is recorded and the run goes on — the
 steps that depend on it (by construction only the synthesis) still run, with its error
 in their context — and a "fatal" one blocks its dependents and triggers a replan.
+
+A plan with phases (core.plan.phases) runs a phase at a time where they depend on each
+other: once nothing more can run, a phase whose steps all completed is checked against its
+done-definition (core.execution.phase_check), a failure replans inside its phase
+(core.planning.phase_replan), and every phase that became reachable and has no steps yet
+is expanded into its steps (core.planning.expansion), each expansion a new version that
+passes the version gate like any other. The run completes only when every phase did.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from core.base.messages import msg
 from core.base.usage import Usage
 from core.errors import PlanError
 from core.execution.answer_notes import with_required_notes
@@ -28,6 +37,7 @@ from core.execution.events import EventKind, EventSink, RunEvent
 from core.execution.executor import is_synthesis
 from core.execution.launcher import StepLauncher, ThreadPoolLauncher, paced_work
 from core.execution.options import RunOptions
+from core.execution.phase_check import check_key, check_phase, phases_to_check
 from core.lifecycle import CRASH_RESET
 from core.lifecycle import OutcomeStatus as RunStatus
 from core.llm.budget import budgeted
@@ -36,7 +46,9 @@ from core.plan.model import FINISHED, Plan, Step
 from core.plan.versions import retire
 from core.planning.checkpoint import run_checkpoint
 from core.planning.choices import CheckpointPolicy
-from core.planning.planner import PlanningResult, Replanner, planned, replan_request
+from core.planning.expansion import expand, reachable_phases
+from core.planning.phase_replan import replan_any
+from core.planning.planner import PlanningResult, Replanner, planned
 from core.tools.registry import ToolRegistry
 
 __all__ = ["RunOptions", "RunOutcome", "RunStatus", "run_plan"]
@@ -44,6 +56,10 @@ __all__ = ["RunOptions", "RunOutcome", "RunStatus", "run_plan"]
 logger = logging.getLogger(__name__)
 
 MAX_CHECKPOINT_VERSIONS = 12  # a replanner that always changes something cannot loop forever
+
+Expander = Callable[[Plan, str, Engine], "Plan | PlanningResult"]
+"""Expands a phase: ``(plan, phase id, engine)`` → the version with its steps, or the
+:class:`PlanningResult` that holds it (:func:`core.planning.expansion.expand` by default)."""
 
 
 class RunOutcome(BaseModel):
@@ -89,6 +105,7 @@ def run_plan(
     on_event: EventSink | None = None,
     replanner: Replanner | None = None,
     launcher: StepLauncher | None = None,
+    expander: Expander | None = None,
 ) -> RunOutcome:
     """Run ``plan`` (in place) to the end, a pause or a cancellation, and compose the answer.
 
@@ -104,7 +121,10 @@ def run_plan(
     checkpoints and success checks (planning usage is the caller's to add).
 
     Steps run through ``launcher`` (default: a pool of ``options.max_parallel`` threads,
-    closed at the end; a launcher passed in is the caller's to close).
+    closed at the end; a launcher passed in is the caller's to close). A phase is expanded
+    by ``expander`` (default :func:`core.planning.expansion.expand`: the model, or the
+    packs' rules offline); an expansion is not a replan and does not count against
+    ``max_replans``.
 
     Model calls spend ``options.max_model_calls`` (:mod:`core.llm.budget`), the calls of
     the finished steps counted in, unless ``engine`` is on a budget already (a run's
@@ -115,7 +135,8 @@ def run_plan(
     engine = budgeted(engine, options.max_model_calls,
                       sum(step.llm_calls for step in plan.steps if step.status in FINISHED))
     with _launching(launcher, engine, control, options) as chosen:
-        return _run_versions(plan, engine, options, control, on_event, replanner, chosen)
+        return _run_versions(plan, engine, options, control, on_event, replanner, chosen,
+                             expander or expand)
 
 
 def _launching(launcher: StepLauncher | None, engine: Engine, control: RunControl,
@@ -129,10 +150,10 @@ def _launching(launcher: StepLauncher | None, engine: Engine, control: RunContro
 
 def _run_versions(plan: Plan, engine: Engine, options: RunOptions, control: RunControl,
                   on_event: EventSink | None, replanner: Replanner | None,
-                  launcher: StepLauncher) -> RunOutcome:
+                  launcher: StepLauncher, expander: Expander) -> RunOutcome:
     """run_plan's body: version after version until the run ends, pauses or is cancelled."""
     replanning_offline = replanner is None and engine.offline
-    replanner = replanner or replan_request
+    replanner = replanner or replan_any
     emit = Emitter(on_event)
     control.set_approved(plan, only_if_unset=True)  # the caller approved what it passed
     book = RunBook(versions=[plan])
@@ -148,7 +169,12 @@ def _run_versions(plan: Plan, engine: Engine, options: RunOptions, control: RunC
         plan = coordinator.plan
         if state != "done":
             return _stop(state, plan, book, emit)
-        failure = _failure_text(plan, book)
+        failure = _failure_text(plan, book) or _phase_misses(plan, engine, book, launcher)
+        if not failure and plan.phases:
+            expanded = _expand_reachable(plan, engine, expander, book, emit, launcher)
+            if expanded is not None:
+                plan = expanded
+                continue
         if failure and replans < limit:
             if replanning_offline:
                 book.warnings.append(warning(plan, "run.replan_needs_llm"))
@@ -203,10 +229,71 @@ def _next_version(plan: Plan, failure: str, engine: Engine, replanner: Replanner
         book.unmet.pop(step_id, None)
     book.misses.clear()
     retire(plan, new_plan)
+    # a phase that could not reach its goal changed the phase plan itself
+    source = "phases" if new_plan.phases_version != plan.phases_version else "failure"
     emit("replanned", new_plan, from_version=plan.version, to_version=new_plan.version,
-         reason=failure, source="failure")
+         reason=failure, source=source)
     book.versions.append(new_plan)
     return new_plan
+
+
+# ---- phases -------------------------------------------------------------------------------
+
+
+def _phase_misses(plan: Plan, engine: Engine, book: RunBook, launcher: StepLauncher) -> str:
+    """The done-definitions of the phases that just completed, judged once each; what
+    was missed, as a failure to replan inside those phases ("" when all were met)."""
+    missed = []
+    for phase_id in phases_to_check(plan, book.phase_checks) if plan.phases else []:
+        book.phase_checks.add(check_key(plan, phase_id))
+        phase = plan.phase(phase_id)
+        try:
+            verdict, usage = launcher.record(f"phase_check:{phase_id}:v{plan.version}",
+                                             check_phase, plan, phase_id, engine)
+        except Exception as exc:  # an unusable verdict never ends the run
+            logger.warning("the done-definition of phase %s was not checked: %s", phase_id, exc)
+            continue
+        book.usage += usage
+        if not verdict.met:
+            missed.append(str(msg("phase.done_missed", phase=phase_id, title=phase.title,
+                                  done_when=phase.done_when, reason=verdict.reason)))
+    return "; ".join(missed)
+
+
+def _expand_reachable(plan: Plan, engine: Engine, expander: Expander, book: RunBook,
+                      emit: Emitter, launcher: StepLauncher) -> Plan | None:
+    """Expand every phase that became reachable, one version each; the last version made
+    (None when no phase was expanded). A phase that cannot be expanded stays without steps
+    (the run then fails, saying so) and is not tried again."""
+    current = plan
+    for phase in reachable_phases(plan):
+        if phase.id in book.unexpandable:
+            continue
+        try:
+            made = launcher.record(f"expand:{phase.id}:v{current.version}", expander, current,
+                                   phase.id, engine)
+            new_plan, usage = planned(made)
+        except Exception as exc:  # a missing model, an unusable reply: the run still ends
+            logger.warning("phase %s was not expanded: %s", phase.id, exc)
+            book.unexpandable.add(phase.id)
+            book.warnings.append(str(msg("phase.no_steps", phase=phase.id, reason=str(exc))))
+            continue
+        book.usage += usage
+        problems = new_plan.validate(engine.registry) or ([] if new_plan.steps_of(phase.id) else [
+            "the expansion gave the phase no step"])
+        if problems:
+            book.unexpandable.add(phase.id)
+            book.warnings.append(str(msg("phase.no_steps", phase=phase.id,
+                                         reason="; ".join(problems))))
+            continue
+        retire(current, new_plan)
+        reason = msg("phase.expanded", phase=phase.id, title=phase.title,
+                     count=len(new_plan.steps_of(phase.id)))
+        emit("replanned", new_plan, from_version=current.version, to_version=new_plan.version,
+             reason=str(reason), source="expansion", phase=phase.id)
+        book.versions.append(new_plan)
+        current = new_plan
+    return current if current is not plan else None
 
 
 class _Checkpoints:
@@ -354,9 +441,12 @@ def _finish_run(plan: Plan, book: RunBook, emit: Emitter, registry: ToolRegistry
     answer = with_required_notes(answer, plan, unmentioned=unmentioned, changes=book.notes,
                                  registry=registry)
     warnings.extend(_ignored(plan, failed, spared, book))
-    # completed only when the answer step succeeded and nothing fatal stayed unrecovered
+    undone = _undone_phases(plan)
+    warnings.extend(undone)
+    # completed only when the answer step succeeded, nothing fatal stayed unrecovered and
+    # every phase was done
     answered = synthesis is None or synthesis.status == "completed"
-    status: RunStatus = "completed" if answered and not fatal else "failed"
+    status: RunStatus = "completed" if answered and not fatal and not undone else "failed"
     emit("run_finished", plan, status=status, answer=answer)
     return RunOutcome(status=status, plan=plan, versions=book.versions, answer=answer,
                       usage=_total_usage(book.versions) + book.usage, warnings=warnings)
@@ -371,6 +461,15 @@ def _own_work_done(plan: Plan, earlier: list[str]) -> bool:
     synthesis = plan.synthesis_step()
     own = [s for s in plan.steps if s.id not in earlier and s is not synthesis]
     return not own or any(s.status == "completed" for s in own)
+
+
+def _undone_phases(plan: Plan) -> list[str]:
+    """A sentence for each phase that did not complete (a dropped phase was replaced, and
+    one whose steps were all skipped did nothing that failed)."""
+    return [warning(plan, "phase.not_completed", phase=phase_id,
+                    title=plan.phase(phase_id).title, status=msg(f"step_status.{status}"))
+            for phase_id, status in plan.phase_statuses().items()
+            if status not in {"completed", "skipped"}]
 
 
 def _ignored(plan: Plan, failed: list[Step], spared: set[str], book: RunBook) -> list[str]:

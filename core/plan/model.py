@@ -211,6 +211,8 @@ class Plan(BaseModel):
 
     def phase_status(self, phase_id: str) -> PhaseStatus:
         """The status of phase ``phase_id``, derived from its steps (core.plan.phases)."""
+        if self.phase(phase_id).dropped:
+            return "skipped"
         return phase_status(self.steps_of(phase_id))
 
     def phase_statuses(self) -> dict[str, PhaseStatus]:
@@ -219,7 +221,9 @@ class Plan(BaseModel):
         for step in self.steps:
             if step.phase in grouped:
                 grouped[step.phase].append(step)
-        return {phase_id: phase_status(grouped[phase_id]) for phase_id in self.phase_ids()}
+        dropped = {p.id for p in self.phases if p.dropped}
+        return {phase_id: "skipped" if phase_id in dropped else phase_status(grouped[phase_id])
+                for phase_id in self.phase_ids()}
 
     def phase_ids(self) -> list[str]:
         """Phase ids so that each comes after the phases it depends on (list order breaks
@@ -227,10 +231,11 @@ class Plan(BaseModel):
         return phase_order(self.phases)
 
     def unexpanded_phases(self) -> list[Phase]:
-        """The phases that have no steps yet, in phase order."""
+        """The phases that have no steps yet (and were not dropped), in phase order."""
         expanded = {s.phase for s in self.steps}
         by_id = {p.id: p for p in self.phases}
-        return [by_id[pid] for pid in self.phase_ids() if pid not in expanded]
+        return [by_id[pid] for pid in self.phase_ids()
+                if pid not in expanded and not by_id[pid].dropped]
 
     # ---- DAG ----------------------------------------------------------------------------
 

@@ -13,7 +13,8 @@ each of its steps then names its ``phase``. The rules, checked by :func:`phase_p
 A phase's status is derived from its steps (:func:`phase_status`): no step yet (a phase
 that is expanded when it is reached) or none started is ``pending``; then ``running``
 until every step finished; then ``failed`` if one failed, ``skipped`` if every one was
-skipped, else ``completed``.
+skipped, else ``completed``. A phase a new phase plan dropped (its goal could not be
+reached; ``dropped`` says why) is ``skipped``, whatever its steps did.
 
 The module knows steps only by the fields it reads (``id``, ``phase``, ``depends_on``,
 ``status``), so the plan model can import it.
@@ -28,7 +29,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from core.base.messages import Message, msg
-from core.plan.dag import ancestors, dependency_cycles, topological_ids
+from core.plan.dag import ancestors, dependency_cycles
 
 __all__ = [
     "PHASE_ID",
@@ -67,6 +68,7 @@ class Phase(BaseModel):
     goal: str = ""
     depends_on: list[str] = Field(default_factory=list)
     done_when: str | None = None
+    dropped: str | None = None  # why a new phase plan gave it up (its goal was unreachable)
 
     def canonical(self) -> dict[str, Any]:
         """The phase as the plan's canonical JSON writes it (no empty extras)."""
@@ -74,6 +76,8 @@ class Phase(BaseModel):
                                 "depends_on": list(self.depends_on)}
         if self.done_when:
             data["done_when"] = self.done_when
+        if self.dropped:
+            data["dropped"] = self.dropped
         return data
 
 
@@ -102,10 +106,22 @@ def phase_ancestors(phases: Sequence[Phase], phase_id: str) -> set[str]:
 
 
 def phase_order(phases: Sequence[Phase]) -> list[str]:
-    """Phase ids so that each comes after the phases it depends on; list order breaks ties
-    (phases on a cycle come last, in list order)."""
-    ordered = topological_ids(_graph(phases))
-    return [*ordered, *(phase.id for phase in phases if phase.id not in set(ordered))]
+    """Phase ids so that each comes after the phases it depends on, else in list order: the
+    earliest listed phase whose phases are all placed comes next (phases on a cycle come
+    last, in list order)."""
+    graph = _graph(phases)
+    known = set(graph)
+    placed: dict[str, None] = {}
+    waiting = [pid for pid in graph]
+    while waiting:
+        ready = next((pid for pid in waiting
+                      if all(dep in placed or dep not in known or dep == pid
+                             for dep in graph[pid])), None)
+        if ready is None:
+            break
+        placed[ready] = None
+        waiting.remove(ready)
+    return [*placed, *waiting]
 
 
 def phase_problems(phases: Sequence[Phase], steps: Sequence[_StepLike]) -> list[Message]:

@@ -11,6 +11,7 @@ from typing import Literal, get_args
 __all__ = [
     "CHECKPOINT_POLICIES",
     "DEFAULT_POLICY",
+    "PLANNED_MODES",
     "REQUEST_MODES",
     "ROUTE_MODES",
     "CheckpointPolicy",
@@ -18,8 +19,12 @@ __all__ = [
     "RouteMode",
 ]
 
-RouteMode = Literal["plan", "knowledge", "direct"]
-"""How a request is handled: planned, answered from the knowledge base, or answered directly."""
+RouteMode = Literal["plan", "knowledge", "direct", "hierarchical"]
+"""How a request is handled: planned, answered from the knowledge base, answered directly,
+or planned in two levels (a plan of phases, each expanded into steps when it is reached)."""
+
+PLANNED_MODES: frozenset[RouteMode] = frozenset({"plan", "hierarchical"})
+"""The routes that make a plan (the others answer without one)."""
 
 RequestMode = Literal["auto", RouteMode]
 """What a person may ask for: a route, or "auto" to let the router decide."""

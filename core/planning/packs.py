@@ -110,7 +110,9 @@ class Pack:
     """What one toolset offers beyond its tools; every part is optional.
 
     ``draft(request, registry, strict)``: the rules' plan for a request (strict: raise
-    UnservableRequestError when no part maps to a tool). ``answer(plan)``: the answer
+    UnservableRequestError when no part maps to a tool). ``phased(request, registry,
+    strict)``: the same as a plan with phases (core.plan.phases), for a request in stages.
+    ``answer(plan)``: the answer
     composed from the results without a model. ``read(text)``: a :class:`Reading`.
     ``route(request, registry)``: an offline route for a request it knows, or None.
     ``questions(request, registry)``: what to ask before planning offline. ``checks``: its
@@ -122,6 +124,7 @@ class Pack:
 
     name: str
     draft: Callable[[str, ToolRegistry, bool], Plan] | None = None
+    phased: Callable[[str, ToolRegistry, bool], Plan] | None = None
     answer: Callable[[Plan], str] | None = None
     read: Callable[[str], Reading] | None = None
     route: Callable[[str, ToolRegistry], Route | None] | None = None

@@ -2,7 +2,8 @@
 
 Seed 000's AgentRouter and seed 004's route_mode: knowledge questions take a fixed
 retrieve-then-answer workflow (no plan), simple lookups take a short ReAct loop of one to
-three read-only tool calls, and everything larger is planned. This module only decides
+three read-only tool calls, long tasks in announced stages are planned in phases
+("hierarchical"), and everything else is planned. This module only decides
 (core.runs.answers answers). ``route_with_llm`` asks the model in one plain call;
 ``route_offline`` decides with rules: a pack's route for a request of its domain first,
 else the generic rules over clauses, conditions, questions and how plainly the request asks
@@ -24,6 +25,7 @@ from core.planning.choices import ROUTE_MODES
 from core.planning.clauses import clean_query, split_clauses
 from core.planning.packs import packs, reading
 from core.planning.routes import ROUTE_ALIASES, Route, reason_text, ruled
+from core.planning.stages import read_stages
 from core.planning.tool_match import PLAIN_MATCH, score_tool
 from core.prompts.adaptive import ROUTER_SYSTEM, language_name, parse_reply
 from core.tools.registry import Tool, ToolRegistry
@@ -82,8 +84,12 @@ def ask_knowledge(tool: Tool, question: str) -> dict[str, Any]:
 
 
 def route_offline(request: str, registry: ToolRegistry) -> Route:
-    """Decide the mode with rules: the first pack's route for a request it reads, else the
+    """Decide the mode with rules: a long request in announced stages is hierarchical
+    (core.planning.stages), else the first pack's route for a request it reads, else the
     generic rules (:func:`generic_route`)."""
+    found = read_stages(request)
+    if found.multi_stage:
+        return ruled("hierarchical", "stages", count=str(len(found.parts)))
     for pack in packs(registry):
         decided = pack.route(request, registry) if pack.route is not None else None
         if decided is not None:

@@ -17,8 +17,8 @@ from core.planning.choices import RouteMode
 __all__ = ["ROUTE_ALIASES", "Route", "reason_text", "ruled"]
 
 ROUTE_ALIASES = {"react": "direct", "simple": "direct", "workflow": "knowledge",
-                 "rag": "knowledge", "qa": "knowledge", "hierarchical": "plan",
-                 "complex": "plan"}
+                 "rag": "knowledge", "qa": "knowledge", "phases": "hierarchical",
+                 "phased": "hierarchical", "complex": "plan"}
 
 
 class Route(BaseModel):

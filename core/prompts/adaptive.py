@@ -40,17 +40,21 @@ __all__ = [
 LANGUAGE_NAMES: dict[str, str] = {"en": "English", "zh": "Chinese (简体中文)"}
 
 ROUTER_SYSTEM = Template("""\
-You route a user's request to one of three ways of working:
+You route a user's request to one of four ways of working:
 - "knowledge": a question answered from the knowledge base (policies, product guides, how-to,
   "what is ..."), with no order, service or other id to look up and nothing to change.
 - "direct": a simple task done with one to three read-only tool calls, for example looking
   up one order by its id or checking one service; no condition, nothing to change.
 - "plan": anything larger: several sub-tasks ("另外", "also"), a condition ("if it arrived,
   refund it"), an action with a side effect (a refund), or a long analysis.
+- "hierarchical": a long task in three or more explicit stages ("first ..., then ...,
+  finally ...", "先……再……最后……", a numbered list) or with several deliverables: planned as
+  phases first, each phase detailed into steps when it is reached.
 Tools available: $tools
 When unsure, choose "plan".
 Answer with one JSON object and nothing else:
-{"mode": "knowledge" | "direct" | "plan", "reason": "one short sentence in $language"}""")
+{"mode": "knowledge" | "direct" | "plan" | "hierarchical", "reason": "one short sentence in \
+$language"}""")
 
 CHECKPOINT_SYSTEM = Template("""\
 You are the checkpoint of a plan that is being executed. A step has just finished. Decide

@@ -38,10 +38,11 @@ class Drafting:
     under its lock, so a page may poll it from any thread."""
 
     def __init__(self, request: str, *, allow_questions: bool,
-                 language: Language | None = None) -> None:
+                 language: Language | None = None, hierarchical: bool = False) -> None:
         self.request = request
         self.allow_questions = allow_questions
         self.language = language
+        self.hierarchical = hierarchical  # the phase plan only (core.planning.phasing)
         self._lock = threading.Lock()
         self._steps: list[Step] = []
         self._finished = threading.Event()
@@ -60,7 +61,7 @@ class Drafting:
         try:
             draft = draft_plan(self.request, engine, store=store,
                                allow_questions=self.allow_questions, language=self.language,
-                               on_steps=self._heard)
+                               hierarchical=self.hierarchical, on_steps=self._heard)
         except PlanBoardError as exc:
             self._end(error=exc)
         except Exception as exc:  # the page re-raises it where the person can see it

@@ -67,8 +67,9 @@ APP_NAME = "planboard"
 # Recovery only takes workflows of the running version. Bump it only when the workflow's
 # sequence of steps changes: every unfinished run of the old version is stranded.
 # 3: a run may be a plan-less answer, its model and tool calls recorded (a process of
-# version 2 would execute such a run as an empty plan)
-APPLICATION_VERSION = "planboard-runs-3"
+# version 2 would execute such a run as an empty plan); 4: plans with phases, whose
+# expansions and done-definition checks are recorded steps (expand:pN:vM, phase_check:pN:vM)
+APPLICATION_VERSION = "planboard-runs-4"
 RUNS_QUEUE = "planboard_runs"
 RUN_WORKFLOW = "planboard.run"  # the name core.runs.workflow registers the run workflow under
 CONTROL_TOPIC = "control"

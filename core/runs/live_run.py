@@ -139,11 +139,12 @@ class LiveRun(ABC):
         self.store.set_options(self.run_id, self.options_extra)
 
     def _default_replan(self, plan: Plan, failure: str, engine: Engine) -> Plan:
-        """core.planning.planner's replanning, with its LLM usage added to the run's."""
+        """core.planning's replanning (inside the failed phase, in a plan with phases), with
+        its LLM usage added to the run's."""
         from core.errors import PlanError
-        from core.planning.planner import replan_request
+        from core.planning.phase_replan import replan_any
 
-        result = replan_request(plan, failure, engine)
+        result = replan_any(plan, failure, engine)
         self.add_usage("replan_usage", result.usage)
         if result.plan is None:
             raise PlanError(

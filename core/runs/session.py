@@ -88,7 +88,7 @@ def choose_route(request: str, engine: Engine, mode: RequestMode | str) -> tuple
 def draft_plan(
     request: str, engine: Engine, *, store: RunStore | None = None,
     allow_questions: bool = True, language: Language | None = None,
-    on_steps: StepListener | None = None,
+    hierarchical: bool = False, on_steps: StepListener | None = None,
 ) -> Draft:
     """A plan for ``request`` (LLM planner, or the rule-based one offline) or questions,
     in ``language`` (given when a request enriched by answers to questions is drafted
@@ -98,23 +98,33 @@ def draft_plan(
     to a minimal plan with its errors in ``plan.warnings``. Offline, a request no rule maps
     to a tool raises UnservableRequestError, so that no run is ever recorded for it.
     ``on_steps`` hears the LLM planner's steps while its reply is written (a preview).
+    ``hierarchical`` plans in two levels (core.planning.phasing): with a model, the phases
+    only (each is expanded into steps when the run reaches it); offline, the rules' phased
+    plan, steps and all.
     """
     require_request(request)
     language = language or request_language(request)
     if engine.offline:
         from core.planning.clarify import needs_clarification_offline
         from core.planning.offline import offline_plan
+        from core.planning.phasing import offline_phased_plan
 
         questions = needs_clarification_offline(request, engine.registry) if (
             allow_questions) else []
         if questions:
             return Draft(plan=None, language=language, questions=questions)
-        plan = offline_plan(request, engine.registry, strict=True)
+        drafting = offline_phased_plan if hierarchical else offline_plan
+        plan = drafting(request, engine.registry, strict=True)
         return Draft(plan=plan.model_copy(update={"language": language}), language=language)
     from core.learning.after_run import lessons_for_request
     from core.planning.planner import plan_request
 
     lessons = lessons_for_request(store, request, engine) if store is not None else []
+    if hierarchical:
+        from core.planning.phasing import plan_phases
+
+        phased = plan_phases(request, engine, language=language, lessons=lessons)
+        return Draft(plan=phased.plan, language=language, usage=phased.usage, lessons=lessons)
     result = plan_request(request, engine, language=language, lessons=lessons,
                           allow_questions=allow_questions, on_steps=on_steps)
     return Draft(plan=result.plan, language=language, usage=result.usage,

@@ -36,7 +36,7 @@ from demo.offline.text import (
     research_topic,
 )
 
-__all__ = ["offline_plan"]
+__all__ = ["SYNTHESIS_ONLY", "Parts", "draft_parts", "offline_plan"]
 
 logger = logging.getLogger(__name__)
 _MAX_CLAUSES = 12
@@ -205,7 +205,7 @@ def _ops(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
 
 
 _FLEET_WORDS = re.compile(r"所有|全部|每个|微服务|集群|\ball\b|\bevery\b|fleet|\d+ ", re.I)
-_SYNTHESIS_ONLY = re.compile(
+SYNTHESIS_ONLY = re.compile(
     r"建议|总结|汇总|报告|结论|summar|suggest|recommendation|advice|report|conclu", re.I
 )
 _OPS_FOLLOW_UPS = (
@@ -326,6 +326,16 @@ def _generic(draft: _Draft, clause: str, found: Entities) -> bool:
 # ---- entry point ------------------------------------------------------------------------
 
 
+@dataclass
+class Parts:
+    """The rules' steps for a request read part by part: ``parts`` holds each part with
+    the ids of the steps it added (in order), ``plan`` the whole plan, its answer step
+    last (None when no part was served and ``strict`` asked for an error instead)."""
+
+    plan: Plan
+    parts: list[tuple[str, list[str]]]
+
+
 def offline_plan(request: str, registry: ToolRegistry, *, strict: bool = False) -> Plan:
     """Draft a plan for ``request`` with rules only; the plan always passes validate().
 
@@ -333,11 +343,21 @@ def offline_plan(request: str, registry: ToolRegistry, *, strict: bool = False) 
     request maps to a tool, instead of returning a plan whose steps only say so.
     """
     text = request if isinstance(request, str) else str(request or "")
+    return draft_parts(text, split_clauses(text), registry, strict=strict).plan
+
+
+def draft_parts(request: str, parts: list[str], registry: ToolRegistry, *,
+                strict: bool = False) -> Parts:
+    """The rules' plan for ``request`` read as ``parts`` (its clauses, or its stages), in
+    one draft, so that a later part reuses and reads what an earlier part looked up; which
+    steps each part added. See :func:`offline_plan` for ``strict``."""
+    text = request
     lang = detect_language(text)
     draft = _Draft(registry=registry, lang=lang, request=text)
     constraints: list[str] = []
     served = 0
-    for clause in split_clauses(text)[:_MAX_CLAUSES]:
+    added: list[tuple[str, list[str]]] = []
+    for clause in parts[:_MAX_CLAUSES]:
         if len(draft.steps) >= _MAX_STEPS:
             draft.warnings.append(in_language(
                 lang,
@@ -347,7 +367,9 @@ def offline_plan(request: str, registry: ToolRegistry, *, strict: bool = False) 
         found = extract_entities(clause)
         if found.budget is not None:
             constraints.append(f"budget <= {found.budget:g}")
+        before = len(draft.steps)
         served += _plan_clause(draft, clause, found)
+        added.append((clause, [s.id for s in draft.steps[before:]]))
     if not draft.steps:
         draft.cannot(text or in_language(lang, "(empty request)", "（空请求）"))
     if strict and not served:
@@ -371,8 +393,8 @@ def offline_plan(request: str, registry: ToolRegistry, *, strict: bool = False) 
     problems = plan.validate(registry)
     if problems:  # a rule bug must never reach the user as an invalid plan
         logger.warning("offline plan had problems, falling back: %s", problems)
-        plan = _minimal_plan(plan.goal, lang, problems)
-    return plan
+        return Parts(plan=_minimal_plan(plan.goal, lang, problems), parts=[])
+    return Parts(plan=plan, parts=added)
 
 
 def _unservable(text: str, draft: _Draft) -> UnservableRequestError:
@@ -405,7 +427,7 @@ def _map_clause(draft: _Draft, clause: str, found: Entities) -> None:
         handled = _knowledge(draft, _without_actions(clause), found, flags) or handled
     if not handled:
         handled = _generic(draft, clause, found)
-    if not handled and draft.steps and _SYNTHESIS_ONLY.search(clause):
+    if not handled and draft.steps and SYNTHESIS_ONLY.search(clause):
         handled = True  # "give suggestions", "write a summary": the synthesis step does it
     if not handled and re.search(r"[\w\u3400-\u9fff]", clause):
         draft.cannot(clause)
