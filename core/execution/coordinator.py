@@ -26,7 +26,12 @@ from core.execution.executor import StepOutcome, apply_outcome, is_synthesis
 from core.execution.in_doubt import repeat_key
 from core.execution.launcher import StepHandle, StepLauncher
 from core.execution.options import RunOptions
-from core.execution.readiness import blocked_steps, condition_holds, ready_steps
+from core.execution.readiness import (
+    blocked_steps,
+    condition_holds,
+    ready_steps,
+    waiting_on_phases,
+)
 from core.execution.success_check import check_success, classify_failure
 from core.execution.version_gate import REJECTED, VersionGate
 from core.lifecycle import CRASH_RESET
@@ -62,6 +67,7 @@ class RunBook:
     unmet: dict[str, str] = field(default_factory=dict)  # step id → missed criteria (all)
     notes: list[str] = field(default_factory=list)  # checkpoint reasons the answer needs
     phase_checks: set[str] = field(default_factory=set)  # phases whose done_when was judged
+    phase_misses: set[str] = field(default_factory=set)  # phases whose last judgement missed
     unexpandable: set[str] = field(default_factory=set)  # phases whose expansion failed
 
 
@@ -123,9 +129,12 @@ class Coordinator:
 
     def _ready(self) -> list[Step]:
         """Ready steps; while replans remain, dependents of a step that missed its criteria
-        wait for the replan (like dependents of a failed step)."""
-        held = self.book.misses if self.hold else ()
-        return ready_steps(self.plan, ignorable=self.book.ignorable, held=held)
+        wait for the replan (like dependents of a failed step); in a plan with phases, the
+        steps of a phase wait for the phases it comes after to be done."""
+        held = set(self.book.misses) if self.hold else set()
+        gated = waiting_on_phases(self.plan, self.book.phase_checks)
+        return [step for step in ready_steps(self.plan, ignorable=self.book.ignorable,
+                                             held=held) if step.id not in gated]
 
     def _launch(self) -> None:
         progressed = True

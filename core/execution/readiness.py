@@ -5,6 +5,11 @@ pending step is *ready* when each of its dependencies completed, was skipped, or
 in a way classified as ignorable; it is *blocked* when a dependency failed fatally,
 directly or through another blocked step. An expression condition is evaluated over the
 results so far; a condition written in prose is left to the executor's model.
+
+In a plan with phases, a step also waits for the phases its phase comes after
+(:func:`waiting_on_phases`): each must have finished (completed, or skipped) and, when it
+has a done-definition, been judged against it. So a later phase never starts on the
+results of a phase that may still be replanned.
 """
 
 from __future__ import annotations
@@ -12,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from core.base.expressions import evaluate_condition, is_expression_condition
+from core.execution.phase_check import check_key
 from core.plan.model import Plan, Step
 
-__all__ = ["blocked_steps", "condition_holds", "ready_steps"]
+__all__ = ["blocked_steps", "condition_holds", "ready_steps", "waiting_on_phases"]
 
 _DONE = frozenset({"completed", "skipped"})
 
@@ -31,6 +37,21 @@ def ready_steps(plan: Plan, *, ignorable: Collection[str] = (),
             if s.status in _DONE or (s.status == "failed" and s.id in ignorable)}
     return [s for s in plan.steps if s.status == "pending"
             and all(d in done and d not in held for d in s.depends_on)]
+
+
+def waiting_on_phases(plan: Plan, judged: Collection[str]) -> set[str]:
+    """The pending steps whose phase comes after a phase that is not done yet: not
+    finished, or finished with a done-definition whose key (``check_key``) is not in
+    ``judged``. Empty for a plan without phases."""
+    if not plan.phases:
+        return set()
+    statuses = plan.phase_statuses()
+    done = {phase.id for phase in plan.phases if statuses.get(phase.id) == "skipped" or (
+        statuses.get(phase.id) == "completed"
+        and (not phase.done_when or check_key(plan, phase.id) in judged))}
+    after = {phase.id: phase.depends_on for phase in plan.phases}
+    return {step.id for step in plan.steps if step.status == "pending"
+            and any(dep not in done for dep in after.get(step.phase or "", ()))}
 
 
 def blocked_steps(plan: Plan, *, ignorable: Collection[str] = ()

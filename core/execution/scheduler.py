@@ -169,12 +169,19 @@ def _run_versions(plan: Plan, engine: Engine, options: RunOptions, control: RunC
         plan = coordinator.plan
         if state != "done":
             return _stop(state, plan, book, emit)
-        failure = _failure_text(plan, book) or _phase_misses(plan, engine, book, launcher)
+        failure = _failure_text(plan, book)
+        judged = 0
+        if not failure and plan.phases:
+            judged = len(book.phase_checks)
+            failure = _phase_misses(plan, engine, book, launcher)
+            judged = len(book.phase_checks) - judged
         if not failure and plan.phases:
             expanded = _expand_reachable(plan, engine, expander, book, emit, launcher)
             if expanded is not None:
                 plan = expanded
                 continue
+            if judged and any(s.status == "pending" for s in plan.steps):
+                continue  # the phases their steps waited for are judged now
         if failure and replans < limit:
             if replanning_offline:
                 book.warnings.append(warning(plan, "run.replan_needs_llm"))
@@ -254,7 +261,10 @@ def _phase_misses(plan: Plan, engine: Engine, book: RunBook, launcher: StepLaunc
             logger.warning("the done-definition of phase %s was not checked: %s", phase_id, exc)
             continue
         book.usage += usage
-        if not verdict.met:
+        if verdict.met:
+            book.phase_misses.discard(phase_id)
+        else:
+            book.phase_misses.add(phase_id)
             missed.append(str(msg("phase.done_missed", phase=phase_id, title=phase.title,
                                   done_when=phase.done_when, reason=verdict.reason)))
     return "; ".join(missed)
@@ -441,7 +451,7 @@ def _finish_run(plan: Plan, book: RunBook, emit: Emitter, registry: ToolRegistry
     answer = with_required_notes(answer, plan, unmentioned=unmentioned, changes=book.notes,
                                  registry=registry)
     warnings.extend(_ignored(plan, failed, spared, book))
-    undone = _undone_phases(plan)
+    undone = _undone_phases(plan, book)
     warnings.extend(undone)
     # completed only when the answer step succeeded, nothing fatal stayed unrecovered and
     # every phase was done
@@ -463,13 +473,21 @@ def _own_work_done(plan: Plan, earlier: list[str]) -> bool:
     return not own or any(s.status == "completed" for s in own)
 
 
-def _undone_phases(plan: Plan) -> list[str]:
-    """A sentence for each phase that did not complete (a dropped phase was replaced, and
-    one whose steps were all skipped did nothing that failed)."""
-    return [warning(plan, "phase.not_completed", phase=phase_id,
-                    title=plan.phase(phase_id).title, status=msg(f"step_status.{status}"))
-            for phase_id, status in plan.phase_statuses().items()
-            if status not in {"completed", "skipped"}]
+def _undone_phases(plan: Plan, book: RunBook) -> list[str]:
+    """A sentence for each phase that did not complete, or completed its steps but missed
+    its done-definition (a dropped phase was replaced, and one whose steps were all skipped
+    did nothing that failed); worded in the plan's language."""
+    undone = []
+    for phase_id, status in plan.phase_statuses().items():
+        if status not in {"completed", "skipped"}:
+            undone.append(warning(plan, "phase.not_completed", phase=phase_id,
+                                  title=plan.phase(phase_id).title,
+                                  status=msg(f"step_status.{status}")))
+        elif phase_id in book.phase_misses:
+            undone.append(warning(plan, "phase.done_missed", phase=phase_id,
+                                  title=plan.phase(phase_id).title,
+                                  done_when=plan.phase(phase_id).done_when, reason="—"))
+    return undone
 
 
 def _ignored(plan: Plan, failed: list[Step], spared: set[str], book: RunBook) -> list[str]:

@@ -1,4 +1,8 @@
-"""What changed between two plan versions: added, removed and changed steps, as data and text."""
+"""What changed between two plan versions: added, removed and changed steps, as data and text.
+
+In a plan with phases, a change of the phase plan shows too: phases added, phases removed,
+and phases whose title, goal, order, done-definition or drop changed.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +11,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from core.plan.model import Plan, Step
+from core.plan.model import Phase, Plan, Step
 
-__all__ = ["DEFINITION_FIELDS", "PlanDiff", "StepChange", "diff_plans", "format_diff"]
+__all__ = ["DEFINITION_FIELDS", "PHASE_FIELDS", "PhaseChange", "PlanDiff", "StepChange",
+           "diff_plans", "format_diff"]
 
 DEFINITION_FIELDS: tuple[str, ...] = (
-    "description", "tool", "args", "depends_on", "success_criteria", "condition",
+    "description", "tool", "args", "depends_on", "success_criteria", "condition", "phase",
 )
+PHASE_FIELDS: tuple[str, ...] = ("title", "goal", "depends_on", "done_when", "dropped")
 _PLAN_FIELDS: tuple[str, ...] = ("goal", "definition_of_done", "constraints")
 _LABELS = {
     "zh": {"none": "计划没有变化。", "added": "新增", "removed": "删除", "changed": "修改",
-           "plan": "计划", "from": "v{old} → v{new}"},
+           "plan": "计划", "from": "v{old} → v{new}", "phase": "阶段"},
     "en": {"none": "The plan did not change.", "added": "added", "removed": "removed",
-           "changed": "changed", "plan": "plan", "from": "v{old} → v{new}"},
+           "changed": "changed", "plan": "plan", "from": "v{old} → v{new}", "phase": "phase"},
 }
 _VALUE_CHARS = 80
 
@@ -32,8 +38,17 @@ class StepChange(BaseModel):
     fields: list[str]
 
 
+class PhaseChange(BaseModel):
+    """A phase present in both versions whose definition differs in ``fields``."""
+
+    old: Phase
+    new: Phase
+    fields: list[str]
+
+
 class PlanDiff(BaseModel):
-    """Steps added, removed and changed from one version to the next (plus plan fields)."""
+    """Steps added, removed and changed from one version to the next (plus plan fields,
+    and the phases of a plan with phases)."""
 
     old_version: int
     new_version: int
@@ -41,11 +56,20 @@ class PlanDiff(BaseModel):
     removed: list[Step] = Field(default_factory=list)
     changed: list[StepChange] = Field(default_factory=list)
     plan_fields: list[str] = Field(default_factory=list)
+    phases_added: list[Phase] = Field(default_factory=list)
+    phases_removed: list[Phase] = Field(default_factory=list)
+    phases_changed: list[PhaseChange] = Field(default_factory=list)
 
     @property
     def is_empty(self) -> bool:
         """True when nothing changed."""
-        return not (self.added or self.removed or self.changed or self.plan_fields)
+        return not (self.added or self.removed or self.changed or self.plan_fields
+                    or self.phase_level)
+
+    @property
+    def phase_level(self) -> bool:
+        """True when the phase plan itself changed (a phase added, removed or changed)."""
+        return bool(self.phases_added or self.phases_removed or self.phases_changed)
 
     def counts(self) -> dict[str, int]:
         """How many steps were added, removed and changed."""
@@ -66,12 +90,26 @@ def diff_plans(old: Plan, new: Plan, *, include_status: bool = False) -> PlanDif
         differing = [f for f in fields if _norm(getattr(before, f)) != _norm(getattr(step, f))]
         if differing:
             changed.append(StepChange(old=before, new=step, fields=differing))
+    old_phases = {p.id: p for p in old.phases}
+    new_phases = {p.id: p for p in new.phases}
+    phases_changed = []
+    for phase in new.phases:
+        before = old_phases.get(phase.id)
+        if before is None:
+            continue
+        differing = [f for f in PHASE_FIELDS
+                     if _norm(getattr(before, f)) != _norm(getattr(phase, f))]
+        if differing:
+            phases_changed.append(PhaseChange(old=before, new=phase, fields=differing))
     return PlanDiff(
         old_version=old.version, new_version=new.version,
         added=[s for s in new.steps if s.id not in old_steps],
         removed=[s for s in old.steps if s.id not in new_steps],
         changed=changed,
         plan_fields=[f for f in _PLAN_FIELDS if getattr(old, f) != getattr(new, f)],
+        phases_added=[p for p in new.phases if p.id not in old_phases],
+        phases_removed=[p for p in old.phases if p.id not in new_phases],
+        phases_changed=phases_changed,
     )
 
 
@@ -99,6 +137,15 @@ def format_diff(diff: PlanDiff, lang: Literal["en", "zh"] | str = "en") -> str:
     if diff.is_empty:
         return f"{head}: {labels['none']}"
     lines = [head]
+    lines += [f"+ {labels['added']} {labels['phase']} {p.id}: {p.title}"
+              for p in diff.phases_added]
+    lines += [f"- {labels['removed']} {labels['phase']} {p.id}: {p.title}"
+              for p in diff.phases_removed]
+    for phase_change in diff.phases_changed:
+        parts = "; ".join(
+            f"{f}: {_show(getattr(phase_change.old, f))} → {_show(getattr(phase_change.new, f))}"
+            for f in phase_change.fields)
+        lines.append(f"~ {labels['changed']} {labels['phase']} {phase_change.new.id}: {parts}")
     lines += [f"+ {labels['added']} {_line(s)}" for s in diff.added]
     lines += [f"- {labels['removed']} {_line(s)}" for s in diff.removed]
     for change in diff.changed:

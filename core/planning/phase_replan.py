@@ -20,10 +20,11 @@ from collections.abc import Iterable
 from core.base.text import preview
 from core.errors import ConfigError, PlanError, PlanParseError, PlanValidationError
 from core.llm.engine import Engine
-from core.plan.model import STATUS_ICONS, Plan, Step
+from core.plan.model import STATUS_ICONS, Plan, Step, references_in
 from core.plan.parse import parse_plan
 from core.plan.phases import phase_ancestors
 from core.plan.reply_json import extract_json
+from core.plan.versions import STEP_NAME
 from core.planning.checks import check_context
 from core.planning.exchange import PlanningResult, catalogue, converse, prompt_style, schema_for
 from core.planning.expansion import is_last_phase, with_phase_steps
@@ -102,6 +103,7 @@ def replan_phase(plan: Plan, failure: str, engine: Engine, *, lessons: Iterable[
         proposal = normalise_tool_names(parse_plan(text, plan.goal, plan.language),
                                         engine.registry)
         replanned = with_phase_steps(base, phase_id, proposal.steps)
+        _repoint(replanned, phase_id, set(plan.ids()) - set(base.ids()))
         problems = replanned.validate(engine.registry)
         if problems:
             raise PlanValidationError(problems)
@@ -127,6 +129,23 @@ def _without_unfinished(plan: Plan, phase_id: str) -> Plan:
             kept.add(step.id)
     return plan.model_copy(deep=True, update={
         "steps": [s.model_copy(deep=True) for s in plan.steps if s.id in kept]})
+
+
+def _repoint(plan: Plan, phase_id: str, removed: set[str]) -> None:
+    """Steps of later phases that waited on a replaced step of ``phase_id`` wait on the
+    phase's new last steps instead (those no step of the phase depends on); a step that
+    reads a replaced step's result in its arguments or condition keeps the dependency, for
+    validation to name."""
+    own = plan.steps_of(phase_id)
+    exits = [s.id for s in own if not any(s.id in other.depends_on for other in own)]
+    for step in plan.steps:
+        if step.phase == phase_id or step.status != "pending":
+            continue
+        reads = references_in(step.args or {}) | set(STEP_NAME.findall(step.condition or ""))
+        gone = [dep for dep in step.depends_on if dep in removed and dep not in reads]
+        if gone:
+            kept = [dep for dep in step.depends_on if dep not in gone]
+            step.depends_on = list(dict.fromkeys([*kept, *exits]))
 
 
 def _line(step: Step) -> str:
