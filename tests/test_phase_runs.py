@@ -51,14 +51,19 @@ class Model:
 
     def __init__(self, *, phases: dict | None = None, expansions: dict | None = None,
                  replans: dict | None = None, revision: dict | None = None,
-                 verdicts: list[bool] | None = None) -> None:
+                 verdicts: list[bool] | None = None, checkpoints: list[dict] | None = None,
+                 ) -> None:
         self.phases, self.expansions = phases, expansions or {}
         self.replans, self.revision = replans or {}, revision
         self.verdicts = list(verdicts or [])
+        self.checkpoints = list(checkpoints or [])
         self.seen: list[tuple[str, str]] = []  # (kind, user message)
 
     def __call__(self, body: dict[str, Any]) -> FakeReply:
         system, user = system_of(body), user_of(body)
+        if system.startswith("You are the checkpoint"):
+            self.seen.append(("checkpoint", user))
+            return reply(self.checkpoints.pop(0) if self.checkpoints else {})
         if system.startswith("You plan long tasks in two levels"):
             kind = "revise" if "cannot reach its goal" in user else "phases"
             self.seen.append((kind, user))
@@ -281,3 +286,45 @@ def test_a_phased_run_as_a_workflow_records_each_expansion_as_a_version(endpoint
     assert record.plan.phase_statuses() == {"p1": "completed", "p2": "completed",
                                             "p3": "completed"}
     assert record.answer == "The total is 25."
+
+
+def two_phases() -> Plan:
+    return Plan(goal="total", phases=[
+        Phase(id="p1", title="Numbers"), Phase(id="p2", title="Answer", depends_on=["p1"])],
+        steps=[Step(id="s1", description="start", tool="calculate", args={"expression": "5"},
+                    phase="p1"),
+               Step(id="s2", description="more", tool="calculate", args={"expression": "6"},
+                    phase="p1"),
+               Step(id="s3", description="Tell the total", depends_on=["s1", "s2"],
+                    phase="p2")])
+
+
+def test_a_checkpoint_works_inside_the_phase_under_way(endpoint):
+    added = {"id": "s9", "description": "double it", "tool": "calculate",
+             "args": {"expression": "{{s1.value}} * 2"}, "depends_on": ["s1"]}
+    model = Model(checkpoints=[{"needs_replan": True, "reason": "add a step",
+                                "updated_pending_steps": [
+        added, {"id": "s2", "description": "more", "tool": "calculate",
+                "args": {"expression": "6"}}]}])
+    outcome = run_plan(two_phases(), engine_on(endpoint, model),
+                       options=RunOptions(confirm_side_effects=False, checkpoint="adaptive",
+                                          max_parallel=1))
+    new = next(s for s in outcome.plan.steps if s.description == "double it")
+    assert new.phase == "p1" and new.status == "completed"  # it joined the phase under way
+    assert new.id in outcome.plan.step("s3").depends_on  # the answer waits on it too
+    assert outcome.plan.step("s3").phase == "p2"
+    assert outcome.status == "completed"
+
+
+def test_a_checkpoint_that_changes_another_phase_is_refused(endpoint):
+    model = Model(checkpoints=[{"needs_replan": True, "reason": "rewrite the answer",
+                                "updated_pending_steps": [
+        {"id": "s2", "description": "more", "tool": "calculate", "args": {"expression": "6"}},
+        {"id": "s3", "description": "Only the first number", "tool": None,
+         "depends_on": ["s1"]}]}])
+    outcome = run_plan(two_phases(), engine_on(endpoint, model),
+                       options=RunOptions(confirm_side_effects=False, checkpoint="adaptive",
+                                          max_parallel=1))
+    assert outcome.plan.version == 1
+    assert outcome.plan.step("s3").description == "Tell the total"
+    assert any("changes s3 of another phase than p1" in w for w in outcome.warnings)

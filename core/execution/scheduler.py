@@ -338,6 +338,12 @@ class _Checkpoints:
         self.book.warnings.extend(result.warnings)
         if result.plan is None:
             return None, ""
+        outside = _in_phases(plan, result.plan, finished)
+        if outside:
+            self.book.warnings.append(str(msg(
+                "phase.outside", after=after, steps=", ".join(outside),
+                phases=", ".join(dict.fromkeys(s.phase or "" for s in finished)))))
+            return None, ""
         problems = result.plan.validate(self.engine.registry) + _finished_changes(
             plan, result.plan)
         if problems:
@@ -356,6 +362,34 @@ class _Checkpoints:
         if self.made == MAX_CHECKPOINT_VERSIONS:
             self.book.warnings.append(warning(plan, "run.checkpoints_spent", count=self.made))
         return result.plan, result.reason
+
+
+def _in_phases(old: Plan, new: Plan, finished: list[Step]) -> list[str]:
+    """In a plan with phases, a checkpoint works inside the phases of the steps that just
+    finished: its new steps join the first of them (in place), and the steps of every other
+    phase must stay as they were, but for waiting on other steps of those phases (the
+    answer step waits on the new ones); the ids of those it changed or dropped (else
+    empty)."""
+    if not old.phases:
+        return []
+    phases = [s.phase for s in finished if s.phase]
+    if not phases:
+        return []
+    known = set(old.ids())
+    for step in new.steps:
+        if step.id not in known and not step.phase:
+            step.phase = phases[0]
+    inside = {s.id for s in [*old.steps, *new.steps] if s.phase in phases}
+    fields = ("description", "tool", "args", "condition", "phase")
+    after = {s.id: s for s in new.steps}
+
+    def changed(step: Step) -> bool:
+        twin = after.get(step.id)
+        if twin is None or any(getattr(step, f) != getattr(twin, f) for f in fields):
+            return True
+        return not set(step.depends_on) ^ set(twin.depends_on) <= inside
+
+    return [s.id for s in old.steps if s.phase not in phases and changed(s)]
 
 
 def _finished_changes(old: Plan, new: Plan) -> list[str]:

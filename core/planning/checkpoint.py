@@ -339,8 +339,25 @@ def steps_from_dicts(items: list[dict[str, Any]], plan: Plan, *, reuse: set[str]
             depends_on=[str(d) for d in depends] if isinstance(depends, list) else [],
             success_criteria=item.get("success_criteria") or None,
             condition=item.get("condition") or None,
+            phase=str(item["phase"]) if item.get("phase") else None,
         ))
-    return [renumber(step, mapping) for step in raw_steps]
+    return _in_phases(plan, [renumber(step, mapping) for step in raw_steps])
+
+
+def _in_phases(plan: Plan, steps: list[Step]) -> list[Step]:
+    """In a plan with phases, a step the reply gave no phase keeps the one of the step it
+    replaces (same id), else takes that of its first dependency, else the phase of the
+    plan's last finished step (the phase under way)."""
+    if not plan.phases:
+        return steps
+    phase_of = {s.id: s.phase for s in plan.steps}
+    under_way = next((s.phase for s in reversed(plan.steps) if s.status != "pending"), None)
+    for step in steps:
+        if not step.phase:
+            step.phase = phase_of.get(step.id) or next(
+                (phase_of[d] for d in step.depends_on if phase_of.get(d)), under_way)
+            phase_of[step.id] = step.phase
+    return steps
 
 
 def _keep_synthesis(plan: Plan, fixed: list[Step], new_pending: list[Step]) -> list[Step]:
