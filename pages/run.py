@@ -116,7 +116,8 @@ def _parts(view: RunView, waiting: set[str]) -> dict[str, object]:
     running = tuple(s.id for s in steps if s.status == "running")
     parts: dict[str, object] = {
         "steps": tuple(s.id for s in steps),
-        "status": (record.status, view.progress.model_dump_json()),
+        "status": (record.status, view.progress.model_dump_json(),
+                   tuple(plan.phase_statuses().items()) if plan else ()),
         "now": (running, view.finished, bool(waiting)),
         "head": (record.status, tuple(sorted(waiting)), tuple(view.in_doubt),
                  view.version_wait.model_dump_json() if view.version_wait else None,
@@ -161,10 +162,12 @@ def _stale(run_id: str) -> list[str] | None:
 
 @st.fragment(key="run_status")
 def _render_status(run_id: str) -> None:
-    """Status and progress: what changes at every step, drawn apart from the rest of the head."""
+    """Status, progress and the phase strip: what changes at every step, drawn apart from
+    the rest of the head."""
     view = _view(run_id)
     st.markdown(f"**{t('run_status')}:** {t(f'run_status_{view.record.status}')}")
     run_view.render_progress(view.progress)
+    run_view.render_phase_strip(view.plan)
     _note(run_id, "status", _parts(view, set())["status"])
 
 

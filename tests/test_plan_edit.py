@@ -46,7 +46,7 @@ def test_rows_are_text_cells_in_column_order():
     assert rows[1] == {
         "id": "s2", "description": "Refund if delivered", "tool": "apply_refund",
         "args": '{"order_id": "88231", "reason": "坏了"}', "depends_on": "s1",
-        "condition": "s1.status == 'delivered'", "success_criteria": "",
+        "condition": "s1.status == 'delivered'", "success_criteria": "", "phase": "",
     }
     assert rows[2]["tool"] == NO_TOOL and rows[2]["args"] == ""
     assert rows[2]["depends_on"] == "s1, s2"

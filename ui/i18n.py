@@ -148,6 +148,22 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "col_condition_help": ("Run only when true, e.g. s1.status == 'delivered'",
                            "为真时才执行，例如 s1.status == 'delivered'"),
     "col_success": ("Success criteria", "成功标准"),
+    "col_phase": ("Phase", "阶段"),
+    "col_phase_help": ("The phase this step belongs to: pick another to move it there.",
+                       "这一步所属的阶段：选择另一个阶段即可把它移过去。"),
+    "phase_group": ("{icon} {phase} · {title} — {count} step(s)",
+                    "{icon} {phase} · {title} — {count} 个步骤"),
+    "phase_group_pending": ("{icon} {phase} · {title} — expanded into steps when reached",
+                            "{icon} {phase} · {title} — 运行到这个阶段时再展开成步骤"),
+    "phase_group_none": ("Steps without a phase", "没有所属阶段的步骤"),
+    "phase_no_steps": ("No steps yet: the planner writes them when the run reaches this "
+                       "phase, with the results of the phases before it in view.",
+                       "还没有步骤：运行到这个阶段时，规划器会参考之前各阶段的结果再写出步骤。"),
+    "phase_after": ("Comes after {phases}.", "在 {phases} 之后。"),
+    "phase_done_when": ("Done when: {text}", "完成标准：{text}"),
+    "phase_strip": ("Phases", "阶段"),
+    "phase_strip_running": ("{phase} running {done}/{total}", "{phase} 进行中 {done}/{total}"),
+    "phase_strip_status": ("{phase} {status}", "{phase} {status}"),
     "no_tool": ("— none (reasoning) —", "— 无（推理）—"),
     "step_pick": ("Step", "步骤"),
     "move_up": ("Up", "上移"),
@@ -539,6 +555,10 @@ _PAIRS.update({  # the plan page's step panel and its argument form
     "panel_condition_prose": ("Written in prose: the model judges it at run time (offline, "
                               "the step runs).",
                               "这是一句文字描述：运行时由模型判断（离线时这一步照常执行）。"),
+    "panel_phase": ("Phase", "阶段"),
+    "panel_phase_help": ("The phase the step belongs to; it may depend on steps of this phase "
+                         "and of the phases it comes after.",
+                         "这一步所属的阶段；它只能依赖本阶段及其之前各阶段的步骤。"),
     "panel_success": ("Success criteria", "成功标准"),
     "panel_success_help": ("How to tell the step worked, e.g. result.count > 0 or "
                            "'the order status is known'.",

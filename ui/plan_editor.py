@@ -9,6 +9,11 @@ the editor is rebuilt from the new plan instead of replaying old edits onto new 
 does anything that changes the table's identity (a language switch relabels its columns,
 and leaving the page drops its state): the new table starts from the canonical plan.
 
+A plan with phases shows one table per phase, each in a collapsible section titled with the
+phase's status, id and title (a plan over 20 steps opens only its current phase, as the
+graph does); the tables are read back together (core.plan.edit.grouped_rows_to_plan), and a
+step's phase cell moves it to another phase.
+
 Steps are added, moved and deleted by the step controls only (the table can delete rows
 but not add them: one add-step control). A deletion detaches the step from the others
 (core.plan.edit.delete_step) and says what else it changed. Every edit keeps the plan it
@@ -35,14 +40,17 @@ from core.plan.edit import (
     COLUMNS,
     NO_TOOL,
     add_step,
+    apply_grouped_changes,
     apply_table_changes,
     delete_step,
+    grouped_rows_to_plan,
     move_step,
+    phase_groups,
     plan_to_rows,
     rows_to_plan,
 )
-from core.plan.graph import plan_to_dot
-from core.plan.model import Plan
+from core.plan.graph import default_folded, plan_to_dot
+from core.plan.model import STATUS_ICONS, Plan, Step
 from core.tools.registry import ToolRegistry
 from ui import state as ui_state
 from ui.graph_view import folded_phases, plan_graph, toggle_phase
@@ -166,25 +174,87 @@ def _commit(edited: Plan) -> None:
 _TABLE_ORDER = ("id", "description", "tool", "depends_on", "args", "condition",
                 "success_criteria")
 """What a reviewer reads first comes first; arguments and the rest follow (and the panel)."""
+_PHASE_TABLE_ORDER = (*_TABLE_ORDER, "phase")
 
 
 def _render_table(base: Plan, registry: ToolRegistry) -> tuple[Plan, list[Message]]:
+    if base.phases:
+        return _render_phase_tables(base, registry)
+    edited = _editor(base, base.steps, registry, current_editor_key(), _TABLE_ORDER)
+    rows = edited.astype(object).where(edited.notna(), None).to_dict("records")
+    return rows_to_plan(base, rows)
+
+
+def _render_phase_tables(base: Plan, registry: ToolRegistry) -> tuple[Plan, list[Message]]:
+    """One collapsible table per phase, read back together."""
+    folded = default_folded(base)
+    statuses = base.phase_statuses()
+    rows_by_group: dict[str, list[dict]] = {}
+    for group, steps in phase_groups(base):
+        with st.expander(_group_label(base, group, steps, statuses), expanded=(
+                group not in folded), key=f"phase_table_{group or 'none'}"):
+            if group:
+                _phase_notes(base, group)
+            if not steps:
+                st.caption(t("phase_no_steps"))
+                rows_by_group[group] = []
+                continue
+            edited = _editor(base, steps, registry, _group_key(group), _PHASE_TABLE_ORDER,
+                             group=group)
+            rows_by_group[group] = edited.astype(object).where(
+                edited.notna(), None).to_dict("records")
+    return grouped_rows_to_plan(base, rows_by_group)
+
+
+def _group_label(plan: Plan, group: str, steps: list[Step], statuses: dict[str, str]) -> str:
+    if not group:
+        return t("phase_group_none")
+    phase = plan.phase(group)
+    icon = STATUS_ICONS.get(statuses.get(group, "pending"), "")
+    key = "phase_group" if steps else "phase_group_pending"
+    return t(key, icon=icon, phase=group, title=literal(phase.title), count=len(steps))
+
+
+def _phase_notes(plan: Plan, group: str) -> None:
+    phase = plan.phase(group)
+    notes = [literal(phase.goal)] if phase.goal and phase.goal != phase.title else []
+    if phase.depends_on:
+        notes.append(t("phase_after", phases=", ".join(phase.depends_on)))
+    if phase.done_when:
+        notes.append(t("phase_done_when", text=literal(phase.done_when)))
+    if notes:
+        st.caption("  \n".join(notes))
+
+
+def _group_key(group: str) -> str:
+    """The table of one phase: ``plan_editor_<revision>_<phase>``."""
+    return f"{current_editor_key()}_{group or 'none'}"
+
+
+def _editor(base: Plan, steps: list[Step], registry: ToolRegistry, key: str,
+            order: tuple[str, ...], *, group: str | None = None) -> pd.DataFrame:
+    """One data editor over ``steps`` of ``base``."""
     names = registry.names()
     unknown = sorted({s.tool for s in base.steps if s.tool and s.tool not in registry})
-    frame = pd.DataFrame(plan_to_rows(base), columns=list(COLUMNS)).astype("string")
+    shown = base.model_copy(update={"steps": steps})
+    frame = pd.DataFrame(plan_to_rows(shown), columns=list(COLUMNS)).astype("string")
     column = st.column_config
-    edited = st.data_editor(
+    phases = [p.id for p in base.phases]
+    return st.data_editor(
         frame,
-        key=current_editor_key(),
+        key=key,
         num_rows="delete",  # steps are added by the Add control only
         on_change=_rows_deleted,
+        args=(group,),
         hide_index=True,
         width="stretch",
         placeholder="—",  # empty cells, e.g. the tool of a reasoning step
-        column_order=_TABLE_ORDER,
+        column_order=order,
         # widths in px: the row marker and the first four take ~700 px, inside the ~820 px
         # main area of a 1280 px window, so they show without scrolling sideways
         column_config={
+            "phase": column.SelectboxColumn(t("col_phase"), options=phases,
+                                            help=t("col_phase_help"), width=70),
             "id": column.TextColumn(t("col_id"), disabled=True, width=56),
             "description": column.TextColumn(t("col_description"), width=340),
             "tool": column.SelectboxColumn(
@@ -199,8 +269,6 @@ def _render_table(base: Plan, registry: ToolRegistry) -> tuple[Plan, list[Messag
             "success_criteria": column.TextColumn(t("col_success"), width=200),
         },
     )
-    rows = edited.astype(object).where(edited.notna(), None).to_dict("records")
-    return rows_to_plan(base, rows)
 
 
 def _tool_label(name: str) -> str:
@@ -240,7 +308,14 @@ def _pending() -> Plan | None:
     base: Plan | None = st.session_state.get("plan_base")
     if plan is None or base is None:
         return plan
+    if base.phases:
+        return apply_grouped_changes(base, _group_changes(base))
     return apply_table_changes(base, st.session_state.get(current_editor_key()))
+
+
+def _group_changes(base: Plan) -> dict[str, dict | None]:
+    """Each phase table's state, by phase."""
+    return {group: st.session_state.get(_group_key(group)) for group, _ in phase_groups(base)}
 
 
 def _edit(changed: Plan, pending: Plan, notes: list[Message]) -> None:
@@ -271,15 +346,23 @@ def _change(action: str) -> None:
     apply_edit(change)
 
 
-def _rows_deleted() -> None:
-    """Rows deleted in the table: detach their steps like the Delete control does."""
-    changes = dict(st.session_state.get(current_editor_key()) or {})
+def _rows_deleted(group: str | None = None) -> None:
+    """Rows deleted in the table (of phase ``group``): detach their steps like the Delete
+    control does."""
     base: Plan | None = st.session_state.get("plan_base")
+    if base is None:
+        return
+    key = current_editor_key() if group is None else _group_key(group)
+    changes = dict(st.session_state.get(key) or {})
     deleted = changes.pop("deleted_rows", None)
-    if base is None or not deleted:
+    if not deleted:
         return  # a cell edit: merged on the next draw
-    ids = [base.steps[int(row)].id for row in deleted if 0 <= int(row) < len(base.steps)]
-    pending = apply_table_changes(base, changes)
+    steps = base.steps if group is None else dict(phase_groups(base)).get(group, [])
+    ids = [steps[int(row)].id for row in deleted if 0 <= int(row) < len(steps)]
+    if group is None:
+        pending = apply_table_changes(base, changes)
+    else:
+        pending = apply_grouped_changes(base, {**_group_changes(base), group: changes})
     changed, notes = delete_step(pending, *ids)
     _edit(changed, pending, notes)
 

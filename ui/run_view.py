@@ -15,7 +15,7 @@ import streamlit as st
 from core.base.text import preview
 from core.base.usage import Usage
 from core.plan.diff import PlanDiff, diff_plans
-from core.plan.model import STATUS_ICONS, Step
+from core.plan.model import STATUS_ICONS, Plan, Step
 from core.runs.view import (
     Progress,
     Reflected,
@@ -31,10 +31,12 @@ from ui.safe_text import code, literal, markdown
 
 __all__ = [
     "EVENTS_KEY",
+    "phase_strip_text",
     "progress_text",
     "render_answer",
     "render_decision",
     "render_events",
+    "render_phase_strip",
     "render_progress",
     "render_reflections",
     "render_replans",
@@ -261,8 +263,19 @@ def render_replans(versions: list[VersionView]) -> None:
 
 
 def diff_lines(diff: PlanDiff) -> list[str]:
-    """Markdown lines: added, removed (struck through) and changed steps (old → new)."""
-    lines = [f"- :material/add: **{literal(s.id)}** {literal(s.description)}" for s in diff.added]
+    """Markdown lines: phases added, removed and changed (a change of the phase plan),
+    then added, removed (struck through) and changed steps (old → new)."""
+    lines = [f"- :material/add_box: **{literal(p.id)}** · {literal(p.title)}"
+             for p in diff.phases_added]
+    lines += [f"- :material/indeterminate_check_box: ~~{literal(p.id)} · {literal(p.title)}~~"
+              for p in diff.phases_removed]
+    for phase_change in diff.phases_changed:
+        details = "; ".join(f"{name}: {_short(getattr(phase_change.old, name))} → "
+                            f"{_short(getattr(phase_change.new, name))}"
+                            for name in phase_change.fields)
+        lines.append(f"- :material/edit_note: **{literal(phase_change.new.id)}** "
+                     + t("diff_changed", fields=details))
+    lines += [f"- :material/add: **{literal(s.id)}** {literal(s.description)}" for s in diff.added]
     lines += [f"- :material/remove: ~~{literal(s.id)} {literal(s.description)}~~"
               for s in diff.removed]
     for change in diff.changed:
@@ -280,7 +293,30 @@ def diff_lines(diff: PlanDiff) -> list[str]:
 # a step's fields by the names of the plan table's columns
 _FIELD_LABELS = {"description": "col_description", "tool": "col_tool", "args": "col_args",
                  "depends_on": "col_depends", "condition": "col_condition",
-                 "success_criteria": "col_success"}
+                 "success_criteria": "col_success", "phase": "col_phase"}
+
+
+def phase_strip_text(plan: Plan) -> str:
+    """The phases at a glance: "p1 ✓ · p2 running 3/7 · p3 pending" (in the session's
+    language); "" for a plan without phases."""
+    parts = []
+    for phase_id, status in plan.phase_statuses().items():
+        steps = plan.steps_of(phase_id)
+        if status == "completed":
+            parts.append(f"{phase_id} {STATUS_ICONS['completed']}")
+        elif status == "running":
+            done = sum(step.status in {"completed", "skipped"} for step in steps)
+            parts.append(t("phase_strip_running", phase=phase_id, done=done, total=len(steps)))
+        else:
+            parts.append(t("phase_strip_status", phase=phase_id, status=t(f"status_{status}")))
+    return " · ".join(parts)
+
+
+def render_phase_strip(plan: Plan | None) -> None:
+    """The phase strip under the progress bar (nothing for a plan without phases)."""
+    if plan is not None and plan.phases:
+        st.markdown(f"**{t('phase_strip')}:** {phase_strip_text(plan)}",
+                    help="; ".join(f"{p.id} · {p.title}" for p in plan.phases))
 
 
 def _short(value: Any, limit: int = 60) -> str:

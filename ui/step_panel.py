@@ -2,8 +2,9 @@
 
 It draws the step named by ``st.session_state["step_pick"]`` (set by a click in the graph,
 the table's step picker, or adding a step). The widgets have stable keys: step_description,
-step_tool, step_depends, step_arg_<name> and step_ref_<name> (an argument and the result it
-may read instead), step_condition, step_success. They are loaded from the canonical plan
+step_tool, step_phase (in a plan with phases), step_depends, step_arg_<name> and
+step_ref_<name> (an argument and the result it may read instead), step_condition,
+step_success. They are loaded from the canonical plan
 whenever the picked step or any of its fields changed elsewhere (the table, Undo, another
 step picked), and each change goes back through ``apply``: the plan editor's one path for
 edits, which remembers the plan for Undo and rebuilds the table, so the graph and the table
@@ -80,6 +81,8 @@ def render_step_panel(plan: Plan, registry: ToolRegistry, apply: Apply) -> None:
         st.text_area(t("panel_description"), key="step_description",
                      on_change=_set_text, args=(apply, step.id, "description"))
         _render_tool(step, registry, apply)
+        if plan.phases:
+            _render_phase(plan, step, apply)
         _render_depends(plan, step, apply)
         _render_args(plan, step, specs, registry, apply)
         _render_condition(plan, step, registry, apply)
@@ -96,7 +99,7 @@ def _load(step: Step, specs: list[FieldSpec]) -> None:
     language: then they are loaded again too.
     """
     shown = json.dumps([step.id, step.description, step.tool, step.args, step.depends_on,
-                        step.condition, step.success_criteria, current_language()],
+                        step.condition, step.success_criteria, step.phase, current_language()],
                        default=str, sort_keys=True)
     state = st.session_state
     keys = [*_TEXT_FIELDS.values(), "step_tool", "step_depends",
@@ -107,6 +110,7 @@ def _load(step: Step, specs: list[FieldSpec]) -> None:
     state[_READ_ERRORS] = {}
     state["step_description"] = step.description
     state["step_tool"] = step.tool or NO_TOOL
+    state["step_phase"] = step.phase
     state["step_depends"] = list(step.depends_on)
     state["step_condition"] = step.condition or ""
     state["step_success"] = step.success_criteria or ""
@@ -131,6 +135,14 @@ def _render_tool(step: Step, registry: ToolRegistry, apply: Apply) -> None:
     server = server_of(registry, step.tool)
     if server is not None:
         st.caption(t("panel_tool_server", server=literal(server)))
+
+
+def _render_phase(plan: Plan, step: Step, apply: Apply) -> None:
+    titles = {phase.id: f"{phase.id} · {phase.title}" for phase in plan.phases}
+    options = [*titles, *([step.phase] if step.phase and step.phase not in titles else [])]
+    st.selectbox(t("panel_phase"), options, key="step_phase", help=t("panel_phase_help"),
+                 format_func=lambda phase: titles.get(phase, phase),
+                 on_change=_set_phase, args=(apply, step.id))
 
 
 def _render_depends(plan: Plan, step: Step, apply: Apply) -> None:
@@ -252,6 +264,11 @@ def _set_tool(apply: Apply, step_id: str, registry: ToolRegistry) -> None:
     chosen = st.session_state.get("step_tool")
     tool = None if chosen in (None, NO_TOOL) else str(chosen)
     apply(_on_step(step_id, lambda plan: set_tool(plan, step_id, tool, registry)))
+
+
+def _set_phase(apply: Apply, step_id: str) -> None:
+    phase = st.session_state.get("step_phase")
+    apply(_on_step(step_id, lambda plan: (update_step(plan, step_id, phase=phase), [])))
 
 
 def _set_depends(apply: Apply, step_id: str) -> None:

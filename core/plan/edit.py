@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from core.base.messages import Message, msg
@@ -31,16 +32,20 @@ __all__ = [
     "COLUMNS",
     "NO_TOOL",
     "add_step",
+    "apply_grouped_changes",
     "apply_table_changes",
     "delete_step",
+    "grouped_rows_to_plan",
     "move_step",
+    "phase_groups",
     "plan_to_rows",
     "remember",
     "rows_to_plan",
     "update_step",
 ]
 
-COLUMNS = ("id", "description", "tool", "args", "depends_on", "condition", "success_criteria")
+COLUMNS = ("id", "description", "tool", "args", "depends_on", "condition", "success_criteria",
+           "phase")
 NO_TOOL = "none"
 """The tool cell of a reasoning step: an explicit choice, never an empty cell."""
 _NO_TOOL_SPELLINGS = {"", "none", "null", "(none)", "-", "—", "无"}
@@ -60,9 +65,44 @@ def plan_to_rows(plan: Plan) -> list[dict[str, str]]:
             "depends_on": ", ".join(step.depends_on),
             "condition": step.condition or "",
             "success_criteria": step.success_criteria or "",
+            "phase": step.phase or "",
         }
         for step in plan.steps
     ]
+
+
+def phase_groups(plan: Plan) -> list[tuple[str, list[Step]]]:
+    """The steps of a plan with phases by phase, in phase order (every phase, also one
+    without steps yet); steps naming no known phase last, under ""."""
+    known = plan.phase_ids()
+    groups: dict[str, list[Step]] = {phase_id: [] for phase_id in known}
+    for step in plan.steps:
+        groups.setdefault(step.phase if step.phase in groups else "", []).append(step)
+    return list(groups.items())
+
+
+def grouped_rows_to_plan(base_plan: Plan, rows_by_group: Mapping[str, list[dict[str, Any]]]
+                         ) -> tuple[Plan, list[Message]]:
+    """:func:`rows_to_plan` for a table shown as one table per phase: the groups' rows in
+    the order given, each row in its group's phase unless its own phase cell names
+    another (moving the step there); a new row joins its group's phase."""
+    rows = []
+    for group, group_rows in rows_by_group.items():
+        for row in group_rows:
+            cell = _text(row.get("phase"))
+            rows.append({**row, "phase": cell if cell else group})
+    return rows_to_plan(base_plan, rows)
+
+
+def apply_grouped_changes(base_plan: Plan,
+                          changes: Mapping[str, dict[str, Any] | None]) -> Plan:
+    """:func:`apply_table_changes` for one table per phase: ``changes`` holds each phase's
+    table state (edited, added and deleted rows, indexed within that phase's table)."""
+    rows_by_group: dict[str, list[dict[str, Any]]] = {}
+    for group, steps in phase_groups(base_plan):
+        rows = plan_to_rows(base_plan.model_copy(update={"steps": steps}))
+        rows_by_group[group] = _changed_rows(rows, changes.get(group))
+    return grouped_rows_to_plan(base_plan, rows_by_group)[0]
 
 
 def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]]
@@ -109,15 +149,22 @@ def apply_table_changes(base_plan: Plan, changes: dict[str, Any] | None) -> Plan
     """
     if not changes:
         return base_plan
-    rows: list[dict[str, Any]] = plan_to_rows(base_plan)
+    return rows_to_plan(base_plan, _changed_rows(plan_to_rows(base_plan), changes))[0]
+
+
+def _changed_rows(rows: list[dict[str, Any]], changes: dict[str, Any] | None
+                  ) -> list[dict[str, Any]]:
+    """``rows`` with a table's pending changes: edited cells, deleted and added rows."""
+    if not changes:
+        return rows
+    rows = list(rows)
     for index, cells in (changes.get("edited_rows") or {}).items():
         position = int(index)
         if 0 <= position < len(rows):
             rows[position] = {**rows[position], **cells}
     deleted = {int(index) for index in changes.get("deleted_rows") or []}
     rows = [row for position, row in enumerate(rows) if position not in deleted]
-    rows += [dict(row) for row in changes.get("added_rows") or []]
-    return rows_to_plan(base_plan, rows)[0]
+    return rows + [dict(row) for row in changes.get("added_rows") or []]
 
 
 def move_step(plan: Plan, step_id: str, offset: int) -> Plan:
@@ -131,9 +178,12 @@ def move_step(plan: Plan, step_id: str, offset: int) -> Plan:
 
 
 def add_step(plan: Plan, description: str = "", *, after: str | None = None) -> Plan:
-    """A copy of ``plan`` with a new pending step (at the end, or right after ``after``)."""
+    """A copy of ``plan`` with a new pending step (at the end, or right after ``after``);
+    in a plan with phases it joins the phase of ``after`` (else the last phase)."""
     grown = plan.model_copy(deep=True)
     step = Step(id=grown.next_step_id(), description=description)
+    if grown.phases:
+        step.phase = grown.step(after).phase if after else grown.phase_ids()[-1]
     if after is None:
         grown.steps.append(step)
     else:
@@ -221,6 +271,8 @@ def _apply_row(step: Step, row: dict[str, Any]) -> Message | None:
     step.depends_on = _parse_depends(_text(row.get("depends_on")))
     step.condition = _text(row.get("condition")) or None
     step.success_criteria = _text(row.get("success_criteria")) or None
+    if "phase" in row:
+        step.phase = _text(row.get("phase")) or None
     args_text = _text(row.get("args"))
     if not args_text:
         step.args = None
