@@ -185,3 +185,43 @@ def test_a_step_selected_outside_the_graph_is_scrolled_into_sight(graph_page):
         tab.wait_for_timeout(300)
         assert hidden[-1] not in _outside(frame)
         assert "selected" in frame.locator(f"g.node#{hidden[-1]}").get_attribute("class")
+
+
+def _folded(tab) -> str:
+    return tab.get_by_text(re.compile(r"^folded: ")).inner_text()
+
+
+def test_phases_are_clusters_that_fold_and_unfold_on_a_click(graph_page):
+    with open_browser(graph_page) as tab:
+        tab.set_viewport_size({"width": 1280, "height": 720})
+        frame = _open(tab, f"{graph_page}/?phased=review")
+        assert _folded(tab) == "folded: none"  # ten steps: every phase open
+        assert frame.locator("g.cluster#phase-p2").count() == 1
+        frame.locator("g.cluster#phase-p2 > text").first.click()  # its title folds it
+        tab.get_by_text("folded: p2").wait_for()
+        frame.locator("g.node#phase-p2").wait_for()
+        assert frame.locator("g.cluster#phase-p2").count() == 0
+        assert frame.locator("g.node#step-s3").count() == 0  # its step is inside the node
+        frame.locator("g.node#phase-p2").click()  # the node unfolds it again
+        tab.get_by_text("folded: none").wait_for()
+        frame.locator("g.cluster#phase-p2").wait_for()
+        assert frame.locator("g.node#step-s3").count() == 1
+
+
+def test_a_60_step_plan_opens_on_its_current_phase_with_readable_text(graph_page):
+    with open_browser(graph_page) as tab:
+        tab.set_viewport_size({"width": 1280, "height": 720})
+        frame = _open(tab, f"{graph_page}/?phased=60")
+        assert _folded(tab) == "folded: " + ", ".join(f"p{n}" for n in range(2, 13))
+        assert frame.locator("g.cluster").count() == 1
+        assert frame.locator("g.node.selectable").count() == 5 + 11
+        texts = frame.locator("#canvas svg").evaluate(_MEASURE)
+        smallest = min(t["px"] for t in texts)
+        assert smallest >= MIN_PX - 0.01, smallest
+        assert _misfits(texts, "60 steps, p1 open") == []
+        frame.locator("g.node#phase-p5").click()
+        tab.get_by_text("folded: " + ", ".join(
+            f"p{n}" for n in (2, 3, 4, *range(6, 13)))).wait_for()
+        frame.locator("g.cluster#phase-p5").wait_for()
+        texts = frame.locator("#canvas svg").evaluate(_MEASURE)
+        assert min(t["px"] for t in texts) >= MIN_PX - 0.01

@@ -3,19 +3,26 @@
 The address picks the plan: ``?scenario=churn-analysis&lang=zh`` drafts that scenario's plan
 offline in that language (a side-effecting step marked ⚠, as the pages draw it);
 ``&narrow=1`` puts the graph in the run page's narrow column; ``&pick=s6`` selects a
-step from outside the graph (as the plan table does).
-A click on a step is written below the graph ("selected: s3 (2 clicks)").
+step from outside the graph (as the plan table does); ``?phased=60`` draws a plan of 12
+phases of 5 steps (folded as the pages fold it: a click on a phase folds or unfolds it),
+``?phased=review`` the quarterly review scenario's phased plan.
+A click on a step is written below the graph ("selected: s3 (2 clicks)"), the phases drawn
+folded too ("folded: p2, p3").
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from core.plan.graph import plan_to_dot
+from core.plan.model import Phase, Plan, Step
 from core.tools.toolsets import default_registry
+from demo.offline.phased import phased_plan
 from demo.offline.planner import offline_plan
 from demo.scenarios import get_scenario
-from ui.graph_view import plan_graph
+from ui.graph_view import folded_phases, plan_graph, toggle_phase
 
 st.set_page_config(layout="wide")  # as app.py
 lang = st.query_params.get("lang", "en")
@@ -25,6 +32,29 @@ registry = default_registry()
 plan = offline_plan(scenario.request(lang), registry)
 
 
+def _twelve_phases() -> Plan:
+    steps, previous = [], None
+    for number in range(1, 13):
+        for _ in range(5):
+            sid = f"s{len(steps) + 1}"
+            steps.append(Step(id=sid, description=f"Collect figures for part {sid}",
+                              tool="calculate", args={"expression": f"{len(steps)} + 1"},
+                              depends_on=[previous] if previous else [], phase=f"p{number}"))
+            previous = sid
+    return Plan(id="long", goal="a long job", phases=[
+        Phase(id=f"p{n}", title=f"Stage {n} of the review",
+              depends_on=[f"p{n - 1}"] if n > 1 else []) for n in range(1, 13)], steps=steps)
+
+
+phased = st.query_params.get("phased")
+if phased == "60":
+    plan = _twelve_phases()
+elif phased == "review":
+    plan = phased_plan(get_scenario("ops-quarterly-review").request(lang), registry)
+    plan.id = "review"  # drafted again on every run: the person's folds belong to one plan
+folded = folded_phases("graph", plan) if plan.phases else set()
+
+
 def _select(step_id: str) -> None:
     st.session_state["picked"] = step_id
     st.session_state["clicks"] = st.session_state.get("clicks", 0) + 1
@@ -32,7 +62,8 @@ def _select(step_id: str) -> None:
 
 place = st.columns([3, 2])[1] if st.query_params.get("narrow") == "1" else st.container()
 with place:
-    plan_graph(plan_to_dot(plan, registry=registry), key="graph",
+    plan_graph(plan_to_dot(plan, registry=registry, folded=folded), key="graph",
                selected=st.session_state.get("picked") or st.query_params.get("pick"),
-               on_select=_select)
+               on_select=_select, on_phase=partial(toggle_phase, "graph", plan, folded))
 st.write(f"selected: {st.session_state.get('picked')} ({st.session_state.get('clicks', 0)} clicks)")
+st.write(f"folded: {', '.join(sorted(folded, key=lambda p: int(p[1:]))) or 'none'}")
