@@ -100,10 +100,21 @@ def test_the_prompt_bench_in_markdown(capsys):
 
 
 def test_the_plan_page_table_compares_with_the_smallest_plan():
-    table = ui_plan_page.render_table({5: 0.2, 100: 0.5}, 3, load=0.5)
+    table = ui_plan_page.render_table({"5": 0.2, "100": 0.5, "60 in 12 phases": 0.3}, 3,
+                                      load=0.5)
 
-    assert table.rows == [["5", "200.0", "1.00"], ["100", "500.0", "2.50"]]
+    assert table.rows == [["5", "200.0", "1.00"], ["100", "500.0", "2.50"],
+                          ["60 in 12 phases", "300.0", "1.50"]]
     assert table.columns[-1] == "vs 5 steps"
+    assert table.notes == ["target: the plan in phases within 3 x the 5-step plan (one table "
+                           "per phase, the graph open on the current phase)"]
+
+
+def test_the_plan_page_bench_plan_in_phases_is_valid_and_twelve_by_five():
+    plan = ui_plan_page.phased_plan(12, 5)
+    assert plan.validate() == []
+    assert len(plan.steps) == 60 and len(plan.phases) == 12
+    assert {len(plan.steps_of(p.id)) for p in plan.phases} == {5}
 
 
 def test_the_report_keeps_what_lies_outside_its_markers_and_other_sections():

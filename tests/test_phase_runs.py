@@ -5,6 +5,7 @@ and a phase's own done-definition."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from core.base.usage import Usage
 from core.execution.events import RunEvent
 from core.execution.scheduler import RunOptions, run_plan
 from core.llm.client import OpenAIChatModel
@@ -328,3 +330,23 @@ def test_a_checkpoint_that_changes_another_phase_is_refused(endpoint):
     assert outcome.plan.version == 1
     assert outcome.plan.step("s3").description == "Tell the total"
     assert any("changes s3 of another phase than p1" in w for w in outcome.warnings)
+
+
+def test_a_run_whose_plan_only_expanded_its_phases_asks_for_no_review(endpoint):
+    from core.learning.reflection import review_success
+    from core.plan.versions import only_expanded, without_expansions
+
+    model = Model(expansions={
+        "p1": {"steps": [calc("s1", "2 + 3"), calc("s2", "4 * 5")]},
+        "p2": {"steps": [calc("s3", "{{s1.value}} + {{s2.value}}", "s1", "s2")]},
+        "p3": {"steps": [{"id": "s4", "description": "Tell the total", "tool": None,
+                          "depends_on": ["s3"]}]}})
+    engine = engine_on(endpoint, model)
+    outcome = run_plan(Plan.model_validate({**THREE, "steps": []}), engine,
+                       options=RunOptions(confirm_side_effects=False))
+    assert len(outcome.versions) == 4
+    assert all(only_expanded(a, b) for a, b in itertools.pairwise(outcome.versions))
+    assert without_expansions(outcome.versions) == [outcome.versions[-1]]
+    calls = len(endpoint.chat_bodies)
+    assert review_success(without_expansions(outcome.versions), engine) == (None, Usage())
+    assert len(endpoint.chat_bodies) == calls  # no model call for a plan that did not change

@@ -51,6 +51,7 @@ from core.plan.edit import (
 )
 from core.plan.graph import default_folded, plan_to_dot
 from core.plan.model import STATUS_ICONS, Plan, Step
+from core.plan.size import size_problem
 from core.tools.registry import ToolRegistry
 from ui import state as ui_state
 from ui.graph_view import folded_phases, plan_graph, toggle_phase
@@ -80,9 +81,11 @@ def current_editor_key() -> str:
 
 def plan_problems(plan: Plan, registry: ToolRegistry, row_errors: list[Message], *,
                   offline: bool = False) -> list[str]:
-    """Cell errors plus the plan's own validation problems (each names its step), worded;
-    offline, a required argument left to the model is one too."""
-    return [said(problem) for problem in [*row_errors,
+    """Cell errors, a plan too large for a run, and the plan's own validation problems
+    (each names its step), worded; offline, a required argument left to the model is one
+    too."""
+    too_large = size_problem(plan)
+    return [said(problem) for problem in [*row_errors, *([too_large] if too_large else []),
                                           *plan.validate(registry, can_infer=not offline)]]
 
 

@@ -24,6 +24,7 @@ from core.learning.reflection import (
 )
 from core.llm.engine import Engine
 from core.plan.model import Plan
+from core.plan.versions import without_expansions
 from core.store.run_store import RunStore
 
 __all__ = ["Learning", "learn_from_run", "lessons_for_request"]
@@ -71,8 +72,10 @@ def learn_from_run(
 
 
 def _review(store: RunStore, run_id: str, outcome: RunOutcome, engine: Engine) -> Learning:
+    """A lesson from a run that succeeded after its plan changed; a phase expanded when it
+    was reached is no change of plan (core.plan.versions.without_expansions)."""
     try:
-        reflection, usage = review_success(outcome.versions, engine)
+        reflection, usage = review_success(without_expansions(outcome.versions), engine)
     except PlanBoardError as exc:
         logger.warning("review of run %s failed: %s", run_id, exc)
         return Learning()
