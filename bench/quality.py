@@ -8,13 +8,18 @@ gives per policy the success rate, LLM calls, prompt+completion tokens, the prom
 re-read per task (what the server's prefix cache did not serve: reported by the server, or
 estimated as llama.cpp's one slot keeps it) and wall time, and per task which policies
 passed. A task's plan spends at most ``--max-model-calls`` model calls. ``--offline`` runs
-the offline rules as a baseline. Ctrl-C prints the table of the task runs that finished
-and leaves at once: the run in flight is cancelled, not waited for. ``--markdown`` prints
-the tables as GitHub Markdown, headed by the model, the machine and the date (what
-docs/benchmarks.md keeps).
+the offline rules as a baseline. ``--compare-modes`` runs the multi-stage tasks (or those of
+``--tasks``) as one flat plan and in phases (``--mode plan`` against ``--mode hierarchical``)
+under the first policy, and compares them instead of the policies; ``--scripted`` serves
+the model from bench/scripted.py (the demo's rules behind the fake endpoint: the engine's
+own cost of each way, no model's skill). Ctrl-C prints the table of the task runs that
+finished and leaves at once: the run in flight is cancelled, not waited for.
+``--markdown`` prints the tables as GitHub Markdown, headed by the model, the machine and
+the date (what docs/benchmarks.md keeps).
 
     python -m bench.quality [--offline] [--policies rigid,adaptive] [--tasks a,b] [--timeout 600]
                             [--max-model-calls N]
+    python -m bench.quality --compare-modes [--scripted]
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.quality_tasks import Outcome, Task, get_tasks
+from bench.quality_tasks import MULTI_STAGE, Outcome, Task, get_tasks
 from bench.tables import machine, markdown_table
 from core.base.usage import Usage
 from core.errors import PlanBoardError
@@ -42,10 +47,15 @@ from core.lifecycle import TERMINAL_STATUSES
 from core.llm.client import ChatModel, ChatReply
 from core.llm.engine import Engine
 from core.llm.prompt_cache import PromptCache
-from core.planning.choices import CHECKPOINT_POLICIES, REQUEST_MODES, CheckpointPolicy
+from core.planning.choices import (
+    CHECKPOINT_POLICIES,
+    PLANNED_MODES,
+    REQUEST_MODES,
+    CheckpointPolicy,
+)
 
-__all__ = ["DEFAULT_POLICIES", "MeteredModel", "TaskResult", "format_markdown", "format_table",
-           "main", "metered", "run_suite", "run_task"]
+__all__ = ["COMPARED_MODES", "DEFAULT_POLICIES", "MeteredModel", "TaskResult", "compare_modes",
+           "format_markdown", "format_table", "main", "metered", "run_suite", "run_task"]
 
 if TYPE_CHECKING:
     from core.runs.runner import Runner
@@ -53,6 +63,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_POLICIES = ("rigid", "on_failure", "adaptive")
+COMPARED_MODES = {"plan": "flat", "hierarchical": "hierarchical"}  # mode → its column
 INTERRUPTED = 130  # the exit code of a run cut short with Ctrl-C
 CANCEL_WAIT_S = 2.0  # how long Ctrl-C waits for the run in flight to record its cancellation
 
@@ -181,11 +192,12 @@ def _run_request(request: str, engine: Engine, runner: Runner, policy: Checkpoin
     usage = Usage()
     try:
         route, usage = choose_route(request, engine, mode)
-        if route.mode != "plan":
+        if route.mode not in PLANNED_MODES:
             run_id = runner.answer(request, route, engine=engine, settings_public=settings,
                                    routing_usage=usage)
         else:
-            draft = draft_plan(request, engine, store=runner.store)
+            draft = draft_plan(request, engine, store=runner.store,
+                               hierarchical=route.mode == "hierarchical")
             usage += draft.usage
             if draft.plan is None:  # `run --yes` stops here too: nobody is there to answer
                 return "asked", " / ".join(draft.questions), usage
@@ -242,12 +254,30 @@ def iter_suite(tasks: list[Task], engine: Engine, policies: list[CheckpointPolic
             yield result
 
 
-def format_table(results: list[TaskResult], title: str) -> str:
-    """The policy table, the per-task table and the problems of every failure, as text."""
+def compare_modes(tasks: list[Task], engine: Engine, policy: CheckpointPolicy, *,
+                  timeout_s: float = 600.0, keep_failed: Path | None = None,
+                  max_model_calls: int | None = None) -> Iterator[TaskResult]:
+    """Each task as one flat plan and in phases (:data:`COMPARED_MODES`) under ``policy``,
+    task by task; a result's ``policy`` names the way it was planned ("flat",
+    "hierarchical")."""
+    engine = metered(engine)  # one prefix cache for the whole comparison, as on the server
+    for task in tasks:
+        for mode, label in COMPARED_MODES.items():
+            result = run_task(task, engine, policy, mode=mode, timeout_s=timeout_s,
+                              keep_failed=keep_failed, max_model_calls=max_model_calls)
+            result.policy = label
+            logger.info("%s %s: %s %s", label, task.id, "pass" if result.passed else "FAIL",
+                        "; ".join(result.problems))
+            yield result
+
+
+def format_table(results: list[TaskResult], title: str, column: str = "policy") -> str:
+    """The policy table (``column``: what its rows are), the per-task table and the
+    problems of every failure, as text."""
     policies = list(dict.fromkeys(r.policy for r in results))
     task_ids = list(dict.fromkeys(r.task_id for r in results))
     lines = [f"## Plan quality: {title}", "",
-             f"{'policy':<11} | {'success':>8} | {'LLM calls':>9} | {'tokens (p+c)':>16} | "
+             f"{column:<12} | {'success':>8} | {'LLM calls':>9} | {'tokens (p+c)':>16} | "
              f"{'re-read/task':>12} | {'wall s':>8}"]
     for policy in policies:
         mine = [r for r in results if r.policy == policy]
@@ -255,7 +285,7 @@ def format_table(results: list[TaskResult], title: str) -> str:
         tokens = f"{usage.prompt_tokens}+{usage.completion_tokens}"
         success = f"{sum(r.passed for r in mine)}/{len(mine)}"
         wall = sum(r.wall_s for r in mine)
-        lines.append(f"{policy:<11} | {success:>8} | {usage.llm_calls:>9} | {tokens:>16} | "
+        lines.append(f"{policy:<12} | {success:>8} | {usage.llm_calls:>9} | {tokens:>16} | "
                      f"{_reread_per_task(mine):>12} | {wall:8.1f}")
     lines += ["", f"{'task':<22} | " + " | ".join(f"{p:<34}" for p in policies)]
     by_key = {(r.task_id, r.policy): r for r in results}
@@ -272,7 +302,7 @@ def format_table(results: list[TaskResult], title: str) -> str:
 
 
 def format_markdown(results: list[TaskResult], title: str, command: str,
-                    date: datetime.date | None = None) -> str:
+                    date: datetime.date | None = None, column: str = "policy") -> str:
     """The tables of :func:`format_table` as GitHub Markdown, headed by what was measured,
     on what machine and when, with the command that measured it."""
     policies = list(dict.fromkeys(r.policy for r in results))
@@ -289,7 +319,7 @@ def format_markdown(results: list[TaskResult], title: str, command: str,
     tasks = [[task_id, *(_cell(by_key[task_id, p]) if (task_id, p) in by_key else "-"
                          for p in policies)] for task_id in task_ids]
     parts = [f"### Plan quality: {title} — {machine()}, {day}", f"`{command}`.",
-             markdown_table(["policy", "success", "LLM calls", "tokens (prompt + completion)",
+             markdown_table([column, "success", "LLM calls", "tokens (prompt + completion)",
                              "prompt tokens re-read per task", "wall s"], rows),
              markdown_table(["task", *policies], tasks, "l" * (len(policies) + 1))]
     failures = [f"- {r.task_id} [{r.policy}] {r.outcome.status}: {'; '.join(r.problems)}"
@@ -352,6 +382,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log each task's result")
     parser.add_argument("--markdown", action="store_true",
                         help="print GitHub Markdown tables headed by what, on what and when")
+    parser.add_argument("--compare-modes", action="store_true",
+                        help="run the multi-stage tasks (or --tasks) flat and in phases under "
+                             "the first policy, and compare the two")
+    parser.add_argument("--scripted", action="store_true",
+                        help="serve the model from bench/scripted.py (the demo's rules behind "
+                             "the fake endpoint) instead of the configured one")
     return parser
 
 
@@ -366,36 +402,69 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
     if args.verbose:  # each task's result as it ends, without the engine's own log
         logger.setLevel(logging.INFO)
-    try:
-        tasks = get_tasks(args.tasks)
-        engine = build_engine(offline=args.offline)
-    except (KeyError, PlanBoardError) as exc:
-        print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}")
-        return 1
-    title = _endpoint(engine)
-    results: list[TaskResult] = []
-    try:
-        for result in iter_suite(tasks, engine, args.policies, mode=args.mode,
-                                 timeout_s=args.timeout, keep_failed=args.keep_failed,
-                                 max_model_calls=args.max_model_calls):
-            results.append(result)
-    except KeyboardInterrupt:  # hours on a small local model: keep what was measured
-        if not results:
-            print("interrupted before any task finished")
+    with _scripted(args.scripted):
+        try:
+            tasks = get_tasks(args.tasks or (MULTI_STAGE if args.compare_modes else None))
+            engine = build_engine(offline=args.offline)
+        except (KeyError, PlanBoardError) as exc:
+            print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}")
+            return 1
+        title = "scripted planner (the demo's rules)" if args.scripted else _endpoint(engine)
+        if args.compare_modes:
+            title += f", flat against hierarchical, {args.policies[0]}"
+            runs = compare_modes(tasks, engine, args.policies[0], timeout_s=args.timeout,
+                                 keep_failed=args.keep_failed,
+                                 max_model_calls=args.max_model_calls)
+        else:
+            runs = iter_suite(tasks, engine, args.policies, mode=args.mode,
+                              timeout_s=args.timeout, keep_failed=args.keep_failed,
+                              max_model_calls=args.max_model_calls)
+        results: list[TaskResult] = []
+        try:
+            for result in runs:
+                results.append(result)
+        except KeyboardInterrupt:  # hours on a small local model: keep what was measured
+            if not results:
+                print("interrupted before any task finished")
+                return INTERRUPTED
+            _print_tables(results, f"{title} (interrupted: {len(results)} task runs)", args,
+                          argv)
             return INTERRUPTED
-        _print_tables(results, f"{title} (interrupted: {len(results)} task runs)", args, argv)
-        return INTERRUPTED
     _print_tables(results, title, args, argv)
     return 0
 
 
+@contextmanager
+def _scripted(on: bool) -> Iterator[None]:
+    """The environment pointing the engine at bench/scripted.py's endpoint, while ``on``."""
+    if not on:
+        yield
+        return
+    from bench.scripted import scripted_endpoint
+    from core.tools.toolsets import default_registry
+
+    with scripted_endpoint(default_registry()) as environment:
+        saved = {key: os.environ.get(key) for key in environment}
+        os.environ.update(environment)
+        try:
+            yield
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
 def _print_tables(results: list[TaskResult], title: str, args: argparse.Namespace,
                   argv: list[str] | None) -> None:
+    column = "planned" if args.compare_modes else "policy"
     if not args.markdown:
-        print(format_table(results, title))
+        print(format_table(results, title, column))
         return
     words = [w for w in (sys.argv[1:] if argv is None else argv) if w != "--markdown"]
-    print(format_markdown(results, title, " ".join(["python -m bench.quality", *words])))
+    print(format_markdown(results, title, " ".join(["python -m bench.quality", *words]),
+                          column=column))
 
 
 def _endpoint(engine: Engine) -> str:

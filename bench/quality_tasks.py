@@ -23,6 +23,7 @@ from demo.scenarios import get_scenario
 from demo.shop import ACTIVE_REFUND, RETURN_WINDOW_DAYS, ensure_shop_db
 
 __all__ = [
+    "MULTI_STAGE",
     "TASKS",
     "Outcome",
     "Task",
@@ -271,10 +272,22 @@ def _q1_top_reason(outcome: Outcome) -> list[str]:
             *([] if found else [f"answer lacks the count {count} of the top reason {reason}"])]
 
 
+def _review_facts(outcome: Outcome) -> list[str]:
+    """A review in stages: every unhealthy service named, and the top churn reason's count."""
+    return list(dict.fromkeys([*_unhealthy_named(outcome), *_q1_top_reason(outcome)]))
+
+
+def _stages_scaled(outcome: Outcome) -> list[str]:
+    """Health, diagnosis and scaling in stages: the unhealthy services and the replicas."""
+    return list(dict.fromkeys([*_unhealthy_named(outcome),
+                               *_replicas("order-service")(outcome)]))
+
+
 # ---- the suite --------------------------------------------------------------------------
 
 _SHOP, _VACUUM = get_scenario("shop-refund"), "S10 Lite"
 _OPS = get_scenario("ops-health")
+_REVIEW = get_scenario("ops-quarterly-review")
 
 TASKS: list[Task] = [
     Task("order-eta-en", "en", "lookup",
@@ -311,7 +324,16 @@ TASKS: list[Task] = [
          "March)? Count the churn events.", _q1_churn_total),
     Task("churn-reason-zh", "zh", "analytics",
          "2026 年第一季度用户流失的最主要原因是什么？因为这个原因流失的有多少人？", _q1_top_reason),
+    Task("review-stages-en", "en", "multi-stage", _REVIEW.request_en, _review_facts),
+    Task("review-stages-zh", "zh", "multi-stage", _REVIEW.request_zh, _review_facts),
+    Task("ops-stages-en", "en", "multi-stage",
+         "First check the health of every service, then diagnose the unhealthy ones, then "
+         "suggest how many replicas order-service needs, and finally write a short summary.",
+         _stages_scaled),
 ]
+MULTI_STAGE = [task.id for task in TASKS if task.kind == "multi-stage"]
+"""The tasks in stages: ``python -m bench.quality --compare-modes`` runs them flat and in
+phases."""
 
 
 def get_tasks(ids: list[str] | None = None) -> list[Task]:

@@ -328,3 +328,29 @@ def test_bad_options_are_refused(capsys):
         quality.main(["--offline", "--policies", "sometimes"])
     assert "unknown policy sometimes" in capsys.readouterr().err
     assert quality.main(["--offline", "--tasks", "nope"]) == 1
+
+
+def test_the_multi_stage_tasks_compare_flat_and_hierarchical_with_the_scripted_planner(
+        capsys, isolated_environment):
+    code = quality.main(["--compare-modes", "--scripted", "--policies", "on_failure",
+                         "--tasks", "ops-stages-en"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    rows = {line.split("|")[0].strip(): [cell.strip() for cell in line.split("|")[1:]]
+            for line in out.splitlines() if line.startswith(("flat ", "hierarchical "))}
+    assert rows["flat"][0] == "1/1" and rows["hierarchical"][0] == "1/1"
+    flat_calls, phased_calls = int(rows["flat"][1]), int(rows["hierarchical"][1])
+    # in phases: the phase plan and one expansion per phase instead of one plan
+    assert phased_calls > flat_calls >= 2
+    assert "flat against hierarchical, on_failure" in out
+    assert "OPENAI_BASE_URL" not in os.environ  # the scripted endpoint's settings are gone
+
+
+def test_the_suite_has_multi_stage_tasks_the_router_sends_to_phases():
+    from bench.quality_tasks import MULTI_STAGE
+    from core.planning.router import route_offline
+    from core.tools.toolsets import default_registry
+
+    assert len(MULTI_STAGE) >= 3
+    for task in get_tasks(MULTI_STAGE):
+        assert route_offline(task.request, default_registry({})).mode == "hierarchical", task.id

@@ -72,8 +72,12 @@ def read_stages(text: str) -> Stages:
     return Stages(parts=tuple(parts), heading=heading, announced=announced)
 
 
+_JOINERS = re.compile(r"^(?:and|or|以及|并且|并|和|而且)$|\s+(?:and|or)$", re.IGNORECASE)
+
+
 def _clean(piece: str) -> str:
-    """A stage without its stage words, joining words and outer punctuation."""
+    """A stage without its stage words, joining words and outer punctuation ("" when only
+    a joining word is left)."""
     piece = piece.strip(" \t,，、:：")
     piece = _LEADING.sub("", piece).strip(" \t,，、:：")
-    return piece
+    return _JOINERS.sub("", piece).strip()
