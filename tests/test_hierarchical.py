@@ -185,3 +185,33 @@ def test_a_5000_step_plan_file_is_refused_in_one_line_before_anything_opens(
     assert err.strip().count("\n") == 0
     assert "5000 steps, more than the 200 a run takes" in err and "phases" in err
     assert not list(isolated_environment.glob("*.sqlite*"))  # no store, no engine was opened
+
+
+def test_a_follow_up_of_a_phased_run_is_a_phase_of_its_own(registry):
+    from core.llm.engine import Engine
+    from core.planning.followup import extend_plan_request
+
+    plan = draft_plan(REVIEW_EN, build_engine(offline=True), hierarchical=True).plan
+    for step in plan.steps:
+        step.status = "completed"
+    extended, _ = extend_plan_request(plan, "also check order 88231",
+                                      Engine(registry=registry, model=None))
+    new = extended.phases[-1]
+    assert new.id == f"p{len(plan.phases) + 1}" and new.title == "also check order 88231"
+    assert new.depends_on == [p.id for p in plan.phases]
+    added = [s for s in extended.steps if s.id not in plan.ids()]
+    assert added and {s.phase for s in added} == {new.id}
+    assert extended.phases_version == plan.phases_version + 1
+    assert extended.validate(registry) == []
+
+
+def test_the_model_router_may_answer_hierarchical(registry):
+    from core.planning.router import route_with_llm
+    from tests.fakes import ScriptedChatModel
+
+    model = ScriptedChatModel(['{"mode": "hierarchical", "reason": "four stages"}'])
+    route, _ = route_with_llm(REVIEW_EN, model, registry)
+    assert (route.mode, route.reason, route.source) == ("hierarchical", "four stages", "llm")
+    [request] = model.requests
+    assert '"hierarchical": a long task in three or more explicit stages' in (
+        request["messages"][0]["content"])

@@ -15,7 +15,7 @@ from core.base.messages import msg, render
 from core.base.usage import Usage
 from core.errors import PlanError, PlanParseError, PlanValidationError
 from core.llm.engine import Engine
-from core.plan.model import Plan, Step, step_number
+from core.plan.model import Phase, Plan, Step, step_number
 from core.plan.versions import renumber
 from core.planning.checkpoint import steps_from_dicts
 from core.planning.checks import check_context, note_checks
@@ -83,13 +83,29 @@ def _assemble(plan: Plan, follow_up: str, new_steps: list[Step], constraints: li
             id=_next_id(plan, new_steps), description=_synthesis(language),
             depends_on=[s.id for s in new_steps] + ([previous.id] if previous else []),
         )]
-    return plan.model_copy(deep=True, update={
+    extended = plan.model_copy(deep=True, update={
         "goal": extend_goal(plan.goal, follow_up, language),
         "language": language,
         "constraints": list(dict.fromkeys([*plan.constraints, *constraints])),
         "version": plan.version + 1,
         "steps": [*old, *new_steps],
     })
+    return _in_new_phase(extended, follow_up, new_steps) if plan.phases else extended
+
+
+def _in_new_phase(plan: Plan, follow_up: str, new_steps: list[Step]) -> Plan:
+    """A plan with phases answers a follow-up in a phase of its own, after every other
+    (the phase plan changes: ``phases_version + 1``)."""
+    numbers = [int(p.id[1:]) for p in plan.phases if p.id[1:].isdigit()]
+    phase = Phase(id=f"p{max(numbers, default=0) + 1}", title=" ".join(follow_up.split())[:80],
+                  goal=follow_up, depends_on=[p.id for p in plan.phases if not p.dropped])
+    added = {s.id for s in new_steps}
+    for step in plan.steps:
+        if step.id in added and step.phase not in {p.id for p in plan.phases}:
+            step.phase = phase.id
+    plan.phases.append(phase)
+    plan.phases_version += 1
+    return plan
 
 
 def _next_id(plan: Plan, new_steps: list[Step]) -> str:
