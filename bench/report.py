@@ -54,7 +54,8 @@ BENCHES = (
           "shape, prompt size along a chain (fake endpoint with a fixed latency per call).",
           ("bench", "--only", "engine")),
     Bench("durable", "Run engine (DBOS)", "Overhead per step of a run executed as a DBOS "
-          "workflow, and the parallel ratio of a workflow, on SQLite and PostgreSQL.",
+          "workflow, and the parallel ratio of a workflow, on SQLite and PostgreSQL; the time "
+          "per step by plan size (10, 100 and 1,000 steps).",
           ("bench", "--only", "durable")),
     Bench("parser", "Planner replies", "Hostile planner replies of every shape: how each "
           "ends (a plan or PlanBoard's own one-line error) and how long parsing takes.",
@@ -62,8 +63,8 @@ BENCHES = (
     Bench("prompts", "Planner prompt", "The planner's prompt with 15 and with 100 tools, in "
           "its full and compact styles, and what a one-slot prefix cache serves of a "
           "session's planning calls (fake endpoint).", ("bench.prompts",)),
-    Bench("ui", "Plan page", "Render time of the Plan page for a 100-step plan against a "
-          "5-step one.", ("bench.ui_plan_page",)),
+    Bench("ui", "Plan page", "Render time of the Plan page for a 100-step plan, and for a "
+          "60-step plan in 12 phases, against a 5-step one.", ("bench.ui_plan_page",)),
     Bench("workers", "Workers (PostgreSQL)", "How long `run --detach` takes to submit a run, "
           "and the throughput of two `python -m core worker` processes against one, for "
           "LLM-bound runs (fake endpoint with a fixed latency per call).",
