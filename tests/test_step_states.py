@@ -111,3 +111,20 @@ def test_a_live_run_writes_one_step_per_step_event_once_its_plan_is_stored(store
     assert rows(store) == [(2, "s1")]
     assert [v.version for v in store.plan_versions(run_id)] == [1, 2]
     assert store.get_run(run_id).plan.step("s1").status == "running"
+
+
+def test_a_step_added_to_the_plan_since_its_snapshot_is_stored_with_the_plan(store, registry):
+    plan = chain(1)
+    run_id = store.create_run("g", {}, plan)
+    live = _Recorded(store=store, run_id=run_id, engine=Engine(registry=registry, model=None),
+                     options=RunOptions(), plan=plan)
+    live.record(RunEvent(kind="run_started", plan=plan))
+    plan.steps.append(Step(id="s2", description="a call an answer made", tool="calculate"))
+    plan.step("s2").advance("running")
+    live.record(RunEvent(kind="step_started", step_id="s2", plan=plan))  # new: whole plan
+    assert rows(store) == []
+    plan.step("s2").advance("completed")
+    live.record(RunEvent(kind="step_completed", step_id="s2", plan=plan))
+    assert rows(store) == [(1, "s2")]
+    assert [(s.id, s.status) for s in store.get_run(run_id).plan.steps] == [
+        ("s1", "pending"), ("s2", "completed")]

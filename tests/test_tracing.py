@@ -24,7 +24,7 @@ from core.base import tracing
 from core.execution.scheduler import RunOptions
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
-from core.plan.model import Plan, Step
+from core.plan.model import Phase, Plan, Step
 from core.runs import dispatch, durable
 from core.runs.session import public_settings
 from core.store.run_store import RunStore
@@ -286,3 +286,33 @@ def test_an_answer_without_a_plan_is_a_run_span_around_its_calls(receiver, runne
     assert {span.name for span in children} == {"execute_tool search_knowledge",
                                                 f"chat {MODEL}"}
     assert API_KEY.encode() not in b"".join(receiver.bodies)
+
+
+def test_a_phase_is_a_span_between_the_run_and_its_steps(receiver, runner):
+    plan = Plan(goal="add up in two phases", phases=[
+        Phase(id="p1", title="Numbers"), Phase(id="p2", title="Sum", depends_on=["p1"])],
+        steps=[
+            Step(id="s1", description="two", tool="calculate", args={"expression": "1+1"},
+                 phase="p1"),
+            Step(id="s2", description="three", tool="calculate", args={"expression": "1+2"},
+                 phase="p1"),
+            Step(id="s3", description="sum", tool="calculate",
+                 args={"expression": "{{s1.value}} + {{s2.value}}"}, depends_on=["s1", "s2"],
+                 phase="p2")])
+    run_id = runner.start(plan.goal, plan, engine=Engine(registry=default_registry()),
+                          options=RunOptions(confirm_side_effects=False),
+                          settings_public={"offline": True})
+    assert runner.wait(run_id, timeout=120).status == "completed"
+    tracing.flush()
+    spans = receiver.wait_for(lambda found: len(by_name(found, "phase ")) == 2
+                              and len(by_name(found, "step ")) == 3,
+                              what="two phase spans and three step spans")
+    [run] = [span for span in spans if span.name == "run"]
+    phases = {span.attributes["planboard.phase.id"]: span for span in by_name(spans, "phase ")}
+    assert {span.parent_id for span in phases.values()} == {run.span_id}
+    assert {p: s.attributes["planboard.phase.status"] for p, s in phases.items()} == {
+        "p1": "completed", "p2": "completed"}
+    assert phases["p1"].attributes["planboard.phase.steps"] == 2
+    steps = {span.attributes["planboard.step.id"]: span for span in by_name(spans, "step ")}
+    assert steps["s1"].parent_id == steps["s2"].parent_id == phases["p1"].span_id
+    assert steps["s3"].parent_id == phases["p2"].span_id

@@ -32,7 +32,8 @@ from typing import Any, Literal
 
 from core.base.messages import msg
 
-__all__ = ["Span", "SpanKind", "carrier", "enabled", "endpoint", "flush", "shutdown", "span"]
+__all__ = ["Span", "SpanKind", "carrier", "enabled", "endpoint", "flush", "shutdown", "span",
+           "start_span"]
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +94,22 @@ class Span:
             self._raw.set_attribute("error.type", error_type)
             self._raw.set_status(StatusCode.ERROR)
 
+    def current(self) -> AbstractContextManager[Any]:
+        """Make this span (one of :func:`start_span`) current around a block, without
+        ending it at the block's end: spans started in the block, and in the threads that
+        copy its context, are its children."""
+        if self._raw is None:
+            return nullcontext()
+        from opentelemetry.trace import use_span
+
+        return use_span(self._raw, end_on_exit=False)
+
+    def end(self) -> None:
+        """End a span of :func:`start_span` (once; later calls do nothing)."""
+        if self._raw is not None:
+            self._raw.end()
+            self._raw = None
+
 
 _OFF = nullcontext(Span())  # the one do-nothing span, entered as often as asked
 
@@ -114,6 +131,19 @@ def span(name: str, attributes: Mapping[str, Any] | None = None, *,
     if tracer is None:
         return _OFF
     return _recording(tracer, name, attributes or {}, kind, parent)
+
+
+def start_span(name: str, attributes: Mapping[str, Any] | None = None) -> Span:
+    """A span named ``name`` started now as a child of the current span, but not made
+    current: a level that outlives a block (a phase of a run) makes it current around
+    what belongs to it (:meth:`Span.current`) and ends it (:meth:`Span.end`). Tracing off:
+    a span that records nothing."""
+    if not enabled():
+        return Span()
+    tracer = _tracer()
+    if tracer is None:
+        return Span()
+    return Span(tracer.start_span(name, attributes=_attributes(attributes or {})))
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from core.base import tracing
 from core.base.expressions import ExpressionError
 from core.base.messages import msg, render
 from core.base.usage import Usage
@@ -66,6 +67,7 @@ class RunBook:
     misses: dict[str, str] = field(default_factory=dict)  # step id → failure text
     unmet: dict[str, str] = field(default_factory=dict)  # step id → missed criteria (all)
     notes: list[str] = field(default_factory=list)  # checkpoint reasons the answer needs
+    phase_spans: dict[str, tracing.Span] = field(default_factory=dict)  # open phase spans
     phase_checks: set[str] = field(default_factory=set)  # phases whose done_when was judged
     phase_misses: set[str] = field(default_factory=set)  # phases whose last judgement missed
     unexpandable: set[str] = field(default_factory=set)  # phases whose expansion failed
@@ -229,7 +231,8 @@ class Coordinator:
         step.advance("running")
         run_id = self.options.run_id or self.plan.id
         key = repeat_key(f"{run_id}:{step.id}:v{self.plan.version}", self.doubts.get(step.id, 0))
-        self.running[self.launcher.start(self.plan, step, key)] = step
+        with self._phase_span(step).current():  # the step's span is the phase's child
+            self.running[self.launcher.start(self.plan, step, key)] = step
         self.emit("step_started", self.plan, step.id, tool=step.tool,
                   description=step.description)
 
@@ -262,8 +265,35 @@ class Coordinator:
                   reason_message=outcome.error_message.model_dump() if outcome.error_message
                   else None, in_doubt=True)
 
+    def _phase_span(self, step: Step) -> tracing.Span:
+        """The span of ``step``'s phase: opened when the phase launches its first step (a
+        do-nothing span for a step without a phase, or with tracing off)."""
+        if not step.phase:
+            return tracing.Span()
+        opened = self.book.phase_spans.get(step.phase)
+        if opened is None:
+            opened = self.book.phase_spans[step.phase] = tracing.start_span(
+                f"phase {step.phase}", {"planboard.phase.id": step.phase,
+                                        "planboard.plan.version": self.plan.version})
+        return opened
+
+    def _close_phase(self, step: Step) -> None:
+        """End the span of ``step``'s phase once every step of it has finished."""
+        opened = self.book.phase_spans.get(step.phase or "")
+        if opened is None or not step.phase:
+            return
+        status = self.plan.phase_status(step.phase)
+        if status in {"completed", "failed", "skipped"}:
+            opened.set({"planboard.phase.status": status,
+                        "planboard.phase.steps": len(self.plan.steps_of(step.phase))})
+            if status == "failed":
+                opened.fail("phase_failed")
+            opened.end()
+            del self.book.phase_spans[step.phase]
+
     def _finish(self, step: Step, outcome: StepOutcome) -> None:
         apply_outcome(step, outcome)
+        self._close_phase(step)
         usage = outcome.usage
         extra: dict[str, Any] = {}
         if outcome.status == "completed" and step.success_criteria:

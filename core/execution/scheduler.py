@@ -455,7 +455,16 @@ def _replan(plan: Plan, failure: str, engine: Engine, replanner: Replanner,
     return new_plan, usage
 
 
+def _end_phase_spans(book: RunBook) -> None:
+    """End the spans of phases still open when this pass of the run stops (a phase
+    replanned or not finished: its next pass opens a new one)."""
+    for opened in book.phase_spans.values():
+        opened.end()
+    book.phase_spans.clear()
+
+
 def _stop(state: str, plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:
+    _end_phase_spans(book)
     status: RunStatus = "paused" if state == "paused" else "cancelled"
     if status == "paused":
         emit("paused", plan)
@@ -466,6 +475,7 @@ def _stop(state: str, plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:
 
 def _finish_run(plan: Plan, book: RunBook, emit: Emitter, registry: ToolRegistry,
                 options: RunOptions) -> RunOutcome:
+    _end_phase_spans(book)
     warnings = book.warnings
     synthesis = plan.synthesis_step()
     if synthesis is not None and synthesis.status == "completed":

@@ -69,8 +69,11 @@ class LiveRun(ABC):
     finished: bool = False  # how the run stopped is recorded: its status changes no more
     control: RunControl = field(default_factory=RunControl)
     _recording: threading.RLock = field(default_factory=threading.RLock, repr=False)
-    # the plan object (and its version) whose whole snapshot this process last stored
-    _snapshot: tuple[Plan, int] | None = field(default=None, init=False, repr=False)
+    # the plan object, its version and its step ids when this process last stored its
+    # whole snapshot (a step added to the plan since, as an answer adds its calls, is not
+    # in that snapshot: the next event stores the whole plan again)
+    _snapshot: tuple[Plan, int, list[str]] | None = field(default=None, init=False,
+                                                          repr=False)
 
     # ---- running ----------------------------------------------------------------------
 
@@ -161,7 +164,8 @@ class LiveRun(ABC):
         The snapshot is the plan the event carries (``event.plan``, e.g. the version a
         replan or a checkpoint made), which becomes the run's current plan; events
         without one snapshot the current plan. An event about one step of the plan whose
-        whole snapshot this process stored last writes only that step's state.
+        whole snapshot this process stored last, with the same steps, writes only that
+        step's state.
         """
         with self._recording:
             previous, reason = None, None
@@ -173,7 +177,7 @@ class LiveRun(ABC):
             only = self._only_step(event, previous)
             self._store_event(event, reason, previous, only)
             if only is None:
-                self._snapshot = (self.plan, self.plan.version)
+                self._snapshot = (self.plan, self.plan.version, self.plan.ids())
             self._follow_status(event.kind)
             if event.kind == "confirmed" and event.step_id is None:  # a version approved
                 self.options_extra["approved_version"] = event.data.get("version")
@@ -193,7 +197,7 @@ class LiveRun(ABC):
         stored = self._snapshot
         if stored is None or stored[0] is not self.plan or stored[1] != self.plan.version:
             return None
-        return event.step_id if event.step_id in self.plan.ids() else None
+        return event.step_id if stored[2] == self.plan.ids() else None
 
     def _store_event(self, event: RunEvent, reason: str | None, previous: Plan | None,
                      only_step: str | None = None) -> None:
