@@ -209,8 +209,9 @@ def test_a_process_exiting_between_steps_leaves_its_run_paused_and_resumable(sto
     """Python stops its thread pools before the exit watch pauses the run: a step the run
     cannot start any more stops it where it is (paused), never ends it failed."""
     done = subprocess.run([sys.executable, "-c", EXITING_MID_RUN], capture_output=True,
-                          text=True, timeout=120, cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+                          text=True, timeout=120, cwd=REPO,  # a run long enough to cut short:
+                          env={**os.environ, "PYTHONPATH": str(REPO),  # past the 200 default
+                               "PLANBOARD_MAX_STEPS": "300"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     run_id = done.stdout.split()[0]

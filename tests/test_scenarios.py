@@ -19,9 +19,10 @@ def registry():
     return default_registry({})
 
 
-def test_four_bilingual_scenarios():
+def test_the_seed_scenarios_and_the_review_in_stages_are_bilingual():
     assert [s.id for s in SCENARIOS] == [
-        "shop-refund", "research-ai-coding", "churn-analysis", "ops-health"]
+        "shop-refund", "research-ai-coding", "churn-analysis", "ops-health",
+        "ops-quarterly-review"]
     for scenario in SCENARIOS:
         assert all([scenario.title_en, scenario.title_zh, scenario.request_en,
                     scenario.request_zh])

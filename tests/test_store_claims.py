@@ -104,6 +104,7 @@ def test_claims_methods_report_database_failures_as_store_errors(store):
     after = store.get_run(run_id)  # each failed transaction rolled back
     assert (after.status, after.workflow_id, after.finished_at) == ("paused", "wf-0", None)
     with store.engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE step_states"))  # it refers to runs
         conn.execute(sa.text("DROP TABLE plan_versions"))
         conn.execute(sa.text("DROP TABLE runs"))
     assert_store_error(store.held_runs)

@@ -37,5 +37,7 @@ def check_phase(plan: Plan, phase_id: str, engine: Engine) -> tuple[SuccessVerdi
     phase = plan.phase(phase_id)
     results = {s.id: s.result for s in plan.steps_of(phase_id) if s.status == "completed"}
     judged = Step(id=phase.id, description=phase.goal or phase.title,
-                  success_criteria=phase.done_when, status="completed", result=results)
+                  success_criteria=phase.done_when, result=results)
+    judged.advance("running")  # the phase as one step that ran and completed
+    judged.advance("completed")
     return check_success(judged, engine)

@@ -129,10 +129,9 @@ def with_phase_steps(plan: Plan, phase_id: str, steps: list[Step]) -> Plan:
         mapping[step.id] = f"s{number}"
         number += 1
     fresh = []
-    for step in steps:
+    for step in steps:  # a reply's or a draft's steps: pending, as parsed
         renamed = renumber(step, mapping)
         renamed.phase = phase_id
-        renamed.status = "pending"
         fresh.append(renamed)
     new = plan.model_copy(deep=True, update={"version": plan.version + 1})
     order = {pid: index for index, pid in enumerate(new.phase_ids())}
