@@ -215,3 +215,12 @@ def test_the_model_router_may_answer_hierarchical(registry):
     [request] = model.requests
     assert '"hierarchical": a long task in three or more explicit stages' in (
         request["messages"][0]["content"])
+
+
+def test_approving_a_phase_plan_says_its_steps_come_later(capsys, tmp_path):
+    path = plan_file(tmp_path, PHASES, [calc("s1", "p1", "2 + 3")])
+    code, out, _ = run_cli(capsys, "run", "--plan", path, "--yes", "--offline")
+    assert "2 phase(s) (p2, p3) get their steps when the run reaches them" in out
+    assert code == 1  # offline, no rule drafts "Sum": the run says so, and failed
+    assert "phase p2 (Sum) is pending: the work was not done" in out
+    assert "phase p3 (Answer) is pending" in out

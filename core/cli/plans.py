@@ -26,6 +26,9 @@ def approved_to_run(plan: Plan, engine: Any, yes: bool, out: Any) -> bool:
     calls = predict_llm_calls(plan, engine.registry, offline=engine.offline)
     print(say("plan_cost", steps=len(plan.steps), path=plan.critical_path_length(),
               calls=calls), file=out)
+    if later := plan.unexpanded_phases():
+        print(say("phases_later", count=len(later),
+                  phases=", ".join(phase.id for phase in later)), file=out)
     if yes or ask(say("execute")):
         return True
     print(say("not_executed"), file=out)

@@ -25,6 +25,11 @@ _TEXT: dict[str, tuple[str, str]] = {
     "approve_version": ("Approve the new version? [y/N] ", "批准新版本吗？[y/N] "),
     "plan_cost": ("{steps} steps, critical path {path}, about {calls} LLM calls",
                   "{steps} 个步骤，关键路径 {path}，约 {calls} 次大模型调用"),
+    "phases_later": ("{count} phase(s) ({phases}) get their steps when the run reaches them: "
+                     "one planner call each, and a new version asks again before a side "
+                     "effect it brings runs",
+                     "{count} 个阶段（{phases}）在运行到时才展开成步骤：每个阶段调用一次规划器；"
+                     "展开后若带来有副作用的步骤，会作为新版本再次请求批准"),
     "no_plan_needed": ("No plan needed: the {mode} workflow answers this ({reason}).",
                        "无需计划：由 {mode} 流程直接回答（{reason}）。"),
     "planning_step": ("planning… {step_id}: {description}{tool}",

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.base.messages import msg
+from core.base.messages import Message, msg, render
 from core.base.usage import Usage
 from core.errors import PlanError
 from core.execution.answer_notes import with_required_notes
@@ -496,7 +496,9 @@ def _finish_run(plan: Plan, book: RunBook, emit: Emitter, registry: ToolRegistry
                                  registry=registry)
     warnings.extend(_ignored(plan, failed, spared, book))
     undone = _undone_phases(plan, book)
-    warnings.extend(undone)
+    warnings.extend(render(line, plan.language) for line in undone)
+    if undone:  # the answer says which part of the work was not done
+        answer = "\n\n".join([answer, *(f"⚠️ {render(line, plan.language)}" for line in undone)])
     # completed only when the answer step succeeded, nothing fatal stayed unrecovered and
     # every phase was done
     answered = synthesis is None or synthesis.status == "completed"
@@ -517,20 +519,20 @@ def _own_work_done(plan: Plan, earlier: list[str]) -> bool:
     return not own or any(s.status == "completed" for s in own)
 
 
-def _undone_phases(plan: Plan, book: RunBook) -> list[str]:
+def _undone_phases(plan: Plan, book: RunBook) -> list[Message]:
     """A sentence for each phase that did not complete, or completed its steps but missed
     its done-definition (a dropped phase was replaced, and one whose steps were all skipped
-    did nothing that failed); worded in the plan's language."""
-    undone = []
+    did nothing that failed)."""
+    undone: list[Message] = []
     for phase_id, status in plan.phase_statuses().items():
         if status not in {"completed", "skipped"}:
-            undone.append(warning(plan, "phase.not_completed", phase=phase_id,
-                                  title=plan.phase(phase_id).title,
-                                  status=msg(f"step_status.{status}")))
+            undone.append(msg("phase.not_completed", phase=phase_id,
+                              title=plan.phase(phase_id).title,
+                              status=msg(f"step_status.{status}")))
         elif phase_id in book.phase_misses:
-            undone.append(warning(plan, "phase.done_missed", phase=phase_id,
-                                  title=plan.phase(phase_id).title,
-                                  done_when=plan.phase(phase_id).done_when, reason="—"))
+            undone.append(msg("phase.done_missed", phase=phase_id,
+                              title=plan.phase(phase_id).title,
+                              done_when=plan.phase(phase_id).done_when, reason="—"))
     return undone
 
 

@@ -108,9 +108,12 @@ def expand_phase(plan: Plan, phase_id: str, engine: Engine, *, lessons: Iterable
 
 def expand_offline(plan: Plan, phase_id: str, registry: ToolRegistry) -> Plan:
     """The next version of ``plan`` with the rules' steps for phase ``phase_id``'s goal
-    (its answer step only when it is the last phase)."""
+    (its answer step only when it is the last phase); UnservableRequestError when no rule
+    serves it."""
     phase = plan.phase(phase_id)
-    draft = offline_plan(phase.goal or phase.title, registry)
+    # strict: a phase no rule serves is not expanded (the run says so) rather than given a
+    # step that cannot run offline
+    draft = offline_plan(phase.goal or phase.title, registry, strict=True)
     steps = list(draft.steps)
     synthesis = draft.synthesis_step()
     if synthesis is not None and not is_last_phase(plan, phase_id) and len(steps) > 1:
