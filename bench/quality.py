@@ -92,18 +92,28 @@ _ANSWER_PREVIEW = 400  # characters of a failed task's answer in the verbose log
 @contextmanager
 def fresh_home() -> Iterator[str]:
     """A temporary PLANBOARD_HOME (the default SQLite store in it) for one task."""
-    saved = {key: os.environ.get(key) for key in ("PLANBOARD_HOME", "PLANBOARD_DB_URL")}
-    with tempfile.TemporaryDirectory(prefix="planboard-quality-") as home:
-        os.environ["PLANBOARD_HOME"] = home
-        os.environ.pop("PLANBOARD_DB_URL", None)
-        try:
-            yield home
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+    with tempfile.TemporaryDirectory(prefix="planboard-quality-") as home, _environ(
+            {"PLANBOARD_HOME": home, "PLANBOARD_DB_URL": None}):
+        yield home
+
+
+@contextmanager
+def _environ(values: dict[str, str | None]) -> Iterator[None]:
+    """The environment with ``values`` set (None: unset) inside the block, as it was after."""
+    saved = {key: os.environ.get(key) for key in values}
+    try:
+        for key, value in values.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 class MeteredModel:
@@ -443,17 +453,8 @@ def _scripted(on: bool) -> Iterator[None]:
     from bench.scripted import scripted_endpoint
     from core.tools.toolsets import default_registry
 
-    with scripted_endpoint(default_registry()) as environment:
-        saved = {key: os.environ.get(key) for key in environment}
-        os.environ.update(environment)
-        try:
-            yield
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+    with scripted_endpoint(default_registry()) as environment, _environ(dict(environment)):
+        yield
 
 
 def _print_tables(results: list[TaskResult], title: str, args: argparse.Namespace,

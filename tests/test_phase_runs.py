@@ -114,12 +114,15 @@ def test_the_phase_plan_is_one_call_that_writes_phases_and_no_steps(endpoint):
     assert result.plan.steps == [] and result.plan.validate() == []
 
 
+TOTAL = {  # each phase of THREE as the model expands it
+    "p1": {"steps": [calc("s1", "2 + 3"), calc("s2", "4 * 5")]},
+    "p2": {"steps": [calc("s3", "{{s1.value}} + {{s2.value}}", "s1", "s2")]},
+    "p3": {"steps": [{"id": "s4", "description": "Tell the total", "tool": None,
+                      "depends_on": ["s3"]}]}}
+
+
 def test_each_phase_is_expanded_when_reached_with_earlier_results_in_view(endpoint):
-    model = Model(expansions={
-        "p1": {"steps": [calc("s1", "2 + 3"), calc("s2", "4 * 5")]},
-        "p2": {"steps": [calc("s3", "{{s1.value}} + {{s2.value}}", "s1", "s2")]},
-        "p3": {"steps": [{"id": "s4", "description": "Tell the total", "tool": None,
-                          "depends_on": ["s3"]}]}})
+    model = Model(expansions=TOTAL)
     plan = Plan.model_validate({**THREE, "steps": []})
     events: list[RunEvent] = []
     outcome = run_plan(plan, engine_on(endpoint, model), on_event=events.append,
@@ -271,11 +274,7 @@ def test_a_phase_that_misses_its_done_definition_is_replanned_inside_it(endpoint
 
 
 def test_a_phased_run_as_a_workflow_records_each_expansion_as_a_version(endpoint, runner):
-    model = Model(expansions={
-        "p1": {"steps": [calc("s1", "2 + 3"), calc("s2", "4 * 5")]},
-        "p2": {"steps": [calc("s3", "{{s1.value}} + {{s2.value}}", "s1", "s2")]},
-        "p3": {"steps": [{"id": "s4", "description": "Tell the total", "tool": None,
-                          "depends_on": ["s3"]}]}})
+    model = Model(expansions=TOTAL)
     engine = engine_on(endpoint, model)
     run_id = runner.start("total", Plan.model_validate({**THREE, "steps": []}), engine=engine,
                           options=RunOptions(confirm_side_effects=False, max_attempts=1))
@@ -336,11 +335,7 @@ def test_a_run_whose_plan_only_expanded_its_phases_asks_for_no_review(endpoint):
     from core.learning.reflection import review_success
     from core.plan.versions import only_expanded, without_expansions
 
-    model = Model(expansions={
-        "p1": {"steps": [calc("s1", "2 + 3"), calc("s2", "4 * 5")]},
-        "p2": {"steps": [calc("s3", "{{s1.value}} + {{s2.value}}", "s1", "s2")]},
-        "p3": {"steps": [{"id": "s4", "description": "Tell the total", "tool": None,
-                          "depends_on": ["s3"]}]}})
+    model = Model(expansions=TOTAL)
     engine = engine_on(endpoint, model)
     outcome = run_plan(Plan.model_validate({**THREE, "steps": []}), engine,
                        options=RunOptions(confirm_side_effects=False))
