@@ -35,6 +35,7 @@ from core.prompts.phases import (
     results_lines,
     revise_phases_user_prompt,
 )
+from core.prompts.planning import lessons_block
 from core.tools.registry import ToolRegistry
 
 __all__ = [
@@ -62,9 +63,8 @@ def plan_phases(request: str, engine: Engine, *, language: Language,
     model = _model(engine)
     context = check_context(request, engine.registry, "draft", language=language, model=model)
     system = phases_system_prompt(engine.registry.names(), language_name(context.language))
-    advice = [lesson.strip() for lesson in lessons if lesson.strip()]
-    if advice:
-        system += "\n\nLessons from earlier runs:\n" + "\n".join(f"- {a}" for a in advice)
+    if advice := lessons_block(lessons):
+        system = f"{system}\n\n{advice}"
     messages = [{"role": "system", "content": system},
                 {"role": "user", "content": phases_user_prompt(request)}]
 
