@@ -345,3 +345,17 @@ def test_a_run_whose_plan_only_expanded_its_phases_asks_for_no_review(endpoint):
     calls = len(endpoint.chat_bodies)
     assert review_success(without_expansions(outcome.versions), engine) == (None, Usage())
     assert len(endpoint.chat_bodies) == calls  # no model call for a plan that did not change
+
+
+def test_a_phase_expansion_spends_the_run_model_call_budget(endpoint):
+    model = Model(expansions=TOTAL)
+    plan = Plan.model_validate({**THREE, "steps": []})
+    outcome = run_plan(plan, engine_on(endpoint, model),
+                       options=RunOptions(confirm_side_effects=False, max_model_calls=2))
+    assert model.kinds() == ["expand p1", "expand p2"]  # p3's expansion was not asked for
+    assert len(endpoint.chat_bodies) == 2
+    assert outcome.status == "failed"
+    assert outcome.plan.steps_of("p3") == []
+    assert any("Phase p3 was not expanded" in w and "all 2 model calls" in w
+               for w in outcome.warnings)
+    assert outcome.plan.step("s3").result["value"] == 25  # what it found is kept
