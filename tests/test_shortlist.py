@@ -12,7 +12,7 @@ from core.base.usage import Usage
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.llm.prompt_cache import shared_prefix
-from core.plan.model import Plan, Step
+from core.plan.model import Phase, Plan, Step
 from core.planning.planner import plan_request, replan_request
 from core.planning.shortlist import SEND_ALL_UP_TO, SHORTLIST_SIZE, shortlist
 from core.planning.tool_match import matches, relevance
@@ -234,3 +234,59 @@ def test_a_tool_only_named_may_still_be_called_in_a_react_round(hundred):
         "time__get_current_time"]
     assert "not available" not in observation  # read-only: called (it fails: no server here)
     assert result.text == "done"
+
+
+# ---- plans in phases ------------------------------------------------------------------------
+
+
+def parcel_in_phases(second: list[Step]) -> Plan:
+    """The parcel question in two phases, the first done with a tool the request does not
+    name (kept in view as the plan's own)."""
+    return Plan(goal=PARCEL, phases=[
+        Phase(id="p1", title="Order", goal="look up order 70412"),
+        Phase(id="p2", title="Parcel", goal="find where the parcel is and answer",
+              depends_on=["p1"])],
+        steps=[Step(id="s1", description="Look up the order", tool="git__git_log",
+                    args={"repo_path": "/r"}, phase="p1", status="completed",
+                    result={"ok": 1}), *second])
+
+
+ANSWER_STEP = json.dumps({"steps": [
+    {"id": "s2", "description": "Answer", "tool": None, "depends_on": ["s1"]}]})
+
+
+def test_a_phase_expansion_describes_the_shortlist_of_its_goal(hundred):
+    from core.planning.expansion import expand_phase
+
+    bad = json.dumps({"steps": [{"id": "s2", "description": "Fetch the tracking page",
+                                 "tool": "fetch__fetch", "args": {"url": 7},
+                                 "depends_on": ["s1"]}]})
+    model = ScriptedChatModel(replies=[bad, ANSWER_STEP])
+    result = expand_phase(parcel_in_phases([]), "p2", Engine(registry=hundred, model=model))
+    system = model.requests[0]["messages"][0]["content"]
+    assert EVERY_TOOL_TEMPLATE.substitute(count=100, names="")[:-1] in system
+    assert "- query_logistics(" in system and "- git__git_log(" in system
+    described = sum(f"- {name}(" in system for name in hundred.names())
+    assert described <= SHORTLIST_SIZE + 1
+    correction = model.requests[1]["messages"][-1]["content"]
+    assert "- fetch__fetch(url: string" in correction  # only named, described when used
+    assert result.plan is not None and [s.id for s in result.plan.steps_of("p2")] == ["s2"]
+
+
+def test_a_replan_inside_a_phase_describes_the_shortlist_and_the_plan_tools(hundred):
+    from core.planning.phase_replan import replan_phase
+
+    failed = Step(id="s2", description="Find the parcel", tool="query_logistics",
+                  args={"tracking_no": "SF1"}, depends_on=["s1"], phase="p2",
+                  status="failed", error="boom")
+    reply = json.dumps({"steps": [
+        {"id": "s3", "description": "Answer", "tool": None, "depends_on": ["s1"]}]})
+    model = ScriptedChatModel(replies=[reply])
+    result = replan_phase(parcel_in_phases([failed]), "s2 (Find the parcel) failed: boom",
+                          Engine(registry=hundred, model=model))
+    system = model.requests[0]["messages"][0]["content"]
+    assert EVERY_TOOL_TEMPLATE.substitute(count=100, names="")[:-1] in system
+    assert "- git__git_log(" in system and "- query_logistics(" in system
+    assert sum(f"- {name}(" in system for name in hundred.names()) < len(hundred.names()) // 4
+    assert result.plan is not None
+    assert [(s.tool, s.status) for s in result.plan.steps_of("p2")] == [(None, "pending")]

@@ -32,7 +32,11 @@ from core.planning.checks import check_context
 from core.planning.exchange import PlanningResult, catalogue, converse, prompt_style, schema_for
 from core.planning.offline import offline_plan
 from core.planning.phasing import phase_lines, results_before
-from core.planning.planner import normalise_tool_names
+from core.planning.planner import (
+    normalise_tool_names,
+    shortlist_explainer,
+)
+from core.planning.shortlist import shortlist
 from core.prompts.phases import expand_rules, expand_user_prompt, results_lines
 from core.prompts.planning import planner_system_prompt
 from core.tools.registry import ToolRegistry
@@ -72,7 +76,11 @@ def expand(plan: Plan, phase_id: str, engine: Engine) -> Plan | PlanningResult:
 def expand_phase(plan: Plan, phase_id: str, engine: Engine, *, lessons: Iterable[str] = ()
                  ) -> PlanningResult:
     """Ask the planner for the steps of phase ``phase_id`` (one exchange, a corrective
-    retry); ``result.plan`` is the new version, None when both replies were unusable."""
+    retry); ``result.plan`` is the new version, None when both replies were unusable.
+
+    Over a large catalogue the prompt describes the shortlist for the phase's goal and the
+    tools the plan uses already (:mod:`core.planning.shortlist`), as a draft's does; the
+    draft's warnings said so once, so an expansion adds no note of its own."""
     if engine.model is None:
         raise ConfigError("Expanding a phase needs a model; offline, expand_offline does it.")
     model = engine.model
@@ -82,8 +90,12 @@ def expand_phase(plan: Plan, phase_id: str, engine: Engine, *, lessons: Iterable
     before = phase_ancestors(plan.phases, phase_id)
     results = results_before(plan, before)
     next_id = plan.next_step_id()
-    system = planner_system_prompt(catalogue(engine.registry), language=context.language,
-                                   lessons=list(lessons), style=prompt_style(model))
+    style = prompt_style(model)
+    listed = shortlist(f"{plan.goal}\n{phase.title}: {phase.goal}", engine.registry,
+                       keep=[step.tool for step in plan.steps if step.tool])
+    system = planner_system_prompt(catalogue(engine.registry, listed.described),
+                                   language=context.language, lessons=list(lessons),
+                                   style=style, every_name=listed.every_name)
     rules = expand_rules(phase=phase_id, title=phase.title, goal=phase.goal,
                          usable=list(results), next_id=next_id,
                          last=is_last_phase(plan, phase_id))
@@ -103,7 +115,8 @@ def expand_phase(plan: Plan, phase_id: str, engine: Engine, *, lessons: Iterable
             raise PlanValidationError(problems)
         return expanded
 
-    return converse(model, messages, accept, schema=schema_for(engine.registry))
+    return converse(model, messages, accept, schema=schema_for(engine.registry),
+                    explain=shortlist_explainer(listed, engine.registry, style))
 
 
 def expand_offline(plan: Plan, phase_id: str, registry: ToolRegistry) -> Plan:

@@ -29,7 +29,8 @@ from core.planning.checks import check_context
 from core.planning.exchange import PlanningResult, catalogue, converse, prompt_style, schema_for
 from core.planning.expansion import is_last_phase, with_phase_steps
 from core.planning.phasing import results_before, revise_phases
-from core.planning.planner import normalise_tool_names, replan_request
+from core.planning.planner import normalise_tool_names, replan_request, shortlist_explainer
+from core.planning.shortlist import shortlist
 from core.prompts.phases import phase_replan_rules, phase_replan_user_prompt, results_lines
 from core.prompts.planning import planner_system_prompt
 
@@ -82,8 +83,12 @@ def replan_phase(plan: Plan, failure: str, engine: Engine, *, lessons: Iterable[
                             known=[failure], model=model)
     usable = results_before(plan, phase_ancestors(plan.phases, phase_id) | {phase_id})
     next_id = plan.next_step_id()
-    system = planner_system_prompt(catalogue(engine.registry), language=context.language,
-                                   lessons=list(lessons), style=prompt_style(model))
+    style = prompt_style(model)
+    listed = shortlist(f"{plan.goal}\n{phase.title}: {phase.goal}\n{failure}", engine.registry,
+                       keep=[step.tool for step in plan.steps if step.tool])
+    system = planner_system_prompt(catalogue(engine.registry, listed.described),
+                                   language=context.language, lessons=list(lessons),
+                                   style=style, every_name=listed.every_name)
     rules = phase_replan_rules(phase=phase_id, title=phase.title, goal=phase.goal,
                                next_id=next_id, last=is_last_phase(plan, phase_id))
     summary = "\n".join(_line(step) for step in plan.steps_of(phase_id))
@@ -109,7 +114,8 @@ def replan_phase(plan: Plan, failure: str, engine: Engine, *, lessons: Iterable[
             raise PlanValidationError(problems)
         return replanned
 
-    result = converse(model, messages, accept, schema=schema_for(engine.registry))
+    result = converse(model, messages, accept, schema=schema_for(engine.registry),
+                      explain=shortlist_explainer(listed, engine.registry, style))
     if not unreachable:
         return result
     logger.info("phase %s reported its goal unreachable: %s", phase_id, unreachable[-1])

@@ -60,10 +60,12 @@ __all__ = [
     "fallback_plan",
     "make_plan",
     "normalise_tool_names",
+    "note_shortlist",
     "plan_request",
     "planned",
     "replan",
     "replan_request",
+    "shortlist_explainer",
 ]
 
 logger = logging.getLogger(__name__)
@@ -163,7 +165,8 @@ def plan_request(
 
     schema = schema_for(engine.registry, questions=allow_questions)
     result = converse(model, messages, accept, review=review, schema=schema,
-                      explain=_explainer(listed, engine.registry, style), on_steps=on_steps)
+                      explain=shortlist_explainer(listed, engine.registry, style),
+                      on_steps=on_steps)
     if result.questions:
         return result
     if result.plan is not None:
@@ -172,7 +175,7 @@ def plan_request(
         logger.warning("planner output unusable twice; using the fallback plan: %s", result.errors)
         result.plan = fallback_plan(request, result.errors, language)
         result.fallback = True
-    _note_shortlist(result.plan, listed, language)
+    note_shortlist(result.plan, listed, language)
     return result
 
 
@@ -256,11 +259,11 @@ def replan_request(
 
     result = converse(model, messages, accept, review=review,
                       schema=schema_for(engine.registry),
-                      explain=_explainer(listed, engine.registry, style))
+                      explain=shortlist_explainer(listed, engine.registry, style))
     if result.plan is not None:
         note_checks(result.plan, context, "final")
         if listed.cut and not any(line == listed.note(language) for line in plan.warnings):
-            _note_shortlist(result.plan, listed, language)
+            note_shortlist(result.plan, listed, language)
     return result
 
 
@@ -368,14 +371,14 @@ def _match_tool(name: str, names: list[str]) -> str | None:
 # ---- the shortlist --------------------------------------------------------------------------
 
 
-def _note_shortlist(plan: Plan | None, listed: Shortlist, language: Language) -> None:
+def note_shortlist(plan: Plan | None, listed: Shortlist, language: Language) -> None:
     """Say in the plan's warnings that the prompt described only a shortlist."""
     note = listed.note(language)
     if plan is not None and note is not None:
         plan.warnings.append(note)
 
 
-def _explainer(listed: Shortlist, registry: ToolRegistry, style: PromptStyle
+def shortlist_explainer(listed: Shortlist, registry: ToolRegistry, style: PromptStyle
                ) -> Callable[[str], str]:
     """What a corrective turn adds: the tools a reply names that the prompt only named, and
     for a step that leaves a required argument empty, the tool that fits it without one."""
