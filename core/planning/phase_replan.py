@@ -20,11 +20,10 @@ from collections.abc import Iterable
 from core.base.text import preview
 from core.errors import ConfigError, PlanError, PlanParseError, PlanValidationError
 from core.llm.engine import Engine
-from core.plan.model import STATUS_ICONS, Plan, Step, references_in
+from core.plan.model import STATUS_ICONS, STEP_NAME, Plan, Step, references_in
 from core.plan.parse import parse_plan
 from core.plan.phases import phase_ancestors
 from core.plan.reply_json import extract_json
-from core.plan.versions import STEP_NAME
 from core.planning.checks import check_context
 from core.planning.exchange import PlanningResult, catalogue, converse, prompt_style, schema_for
 from core.planning.expansion import is_last_phase, with_phase_steps
