@@ -22,6 +22,7 @@ from typing import Any
 
 from core.plan.model import Plan
 from core.planning.router import route_offline
+from core.prompts.planning import PERIOD_TEMPLATE, PLANNER_USER_TEMPLATE
 from core.tools.registry import ToolRegistry
 from demo.offline.phased import phased_plan
 from demo.offline.planner import offline_plan
@@ -33,6 +34,9 @@ _PHASE = re.compile(r"You plan only the steps of phase (p\d+)")
 _NEXT = re.compile(r"Number them from s(\d+) on")
 _REQUEST = re.compile(r"^Request: (.*?)\n", re.S)
 _STEP_REF = re.compile(r"\b(s\d+)\b")
+# the planner's user message: today's date, then the request, then the period it names
+_FLAT_HEAD = PLANNER_USER_TEMPLATE.template.split("$request")[0]
+_PERIOD_HEAD = "\n\n" + PERIOD_TEMPLATE.template.split("$period")[0]
 
 
 class ScriptedPlanner:
@@ -57,7 +61,7 @@ class ScriptedPlanner:
             (lambda s, u: s.startswith("You route a user's request"), self._route),
             (lambda s, u: s.startswith("You plan long tasks in two levels"), self._phases),
             (lambda s, u: bool(_PHASE.search(s)), self._expansion),
-            (lambda s, u: u.startswith("Make a plan for this request"), self._flat),
+            (lambda s, u: _FLAT_HEAD in u, self._flat),
             (lambda s, u: "met its success criteria" in s + u,
              lambda s, u: _json({"met": True, "reason": "the result shows it"})),
             (lambda s, u: s.startswith("You are the checkpoint"),
@@ -72,7 +76,7 @@ class ScriptedPlanner:
         return _json({"mode": route.mode, "reason": route.reason})
 
     def _flat(self, system: str, user: str) -> FakeReply:
-        request = user.split("\n\n", 1)[-1]
+        request = user.split(_FLAT_HEAD, 1)[1].split(_PERIOD_HEAD, 1)[0]
         return _json(offline_plan(request, self.registry).canonical())
 
     def _phases(self, system: str, user: str) -> FakeReply:

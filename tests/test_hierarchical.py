@@ -210,7 +210,7 @@ def test_the_model_router_may_answer_hierarchical(registry):
     from tests.fakes import ScriptedChatModel
 
     model = ScriptedChatModel(['{"mode": "hierarchical", "reason": "four stages"}'])
-    route, _ = route_with_llm(REVIEW_EN, model, registry)
+    route, _ = route_with_llm(REVIEW_EN, model, registry, language="en")
     assert (route.mode, route.reason, route.source) == ("hierarchical", "four stages", "llm")
     [request] = model.requests
     assert '"hierarchical": a long task in three or more explicit stages' in (

@@ -106,7 +106,8 @@ THREE = {"goal": "total", "phases": [
 
 def test_the_phase_plan_is_one_call_that_writes_phases_and_no_steps(endpoint):
     model = Model(phases={**THREE, "steps": [calc("s1", "1 + 1")]})
-    result = plan_phases("work out the total in three stages", engine_on(endpoint, model))
+    result = plan_phases("work out the total in three stages", engine_on(endpoint, model),
+                         language="en")
     assert model.kinds() == ["phases"]
     [body] = endpoint.chat_bodies
     assert not body.get("tools")

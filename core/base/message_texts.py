@@ -174,6 +174,8 @@ TEXTS: dict[str, tuple[str, str]] = {
                           "离线规则无法把这个请求分成阶段，因此整个计划是一个阶段"),
     "phase.no_steps": ("Phase {phase} was not expanded into steps: {reason}",
                        "阶段 {phase} 没有展开成步骤：{reason}"),
+    "phase.expansion_empty": ("the expansion gave the phase no step",
+                              "展开没有为这个阶段给出任何步骤"),
     "phase.expanded": ("phase {phase} ({title}) expanded into {count} step(s)",
                        "阶段 {phase}（{title}）展开为 {count} 个步骤"),
     "phase.unreachable": ("phase {phase} cannot reach its goal: {reason}",

@@ -40,4 +40,4 @@ def check_phase(plan: Plan, phase_id: str, engine: Engine) -> tuple[SuccessVerdi
                   success_criteria=phase.done_when, result=results)
     judged.advance("running")  # the phase as one step that ran and completed
     judged.advance("completed")
-    return check_success(judged, engine)
+    return check_success(judged, engine, language=plan.language)

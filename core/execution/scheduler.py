@@ -286,15 +286,16 @@ def _expand_reachable(plan: Plan, engine: Engine, expander: Expander, book: RunB
         except Exception as exc:  # a missing model, an unusable reply: the run still ends
             logger.warning("phase %s was not expanded: %s", phase.id, exc)
             book.unexpandable.add(phase.id)
-            book.warnings.append(str(msg("phase.no_steps", phase=phase.id, reason=str(exc))))
+            book.warnings.append(warning(current, "phase.no_steps", phase=phase.id,
+                                         reason=render(exc, current.language)))
             continue
         book.usage += usage
-        problems = new_plan.validate(engine.registry) or ([] if new_plan.steps_of(phase.id) else [
-            "the expansion gave the phase no step"])
+        problems = new_plan.validate(engine.registry) or (
+            [] if new_plan.steps_of(phase.id) else [msg("phase.expansion_empty")])
         if problems:
             book.unexpandable.add(phase.id)
-            book.warnings.append(str(msg("phase.no_steps", phase=phase.id,
-                                         reason="; ".join(problems))))
+            book.warnings.append(warning(current, "phase.no_steps", phase=phase.id,
+                                         reason=problems))
             continue
         retire(current, new_plan)
         reason = msg("phase.expanded", phase=phase.id, title=phase.title,
@@ -340,9 +341,9 @@ class _Checkpoints:
             return None, ""
         outside = _in_phases(plan, result.plan, finished)
         if outside:
-            self.book.warnings.append(str(msg(
-                "phase.outside", after=after, steps=", ".join(outside),
-                phases=", ".join(dict.fromkeys(s.phase or "" for s in finished)))))
+            self.book.warnings.append(warning(
+                plan, "phase.outside", after=after, steps=", ".join(outside),
+                phases=", ".join(dict.fromkeys(s.phase or "" for s in finished))))
             return None, ""
         problems = result.plan.validate(self.engine.registry) + _finished_changes(
             plan, result.plan)
