@@ -38,7 +38,7 @@ from core.runs import durable
 from core.runs.recovery import engine_for_record
 from core.runs.workflow import run_workflow
 from core.store.run_store import RunStore
-from tests.fake_openai import DEFAULT_KEY, FakeOpenAI, FakeReply, text, tool_call
+from tests.support.fake_openai import DEFAULT_KEY, FakeOpenAI, FakeReply, text, tool_call
 
 __all__ = [
     "Backend",
@@ -285,9 +285,9 @@ def backends(pg_url: str | None) -> Iterator[list[Backend]]:
     if pg_url:
         yield [sqlite, Backend("PostgreSQL", pg_url)]
         return
-    import pytest  # the throwaway cluster is the tests' (tests/pg.py): only when needed
+    import pytest  # the throwaway cluster is the tests' (tests/support/pg.py): only when needed
 
-    from tests.pg import pg_binaries, running_cluster
+    from tests.support.pg import pg_binaries, running_cluster
 
     binaries = pg_binaries()
     if binaries is None:

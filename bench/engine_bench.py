@@ -20,7 +20,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, make_tool
-from tests.fake_openai import FakeOpenAI, text, tool_call
+from tests.support.fake_openai import FakeOpenAI, text, tool_call
 
 
 def fetch_report(page: int) -> dict:

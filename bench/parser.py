@@ -1,7 +1,7 @@
 """Parser robustness benchmark: hostile planner replies, parsed and validated, timed.
 
 ``python -m bench.parser [--per-category N]`` feeds the generated replies of
-``tests/hostile_plans.py`` (deep nesting, floods of tags and fences, huge strings, odd and
+``tests/support/hostile_plans.py`` (deep nesting, floods of tags and fences, huge strings, odd and
 duplicate ids, broken text, long plans, deep conditions) to ``parse_plan`` and
 ``Plan.validate`` and prints, per category, how many ended in a plan, in the project's own
 error or in anything else, the largest input, and the slowest and median times
@@ -18,7 +18,7 @@ from collections import defaultdict
 from bench.tables import Table
 from core.errors import PlanBoardError
 from core.plan.parse import parse_plan
-from tests.hostile_plans import hostile_replies
+from tests.support.hostile_plans import hostile_replies
 
 _SLOW_S = 1.0
 _MB = 1024 * 1024  # the budget holds for inputs up to this size

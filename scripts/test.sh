@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 
 # Debian packages: chromium for the browser test, graphviz for SVG export, fonts so that
 # the screenshots show Chinese text and emoji, and PostgreSQL for the store's tests on it
-# (tests/pg.py starts a throwaway cluster; the package's own cluster is not used).
+# (tests/support/pg.py starts a throwaway cluster; the package's own cluster is not used).
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v dot >/dev/null || missing+=(graphviz)

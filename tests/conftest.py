@@ -19,11 +19,11 @@ from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.registry import ToolRegistry
 from core.tools.toolsets import default_registry
-from tests.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI
 
-# tests.pg: a throwaway PostgreSQL (postgres_url, db_url, on_both_backends);
-# tests.durable_runs: DBOS in the test's home (launched)
-pytest_plugins = ["tests.pg", "tests.durable_runs"]
+# tests.support.pg: a throwaway PostgreSQL (postgres_url, db_url, on_both_backends);
+# tests.support.durable_runs: DBOS in the test's home (launched)
+pytest_plugins = ["tests.support.pg", "tests.support.durable_runs"]
 
 # OTEL_: no test sends traces to the developer's collector (tests/test_tracing.py starts
 # its own receiver)
@@ -71,7 +71,7 @@ def no_engine_under_hypothesis(request: pytest.FixtureRequest) -> None:
 
 @pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAI]:
-    """A running FakeOpenAI (tests/fake_openai.py) for one test; stopped afterwards."""
+    """A running FakeOpenAI (tests/support/fake_openai.py) for one test; stopped afterwards."""
     server = FakeOpenAI().start()
     try:
         yield server

@@ -14,7 +14,7 @@ from core.errors import ToolExecutionError
 from core.tools.toolsets import default_registry
 from demo.analytics import ROW_LIMIT, analytics_db_path, ensure_analytics_db
 from demo.data import reset_demo_data
-from tests.fuzzing import FUZZ_WITH_FIXTURES
+from tests.support.fuzzing import FUZZ_WITH_FIXTURES
 
 Q1 = "churned_at >= '2026-01-01' AND churned_at < '2026-04-01'"
 

@@ -8,7 +8,7 @@ from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.runs.answers import answer_direct
 from core.tools.toolsets import default_registry
-from tests.fake_openai import text
+from tests.support.fake_openai import text
 
 ENGLISH = "Order 70412 is in transit; its last scan was at the Zhengzhou hub."
 CHINESE = "订单 70412 正在运输中，最近一次扫描在郑州转运中心。"

@@ -9,7 +9,7 @@ from core.execution.scheduler import RunOptions, run_plan
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry, make_tool
-from tests.fakes import ScriptedChatModel, answer
+from tests.support.fakes import ScriptedChatModel, answer
 
 NO_CONFIRMATION = RunOptions(confirm_side_effects=False)  # the plan counts as approved
 

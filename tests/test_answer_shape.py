@@ -16,7 +16,7 @@ from core.planning.followup import extend_plan_request
 from core.tools.toolsets import default_registry
 from demo.offline import offline_plan
 from demo.scenarios import get_scenario
-from tests.markdown_tokens import parse
+from tests.support.markdown_tokens import parse
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _APPROVED = RunOptions(confirm_side_effects=False)  # the test approved the whole plan

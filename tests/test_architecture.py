@@ -279,7 +279,8 @@ def test_faces_reach_core_only_through_public_functions(face):
 
 
 def test_fake_server_and_bench_import_without_pytest():
-    probe = ("import sys, tests.fake_openai, tests.fake_openai_server, bench.engine_bench; "
+    probe = ("import sys, tests.support.fake_openai, tests.support.fake_openai_server, "
+             "tests.support.hostile_plans, bench.engine_bench; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest')))")
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                             text=True, timeout=120, check=True)

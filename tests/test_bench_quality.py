@@ -19,7 +19,7 @@ from core.runs.session import build_engine
 from demo.analytics import run_sql
 from demo.ops import check_health
 from demo.shop import apply_refund, ensure_shop_db
-from tests.fake_openai import DEFAULT_KEY, text
+from tests.support.fake_openai import DEFAULT_KEY, text
 
 
 def _score(task_id: str, status: str, answer: str) -> list[str]:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import WAIT_MS, needs_chromium, open_browser, serve_app
-from tests.browser import button as _button
+from tests.support.browser import WAIT_MS, needs_chromium, open_browser, serve_app
+from tests.support.browser import button as _button
 
 # Read at import: the autouse isolated_environment fixture clears PLANBOARD_* before a test.
 SCREENSHOTS_DIR = os.environ.get("PLANBOARD_SCREENSHOTS_DIR", "")

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.browser import WAIT_MS, button, needs_chromium, open_browser, serve_app
+from tests.support.browser import WAIT_MS, button, needs_chromium, open_browser, serve_app
 
 pytestmark = needs_chromium
 

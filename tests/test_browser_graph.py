@@ -21,7 +21,7 @@ import re
 
 import pytest
 
-from tests.browser import needs_chromium, open_browser, serve_app
+from tests.support.browser import needs_chromium, open_browser, serve_app
 
 pytestmark = needs_chromium
 

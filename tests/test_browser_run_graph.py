@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from tests.browser import WAIT_MS, button, needs_chromium, open_browser, serve_app
+from tests.support.browser import WAIT_MS, button, needs_chromium, open_browser, serve_app
 from ui.i18n import TEXT
 
 pytestmark = needs_chromium

@@ -19,7 +19,7 @@ from typing import ClassVar
 import pytest
 
 from core.cli.main import main as cli
-from tests.browser import button, free_port, needs_chromium, open_browser, serve_app
+from tests.support.browser import button, free_port, needs_chromium, open_browser, serve_app
 
 pytestmark = needs_chromium
 

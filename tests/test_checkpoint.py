@@ -22,8 +22,8 @@ from core.planning.checkpoint import (
 )
 from core.tools.registry import ToolHints, ToolRegistry, make_tool
 from demo.offline import compose_answer, offline_plan
-from tests.fake_openai import text
-from tests.fakes import ScriptedChatModel
+from tests.support.fake_openai import text
+from tests.support.fakes import ScriptedChatModel
 
 
 def run_step(plan: Plan, step: Step, engine: Engine) -> None:

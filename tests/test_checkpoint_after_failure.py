@@ -18,7 +18,7 @@ from core.execution.scheduler import RunOptions, run_plan
 from core.llm.engine import Engine
 from core.plan.model import Plan
 from core.tools.registry import ToolRegistry, make_tool
-from tests.fakes import ScriptedChatModel, answer, lookup
+from tests.support.fakes import ScriptedChatModel, answer, lookup
 
 GOAL_MET = "the goal is already met"
 

@@ -13,7 +13,7 @@ import pytest
 
 from core.cli.main import main
 from demo.shop import ensure_shop_db
-from tests.fake_openai import FakeOpenAI, FakeRaw, text, tool_call
+from tests.support.fake_openai import FakeOpenAI, FakeRaw, text, tool_call
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_000_ZH = (

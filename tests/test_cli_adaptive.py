@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.cli.main import main
-from tests.fake_openai import text
+from tests.support.fake_openai import text
 
 SEED_000 = ("我家老人想要一台扫地机，预算 2000 以内，要好操作的。"
             "另外帮我看看订单 {order} 到了没，到了的话帮我把那台坏的退掉。")

@@ -14,7 +14,7 @@ import pytest
 from core.cli.main import main
 from core.plan.model import Plan, Step
 from core.store.run_store import RunStore
-from tests.fake_openai import FakeOpenAI, text
+from tests.support.fake_openai import FakeOpenAI, text
 from tests.test_cli import refunds_for, use_endpoint, write_plan
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")

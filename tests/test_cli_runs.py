@@ -1,7 +1,7 @@
 """The run commands: runs, show, pause, resume, cancel, export (through the real CLI main).
 
 A crashed run is crashed for real: a child process runs it and is SIGKILLed
-(tests/child_runs.py); the command's runner records it as interrupted.
+(tests/support/child_runs.py); the command's runner records it as interrupted.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from core.runs import export as export_module
 from core.store.run_store import RunStore
 from core.tools.registry import make_tool
 from core.tools.toolsets import default_registry
-from tests.child_runs import crash_when, step_started
+from tests.support.child_runs import crash_when, step_started
 from tests.test_runner import Gate, await_mail_taken, slow_plan
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")

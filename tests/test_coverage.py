@@ -9,8 +9,8 @@ from core.planning.checks.coverage import uncovered_clauses
 from core.planning.checks.tool_hints import reasoning_needs_tool
 from core.planning.checks.tool_misfit import tool_misfit
 from demo.scenarios import get_scenario
-from tests.checks_support import context, found
-from tests.planning_support import planning
+from tests.support.checks import context, found
+from tests.support.planning import planning
 
 SEED = get_scenario("shop-refund")
 LOOKUP = {"id": "s1", "description": "Look up order 88231 and whether it has arrived",

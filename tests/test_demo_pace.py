@@ -12,7 +12,7 @@ from core.execution.control import RunControl
 from core.execution.scheduler import RunOptions, run_plan
 from core.llm.engine import Engine
 from core.plan.model import Plan
-from tests.fakes import ScriptedChatModel, lookup
+from tests.support.fakes import ScriptedChatModel, lookup
 from tests.test_scheduler import Tools
 
 

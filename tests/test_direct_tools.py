@@ -10,7 +10,7 @@ from core.llm.engine import Engine
 from core.runs.answers import answer_direct
 from core.runs.session import request_language
 from core.tools.toolsets import default_registry
-from tests.fake_openai import text
+from tests.support.fake_openai import text
 
 ORDER_QUESTION = "Check order 70412 and tell me when it will arrive"
 ANSWER = "Order 70412 (Bit AirPure air purifier) is in transit with tracking YT9876543210."

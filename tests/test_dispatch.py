@@ -21,7 +21,7 @@ from core.plan.model import Plan
 from core.runs import dispatch, durable
 from core.runs.runner import Runner
 from core.store.run_store import CANCELLED_STEP, RunStore
-from tests.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
+from tests.support.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
 from tests.test_cli import refunds_for
 
 MAILBOX = "planboard.test.mailbox"

@@ -12,7 +12,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.checkpoint import run_checkpoint
 from core.tools.registry import ToolRegistry
-from tests.fakes import ScriptedChatModel
+from tests.support.fakes import ScriptedChatModel
 from tests.test_checkpoint import FINISH_EARLY, run_step, three_steps
 
 

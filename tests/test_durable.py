@@ -21,7 +21,7 @@ from dbos import DBOS
 from core.base.messages import render
 from core.errors import ConfigError
 from core.runs import durable
-from tests.durable_runs import await_workflow
+from tests.support.durable_runs import await_workflow
 
 ECHO = "planboard.test.echo"
 TWO_CONTROLS = "planboard.test.two_controls"

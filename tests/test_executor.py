@@ -13,7 +13,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
-from tests.fakes import ScriptedChatModel, tool_reply
+from tests.support.fakes import ScriptedChatModel, tool_reply
 
 
 class Shop:

@@ -16,8 +16,8 @@ from core.plan.graph import plan_to_dot
 from core.plan.model import Plan, Step
 from core.runs.export import render_svg, run_to_markdown
 from core.store.schema import PlanVersion, RunRecord
-from tests.fuzzing import FUZZ
-from tests.markdown_tokens import kinds, tokens
+from tests.support.fuzzing import FUZZ
+from tests.support.markdown_tokens import kinds, tokens
 
 HOST = "http://127.0.0.1:9/p.png?d=secret"
 HOSTILE = (f"a\x00b\x1bc\x07 &#0; &#x1b; &nbsp; &amp; \ufffe\uffff \ud800 \x85 "

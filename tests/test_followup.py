@@ -17,7 +17,7 @@ from core.planning.followup import extend_goal, extend_plan_request
 from core.tools.registry import ToolRegistry
 from core.tools.toolsets import default_registry
 from demo.offline import offline_plan
-from tests.fakes import ScriptedChatModel
+from tests.support.fakes import ScriptedChatModel
 
 
 class CountingRegistry(ToolRegistry):

@@ -24,7 +24,7 @@ from core.runs import dispatch, durable
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.toolsets import default_registry
-from tests.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
+from tests.support.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
 from tests.test_cli import refunds_for
 from tests.test_ui_app import fresh_runner, open_app, wait_for
 

@@ -13,15 +13,15 @@ from core.llm.client import OpenAIChatModel
 from core.llm.forced_call import force_tool_call, tool_choice_for
 from core.llm.providers import PROFILES, ProviderProfile
 from core.tools.builtin import calculate
-from tests.fake_openai import (
+from tests.support.fake_openai import (
     FakeOpenAI,
     error,
     text,
     tool_call,
     tool_calls,
 )
-from tests.fakes import ScriptedChatModel
-from tests.fakes import tool_reply as scripted_tool_reply
+from tests.support.fakes import ScriptedChatModel
+from tests.support.fakes import tool_reply as scripted_tool_reply
 
 MESSAGES = [{"role": "user", "content": "What is 6 times 7?"}]
 NAMED = {"type": "function", "function": {"name": "calculate"}}

@@ -17,7 +17,7 @@ from core.base.expressions import (
     evaluate_condition,
     is_expression_condition,
 )
-from tests.fuzzing import FUZZ
+from tests.support.fuzzing import FUZZ
 
 # any code point at all, lone surrogates and NUL included
 ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=300)

@@ -16,7 +16,7 @@ from core.plan.label_text import clip_columns, display_width, text_em, wrap_labe
 from core.plan.model import Plan, Step
 from core.runs.export import render_svg
 from core.tools.registry import ToolRegistry, tool
-from tests.fuzzing import FUZZ
+from tests.support.fuzzing import FUZZ
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz is not installed")
 

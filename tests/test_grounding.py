@@ -14,7 +14,7 @@ from core.planning.checks.grounding import invented_ids, ungrounded_ids
 from core.planning.planner import plan_request
 from core.runs.session import request_language
 from core.tools.toolsets import default_registry
-from tests.checks_support import context, found
+from tests.support.checks import context, found
 
 REQUEST = "Check order 70412 and tell me when it will arrive."
 

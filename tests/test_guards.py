@@ -15,7 +15,7 @@ from core.runs.session import request_language
 from core.tools.toolsets import default_registry
 from demo.checks import adopt_arrival_conditions
 from demo.scenarios import get_scenario
-from tests.checks_support import found
+from tests.support.checks import found
 
 SEED = get_scenario("shop-refund")
 LOOKUP = {"id": "s1", "description": "Look up order 88231", "tool": "query_order",

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from core.cli.main import main
-from tests.fake_openai import FakeError, FakeOpenAI, FakeReply, error, text
+from tests.support.fake_openai import FakeError, FakeOpenAI, FakeReply, error, text
 
 PLANNER, EXECUTOR = "fake-planner", "fake-executor"
 REQUEST = "Check order 88231 and tell me when it will arrive"

@@ -25,8 +25,8 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.tools.mcp.pool import shutdown_pool
 from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
-from tests.child_runs import crash_when
-from tests.mcp_support import own_server, write_config
+from tests.support.child_runs import crash_when
+from tests.support.mcp import own_server, write_config
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 

@@ -23,9 +23,9 @@ from core.tools.tool_texts import tool_description, tool_parameters
 from core.tools.toolsets import default_registry
 from demo.ops import ensure_ops_db
 from demo.shop import ensure_shop_db
-from tests.fake_openai import FakeOpenAI, text, tool_call
-from tests.fakes import ScriptedChatModel, tool_reply
-from tests.planning_support import planning
+from tests.support.fake_openai import FakeOpenAI, text, tool_call
+from tests.support.fakes import ScriptedChatModel, tool_reply
+from tests.support.planning import planning
 
 CARRIER = "Which carrier is shipping order 53156, and what is its tracking number?"
 EXAMPLE_PARCEL = "SF1234567890"  # order 88231's parcel, once the description's example

@@ -12,7 +12,7 @@ from core.execution.launcher import Finished, StepHandle, StepWork, ThreadPoolLa
 from core.execution.scheduler import RunOptions, RunOutcome, run_plan
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
-from tests.fakes import answer, lookup
+from tests.support.fakes import answer, lookup
 from tests.test_approval import REGISTRY, _failing_plan, _replan_to_a_refund
 from tests.test_cli import refunds_for
 from tests.test_scheduler import Tools

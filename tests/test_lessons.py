@@ -26,7 +26,7 @@ from core.runs.session import request_language
 from core.store.run_store import RunStore
 from core.tools.toolsets import default_registry
 from demo.offline import offline_plan
-from tests.fake_openai import text
+from tests.support.fake_openai import text
 
 REFUND_LESSON = Lesson(id=1, text="退款前先用 query_order 确认订单已签收", tools=["apply_refund"])
 SQL_LESSON = Lesson(id=2, text="Describe the tables before writing churn SQL", tools=["run_sql"])

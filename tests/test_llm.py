@@ -23,7 +23,7 @@ from core.errors import (
 )
 from core.llm.client import OpenAIChatModel
 from core.llm.settings import LLMSettings
-from tests.fake_openai import (
+from tests.support.fake_openai import (
     FakeOpenAI,
     FakeRaw,
     FakeReply,
@@ -31,7 +31,7 @@ from tests.fake_openai import (
     text,
     tool_call,
 )
-from tests.fake_openai_server import load_script
+from tests.support.fake_openai_server import load_script
 
 HELLO = [{"role": "user", "content": "hello"}]
 CALC_SPEC = {

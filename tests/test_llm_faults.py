@@ -10,7 +10,7 @@ import pytest
 from core.cli.main import main
 from core.errors import LLMResponseError
 from core.llm.client import OpenAIChatModel, parse_reply
-from tests.fake_openai import FakeOpenAI, FakeRaw, text
+from tests.support.fake_openai import FakeOpenAI, FakeRaw, text
 
 HELLO = [{"role": "user", "content": "hello"}]
 BASE = "http://127.0.0.1:9/v1"

@@ -12,7 +12,7 @@ import pytest
 
 from core.cli.main import main
 from core.tools.mcp.pool import shutdown_pool
-from tests.mcp_support import own_server, write_config
+from tests.support.mcp import own_server, write_config
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 

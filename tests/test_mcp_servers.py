@@ -29,7 +29,7 @@ from core.plan.model import Plan, Step
 from core.tools.mcp.content import MAX_RESULT_CHARS
 from core.tools.mcp.pool import current_pool, shutdown_pool
 from core.tools.toolsets import default_registry
-from tests.mcp_support import (
+from tests.support.mcp import (
     REPO,
     branches,
     make_repo,

@@ -13,8 +13,8 @@ from core.planning.checks.missing_actions import missing_actions
 from core.planning.checks.repeated_calls import repeated_calls
 from core.planning.checks.repeated_reads import fold_repeated_reads
 from demo.scenarios import get_scenario
-from tests.checks_support import found
-from tests.planning_support import planning
+from tests.support.checks import found
+from tests.support.planning import planning
 
 SEED = get_scenario("shop-refund")
 SEARCH = {"id": "s1", "description": "Search the guides for an easy robot vacuum under 2000",

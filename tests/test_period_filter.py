@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.planning_support import planning
+from tests.support.planning import planning
 
 REQUEST = ("How many subscriptions were cancelled in the first quarter of 2026 (January to "
            "March)? Count the churn events.")

@@ -15,7 +15,7 @@ from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.plan.model import Plan
 from core.tools.toolsets import default_registry
-from tests.fake_openai import FakeOpenAI, FakeReply, text
+from tests.support.fake_openai import FakeOpenAI, FakeReply, text
 
 EN = "Check order 88231 and tell me when it will arrive"
 ZH = "查一下订单 88231，告诉我什么时候到"

@@ -13,8 +13,8 @@ from core.base.messages import render
 from core.errors import PlanParseError
 from core.plan.model import Plan
 from core.plan.parse import parse_plan
-from tests.fuzzing import FUZZ
-from tests.hostile_plans import CATEGORIES, hostile_replies
+from tests.support.fuzzing import FUZZ
+from tests.support.hostile_plans import CATEGORIES, hostile_replies
 
 
 def _parse_or_none(reply: str) -> Plan | None:

@@ -20,8 +20,8 @@ from core.prompts.planning import describe_tools, lessons_block, planner_system_
 from core.runs.session import request_language
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, tool
-from tests.checks_support import found
-from tests.fakes import ScriptedChatModel
+from tests.support.checks import found
+from tests.support.fakes import ScriptedChatModel
 
 
 @tool(read_only=True)

@@ -9,7 +9,7 @@ import pytest
 from core.errors import ConfigError
 from core.llm.client import OpenAIChatModel
 from core.llm.providers import GENERIC, LOCAL_MAX_TOKENS, PROFILES, detect_profile, profile_names
-from tests.fake_openai import text, tool_call
+from tests.support.fake_openai import text, tool_call
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import socket
 
 from core.runs.executors import _start_time, embedded_executor_id, executor_gone
 from core.runs.recovery import recover_interrupted
-from tests.stored_runs import three_calcs
+from tests.support.stored_runs import three_calcs
 
 DEAD_PID = 2**22 + 17  # above Linux's pid_max: no process can have it
 

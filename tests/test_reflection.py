@@ -23,7 +23,7 @@ from core.plan.model import Plan, Step
 from core.store.run_store import RunStore
 from core.tools.registry import ToolRegistry
 from core.tools.toolsets import default_registry
-from tests.fakes import ScriptedChatModel
+from tests.support.fakes import ScriptedChatModel
 
 OFFLINE = Engine(ToolRegistry())
 

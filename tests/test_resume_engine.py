@@ -7,7 +7,7 @@ import pytest
 from core.errors import ConfigError
 from core.runs.recovery import engine_for_record
 from core.store.run_store import RunStore
-from tests.stored_runs import stopped_run, three_calcs
+from tests.support.stored_runs import stopped_run, three_calcs
 
 
 def online_record(store: RunStore):

@@ -24,8 +24,8 @@ from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
 from core.tools.toolsets import default_registry
 from demo.offline import offline_plan
-from tests.fake_openai import text
-from tests.fakes import ScriptedChatModel
+from tests.support.fake_openai import text
+from tests.support.fakes import ScriptedChatModel
 
 REGISTRY = default_registry({})
 SEED_REQUEST = (

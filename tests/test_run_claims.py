@@ -2,7 +2,7 @@
 
 Claims race in threads and in processes on the store, a claim on a run read before its
 workflow changed is refused, and resumes through the Runner execute each step once.
-Every test runs on SQLite and on a throwaway PostgreSQL (tests/pg.py).
+Every test runs on SQLite and on a throwaway PostgreSQL (tests/support/pg.py).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from core.runs import durable
 from core.runs.runner import Runner
 from core.runs.workflow import run_workflow
 from core.store.run_store import RunStore
-from tests.durable_runs import await_workflow
-from tests.pg import on_both_backends
-from tests.stored_runs import calc_engine, stopped_run
+from tests.support.durable_runs import await_workflow
+from tests.support.pg import on_both_backends
+from tests.support.stored_runs import calc_engine, stopped_run
 
 pytestmark = on_both_backends
 REPO = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ from core.execution.scheduler import RunOptions
 from core.llm.engine import Engine
 from core.tools.toolsets import default_registry
 from demo.offline import offline_plan
-from tests.stored_runs import three_calcs
+from tests.support.stored_runs import three_calcs
 
 REQUEST_66001 = "Check order 66001 and if it was delivered, refund it because it is broken"
 

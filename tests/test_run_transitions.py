@@ -9,7 +9,7 @@ from core.execution.events import RunEvent
 from core.execution.scheduler import RunOptions, RunOutcome
 from core.runs.workflow import DurableRun
 from core.store.run_store import RunStore
-from tests.stored_runs import calc_engine, stopped_run, three_calcs
+from tests.support.stored_runs import calc_engine, stopped_run, three_calcs
 
 
 def durable_run(store: RunStore, run_id: str) -> DurableRun:

@@ -22,8 +22,8 @@ from core.runs.runner import Runner, open_runner
 from core.store.run_store import RunStore
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
-from tests.child_runs import crash_when, step_started
-from tests.pg import on_both_backends
+from tests.support.child_runs import crash_when, step_started
+from tests.support.pg import on_both_backends
 
 # every test once on SQLite and once on PostgreSQL (the store and DBOS's tables alike)
 pytestmark = [pytest.mark.usefixtures("dbos_of_the_module"), on_both_backends]

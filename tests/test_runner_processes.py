@@ -2,7 +2,7 @@
 (mid-run, or inside a side effect) is resumed from its record; a process that exits while
 its run waits for a person leaves it paused for a later resume.
 
-Every child launches its own DBOS over the home's SQLite (tests/child_runs.py); this process
+Every child launches its own DBOS over the home's SQLite (tests/support/child_runs.py); this process
 launches one when it resumes a run.
 """
 
@@ -19,7 +19,7 @@ from core.execution.scheduler import RunOptions
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
-from tests.child_runs import crash_when, keys_written, spawn_run, step_started, stop
+from tests.support.child_runs import crash_when, keys_written, spawn_run, step_started, stop
 from tests.test_cli import refunds_for
 from tests.test_runner import REPO, Gate, kinds
 
@@ -244,7 +244,7 @@ def test_a_resume_is_executed_by_the_process_that_asked(store):
     """Another process of the same home (an idle dashboard) has DBOS running too: the runs
     this one resumes still come back here, with the engine and listener it lends them."""
     from core.runs import durable
-    from tests.durable_runs import TIMEOUT_S
+    from tests.support.durable_runs import TIMEOUT_S
 
     plan = Plan(goal="refund", steps=[
         Step(id="s1", description="refund", tool="refund", args={"order_id": "88231"})])

@@ -6,9 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.base.markup import code_span, literal_text, markdown_text, printable
-from tests.fuzzing import FUZZ
-from tests.markdown_tokens import kinds, tokens
-from tests.shown import shown
+from tests.support.fuzzing import FUZZ
+from tests.support.markdown_tokens import kinds, tokens
+from tests.support.shown import shown
 from ui import safe_text
 
 HOST = "http://127.0.0.1:9/p.png?d=secret"

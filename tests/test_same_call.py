@@ -21,9 +21,9 @@ from core.planning.planner import plan_request
 from core.runs.session import request_language
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
-from tests.checks_support import found
-from tests.fake_openai import FakeOpenAI, text, tool_call
-from tests.fakes import ScriptedChatModel
+from tests.support.checks import found
+from tests.support.fake_openai import FakeOpenAI, text, tool_call
+from tests.support.fakes import ScriptedChatModel
 
 REQUEST = "Work out the four parts of the estimate"
 

@@ -16,7 +16,7 @@ from core.execution.scheduler import RunOptions, run_plan
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
-from tests.fakes import ScriptedChatModel, answer, lookup, tool_reply
+from tests.support.fakes import ScriptedChatModel, answer, lookup, tool_reply
 
 
 class Tools:

@@ -15,7 +15,7 @@ from core.execution.scheduler import RunOptions, run_plan
 from core.llm.engine import Engine
 from core.plan.model import Plan
 from core.tools.registry import ToolRegistry, make_tool
-from tests.fakes import ScriptedChatModel, answer, lookup
+from tests.support.fakes import ScriptedChatModel, answer, lookup
 
 SEED_000 = ("我家老人想要一台扫地机，预算 2000 以内，要好操作的。另外帮我看看订单 66001 到了没，"
             "到了的话帮我把那台坏的退掉。")

@@ -2,7 +2,7 @@
 
 Claims, cancels of runs nobody executes and crash records: tests/test_store_claims.py.
 
-Tests marked ``on_both_backends`` run on SQLite and on a throwaway PostgreSQL (tests/pg.py).
+Tests marked ``on_both_backends`` run on SQLite and on a throwaway PostgreSQL (tests/support/pg.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from core.execution.events import RunEvent
 from core.plan.model import Plan, Step
 from core.store.run_store import RunStore, scrub_settings
 from core.store.schema import metadata
-from tests.pg import on_both_backends
+from tests.support.pg import on_both_backends
 
 FAKE_KEY = "sk-test-SECRET123"
 

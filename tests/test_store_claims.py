@@ -1,7 +1,7 @@
 """The store's claims (core.store.claims): who continues a run, cancels of runs nobody
 executes, crash records, the runs a live process holds.
 
-Every test runs on SQLite and on a throwaway PostgreSQL (tests/pg.py). Claims racing in
+Every test runs on SQLite and on a throwaway PostgreSQL (tests/support/pg.py). Claims racing in
 threads and processes: tests/test_run_claims.py.
 """
 
@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from core.errors import StoreError
 from core.execution.events import RunEvent
 from core.store.run_store import CANCELLED_STEP, RunStore
-from tests.pg import on_both_backends
-from tests.stored_runs import stopped_run
+from tests.support.pg import on_both_backends
+from tests.support.stored_runs import stopped_run
 
 pytestmark = on_both_backends
 MISSING_TABLE = r"no such table|relation \"\w+\" does not exist"  # SQLite | PostgreSQL

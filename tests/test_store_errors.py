@@ -12,8 +12,8 @@ import sqlalchemy as sa
 from core.errors import StoreError
 from core.execution.events import RunEvent
 from core.store.run_store import RunStore, store_failure
-from tests.pg import on_both_backends
-from tests.stored_runs import stopped_run, three_calcs
+from tests.support.pg import on_both_backends
+from tests.support.stored_runs import stopped_run, three_calcs
 
 PASSWORD = "s3cret-pw"
 

@@ -8,7 +8,7 @@ import pytest
 from core.base.usage import Usage
 from core.errors import RunNotFoundError
 from core.plan.model import Plan, Step
-from tests.pg import on_both_backends
+from tests.support.pg import on_both_backends
 
 
 def _plan() -> Plan:

@@ -1,6 +1,6 @@
 """Store migrations: an older database is brought up to date without losing anything.
 
-Every test runs on SQLite and on a throwaway PostgreSQL (tests/pg.py).
+Every test runs on SQLite and on a throwaway PostgreSQL (tests/support/pg.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from core.plan.model import Plan, Step
 from core.store.database import make_engine
 from core.store.migrations import LATEST_VERSION, migrate
 from core.store.run_store import RunStore
-from tests.pg import on_both_backends
+from tests.support.pg import on_both_backends
 
 pytestmark = on_both_backends
 

@@ -1,7 +1,7 @@
 """Runs executed as DBOS workflows: replay keys make event writes idempotent, a run records
 the workflow that executes it, and a crash is recorded only under the workflow it was seen in.
 
-Every test runs on SQLite and on a throwaway PostgreSQL (tests/pg.py).
+Every test runs on SQLite and on a throwaway PostgreSQL (tests/support/pg.py).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from core.store.database import make_engine
 from core.store.migrations import LATEST_VERSION, migrate
 from core.store.run_store import RunStore
 from core.store.schema import REPLAY_KEY_INDEX, events
-from tests.pg import on_both_backends
-from tests.stored_runs import stopped_run
+from tests.support.pg import on_both_backends
+from tests.support.stored_runs import stopped_run
 
 pytestmark = on_both_backends
 

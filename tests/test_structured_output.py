@@ -17,7 +17,7 @@ from core.planning.exchange import schema_for
 from core.planning.planner import plan_request, replan_request
 from core.runs.session import request_language
 from core.tools.toolsets import default_registry
-from tests.fake_openai import error
+from tests.support.fake_openai import error
 
 REQUEST = "Check order 88231"
 PLAN = json.dumps({

@@ -18,7 +18,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry, tool
 from core.tools.toolsets import default_registry
-from tests.fakes import ScriptedChatModel
+from tests.support.fakes import ScriptedChatModel
 
 OFFLINE = Engine(ToolRegistry())
 

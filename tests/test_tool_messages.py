@@ -11,7 +11,7 @@ from core.execution.react import run_react
 from core.llm.client import OpenAIChatModel
 from core.llm.tool_messages import inline_tool_messages
 from core.tools.toolsets import default_registry
-from tests.fake_openai import text, tool_call
+from tests.support.fake_openai import text, tool_call
 
 CALL = {"role": "assistant", "content": "",
         "tool_calls": [{"id": "call_1", "type": "function",

@@ -19,7 +19,7 @@ from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.registry import ToolRegistry, make_tool
 from core.tools.results import json_safe
-from tests.fuzzing import FUZZ
+from tests.support.fuzzing import FUZZ
 
 
 def stored(value: object) -> object:

@@ -9,7 +9,7 @@ import pytest
 from core.plan.diff import diff_plans
 from core.runs.runner import Runner
 from demo.scenarios import SCENARIOS
-from tests.shown import shown
+from tests.support.shown import shown
 from tests.test_ui_app import (
     TIMEOUT_S,
     block_text,
@@ -179,7 +179,7 @@ def test_with_an_llm_the_lessons_in_the_planner_prompt_are_shown(runner):
     import json
 
     from core.learning.lessons import LessonBook
-    from tests.fake_openai import DEFAULT_KEY, FakeOpenAI, text
+    from tests.support.fake_openai import DEFAULT_KEY, FakeOpenAI, text
 
     lesson = "Check the order status before any refund."
     LessonBook(runner.store).add(lesson, ["query_order"], run_id="earlier-run")

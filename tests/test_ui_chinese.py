@@ -26,7 +26,7 @@ from core.plan.model import Plan, Step
 from core.runs.export import export_run
 from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
-from tests.shown import graph_dots
+from tests.support.shown import graph_dots
 from tests.test_ui_app import TIMEOUT_S, fresh_runner, open_app, wait_for
 
 WORD = re.compile(r"[A-Za-z]{2,}")

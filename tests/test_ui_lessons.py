@@ -12,7 +12,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
-from tests.shown import shown
+from tests.support.shown import shown
 from tests.test_ui_app import TIMEOUT_S, fresh_runner, keyed_block, open_app
 
 LESSONS = "pages/lessons.py"

@@ -11,7 +11,7 @@ import pytest
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from demo.scenarios import SCENARIOS
-from tests.shown import graph_dots, shown
+from tests.support.shown import graph_dots, shown
 from tests.test_ui_app import (
     TIMEOUT_S,
     block_text,
@@ -312,7 +312,7 @@ def test_leaving_the_page_keeps_the_request_and_the_plan(runner):
 def test_with_a_session_key_the_llm_planner_plans_and_the_key_is_never_stored(
     runner, isolated_environment
 ):
-    from tests.fake_openai import DEFAULT_KEY, FakeOpenAI, text
+    from tests.support.fake_openai import DEFAULT_KEY, FakeOpenAI, text
 
     plan_json = json.dumps({
         "goal": "What is 6 * 7?", "definition_of_done": "the product is known",

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from core.runs.runner import Runner
-from tests.shown import shown
+from tests.support.shown import shown
 from tests.test_ui_app import fresh_runner
 from tests.test_ui_plan import _dot, _generated
 
@@ -181,7 +181,7 @@ def test_an_mcp_step_shows_its_server_and_a_form_from_the_servers_schema(runner,
                                                                          monkeypatch):
     from core.plan.model import Plan, Step
     from core.tools.mcp.pool import shutdown_pool
-    from tests.mcp_support import reference_server, write_config
+    from tests.support.mcp import reference_server, write_config
     from tests.test_ui_app import open_app
 
     config = write_config(tmp_path / "mcp.json", {"time": reference_server("mcp_server_time")})

@@ -11,7 +11,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
-from tests.shown import graph_dots, shown
+from tests.support.shown import graph_dots, shown
 from tests.test_ui_app import (
     TIMEOUT_S,
     block_text,

@@ -28,8 +28,8 @@ from core.execution.scheduler import RunOptions
 from core.plan.model import Plan
 from core.runs import dispatch, durable
 from core.store.run_store import RunStore
-from tests.durable_runs import TIMEOUT_S, await_status
-from tests.pg import on_both_backends
+from tests.support.durable_runs import TIMEOUT_S, await_status
+from tests.support.pg import on_both_backends
 from tests.test_cli import refunds_for, write_plan
 from tests.test_runner import REPO
 

@@ -20,8 +20,8 @@ from core.plan.model import Plan, Step
 from core.runs import dispatch, durable
 from core.runs.session import public_settings
 from core.store.run_store import RunStore
-from tests.core_processes import CoreProcess, CoreProcesses
-from tests.durable_runs import refund_plan
+from tests.support.core_processes import CoreProcess, CoreProcesses
+from tests.support.durable_runs import refund_plan
 from tests.test_cli import refunds_for
 
 START_TIMEOUT_S = 120.0  # a worker imports DBOS and launches it on a busy machine

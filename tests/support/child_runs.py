@@ -22,10 +22,10 @@ from pathlib import Path
 
 from core.plan.model import Plan
 from core.store.run_store import RunStore
+from tests.support import REPO
 
 __all__ = ["await_condition", "crash_when", "keys_written", "spawn_run", "step_started", "stop"]
 
-REPO = Path(__file__).resolve().parents[1]
 CHILD_TIMEOUT_S = 60.0
 
 CHILD = r'''

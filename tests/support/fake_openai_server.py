@@ -1,6 +1,6 @@
 """The fake OpenAI-compatible server as a standalone process, for trying PlanBoard by hand.
 
-    python -m tests.fake_openai_server --port 8765 --script replies.json [--latency 0.2]
+    python -m tests.support.fake_openai_server --port 8765 --script replies.json [--latency 0.2]
 
 then point OPENAI_BASE_URL at http://127.0.0.1:8765/v1 with the key it prints.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from tests.fake_openai import DEFAULT_KEY, FakeOpenAI, FakeReply, Reply, error
+from tests.support.fake_openai import DEFAULT_KEY, FakeOpenAI, FakeReply, Reply, error
 
 __all__ = ["load_script", "main"]
 

@@ -8,7 +8,7 @@ from core.planning.exchange import PlanningResult
 from core.planning.planner import plan_request
 from core.runs.session import request_language
 from core.tools.registry import ToolRegistry
-from tests.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI
 
 __all__ = ["planning"]
 

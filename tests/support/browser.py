@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import REPO
+
 __all__ = ["CHROMIUM", "WAIT_MS", "button", "free_port", "needs_chromium", "open_browser",
            "serve_app"]
 
-ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -71,7 +72,7 @@ def serve_app(home: Path, log: Path, script: str = "app.py") -> Iterator[str]:
             [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
              "--server.headless", "true", "--server.address", "127.0.0.1",
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
+            cwd=REPO, env=env, stdout=output, stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.support import REPO
 
 
 def own_server(module: str, *args: str, **keys: object) -> dict:

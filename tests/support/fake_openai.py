@@ -20,7 +20,7 @@ so bench/ uses it too. In tests use the ``fake_openai`` fixture of tests/conftes
         fake_openai.script("hello", tool_call("calculate", {"expression": "1+1"}))
         model = OpenAIChatModel(fake_openai.settings())
 
-Standalone, to try the dashboard against it by hand: ``python -m tests.fake_openai_server``.
+Standalone, to try the dashboard against it by hand: ``python -m tests.support.fake_openai_server``.
 """
 
 from __future__ import annotations
