@@ -16,26 +16,12 @@ from core.planning.followup import extend_plan_request
 from core.tools.toolsets import default_registry
 from demo.offline import offline_plan
 from demo.scenarios import get_scenario
-from tests.support.markdown_tokens import parse
+from tests.support.answer_text import sentences, tables
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _APPROVED = RunOptions(confirm_side_effects=False)  # the test approved the whole plan
 
 
-def tables(text: str) -> list[list[list[str]]]:
-    """Every table a CommonMark (GFM tables) parser finds in ``text``, as rows of cells."""
-    found: list[list[list[str]]] = []
-    in_cell = False
-    for token in parse(text):
-        if token.type == "table_open":
-            found.append([])
-        elif token.type == "tr_open":
-            found[-1].append([])
-        elif token.type in ("th_open", "td_open", "th_close", "td_close"):
-            in_cell = token.type.endswith("_open")
-        elif token.type == "inline" and in_cell:
-            found[-1][-1].append(token.content)
-    return found
 
 
 def offline_answer(request: str) -> str:
@@ -93,9 +79,6 @@ def test_english_ops_answer_is_unchanged_in_substance() -> None:
     assert not _CJK.search(answer)
 
 
-def sentences(text: str) -> list[str]:
-    parts = re.split(r"(?<=[.!?。！？])\s+|\n+", text)
-    return [p.strip(" -") for p in parts if len(p.strip(" -")) > 8]
 
 
 @pytest.mark.parametrize(("request_text", "follow_up"), [

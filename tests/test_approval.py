@@ -12,25 +12,16 @@ from core.execution.scheduler import RunOptions, run_plan
 from core.llm.engine import Engine
 from core.plan.approval import widening
 from core.plan.model import Plan, Step
-from core.tools.toolsets import default_registry
-from tests.test_cli import refunds_for
+from tests.support.approval import REGISTRY, failing_plan, lookup, plan, refund, replan_to_a_refund
+from tests.support.shop import refunds_for
 
-REGISTRY = default_registry()
 TIMEOUT_S = 20
 
 
-def lookup(step_id: str, order: str, **extra) -> Step:
-    return Step(id=step_id, description=f"Look up order {order}", tool="query_order",
-                args={"order_id": order}, **extra)
 
 
-def refund(step_id: str, order: str, **extra) -> Step:
-    return Step(id=step_id, description=f"Refund order {order}", tool="apply_refund",
-                args={"order_id": order, "reason": "broken"}, **extra)
 
 
-def plan(*steps: Step, version: int = 1) -> Plan:
-    return Plan(goal="Refund the broken order", steps=list(steps), version=version)
 
 
 # ---- widening(): the one rule --------------------------------------------------------------
@@ -89,11 +80,6 @@ def test_a_step_that_already_ran_used_its_approval():
 # ---- the gate in run_plan ------------------------------------------------------------------
 
 
-def _replan_to_a_refund(old: Plan, failure: str, engine) -> Plan:
-    """s1 failed; the new version refunds another order (the issue's scenario)."""
-    return Plan(goal=old.goal, version=old.version + 1, steps=[
-        refund("s4", "88231"), Step(id="s5", description="Summarise", depends_on=["s4"]),
-    ])
 
 
 def _replan_read_only(old: Plan, failure: str, engine) -> Plan:
@@ -102,24 +88,18 @@ def _replan_read_only(old: Plan, failure: str, engine) -> Plan:
     ])
 
 
-def _failing_plan() -> Plan:
-    """s1 looks up an order that does not exist; the tracking step needs it (fatal)."""
-    return plan(lookup("s1", "00000"),
-                Step(id="s2", description="Track it", tool="query_logistics",
-                     args={"tracking_no": "{{s1.tracking_no}}"}, depends_on=["s1"]),
-                Step(id="s3", description="Summarise", depends_on=["s2"]))
 
 
 def _run(replanner, options: RunOptions, control: RunControl | None = None,
          on_event=None):
-    return run_plan(_failing_plan(), Engine(REGISTRY), options=options,
+    return run_plan(failing_plan(), Engine(REGISTRY), options=options,
                     control=control or RunControl(), replanner=replanner,
                     on_event=on_event)
 
 
 def test_refused_when_nobody_can_be_asked():
     events: list[RunEvent] = []
-    outcome = _run(_replan_to_a_refund, RunOptions(confirm_side_effects=False, max_replans=1,
+    outcome = _run(replan_to_a_refund, RunOptions(confirm_side_effects=False, max_replans=1,
                                                    new_versions="refuse"),
                    on_event=events.append)
     assert outcome.status == "failed"
@@ -131,7 +111,7 @@ def test_refused_when_nobody_can_be_asked():
 
 def test_approved_in_advance_runs_the_refund_once():
     events: list[RunEvent] = []
-    outcome = _run(_replan_to_a_refund, RunOptions(confirm_side_effects=False, max_replans=1,
+    outcome = _run(replan_to_a_refund, RunOptions(confirm_side_effects=False, max_replans=1,
                                                    new_versions="approve"),
                    on_event=events.append)
     assert outcome.plan.step("s4").status == "completed"
@@ -153,7 +133,7 @@ def test_the_run_waits_for_a_person_and_follows_the_decision(approve):
 
     result = {}
     worker = threading.Thread(target=lambda: result.update(outcome=_run(
-        _replan_to_a_refund, RunOptions(confirm_side_effects=False, max_replans=1),
+        replan_to_a_refund, RunOptions(confirm_side_effects=False, max_replans=1),
         control, follow)))
     worker.start()
     assert asked.wait(TIMEOUT_S)

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from core.plan.dag import dependency_cycles
+from tests.support import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
 MAX_TOP_LEVEL_CORE_MODULES = 6
 # Past this size a module says in its docstring why it is still one concept.
 EXPLAINED_MODULE_LINES = 600
@@ -53,7 +53,7 @@ class Import:
 
 def module_name(path: Path) -> str:
     """``core/plan/model.py`` -> ``core.plan.model``; a package's ``__init__`` -> the package."""
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -61,7 +61,7 @@ def module_name(path: Path) -> str:
 
 def modules_under(folder: str) -> dict[str, Path]:
     """Every Python module under ``folder`` of the repository, by dotted name."""
-    return {module_name(path): path for path in sorted((ROOT / folder).rglob("*.py"))}
+    return {module_name(path): path for path in sorted((REPO / folder).rglob("*.py"))}
 
 
 PROJECT_MODULES = {**modules_under("core"), **modules_under("ui"), **modules_under("pages")}
@@ -188,7 +188,7 @@ def test_core_never_imports_streamlit():
 
 
 def test_core_holds_few_modules_directly():
-    direct = sorted(path.name for path in (ROOT / "core").glob("*.py"))
+    direct = sorted(path.name for path in (REPO / "core").glob("*.py"))
     assert len(direct) <= MAX_TOP_LEVEL_CORE_MODULES, (
         f"core/ holds {len(direct)} modules directly (at most {MAX_TOP_LEVEL_CORE_MODULES}: "
         f"entry points and the shared base): {', '.join(direct)}")
@@ -282,15 +282,15 @@ def test_fake_server_and_bench_import_without_pytest():
     probe = ("import sys, tests.support.fake_openai, tests.support.fake_openai_server, "
              "tests.support.hostile_plans, bench.engine_bench; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest')))")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+    result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
                             text=True, timeout=120, check=True)
     assert result.stdout.strip() == "[]", result.stdout
 
 
 # ---- the engine knows no demo ----------------------------------------------------------------
 
-ENGINE_AND_FACES = (*sorted((ROOT / "core").rglob("*.py")), *sorted((ROOT / "ui").rglob("*.py")),
-                    *sorted((ROOT / "pages").rglob("*.py")), ROOT / "app.py")
+ENGINE_AND_FACES = (*sorted((REPO / "core").rglob("*.py")), *sorted((REPO / "ui").rglob("*.py")),
+                    *sorted((REPO / "pages").rglob("*.py")), REPO / "app.py")
 # Demo parameter names that are also ordinary words the engine uses for its own things,
 # each with its reason; any other demo tool or field named outside demo/ fails the test.
 GENERIC_WORDS = {
@@ -312,7 +312,7 @@ def _imported_packages(path: Path) -> list[tuple[int, str]]:
 
 
 def test_the_engine_and_the_faces_never_import_the_demo():
-    offenders = [f"{path.relative_to(ROOT)}:{line}" for path in ENGINE_AND_FACES
+    offenders = [f"{path.relative_to(REPO)}:{line}" for path in ENGINE_AND_FACES
                  for line, package in _imported_packages(path) if package == "demo"]
     assert not offenders, "core/, ui/, pages/ and app.py reach the demo only through the " \
                           "registry's packs:\n" + "\n".join(offenders)
@@ -335,9 +335,37 @@ def test_no_module_outside_the_demo_names_a_demo_tool_or_field():
     assert {"query_order", "apply_refund", "run_sql", "order_id", "refund_id"} <= names
     pattern = re.compile(r"(?<!\w)(" + "|".join(sorted(map(re.escape, names - set(
         GENERIC_WORDS)))) + r")(?!\w)")
-    offenders = [f"{path.relative_to(ROOT)}:{number}: {match.group(1)}"
+    offenders = [f"{path.relative_to(REPO)}:{number}: {match.group(1)}"
                  for path in ENGINE_AND_FACES
                  for number, line in enumerate(path.read_text("utf-8").splitlines(), 1)
                  for match in pattern.finditer(line)]
     assert not offenders, "the engine and the faces name demo tools or fields (code, " \
                           "docstrings and texts alike):\n" + "\n".join(offenders)
+
+
+# ---- the tests lean on support, not on each other -------------------------------------------
+
+def imported_test_modules(source: str) -> list[tuple[int, str]]:
+    """The test modules (``test_*``) that ``source`` imports, with their lines."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        found += [(node.lineno, name) for name in names
+                  if name.split(".")[-1].startswith("test_")]
+    return found
+
+
+def test_no_test_module_imports_another():
+    assert imported_test_modules("from tests.ui.test_ui_app import open_app\nimport os") == [
+        (1, "tests.ui.test_ui_app")]
+    assert imported_test_modules("from tests import test_cli") == [(1, "tests.test_cli")]
+    offenders = [f"{path.relative_to(REPO)}:{line} imports {name}"
+                 for path in sorted((REPO / "tests").rglob("*.py"))
+                 for line, name in imported_test_modules(path.read_text(encoding="utf-8"))]
+    assert not offenders, ("shared helpers belong in tests/support/ and fixtures in a "
+                           "conftest.py:\n" + "\n".join(offenders))

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from core.errors import LLMConnectionError, PlanParseError, PlanValidationError
-from core.execution.executor import execute_step
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.plan.diff import diff_plans
@@ -22,16 +21,9 @@ from core.planning.checkpoint import (
 )
 from core.tools.registry import ToolHints, ToolRegistry, make_tool
 from demo.offline import compose_answer, offline_plan
+from tests.support.checkpoints import FINISH_EARLY, run_step, three_steps
 from tests.support.fake_openai import text
 from tests.support.fakes import ScriptedChatModel
-
-
-def run_step(plan: Plan, step: Step, engine: Engine) -> None:
-    """Execute one step and apply its outcome, as the scheduler does."""
-    outcome = execute_step(plan, step, engine)
-    step.advance("running")
-    step.advance(outcome.status)
-    step.result, step.error = outcome.result, outcome.error
 
 
 def run_rest(plan: Plan, engine: Engine) -> None:
@@ -40,16 +32,6 @@ def run_rest(plan: Plan, engine: Engine) -> None:
             run_step(plan, step, engine)
 
 
-def three_steps() -> Plan:
-    return Plan(goal="Check order 88231 and refund it if delivered", steps=[
-        Step(id="s1", description="Look up order 88231", tool="query_order",
-             args={"order_id": "88231"}, status="completed",
-             result={"order_id": "88231", "status": "delivered", "refund": None}),
-        Step(id="s2", description="Refund it", tool="apply_refund",
-             args={"order_id": "88231"}, depends_on=["s1"],
-             condition="s1.status == 'delivered'"),
-        Step(id="s3", description="Tell the user", depends_on=["s1", "s2"]),
-    ])
 
 
 def test_policies() -> None:
@@ -284,9 +266,6 @@ def test_run_checkpoint_replans_when_no_steps_are_given() -> None:
     assert result.plan.version == 9
 
 
-FINISH_EARLY = ('{"needs_replan": false, "can_finish_early": true, "reason": "The goal is '
-                'already met and the pending steps can be dropped.", '
-                '"updated_pending_steps": null}')
 
 
 def test_a_reason_in_another_language_becomes_what_changed(registry: ToolRegistry) -> None:

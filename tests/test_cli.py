@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from core.cli.main import main
-from demo.shop import ensure_shop_db
+from tests.support import REPO
+from tests.support.cli import use_endpoint, write_plan
 from tests.support.fake_openai import FakeOpenAI, FakeRaw, text, tool_call
+from tests.support.shop import refunds_for
 
-REPO = Path(__file__).resolve().parents[1]
 SEED_000_ZH = (
     "我家老人想要一台扫地机，预算 2000 以内，要好操作的。"
     "另外帮我看看订单 {order} 到了没，到了的话帮我把那台坏的退掉。"
@@ -38,24 +38,10 @@ def run_json(capsys, *argv: str) -> dict:
     return json.loads(out)
 
 
-def write_plan(tmp_path: Path, steps: list[dict], goal: str = "test goal") -> str:
-    path = tmp_path / "plan.json"
-    path.write_text(json.dumps({"goal": goal, "steps": steps}), encoding="utf-8")
-    return str(path)
 
 
-def use_endpoint(monkeypatch, server: FakeOpenAI, key: str | None = None) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", key or server.api_key)
-    monkeypatch.setenv("OPENAI_MODEL", "gpt-4o-mini")
-    monkeypatch.setenv("PLANBOARD_MAX_RETRIES", "0")
 
 
-def refunds_for(order_id: str) -> list[tuple]:
-    with sqlite3.connect(ensure_shop_db()) as conn:
-        return conn.execute(
-            "SELECT refund_id FROM refunds WHERE order_id = ?", (order_id,)
-        ).fetchall()
 
 
 # ---- tools and call ----------------------------------------------------------------------

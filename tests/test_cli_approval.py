@@ -14,8 +14,9 @@ import pytest
 from core.cli.main import main
 from core.plan.model import Plan, Step
 from core.store.run_store import RunStore
+from tests.support.cli import use_endpoint, write_plan
 from tests.support.fake_openai import FakeOpenAI, text
-from tests.test_cli import refunds_for, use_endpoint, write_plan
+from tests.support.shop import refunds_for
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 

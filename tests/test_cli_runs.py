@@ -21,7 +21,7 @@ from core.store.run_store import RunStore
 from core.tools.registry import make_tool
 from core.tools.toolsets import default_registry
 from tests.support.child_runs import crash_when, step_started
-from tests.test_runner import Gate, await_mail_taken, slow_plan
+from tests.support.runs import Gate, await_mail_taken, slow_plan
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 

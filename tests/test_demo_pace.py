@@ -13,7 +13,7 @@ from core.execution.scheduler import RunOptions, run_plan
 from core.llm.engine import Engine
 from core.plan.model import Plan
 from tests.support.fakes import ScriptedChatModel, lookup
-from tests.test_scheduler import Tools
+from tests.support.steered_tools import Tools
 
 
 class RecordingControl(RunControl):

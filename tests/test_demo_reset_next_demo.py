@@ -12,7 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from core.runs.runner import Runner
-from tests.test_ui_app import TIMEOUT_S, fresh_runner, open_app, wait_for
+from tests.support.app import fresh_runner, open_app, wait_for
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 
 @pytest.fixture
@@ -33,7 +34,7 @@ def _customer_service_demo():
 
 
 def _asks_for_the_refund(runner: Runner, at, run_id: str) -> bool:
-    record = runner.wait(run_id, TIMEOUT_S, until_confirmation=True)
+    record = runner.wait(run_id, DEFAULT_TIMEOUT_S, until_confirmation=True)
     if record.status != "waiting_confirmation":
         return False
     wait_for(at, lambda a: any(b.key == "confirm_step_s3" for b in a.button))
@@ -44,7 +45,7 @@ def test_reset_demo_data_makes_the_next_demo_ask_for_the_refund_again(runner):
     at, first = _customer_service_demo()
     assert _asks_for_the_refund(runner, at, first)
     at.button(key="confirm_step_s3").click().run()
-    assert runner.wait(first, TIMEOUT_S).status == "completed"
+    assert runner.wait(first, DEFAULT_TIMEOUT_S).status == "completed"
     assert runner.store.get_run(first).plan.step("s3").result["refund_id"]
 
     at, second = _customer_service_demo()
@@ -59,4 +60,4 @@ def test_reset_demo_data_makes_the_next_demo_ask_for_the_refund_again(runner):
     at, third = _customer_service_demo()
     assert _asks_for_the_refund(runner, at, third)
     assert runner.store.get_run(third).plan.step("s2").result["status"] == "delivered"
-    runner.cancel(third, timeout=TIMEOUT_S)  # end the demo: nothing left waiting
+    runner.cancel(third, timeout=DEFAULT_TIMEOUT_S)  # end the demo: nothing left waiting

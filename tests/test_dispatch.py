@@ -22,7 +22,7 @@ from core.runs import dispatch, durable
 from core.runs.runner import Runner
 from core.store.run_store import CANCELLED_STEP, RunStore
 from tests.support.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
-from tests.test_cli import refunds_for
+from tests.support.shop import refunds_for
 
 MAILBOX = "planboard.test.mailbox"
 

@@ -12,8 +12,8 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.checkpoint import run_checkpoint
 from core.tools.registry import ToolRegistry
+from tests.support.checkpoints import FINISH_EARLY, run_step, three_steps
 from tests.support.fakes import ScriptedChatModel
-from tests.test_checkpoint import FINISH_EARLY, run_step, three_steps
 
 
 def test_a_step_whose_condition_holds_cannot_be_dropped(registry: ToolRegistry) -> None:

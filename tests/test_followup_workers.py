@@ -24,9 +24,9 @@ from core.runs import dispatch, durable
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.toolsets import default_registry
+from tests.support.app import fresh_runner, open_app, wait_for
 from tests.support.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
-from tests.test_cli import refunds_for
-from tests.test_ui_app import fresh_runner, open_app, wait_for
+from tests.support.shop import refunds_for
 
 WORKER = "w1"
 FOLLOW_UP = "also calculate 4*5"  # the offline rules map it to a calculate step: no model

@@ -12,10 +12,10 @@ from core.execution.launcher import Finished, StepHandle, StepWork, ThreadPoolLa
 from core.execution.scheduler import RunOptions, RunOutcome, run_plan
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
+from tests.support.approval import REGISTRY, failing_plan, replan_to_a_refund
 from tests.support.fakes import answer, lookup
-from tests.test_approval import REGISTRY, _failing_plan, _replan_to_a_refund
-from tests.test_cli import refunds_for
-from tests.test_scheduler import Tools
+from tests.support.shop import refunds_for
+from tests.support.steered_tools import Tools
 
 TIMEOUT_S = 20
 
@@ -132,7 +132,7 @@ def test_a_version_waiting_for_approval_holds_no_thread():
     launcher = InlineLauncher(paced_work(engine, control, 0))  # steps need no thread either
     before = set(threading.enumerate())
     thread, result = _in_background(lambda: run_plan(
-        _failing_plan(), engine, control=control, on_event=sink, replanner=_replan_to_a_refund,
+        failing_plan(), engine, control=control, on_event=sink, replanner=replan_to_a_refund,
         options=RunOptions(confirm_side_effects=False, max_replans=1), launcher=launcher))
     thread.start()
     try:

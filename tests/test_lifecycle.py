@@ -20,8 +20,9 @@ from core.lifecycle import (
     step_may_become,
 )
 from core.plan.model import Step
+from tests.support import REPO
 
-CORE = Path(__file__).resolve().parents[1] / "core"
+CORE = REPO / "core"
 
 
 def test_every_run_status_is_named_once_in_order():

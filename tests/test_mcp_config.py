@@ -18,6 +18,7 @@ from core.tools.mcp.naming import server_name_problem, tool_name
 from core.tools.mcp.secrets import Secrets
 from core.tools.mcp.toolset import mcp_server_of, mcp_tool
 from core.tools.toolsets import default_registry
+from tests.support import REPO
 
 SECRET = "tok-6f1c2e9a-very-secret"
 
@@ -305,7 +306,7 @@ def test_no_configuration_costs_nothing_and_imports_no_mcp_code(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=120, check=True, cwd=tmp_path,
                           env={"PATH": "/usr/bin:/bin", "PLANBOARD_HOME": str(tmp_path),
-                               "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+                               "PYTHONPATH": str(REPO)})
     count, modules = done.stdout.split(" ", 1)
     assert int(count) > 2 and modules.strip() == "[]"
 

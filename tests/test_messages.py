@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import string
-from pathlib import Path
 
 import pytest
 
@@ -29,8 +28,8 @@ from core.tools.toolsets import default_registry
 from demo.messages import TEXTS as DEMO_TEXTS
 from demo.messages import said
 from demo.texts import TEXTS_ZH as DEMO_TEXTS_ZH
+from tests.support import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -53,7 +52,7 @@ def test_every_code_has_both_wordings_with_the_same_placeholders(catalogue):
 
 def test_every_code_raised_in_core_is_in_the_catalogue():
     used: set[str] = set()
-    for path in (ROOT / "core").rglob("*.py"):
+    for path in (REPO / "core").rglob("*.py"):
         used |= set(re.findall(r"""\bmsg\(\s*"([\w.]+)\"""", path.read_text("utf-8")))
     assert len(used) > 50
     assert sorted(used - set(TEXTS)) == []

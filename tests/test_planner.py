@@ -18,34 +18,10 @@ from core.planning.planner import (
 )
 from core.prompts.planning import describe_tools, lessons_block, planner_system_prompt
 from core.runs.session import request_language
-from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, tool
 from tests.support.checks import found
-from tests.support.fakes import ScriptedChatModel
+from tests.support.planning import REQUEST, engine_with, planner_registry
 
-
-@tool(read_only=True)
-def query_order(order_id: str) -> dict:
-    """Look up an order and its status.
-
-    Args:
-        order_id: the order number.
-    """
-    return {"order_id": order_id, "status": "delivered"}
-
-
-@tool
-def apply_refund(order_id: str, reason: str = "not given") -> dict:
-    """Request a refund for an order.
-
-    Args:
-        order_id: the order number.
-        reason: why.
-    """
-    return {"order_id": order_id, "refund": "requested"}
-
-
-REQUEST = "Check order 88231 and refund it if it was delivered"
 GOOD = {
     "goal": REQUEST,
     "definition_of_done": "the user knows the refund status",
@@ -61,13 +37,6 @@ GOOD = {
 }
 
 
-def planner_registry() -> ToolRegistry:
-    """The built-in tools plus this module's order lookup and refund (also for replanning)."""
-    registry = ToolRegistry()
-    register_builtin_tools(registry)
-    registry.add(query_order)
-    registry.add(apply_refund)
-    return registry
 
 
 @pytest.fixture
@@ -75,9 +44,6 @@ def registry() -> ToolRegistry:
     return planner_registry()
 
 
-def engine_with(registry: ToolRegistry, *replies) -> tuple[Engine, ScriptedChatModel]:
-    model = ScriptedChatModel(replies=list(replies))
-    return Engine(registry=registry, model=model), model
 
 
 # ---- planning -----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from core.plan.model import Plan, Step
 from core.planning.planner import replan, replan_request
 from core.runs.session import request_language
 from core.tools.registry import ToolRegistry
-from tests.test_planner import REQUEST, engine_with, planner_registry
+from tests.support.planning import REQUEST, engine_with, planner_registry
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -25,12 +24,12 @@ from core.runs import durable
 from core.runs.runner import Runner
 from core.runs.workflow import run_workflow
 from core.store.run_store import RunStore
+from tests.support import REPO
 from tests.support.durable_runs import await_workflow
 from tests.support.pg import on_both_backends
 from tests.support.stored_runs import calc_engine, stopped_run
 
 pytestmark = on_both_backends
-REPO = Path(__file__).resolve().parents[1]
 CLAIMERS = 4
 
 

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 import pytest
 
 from core.runs.runner import Runner
-from tests.test_answer_shape import sentences, tables
-from tests.test_ui_app import TIMEOUT_S, fresh_runner, keyed_block, open_app, wait_for
+from tests.support.answer_text import sentences, tables
+from tests.support.app import fresh_runner, keyed_block, open_app, wait_for
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def _approved(at, runner: Runner):
     at.button(key="approve_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     run_id = at.query_params["run"]
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     return wait_for(at, _completed), run_id
 
 
@@ -70,7 +71,7 @@ def test_after_a_follow_up_the_answer_says_no_sentence_twice(runner, request_tex
     at.text_area(key="followup_text").set_value(follow_up).run()
     at.button(key="followup_submit").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     at = wait_for(at, lambda a: _completed(a) and new_fact in _answer(a))
     answer = _answer(at)
     said = sentences(answer)

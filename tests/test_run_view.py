@@ -12,9 +12,8 @@ from core.plan.model import Plan, Step
 from core.runs.view import load_run_view
 from core.store.run_store import RunStore
 from core.store.schema import VERSION_SOURCES
+from tests.support import REPO
 from ui.i18n import TEXT
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _plan(version: int = 1) -> Plan:

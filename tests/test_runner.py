@@ -7,11 +7,8 @@ the run's DBOS mailbox.
 from __future__ import annotations
 
 import threading
-import time
-from pathlib import Path
 
 import pytest
-from dbos import DBOS
 
 from core.errors import StoreError
 from core.execution.events import RunEvent
@@ -20,52 +17,15 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner, open_runner
 from core.store.run_store import RunStore
-from core.tools.builtin import register_builtin_tools
-from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
 from tests.support.child_runs import crash_when, step_started
 from tests.support.pg import on_both_backends
+from tests.support.runs import Gate, await_mail_taken, kinds, slow_plan
 
 # every test once on SQLite and once on PostgreSQL (the store and DBOS's tables alike)
 pytestmark = [pytest.mark.usefixtures("dbos_of_the_module"), on_both_backends]
 
-REPO = Path(__file__).resolve().parents[1]
 
 
-class Gate:
-    """A slow tool that blocks until the test opens the gate, and a side-effecting tool
-    (idempotent: it keeps its idempotency key, so a resumed run may call it again)."""
-
-    def __init__(self) -> None:
-        self.open = threading.Event()
-        self.entered = threading.Event()
-        self.keys: list[str | None] = []
-
-    def engine(self) -> Engine:
-        registry = ToolRegistry()
-        register_builtin_tools(registry)
-
-        def slow(label: str) -> dict:
-            """Wait until the gate opens, then echo the label.
-
-            Args:
-                label: any text.
-            """
-            self.entered.set()
-            self.open.wait(10)
-            return {"label": label, "at": time.time()}
-
-        def refund(order_id: str) -> dict:
-            """Refund an order (a side effect).
-
-            Args:
-                order_id: the order.
-            """
-            self.keys.append(current_idempotency_key())
-            return {"refunded": order_id}
-
-        registry.add(make_tool(slow, read_only=True))
-        registry.add(make_tool(refund, idempotent=True))  # it keeps idempotency keys
-        return Engine(registry=registry, model=None)
 
 
 def calc_plan(goal: str = "sums", expression: str = "6*7") -> Plan:
@@ -76,14 +36,6 @@ def calc_plan(goal: str = "sums", expression: str = "6*7") -> Plan:
     ])
 
 
-def slow_plan() -> Plan:
-    return Plan(goal="slow work", steps=[
-        Step(id="s1", description="slow one", tool="slow", args={"label": "a"}),
-        Step(id="s2", description="slow two", tool="slow", args={"label": "b"},
-             depends_on=["s1"]),
-        Step(id="s3", description="add", tool="calculate", args={"expression": "2+3"},
-             depends_on=["s2"]),
-    ])
 
 
 @pytest.fixture
@@ -95,19 +47,8 @@ def runner(db_url):
     made.store.close()
 
 
-def kinds(store: RunStore, run_id: str) -> list[str]:
-    return [e.kind for e in store.events(run_id)]
 
 
-def await_mail_taken(run_id: str, action: str, timeout: float = 10.0) -> None:
-    """Block until the run's workflow has taken ``action`` from its mailbox (DBOS records
-    every read of it as a step): from then on the run applies it before its next step."""
-    deadline = time.monotonic() + timeout
-    tick = threading.Event()
-    while action not in {step["output"] for step in DBOS.list_workflow_steps(run_id)
-                         if step["function_name"] == "DBOS.recv"}:
-        assert time.monotonic() < deadline, f"the run never took {action!r} from its mailbox"
-        tick.wait(0.05)
 
 
 def test_start_records_and_completes(runner):

@@ -19,9 +19,10 @@ from core.execution.scheduler import RunOptions
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
+from tests.support import REPO
 from tests.support.child_runs import crash_when, keys_written, spawn_run, step_started, stop
-from tests.test_cli import refunds_for
-from tests.test_runner import REPO, Gate, kinds
+from tests.support.runs import Gate, kinds
+from tests.support.shop import refunds_for
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 

@@ -8,7 +8,7 @@ from core.tools.research import SEARXNG_ENV
 from core.tools.toolsets import default_registry
 from demo.offline import offline_plan
 from demo.scenarios import SCENARIOS, get_scenario
-from tests.test_offline import execute_by_hand
+from tests.support.offline import execute_by_hand
 
 UNHEALTHY = ("order-service", "payment-service", "recommendation-service", "report-service",
              "search-service")

@@ -9,57 +9,14 @@ import time
 import pytest
 
 from core.base.usage import Usage
-from core.errors import ToolExecutionError
 from core.execution.control import RunControl
 from core.execution.events import RunEvent
 from core.execution.scheduler import RunOptions, run_plan
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
-from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
+from core.tools.registry import make_tool
 from tests.support.fakes import ScriptedChatModel, answer, lookup, tool_reply
-
-
-class Tools:
-    """Tools whose behaviour a test can steer, recording every call."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, dict, str | None]] = []
-        self.lock = threading.Lock()
-        self.on_call: dict[str, object] = {}
-        self.fail: set[str] = set()
-
-    def registry(self) -> ToolRegistry:
-        registry = ToolRegistry()
-
-        def lookup(key: str) -> dict:
-            """Look something up.
-
-            Args:
-                key: what to look up.
-            """
-            return self._run("lookup", {"key": key})
-
-        def refund(order_id: str) -> dict:
-            """Refund an order.
-
-            Args:
-                order_id: the order.
-            """
-            return self._run("refund", {"order_id": order_id})
-
-        registry.add(make_tool(lookup, read_only=True))
-        registry.add(make_tool(refund))
-        return registry
-
-    def _run(self, name: str, args: dict) -> dict:
-        with self.lock:
-            self.calls.append((name, args, current_idempotency_key()))
-        hook = self.on_call.get(args.get("key", name))
-        if callable(hook):
-            hook()
-        if args.get("key") in self.fail:
-            raise ToolExecutionError(f"{name} could not find {args['key']}")
-        return {"value": f"{name}:{next(iter(args.values()))}"}
+from tests.support.steered_tools import Tools
 
 
 @pytest.fixture

@@ -9,9 +9,7 @@ import pytest
 from core.plan.diff import diff_plans
 from core.runs.runner import Runner
 from demo.scenarios import SCENARIOS
-from tests.support.shown import shown
-from tests.test_ui_app import (
-    TIMEOUT_S,
+from tests.support.app import (
     block_text,
     drafted,
     fresh_runner,
@@ -19,6 +17,8 @@ from tests.test_ui_app import (
     open_app,
     wait_for,
 )
+from tests.support.shown import shown
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 SEED_000 = ("我家老人想要一台扫地机，预算 2000 以内，要好操作的。另外帮我看看订单 66001 到了没，"
             "到了的话帮我把那台坏的退掉。")
@@ -46,7 +46,7 @@ def _status(at) -> str:
 def _answered(at, runner: Runner):
     """The run page of the answer just asked for, once its run has completed."""
     assert at.title[0].value == "Run"  # a run like the others, followed on its page
-    assert runner.wait(at.query_params["run"], TIMEOUT_S).status == "completed"
+    assert runner.wait(at.query_params["run"], DEFAULT_TIMEOUT_S).status == "completed"
     return wait_for(at, lambda a: "Completed" in _status(a))
 
 
@@ -109,7 +109,7 @@ def test_adaptive_checkpoint_drops_the_refund_of_an_order_already_refunding(runn
     at.button(key="approve_run").click().run()
     run_id = at.query_params["run"]
     assert runner.store.get_run(run_id).options["checkpoint"] == "adaptive"
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     at = wait_for(at, lambda a: "Completed" in _status(a))
     change = next(e for e in at.expander if e.label.startswith("Version 1 → 2"))
     assert change.label == "Version 1 → 2 · checkpoint"
@@ -126,13 +126,13 @@ def test_a_follow_up_extends_a_finished_run_without_rerunning_old_steps(runner):
     at.button(key="generate_plan").click().run()
     at.button(key="approve_run").click().run()
     run_id = at.query_params["run"]
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     at = wait_for(at, lambda a: "Completed" in _status(a))
     before = runner.store.get_run(run_id).plan
     at.text_area(key="followup_text").input("另外帮我看看有没有新款耳机").run()
     at.button(key="followup_submit").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     at = wait_for(at, lambda a: "Completed" in _status(a))
     after = runner.store.get_run(run_id).plan
     diff = diff_plans(before, after)
@@ -167,7 +167,7 @@ def test_a_missed_success_check_is_shown_on_the_step_card(runner):
     run_id = runner.start(plan.goal, plan, engine=Engine(default_registry()),
                           options=RunOptions(checkpoint="rigid"),
                           settings_public={"offline": True})
-    runner.wait(run_id, TIMEOUT_S)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S)
     at = open_app("pages/run.py", query={"run": run_id})
     card = keyed_block(at, "step_card_s1")
     missed = [shown(w.value) for w in card.warning]

@@ -1,86 +1,22 @@
-"""AppTest of app.py: the settings sidebar, offline mode, the API key, and the language switch.
-
-Also holds the helpers the other page tests share (open the app, a fresh runner per test).
-"""
+"""AppTest of app.py: the settings sidebar, offline mode, the API key, and the language switch."""
 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
-from streamlit.testing.v1.element_tree import Block
 
 from core.runs.runner import Runner
-from ui import state
+from tests.support import REPO
+from tests.support.app import fresh_runner, open_app
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 from ui.i18n import TEXT
 
-ROOT = Path(__file__).resolve().parent.parent
 PAGES = ("pages/plan.py", "pages/run.py", "pages/history.py", "pages/lessons.py",
          "pages/tools.py")
-TIMEOUT_S = 30
-
-
-def open_app(
-    page: str | None = None, *, query: dict[str, str] | None = None, **state: object
-) -> AppTest:
-    """The app started from app.py on ``page`` with ``query`` params and ``state`` preset."""
-    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S)
-    for key, value in state.items():
-        at.session_state[key] = value
-    if page is not None:
-        at.switch_page(page)
-    at.query_params.update(query or {})
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def drafted(at: AppTest) -> AppTest:
-    """Rerun until the planner model's plan, drafted in the background, is on the page."""
-    return wait_for(at, lambda shown: "plan_drafting" not in shown.session_state)
-
-
-def wait_for(at: AppTest, predicate, timeout: float = TIMEOUT_S) -> AppTest:
-    """Rerun (the fragment does not tick in AppTest) until ``predicate(at)`` holds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
-        if predicate(at):
-            return at
-        if time.monotonic() > deadline:
-            raise AssertionError("the app never reached the expected state")
-        time.sleep(0.1)
-
-
-def keyed_block(at: AppTest, key: str) -> Block | None:
-    """The container drawn with ``key=key`` (``st.container(key=...)``), if it is on screen."""
-    stack: list[object] = [at.main, at.sidebar]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Block):
-            if str(getattr(node.proto, "id", "") or "").endswith(f"-{key}"):
-                return node
-            stack.extend(node.children.values())
-    return None
-
-
-def block_text(block: Block | None) -> str:
-    """All markdown and captions inside ``block``."""
-    assert block is not None, "the container is not on screen"
-    return "\n".join([m.value for m in block.markdown] + [c.value for c in block.caption])
-
-
-def fresh_runner() -> Iterator[Runner]:
-    """The app's runner (its cached resource) on this test's PLANBOARD_HOME, closed after."""
-    st.cache_resource.clear()  # closes the runner of an earlier test
-    yield state.runner()
-    st.cache_resource.clear()
 
 
 @pytest.fixture
@@ -124,7 +60,7 @@ def test_every_label_exists_in_both_languages_with_the_same_placeholders():
 
 def test_every_label_used_in_the_code_is_in_the_table():
     used: set[str] = set()
-    for path in [ROOT / "app.py", *ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py")]:
+    for path in [REPO / "app.py", *REPO.glob("pages/*.py"), *REPO.glob("ui/*.py")]:
         used |= set(re.findall(r"""\bt\(\s*["'](\w+)["']""", path.read_text("utf-8")))
     assert used, "no labels found"
     assert sorted(used - set(TEXT)) == []
@@ -170,7 +106,7 @@ def test_the_api_key_stays_in_the_session_only(runner, isolated_environment):
     at.run()
     at.button(key="approve_run").click().run()
     assert not at.exception
-    runner.wait(at.query_params["run"], TIMEOUT_S)
+    runner.wait(at.query_params["run"], DEFAULT_TIMEOUT_S)
     for path in Path(isolated_environment).rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
@@ -214,7 +150,7 @@ def _page_with_content(page: str, runner: Runner) -> AppTest:
     plan = _tiny_plan()
     run_id = runner.start(plan.goal, plan, engine=Engine(default_registry()),
                           options=RunOptions(), settings_public={"offline": True})
-    runner.wait(run_id, TIMEOUT_S)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S)
     if page == "pages/lessons.py":
         from core.learning.lessons import LessonBook
 

@@ -26,8 +26,9 @@ from core.plan.model import Plan, Step
 from core.runs.export import export_run
 from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
+from tests.support.app import fresh_runner, open_app, wait_for
 from tests.support.shown import graph_dots
-from tests.test_ui_app import TIMEOUT_S, fresh_runner, open_app, wait_for
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 WORD = re.compile(r"[A-Za-z]{2,}")
 # Words that may stay in the Chinese pages, each with its reason (kept short on purpose).
@@ -156,7 +157,7 @@ def _run_to_the_end(at, runner: Runner) -> tuple[list[str], str]:
     at.button(key="approve_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     run_id = at.query_params["run"]
-    assert runner.wait(run_id, TIMEOUT_S, until_confirmation=True).status == (
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S, until_confirmation=True).status == (
         "waiting_confirmation")
     at = wait_for(at, lambda a: any(b.key == "confirm_step_s3" for b in a.button))
     waiting = page_text(at.main)
@@ -165,7 +166,7 @@ def _run_to_the_end(at, runner: Runner) -> tuple[list[str], str]:
     waiting += page_text(at.main) + [t for d in graph_dots(at) for t in dot_labels(d)]
     at.session_state["run_tabs"] = "步骤"
     at.button(key="confirm_step_s3").click().run()
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     return waiting, run_id
 
 
@@ -239,7 +240,7 @@ def test_a_refused_refund_fails_its_step_in_chinese_on_the_run_page(runner):
     run_id = runner.start(plan.goal, plan, engine=Engine(default_registry()),
                           options=RunOptions(confirm_side_effects=False),
                           settings_public={"offline": True})
-    assert runner.wait(run_id, TIMEOUT_S).status == "failed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "failed"
     at = open_app("pages/run.py", query={"run": run_id}, language="zh")
     errors = [e.value for e in at.error]
     refused = "订单 70412 的状态是“运输中”，尚未签收；签收后才能申请退款"

@@ -10,8 +10,8 @@ import pytest
 
 from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
+from tests.support.app import fresh_runner, open_app
 from tests.support.shown import shown
-from tests.test_ui_app import fresh_runner, open_app
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -12,8 +12,9 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
+from tests.support.app import fresh_runner, open_app
 from tests.support.shown import shown
-from tests.test_ui_app import TIMEOUT_S, fresh_runner, open_app
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def _finished_run(runner, expression: str = "6 * 7") -> str:
     ])
     run_id = runner.start(plan.goal, plan, engine=Engine(default_registry()),
                           options=RunOptions(), settings_public={"offline": True})
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     return run_id
 
 
@@ -90,7 +91,7 @@ def test_the_dot_export_marks_side_effect_steps(runner):
     run_id = runner.start(plan.goal, plan, engine=Engine(default_registry()),
                           options=RunOptions(confirm_side_effects=False),
                           settings_public={"offline": True})
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     dot = export_run(runner.store, run_id, "dot")
     assert "s2 · apply_refund" in dot and "s1 · query_order" in dot
     assert "⚠ ✓ s2 · apply_refund" in dot and "⚠ ✓ s1" not in dot

@@ -12,8 +12,9 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
+from tests.support.app import fresh_runner, keyed_block, open_app
 from tests.support.shown import shown
-from tests.test_ui_app import TIMEOUT_S, fresh_runner, keyed_block, open_app
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 LESSONS = "pages/lessons.py"
 
@@ -34,7 +35,7 @@ def _failing_run(runner: Runner) -> str:
     ])
     run_id = runner.start(plan.goal, plan, engine=Engine(default_registry()),
                           options=RunOptions(), settings_public={"offline": True})
-    assert runner.wait(run_id, TIMEOUT_S).status == "failed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "failed"
     return run_id
 
 

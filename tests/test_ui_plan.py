@@ -11,16 +11,18 @@ import pytest
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from demo.scenarios import SCENARIOS
-from tests.support.shown import graph_dots, shown
-from tests.test_ui_app import (
-    TIMEOUT_S,
+from tests.support.app import (
     block_text,
     drafted,
     fresh_runner,
+    generated_plan,
     keyed_block,
     open_app,
+    plan_dot,
     wait_for,
 )
+from tests.support.shown import shown
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 VACUUM = next(s for s in SCENARIOS if s.id == "shop-refund")
 
@@ -31,12 +33,6 @@ def runner() -> Iterator[Runner]:
     yield from fresh_runner()
 
 
-def _generated(language: str = "en", **state: object):
-    at = open_app(language=language, **state)
-    at.button(key="scenario_shop-refund").click().run()
-    at.button(key="generate_plan").click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def _editor_key(at) -> str:
@@ -49,10 +45,6 @@ def _problems(at) -> str:
     return shown("\n".join(e.value for e in at.error))
 
 
-def _dot(at) -> str:
-    """The DOT the plan graph was given (AppTest cannot draw the component itself)."""
-    [dot] = graph_dots(at)
-    return dot
 
 
 def test_the_page_opens_with_a_request_box_and_the_gallery(runner):
@@ -92,14 +84,14 @@ def test_a_very_long_request_is_previewed_as_the_goal(runner):
 
 
 def test_generate_offline_shows_table_graph_metrics_and_enables_approval(runner):
-    at = _generated()
+    at = generated_plan()
     assert at.text_area(key="request").value == VACUUM.request_en
     plan: Plan = at.session_state["plan"]
     assert [s.tool for s in plan.steps] == [
         "search_knowledge", "query_order", "apply_refund", None]
     assert _editor_key(at).startswith("plan_editor_")
     assert list(at.dataframe[0].value["id"]) == ["s1", "s2", "s3", "s4"]
-    dot = _dot(at)
+    dot = plan_dot(at)
     assert "⚠ ○ s3 · apply_refund" in dot and "◇ s2.status == 'delivered'" in dot
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {"Steps": "4", "Critical path": "3", "Expected LLM calls": "0"}
@@ -109,7 +101,7 @@ def test_generate_offline_shows_table_graph_metrics_and_enables_approval(runner)
 
 
 def test_a_cycle_blocks_approval_and_is_named_by_step(runner):
-    at = _generated()
+    at = generated_plan()
     cyclic = at.session_state["plan"].model_copy(deep=True)
     cyclic.step("s2").depends_on = ["s3"]
     cyclic.step("s1").description = ""  # another problem does not hide the cycle
@@ -118,7 +110,7 @@ def test_a_cycle_blocks_approval_and_is_named_by_step(runner):
     assert "s2, s3 form a dependency cycle; remove one link" in _problems(at)
     assert "s1 has no description" in _problems(at)
     assert at.button(key="approve_run").disabled
-    dot = _dot(at)
+    dot = plan_dot(at)
     assert "penwidth=2.5" not in dot  # no critical path through a cycle
     assert '"s2" -> "s3" [color="#E03131"' in dot and '"s3" -> "s2" [color="#E03131"' in dot
     assert '"s2" -> "s4" [color' not in dot  # s4 only depends on the cycle
@@ -128,7 +120,7 @@ def test_a_cycle_blocks_approval_and_is_named_by_step(runner):
 
 
 def test_an_unknown_tool_blocks_approval_and_is_named_by_step(runner):
-    at = _generated()
+    at = generated_plan()
     wrong = at.session_state["plan"].model_copy(deep=True)
     wrong.step("s1").tool = "search_the_web_please"
     at.session_state["plan"] = wrong
@@ -138,7 +130,7 @@ def test_an_unknown_tool_blocks_approval_and_is_named_by_step(runner):
 
 
 def test_problems_are_worded_in_the_chosen_language(runner):
-    at = _generated(language="zh")
+    at = generated_plan(language="zh")
     cyclic = at.session_state["plan"].model_copy(deep=True)
     cyclic.step("s2").depends_on = ["s3"]
     at.session_state["plan"] = cyclic
@@ -148,7 +140,7 @@ def test_problems_are_worded_in_the_chosen_language(runner):
 
 
 def test_step_controls_move_delete_and_add(runner):
-    at = _generated()
+    at = generated_plan()
     revision = at.session_state["plan_revision"]
     at.selectbox(key="step_pick").set_value("s2").run()
     at.button(key="step_up").click().run()
@@ -172,7 +164,7 @@ def test_step_controls_move_delete_and_add(runner):
 
 
 def test_deleting_s1_leaves_no_dangling_dependency_and_approval_enabled(runner):
-    at = _generated()
+    at = generated_plan()
     at.selectbox(key="step_pick").set_value("s1").run()
     at.button(key="step_delete").click().run()
     assert not at.exception
@@ -180,11 +172,11 @@ def test_deleting_s1_leaves_no_dangling_dependency_and_approval_enabled(runner):
     assert plan.ids() == ["s2", "s3", "s4"] and plan.step("s4").depends_on == ["s2", "s3"]
     assert not at.error and at.success[0].value == "The plan is valid."
     assert not at.button(key="approve_run").disabled
-    assert '"s1"' not in _dot(at)
+    assert '"s1"' not in plan_dot(at)
 
 
 def test_undo_goes_back_one_edit_at_a_time(runner):
-    at = _generated()
+    at = generated_plan()
     drafted = at.session_state["plan"].canonical()
     at.selectbox(key="step_pick").set_value("s1").run()
     at.button(key="step_delete").click().run()
@@ -204,7 +196,7 @@ def test_undo_goes_back_one_edit_at_a_time(runner):
 
 
 def test_a_new_plan_starts_a_new_undo_history(runner):
-    at = _generated()
+    at = generated_plan()
     at.button(key="step_add").click().run()
     assert not at.button(key="undo_edit").disabled
     at.button(key="generate_plan").click().run()
@@ -236,12 +228,12 @@ def test_an_empty_request_is_not_planned(runner):
 
 
 def test_generate_approve_run_complete(runner):
-    at = _generated(confirm_side_effects=False)
+    at = generated_plan(confirm_side_effects=False)
     at.button(key="approve_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     run_id = at.query_params["run"]
     assert at.title[0].value == "Run"
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     at = wait_for(at, lambda a: "Completed" in " ".join(m.value for m in a.markdown))
     answer = block_text(keyed_block(at, "run_answer"))
     assert "S10 Lite" in answer
@@ -251,7 +243,7 @@ def test_generate_approve_run_complete(runner):
 
 
 def test_an_edited_plan_runs_as_version_2_with_the_draft_kept_as_version_1(runner):
-    at = _generated(confirm_side_effects=False)
+    at = generated_plan(confirm_side_effects=False)
     drafted = at.session_state["plan"].step("s1").description
     edited = at.session_state["plan"].model_copy(deep=True)
     edited.step("s1").description = "Find an easy robot vacuum for my parents"
@@ -259,7 +251,7 @@ def test_an_edited_plan_runs_as_version_2_with_the_draft_kept_as_version_1(runne
     at.run()
     at.button(key="approve_run").click().run()
     run_id = at.query_params["run"]
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     versions = runner.store.plan_versions(run_id)
     assert [v.version for v in versions] == [1, 2]
     assert versions[0].plan.step("s1").description == drafted
@@ -271,22 +263,22 @@ def test_an_edited_plan_runs_as_version_2_with_the_draft_kept_as_version_1(runne
 
 
 def test_an_unedited_plan_runs_as_version_1(runner):
-    at = _generated(confirm_side_effects=False)
+    at = generated_plan(confirm_side_effects=False)
     at.button(key="approve_run").click().run()
     run_id = at.query_params["run"]
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     assert [v.version for v in runner.store.plan_versions(run_id)] == [1]
 
 
 def test_chinese_request_generates_a_chinese_plan(runner):
-    at = _generated(language="zh")
+    at = generated_plan(language="zh")
     assert at.text_area(key="request").value == VACUUM.request_zh
     assert at.session_state["plan"].steps[0].description.startswith("搜索知识库")
     assert at.button(key="approve_run").label == "批准并运行"
 
 
 def test_a_language_switch_starts_a_new_table_from_the_canonical_plan(runner):
-    at = _generated()
+    at = generated_plan()
     edited = at.session_state["plan"].model_copy(deep=True)
     edited.step("s1").description = "Find an easy robot vacuum"
     at.session_state["plan"] = edited
@@ -299,7 +291,7 @@ def test_a_language_switch_starts_a_new_table_from_the_canonical_plan(runner):
 
 
 def test_leaving_the_page_keeps_the_request_and_the_plan(runner):
-    at = _generated()
+    at = generated_plan()
     plan = at.session_state["plan"]
     at.switch_page("pages/tools.py").run()
     at.switch_page("pages/plan.py").run()
@@ -340,7 +332,7 @@ def test_with_a_session_key_the_llm_planner_plans_and_the_key_is_never_stored(
         assert at.session_state["plan"].steps[0].description == "Multiply six by seven"
         at.button(key="approve_run").click().run()
         run_id = at.query_params["run"]
-        assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+        assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     settings = runner.store.get_run(run_id).settings
     assert settings["offline"] is False and settings["base_url"] == server.base_url
     for path in Path(isolated_environment).rglob("*"):

@@ -13,9 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 from core.runs.runner import Runner
+from tests.support.app import fresh_runner, generated_plan, plan_dot
 from tests.support.shown import shown
-from tests.test_ui_app import fresh_runner
-from tests.test_ui_plan import _dot, _generated
 
 
 @pytest.fixture
@@ -36,13 +35,13 @@ def _pick(at, step_id: str):
 
 
 def test_the_table_puts_id_description_tool_and_dependencies_first(runner):
-    at = _generated()
+    at = generated_plan()
     assert list(at.dataframe[0].proto.column_order)[:4] == [
         "id", "description", "tool", "depends_on"]
 
 
 def test_the_step_panel_shows_the_picked_step_as_a_form(runner):
-    at = _pick(_generated(), "s3")
+    at = _pick(generated_plan(), "s3")
     assert at.subheader[1].value == "Step s3"
     assert at.text_area(key="step_description").value.startswith("If order 88231 was delivered")
     assert at.selectbox(key="step_tool").value == "apply_refund"
@@ -71,7 +70,7 @@ def test_the_step_panel_shows_the_picked_step_as_a_form(runner):
 
 
 def test_an_argument_edited_in_the_panel_changes_the_plan_and_the_table(runner):
-    at = _pick(_generated(), "s2")
+    at = _pick(generated_plan(), "s2")
     revision = at.session_state["plan_revision"]
     at.text_input(key="step_arg_order_id").input("70412").run()
     assert not at.exception
@@ -85,13 +84,13 @@ def test_an_argument_edited_in_the_panel_changes_the_plan_and_the_table(runner):
 
 
 def test_description_dependencies_condition_and_criteria_are_edited_in_the_panel(runner):
-    at = _pick(_generated(), "s3")
+    at = _pick(generated_plan(), "s3")
     at.text_area(key="step_description").input("Refund if it arrived").run()
-    assert "Refund if it arrived" in _dot(at)
+    assert "Refund if it arrived" in plan_dot(at)
     assert at.dataframe[0].value["description"][2] == "Refund if it arrived"
     at.multiselect(key="step_depends").set_value(["s1", "s2"]).run()
     assert at.session_state["plan"].step("s3").depends_on == ["s1", "s2"]
-    assert '"s1" -> "s3"' in _dot(at)
+    assert '"s1" -> "s3"' in plan_dot(at)
     at.text_input(key="step_condition").input("if the customer is unhappy").run()
     assert at.session_state["plan"].step("s3").condition == "if the customer is unhappy"
     assert "Written in prose: the model judges it at run time" in _panel_notes(at)
@@ -100,11 +99,11 @@ def test_description_dependencies_condition_and_criteria_are_edited_in_the_panel
     assert step.success_criteria == "result.refund_id != ''"
     at.text_input(key="step_condition").input("").run()
     assert at.session_state["plan"].step("s3").condition is None
-    assert "◇" not in _dot(at).split('"s3"')[1].split("]")[0]  # no longer conditional
+    assert "◇" not in plan_dot(at).split('"s3"')[1].split("]")[0]  # no longer conditional
 
 
 def test_condition_and_criteria_are_checked_live_under_their_fields(runner):
-    at = _pick(_generated(), "s3")
+    at = _pick(generated_plan(), "s3")
     at.text_input(key="step_condition").input("s1.status == 'delivered'").run()
     assert ("s3 condition reads s1 but does not depend on it; add s1 to depends_on"
             in _panel_notes(at))
@@ -116,7 +115,7 @@ def test_condition_and_criteria_are_checked_live_under_their_fields(runner):
 
 
 def test_a_reference_is_offered_from_the_dependencies_and_checked(runner):
-    at = _pick(_generated(), "s3")
+    at = _pick(generated_plan(), "s3")
     at.selectbox(key="step_ref_order_id").set_value("{{s2.order_id}}").run()
     assert at.session_state["plan"].step("s3").args["order_id"] == "{{s2.order_id}}"
     assert at.text_input(key="step_arg_order_id").value == "{{s2.order_id}}"
@@ -131,7 +130,7 @@ def test_a_reference_is_offered_from_the_dependencies_and_checked(runner):
 
 
 def test_typed_fields_read_back_as_their_types(runner):
-    at = _pick(_generated(), "s1")
+    at = _pick(generated_plan(), "s1")
     at.number_input(key="step_arg_top_k").set_value(5).run()
     assert at.session_state["plan"].step("s1").args["top_k"] == 5
     at.selectbox(key="step_tool").set_value("check_health").run()
@@ -143,7 +142,7 @@ def test_typed_fields_read_back_as_their_types(runner):
 
 
 def test_a_new_tool_gets_its_own_form_and_drops_what_it_does_not_take(runner):
-    at = _pick(_generated(), "s3")
+    at = _pick(generated_plan(), "s3")
     at.selectbox(key="step_tool").set_value("query_order").run()
     step = at.session_state["plan"].step("s3")
     assert step.tool == "query_order" and step.args == {"order_id": "88231"}
@@ -158,7 +157,7 @@ def test_a_new_tool_gets_its_own_form_and_drops_what_it_does_not_take(runner):
 
 
 def test_an_added_step_opens_in_the_panel_and_table_edits_reach_it(runner):
-    at = _pick(_generated(), "s2")
+    at = _pick(generated_plan(), "s2")
     at.button(key="step_add").click().run()
     assert at.subheader[1].value == "Step s5"
     assert at.text_area(key="step_description").value == ""
@@ -170,7 +169,7 @@ def test_an_added_step_opens_in_the_panel_and_table_edits_reach_it(runner):
 
 
 def test_the_step_panel_speaks_chinese(runner):
-    at = _pick(_generated(language="zh"), "s3")
+    at = _pick(generated_plan(language="zh"), "s3")
     assert at.subheader[1].value == "步骤 s3"
     assert at.text_area(key="step_description").label == "描述"
     assert at.selectbox(key="step_ref_order_id").placeholder == "或引用某个结果…"
@@ -181,8 +180,8 @@ def test_an_mcp_step_shows_its_server_and_a_form_from_the_servers_schema(runner,
                                                                          monkeypatch):
     from core.plan.model import Plan, Step
     from core.tools.mcp.pool import shutdown_pool
+    from tests.support.app import open_app
     from tests.support.mcp import reference_server, write_config
-    from tests.test_ui_app import open_app
 
     config = write_config(tmp_path / "mcp.json", {"time": reference_server("mcp_server_time")})
     monkeypatch.setenv("PLANBOARD_MCP_CONFIG", str(config))

@@ -11,15 +11,9 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
+from tests.support.app import block_text, fresh_runner, keyed_block, open_app, wait_for
 from tests.support.shown import graph_dots, shown
-from tests.test_ui_app import (
-    TIMEOUT_S,
-    block_text,
-    fresh_runner,
-    keyed_block,
-    open_app,
-    wait_for,
-)
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 
 @pytest.fixture
@@ -71,7 +65,7 @@ def test_an_unknown_run_is_a_one_line_error(runner):
 
 def test_confirming_the_refund_runs_it_and_the_button_disappears(runner):
     run_id = _start(runner)
-    assert runner.wait(run_id, TIMEOUT_S, until_confirmation=True).status == (
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S, until_confirmation=True).status == (
         "waiting_confirmation")
     at = _open_run(run_id)
     assert _status(at) == "**Status:** Waiting for confirmation"
@@ -82,7 +76,7 @@ def test_confirming_the_refund_runs_it_and_the_button_disappears(runner):
     assert graph_dots(at)[0].count("#D3F9D8") == 1  # s1 completed
     at.button(key="confirm_step_s2").click().run()
     assert "confirm_step_s2" not in _keys(at)
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     at = wait_for(at, lambda a: "Completed" in _status(a))
     assert "confirm_step_s2" not in _keys(at) and "reject_step_s2" not in _keys(at)
     refund_id = runner.store.get_run(run_id).plan.step("s2").result["refund_id"]
@@ -93,11 +87,11 @@ def test_confirming_the_refund_runs_it_and_the_button_disappears(runner):
 
 def test_rejecting_the_refund_skips_it(runner):
     run_id = _start(runner)
-    runner.wait(run_id, TIMEOUT_S, until_confirmation=True)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S, until_confirmation=True)
     at = _open_run(run_id)
     at.button(key="reject_step_s2").click().run()
     assert "reject_step_s2" not in _keys(at)
-    assert runner.wait(run_id, TIMEOUT_S).status in {"completed", "failed"}
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status in {"completed", "failed"}
     plan = runner.store.get_run(run_id).plan
     assert plan.step("s2").status == "skipped"
     at = wait_for(at, lambda a: "Waiting" not in _status(a) and "Running" not in _status(a))
@@ -106,19 +100,19 @@ def test_rejecting_the_refund_skips_it(runner):
 
 def test_pause_resume_and_cancel(runner):
     run_id = _start(runner)
-    runner.wait(run_id, TIMEOUT_S, until_confirmation=True)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S, until_confirmation=True)
     at = _open_run(run_id)
     at.button(key="run_pause").click().run()
-    assert runner.wait(run_id, TIMEOUT_S).status == "paused"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "paused"
     at = wait_for(at, lambda a: _status(a) == "**Status:** Paused")
     assert "confirm_step_s2" not in _keys(at)
     assert not at.button(key="run_resume").disabled
     at.button(key="run_resume").click().run()
-    assert runner.wait(run_id, TIMEOUT_S, until_confirmation=True).status == (
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S, until_confirmation=True).status == (
         "waiting_confirmation")
     at = wait_for(at, lambda a: "confirm_step_s2" in _keys(a))
     at.button(key="run_cancel").click().run()
-    assert runner.wait(run_id, TIMEOUT_S).status == "cancelled"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "cancelled"
     at = wait_for(at, lambda a: _status(a) == "**Status:** Cancelled")
     assert "confirm_step_s2" not in _keys(at)
     assert at.button(key="run_resume").disabled and at.button(key="run_cancel").disabled
@@ -139,7 +133,7 @@ def test_replan_history_shows_the_diff_between_versions(runner):
     run_id = runner.start(plan.goal, plan, engine=Engine(default_registry()),
                           options=RunOptions(max_replans=1), replanner=_replanner,
                           settings_public={"offline": True})
-    runner.wait(run_id, TIMEOUT_S)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S)
     at = _open_run(run_id)
     titles = [e.label for e in at.expander]
     assert "Version 1 → 2 · replan after a failure" in titles
@@ -172,7 +166,7 @@ def _start_widening(runner) -> str:
 @pytest.mark.parametrize("approve", [True, False])
 def test_a_new_version_that_adds_a_refund_waits_for_approval(runner, approve):
     run_id = _start_widening(runner)
-    assert runner.wait(run_id, TIMEOUT_S, until_confirmation=True).status == (
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S, until_confirmation=True).status == (
         "waiting_confirmation")
     at = _open_run(run_id)
     assert {"approve_version", "reject_version"} <= _keys(at)
@@ -182,7 +176,7 @@ def test_a_new_version_that_adds_a_refund_waits_for_approval(runner, approve):
     assert runner.store.get_run(run_id).plan.step("s3").status == "pending"  # not run yet
     at.button(key="approve_version" if approve else "reject_version").click().run()
     assert "approve_version" not in _keys(at)
-    runner.wait(run_id, TIMEOUT_S)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S)
     refund = runner.store.get_run(run_id).plan.step("s3")
     if approve:
         assert refund.status == "completed" and refund.result["created"] is True
@@ -200,9 +194,9 @@ def _card(at, step_id: str):
 
 def test_a_rejected_step_is_a_neutral_note_with_its_reason_not_an_error(runner):
     run_id = _start(runner)
-    runner.wait(run_id, TIMEOUT_S, until_confirmation=True)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S, until_confirmation=True)
     runner.reject(run_id, "s2")
-    runner.wait(run_id, TIMEOUT_S)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S)
     at = _open_run(run_id)
     card = _card(at, "s2")
     assert list(card.error) == []
@@ -227,7 +221,7 @@ def _skipped_by_condition(runner) -> str:
 def test_a_step_whose_condition_is_false_says_so_in_both_languages(runner, language, reason,
                                                                   progress):
     run_id = _skipped_by_condition(runner)
-    runner.wait(run_id, TIMEOUT_S)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S)
     at = open_app("pages/run.py", query={"run": run_id}, language=language)
     card = _card(at, "s2")
     assert list(card.error) == []
@@ -237,9 +231,9 @@ def test_a_step_whose_condition_is_false_says_so_in_both_languages(runner, langu
 
 def test_a_cancelled_run_says_cancelled_and_its_bar_stops_where_it_stopped(runner):
     run_id = _start(runner)
-    runner.wait(run_id, TIMEOUT_S, until_confirmation=True)
-    runner.cancel(run_id, timeout=TIMEOUT_S)
-    assert runner.wait(run_id, TIMEOUT_S).status == "cancelled"
+    runner.wait(run_id, DEFAULT_TIMEOUT_S, until_confirmation=True)
+    runner.cancel(run_id, timeout=DEFAULT_TIMEOUT_S)
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "cancelled"
     at = _open_run(run_id)
     assert at.progress[0].proto.text == "Cancelled: 1 done · 1 not run · 2 steps"
     assert at.progress[0].value == 50
@@ -250,7 +244,7 @@ def test_a_cancelled_run_says_cancelled_and_its_bar_stops_where_it_stopped(runne
 
 def test_the_run_link_returns_to_the_latest_run_after_another_page(runner):
     run_id = _start(runner, confirm=False)
-    runner.wait(run_id, TIMEOUT_S)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S)
     at = _open_run(run_id)
     at.switch_page("pages/history.py").run()
     at.query_params.clear()  # what st.navigation does when the sidebar's Run link is used
@@ -274,7 +268,7 @@ def _sql_run(runner) -> str:
 
 def test_a_tabular_result_is_a_data_frame_on_its_card(runner):
     run_id = _sql_run(runner)
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     result = runner.store.get_run(run_id).plan.step("s1").result
     at = _open_run(run_id)
     card = _card(at, "s1")
@@ -289,7 +283,7 @@ def test_a_tabular_result_is_a_data_frame_on_its_card(runner):
 
 def test_the_presentation_view_has_no_sidebar_and_no_editors(runner):
     run_id = _start(runner)
-    runner.wait(run_id, TIMEOUT_S, until_confirmation=True)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S, until_confirmation=True)
     at = open_app("pages/run.py", query={"run": run_id, "present": "1"})
     assert len(at.sidebar.children) == 0
     view = keyed_block(at, "present_view")
@@ -302,7 +296,7 @@ def test_the_presentation_view_has_no_sidebar_and_no_editors(runner):
     assert _card(at, "s1") is None and _card(at, "s2") is None  # no cards: the decision
     assert keyed_block(at, "decision_s2") is not None
     at.button(key="confirm_step_s2").click().run()
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     at = wait_for(at, lambda a: "Completed" in _status(a))
     refund_id = runner.store.get_run(run_id).plan.step("s2").result["refund_id"]
     assert refund_id in block_text(keyed_block(at, "run_answer"))
@@ -310,7 +304,7 @@ def test_the_presentation_view_has_no_sidebar_and_no_editors(runner):
 
 def test_the_working_view_links_to_the_presentation(runner):
     run_id = _start(runner, confirm=False)
-    runner.wait(run_id, TIMEOUT_S)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S)
     at = _open_run(run_id)
     assert len(at.sidebar.children) > 0 and keyed_block(at, "present_view") is None
     at.button(key="present_open").click().run()
@@ -326,7 +320,7 @@ def test_the_working_view_links_to_the_presentation(runner):
 def test_the_step_cards_are_the_first_tab_and_the_graph_has_a_tab_of_its_own(
         runner, language, labels):
     run_id = _start(runner, confirm=False)
-    runner.wait(run_id, TIMEOUT_S)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S)
     at = open_app("pages/run.py", query={"run": run_id}, language=language)
     steps, graph, timeline = at.tabs
     assert (steps.label, graph.label, timeline.label) == labels
@@ -358,7 +352,7 @@ def _cards_in(block) -> list[str]:
 
 def test_edit_and_rerun_from_a_step_card_runs_only_that_step_again_with_the_edit(runner):
     run_id = _start(runner, confirm=False)
-    first = runner.wait(run_id, TIMEOUT_S).plan
+    first = runner.wait(run_id, DEFAULT_TIMEOUT_S).plan
     at = _open_run(run_id)
     assert {"rerun_from_s1", "rerun_from_s2"} <= _keys(at)
     at.button(key="rerun_from_s2").click().run()
@@ -375,7 +369,7 @@ def test_edit_and_rerun_from_a_step_card_runs_only_that_step_again_with_the_edit
     assert "arrived broken" in block_text(keyed_block(at, "rerun_form"))  # the diff
     at.button(key="rerun_submit").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    record = runner.wait(run_id, TIMEOUT_S)
+    record = runner.wait(run_id, DEFAULT_TIMEOUT_S)
     assert record.status == "completed" and record.plan.version == 2
     assert record.plan.step("s1").model_dump() == first.step("s1").model_dump()  # not run again
     assert record.plan.step("s2").resolved_args == {"order_id": "88231",

@@ -12,8 +12,8 @@ import pytest
 from core.runs.runner import Runner
 from core.tools.mcp.pool import shutdown_pool
 from core.tools.toolsets import default_registry
+from tests.support.app import fresh_runner, open_app
 from tests.support.mcp import own_server, reference_server, write_config
-from tests.test_ui_app import fresh_runner, open_app
 
 
 @pytest.fixture

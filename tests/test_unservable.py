@@ -16,7 +16,7 @@ from core.runs.runner import Runner
 from core.runs.session import draft_plan
 from core.tools.toolsets import default_registry
 from demo.offline import offline_plan
-from tests.test_ui_app import fresh_runner, open_app
+from tests.support.app import fresh_runner, open_app
 
 NOTHING_MAPS = ["asdf", "top 5 customers by spend", "what's the revenue by month?",
                 "随便说说", "按月统计收入"]

@@ -9,10 +9,10 @@ from core.execution.events import RunEvent
 from core.execution.scheduler import RunOptions, RunOutcome, run_plan
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
+from tests.support.approval import REGISTRY, failing_plan, replan_to_a_refund
 from tests.support.fakes import ScriptedChatModel, answer, lookup
-from tests.test_approval import REGISTRY, _failing_plan, _replan_to_a_refund
-from tests.test_cli import refunds_for
-from tests.test_scheduler import Tools
+from tests.support.shop import refunds_for
+from tests.support.steered_tools import Tools
 
 TIMEOUT_S = 20
 
@@ -86,12 +86,12 @@ def test_a_pause_while_a_version_waits_for_approval_asks_again_on_resume():
                 control.approve_version(event.data["version"])
 
     options = RunOptions(confirm_side_effects=False, max_replans=1)
-    paused = _run(plan=_failing_plan(), engine=Engine(REGISTRY), control=control,
-                  on_event=pause_then_approve, replanner=_replan_to_a_refund, options=options)
+    paused = _run(plan=failing_plan(), engine=Engine(REGISTRY), control=control,
+                  on_event=pause_then_approve, replanner=replan_to_a_refund, options=options)
     assert paused.status == "paused" and paused.plan.step("s4").status == "pending"
     assert refunds_for("88231") == []
     control.resume()
     resumed = _run(plan=paused.plan, engine=Engine(REGISTRY), control=control,
-                   on_event=pause_then_approve, replanner=_replan_to_a_refund, options=options)
+                   on_event=pause_then_approve, replanner=replan_to_a_refund, options=options)
     assert asked == [2, 2]
     assert resumed.plan.step("s4").status == "completed" and len(refunds_for("88231")) == 1

@@ -28,10 +28,11 @@ from core.execution.scheduler import RunOptions
 from core.plan.model import Plan
 from core.runs import dispatch, durable
 from core.store.run_store import RunStore
+from tests.support import REPO
+from tests.support.cli import write_plan
 from tests.support.durable_runs import TIMEOUT_S, await_status
 from tests.support.pg import on_both_backends
-from tests.test_cli import refunds_for, write_plan
-from tests.test_runner import REPO
+from tests.support.shop import refunds_for
 
 REFUND_STEPS = [
     {"id": "s1", "description": "look up order 88231", "tool": "query_order",

@@ -22,7 +22,7 @@ from core.runs.session import public_settings
 from core.store.run_store import RunStore
 from tests.support.core_processes import CoreProcess, CoreProcesses
 from tests.support.durable_runs import refund_plan
-from tests.test_cli import refunds_for
+from tests.support.shop import refunds_for
 
 START_TIMEOUT_S = 120.0  # a worker imports DBOS and launches it on a busy machine
 RUN_TIMEOUT_S = 240.0

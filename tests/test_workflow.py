@@ -19,9 +19,9 @@ from core.plan.model import Plan
 from core.runs import durable
 from core.runs.workflow import RUN_WORKFLOW
 from core.store.run_store import RunStore
+from tests.support import REPO
 from tests.support.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
-from tests.test_cli import refunds_for
-from tests.test_runner import REPO
+from tests.support.shop import refunds_for
 
 
 def submit(store: RunStore, plan: Plan, **options) -> str:

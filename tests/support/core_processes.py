@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.test_runner import REPO
+from tests.support import REPO
 
 __all__ = ["CoreProcess", "CoreProcesses"]
 

@@ -1,0 +1,95 @@
+"""The app under AppTest: open it on a page, rerun until a state shows, find keyed blocks,
+and the app's own runner on the test's home."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block
+
+from core.runs.runner import Runner
+from tests.support import REPO
+from tests.support.shown import graph_dots
+from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
+from ui import state
+
+__all__ = ["APP_TIMEOUT_S", "block_text", "drafted", "fresh_runner", "generated_plan",
+           "keyed_block", "open_app", "plan_dot", "wait_for"]
+
+APP_TIMEOUT_S = DEFAULT_TIMEOUT_S
+"""How long one script run of the app may take (AppTest's default_timeout)."""
+
+
+def open_app(
+    page: str | None = None, *, query: dict[str, str] | None = None, **preset: object
+) -> AppTest:
+    """The app started from app.py on ``page`` with ``query`` params and ``preset`` state."""
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=APP_TIMEOUT_S)
+    for key, value in preset.items():
+        at.session_state[key] = value
+    if page is not None:
+        at.switch_page(page)
+    at.query_params.update(query or {})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def wait_for(at: AppTest, predicate: Callable[[AppTest], object],
+             timeout: float = DEFAULT_TIMEOUT_S, *, what: str = "the expected state") -> AppTest:
+    """Rerun (the fragment does not tick in AppTest) until ``predicate(at)`` holds."""
+
+    def rerun_and_check() -> bool:
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        return bool(predicate(at))
+
+    wait_until(rerun_and_check, timeout, what=f"the app showing {what}", poll_s=0.1)
+    return at
+
+
+def drafted(at: AppTest) -> AppTest:
+    """Rerun until the planner model's plan, drafted in the background, is on the page."""
+    return wait_for(at, lambda shown: "plan_drafting" not in shown.session_state,
+                    what="the drafted plan")
+
+
+def keyed_block(at: AppTest, key: str) -> Block | None:
+    """The container drawn with ``key=key`` (``st.container(key=...)``), if it is on screen."""
+    stack: list[object] = [at.main, at.sidebar]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Block):
+            if str(getattr(node.proto, "id", "") or "").endswith(f"-{key}"):
+                return node
+            stack.extend(node.children.values())
+    return None
+
+
+def block_text(block: Block | None) -> str:
+    """All markdown and captions inside ``block``."""
+    assert block is not None, "the container is not on screen"
+    return "\n".join([m.value for m in block.markdown] + [c.value for c in block.caption])
+
+
+def fresh_runner() -> Iterator[Runner]:
+    """The app's runner (its cached resource) on this test's PLANBOARD_HOME, closed after."""
+    st.cache_resource.clear()  # closes the runner of an earlier test
+    yield state.runner()
+    st.cache_resource.clear()
+
+
+def generated_plan(language: str = "en", **state: object):
+    at = open_app(language=language, **state)
+    at.button(key="scenario_shop-refund").click().run()
+    at.button(key="generate_plan").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def plan_dot(at) -> str:
+    """The DOT the plan graph was given (AppTest cannot draw the component itself)."""
+    [dot] = graph_dots(at)
+    return dot

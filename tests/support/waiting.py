@@ -1,0 +1,35 @@
+"""The one way tests wait: for a condition, with one default timeout.
+
+A test waits on what it expects (a status, an event, a line of output), never for a fixed
+time. ``wait_until`` polls the condition and fails with what it was waiting for when the
+timeout passes; the default is generous because it is only reached when something is wrong
+(a busy 2-core machine must not fail a test that would pass a moment later), and it stays
+below the suite's per-test limit (pytest-timeout, pyproject.toml) so the message comes out.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+__all__ = ["DEFAULT_TIMEOUT_S", "wait_until"]
+
+DEFAULT_TIMEOUT_S = 60.0
+"""How long any test waits for a condition unless it says otherwise."""
+
+T = TypeVar("T")
+
+
+def wait_until(predicate: Callable[[], T], timeout: float = DEFAULT_TIMEOUT_S, *,
+               what: str = "the condition", poll_s: float = 0.02) -> T:
+    """``predicate()``'s first true value, polled every ``poll_s`` seconds; AssertionError
+    naming ``what`` when ``timeout`` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"waited {timeout:.0f} s for {what}, in vain")
+        time.sleep(poll_s)
