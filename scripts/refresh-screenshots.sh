@@ -6,4 +6,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x /usr/bin/chromium ] || { echo "needs /usr/bin/chromium: run scripts/test.sh once" >&2; exit 1; }
 PLANBOARD_SCREENSHOTS_DIR="$PWD/docs/screenshots" \
-  python -m pytest -q -p no:cacheprovider -rs tests/test_browser.py "$@"
+  python -m pytest -q -p no:cacheprovider -rs tests/browser/test_browser.py "$@"

@@ -1,4 +1,4 @@
-"""A page with only the plan graph, for tests/test_browser_graph.py (not part of the app).
+"""A page with only the plan graph, for tests/browser/test_browser_graph.py (not part of the app).
 
 The address picks the plan: ``?scenario=churn-analysis&lang=zh`` drafts that scenario's plan
 offline in that language (a side-effecting step marked ⚠, as the pages draw it);

@@ -1,6 +1,6 @@
 """The run store: round trips, version sources, status moves, concurrent appends, no secrets.
 
-Claims, cancels of runs nobody executes and crash records: tests/test_store_claims.py.
+Claims, cancels of runs nobody executes and crash records: tests/store/test_store_claims.py.
 
 Tests marked ``on_both_backends`` run on SQLite and on a throwaway PostgreSQL (tests/support/pg.py).
 """

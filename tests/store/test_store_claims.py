@@ -2,7 +2,7 @@
 executes, crash records, the runs a live process holds.
 
 Every test runs on SQLite and on a throwaway PostgreSQL (tests/support/pg.py). Claims racing in
-threads and processes: tests/test_run_claims.py.
+threads and processes: tests/runs/test_run_claims.py.
 """
 
 from __future__ import annotations

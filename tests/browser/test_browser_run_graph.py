@@ -4,7 +4,7 @@ The churn scenario's offline plan (six steps, five side by side) is approved wit
 pace of 3 s per step, so the run stays live for a few polls. The step cards are the first
 tab; the graph's tab gives the graph the page's width (820 px beside the sidebar), where
 every text renders at 11 px or more (font size times the SVG's scale, as
-tests/test_browser_graph.py measures) and lies inside its node with room to spare, and,
+tests/browser/test_browser_graph.py measures) and lies inside its node with room to spare, and,
 without scrolling inside the graph, all six nodes lie wholly in sight (the five side by
 side wrap narrower and need about 800 px at 11 px; the old column beside the cards showed
 two). The chosen tab survives the live fragment's polling and the rerun when the run ends,

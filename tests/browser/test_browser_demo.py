@@ -4,7 +4,7 @@ The sidebar's demo pace (Run options) is set to 1 s, the operations scenario's o
 (five steps) is approved, and the step cards' status marks are read every 200 ms while the
 run goes on: a demo audience must see the cards change several times, not jump from
 "pending" to "done". The presentation view (``?present=1``) is covered by
-tests/test_browser.py's journey.
+tests/browser/test_browser.py's journey.
 """
 
 from __future__ import annotations

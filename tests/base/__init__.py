@@ -1,0 +1,1 @@
+"""The base: safe expressions, text forms, untrusted text, message codes, the lifecycle."""

@@ -1,0 +1,1 @@
+"""The benchmarks' code on tiny sizes: tables, Markdown, durable runs, plan quality."""

@@ -1,0 +1,1 @@
+"""The python -m core command line end to end."""

@@ -1,0 +1,1 @@
+"""The demo pack: the shop, operations and analytics toolsets, the knowledge base, the scenarios."""

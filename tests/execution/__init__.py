@@ -1,0 +1,1 @@
+"""Executing a plan: the scheduler, executor, launcher, checkpoints, success checks and answers."""

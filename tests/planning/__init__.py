@@ -1,0 +1,2 @@
+"""Planning: the planner and replanner, plan checks, routing, clarifying questions, offline
+plans."""

@@ -1,0 +1,1 @@
+"""AppTests: one file per page of the dashboard, started from app.py, widgets found by key."""
