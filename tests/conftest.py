@@ -1,7 +1,9 @@
-"""Shared fixtures: every test gets its own PLANBOARD_HOME and a clean environment.
+"""Fixtures for every test: its own PLANBOARD_HOME and a clean environment, and one fixture
+per concept: the fake OpenAI server, the demo tool registry, a run store on the test's home,
+a runner over it, and the app's runner.
 
-Also the fake OpenAI server, the demo tool registry, a run store on that home and a
-runner over it (a test file that defines a fixture of the same name uses its own).
+A folder's conftest.py holds the fixtures of its concept (tests/ui/conftest.py: the runner
+a page uses); helpers that are not fixtures live in tests/support/.
 """
 
 from __future__ import annotations
@@ -99,3 +101,11 @@ def runner(store: RunStore) -> Iterator[Runner]:
     made = Runner(store, poll_s=0.05)
     yield made
     made.shutdown()
+
+
+@pytest.fixture
+def app_runner() -> Iterator[Runner]:
+    """The app's runner (its cached resource) on this test's home, closed afterwards."""
+    from tests.support.app import fresh_runner  # streamlit: imported by the tests that use it
+
+    yield from fresh_runner()

@@ -28,26 +28,27 @@ def built_database(tmp_path_factory):
 
 
 @pytest.fixture
-def registry(built_database):
+def analytics(built_database):
+    """The demo tools over a fresh copy of the analytics database (built once per module)."""
     shutil.copyfile(built_database, analytics_db_path())
     return default_registry({})
 
 
-def test_describe_tables(registry):
-    tables = {t["name"]: t for t in registry.call("describe_tables", {})["tables"]}
+def test_describe_tables(analytics):
+    tables = {t["name"]: t for t in analytics.call("describe_tables", {})["tables"]}
     assert set(tables) == {"users", "subscriptions", "churn_events", "support_feedback"}
     assert tables["users"]["row_count"] == 3000
     assert sum(t["row_count"] for t in tables.values()) > 5000
     assert {"name": "reason", "type": "TEXT"} in tables["churn_events"]["columns"]
 
 
-def test_churn_question_gets_real_numbers(registry):
-    by_reason = registry.call("run_sql", {"query": (
+def test_churn_question_gets_real_numbers(analytics):
+    by_reason = analytics.call("run_sql", {"query": (
         f"SELECT reason, COUNT(*) AS n FROM churn_events WHERE {Q1} GROUP BY reason "
         "ORDER BY n DESC")})
     assert by_reason["columns"] == ["reason", "n"]
     assert by_reason["rows"][0][0] == "price"
-    total = registry.call("run_sql", {"query": f"SELECT COUNT(*) FROM churn_events WHERE {Q1}"})
+    total = analytics.call("run_sql", {"query": f"SELECT COUNT(*) FROM churn_events WHERE {Q1}"})
     assert total["rows"][0][0] == sum(row[1] for row in by_reason["rows"]) > 100
     conn = sqlite3.connect(analytics_db_path())
     direct = conn.execute(f"SELECT COUNT(*) FROM churn_events WHERE {Q1}").fetchone()[0]
@@ -55,11 +56,11 @@ def test_churn_question_gets_real_numbers(registry):
     assert total["rows"][0][0] == direct
 
 
-def test_data_is_deterministic(registry):
+def test_data_is_deterministic(analytics):
     query = {"query": "SELECT COUNT(*), SUM(user_id) FROM churn_events"}
-    before = registry.call("run_sql", query)["rows"]
+    before = analytics.call("run_sql", query)["rows"]
     reset_demo_data()
-    assert registry.call("run_sql", query)["rows"] == before
+    assert analytics.call("run_sql", query)["rows"] == before
 
 
 @pytest.mark.parametrize("query", [
@@ -75,19 +76,19 @@ def test_data_is_deterministic(registry):
     "/* hi */ DELETE FROM users",
     "",
 ])
-def test_refusals(registry, query):
+def test_refusals(analytics, query):
     with pytest.raises(ToolExecutionError, match="run_sql"):
-        registry.call("run_sql", {"query": query})
-    assert registry.call("run_sql", {"query": "SELECT COUNT(*) FROM users"})["rows"] == [[3000]]
+        analytics.call("run_sql", {"query": query})
+    assert analytics.call("run_sql", {"query": "SELECT COUNT(*) FROM users"})["rows"] == [[3000]]
 
 
-def test_bad_sql_is_explained(registry):
+def test_bad_sql_is_explained(analytics):
     with pytest.raises(ToolExecutionError, match="describe_tables"):
-        registry.call("run_sql", {"query": "SELECT nope FROM users"})
+        analytics.call("run_sql", {"query": "SELECT nope FROM users"})
 
 
-def test_row_limit(registry):
-    result = registry.call("run_sql", {"query": "SELECT user_id FROM users"})
+def test_row_limit(analytics):
+    result = analytics.call("run_sql", {"query": "SELECT user_id FROM users"})
     assert result["row_count"] == ROW_LIMIT == len(result["rows"])
     assert result["truncated"] is True
 
@@ -105,13 +106,13 @@ def test_row_limit(registry):
     ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c",
      "only reading"),
 ])
-def test_oversized_queries_end_in_a_clear_error(registry, query, message):
+def test_oversized_queries_end_in_a_clear_error(analytics, query, message):
     with pytest.raises(ToolExecutionError, match=message):
-        registry.call("run_sql", {"query": query})
+        analytics.call("run_sql", {"query": query})
 
 
-def test_blobs_come_back_as_hex_text(registry):
-    result = registry.call("run_sql", {"query": "SELECT randomblob(8), x'00ff', zeroblob(300)"})
+def test_blobs_come_back_as_hex_text(analytics):
+    result = analytics.call("run_sql", {"query": "SELECT randomblob(8), x'00ff', zeroblob(300)"})
     small, literal, big = result["rows"][0]
     assert small.startswith("X'") and len(small) == 2 + 16 + 1
     assert literal == "X'00FF'"
@@ -120,24 +121,24 @@ def test_blobs_come_back_as_hex_text(registry):
     assert json.loads(json.dumps(result, allow_nan=False)) == result
 
 
-def test_long_cells_and_large_results_are_cut_with_a_note(registry):
-    result = registry.call("run_sql", {"query": "SELECT printf('%.*c', 5000, 'x') FROM users"})
+def test_long_cells_and_large_results_are_cut_with_a_note(analytics):
+    result = analytics.call("run_sql", {"query": "SELECT printf('%.*c', 5000, 'x') FROM users"})
     assert all(len(row[0]) == 2000 and row[0].endswith("…") for row in result["rows"])
     assert result["row_count"] == len(result["rows"]) == 100
     assert "text cells are cut" in result["note"] and "200,000 characters" in result["note"]
 
 
-def test_ordinary_formats_and_infinities_are_kept_storable(registry):
-    result = registry.call("run_sql", {"query": (
+def test_ordinary_formats_and_infinities_are_kept_storable(analytics):
+    result = analytics.call("run_sql", {"query": (
         "SELECT printf('%d|%5.2f|%s|%%', 3, 2.345, 'a'), printf('%.1f%%', 12.345), "
         "format('%s', NULL), 1e999, -1e999")})
     assert result["rows"] == [["3| 2.35|a|%", "12.3%", "", "inf", "-inf"]]
     assert result["truncated"] is False and "note" not in result
 
 
-def test_text_that_is_not_utf8_is_shown_with_replacement_characters(registry):
+def test_text_that_is_not_utf8_is_shown_with_replacement_characters(analytics):
     query = "SELECT char(55296), CAST(x'ff' AS TEXT), '\ud800'"
-    result = registry.call("run_sql", {"query": query})
+    result = analytics.call("run_sql", {"query": query})
     assert all(set(cell) == {"\ufffd"} for cell in result["rows"][0])
 
 
@@ -152,9 +153,9 @@ SQL_VALUES = st.one_of(
 
 @FUZZ_WITH_FIXTURES
 @given(st.lists(SQL_VALUES, min_size=1, max_size=4), st.sampled_from(["", " FROM users"]))
-def test_every_run_sql_result_is_storable(registry, values, source):
+def test_every_run_sql_result_is_storable(analytics, values, source):
     try:
-        result = registry.call("run_sql", {"query": f"SELECT {', '.join(values)}{source}"})
+        result = analytics.call("run_sql", {"query": f"SELECT {', '.join(values)}{source}"})
     except ToolExecutionError as exc:
         assert "\n" not in str(exc)
         return
@@ -164,13 +165,13 @@ def test_every_run_sql_result_is_storable(registry, values, source):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_run_sql_query_description_names_every_column(registry, lang):
+def test_run_sql_query_description_names_every_column(analytics, lang):
     """Models write SQL from the query's description: it must match the real tables."""
     from core.tools.tool_texts import tool_description, tool_parameters
 
-    tool = registry.get("run_sql")
+    tool = analytics.get("run_sql")
     text = tool_parameters(tool, lang)["properties"]["query"]["description"]
     assert "churn_events(" not in tool_description(tool, lang)  # kept out of the summary
-    for table in registry.call("describe_tables", {})["tables"]:
+    for table in analytics.call("describe_tables", {})["tables"]:
         columns = ", ".join(column["name"] for column in table["columns"])
         assert f"{table['name']}({columns})" in text

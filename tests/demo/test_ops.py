@@ -5,12 +5,6 @@ from __future__ import annotations
 import pytest
 
 from core.errors import ToolExecutionError
-from core.tools.toolsets import default_registry
-
-
-@pytest.fixture
-def registry():
-    return default_registry({})
 
 
 def test_fifteen_services(registry):

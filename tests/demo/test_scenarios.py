@@ -14,11 +14,6 @@ UNHEALTHY = ("order-service", "payment-service", "recommendation-service", "repo
              "search-service")
 
 
-@pytest.fixture
-def registry():
-    return default_registry({})
-
-
 def test_the_seed_scenarios_and_the_review_in_stages_are_bilingual():
     assert [s.id for s in SCENARIOS] == [
         "shop-refund", "research-ai-coding", "churn-analysis", "ops-health",

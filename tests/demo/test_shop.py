@@ -19,11 +19,6 @@ from demo.shop import (
 )
 
 
-@pytest.fixture
-def registry():
-    return default_registry({})
-
-
 def test_home_follows_planboard_home(isolated_environment):
     assert planboard_home() == isolated_environment
     assert isolated_environment.is_dir()

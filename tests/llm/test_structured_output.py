@@ -16,7 +16,6 @@ from core.llm.providers import PROFILES
 from core.planning.exchange import schema_for
 from core.planning.planner import plan_request, replan_request
 from core.runs.session import request_language
-from core.tools.toolsets import default_registry
 from tests.support.fake_openai import error
 
 REQUEST = "Check order 88231"
@@ -33,11 +32,6 @@ EXPECTED_FORM = {
     "lmstudio": "json_schema", "vllm": "json_schema", "llamacpp": "json_object_schema",
     "deepseek": "json_object", "generic": "json_object",
 }
-
-
-@pytest.fixture
-def registry():
-    return default_registry({})
 
 
 def engine_for(fake_openai, registry, provider: str) -> tuple[Engine, OpenAIChatModel]:

@@ -24,8 +24,7 @@ from core.plan.arg_form import (
 )
 from core.plan.edit import update_step
 from core.plan.model import Plan, Step
-from core.tools.registry import ToolRegistry, tool
-from core.tools.toolsets import default_registry
+from core.tools.registry import tool
 
 
 class Speed(enum.Enum):
@@ -46,11 +45,6 @@ def sample(query: str, top_k: int = 3, ratio: float | None = None, exact: bool =
         top_k: how many results.
     """
     return {}
-
-
-@pytest.fixture(scope="module")
-def registry() -> ToolRegistry:
-    return default_registry()
 
 
 def worded(messages: list[Message], language: str = "en") -> list[str]:

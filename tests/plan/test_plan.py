@@ -14,7 +14,8 @@ from core.tools.registry import ToolRegistry
 
 
 @pytest.fixture
-def registry() -> ToolRegistry:
+def builtin_registry() -> ToolRegistry:
+    """The built-in tools only."""
     registry = ToolRegistry()
     register_builtin_tools(registry)
     return registry
@@ -41,7 +42,7 @@ def diamond() -> Plan:
 # ---- validate -----------------------------------------------------------------------------
 
 
-def test_a_good_plan_has_no_problems(registry):
+def test_a_good_plan_has_no_problems(builtin_registry):
     plan = make(
         Step(id="s1", description="add", tool="calculate", args={"expression": "1+2"}),
         Step(id="s2", description="double", tool="calculate",
@@ -49,8 +50,8 @@ def test_a_good_plan_has_no_problems(registry):
              condition="s1.value > 2"),
         Step(id="s3", description="answer", depends_on=["s1", "s2"]),
     )
-    assert worded(plan.validate(registry)) == []
-    plan.raise_if_invalid(registry)
+    assert worded(plan.validate(builtin_registry)) == []
+    plan.raise_if_invalid(builtin_registry)
 
 
 def test_empty_plan_is_a_problem():
@@ -67,8 +68,8 @@ def test_malformed_id_is_named():
     assert "'step1' is not a valid id; ids look like s1, s2, s3" in problems
 
 
-def test_unknown_tool_names_the_step_and_the_known_tools(registry):
-    problems = worded(make(Step(id="s1", description="a", tool="fly")).validate(registry))
+def test_unknown_tool_names_the_step_and_the_known_tools(builtin_registry):
+    problems = worded(make(Step(id="s1", description="a", tool="fly")).validate(builtin_registry))
     assert len(problems) == 1
     assert problems[0].startswith("s1 uses unknown tool 'fly'")
     assert "calculate" in problems[0] and "get_current_time" in problems[0]
@@ -100,12 +101,12 @@ def test_cycle_is_reported():
     assert worded(caught.value.problems) == problems
 
 
-def test_bad_argument_type_and_unknown_argument(registry):
+def test_bad_argument_type_and_unknown_argument(builtin_registry):
     plan = make(
         Step(id="s1", description="a", tool="calculate", args={"expression": ["1"]}),
         Step(id="s2", description="b", tool="calculate", args={"expr": "1+1"}),
     )
-    problems = worded(plan.validate(registry))
+    problems = worded(plan.validate(builtin_registry))
     assert any(p.startswith("s1 argument 'expression' for calculate:") for p in problems)
     assert (
         "s2 gives calculate an unknown argument 'expr'; its parameters are: expression"
@@ -113,9 +114,9 @@ def test_bad_argument_type_and_unknown_argument(registry):
     )
 
 
-def test_missing_arguments_are_allowed_because_the_executor_infers_them(registry):
+def test_missing_arguments_are_allowed_because_the_executor_infers_them(builtin_registry):
     plan = make(Step(id="s1", description="a", tool="calculate", args={}))
-    assert worded(plan.validate(registry)) == []
+    assert worded(plan.validate(builtin_registry)) == []
 
 
 def test_reference_to_a_step_that_is_not_a_dependency():

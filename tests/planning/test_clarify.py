@@ -10,17 +10,11 @@ from core.planning.clarify import (
     parse_questions,
 )
 from core.tools.registry import ToolRegistry
-from core.tools.toolsets import default_registry
 
 SEED_REQUEST = (
     "我家老人想要一台扫地机，预算 2000 以内，要好操作的。另外帮我看看订单 88231 到了没，"
     "到了的话帮我把那台坏的退掉。"
 )
-
-
-@pytest.fixture(scope="module")
-def registry() -> ToolRegistry:
-    return default_registry({})
 
 
 @pytest.mark.parametrize(("request_text", "expected"), [

@@ -3,22 +3,14 @@ directly when the rules read its arguments; the forced call is tests/test_forced
 
 from __future__ import annotations
 
-import pytest
-
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.runs.answers import answer_direct
 from core.runs.session import request_language
-from core.tools.toolsets import default_registry
 from tests.support.fake_openai import text
 
 ORDER_QUESTION = "Check order 70412 and tell me when it will arrive"
 ANSWER = "Order 70412 (Bit AirPure air purifier) is in transit with tracking YT9876543210."
-
-
-@pytest.fixture
-def registry():
-    return default_registry({})
 
 
 def ask(fake_openai, registry, request: str, provider: str = "generic"):

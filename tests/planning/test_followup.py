@@ -47,23 +47,23 @@ def run_pending(plan: Plan, engine: Engine) -> None:
 
 
 @pytest.fixture
-def registry() -> CountingRegistry:
+def counting_registry() -> CountingRegistry:
     return CountingRegistry(default_registry({}))
 
 
-def finished_plan(registry: ToolRegistry, request: str) -> Plan:
-    plan = offline_plan(request, registry)
-    run_pending(plan, Engine(registry))
+def finished_plan(counting_registry: ToolRegistry, request: str) -> Plan:
+    plan = offline_plan(request, counting_registry)
+    run_pending(plan, Engine(counting_registry))
     assert plan.is_finished()
     return plan
 
 
 def test_offline_follow_up_appends_steps_and_keeps_the_old_ones(
-    registry: CountingRegistry,
+    counting_registry: CountingRegistry,
 ) -> None:
-    engine = Engine(registry)
-    plan = finished_plan(registry, "查一下订单 88231")
-    before = registry.calls.copy()
+    engine = Engine(counting_registry)
+    plan = finished_plan(counting_registry, "查一下订单 88231")
+    before = counting_registry.calls.copy()
     extended = extend_plan_request(plan, "另外帮我看看有没有新款耳机", engine)[0]
 
     assert extended.version == plan.version + 1 and extended.id == plan.id
@@ -81,26 +81,26 @@ def test_offline_follow_up_appends_steps_and_keeps_the_old_ones(
     assert plan.step("s2").status == "completed"  # the old synthesis stays as history
 
     run_pending(extended, engine)
-    assert registry.calls["query_order"] == before["query_order"]  # not re-run
-    assert registry.calls["search_knowledge"] == before["search_knowledge"] + 1
+    assert counting_registry.calls["query_order"] == before["query_order"]  # not re-run
+    assert counting_registry.calls["search_knowledge"] == before["search_knowledge"] + 1
     assert "耳机" in extended.steps[-1].result
 
 
-def test_follow_up_in_english_and_validation(registry: CountingRegistry) -> None:
-    plan = finished_plan(registry, "check order 88231")
+def test_follow_up_in_english_and_validation(counting_registry: CountingRegistry) -> None:
+    plan = finished_plan(counting_registry, "check order 88231")
     extended, usage = extend_plan_request(plan, "also track its parcel SF1234567890",
-                                          Engine(registry))
+                                          Engine(counting_registry))
     assert usage.llm_calls == 0
     assert extended.goal.endswith("Follow-up: also track its parcel SF1234567890")
     assert [s.tool for s in extended.steps if s.status == "pending"] == [
         "query_logistics", None]
     assert extend_goal("g", "加上这个", "zh") == "g\n追加：加上这个"
     with pytest.raises(PlanError, match="empty"):
-        extend_plan_request(plan, "  ", Engine(registry))[0]
+        extend_plan_request(plan, "  ", Engine(counting_registry))[0]
 
 
-def test_llm_follow_up_uses_old_results_and_fresh_ids(registry: CountingRegistry) -> None:
-    plan = finished_plan(registry, "check order 88231")
+def test_llm_follow_up_uses_old_results_and_fresh_ids(counting_registry: CountingRegistry) -> None:
+    plan = finished_plan(counting_registry, "check order 88231")
     new_steps = {"steps": [
         {"id": "s3", "description": "Track the parcel", "tool": "query_logistics",
          "args": {"tracking_no": "{{s1.tracking_no}}"}, "depends_on": ["s1"]},
@@ -109,7 +109,7 @@ def test_llm_follow_up_uses_old_results_and_fresh_ids(registry: CountingRegistry
     ]}
     model = ScriptedChatModel(["```json\n" + json.dumps(new_steps) + "\n```"])
     extended, usage = extend_plan_request(plan, "also track the parcel",
-                                          Engine(registry, model))
+                                          Engine(counting_registry, model))
     assert usage.llm_calls == 1
     assert extended.ids() == ["s1", "s2", "s3", "s4"]
     assert extended.step("s3").args == {"tracking_no": "{{s1.tracking_no}}"}
@@ -118,19 +118,20 @@ def test_llm_follow_up_uses_old_results_and_fresh_ids(registry: CountingRegistry
     assert "from s3 on" in sent["messages"][0]["content"]
     assert "also track the parcel" in sent["messages"][1]["content"]
     assert "SF1234567890" in sent["messages"][1]["content"]  # old results are shown
-    run_pending(extended, Engine(registry))
+    run_pending(extended, Engine(counting_registry))
     assert extended.step("s3").result["tracking_no"] == "SF1234567890"
 
 
-def test_llm_follow_up_renumbers_and_retries(registry: CountingRegistry) -> None:
-    plan = finished_plan(registry, "check order 88231")
+def test_llm_follow_up_renumbers_and_retries(counting_registry: CountingRegistry) -> None:
+    plan = finished_plan(counting_registry, "check order 88231")
     restarted = {"steps": [
         {"id": "s1", "description": "Search earbuds", "tool": "search_knowledge",
          "args": {"query": "earbuds"}},
         {"id": "s2", "description": "Answer", "tool": None, "depends_on": ["s1"]},
     ]}
     model = ScriptedChatModel(["no JSON here", json.dumps(restarted)])
-    extended, usage = extend_plan_request(plan, "any new earbuds?", Engine(registry, model))
+    extended, usage = extend_plan_request(plan, "any new earbuds?",
+                                          Engine(counting_registry, model))
     assert usage.llm_calls == 2
     assert extended.ids() == ["s1", "s2", "s3", "s4"]
     assert extended.step("s4").depends_on == ["s3"]
@@ -138,27 +139,27 @@ def test_llm_follow_up_renumbers_and_retries(registry: CountingRegistry) -> None
     assert "could not be used" in model.requests[1]["messages"][-1]["content"]
 
 
-def test_llm_follow_up_gives_up_after_two_bad_answers(registry: CountingRegistry) -> None:
-    plan = finished_plan(registry, "check order 88231")
+def test_llm_follow_up_gives_up_after_two_bad_answers(counting_registry: CountingRegistry) -> None:
+    plan = finished_plan(counting_registry, "check order 88231")
     bad = json.dumps({"steps": [{"id": "s3", "description": "x", "tool": "no_such_tool"}]})
     model = ScriptedChatModel([bad, bad])
     with pytest.raises(PlanError, match="Extending the plan failed"):
-        extend_plan_request(plan, "do more", Engine(registry, model))[0]
+        extend_plan_request(plan, "do more", Engine(counting_registry, model))[0]
 
 
 def test_the_scheduler_runs_only_the_new_steps_of_a_follow_up(
-    registry: CountingRegistry,
+    counting_registry: CountingRegistry,
 ) -> None:
     from core.execution.scheduler import run_plan
 
-    engine = Engine(registry)
-    first = run_plan(offline_plan("查一下订单 88231", registry), engine)
+    engine = Engine(counting_registry)
+    first = run_plan(offline_plan("查一下订单 88231", counting_registry), engine)
     assert first.status == "completed"
-    before = registry.calls.copy()
+    before = counting_registry.calls.copy()
     extended = extend_plan_request(first.plan, "另外帮我看看有没有新款耳机", engine)[0]
     second = run_plan(extended, engine)
     assert second.status == "completed"
-    assert registry.calls["query_order"] == before["query_order"]
-    assert registry.calls["search_knowledge"] == before["search_knowledge"] + 1
+    assert counting_registry.calls["query_order"] == before["query_order"]
+    assert counting_registry.calls["search_knowledge"] == before["search_knowledge"] + 1
     assert second.plan.step("s1").result == first.plan.step("s1").result
     assert "耳机" in (second.answer or "")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
@@ -13,15 +11,9 @@ from core.planning.checks.clear_invented import remove_invented_ids
 from core.planning.checks.grounding import invented_ids, ungrounded_ids
 from core.planning.planner import plan_request
 from core.runs.session import request_language
-from core.tools.toolsets import default_registry
 from tests.support.checks import context, found
 
 REQUEST = "Check order 70412 and tell me when it will arrive."
-
-
-@pytest.fixture
-def registry():
-    return default_registry({})
 
 
 def _plan(*steps: Step, goal: str = REQUEST) -> Plan:

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.checks.guards import condition_in_words
 from core.planning.planner import plan_request
 from core.runs.session import request_language
-from core.tools.toolsets import default_registry
 from demo.checks import adopt_arrival_conditions
 from demo.scenarios import get_scenario
 from tests.support.checks import found
@@ -26,11 +23,6 @@ WORDS_ONLY = {"id": "s2", "description": "If the order has arrived, refund the b
 GUARDED = {**WORDS_ONLY, "condition": "s1.status == 'delivered'"}
 ANSWER = {"id": "s3", "description": "Tell the user what was done", "tool": None,
           "depends_on": ["s1", "s2"]}
-
-
-@pytest.fixture
-def registry():
-    return default_registry({})
 
 
 def _reply(*steps: dict) -> str:

@@ -10,22 +10,12 @@ import pytest
 from core.plan.model import Plan
 from core.planning.clauses import split_clauses
 from core.tools.registry import ToolRegistry
-from core.tools.toolsets import default_registry
 from demo.offline import compose_answer, offline_plan
 from demo.scenarios import SCENARIOS
 from tests.support.offline import execute_by_hand
 
 SEED_ZH = SCENARIOS[0].request_zh
 SEED_EN = SCENARIOS[0].request_en
-
-
-
-
-
-
-@pytest.fixture
-def registry():
-    return default_registry({})
 
 
 def _shape(plan: Plan) -> list[tuple[str | None, str | None]]:

@@ -18,9 +18,9 @@ from core.planning.planner import (
 )
 from core.prompts.planning import describe_tools, lessons_block, planner_system_prompt
 from core.runs.session import request_language
-from core.tools.registry import ToolRegistry, tool
+from core.tools.registry import tool
 from tests.support.checks import found
-from tests.support.planning import REQUEST, engine_with, planner_registry
+from tests.support.planning import REQUEST, engine_with
 
 GOOD = {
     "goal": REQUEST,
@@ -37,25 +37,17 @@ GOOD = {
 }
 
 
-
-
-@pytest.fixture
-def registry() -> ToolRegistry:
-    return planner_registry()
-
-
-
-
 # ---- planning -----------------------------------------------------------------------------
 
 
-def test_without_a_model_planning_says_how_to_configure_one(registry):
+def test_without_a_model_planning_says_how_to_configure_one(planner_registry):
     with pytest.raises(ConfigError, match=r"No LLM is configured: set OPENAI_API_KEY.*--offline"):
-        make_plan(REQUEST, Engine(registry=registry), language=request_language(REQUEST))
+        make_plan(REQUEST, Engine(registry=planner_registry),
+                  language=request_language(REQUEST))
 
 
-def test_one_plain_json_call_without_tools(registry):
-    engine, model = engine_with(registry, json.dumps(GOOD))
+def test_one_plain_json_call_without_tools(planner_registry):
+    engine, model = engine_with(planner_registry, json.dumps(GOOD))
     result = plan_request(REQUEST, engine, language=request_language(REQUEST))
     assert result.plan is not None and result.plan.canonical() == {**GOOD, "language": "en"}
     assert (result.attempts, result.fallback, result.errors) == (1, False, [])
@@ -70,8 +62,8 @@ def test_one_plain_json_call_without_tools(registry):
     assert REQUEST in user["content"]
 
 
-def test_system_prompt_holds_the_catalogue_and_the_principles(registry):
-    engine, model = engine_with(registry, json.dumps(GOOD))
+def test_system_prompt_holds_the_catalogue_and_the_principles(planner_registry):
+    engine, model = engine_with(planner_registry, json.dumps(GOOD))
     make_plan(REQUEST, engine, language=request_language(REQUEST))
     system = model.requests[0]["messages"][0]["content"]
     assert "- query_order(order_id: string (the order number.)): Look up an order" in system
@@ -85,16 +77,16 @@ def test_system_prompt_holds_the_catalogue_and_the_principles(registry):
     assert "Lessons from earlier runs" not in system
 
 
-def test_descriptions_follow_the_language_of_the_request(registry):
-    engine, model = engine_with(registry, json.dumps(GOOD))
+def test_descriptions_follow_the_language_of_the_request(planner_registry):
+    engine, model = engine_with(planner_registry, json.dumps(GOOD))
     make_plan("查一下订单 88231 到了没，到了就退掉", engine, language="zh")
     assert "the constraints in Chinese (简体中文), the" in (
         model.requests[0]["messages"][0]["content"]
     )
 
 
-def test_lessons_are_injected_into_the_prompt(registry):
-    engine, model = engine_with(registry, json.dumps(GOOD))
+def test_lessons_are_injected_into_the_prompt(planner_registry):
+    engine, model = engine_with(planner_registry, json.dumps(GOOD))
     make_plan(REQUEST, engine, lessons=["Check the order before refunding", "  ", ""],
               language=request_language(REQUEST))
     system = model.requests[0]["messages"][0]["content"]
@@ -103,23 +95,23 @@ def test_lessons_are_injected_into_the_prompt(registry):
     assert lessons_block([]) == "" and lessons_block(["  "]) == ""
 
 
-def test_seed_format_with_camel_case_tools_is_normalised_and_accepted(registry):
+def test_seed_format_with_camel_case_tools_is_normalised_and_accepted(planner_registry):
     reply = json.dumps([
         {"stepId": 1, "description": "查询订单 88231", "toolHint": "queryOrder"},
         {"stepId": 2, "description": "如果已签收就退款", "toolHint": "applyRefund"},
         {"stepId": 3, "description": "综合以上结果", "toolHint": None},
     ], ensure_ascii=False)
     seed_reply = f"好的：\n```json\n{reply}\n```"
-    engine, _ = engine_with(registry, seed_reply, seed_reply)
+    engine, _ = engine_with(planner_registry, seed_reply, seed_reply)
     plan = make_plan("订单 88231 到了就退", engine, language="zh")
     assert [s.tool for s in plan.steps] == ["query_order", "apply_refund", None]
-    assert plan.validate(registry) == []
+    assert plan.validate(planner_registry) == []
     # the seed format has no conditions: the refund's "如果已签收" is only words
     assert any("s2（apply_refund）的描述带条件" in warning for warning in plan.warnings)
 
 
-def test_corrective_retry_sends_the_parse_error_back(registry):
-    engine, model = engine_with(registry, "Sorry, I am not sure.", json.dumps(GOOD))
+def test_corrective_retry_sends_the_parse_error_back(planner_registry):
+    engine, model = engine_with(planner_registry, "Sorry, I am not sure.", json.dumps(GOOD))
     result = plan_request(REQUEST, engine, language=request_language(REQUEST))
     assert result.plan is not None and result.plan.canonical() == {**GOOD, "language": "en"}
     assert result.attempts == 2 and result.usage.llm_calls == 2
@@ -136,11 +128,11 @@ def test_corrective_retry_sends_the_parse_error_back(registry):
     assert "corrected plan" in messages[3]["content"]
 
 
-def test_corrective_retry_sends_validation_problems_back(registry):
+def test_corrective_retry_sends_validation_problems_back(planner_registry):
     bad = json.loads(json.dumps(GOOD))
     bad["steps"][0]["tool"] = "fly"
     bad["steps"][2]["depends_on"] = ["s1", "s9"]
-    engine, model = engine_with(registry, json.dumps(bad), json.dumps(GOOD))
+    engine, model = engine_with(planner_registry, json.dumps(bad), json.dumps(GOOD))
     plan = make_plan(REQUEST, engine, language=request_language(REQUEST))
     assert plan.step("s1").tool == "query_order"
     feedback = model.requests[1]["messages"][3]["content"]
@@ -148,13 +140,13 @@ def test_corrective_retry_sends_validation_problems_back(registry):
     assert "- s3 depends on unknown step s9" in feedback
 
 
-def test_code_given_to_calculate_becomes_a_reasoning_step_before_the_run(registry):
+def test_code_given_to_calculate_becomes_a_reasoning_step_before_the_run(planner_registry):
     # a 1.5B model wrote this to "check" an earbud, and wrote it again when sent back
     bad = json.loads(json.dumps(GOOD))
     bad["steps"].insert(1, {"id": "s9", "description": "Check the earbud", "tool": "calculate",
                             "args": {"expression": "if(order['left_earbud'] == 'silent', 1, 0)"},
                             "depends_on": ["s1"]})
-    engine, _ = engine_with(registry, json.dumps(bad))
+    engine, _ = engine_with(planner_registry, json.dumps(bad))
     result = plan_request(REQUEST, engine, language=request_language(REQUEST))
     assert result.attempts == 1 and not result.fallback
     check = result.plan.step("s9")
@@ -164,7 +156,7 @@ def test_code_given_to_calculate_becomes_a_reasoning_step_before_the_run(registr
         "'silent', 1, 0)\"}); it is worked out by reasoning instead."]
 
 
-def test_arithmetic_that_reads_a_result_or_cannot_be_computed_stays_a_calculation(registry):
+def test_arithmetic_that_reads_a_result_or_cannot_be_computed_stays_a_calculation(planner_registry):
     plan = Plan(goal="订单 88231 打九折是多少？", steps=[
         Step(id="s1", description="查询订单 88231", tool="query_order", args={"order_id": "88231"}),
         Step(id="s2", description="打九折", tool="calculate",
@@ -173,13 +165,13 @@ def test_arithmetic_that_reads_a_result_or_cannot_be_computed_stays_a_calculatio
         Step(id="s4", description="数行数", tool="calculate", args={"expression": "COUNT(*)"}),
         Step(id="s5", description="回复用户", depends_on=["s2", "s3", "s4"]),
     ])
-    assert found(reason_instead_of_code, plan, registry) == [
+    assert found(reason_instead_of_code, plan, planner_registry) == [
         "s4 给 calculate 的不是算式（{\"expression\": \"COUNT(*)\"}），改为由模型推理完成。"]
     assert [s.tool for s in plan.steps] == ["query_order", "calculate", "calculate", None, None]
 
 
-def test_garbage_twice_gives_the_fallback_plan_with_every_error(registry):
-    engine, model = engine_with(registry, "no plan", "<think>hmm</think> still no plan")
+def test_garbage_twice_gives_the_fallback_plan_with_every_error(planner_registry):
+    engine, model = engine_with(planner_registry, "no plan", "<think>hmm</think> still no plan")
     result = plan_request(REQUEST, engine, language=request_language(REQUEST))
     plan = result.plan
     assert result.fallback is True and result.attempts == 2 and len(model.requests) == 2
@@ -192,7 +184,7 @@ def test_garbage_twice_gives_the_fallback_plan_with_every_error(registry):
         "attempt 2: the reply holds no JSON object or array; answer with the plan as JSON",
     ]
     assert plan.goal == REQUEST and REQUEST in plan.step("s1").description
-    assert plan.validate(registry) == []
+    assert plan.validate(planner_registry) == []
 
 
 def test_fallback_plan_speaks_the_language_of_the_request():
@@ -202,21 +194,21 @@ def test_fallback_plan_speaks_the_language_of_the_request():
     assert plan.warnings == ["规划器的输出无法使用，已改用简单的两步计划", "attempt 1: bad"]
 
 
-def test_a_missing_synthesis_step_is_added(registry):
+def test_a_missing_synthesis_step_is_added(planner_registry):
     data = {"steps": [
         {"id": "s1", "description": "Look up", "tool": "query_order",
          "args": {"order_id": "1"}, "depends_on": []},
         {"id": "s2", "description": "Time", "tool": "get_current_time", "depends_on": []},
     ]}
-    engine, _ = engine_with(registry, json.dumps(data))
+    engine, _ = engine_with(planner_registry, json.dumps(data))
     plan = make_plan("Check order 1 and tell me the time", engine, language="en")
     assert plan.ids() == ["s1", "s2", "s3"]
     assert plan.step("s3").tool is None and plan.step("s3").depends_on == ["s1", "s2"]
     assert plan.synthesis_step() is plan.step("s3")
 
 
-def test_llm_errors_are_not_swallowed(registry):
-    engine, _ = engine_with(registry, LLMConnectionError("cannot reach the endpoint"))
+def test_llm_errors_are_not_swallowed(planner_registry):
+    engine, _ = engine_with(planner_registry, LLMConnectionError("cannot reach the endpoint"))
     with pytest.raises(LLMConnectionError):
         make_plan(REQUEST, engine, language=request_language(REQUEST))
 
@@ -224,8 +216,8 @@ def test_llm_errors_are_not_swallowed(registry):
 # ---- tool names and prompts ---------------------------------------------------------------
 
 
-def test_normalise_tool_names(registry):
-    registry.add(tool(name="query_orders", read_only=True)(lambda order_id: {}))
+def test_normalise_tool_names(planner_registry):
+    planner_registry.add(tool(name="query_orders", read_only=True)(lambda order_id: {}))
     plan = Plan(goal="g", steps=[
         Step(id="s1", description="a", tool="queryOrder"),
         Step(id="s2", description="b", tool="functions.apply_refund"),
@@ -234,7 +226,7 @@ def test_normalise_tool_names(registry):
         Step(id="s5", description="e", tool="CALCULATE"),
         Step(id="s6", description="f"),
     ])
-    fixed = normalise_tool_names(plan, registry)
+    fixed = normalise_tool_names(plan, planner_registry)
     assert [s.tool for s in fixed.steps] == [
         "query_order", "apply_refund", "get_current_time", "teleport", "calculate", None,
     ]
@@ -246,11 +238,11 @@ def test_describe_tools_without_tools():
     assert "no tools" in planner_system_prompt([])
 
 
-def test_a_long_plan_is_accepted_with_a_warning(registry):
+def test_a_long_plan_is_accepted_with_a_warning(planner_registry):
     steps = [{"id": f"s{i}", "description": f"step {i}", "tool": "calculate",
               "args": {"expression": f"{i} * 2"}, "depends_on": []} for i in range(1, 12)]
     steps.append({"id": "s12", "description": "answer", "tool": None, "depends_on": []})
-    engine, _ = engine_with(registry, json.dumps({"steps": steps}))
+    engine, _ = engine_with(planner_registry, json.dumps({"steps": steps}))
     plan = make_plan("Double each of the numbers 1 to 11", engine, language="en")
     assert len(plan.steps) == 12
     assert plan.warnings == [

@@ -11,13 +11,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.planner import replan, replan_request
 from core.runs.session import request_language
-from core.tools.registry import ToolRegistry
-from tests.support.planning import REQUEST, engine_with, planner_registry
-
-
-@pytest.fixture
-def registry() -> ToolRegistry:
-    return planner_registry()
+from tests.support.planning import REQUEST, engine_with
 
 
 def failed_plan() -> Plan:
@@ -32,13 +26,13 @@ def failed_plan() -> Plan:
     return plan
 
 
-def test_replan_keeps_completed_results_and_continues_numbering(registry):
+def test_replan_keeps_completed_results_and_continues_numbering(planner_registry):
     reply = {"steps": [
         {"id": "s4", "description": "Retry the refund", "tool": "apply_refund",
          "args": {"order_id": "{{s1.order_id}}", "reason": "retry"}, "depends_on": ["s1"]},
         {"id": "s5", "description": "Tell the user", "tool": None, "depends_on": ["s4"]},
     ]}
-    engine, model = engine_with(registry, json.dumps(reply))
+    engine, model = engine_with(planner_registry, json.dumps(reply))
     old = failed_plan()
     before = old.model_dump()
     new = replan(old, "s2 failed: refund service timed out", engine)
@@ -50,7 +44,7 @@ def test_replan_keeps_completed_results_and_continues_numbering(registry):
                                                           "status": "delivered"}
     assert new.step("s4").status == "pending"
     assert new.step("s5").depends_on == ["s1", "s4"]  # synthesis sees the kept result too
-    assert new.validate(registry) == []
+    assert new.validate(planner_registry) == []
     [request] = model.requests
     assert request["role"] == "planner" and request["tools"] is None and request["json_mode"]
     system, user = (m["content"] for m in request["messages"])
@@ -60,7 +54,7 @@ def test_replan_keeps_completed_results_and_continues_numbering(registry):
     assert '"status": "delivered"' in user
 
 
-def test_replan_renumbers_steps_that_reuse_old_ids(registry):
+def test_replan_renumbers_steps_that_reuse_old_ids(planner_registry):
     reply = {"steps": [
         {"id": "s2", "description": "Retry the refund", "tool": "apply_refund",
          "args": {"order_id": "{{s1.order_id}}"}, "depends_on": ["s1"],
@@ -69,17 +63,17 @@ def test_replan_renumbers_steps_that_reuse_old_ids(registry):
          "depends_on": ["s2"]},
         {"id": "s4", "description": "Answer", "tool": None, "depends_on": ["s2", "s3"]},
     ]}
-    engine, _ = engine_with(registry, json.dumps(reply))
+    engine, _ = engine_with(planner_registry, json.dumps(reply))
     new = replan(failed_plan(), "refund failed", engine)
     assert new.ids() == ["s1", "s4", "s5", "s6"]
     assert new.step("s4").args == {"order_id": "{{s1.order_id}}"}
     assert new.step("s4").condition == "s1.status == 'delivered'"
     assert new.step("s5").depends_on == ["s4"]
     assert new.step("s6").depends_on == ["s1", "s4", "s5"]
-    assert new.validate(registry) == []
+    assert new.validate(planner_registry) == []
 
 
-def test_replan_drops_a_repeated_completed_step(registry):
+def test_replan_drops_a_repeated_completed_step(planner_registry):
     reply = {"steps": [
         {"id": "s1", "description": "Look up", "tool": "query_order",
          "args": {"order_id": "88231"}, "depends_on": []},
@@ -87,7 +81,7 @@ def test_replan_drops_a_repeated_completed_step(registry):
          "args": {"order_id": "{{s1.order_id}}"}, "depends_on": ["s1"]},
         {"id": "s3", "description": "Answer", "tool": None, "depends_on": ["s1", "s2"]},
     ]}
-    engine, _ = engine_with(registry, json.dumps(reply))
+    engine, _ = engine_with(planner_registry, json.dumps(reply))
     new = replan(failed_plan(), "refund failed", engine)
     assert new.ids() == ["s1", "s4", "s5"]
     assert new.step("s4").depends_on == ["s1"]
@@ -98,7 +92,7 @@ def test_replan_drops_a_repeated_completed_step(registry):
     (REQUEST, "s2 already did “Refund it again”; it is not done again"),
     ("查一下订单 88231，到了就退款", "s2 已经完成了“Refund it again”，没有再做一次"),
 ])
-def test_replan_does_not_repeat_a_side_effect_that_already_ran(registry, goal, warning):
+def test_replan_does_not_repeat_a_side_effect_that_already_ran(planner_registry, goal, warning):
     plan = failed_plan().model_copy(update={"goal": goal, "language": request_language(goal)})
     refund = plan.step("s2")
     refund.args, refund.status, refund.error = {"order_id": "88231"}, "completed", None
@@ -111,7 +105,7 @@ def test_replan_does_not_repeat_a_side_effect_that_already_ran(registry, goal, w
          "args": {"order_id": "88231"}, "depends_on": ["s4"]},
         {"id": "s6", "description": "Tell the user", "tool": None, "depends_on": ["s4", "s5"]},
     ]}
-    engine, _ = engine_with(registry, json.dumps(reply))
+    engine, _ = engine_with(planner_registry, json.dumps(reply))
     new = replan(plan, "s3 failed", engine)
     assert new.ids() == ["s1", "s2", "s4", "s6"]
     assert [new.step(i).tool for i in new.ids()] == [
@@ -120,32 +114,32 @@ def test_replan_does_not_repeat_a_side_effect_that_already_ran(registry, goal, w
     assert new.warnings[-1] == warning
 
 
-def test_replan_keeps_skipped_steps_only_when_their_dependencies_are_kept(registry):
+def test_replan_keeps_skipped_steps_only_when_their_dependencies_are_kept(planner_registry):
     plan = failed_plan()
     plan.steps.insert(1, Step(id="s4", description="Maybe", tool="get_current_time",
                               depends_on=["s1"], status="skipped", error="condition false"))
     plan.steps.append(Step(id="s5", description="Blocked", tool="get_current_time",
                            depends_on=["s2"], status="skipped", error="s2 failed"))
     reply = {"steps": [{"id": "s6", "description": "Answer", "tool": None, "depends_on": []}]}
-    engine, model = engine_with(registry, json.dumps(reply))
+    engine, model = engine_with(planner_registry, json.dumps(reply))
     new = replan(plan, "refund failed", engine)
     assert new.ids() == ["s1", "s4", "s6"]
     assert new.step("s4").status == "skipped"
     assert "from s6 on" in model.requests[0]["messages"][0]["content"]
 
 
-def test_replan_corrective_retry_then_success(registry):
+def test_replan_corrective_retry_then_success(planner_registry):
     good = {"steps": [{"id": "s4", "description": "Answer", "tool": None, "depends_on": []}]}
     bad = {"steps": [{"id": "s4", "description": "Answer", "tool": None,
                       "depends_on": ["s2"]}]}
-    engine, model = engine_with(registry, json.dumps(bad), json.dumps(good))
+    engine, model = engine_with(planner_registry, json.dumps(bad), json.dumps(good))
     result = replan_request(failed_plan(), "refund failed", engine)
     assert result.plan is not None and result.plan.ids() == ["s1", "s4"]
     assert result.attempts == 2 and result.usage.llm_calls == 2
     assert "- s4 depends on unknown step s2" in model.requests[1]["messages"][3]["content"]
 
 
-def test_replan_adds_the_dependency_a_reference_implies_without_a_corrective_call(registry):
+def test_replan_adds_the_dependency_a_reference_implies_without_a_corrective_call(planner_registry):
     # a local 1.5B model forgot depends_on twice in a row: the retry cannot fix it, the
     # reference already says what the link is
     reply = {"steps": [
@@ -153,44 +147,43 @@ def test_replan_adds_the_dependency_a_reference_implies_without_a_corrective_cal
          "args": {"order_id": "{{s1.order_id}}"}, "condition": "s1.status == 'delivered'"},
         {"id": "s5", "description": "Answer", "tool": None, "depends_on": ["s4"]},
     ]}
-    engine, model = engine_with(registry, json.dumps(reply))
+    engine, model = engine_with(planner_registry, json.dumps(reply))
     result = replan_request(failed_plan(), "refund failed", engine)
     assert result.plan is not None and result.attempts == 1 and len(model.requests) == 1
     assert result.plan.step("s4").depends_on == ["s1"]
-    assert result.plan.validate(registry) == []
+    assert result.plan.validate(planner_registry) == []
 
 
-def test_replan_failing_twice_raises_plan_error_with_the_reasons(registry):
-    engine, _ = engine_with(registry, "nope", "still nope")
+def test_replan_failing_twice_raises_plan_error_with_the_reasons(planner_registry):
+    engine, _ = engine_with(planner_registry, "nope", "still nope")
     result = replan_request(failed_plan(), "refund failed", engine)
     assert result.plan is None and result.usage.llm_calls == 2 and len(result.errors) == 2
-    engine, _ = engine_with(registry, "nope", "still nope")
+    engine, _ = engine_with(planner_registry, "nope", "still nope")
     with pytest.raises(PlanError, match=r"^Replanning failed: .*attempt 2: the reply holds no"):
         replan(failed_plan(), "refund failed", engine)
 
 
-def test_replan_without_a_model_is_a_config_error(registry):
+def test_replan_without_a_model_is_a_config_error(planner_registry):
     with pytest.raises(ConfigError, match="No LLM is configured"):
-        replan(failed_plan(), "x", Engine(registry=registry))
+        replan(failed_plan(), "x", Engine(registry=planner_registry))
 
 
-def test_replan_lessons_and_language(registry):
+def test_replan_lessons_and_language(planner_registry):
     plan = failed_plan().model_copy(update={"goal": "查一下订单 88231，到了就退",
                                             "language": "zh"})
     reply = {"steps": [{"id": "s4", "description": "回复用户", "tool": None, "depends_on": []}]}
-    engine, model = engine_with(registry, json.dumps(reply, ensure_ascii=False))
+    engine, model = engine_with(planner_registry, json.dumps(reply, ensure_ascii=False))
     new = replan(plan, "退款失败", engine, lessons=["退款前先确认状态"])
     system = model.requests[0]["messages"][0]["content"]
     assert "- 退款前先确认状态" in system and "Chinese" in system
     assert new.version == 2
 
 
-
-def test_replanner_prompt_folds_long_results(registry):
+def test_replanner_prompt_folds_long_results(planner_registry):
     plan = failed_plan()
     plan.step("s1").result = {"text": "x" * 5000}
     reply = {"steps": [{"id": "s4", "description": "Answer", "tool": None, "depends_on": []}]}
-    engine, model = engine_with(registry, json.dumps(reply))
+    engine, model = engine_with(planner_registry, json.dumps(reply))
     replan(plan, "boom", engine)
     user = model.requests[0]["messages"][1]["content"]
     line = next(x for x in user.splitlines() if x.startswith("- s1: "))

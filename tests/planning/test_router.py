@@ -39,11 +39,6 @@ REQUIRED = [
 ]
 
 
-@pytest.fixture
-def registry() -> ToolRegistry:
-    return default_registry({})
-
-
 @pytest.mark.parametrize(("request_text", "mode"), [
     *REQUIRED,
     ("What is the return policy?", "knowledge"),

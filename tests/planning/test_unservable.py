@@ -4,19 +4,16 @@ one line and exits 1; the Plan page says so and offers nothing to approve."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from core.cli.main import main
 from core.errors import PlanError, UnservableRequestError
 from core.llm.engine import Engine
 from core.runs.answers import answer_direct
-from core.runs.runner import Runner
 from core.runs.session import draft_plan
 from core.tools.toolsets import default_registry
 from demo.offline import offline_plan
-from tests.support.app import fresh_runner, open_app
+from tests.support.app import open_app
 
 NOTHING_MAPS = ["asdf", "top 5 customers by spend", "what's the revenue by month?",
                 "随便说说", "按月统计收入"]
@@ -60,12 +57,7 @@ def test_the_cli_prints_one_line_exits_1_and_records_no_run(capsys, store, mode)
     assert store.list_runs() == []
 
 
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    yield from fresh_runner()
-
-
-def test_the_plan_page_shows_the_message_and_no_approve_button(runner):
+def test_the_plan_page_shows_the_message_and_no_approve_button(app_runner):
     at = open_app()
     at.text_area(key="request").input("asdf").run()
     at.button(key="generate_plan").click().run()
@@ -74,4 +66,4 @@ def test_the_plan_page_shows_the_message_and_no_approve_button(runner):
     assert any('"asdf"' in text.value for text in at.text)
     assert at.session_state["plan"] is None
     assert not [b for b in at.button if b.key == "approve_run"]
-    assert runner.store.list_runs() == []
+    assert app_runner.store.list_runs() == []

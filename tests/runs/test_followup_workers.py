@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
 
 import pytest
 
@@ -21,10 +20,9 @@ from core.execution.events import RunEvent
 from core.execution.scheduler import RunOptions
 from core.llm.engine import Engine
 from core.runs import dispatch, durable
-from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.toolsets import default_registry
-from tests.support.app import fresh_runner, open_app, wait_for
+from tests.support.app import open_app, wait_for
 from tests.support.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
 from tests.support.shop import refunds_for
 
@@ -150,17 +148,12 @@ def test_the_followup_command_prints_the_progress_of_the_worker_run(worker, stor
 
 # ---- the dashboard -----------------------------------------------------------------------------
 
-@pytest.fixture
-def app_runner(worker) -> Iterator[Runner]:
-    """The app's runner on this test's home, in workers mode."""
-    yield from fresh_runner()
-
 
 def _status(at) -> str:
     return next(m.value for m in at.markdown if m.value.startswith("**Status:**"))
 
 
-def test_the_dashboards_follow_up_box_starts_the_new_version_on_a_worker(app_runner):
+def test_the_dashboards_follow_up_box_starts_the_new_version_on_a_worker(worker, app_runner):
     run_id = completed_worker_run(app_runner.store)
     at = open_app("pages/run.py", query={"run": run_id}, language="en")
 

@@ -38,13 +38,10 @@ def calc_plan(goal: str = "sums", expression: str = "6*7") -> Plan:
 
 
 
-@pytest.fixture
-def runner(db_url):
-    made = Runner(RunStore(), poll_s=0.05)
-    assert made.store.url == db_url  # the backend under test
-    yield made
-    made.shutdown()
-    made.store.close()
+@pytest.fixture(autouse=True)
+def on_the_backend_under_test(runner: Runner, db_url: str) -> None:
+    """The runner (tests/conftest.py) stores on the backend this variant of the test is for."""
+    assert runner.store.url == db_url
 
 
 

@@ -70,7 +70,8 @@ class Shop:
 
 
 @pytest.fixture
-def registry() -> ToolRegistry:
+def own_tools() -> ToolRegistry:
+    """The built-in tools plus this module's apply_refund and explode."""
     registry = ToolRegistry()
     register_builtin_tools(registry)
     registry.add(apply_refund)
@@ -133,15 +134,15 @@ def test_postponed_annotations_from_typing_are_resolved():
         built.validate_args({"channel": "cash"})
 
 
-def test_catalogue_entry_tells_the_planner_about_side_effects(registry):
-    entries = {e["name"]: e for e in registry.catalogue()}
+def test_catalogue_entry_tells_the_planner_about_side_effects(own_tools):
+    entries = {e["name"]: e for e in own_tools.catalogue()}
     assert entries["apply_refund"]["side_effect"] is True
     assert entries["calculate"]["side_effect"] is False
     assert entries["calculate"]["parameters"] == calculate.parameters
 
 
-def test_call_validates_and_coerces(registry):
-    result = registry.call("apply_refund", {"order_id": "88231", "amount": "12.5"})
+def test_call_validates_and_coerces(own_tools):
+    result = own_tools.call("apply_refund", {"order_id": "88231", "amount": "12.5"})
     assert result == {"order_id": "88231", "amount": 12.5, "key": None}
 
 
@@ -153,9 +154,9 @@ def test_call_validates_and_coerces(registry):
         ({"order_id": "1", "amount": 1, "bogus": 2}, r"bogus: Extra inputs are not permitted"),
     ],
 )
-def test_bad_arguments_raise_tool_argument_error(registry, args, message):
+def test_bad_arguments_raise_tool_argument_error(own_tools, args, message):
     with pytest.raises(ToolArgumentError, match=message) as caught:
-        registry.call("apply_refund", args)
+        own_tools.call("apply_refund", args)
     assert str(caught.value).startswith("apply_refund: ")
     assert "check the tool's parameter schema" in str(caught.value)
 
@@ -165,12 +166,12 @@ def test_arguments_must_be_an_object():
         calculate.validate_args(["1+1"])  # type: ignore[arg-type]
 
 
-def test_a_raising_tool_becomes_tool_execution_error(registry):
+def test_a_raising_tool_becomes_tool_execution_error(own_tools):
     with pytest.raises(ToolExecutionError, match="explode failed: RuntimeError: kaboom 3"):
-        registry.call("explode", {"n": 3})
+        own_tools.call("explode", {"n": 3})
 
 
-def test_unknown_tool_lists_the_registered_ones(registry):
+def test_unknown_tool_lists_the_registered_ones(own_tools):
     with pytest.raises(
         UnknownToolError,
         match=re.escape(
@@ -178,8 +179,8 @@ def test_unknown_tool_lists_the_registered_ones(registry):
             "get_current_time"
         ),
     ):
-        registry.call("fly", {})
-    assert "fly" not in registry and "calculate" in registry
+        own_tools.call("fly", {})
+    assert "fly" not in own_tools and "calculate" in own_tools
 
 
 def test_toolset_methods_become_bound_tools():
@@ -193,17 +194,17 @@ def test_toolset_methods_become_bound_tools():
     assert "self" not in registry.get("query_order").parameters["properties"]
 
 
-def test_registry_order_length_and_replacement(registry):
-    assert [t.name for t in registry] == registry.names()
-    assert len(registry) == 4
+def test_registry_order_length_and_replacement(own_tools):
+    assert [t.name for t in own_tools] == own_tools.names()
+    assert len(own_tools) == 4
     replacement = tool(name="calculate", read_only=True)(lambda expression: {"value": 0})
-    registry.add(replacement)
-    assert len(registry) == 4
-    assert registry.call("calculate", {"expression": "1+1"}) == {"value": 0}
+    own_tools.add(replacement)
+    assert len(own_tools) == 4
+    assert own_tools.call("calculate", {"expression": "1+1"}) == {"value": 0}
 
 
-def test_idempotency_key_is_visible_inside_the_call_only(registry):
-    result = registry.call("apply_refund", {"order_id": "1", "amount": 1},
+def test_idempotency_key_is_visible_inside_the_call_only(own_tools):
+    result = own_tools.call("apply_refund", {"order_id": "1", "amount": 1},
                            idempotency_key="run1:s2:v1")
     assert result["key"] == "run1:s2:v1"
     assert current_idempotency_key() is None
@@ -212,18 +213,18 @@ def test_idempotency_key_is_visible_inside_the_call_only(registry):
     assert current_idempotency_key() is None
 
 
-def test_builtin_calculate_tool(registry):
-    assert registry.call("calculate", {"expression": "1999 * 0.9 + 15"}) == {
+def test_builtin_calculate_tool(own_tools):
+    assert own_tools.call("calculate", {"expression": "1999 * 0.9 + 15"}) == {
         "expression": "1999 * 0.9 + 15", "value": pytest.approx(1814.1),
     }
     with pytest.raises(ToolArgumentError, match=r"calculate: expression: .*not allowed"):
-        registry.call("calculate", {"expression": "__import__('os')"})
+        own_tools.call("calculate", {"expression": "__import__('os')"})
     with pytest.raises(ToolExecutionError, match=r"calculate: division by zero in '1 / 0'"):
-        registry.call("calculate", {"expression": "1 / 0"})  # arithmetic: the run reports it
+        own_tools.call("calculate", {"expression": "1 / 0"})  # arithmetic: the run reports it
 
 
-def test_builtin_time_tool(registry):
-    result = registry.call("get_current_time", {})
+def test_builtin_time_tool(own_tools):
+    result = own_tools.call("get_current_time", {})
     assert result["timezone"] == "Asia/Shanghai"
     assert datetime.fromisoformat(result["iso"]).utcoffset().total_seconds() == 8 * 3600
     with pytest.raises(ToolArgumentError, match="unknown time zone 'Mars/Base'"):

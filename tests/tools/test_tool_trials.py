@@ -17,7 +17,7 @@ def refunds() -> list[str | None]:
 
 
 @pytest.fixture
-def registry(refunds: list[str | None]) -> ToolRegistry:
+def refund_registry(refunds: list[str | None]) -> ToolRegistry:
     made = ToolRegistry()
     register_builtin_tools(made)
 
@@ -40,8 +40,8 @@ def kinds(store: RunStore, run_id: str) -> list[str]:
     return [event.kind for event in store.events(run_id)]
 
 
-def test_a_read_only_tool_is_recorded_as_a_finished_one_step_run(store, registry):
-    trial = try_tool("calculate", {"expression": "1999 + 1"}, registry=registry, store=store)
+def test_a_read_only_tool_is_recorded_as_a_finished_one_step_run(store, refund_registry):
+    trial = try_tool("calculate", {"expression": "1999 + 1"}, registry=refund_registry, store=store)
     assert trial.ok and trial.result["value"] == 2000 and trial.idempotency_key is None
     record = store.get_run(trial.run_id)
     assert record.status == "completed" and record.options["mode"] == TRIAL_MODE
@@ -56,17 +56,17 @@ def test_a_read_only_tool_is_recorded_as_a_finished_one_step_run(store, registry
 
 
 def test_a_side_effect_carries_an_idempotency_key_named_after_its_run(
-        store, registry, refunds):
+        store, refund_registry, refunds):
     trial = try_tool("refund", {"order_id": "88231"},
-                     registry=registry, store=store)
+                     registry=refund_registry, store=store)
     assert trial.ok and trial.result == {"refunded": "88231"}
     assert refunds == [trial.idempotency_key] == [f"{trial.run_id}:s1:v1"]
     started = [e for e in store.events(trial.run_id) if e.kind == "step_started"]
     assert started[0].data["idempotency_key"] == trial.idempotency_key
 
 
-def test_a_failing_call_is_a_failed_run_with_a_one_line_error(store, registry):
-    trial = try_tool("refund", {"order_id": "broken"}, registry=registry, store=store)
+def test_a_failing_call_is_a_failed_run_with_a_one_line_error(store, refund_registry):
+    trial = try_tool("refund", {"order_id": "broken"}, registry=refund_registry, store=store)
     assert not trial.ok and trial.result is None
     assert "refused" in trial.error and "\n" not in trial.error
     record = store.get_run(trial.run_id)
@@ -79,7 +79,7 @@ def test_a_failing_call_is_a_failed_run_with_a_one_line_error(store, registry):
     ("calculate", {"formula": "1+1"}, ToolArgumentError),
 ])
 def test_a_call_that_cannot_be_made_raises_and_records_nothing(
-        store, registry, refunds, name, args, error):
+        store, refund_registry, refunds, name, args, error):
     with pytest.raises(error):
-        try_tool(name, args, registry=registry, store=store)
+        try_tool(name, args, registry=refund_registry, store=store)
     assert store.list_runs() == [] and refunds == []

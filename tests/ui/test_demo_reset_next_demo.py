@@ -7,19 +7,9 @@ the same demo stops at the refund and waits for a person, as the first one did.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from core.runs.runner import Runner
-from tests.support.app import fresh_runner, open_app, wait_for
+from tests.support.app import open_app, wait_for
 from tests.support.waiting import DEFAULT_TIMEOUT_S
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The app's runner on this test's PLANBOARD_HOME."""
-    yield from fresh_runner()
 
 
 def _customer_service_demo():

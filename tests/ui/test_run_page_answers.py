@@ -3,20 +3,12 @@ Markdown tables, and after a follow-up the answer says no sentence twice."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from core.runs.runner import Runner
 from tests.support.answer_text import sentences, tables
-from tests.support.app import fresh_runner, keyed_block, open_app, wait_for
+from tests.support.app import keyed_block, open_app, wait_for
 from tests.support.waiting import DEFAULT_TIMEOUT_S
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The app's runner on this test's PLANBOARD_HOME."""
-    yield from fresh_runner()
 
 
 def _approved(at, runner: Runner):

@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from core.plan.diff import diff_plans
 from core.runs.runner import Runner
 from demo.scenarios import SCENARIOS
-from tests.support.app import (
-    block_text,
-    drafted,
-    fresh_runner,
-    keyed_block,
-    open_app,
-    wait_for,
-)
+from tests.support.app import block_text, drafted, keyed_block, open_app, wait_for
 from tests.support.shown import shown
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 SEED_000 = ("我家老人想要一台扫地机，预算 2000 以内，要好操作的。另外帮我看看订单 66001 到了没，"
             "到了的话帮我把那台坏的退掉。")
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The app's runner on this test's PLANBOARD_HOME."""
-    yield from fresh_runner()
 
 
 def _ask(request: str, **state: object):

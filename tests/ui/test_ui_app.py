@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,18 +10,12 @@ from streamlit.testing.v1 import AppTest
 
 from core.runs.runner import Runner
 from tests.support import REPO
-from tests.support.app import fresh_runner, open_app
+from tests.support.app import open_app
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 from ui.i18n import TEXT
 
 PAGES = ("pages/plan.py", "pages/run.py", "pages/history.py", "pages/lessons.py",
          "pages/tools.py")
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The runner the app uses, on this test's home (other page tests define the same)."""
-    yield from fresh_runner()
 
 
 def widget_labels(at: AppTest) -> dict[str, str]:

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 
-import pytest
 from google.protobuf.message import Message as Proto
 from streamlit.testing.v1.element_tree import Block
 
@@ -26,7 +24,7 @@ from core.plan.model import Plan, Step
 from core.runs.export import export_run
 from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
-from tests.support.app import fresh_runner, open_app, wait_for
+from tests.support.app import open_app, wait_for
 from tests.support.shown import graph_dots
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 
@@ -47,12 +45,6 @@ _TEXT_FIELDS = {"label", "help", "body", "placeholder", "options", "value", "tex
                 "code_text"}
 _DATA_ELEMENTS = {"json", "html"}  # tool arguments and results as returned; the page's CSS
 _DATA_COLUMNS = {"condition", "详情"}  # conditions as written (code); raw event data
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The app's runner on this test's PLANBOARD_HOME."""
-    yield from fresh_runner()
 
 
 # ---- reading a page ------------------------------------------------------------------------

@@ -4,13 +4,11 @@ worded in the UI's language whatever the request's language."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 
-from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
-from tests.support.app import fresh_runner, open_app
+from tests.support.app import open_app
 from tests.support.shown import shown
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -22,12 +20,6 @@ def call(tool: str, **args: object) -> dict:
 
 def query_order(order_id: str) -> dict:
     return call("query_order", order_id=order_id)
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The app's runner on this test's PLANBOARD_HOME."""
-    yield from fresh_runner()
 
 
 def test_reset_demo_data_asks_first_then_restores_order_88231(runner):

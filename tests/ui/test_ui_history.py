@@ -3,25 +3,14 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
-
-import pytest
 
 from core.execution.scheduler import RunOptions
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
-from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
-from tests.support.app import fresh_runner, open_app
+from tests.support.app import open_app
 from tests.support.shown import shown
 from tests.support.waiting import DEFAULT_TIMEOUT_S
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The app's runner on this test's PLANBOARD_HOME."""
-    yield from fresh_runner()
-
 
 
 def _finished_run(runner, expression: str = "6 * 7") -> str:

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from core.execution.scheduler import RunOptions
 from core.learning.lessons import LessonBook
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
-from tests.support.app import fresh_runner, keyed_block, open_app
+from tests.support.app import keyed_block, open_app
 from tests.support.shown import shown
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 LESSONS = "pages/lessons.py"
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The app's runner on this test's PLANBOARD_HOME."""
-    yield from fresh_runner()
 
 
 def _failing_run(runner: Runner) -> str:

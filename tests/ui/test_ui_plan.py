@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from core.plan.model import Plan, Step
-from core.runs.runner import Runner
 from demo.scenarios import SCENARIOS
 from tests.support.app import (
     block_text,
     drafted,
-    fresh_runner,
     generated_plan,
     keyed_block,
     open_app,
@@ -27,14 +22,6 @@ from tests.support.waiting import DEFAULT_TIMEOUT_S
 VACUUM = next(s for s in SCENARIOS if s.id == "shop-refund")
 
 
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The app's runner on this test's PLANBOARD_HOME."""
-    yield from fresh_runner()
-
-
-
-
 def _editor_key(at) -> str:
     key = f"plan_editor_{at.session_state['plan_revision']}"
     assert key in at.session_state, "the plan table is not on screen"
@@ -43,8 +30,6 @@ def _editor_key(at) -> str:
 
 def _problems(at) -> str:
     return shown("\n".join(e.value for e in at.error))
-
-
 
 
 def test_the_page_opens_with_a_request_box_and_the_gallery(runner):

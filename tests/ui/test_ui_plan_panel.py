@@ -8,19 +8,9 @@ and the panel's widgets are filled by key.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
-import pytest
-
-from core.runs.runner import Runner
-from tests.support.app import fresh_runner, generated_plan, plan_dot
+from tests.support.app import generated_plan, plan_dot
 from tests.support.shown import shown
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The app's runner on this test's PLANBOARD_HOME."""
-    yield from fresh_runner()
 
 
 def _panel_notes(at) -> str:

@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from core.execution.scheduler import RunOptions
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
-from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
-from tests.support.app import block_text, fresh_runner, keyed_block, open_app, wait_for
+from tests.support.app import block_text, keyed_block, open_app, wait_for
 from tests.support.shown import graph_dots, shown
 from tests.support.waiting import DEFAULT_TIMEOUT_S
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The app's runner on this test's PLANBOARD_HOME."""
-    yield from fresh_runner()
-
 
 
 def _refund_plan() -> Plan:

@@ -9,17 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from core.runs.runner import Runner
 from core.tools.mcp.pool import shutdown_pool
 from core.tools.toolsets import default_registry
-from tests.support.app import fresh_runner, open_app
+from tests.support.app import open_app
 from tests.support.mcp import own_server, reference_server, write_config
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The app's runner on this test's PLANBOARD_HOME."""
-    yield from fresh_runner()
 
 
 @pytest.fixture(scope="module", autouse=True)
