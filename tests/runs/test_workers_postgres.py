@@ -31,7 +31,7 @@ WAITING_RUNS = 20
 
 
 @pytest.fixture
-def store(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunStore]:
+def pg_store(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunStore]:
     """The run store on the test's PostgreSQL, made before any child races to make it; the
     children inherit PLANBOARD_DB_URL."""
     monkeypatch.setenv("PLANBOARD_DB_URL", postgres_url)
@@ -44,7 +44,7 @@ def store(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunSto
 
 
 @pytest.fixture
-def processes(tmp_path: Path, store: RunStore) -> Iterator[CoreProcesses]:
+def processes(tmp_path: Path, pg_store: RunStore) -> Iterator[CoreProcesses]:
     made = CoreProcesses(tmp_path / "processes", dict(os.environ))
     try:
         yield made
@@ -96,16 +96,16 @@ def taken_by(worker: str, run_ids: list[str]) -> bool:
     return set(run_ids) <= set(durable.unfinished_workflows(worker))
 
 
-def statuses(store: RunStore, run_ids: list[str]) -> dict[str, str]:
-    return {run_id: store.get_run(run_id).status for run_id in run_ids}
+def statuses(pg_store: RunStore, run_ids: list[str]) -> dict[str, str]:
+    return {run_id: pg_store.get_run(run_id).status for run_id in run_ids}
 
 
-def all_ended(store: RunStore, run_ids: list[str]) -> bool:
-    return set(statuses(store, run_ids).values()) <= TERMINAL_STATUSES
+def all_ended(pg_store: RunStore, run_ids: list[str]) -> bool:
+    return set(statuses(pg_store, run_ids).values()) <= TERMINAL_STATUSES
 
 
-def step_workers(store: RunStore, run_id: str) -> set[str]:
-    return {event.data.get("worker", "") for event in store.events(run_id)
+def step_workers(pg_store: RunStore, run_id: str) -> set[str]:
+    return {event.data.get("worker", "") for event in pg_store.events(run_id)
             if event.kind.startswith("step_")}
 
 
@@ -125,7 +125,7 @@ def shown_step_workers(shown: str) -> dict[str, set[str | None]]:
 
 # ---- the tests ------------------------------------------------------------------------------
 
-def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes, store):
+def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes, pg_store):
     w1 = start_worker(processes, "w1")
     first = detach(processes, {"refund": refund_plan(tail=True), "lookup-1": lookup_plan(1),
                                "lookup-2": lookup_plan(2)})
@@ -138,7 +138,7 @@ def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes
     processes.await_true(lambda: bool(refunds_for("88231")), "the refund of order 88231",
                          RUN_TIMEOUT_S, watch=[w1, w2], poll_s=0.02)
     w1.kill()
-    assert store.get_run(refund_run).status == "running", processes.report()
+    assert pg_store.get_run(refund_run).status == "running", processes.report()
 
     # w2 takes the runs submitted now; w1's runs wait for a worker named w1
     later = detach(processes, {f"lookup-{n}": lookup_plan(n) for n in (3, 4, 5)})
@@ -148,52 +148,52 @@ def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes
 
     w1 = start_worker(processes, "w1")
     everything = [*first.values(), *later.values()]
-    processes.await_true(lambda: all_ended(store, everything), "the end of all six runs",
+    processes.await_true(lambda: all_ended(pg_store, everything), "the end of all six runs",
                          RUN_TIMEOUT_S, watch=[w1, w2], poll_s=0.2)
 
-    assert statuses(store, everything) == dict.fromkeys(everything, "completed"), (
+    assert statuses(pg_store, everything) == dict.fromkeys(everything, "completed"), (
         processes.report())
     assert len(refunds_for("88231")) == 1, processes.report()
     # restarted under its name, w1 finished its own runs (w2, idle, could not take them)
-    assert all(step_workers(store, run_id) == {"w1"} for run_id in first.values()), (
+    assert all(step_workers(pg_store, run_id) == {"w1"} for run_id in first.values()), (
         processes.report())
-    assert all(step_workers(store, run_id) == {"w2"} for run_id in later.values())
+    assert all(step_workers(pg_store, run_id) == {"w2"} for run_id in later.values())
     shown = processes.run_all({f"show-{run_id}": ["show", run_id] for run_id in everything})
     for run_id in everything:
-        plan = store.get_run(run_id).plan
+        plan = pg_store.get_run(run_id).plan
         by_step = shown_step_workers(shown[f"show-{run_id}"])
         assert set(by_step) == {step.id for step in plan.steps}, shown[f"show-{run_id}"]
         assert all(workers <= {"w1", "w2"} for workers in by_step.values()), (
             shown[f"show-{run_id}"])
 
 
-def test_runs_waiting_for_confirmation_hold_no_worker_slot(processes, store):
+def test_runs_waiting_for_confirmation_hold_no_worker_slot(processes, pg_store):
     worker = start_worker(processes, "solo")
     waiting_options = RunOptions(confirm_side_effects=True)
-    waiting = [dispatch.submit(store, f"refund order 88231 ({n})", refund_plan(tail=True),
+    waiting = [dispatch.submit(pg_store, f"refund order 88231 ({n})", refund_plan(tail=True),
                                settings_public=public_settings(offline=True),
                                options=waiting_options)
                for n in range(WAITING_RUNS)]
     processes.await_true(
-        lambda: set(statuses(store, waiting).values()) == {"waiting_confirmation"},
+        lambda: set(statuses(pg_store, waiting).values()) == {"waiting_confirmation"},
         f"all {WAITING_RUNS} runs waiting for confirmation", RUN_TIMEOUT_S, watch=[worker],
         poll_s=0.2)
 
     # two step permits, twenty runs waiting: a new run still gets to work
-    newcomer = dispatch.submit(store, "add up", calculate_plan(),
+    newcomer = dispatch.submit(pg_store, "add up", calculate_plan(),
                                settings_public=public_settings(offline=True),
                                options=RunOptions(confirm_side_effects=True))
-    processes.await_true(lambda: store.get_run(newcomer).status == "completed",
+    processes.await_true(lambda: pg_store.get_run(newcomer).status == "completed",
                          "the new run completing", RUN_TIMEOUT_S, watch=[worker])
-    assert set(statuses(store, waiting).values()) == {"waiting_confirmation"}
+    assert set(statuses(pg_store, waiting).values()) == {"waiting_confirmation"}
     assert refunds_for("88231") == []
 
     for run_id in waiting:
-        dispatch.decide(store, run_id, "confirm", "s2")
-    processes.await_true(lambda: all_ended(store, waiting),
+        dispatch.decide(pg_store, run_id, "confirm", "s2")
+    processes.await_true(lambda: all_ended(pg_store, waiting),
                          f"the end of the {WAITING_RUNS} confirmed runs", RUN_TIMEOUT_S,
                          watch=[worker], poll_s=0.2)
-    assert statuses(store, waiting) == dict.fromkeys(waiting, "completed"), processes.report()
+    assert statuses(pg_store, waiting) == dict.fromkeys(waiting, "completed"), processes.report()
     assert len(refunds_for("88231")) == 1  # twenty runs asked; the refund is made once
-    assert all(("confirmed", "s2") in [(e.kind, e.step_id) for e in store.events(run_id)]
+    assert all(("confirmed", "s2") in [(e.kind, e.step_id) for e in pg_store.events(run_id)]
                for run_id in waiting)
