@@ -20,6 +20,7 @@ from demo.analytics import run_sql
 from demo.ops import check_health
 from demo.shop import apply_refund, ensure_shop_db
 from tests.support.fake_openai import DEFAULT_KEY, text
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 
 def _score(task_id: str, status: str, answer: str) -> list[str]:
@@ -239,7 +240,7 @@ def test_ctrl_c_during_a_model_call_cancels_the_run_without_waiting_for_it(
         return real_start(self, *args, **kwargs)
 
     def wait(self, run_id, timeout=None, **kwargs):  # Ctrl-C while the answer is awaited
-        assert in_call.wait(10)
+        assert in_call.wait(DEFAULT_TIMEOUT_S)
         raise KeyboardInterrupt
 
     def answer_slowly(body: dict[str, Any]) -> Any:

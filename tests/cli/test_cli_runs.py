@@ -22,6 +22,7 @@ from core.tools.registry import make_tool
 from core.tools.toolsets import default_registry
 from tests.support.child_runs import crash_when, step_started
 from tests.support.runs import Gate, await_mail_taken, slow_plan
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 
@@ -133,7 +134,7 @@ def test_pause_and_cancel_from_the_command_line(store, capsys, tmp_path):
 def test_pause_and_cancel_a_running_run_from_the_command_line(runner, store, capsys):
     gate = Gate()
     run_id = runner.start("slow", slow_plan(), engine=gate.engine())  # runs in this process
-    assert gate.entered.wait(5)
+    assert gate.entered.wait(DEFAULT_TIMEOUT_S)
     assert main(["pause", run_id]) == 0  # the command's own runner: through the mailbox
     assert "Pause requested" in capsys.readouterr().out
     await_mail_taken(run_id, "pause")

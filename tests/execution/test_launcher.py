@@ -16,8 +16,7 @@ from tests.support.approval import REGISTRY, failing_plan, replan_to_a_refund
 from tests.support.fakes import answer, lookup
 from tests.support.shop import refunds_for
 from tests.support.steered_tools import Tools
-
-TIMEOUT_S = 20
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 
 class InlineLauncher:
@@ -104,13 +103,13 @@ def test_thirty_confirmations_wait_without_a_thread_and_all_run_once_confirmed()
         plan, engine, options=options, control=control, on_event=sink, launcher=launcher))
     thread.start()
     try:
-        assert all_asked.wait(TIMEOUT_S)
+        assert all_asked.wait(DEFAULT_TIMEOUT_S)
         assert _new_planboard_threads(before) == []  # no step waits on a thread
         assert launcher.started == [] and tools.calls == []
     finally:
         for step in refunds:
             control.confirm(step.id)
-        thread.join(TIMEOUT_S)
+        thread.join(DEFAULT_TIMEOUT_S)
         launcher.close()
     outcome = result["outcome"]
     assert outcome.status == "completed"
@@ -136,12 +135,12 @@ def test_a_version_waiting_for_approval_holds_no_thread():
         options=RunOptions(confirm_side_effects=False, max_replans=1), launcher=launcher))
     thread.start()
     try:
-        assert asked.wait(TIMEOUT_S)
+        assert asked.wait(DEFAULT_TIMEOUT_S)
         assert _new_planboard_threads(before) == []  # no step waits on a thread
         assert refunds_for("88231") == []
     finally:
         control.approve_version(2)
-        thread.join(TIMEOUT_S)
+        thread.join(DEFAULT_TIMEOUT_S)
     assert result["outcome"].plan.step("s4").status == "completed"
     assert len(refunds_for("88231")) == 1
     assert "s4" in [handle.step_id for handle in launcher.started]
@@ -188,7 +187,7 @@ def test_a_launcher_of_ones_own_sees_every_start_and_end_and_changes_nothing():
 def _blocking_work(release: dict[str, threading.Event],
                    ended: dict[str, threading.Event]) -> StepWork:
     def work(plan: Plan, step: Step, key: str) -> StepOutcome:
-        release[step.id].wait(TIMEOUT_S)
+        release[step.id].wait(DEFAULT_TIMEOUT_S)
         ended[step.id].set()
         return StepOutcome(status="completed", result=step.id)
 
@@ -203,14 +202,14 @@ def test_the_thread_pool_wakes_on_a_change_and_reports_steps_once_in_launch_orde
     wake = ControlWake()
     with ThreadPoolLauncher(_blocking_work(release, ended), 3) as launcher:
         handles = [launcher.start(plan, plan.step(i), f"k:{i}") for i in ids]
-        waiter, answers = _in_background(lambda: launcher.next_done(TIMEOUT_S * 10, wake))
+        waiter, answers = _in_background(lambda: launcher.next_done(DEFAULT_TIMEOUT_S * 10, wake))
         waiter.start()
         wake.fire()  # a person clicked something: the wait ends with nothing finished
-        waiter.join(TIMEOUT_S)
+        waiter.join(DEFAULT_TIMEOUT_S)
         assert not waiter.is_alive() and answers["outcome"] == []
         for step_id in reversed(ids):  # the last one started ends first
             release[step_id].set()
-            assert ended[step_id].wait(TIMEOUT_S)
+            assert ended[step_id].wait(DEFAULT_TIMEOUT_S)
     # closing waited for every step: all have ended, and come back in launch order
     done = launcher.next_done(0, wake)
     assert [d.handle for d in done] == handles

@@ -13,8 +13,7 @@ from tests.support.approval import REGISTRY, failing_plan, replan_to_a_refund
 from tests.support.fakes import ScriptedChatModel, answer, lookup
 from tests.support.shop import refunds_for
 from tests.support.steered_tools import Tools
-
-TIMEOUT_S = 20
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 
 def _run(**kwargs) -> RunOutcome:
@@ -22,7 +21,7 @@ def _run(**kwargs) -> RunOutcome:
     result: dict[str, RunOutcome] = {}
     thread = threading.Thread(target=lambda: result.update(outcome=run_plan(**kwargs)))
     thread.start()
-    thread.join(TIMEOUT_S)
+    thread.join(DEFAULT_TIMEOUT_S)
     assert not thread.is_alive(), "the run did not end"
     return result["outcome"]
 

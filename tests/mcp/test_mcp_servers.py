@@ -39,6 +39,7 @@ from tests.support.mcp import (
     server_processes,
     write_config,
 )
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 
@@ -259,9 +260,8 @@ def test_a_new_tool_list_announced_by_the_server_is_in_the_next_registry(trouble
     generation = current_pool().generation
     outcome, _ = run_step("troubles__grow", {})
     assert outcome.status == "completed"
-    deadline = time.monotonic() + 10
-    while "troubles__extra" not in default_registry() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: "troubles__extra" in default_registry(),
+               what="the server's new tool in the registry")
     assert current_pool().generation > generation  # a kept registry knows to rebuild
     called, _ = run_step("troubles__extra", {})
     assert (called.status, called.result) == ("completed", "extra!")
@@ -290,14 +290,15 @@ def http_server() -> Iterator[tuple[subprocess.Popen, int]]:
     server = subprocess.Popen([sys.executable, "-m", "tests.mcp_servers.over_http", str(port)],
                               cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while True:
+        def listening() -> bool:
+            assert server.poll() is None, "the HTTP server exited"
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
             except OSError:
-                assert time.monotonic() < deadline and server.poll() is None
-                time.sleep(0.1)
+                return False
+            return True
+
+        wait_until(listening, what="the MCP server over HTTP to listen")
         yield server, port
     finally:
         server.kill()

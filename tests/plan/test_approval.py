@@ -14,15 +14,7 @@ from core.plan.approval import widening
 from core.plan.model import Plan, Step
 from tests.support.approval import REGISTRY, failing_plan, lookup, plan, refund, replan_to_a_refund
 from tests.support.shop import refunds_for
-
-TIMEOUT_S = 20
-
-
-
-
-
-
-
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 # ---- widening(): the one rule --------------------------------------------------------------
 
@@ -136,13 +128,13 @@ def test_the_run_waits_for_a_person_and_follows_the_decision(approve):
         replan_to_a_refund, RunOptions(confirm_side_effects=False, max_replans=1),
         control, follow)))
     worker.start()
-    assert asked.wait(TIMEOUT_S)
+    assert asked.wait(DEFAULT_TIMEOUT_S)
     waiting = next(e for e in events if e.kind == "waiting_confirmation")
     assert waiting.step_id is None
     assert waiting.data == {"version": 2, "approved_version": 1, "steps": ["s4"]}
     assert refunds_for("88231") == []  # nothing ran while it waited
     (control.approve_version if approve else control.reject_version)(2)
-    worker.join(TIMEOUT_S)
+    worker.join(DEFAULT_TIMEOUT_S)
     step = result["outcome"].plan.step("s4")
     if approve:
         assert step.status == "completed" and len(refunds_for("88231")) == 1

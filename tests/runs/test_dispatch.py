@@ -8,8 +8,6 @@ the module ends.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from dbos import DBOS
 
@@ -21,8 +19,9 @@ from core.plan.model import Plan
 from core.runs import dispatch, durable
 from core.runs.runner import Runner
 from core.store.run_store import CANCELLED_STEP, RunStore
-from tests.support.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
+from tests.support.durable_runs import await_status, await_workflow, refund_plan
 from tests.support.shop import refunds_for
+from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 
 MAILBOX = "planboard.test.mailbox"
 
@@ -30,7 +29,7 @@ MAILBOX = "planboard.test.mailbox"
 @DBOS.workflow(name=MAILBOX)
 def mailbox(expected: int) -> list[str | None]:
     """The first ``expected`` messages of the run's mailbox (None: one never came)."""
-    return [DBOS.recv(durable.CONTROL_TOPIC, timeout_seconds=TIMEOUT_S)
+    return [DBOS.recv(durable.CONTROL_TOPIC, timeout_seconds=DEFAULT_TIMEOUT_S)
             for _ in range(expected)]
 
 
@@ -102,18 +101,18 @@ def test_the_runner_steers_a_worker_run_through_its_mailbox(launched, store):
     runner = Runner(store, poll_s=0.05)
     try:
         run_id = submit(store, refund_plan(), confirm_side_effects=True)
-        waiting = runner.wait(run_id, timeout=TIMEOUT_S, until_confirmation=True)
+        waiting = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S, until_confirmation=True)
         assert waiting.status == "waiting_confirmation"
 
         runner.pause(run_id)
         assert await_status(store, run_id, {"paused"}) == "paused"
-        assert runner.wait(run_id, timeout=TIMEOUT_S).status == "paused"  # not active
+        assert runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S).status == "paused"  # not active
         runner.resume(run_id)
         assert await_status(store, run_id, {"waiting_confirmation"}) == "waiting_confirmation"
         assert refunds_for("88231") == []
 
         runner.confirm(run_id, "s2")
-        assert runner.wait(run_id, timeout=TIMEOUT_S).status == "completed"
+        assert runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S).status == "completed"
         assert len(refunds_for("88231")) == 1
         assert {"paused", "resumed", "confirmed"} <= set(kinds(store, run_id))
 
@@ -134,7 +133,7 @@ def test_the_runner_cancels_a_paused_worker_run_through_its_mailbox(launched, st
         assert await_status(store, run_id, {"running"}) == "running"
         runner.pause(run_id)
         assert await_status(store, run_id, {"paused"}) == "paused"
-        record = runner.cancel(run_id, timeout=TIMEOUT_S)
+        record = runner.cancel(run_id, timeout=DEFAULT_TIMEOUT_S)
         assert record.status == "cancelled"
         assert "pending" not in {step.status for step in record.plan.steps}
         assert await_workflow(run_id) == "SUCCESS"  # the run recorded it itself
@@ -182,7 +181,7 @@ def test_a_run_no_worker_took_is_cancelled_in_dbos_and_the_store(launched, store
     run_id = submit(store, refund_plan())
     assert durable.workflow_status(run_id) == "ENQUEUED"
 
-    record = dispatch.cancel(store, run_id, timeout=TIMEOUT_S)
+    record = dispatch.cancel(store, run_id, timeout=DEFAULT_TIMEOUT_S)
 
     assert record.status == "cancelled"
     assert {step.error for step in record.plan.steps} == {CANCELLED_STEP}
@@ -210,7 +209,7 @@ def test_the_runner_submits_to_the_workers_under_workers_mode(launched, store, m
                               options=RunOptions(confirm_side_effects=False),
                               settings_public={"offline": True})
         assert store.get_run(run_id).workflow_id == run_id
-        record = runner.wait(run_id, timeout=TIMEOUT_S)
+        record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     finally:
         runner.shutdown()
     assert record.status == "completed"
@@ -219,10 +218,8 @@ def test_the_runner_submits_to_the_workers_under_workers_mode(launched, store, m
 
 def test_a_short_cancel_only_asks_and_the_worker_records_the_cancellation(launched, store):
     run_id = submit(store, refund_plan(), step_delay_s=3.0)  # s1 paced: the refund is far
-    deadline = time.monotonic() + TIMEOUT_S
-    while "step_started" not in kinds(store, run_id):  # s1 under way, in its pace
-        assert time.monotonic() < deadline, kinds(store, run_id)
-        time.sleep(0.02)
+    wait_until(lambda: "step_started" in kinds(store, run_id),  # s1 under way, in its pace
+               what="s1 to start")
 
     asked = dispatch.cancel(store, run_id, timeout=0.05, poll_s=0.01)  # the dashboard's click
     assert asked.status == "running"

@@ -23,8 +23,9 @@ from core.runs import dispatch, durable
 from core.store.run_store import RunStore
 from core.tools.toolsets import default_registry
 from tests.support.app import open_app, wait_for
-from tests.support.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
+from tests.support.durable_runs import await_status, await_workflow, refund_plan
 from tests.support.shop import refunds_for
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 WORKER = "w1"
 FOLLOW_UP = "also calculate 4*5"  # the offline rules map it to a calculate step: no model
@@ -90,7 +91,7 @@ def test_a_worker_executes_the_follow_up_of_its_run_from_the_queue(worker, runne
     plan = runner.follow_up(run_id, FOLLOW_UP, engine=Engine(default_registry()))
 
     assert plan.version == 2 and plan.step("s4").args == {"expression": "4*5"}
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     workflow_id = assert_followed_up_once(runner.store, run_id)
     assert durable.workflow_state(workflow_id) == ("SUCCESS", WORKER)
     assert workers_of(runner.store, run_id, NEW_STEPS) == {WORKER}
@@ -106,7 +107,7 @@ def test_in_embedded_mode_the_follow_up_of_a_worker_run_runs_in_this_process(
 
     runner.follow_up(run_id, FOLLOW_UP, engine=Engine(default_registry()), on_event=heard.append)
 
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     workflow_id = assert_followed_up_once(runner.store, run_id)
     assert durable.workflow_state(workflow_id) == ("SUCCESS", durable.embedded_executor_id())
     # this process's listener heard the new steps; no worker ran them, the old ones keep w1
@@ -163,7 +164,7 @@ def test_the_dashboards_follow_up_box_starts_the_new_version_on_a_worker(worker,
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     assert "Version 2 is running with the follow-up." in [s.value for s in at.success]
-    assert app_runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert app_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     at = wait_for(at, lambda a: "Completed" in _status(a))
     assert any(e.label == "Version 1 → 2 · follow-up" for e in at.expander)
     assert_followed_up_once(app_runner.store, run_id)

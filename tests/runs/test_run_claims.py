@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -28,6 +27,7 @@ from tests.support import REPO
 from tests.support.durable_runs import await_workflow
 from tests.support.pg import on_both_backends
 from tests.support.stored_runs import calc_engine, stopped_run
+from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 
 pytestmark = on_both_backends
 CLAIMERS = 4
@@ -62,7 +62,7 @@ def test_claims_racing_in_threads_one_wins(store, db_url):
     refusals: dict[str, str | None] = {}
 
     def race(n: int) -> None:
-        barrier.wait(30)
+        barrier.wait(DEFAULT_TIMEOUT_S)
         refusals[f"wf-{n + 1}"] = claim(stores[n], run_id, f"wf-{n + 1}")
 
     threads = [threading.Thread(target=race, args=(n,)) for n in range(CLAIMERS)]
@@ -78,7 +78,7 @@ def test_claims_racing_in_threads_one_wins(store, db_url):
 def _claim_in_a_process(url: str, run_id: str, n: int, barrier, results) -> None:
     store = RunStore(url)
     store.get_run(run_id)  # connected and warmed up before the start line
-    barrier.wait(60)
+    barrier.wait(DEFAULT_TIMEOUT_S)
     results.put((f"wf-{n + 1}", claim(store, run_id, f"wf-{n + 1}")))
     store.close()
 
@@ -169,11 +169,11 @@ def test_processes_resuming_one_run_execute_each_step_once(tmp_path, store):
         [sys.executable, str(script), store.url, run_id, str(go), str(flag)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for flag in ready]
     try:
-        deadline = time.monotonic() + 60
-        while not all(flag.exists() for flag in ready):
-            assert time.monotonic() < deadline, "the resuming processes did not start"
+        def all_ready() -> bool:
             assert all(proc.poll() is None for proc in procs), "a resuming process died"
-            time.sleep(0.01)
+            return all(flag.exists() for flag in ready)
+
+        wait_until(all_ready, what="the resuming processes to start", poll_s=0.01)
         go.touch()
         results = []
         for proc in procs:
@@ -203,7 +203,7 @@ def test_concurrent_resume_in_one_process_runs_once(launched, store):
     errors: list[str] = []
 
     def resume() -> None:
-        barrier.wait(5)
+        barrier.wait(DEFAULT_TIMEOUT_S)
         try:
             runner.resume(run_id, engine=calc_engine())
         except StoreError as exc:

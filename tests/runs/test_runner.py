@@ -20,6 +20,7 @@ from core.store.run_store import RunStore
 from tests.support.child_runs import crash_when, step_started
 from tests.support.pg import on_both_backends
 from tests.support.runs import Gate, await_mail_taken, kinds, slow_plan
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 # every test once on SQLite and once on PostgreSQL (the store and DBOS's tables alike)
 pytestmark = [pytest.mark.usefixtures("dbos_of_the_module"), on_both_backends]
@@ -39,8 +40,9 @@ def calc_plan(goal: str = "sums", expression: str = "6*7") -> Plan:
 
 
 @pytest.fixture(autouse=True)
-def on_the_backend_under_test(runner: Runner, db_url: str) -> None:
-    """The runner (tests/conftest.py) stores on the backend this variant of the test is for."""
+def on_the_backend_under_test(db_url: str, runner: Runner) -> None:
+    """The runner (tests/conftest.py) stores on the backend this variant of the test is for
+    (``db_url`` first: it names the backend before the store opens)."""
     assert runner.store.url == db_url
 
 
@@ -105,7 +107,7 @@ def test_an_unusable_replan_is_not_stored(runner):
 def test_pause_then_resume_keeps_finished_steps(runner):
     gate = Gate()
     run_id = runner.start("slow", slow_plan(), engine=gate.engine())
-    assert gate.entered.wait(5)
+    assert gate.entered.wait(DEFAULT_TIMEOUT_S)
     runner.pause(run_id)
     gate.open.set()
     record = runner.wait(run_id, timeout=10)
@@ -126,7 +128,7 @@ def test_pause_then_resume_keeps_finished_steps(runner):
 def test_cancel_returns_once_recorded(runner):
     gate = Gate()
     run_id = runner.start("slow", slow_plan(), engine=gate.engine())
-    assert gate.entered.wait(5)
+    assert gate.entered.wait(DEFAULT_TIMEOUT_S)
     threading.Timer(0.2, gate.open.set).start()
     record = runner.cancel(run_id, timeout=10)
     assert record.status == "cancelled"
@@ -140,7 +142,7 @@ def test_control_from_another_process_goes_through_the_mailbox(runner):
     gate = Gate()
     other = Runner(RunStore(runner.store.url), poll_s=0.05)  # as a CLI process would
     run_id = runner.start("slow", slow_plan(), engine=gate.engine())
-    assert gate.entered.wait(5)
+    assert gate.entered.wait(DEFAULT_TIMEOUT_S)
     assert other.recover_interrupted() == []  # a run of a live process is not an orphan
     other.pause(run_id)
     await_mail_taken(run_id, "pause")
@@ -161,7 +163,7 @@ def test_resume_requested_by_another_process_while_pausing(runner):
     gate = Gate()
     other = Runner(RunStore(runner.store.url), poll_s=0.05)
     run_id = runner.start("slow", slow_plan(), engine=gate.engine())
-    assert gate.entered.wait(5)
+    assert gate.entered.wait(DEFAULT_TIMEOUT_S)
     other.pause(run_id)
     await_mail_taken(run_id, "pause")
     other.resume(run_id)  # before the running step ends: the run never stops
@@ -236,7 +238,7 @@ def test_closing_a_runner_pauses_its_runs_and_closes_its_own_store():
     gate = Gate()
     with open_runner() as owner:
         run_id = owner.start("slow", slow_plan(), engine=gate.engine())
-        assert gate.entered.wait(5)
+        assert gate.entered.wait(DEFAULT_TIMEOUT_S)
         threading.Timer(0.2, gate.open.set).start()
     store = RunStore()
     try:

@@ -23,6 +23,7 @@ from tests.support import REPO
 from tests.support.child_runs import crash_when, keys_written, spawn_run, step_started, stop
 from tests.support.runs import Gate, kinds
 from tests.support.shop import refunds_for
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 
@@ -245,7 +246,6 @@ def test_a_resume_is_executed_by_the_process_that_asked(store):
     """Another process of the same home (an idle dashboard) has DBOS running too: the runs
     this one resumes still come back here, with the engine and listener it lends them."""
     from core.runs import durable
-    from tests.support.durable_runs import TIMEOUT_S
 
     plan = Plan(goal="refund", steps=[
         Step(id="s1", description="refund", tool="refund", args={"order_id": "88231"})])
@@ -255,7 +255,7 @@ def test_a_resume_is_executed_by_the_process_that_asked(store):
     for _ in range(4):
         run_id = first.start("refund", plan, engine=gate.engine(),
                              options=RunOptions(confirm_side_effects=True))
-        first.wait(run_id, timeout=TIMEOUT_S, until_confirmation=True)
+        first.wait(run_id, timeout=DEFAULT_TIMEOUT_S, until_confirmation=True)
         run_ids.append(run_id)
     first.close()  # paused, stopped where they wait
     idle = subprocess.Popen([sys.executable, "-c", IDLE_PROCESS], stdout=subprocess.PIPE,
@@ -270,10 +270,10 @@ def test_a_resume_is_executed_by_the_process_that_asked(store):
                 second.resume(run_id, engine=gate.engine(),
                               on_event=lambda event, run_id=run_id: heard.append(run_id))
             for run_id in run_ids:
-                assert second.wait(run_id, timeout=TIMEOUT_S,
+                assert second.wait(run_id, timeout=DEFAULT_TIMEOUT_S,
                                    until_confirmation=True).status == "waiting_confirmation"
                 second.confirm(run_id, "s1")
-                assert second.wait(run_id, timeout=TIMEOUT_S).status == "completed"
+                assert second.wait(run_id, timeout=DEFAULT_TIMEOUT_S).status == "completed"
         finally:
             second.close()
     finally:

@@ -15,7 +15,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,9 +29,10 @@ from core.runs import dispatch, durable
 from core.store.run_store import RunStore
 from tests.support import REPO
 from tests.support.cli import write_plan
-from tests.support.durable_runs import TIMEOUT_S, await_status
+from tests.support.durable_runs import await_status
 from tests.support.pg import on_both_backends
 from tests.support.shop import refunds_for
+from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 
 REFUND_STEPS = [
     {"id": "s1", "description": "look up order 88231", "tool": "query_order",
@@ -59,17 +59,18 @@ class Worker:
                 [sys.executable, "-m", "core", "worker", "--name", name,
                  "--concurrency", str(concurrency)],
                 stdout=out, stderr=err, env={**os.environ, "PYTHONPATH": str(REPO)})
-        deadline = time.monotonic() + TIMEOUT_S
-        while "serving runs" not in self.out.read_text():
+
+        def serving() -> bool:
             assert self.proc.poll() is None, f"worker {name} exited: {self.err.read_text()}"
-            assert time.monotonic() < deadline, f"worker {name} did not start"
-            time.sleep(0.05)
+            return "serving runs" in self.out.read_text()
+
+        wait_until(serving, what=f"worker {name} to serve runs")
 
     def stop(self, number: int = signal.SIGTERM) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(number)
         try:
-            return self.proc.wait(TIMEOUT_S)
+            return self.proc.wait(DEFAULT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             return self.proc.wait()
@@ -107,10 +108,8 @@ def detach(capsys, plan_file: str, *options: str) -> str:
 
 
 def await_event(store: RunStore, run_id: str, kind: str, step_id: str) -> None:
-    deadline = time.monotonic() + TIMEOUT_S
-    while not any(e.kind == kind and e.step_id == step_id for e in store.events(run_id)):
-        assert time.monotonic() < deadline, f"no {kind} {step_id} in time"
-        time.sleep(0.05)
+    wait_until(lambda: any(e.kind == kind and e.step_id == step_id
+                           for e in store.events(run_id)), what=f"{kind} of {step_id}")
 
 
 def step_lines(shown: str) -> list[str]:
@@ -254,7 +253,7 @@ def test_a_store_failure_while_printing_events_is_no_thread_traceback(monkeypatc
     store, out = FailingStore(), io.StringIO()
     with printing_events(store, "run-1", out):
         for _ in range(3):  # it keeps reading after a failure
-            assert store.reads.acquire(timeout=TIMEOUT_S)
+            assert store.reads.acquire(timeout=DEFAULT_TIMEOUT_S)
     assert crashed == [] and out.getvalue() == ""
 
 
@@ -263,7 +262,7 @@ def test_a_store_failure_while_printing_events_is_no_thread_traceback(monkeypatc
 def start_worker(*options: str, **environment: str) -> subprocess.CompletedProcess:
     """``python -m core worker`` expected to refuse to start (it would serve until stopped)."""
     return subprocess.run([sys.executable, "-m", "core", "worker", *options],
-                          capture_output=True, text=True, timeout=TIMEOUT_S,
+                          capture_output=True, text=True, timeout=DEFAULT_TIMEOUT_S,
                           env={**os.environ, "PYTHONPATH": str(REPO), **environment})
 
 

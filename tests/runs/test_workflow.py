@@ -20,8 +20,9 @@ from core.runs import durable
 from core.runs.workflow import RUN_WORKFLOW
 from core.store.run_store import RunStore
 from tests.support import REPO
-from tests.support.durable_runs import TIMEOUT_S, await_status, await_workflow, refund_plan
+from tests.support.durable_runs import await_status, await_workflow, refund_plan
 from tests.support.shop import refunds_for
+from tests.support.waiting import wait_until
 
 
 def submit(store: RunStore, plan: Plan, **options) -> str:
@@ -131,11 +132,11 @@ def test_a_run_killed_mid_way_is_replayed_without_repeating_its_steps(launched, 
                                 env={**os.environ, "PYTHONPATH": str(REPO)},
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + TIMEOUT_S
-        while ("step_started", "s3") not in events(store, run_id):
-            assert time.monotonic() < deadline and crashing.poll() is None, (
-                crashing.stderr.read() if crashing.poll() is not None else "no s3 in time")
-            time.sleep(0.02)
+        def s3_started() -> bool:
+            assert crashing.poll() is None, crashing.stderr.read()
+            return ("step_started", "s3") in events(store, run_id)
+
+        wait_until(s3_started, what="the crashing worker to start s3")
     finally:
         crashing.send_signal(signal.SIGKILL)
         crashing.wait()

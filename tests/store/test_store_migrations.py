@@ -16,6 +16,7 @@ from core.store.database import make_engine
 from core.store.migrations import LATEST_VERSION, migrate
 from core.store.run_store import RunStore
 from tests.support.pg import on_both_backends
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 pytestmark = on_both_backends
 
@@ -115,7 +116,7 @@ def test_stores_opened_at_once_on_a_new_database_all_open_it(db_url):
     failures: list[BaseException] = []
 
     def open_store() -> None:
-        barrier.wait(10)
+        barrier.wait(DEFAULT_TIMEOUT_S)
         try:
             opened.append(RunStore(db_url))
         except BaseException as exc:  # reported by the assertion below

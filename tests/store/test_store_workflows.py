@@ -18,6 +18,7 @@ from core.store.run_store import RunStore
 from core.store.schema import REPLAY_KEY_INDEX, events
 from tests.support.pg import on_both_backends
 from tests.support.stored_runs import stopped_run
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 pytestmark = on_both_backends
 
@@ -73,7 +74,7 @@ def test_a_replay_racing_the_live_write_records_the_event_once(store, db_url):
     failures: list[BaseException] = []
 
     def write(writer: RunStore) -> None:
-        barrier.wait(10)
+        barrier.wait(DEFAULT_TIMEOUT_S)
         try:
             seqs.append(writer.record_step(run_id, started(), two_steps(),
                                            replay_key="step:s1:v1"))

@@ -12,7 +12,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import REPO
+from tests.support.waiting import wait_until
 
 __all__ = ["CHROMIUM", "WAIT_MS", "button", "free_port", "needs_chromium", "open_browser",
            "serve_app"]
@@ -44,18 +44,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _wait_healthy(url: str, server: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def _wait_healthy(url: str, server: subprocess.Popen, log: Path) -> None:
+    def healthy() -> bool:
         if server.poll() is not None:
             raise AssertionError(f"streamlit exited early:\n{log.read_text('utf-8')}")
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                if answer.read().strip() == b"ok":
-                    return
+                return answer.read().strip() == b"ok"
         except OSError:
-            time.sleep(0.3)
-    raise AssertionError("streamlit did not become healthy in time")
+            return False
+
+    wait_until(healthy, what="streamlit to answer its health check", poll_s=0.1)
 
 
 @contextlib.contextmanager

@@ -15,18 +15,16 @@ import os
 import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from core.plan.model import Plan
 from core.store.run_store import RunStore
 from tests.support import REPO
+from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 
 __all__ = ["await_condition", "crash_when", "keys_written", "spawn_run", "step_started", "stop"]
 
-CHILD_TIMEOUT_S = 60.0
 
 CHILD = r'''
 import json, sys, time
@@ -122,14 +120,15 @@ def step_started(store: RunStore, step_id: str) -> Callable[[str], bool]:
 
 
 def await_condition(check: Callable[[], object], proc: subprocess.Popen,
-                    timeout: float = CHILD_TIMEOUT_S) -> None:
-    """Poll ``check()`` (the child writes to the database) until true; fail on timeout."""
-    deadline = time.monotonic() + timeout
-    tick = threading.Event()
-    while not check():
+                    timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    """Poll ``check()`` (the child writes to the database) until true; fail on timeout or
+    when the child exits first."""
+
+    def checked() -> object:
         assert proc.poll() is None, f"the child process exited early: {proc.returncode}"
-        assert time.monotonic() < deadline, "timed out waiting for the child process"
-        tick.wait(0.05)
+        return check()
+
+    wait_until(checked, timeout, what="the child process", poll_s=0.05)
 
 
 def stop(proc: subprocess.Popen) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support import REPO
+from tests.support.waiting import wait_until
 
 __all__ = ["CoreProcess", "CoreProcesses"]
 
@@ -108,15 +109,17 @@ class CoreProcesses:
                    watch: Sequence[CoreProcess] = (), poll_s: float = 0.1) -> None:
         """Wait until ``condition()`` holds; AssertionError with every output when
         ``timeout`` passes or a process in ``watch`` ends first."""
-        deadline = time.monotonic() + timeout
-        while not condition():
+
+        def holds() -> bool:
             ended = [child.label for child in watch if not child.alive()]
             if ended:
-                raise AssertionError(f"{', '.join(ended)} ended while waiting for {what}\n"
-                                     + self.report())
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no {what} within {timeout:.0f} s\n" + self.report())
-            time.sleep(poll_s)
+                raise AssertionError(f"{', '.join(ended)} ended while waiting for {what}")
+            return condition()
+
+        try:
+            wait_until(holds, timeout, what=what, poll_s=poll_s)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{self.report()}") from None
 
     def report(self) -> str:
         """What every child said so far, for a failure message."""

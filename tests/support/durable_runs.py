@@ -4,7 +4,6 @@ workflow's status in DBOS."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -12,8 +11,7 @@ import pytest
 from core.plan.model import Plan, Step
 from core.runs import durable
 from core.store.run_store import RunStore
-
-TIMEOUT_S = 60.0
+from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -49,22 +47,26 @@ def refund_plan(*, tail: bool = False) -> Plan:
 
 
 def await_status(store: RunStore, run_id: str, wanted: set[str],
-                 timeout_s: float = TIMEOUT_S) -> str:
-    """The run's status once it is one of ``wanted`` (or at the deadline)."""
-    deadline = time.monotonic() + timeout_s
-    status = store.get_run(run_id).status
-    while status not in wanted and time.monotonic() < deadline:
-        time.sleep(0.05)
-        status = store.get_run(run_id).status
-    return status
+                 timeout_s: float = DEFAULT_TIMEOUT_S) -> str:
+    """The run's status once it is one of ``wanted``; AssertionError naming the status it
+    kept when ``timeout_s`` passes first."""
+    seen: list[str] = []
+
+    def reached() -> str | None:
+        seen.append(store.get_run(run_id).status)
+        return seen[-1] if seen[-1] in wanted else None
+
+    try:
+        return wait_until(reached, timeout_s, what=f"run {run_id} to be one of {sorted(wanted)}")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: it stayed {seen[-1]!r}") from None
 
 
-def await_workflow(run_id: str, timeout_s: float = TIMEOUT_S) -> str | None:
-    """The workflow's DBOS status once it is no longer queued or running (or at the
-    deadline)."""
-    deadline = time.monotonic() + timeout_s
-    status = durable.workflow_status(run_id)
-    while status in (None, "ENQUEUED", "PENDING") and time.monotonic() < deadline:
-        time.sleep(0.05)
+def await_workflow(run_id: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> str:
+    """The workflow's DBOS status once it is no longer queued or running."""
+
+    def ended() -> str | None:
         status = durable.workflow_status(run_id)
-    return status
+        return None if status in (None, "ENQUEUED", "PENDING") else status
+
+    return wait_until(ended, timeout_s, what=f"workflow {run_id} to end")

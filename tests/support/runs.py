@@ -13,6 +13,7 @@ from core.plan.model import Plan, Step
 from core.store.run_store import RunStore
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry, current_idempotency_key, make_tool
+from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 
 
 class Gate:
@@ -66,12 +67,9 @@ def kinds(store: RunStore, run_id: str) -> list[str]:
     return [e.kind for e in store.events(run_id)]
 
 
-def await_mail_taken(run_id: str, action: str, timeout: float = 10.0) -> None:
+def await_mail_taken(run_id: str, action: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
     """Block until the run's workflow has taken ``action`` from its mailbox (DBOS records
     every read of it as a step): from then on the run applies it before its next step."""
-    deadline = time.monotonic() + timeout
-    tick = threading.Event()
-    while action not in {step["output"] for step in DBOS.list_workflow_steps(run_id)
-                         if step["function_name"] == "DBOS.recv"}:
-        assert time.monotonic() < deadline, f"the run never took {action!r} from its mailbox"
-        tick.wait(0.05)
+    wait_until(lambda: action in {step["output"] for step in DBOS.list_workflow_steps(run_id)
+                                  if step["function_name"] == "DBOS.recv"},
+               timeout, what=f"the run to take {action!r} from its mailbox", poll_s=0.05)
