@@ -23,9 +23,8 @@ from core.store.run_store import RunStore
 from tests.support.core_processes import CoreProcess, CoreProcesses
 from tests.support.durable_runs import refund_plan
 from tests.support.shop import refunds_for
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
-START_TIMEOUT_S = 120.0  # a worker imports DBOS and launches it on a busy machine
-RUN_TIMEOUT_S = 240.0
 PACE_S = "1.0"  # the demo pace before each step: runs last long enough to be killed mid-way
 WAITING_RUNS = 20
 
@@ -75,7 +74,7 @@ def calculate_plan() -> Plan:
 
 def start_worker(processes: CoreProcesses, name: str) -> CoreProcess:
     worker = processes.start(name, "worker", "--name", name, "--concurrency", "2")
-    processes.await_output(worker, f"worker {name} serving runs", START_TIMEOUT_S)
+    processes.await_output(worker, f"worker {name} serving runs", DEFAULT_TIMEOUT_S)
     return worker
 
 
@@ -131,25 +130,25 @@ def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes
                                "lookup-2": lookup_plan(2)})
     refund_run = first["refund"]
     processes.await_true(lambda: taken_by("w1", list(first.values())),
-                         "w1 taking the first three runs", RUN_TIMEOUT_S, watch=[w1])
+                         "w1 taking the first three runs", DEFAULT_TIMEOUT_S, watch=[w1])
     w2 = start_worker(processes, "w2")
 
     # w1 dies right after its refund: the run is mid-way, the step's record may be missing
     processes.await_true(lambda: bool(refunds_for("88231")), "the refund of order 88231",
-                         RUN_TIMEOUT_S, watch=[w1, w2], poll_s=0.02)
+                         DEFAULT_TIMEOUT_S, watch=[w1, w2], poll_s=0.02)
     w1.kill()
     assert pg_store.get_run(refund_run).status == "running", processes.report()
 
     # w2 takes the runs submitted now; w1's runs wait for a worker named w1
     later = detach(processes, {f"lookup-{n}": lookup_plan(n) for n in (3, 4, 5)})
     processes.await_true(lambda: taken_by("w2", list(later.values())),
-                         "w2 taking the later runs", RUN_TIMEOUT_S, watch=[w2])
+                         "w2 taking the later runs", DEFAULT_TIMEOUT_S, watch=[w2])
     assert taken_by("w1", [refund_run]), processes.report()
 
     w1 = start_worker(processes, "w1")
     everything = [*first.values(), *later.values()]
     processes.await_true(lambda: all_ended(pg_store, everything), "the end of all six runs",
-                         RUN_TIMEOUT_S, watch=[w1, w2], poll_s=0.2)
+                         DEFAULT_TIMEOUT_S, watch=[w1, w2], poll_s=0.2)
 
     assert statuses(pg_store, everything) == dict.fromkeys(everything, "completed"), (
         processes.report())
@@ -176,7 +175,7 @@ def test_runs_waiting_for_confirmation_hold_no_worker_slot(processes, pg_store):
                for n in range(WAITING_RUNS)]
     processes.await_true(
         lambda: set(statuses(pg_store, waiting).values()) == {"waiting_confirmation"},
-        f"all {WAITING_RUNS} runs waiting for confirmation", RUN_TIMEOUT_S, watch=[worker],
+        f"all {WAITING_RUNS} runs waiting for confirmation", DEFAULT_TIMEOUT_S, watch=[worker],
         poll_s=0.2)
 
     # two step permits, twenty runs waiting: a new run still gets to work
@@ -184,14 +183,14 @@ def test_runs_waiting_for_confirmation_hold_no_worker_slot(processes, pg_store):
                                settings_public=public_settings(offline=True),
                                options=RunOptions(confirm_side_effects=True))
     processes.await_true(lambda: pg_store.get_run(newcomer).status == "completed",
-                         "the new run completing", RUN_TIMEOUT_S, watch=[worker])
+                         "the new run completing", DEFAULT_TIMEOUT_S, watch=[worker])
     assert set(statuses(pg_store, waiting).values()) == {"waiting_confirmation"}
     assert refunds_for("88231") == []
 
     for run_id in waiting:
         dispatch.decide(pg_store, run_id, "confirm", "s2")
     processes.await_true(lambda: all_ended(pg_store, waiting),
-                         f"the end of the {WAITING_RUNS} confirmed runs", RUN_TIMEOUT_S,
+                         f"the end of the {WAITING_RUNS} confirmed runs", DEFAULT_TIMEOUT_S,
                          watch=[worker], poll_s=0.2)
     assert statuses(pg_store, waiting) == dict.fromkeys(waiting, "completed"), processes.report()
     assert len(refunds_for("88231")) == 1  # twenty runs asked; the refund is made once

@@ -15,18 +15,14 @@ from tests.support.shown import graph_dots
 from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 from ui import state
 
-__all__ = ["APP_TIMEOUT_S", "block_text", "drafted", "fresh_runner", "generated_plan",
-           "keyed_block", "open_app", "plan_dot", "wait_for"]
-
-APP_TIMEOUT_S = DEFAULT_TIMEOUT_S
-"""How long one script run of the app may take (AppTest's default_timeout)."""
-
+__all__ = ["block_text", "drafted", "fresh_runner", "generated_plan", "keyed_block",
+           "open_app", "plan_dot", "wait_for"]
 
 def open_app(
     page: str | None = None, *, query: dict[str, str] | None = None, **preset: object
 ) -> AppTest:
     """The app started from app.py on ``page`` with ``query`` params and ``preset`` state."""
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=APP_TIMEOUT_S)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=DEFAULT_TIMEOUT_S)
     for key, value in preset.items():
         at.session_state[key] = value
     if page is not None:

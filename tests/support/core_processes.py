@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from tests.support import REPO
-from tests.support.waiting import wait_until
+from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 
 __all__ = ["CoreProcess", "CoreProcesses"]
 
-COMMAND_TIMEOUT_S = 120.0
 _REPORT_TAIL = 3000  # characters of each output shown in a failure message
 
 
@@ -83,15 +82,15 @@ class CoreProcesses:
 
     def run_all(self, commands: dict[str, list[str]]) -> dict[str, str]:
         """Run one-shot commands side by side; their stdout by label. AssertionError (with
-        every output) when one fails or outlasts COMMAND_TIMEOUT_S."""
+        every output) when one fails or outlasts DEFAULT_TIMEOUT_S."""
         running = {label: self.start(label, *args) for label, args in commands.items()}
-        deadline = time.monotonic() + COMMAND_TIMEOUT_S
+        deadline = time.monotonic() + DEFAULT_TIMEOUT_S
         for label, child in running.items():
             try:
                 code = child.popen.wait(max(deadline - time.monotonic(), 0.1))
             except subprocess.TimeoutExpired:
                 child.kill()
-                raise AssertionError(f"{label} did not end in {COMMAND_TIMEOUT_S:.0f} s\n"
+                raise AssertionError(f"{label} did not end in {DEFAULT_TIMEOUT_S:.0f} s\n"
                                      + self.report()) from None
             assert code == 0, f"{label} failed\n{self.report()}"
         return {label: child.output() for label, child in running.items()}
