@@ -20,29 +20,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import WAIT_MS, needs_chromium, open_browser, serve_app
+from tests.support.browser import WAIT_MS, needs_chromium
 from tests.support.browser import button as _button
 
 # Read at import: the autouse isolated_environment fixture clears PLANBOARD_* before a test.
 SCREENSHOTS_DIR = os.environ.get("PLANBOARD_SCREENSHOTS_DIR", "")
 SCREENSHOTS = Path(SCREENSHOTS_DIR).resolve() if SCREENSHOTS_DIR else None
 EDITED = "Find an easy robot vacuum under 2000"
-VIEWPORT = {"width": 1280, "height": 720}
 GRAPH = "iframe[title='ui.graph_view.plan_graph']"
 TABLE = "[class*='st-key-plan_editor_']"
 # The graph's words, line by line (a label wraps at spaces): what a reader sees in it.
 _GRAPH_TEXT = "svg => [...svg.querySelectorAll('text')].map(t => t.textContent).join(' ')"
 
 pytestmark = needs_chromium
-
-
-@pytest.fixture
-def page(isolated_environment, tmp_path):
-    """A chromium page (1280x720) on a running PlanBoard (offline: no key)."""
-    with (serve_app(isolated_environment, tmp_path / "streamlit.log") as url,
-          open_browser(url) as tab):
-        tab.set_viewport_size(VIEWPORT)
-        yield tab
 
 
 @pytest.fixture

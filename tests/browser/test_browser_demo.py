@@ -12,9 +12,7 @@ from __future__ import annotations
 import re
 import time
 
-import pytest
-
-from tests.support.browser import WAIT_MS, button, needs_chromium, open_browser, serve_app
+from tests.support.browser import WAIT_MS, button, needs_chromium
 
 pytestmark = needs_chromium
 
@@ -22,14 +20,6 @@ STEPS = 5
 # Every card's head line: its status mark and id, e.g. "✓ s1|▶ s2|○ s3|○ s4|○ s5".
 _CARD_MARKS = """() => [...document.querySelectorAll("[class*='st-key-step_card_'] strong")]
     .map(mark => mark.innerText.trim()).join("|")"""
-
-
-@pytest.fixture
-def page(isolated_environment, tmp_path):
-    """A chromium page on a running PlanBoard (offline: no key)."""
-    with (serve_app(isolated_environment, tmp_path / "streamlit.log") as url,
-          open_browser(url) as tab):
-        yield tab
 
 
 def _set_demo_pace(page, seconds: str) -> None:

@@ -21,7 +21,7 @@ import re
 
 import pytest
 
-from tests.support.browser import needs_chromium, open_browser, serve_app
+from tests.support.browser import needs_chromium, open_tab, serve_app
 
 pytestmark = needs_chromium
 
@@ -82,10 +82,10 @@ def _misfits(texts: list[dict], where: str) -> list[str]:
     return found
 
 
-def test_graph_text_is_readable_and_inside_its_nodes(graph_page):
+def test_graph_text_is_readable_and_inside_its_nodes(browser, graph_page):
     problems: list[str] = []
     smallest = 99.0
-    with open_browser(graph_page) as tab:
+    with open_tab(browser, graph_page) as tab:
         for scenario, viewports in PAGES:
             for width, height in viewports:
                 tab.set_viewport_size({"width": width, "height": height})
@@ -108,9 +108,8 @@ def _selected(tab) -> str:
     return tab.get_by_text(re.compile(r"^selected: ")).inner_text()
 
 
-def test_click_selects_every_time_and_drag_pans(graph_page):
-    with open_browser(graph_page) as tab:
-        tab.set_viewport_size({"width": 1280, "height": 720})
+def test_click_selects_every_time_and_drag_pans(browser, graph_page):
+    with open_tab(browser, graph_page) as tab:
         frame = _open(tab, f"{graph_page}/?lang=zh&narrow=1")
         for step, clicks in (("s3", 1), ("s3", 2), ("s1", 3)):
             frame.locator(f"g#step-{step}").click()

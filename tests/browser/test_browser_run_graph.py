@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from tests.support.browser import WAIT_MS, button, needs_chromium, open_browser, serve_app
+from tests.support.browser import WAIT_MS, button, needs_chromium
 from ui.i18n import TEXT
 
 pytestmark = needs_chromium
@@ -54,15 +54,6 @@ _MEASURE = """slack => {
               && box.top >= area.top - slack && box.bottom <= bottom + slack};
   });
 }"""
-
-
-@pytest.fixture
-def page(isolated_environment, tmp_path):
-    """A chromium page (1280x720) on a running PlanBoard (offline: no key)."""
-    with (serve_app(isolated_environment, tmp_path / "streamlit.log") as url,
-          open_browser(url) as tab):
-        tab.set_viewport_size({"width": 1280, "height": 720})
-        yield tab
 
 
 def _words(lang: str, key: str) -> str:

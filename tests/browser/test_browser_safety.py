@@ -19,7 +19,7 @@ from typing import ClassVar
 import pytest
 
 from core.cli.main import main as cli
-from tests.support.browser import button, free_port, needs_chromium, open_browser, serve_app
+from tests.support.browser import button, free_port, needs_chromium, open_tab, serve_app
 
 pytestmark = needs_chromium
 
@@ -78,12 +78,13 @@ def _record_run(host: str, tmp_path, capsys) -> str:
 
 
 def test_hostile_text_makes_the_browser_fetch_nothing(counting_server, isolated_environment,
-                                                       tmp_path, capsys):
+                                                       tmp_path, capsys, request):
     host, asked = counting_server
     run_id = _record_run(host, tmp_path, capsys)
     assert asked == []
+    browser = request.getfixturevalue("browser")  # after the run: see tests/browser/conftest.py
     with (serve_app(isolated_environment, tmp_path / "streamlit.log") as url,
-          open_browser(f"{url}/run?run={run_id}") as page):
+          open_tab(browser, f"{url}/run?run={run_id}", {"width": 1440, "height": 1000}) as page):
         answer = page.locator(".st-key-run_answer")
         answer.get_by_text("2+3 = 5").wait_for()
         tabs = page.locator(".st-key-run_tabs [role='tab']")

@@ -1,8 +1,9 @@
 """The real app in a real browser, for the browser tests: a served PlanBoard and chromium.
 
 ``serve_app`` starts ``streamlit run app.py`` on a free local port with the given
-PLANBOARD_HOME and no API key; ``open_browser`` drives Debian's chromium
-(/usr/bin/chromium, never a downloaded browser) with Playwright.
+PLANBOARD_HOME and no API key; ``launch_chromium`` drives Debian's chromium
+(/usr/bin/chromium, never a downloaded browser) with Playwright, and ``open_tab`` opens a
+page in a fresh context of it.
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.support import REPO
 from tests.support.waiting import wait_until
 
-__all__ = ["CHROMIUM", "WAIT_MS", "button", "free_port", "needs_chromium", "open_browser",
-           "serve_app"]
+__all__ = ["CHROMIUM", "VIEWPORT", "WAIT_MS", "button", "free_port", "launch_chromium",
+           "needs_chromium", "open_browser", "open_tab", "serve_app"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -30,6 +32,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync",
 ]
 WAIT_MS = 30_000
+VIEWPORT = {"width": 1280, "height": 720}  # the README's screenshots
 
 needs_chromium = pytest.mark.skipif(
     not CHROMIUM.exists(),
@@ -87,18 +90,37 @@ def serve_app(home: Path, log: Path, script: str = "app.py") -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def open_browser(url: str) -> Iterator[object]:
-    """A chromium page (1440x1000) opened on ``url``."""
+def launch_chromium() -> Iterator[Any]:
+    """Debian's chromium driven by Playwright; closed on exit (the tests share one: see
+    tests/browser/conftest.py)."""
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
-            tab = browser.new_page(viewport={"width": 1440, "height": 1000})
-            tab.set_default_timeout(WAIT_MS)
-            tab.goto(url)
-            yield tab
+            yield browser
         finally:
             browser.close()
+
+
+@contextlib.contextmanager
+def open_tab(browser: Any, url: str, viewport: dict[str, int] = VIEWPORT) -> Iterator[Any]:
+    """A page of its own (a fresh browser context: no cookies, storage or cache shared with
+    another test) opened on ``url``."""
+    context = browser.new_context(viewport=viewport)
+    try:
+        tab = context.new_page()
+        tab.set_default_timeout(WAIT_MS)
+        tab.goto(url)
+        yield tab
+    finally:
+        context.close()
+
+
+@contextlib.contextmanager
+def open_browser(url: str, viewport: dict[str, int] = VIEWPORT) -> Iterator[Any]:
+    """A chromium of its own with a page on ``url`` (the tests use the shared one)."""
+    with launch_chromium() as browser, open_tab(browser, url, viewport) as tab:
+        yield tab
 
 
 def button(page, key: str):

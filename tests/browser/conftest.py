@@ -1,0 +1,38 @@
+"""The browser tests' fixtures: one chromium per module, and per test a served app on the
+test's own home with a page of its own on it.
+
+While Playwright's sync API is open it keeps an event loop running in the main thread, where
+DBOS then refuses to register its queues: a test that runs PlanBoard in this process asks for
+``browser`` only after that (tests/browser/test_browser_safety.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.browser import launch_chromium, open_tab, serve_app
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Chromium, launched once per module (each test gets a fresh context)."""
+    with launch_chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def served_app(isolated_environment: Path, tmp_path: Path) -> Iterator[str]:
+    """PlanBoard served on this test's home (offline: no key); its address."""
+    with serve_app(isolated_environment, tmp_path / "streamlit.log") as url:
+        yield url
+
+
+@pytest.fixture
+def page(browser: Any, served_app: str) -> Iterator[Any]:
+    """A page (1280x720) of its own on the served app."""
+    with open_tab(browser, served_app) as tab:
+        yield tab
