@@ -203,7 +203,10 @@ def test_a_whole_run_replays_from_its_record_writing_and_doing_nothing_again(lau
     recorded = step_names(run_id)
     assert before.status == "completed" and "DBOS.recv" in recorded
 
-    fork = DBOS.fork_workflow(run_id, len(recorded) + 1)
+    # fork_workflow takes a step id: the fork starts after the highest one recorded
+    last = max(step["function_id"] for step in DBOS.list_workflow_steps(run_id))
+    fork = DBOS.fork_workflow(run_id, last + 1)
+    assert await_workflow(fork.workflow_id) == "SUCCESS"
     assert fork.get_result() == "completed"
     assert step_names(fork.workflow_id) == recorded
     assert [(e.seq, e.kind, e.step_id) for e in store.events(run_id)] == logged
