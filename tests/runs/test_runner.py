@@ -239,7 +239,14 @@ def test_closing_a_runner_pauses_its_runs_and_closes_its_own_store():
     with open_runner() as owner:
         run_id = owner.start("slow", slow_plan(), engine=gate.engine())
         assert gate.entered.wait(DEFAULT_TIMEOUT_S)
-        threading.Timer(0.2, gate.open.set).start()
+
+        def open_once_paused() -> None:  # the close below sends the pause
+            await_mail_taken(run_id, "pause")
+            gate.open.set()
+
+        opener = threading.Thread(target=open_once_paused)
+        opener.start()
+    opener.join(DEFAULT_TIMEOUT_S)
     store = RunStore()
     try:
         record = store.get_run(run_id)
