@@ -6,11 +6,14 @@ import json
 import sqlite3
 import threading
 import time
+from concurrent.futures import wait
 
 import pytest
 
 from core.errors import ToolExecutionError
+from core.execution.control import ControlWake, RunControl
 from core.execution.events import RunEvent
+from core.execution.launcher import Finished, ThreadPoolLauncher, paced_work
 from core.execution.scheduler import RunOptions, run_plan
 from core.llm.engine import Engine
 from core.plan.model import Plan
@@ -183,6 +186,16 @@ def test_adaptive_llm_checkpoint_changes_only_pending_steps_and_counts_usage(too
     assert outcome.usage.llm_calls == 2  # the checkpoint and the synthesis
 
 
+class TogetherLauncher(ThreadPoolLauncher):
+    """Hands finished steps back once every running step has finished: steps that run side
+    by side finish together whatever the machine's timing (a busy one can otherwise hand
+    back s1 before s2 has returned)."""
+
+    def next_done(self, timeout: float, wake: ControlWake) -> list[Finished]:
+        wait(list(self._running), timeout=timeout)
+        return super().next_done(timeout, wake)
+
+
 def test_steps_that_finish_together_share_one_checkpoint(tools):
     keep = {"needs_replan": False, "reason": "the plan still holds"}
     model = ScriptedChatModel(replies=[json.dumps(keep), "final"])
@@ -190,8 +203,11 @@ def test_steps_that_finish_together_share_one_checkpoint(tools):
     plan = Plan(goal="find a and b, then c", steps=[
         lookup("s1", "a"), lookup("s2", "b"), lookup("s3", "c", "s1", "s2"),
         answer("s4", "s1", "s2", "s3")])
-    outcome = run_plan(plan, engine, replanner=no_replan,
-                       options=RunOptions(checkpoint="adaptive", max_parallel=2))
+    control = RunControl()
+    with TogetherLauncher(paced_work(engine, control, 0), max_parallel=2) as launcher:
+        outcome = run_plan(plan, engine, replanner=no_replan, control=control,
+                           launcher=launcher,
+                           options=RunOptions(checkpoint="adaptive", max_parallel=2))
     assert outcome.status == "completed" and outcome.answer.startswith("final")
     checkpoint, synthesis = model.requests
     asked = checkpoint["messages"][1]["content"]
