@@ -103,6 +103,11 @@ def all_ended(pg_store: RunStore, run_ids: list[str]) -> bool:
     return set(statuses(pg_store, run_ids).values()) <= TERMINAL_STATUSES
 
 
+def step_started(pg_store: RunStore, run_id: str, step_id: str) -> bool:
+    return any(event.kind == "step_started" and event.step_id == step_id
+               for event in pg_store.events(run_id))
+
+
 def step_workers(pg_store: RunStore, run_id: str) -> set[str]:
     return {event.data.get("worker", "") for event in pg_store.events(run_id)
             if event.kind.startswith("step_")}
@@ -124,20 +129,34 @@ def shown_step_workers(shown: str) -> dict[str, set[str | None]]:
 
 # ---- the tests ------------------------------------------------------------------------------
 
+def held_refund_plan(gate: Path) -> Plan:
+    """Refund order 88231, then hold (tests/toolsets/gate.py) until ``gate`` exists, then
+    add up."""
+    plan = refund_plan(tail=True)
+    plan.steps[2] = Step(id="s3", description="hold", tool="hold", args={"gate": str(gate)},
+                         depends_on=["s2"])
+    return plan
+
+
 def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes, pg_store):
+    processes.env["PLANBOARD_TOOLSETS"] = "builtin,demo,tests.toolsets.gate"
+    gate = processes.folder / "gate"
     w1 = start_worker(processes, "w1")
-    first = detach(processes, {"refund": refund_plan(tail=True), "lookup-1": lookup_plan(1),
+    first = detach(processes, {"refund": held_refund_plan(gate), "lookup-1": lookup_plan(1),
                                "lookup-2": lookup_plan(2)})
     refund_run = first["refund"]
     processes.await_true(lambda: taken_by("w1", list(first.values())),
                          "w1 taking the first three runs", DEFAULT_TIMEOUT_S, watch=[w1])
     w2 = start_worker(processes, "w2")
 
-    # w1 dies right after its refund: the run is mid-way, the step's record may be missing
-    processes.await_true(lambda: bool(refunds_for("88231")), "the refund of order 88231",
-                         DEFAULT_TIMEOUT_S, watch=[w1, w2], poll_s=0.02)
+    # w1 dies after its refund, while s3 holds: the run is mid-way
+    processes.await_true(lambda: step_started(pg_store, refund_run, "s3"),
+                         "the refund run's s3 under way", DEFAULT_TIMEOUT_S, watch=[w1, w2])
     w1.kill()
-    assert pg_store.get_run(refund_run).status == "running", processes.report()
+    assert len(refunds_for("88231")) == 1, processes.report()
+    status = pg_store.get_run(refund_run).status
+    assert status == "running", f"{status}\n{processes.report()}"
+    gate.touch()  # the restarted w1 goes past s3
 
     # w2 takes the runs submitted now; w1's runs wait for a worker named w1
     later = detach(processes, {f"lookup-{n}": lookup_plan(n) for n in (3, 4, 5)})
