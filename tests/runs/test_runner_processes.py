@@ -200,10 +200,16 @@ from core.tools.toolsets import default_registry
 
 steps = [Step(id=f"s{i}", description="add", tool="calculate", args={"expression": f"{i}+1"},
               depends_on=[f"s{i - 1}"] if i else []) for i in range(300)]
-runner = Runner(RunStore())
-print(runner.start("chain", Plan(goal="chain", steps=steps), engine=Engine(default_registry()),
-                   settings_public={"offline": True}), flush=True)
-time.sleep(1.0)  # then the main thread ends, the runner left open: the process exits
+store = RunStore()
+runner = Runner(store)
+run_id = runner.start("chain", Plan(goal="chain", steps=steps), engine=Engine(default_registry()),
+                      settings_public={"offline": True})
+print(run_id, flush=True)
+deadline = time.monotonic() + 60
+while (time.monotonic() < deadline
+       and not any(event.kind == "step_completed" for event in store.events(run_id))):
+    time.sleep(0.01)
+# a step has completed: the main thread ends, the runner left open, and the process exits
 '''
 
 
