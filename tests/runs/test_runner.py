@@ -129,8 +129,15 @@ def test_cancel_returns_once_recorded(runner):
     gate = Gate()
     run_id = runner.start("slow", slow_plan(), engine=gate.engine())
     assert gate.entered.wait(DEFAULT_TIMEOUT_S)
-    threading.Timer(0.2, gate.open.set).start()
-    record = runner.cancel(run_id, timeout=10)
+
+    def open_once_cancelled() -> None:  # s1 ends after the run has taken the cancel
+        await_mail_taken(run_id, "cancel")
+        gate.open.set()
+
+    opener = threading.Thread(target=open_once_cancelled)
+    opener.start()
+    record = runner.cancel(run_id, timeout=DEFAULT_TIMEOUT_S)
+    opener.join(DEFAULT_TIMEOUT_S)
     assert record.status == "cancelled"
     assert "cancelled" in kinds(runner.store, run_id)
     assert record.plan.steps[2].status == "skipped"
