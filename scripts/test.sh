@@ -21,4 +21,7 @@ fi
 
 python -m pip install -q -r requirements-dev.txt
 python -m ruff check .
-python -m pytest "$@"
+# One worker per core (pytest-xdist): much of the suite waits on subprocesses, servers and a
+# browser, so two workers beat one even on two cores; a file's tests stay on one worker (its
+# module fixtures are made once). `bash scripts/test.sh -n 0` runs it in one process.
+python -m pytest -n auto --dist loadfile "$@"
