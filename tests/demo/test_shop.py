@@ -17,6 +17,7 @@ from demo.shop import (
     query_order,
     shop_db_path,
 )
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 
 def test_home_follows_planboard_home(isolated_environment):
@@ -126,16 +127,22 @@ def _refund_worker(barrier, queue):
 
 
 def test_ten_processes_at_once_create_one_refund():
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    # spawned, never forked: a fork copies the locks other threads of this process hold
+    # (DBOS's, SQLite's), and a child can wait on one for ever
+    context = multiprocessing.get_context("spawn")
     barrier, queue = context.Barrier(10), context.Queue()
     workers = [context.Process(target=_refund_worker, args=(barrier, queue)) for _ in range(10)]
-    for worker in workers:
-        worker.start()
-    ids = [queue.get(timeout=60) for _ in workers]
-    for worker in workers:
-        worker.join(timeout=60)
-        assert worker.exitcode == 0
+    try:
+        for worker in workers:
+            worker.start()
+        ids = [queue.get(timeout=DEFAULT_TIMEOUT_S) for _ in workers]
+        for worker in workers:
+            worker.join(timeout=DEFAULT_TIMEOUT_S)
+            assert worker.exitcode == 0
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.kill()
     assert len(set(ids)) == 1
     conn = sqlite3.connect(shop_db_path())
     count = conn.execute("SELECT COUNT(*) FROM refunds WHERE order_id = '88231'").fetchone()[0]
