@@ -176,7 +176,7 @@ def serve_and_browse(home: Path, log: Path) -> Iterator[tuple[str, Any]]:
 
     import core.runs.workflow  # noqa: F401  registers the run workflow
     from core.runs import durable
-    from tests.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
+    from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, serve_app
 
     # DBOS first: it refuses to launch under the event loop Playwright's sync API runs
     durable.launch(durable.embedded_executor_id())

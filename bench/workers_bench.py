@@ -63,7 +63,7 @@ _FOLLOW_S = 0.1
 def _model(body: dict[str, Any]) -> Any:
     """The fake model: the plan for the planner (who asks for JSON), a call of the one tool
     a step offers, else a sentence."""
-    from tests.fake_openai import text, tool_call
+    from tests.support.fake_openai import text, tool_call
 
     if body.get("response_format"):
         return text(_PLAN)
@@ -100,9 +100,9 @@ def _databases(pg_url: str | None) -> Iterator[Callable[[], str] | str]:
     if pg_url:
         yield lambda: pg_url
         return
-    import pytest  # the throwaway cluster is the tests' (tests/pg.py)
+    import pytest  # the throwaway cluster is the tests' (tests/support/pg.py)
 
-    from tests.pg import pg_binaries, running_cluster
+    from tests.support.pg import pg_binaries, running_cluster
 
     binaries = pg_binaries()
     if binaries is None:
@@ -165,7 +165,7 @@ def _cancel_queued() -> None:
 
 
 def _fake_key() -> str:
-    from tests.fake_openai import DEFAULT_KEY
+    from tests.support.fake_openai import DEFAULT_KEY
 
     return DEFAULT_KEY
 
@@ -206,7 +206,7 @@ def _submit_seconds(place: Place, detach_args: list[str], answer: str) -> tuple[
 def submission_table(make_database: Callable[[], str] | str, latency_s: float = LATENCY_S,
                      submissions: int = SUBMISSIONS) -> Table:
     """Seconds per ``run --detach`` submission, with and without the plan drafted here."""
-    from tests.fake_openai import FakeOpenAI
+    from tests.support.fake_openai import FakeOpenAI
 
     table = Table(f"`python -m core run REQUEST --detach`, {submissions} submissions in a row, "
                   f"PostgreSQL, a model at {latency_s:.2f}s per call",
@@ -359,7 +359,7 @@ def _await_all(store: Any, run_ids: list[str]) -> None:
 def throughput_table(make_database: Callable[[], str] | str, runs: int = RUNS,
                      latency_s: float = LATENCY_S, concurrency: int = CONCURRENCY) -> Table:
     """Runs per minute of one worker and of two, and their ratio."""
-    from tests.fake_openai import FakeOpenAI
+    from tests.support.fake_openai import FakeOpenAI
 
     table = Table(f"{runs} runs of 4 LLM-bound steps ({latency_s:.2f}s per call) submitted at "
                   f"once, PostgreSQL, workers of --concurrency {concurrency}",

@@ -3,7 +3,7 @@ trace (submit → run → step → LLM call and tool call), linked across the pr
 execute it, carrying the GenAI attributes and never a key, an MCP secret or an argument's
 value; with it unset, no SDK is imported and no exporter thread runs.
 
-The traces go to an OTLP/HTTP receiver each test starts (tests/otlp_receiver.py), which
+The traces go to an OTLP/HTTP receiver each test starts (tests/support/otlp_receiver.py), which
 decodes them with the protobuf classes the exporter itself uses.
 """
 
@@ -30,11 +30,11 @@ from core.runs.session import public_settings
 from core.store.run_store import RunStore
 from core.tools.mcp.pool import shutdown_pool
 from core.tools.toolsets import default_registry
-from tests.core_processes import CoreProcesses
-from tests.durable_runs import await_status
-from tests.fake_openai import FakeOpenAI, text, tool_call
-from tests.mcp_support import own_server, write_config
-from tests.otlp_receiver import OTLPReceiver, ReceivedSpan
+from tests.support.core_processes import CoreProcesses
+from tests.support.durable_runs import await_status
+from tests.support.fake_openai import FakeOpenAI, text, tool_call
+from tests.support.mcp import own_server, write_config
+from tests.support.otlp_receiver import OTLPReceiver, ReceivedSpan
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 

@@ -157,9 +157,8 @@ def _outside(frame) -> list[str]:
     return [n["id"] for n in nodes if not n["whole"]]
 
 
-def test_fit_shows_every_node_of_the_churn_graph_and_stays_fitted(graph_page):
-    with open_browser(graph_page) as tab:
-        tab.set_viewport_size({"width": 1280, "height": 720})
+def test_fit_shows_every_node_of_the_churn_graph_and_stays_fitted(browser, graph_page):
+    with open_tab(browser, graph_page) as tab:
         for narrow in ("0", "1"):
             frame = _open(tab, f"{graph_page}/?scenario=churn-analysis&narrow={narrow}")
             frame.locator("#zoom-in").click()  # zoomed in: nodes out of sight
@@ -174,9 +173,8 @@ def test_fit_shows_every_node_of_the_churn_graph_and_stays_fitted(graph_page):
             tab.set_viewport_size({"width": 1280, "height": 720})
 
 
-def test_a_step_selected_outside_the_graph_is_scrolled_into_sight(graph_page):
-    with open_browser(graph_page) as tab:
-        tab.set_viewport_size({"width": 1280, "height": 720})
+def test_a_step_selected_outside_the_graph_is_scrolled_into_sight(browser, graph_page):
+    with open_tab(browser, graph_page) as tab:
         frame = _open(tab, f"{graph_page}/?scenario=churn-analysis&narrow=1")
         hidden = _outside(frame)
         assert hidden, "the narrow column shows the whole churn graph: nothing to scroll to"

@@ -34,7 +34,7 @@ from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.registry import make_tool
-from tests.browser import needs_chromium
+from tests.support.browser import needs_chromium
 
 pytestmark = needs_chromium
 
@@ -67,7 +67,8 @@ def app(served, monkeypatch) -> Served:
 
 
 @pytest.fixture
-def runner(app) -> Iterator[Runner]:
+def served_runner(app) -> Iterator[Runner]:
+    """A runner over the served app's home: its runs are the ones the pages show."""
     store = RunStore()
     made = Runner(store, poll_s=0.05)
     yield made
@@ -88,7 +89,7 @@ def _address(page: Any) -> str:
     return page.evaluate("() => location.href")
 
 
-def _gated_run(runner: Runner, gate: live.Gate, *, refund: bool = False,
+def _gated_run(served_runner: Runner, gate: live.Gate, *, refund: bool = False,
                pace: float = 0.0) -> str:
     registry = live.gate_registry(gate)
     plan = live.gate_plan(3)
@@ -105,7 +106,7 @@ def _gated_run(runner: Runner, gate: live.Gate, *, refund: bool = False,
         plan = Plan(goal=plan.goal, steps=[*plan.steps, Step(
             id="s5", description="Refund order 88231", tool="refund",
             args={"order_id": "88231"}, depends_on=["s4"])])
-    return runner.start(plan.goal, plan, engine=Engine(registry),
+    return served_runner.start(plan.goal, plan, engine=Engine(registry),
                         options=RunOptions(step_delay_s=pace, confirm_side_effects=refund),
                         settings_public={"offline": True})
 
@@ -129,16 +130,16 @@ def test_a_recorded_step_change_reaches_every_viewers_card(app, viewers, pace):
 # ---- the demo holds ------------------------------------------------------------------
 
 
-def test_the_presentation_view_stays_when_the_run_ends(app, runner, tmp_path):
+def test_the_presentation_view_stays_when_the_run_ends(app, served_runner, tmp_path):
     gate = live.Gate()
-    run_id = _gated_run(runner, gate)
+    run_id = _gated_run(served_runner, gate)
     page = _page(app, f"/run?run={run_id}")
     try:
         page.locator(".st-key-present_open button").first.click()
         page.locator(".st-key-present_view").wait_for()
         assert "present=1" in _address(page)
         gate.open()
-        assert runner.wait(run_id, 30).status == "completed"
+        assert served_runner.wait(run_id, 30).status == "completed"
         page.locator(".st-key-present_view").get_by_text("Completed").wait_for()
         page.wait_for_timeout(1_500)  # the page's rerun after the end has happened
         assert "present=1" in _address(page) and f"run={run_id}" in _address(page)
@@ -152,11 +153,11 @@ def test_the_presentation_view_stays_when_the_run_ends(app, runner, tmp_path):
         page.context.close()
 
 
-def test_the_first_drawing_of_a_finished_run_shows_how_it_ended(app, runner):
+def test_the_first_drawing_of_a_finished_run_shows_how_it_ended(app, served_runner):
     gate = live.Gate()
     gate.open()
-    run_id = _gated_run(runner, gate)
-    assert runner.wait(run_id, 30).status == "completed"
+    run_id = _gated_run(served_runner, gate)
+    assert served_runner.wait(run_id, 30).status == "completed"
     page = _page(app, f"/run?run={run_id}")
     try:
         page.locator("[class*='st-key-step_card_s4']").wait_for()
@@ -170,7 +171,7 @@ def test_the_first_drawing_of_a_finished_run_shows_how_it_ended(app, runner):
     assert first == {f"s{n}": "✓" for n in range(1, 5)}, log
 
 
-def test_a_run_approved_at_pace_0_is_drawn_as_it_ended_at_once(app, runner):
+def test_a_run_approved_at_pace_0_is_drawn_as_it_ended_at_once(app, served_runner):
     """Through the plan page, as a new user would: every card shows ✓ within 1 s of the
     run's end, not "○ Pending" for seconds."""
     page = _page(app)
@@ -186,22 +187,22 @@ def test_a_run_approved_at_pace_0_is_drawn_as_it_ended_at_once(app, runner):
         approve.click()
         page.wait_for_url(re.compile(r"/run\?run=\w+"))
         run_id = re.search(r"run=(\w+)", page.url).group(1)
-        assert runner.wait(run_id, 30).status == "completed"
+        assert served_runner.wait(run_id, 30).status == "completed"
         page.wait_for_function(
             "() => window.__cardLog.filter(e => e.mark === '✓').length >= 5")
         log = page.evaluate("() => window.__cardLog")
     finally:
         page.context.close()
-    ended = next(e.at for e in runner.store.events(run_id) if e.kind == "run_finished")
+    ended = next(e.at for e in served_runner.store.events(run_id) if e.kind == "run_finished")
     done = max(e["at"] for e in log if e["mark"] == "✓") / 1000
     assert done - ended.timestamp() <= DRAWN_AFTER_END_S, (done - ended.timestamp(), log)
 
 
-def test_a_pending_confirmation_is_in_view_and_answers_the_keyboard(app, runner, tmp_path):
+def test_a_pending_confirmation_is_in_view_and_answers_the_keyboard(app, served_runner, tmp_path):
     gate = live.Gate()
     gate.open()
-    run_id = _gated_run(runner, gate, refund=True)
-    assert runner.wait(run_id, 30, until_confirmation=True).status == "waiting_confirmation"
+    run_id = _gated_run(served_runner, gate, refund=True)
+    assert served_runner.wait(run_id, 30, until_confirmation=True).status == "waiting_confirmation"
     page = _page(app, f"/run?run={run_id}")
     try:
         confirm = page.locator(".st-key-confirm_step_s5 button")
@@ -215,11 +216,11 @@ def test_a_pending_confirmation_is_in_view_and_answers_the_keyboard(app, runner,
         page.wait_for_timeout(1_000)  # the page now holds a tick (pages/run.py HOLD_S = 5 s)
         pressed = time.time()
         page.locator("body").press("y")  # Confirm's shortcut
-        assert runner.wait(run_id, 30).status == "completed"
-        confirmed = next(e.at for e in runner.store.events(run_id) if e.kind == "confirmed")
+        assert served_runner.wait(run_id, 30).status == "completed"
+        confirmed = next(e.at for e in served_runner.store.events(run_id) if e.kind == "confirmed")
         # the held tick gives way to the person's key at once, not when its hold ends
         assert confirmed.timestamp() - pressed < 2.5
-        assert runner.store.get_run(run_id).plan.step("s5").status == "completed"
+        assert served_runner.store.get_run(run_id).plan.step("s5").status == "completed"
         page.locator(".st-key-decision_s5").wait_for(state="detached")
     except Exception:
         page.screenshot(path=str(tmp_path / "failure.png"))

@@ -31,17 +31,17 @@ from core.runs.export import export_run
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.toolsets import default_registry
-from tests.core_processes import CoreProcesses
-from tests.fake_openai import DEFAULT_KEY, FakeOpenAI, FakeReply, text, tool_call
-from tests.fakes import ScriptedChatModel, tool_reply
-from tests.pg import on_both_backends
-from tests.test_cli import refunds_for
-from tests.test_ui_app import TIMEOUT_S, fresh_runner, open_app, wait_for
+from tests.support.app import open_app, wait_for
+from tests.support.core_processes import CoreProcesses
+from tests.support.fake_openai import DEFAULT_KEY, FakeOpenAI, FakeReply, text, tool_call
+from tests.support.fakes import ScriptedChatModel, tool_reply
+from tests.support.pg import on_both_backends
+from tests.support.shop import refunds_for
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 from tests.toolsets import counted, greetings
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 
-CHILD_TIMEOUT_S = 120.0  # the child imports DBOS and launches it on a busy machine
 HANDBOOK_ANSWER = "The help desk is open from 9:00 to 17:00 on weekdays."
 TICKET_ANSWER = "Ticket T-7 is waiting for parts."
 LOST = "(the killed process never reads this reply)"
@@ -78,7 +78,7 @@ class HeldServer:
         self._count += 1
         if self._count == self.held:
             self.arrived.set()
-            self._released.wait(CHILD_TIMEOUT_S)
+            self._released.wait(DEFAULT_TIMEOUT_S)
         return self.replies.pop(0)
 
     def release(self) -> None:
@@ -112,7 +112,7 @@ def crash_mid_answer(tmp_path: Path, monkeypatch, server: HeldServer, request: s
     try:
         child = processes.start("answer", "run", request, "--mode", mode, "--yes", "--json")
         processes.await_true(server.arrived.is_set, "the answer's model call",
-                             CHILD_TIMEOUT_S, watch=[child])
+                             DEFAULT_TIMEOUT_S, watch=[child])
         child.kill()
     finally:
         processes.kill_all()
@@ -182,7 +182,7 @@ def test_a_direct_answer_is_a_workflow_recorded_with_its_mode_and_exported(regis
     model = ScriptedChatModel(["Order 88231 was delivered on 2026-06-22."])
     run_id = runner.answer("check order 88231", person_route("direct"),
                            engine=Engine(registry, model), settings_public={"offline": False})
-    record = runner.wait(run_id, TIMEOUT_S)
+    record = runner.wait(run_id, DEFAULT_TIMEOUT_S)
     assert record.status == "completed" and record.workflow_id == run_id
     assert record.answer == "Order 88231 was delivered on 2026-06-22."
     assert (record.options["mode"], record.options["route_reason"]) == (
@@ -205,9 +205,9 @@ def test_a_follow_up_of_an_answer_runs_as_a_plan(registry, runner):
     engine = Engine(registry)
     run_id = runner.answer("What is the return policy?", person_route("knowledge"),
                            engine=engine, settings_public={"offline": True})
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     runner.follow_up(run_id, "also check order 88231", engine=engine)
-    record = runner.wait(run_id, TIMEOUT_S)
+    record = runner.wait(run_id, DEFAULT_TIMEOUT_S)
     assert record.status == "completed" and record.plan.version == 2
     assert record.workflow_id != run_id  # a new workflow of the run, executing version 2
     assert [s.status for s in record.plan.steps if s.tool == "query_order"] == ["completed"]
@@ -227,7 +227,7 @@ def held_answer(held_server, registry, runner):
         run_id = runner.answer("What is the return policy?", person_route("knowledge"),
                                engine=Engine(registry, model),
                                settings_public={"offline": False})
-        assert server.arrived.wait(TIMEOUT_S), "the answer never called the model"
+        assert server.arrived.wait(DEFAULT_TIMEOUT_S), "the answer never called the model"
         return server, run_id
 
     return start
@@ -237,9 +237,9 @@ def test_a_paused_answer_stops_after_its_call_and_resume_finishes_it(held_answer
     server, run_id = held_answer()
     runner.pause(run_id)
     server.release()  # the held call is answered; the answer reads its mailbox after it
-    assert runner.wait(run_id, TIMEOUT_S).status == "paused"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "paused"
     runner.resume(run_id)
-    record = runner.wait(run_id, TIMEOUT_S)
+    record = runner.wait(run_id, DEFAULT_TIMEOUT_S)
     assert record.status == "completed"
     assert len(server.server.chat_bodies) == 1  # the call made before the pause was kept
     kinds = [k for k, _ in step_events(runner.store, run_id)]
@@ -250,7 +250,7 @@ def test_a_cancelled_answer_ends_after_its_call_without_an_answer(held_answer, r
     server, run_id = held_answer()
     runner.cancel(run_id, timeout=0)  # only asks: the answer reads it after its call
     server.release()
-    record = runner.wait(run_id, TIMEOUT_S)
+    record = runner.wait(run_id, DEFAULT_TIMEOUT_S)
     assert record.status == "cancelled" and record.answer is None
     assert [s.tool for s in record.plan.steps] == ["search_knowledge"]  # no answer step
     assert ("cancelled", None) in step_events(runner.store, run_id)
@@ -260,17 +260,17 @@ def test_an_answer_whose_process_closes_is_paused_and_resumed_elsewhere(held_ans
                                                                        registry):
     server, run_id = held_answer()
     runner.pause(run_id)  # as closing does first (here before the call returns, for sure)
-    closing = threading.Thread(target=runner.close, kwargs={"timeout": TIMEOUT_S})
+    closing = threading.Thread(target=runner.close, kwargs={"timeout": DEFAULT_TIMEOUT_S})
     closing.start()  # it waits for the answer to pause after its call, then suspends it
     server.release()
-    closing.join(TIMEOUT_S)
+    closing.join(DEFAULT_TIMEOUT_S)
     assert durable.workflow_status(run_id) == "CANCELLED"  # stopped where it waited
     store = RunStore()
     assert store.get_run(run_id).status == "paused"
     later = Runner(store, poll_s=0.05)  # another process's, say
     try:
         later.resume(run_id, engine=Engine(registry, OpenAIChatModel(server.server.settings())))
-        record = later.wait(run_id, TIMEOUT_S)
+        record = later.wait(run_id, DEFAULT_TIMEOUT_S)
     finally:
         later.close()
         store.close()
@@ -313,7 +313,7 @@ def test_a_direct_answer_never_runs_the_side_effect_a_model_asks_for(registry, r
     ])
     run_id = runner.answer("check order 88231", person_route("direct"),
                            engine=Engine(registry, model), settings_public={"offline": False})
-    record = runner.wait(run_id, TIMEOUT_S)
+    record = runner.wait(run_id, DEFAULT_TIMEOUT_S)
     assert record.status in {"completed", "failed"}
     assert "apply_refund" not in [s.tool for s in record.plan.steps]
     assert refunds_for("88231") == []
@@ -322,13 +322,12 @@ def test_a_direct_answer_never_runs_the_side_effect_a_model_asks_for(registry, r
 # ---- workers mode ------------------------------------------------------------------------------
 
 @pytest.fixture
-def app_runner(monkeypatch) -> Iterator[Runner]:
-    """The dashboard's runner under PLANBOARD_EXECUTION=workers."""
+def workers_mode(monkeypatch) -> None:
+    """PLANBOARD_EXECUTION=workers (before ``app_runner``, which reads it)."""
     monkeypatch.setenv("PLANBOARD_EXECUTION", "workers")
-    yield from fresh_runner()
 
 
-def test_under_workers_the_dashboard_s_answer_runs_on_a_worker(app_runner):
+def test_under_workers_the_dashboard_s_answer_runs_on_a_worker(workers_mode, app_runner):
     import core.runs.workflow  # noqa: F401  the run workflow, registered before the launch
 
     worker = durable.worker_executor_id("worker-a")
@@ -342,7 +341,7 @@ def test_under_workers_the_dashboard_s_answer_runs_on_a_worker(app_runner):
     assert app_runner.store.get_run(run_id).status == "planned"  # only queued here
     assert durable.workflow_status(run_id) == "ENQUEUED"
     durable.launch(worker)
-    record = app_runner.wait(run_id, TIMEOUT_S)
+    record = app_runner.wait(run_id, DEFAULT_TIMEOUT_S)
     assert durable.workflow_state(run_id) == ("SUCCESS", worker)
     assert record.status == "completed" and "7 days" in record.answer
     workers = {e.data.get("worker") for e in app_runner.store.events(run_id)

@@ -12,9 +12,9 @@ import pytest
 
 from core.runs import durable
 from core.store.run_store import RunStore
-from tests.core_processes import CoreProcesses
-from tests.durable_runs import await_status
-from tests.fake_openai import DEFAULT_KEY, FakeOpenAI, text
+from tests.support.core_processes import CoreProcesses
+from tests.support.durable_runs import await_status
+from tests.support.fake_openai import DEFAULT_KEY, FakeOpenAI, text
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 
@@ -41,7 +41,7 @@ def test_a_detached_request_is_planned_by_the_worker_not_by_the_submitter(
         env = {**os.environ, "OPENAI_API_KEY": DEFAULT_KEY, "OPENAI_BASE_URL": server.base_url,
                "PLANBOARD_PLANNER_MODEL": "gpt-4o-mini",
                "PLANBOARD_EXECUTOR_MODEL": "gpt-4o-mini",
-               "PLANBOARD_TOOLSETS": "builtin,demo,tests.marked_toolset",
+               "PLANBOARD_TOOLSETS": "builtin,demo,tests.toolsets.marked",
                "MARKED_TOOLSET_FILE": str(marks)}
         processes = CoreProcesses(tmp_path / "processes", env)
         try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gzip
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +20,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+
+from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 
 __all__ = ["OTLPReceiver", "ReceivedSpan"]
 
@@ -144,14 +145,16 @@ class OTLPReceiver:
         with self._lock:
             return list(self.spans)
 
-    def wait_for(self, until: Callable[[list[ReceivedSpan]], bool], timeout: float = 30.0,
-                 what: str = "the spans") -> list[ReceivedSpan]:
-        """Wait until ``until(spans)`` holds; AssertionError naming ``what`` after ``timeout``."""
-        deadline = time.monotonic() + timeout
-        while True:
+    def wait_for(self, until: Callable[[list[ReceivedSpan]], bool],
+                 timeout: float = DEFAULT_TIMEOUT_S, what: str = "the spans"
+                 ) -> list[ReceivedSpan]:
+        """Wait until ``until(spans)`` holds; AssertionError naming ``what`` (and the spans
+        received) after ``timeout``."""
+        def arrived() -> list[ReceivedSpan] | None:
             spans = self.received()
-            if until(spans):
-                return spans
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no {what} after {timeout:g} s; received: {spans}")
-            time.sleep(0.05)
+            return spans if until(spans) else None
+
+        try:
+            return wait_until(arrived, timeout, what=what, poll_s=0.05)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; received: {self.received()}") from None
