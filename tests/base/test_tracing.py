@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from opentelemetry import trace as otel_trace
@@ -30,6 +29,7 @@ from core.runs.session import public_settings
 from core.store.run_store import RunStore
 from core.tools.mcp.pool import shutdown_pool
 from core.tools.toolsets import default_registry
+from tests.support import REPO
 from tests.support.core_processes import CoreProcesses
 from tests.support.durable_runs import await_status
 from tests.support.fake_openai import FakeOpenAI, text, tool_call
@@ -220,7 +220,7 @@ def test_without_an_endpoint_a_run_imports_no_sdk_and_starts_no_exporter(tmp_pat
     ]).to_json(), encoding="utf-8")
     env = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
     done = subprocess.run([sys.executable, "-c", _OFF_PROBE, str(plan)], cwd=tmp_path,
-                          env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+                          env={**env, "PYTHONPATH": str(REPO)},
                           capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout.strip().splitlines()[-1])
