@@ -27,7 +27,7 @@ from tests.support.fake_openai import FakeOpenAI
 # tests.support.durable_runs: DBOS in the test's home (launched)
 pytest_plugins = ["tests.support.pg", "tests.support.durable_runs"]
 
-# OTEL_: no test sends traces to the developer's collector (tests/test_tracing.py starts
+# OTEL_: no test sends traces to the developer's collector (tests/base/test_tracing.py starts
 # its own receiver)
 _ISOLATED_PREFIXES = ("OPENAI_", "PLANBOARD_", "DASHSCOPE_", "DEEPSEEK_", "OTEL_")
 

@@ -35,6 +35,7 @@ from tests.support.durable_runs import await_status
 from tests.support.fake_openai import FakeOpenAI, text, tool_call
 from tests.support.mcp import own_server, write_config
 from tests.support.otlp_receiver import OTLPReceiver, ReceivedSpan
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
 
@@ -104,7 +105,7 @@ def test_a_five_step_run_is_one_trace_with_genai_spans_and_no_secret(
         run_id = runner.start("What is six times seven?", five_step_plan(), engine=engine,
                               options=RunOptions(confirm_side_effects=False),
                               settings_public=settings)
-        record = runner.wait(run_id, timeout=120)
+        record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
         calls = len(server.chat_bodies)
     assert record.status == "completed", record
     tracing.flush()
@@ -274,7 +275,7 @@ def test_an_answer_without_a_plan_is_a_run_span_around_its_calls(receiver, runne
                         model=OpenAIChatModel(server.settings(model=MODEL)))
         run_id = runner.answer("What is the return policy?", person_route("knowledge"),
                                engine=engine, settings_public={"offline": False})
-        runner.wait(run_id, timeout=120)
+        runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     tracing.flush()
     spans = receiver.wait_for(lambda found: any(s.name == "run" for s in found),
                               what="the answer's run span")

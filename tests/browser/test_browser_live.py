@@ -35,6 +35,7 @@ from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.registry import make_tool
 from tests.support.browser import needs_chromium
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 pytestmark = needs_chromium
 
@@ -139,7 +140,7 @@ def test_the_presentation_view_stays_when_the_run_ends(app, served_runner, tmp_p
         page.locator(".st-key-present_view").wait_for()
         assert "present=1" in _address(page)
         gate.open()
-        assert served_runner.wait(run_id, 30).status == "completed"
+        assert served_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
         page.locator(".st-key-present_view").get_by_text("Completed").wait_for()
         page.wait_for_timeout(1_500)  # the page's rerun after the end has happened
         assert "present=1" in _address(page) and f"run={run_id}" in _address(page)
@@ -157,7 +158,7 @@ def test_the_first_drawing_of_a_finished_run_shows_how_it_ended(app, served_runn
     gate = live.Gate()
     gate.open()
     run_id = _gated_run(served_runner, gate)
-    assert served_runner.wait(run_id, 30).status == "completed"
+    assert served_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     page = _page(app, f"/run?run={run_id}")
     try:
         page.locator("[class*='st-key-step_card_s4']").wait_for()
@@ -187,7 +188,7 @@ def test_a_run_approved_at_pace_0_is_drawn_as_it_ended_at_once(app, served_runne
         approve.click()
         page.wait_for_url(re.compile(r"/run\?run=\w+"))
         run_id = re.search(r"run=(\w+)", page.url).group(1)
-        assert served_runner.wait(run_id, 30).status == "completed"
+        assert served_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
         page.wait_for_function(
             "() => window.__cardLog.filter(e => e.mark === '✓').length >= 5")
         log = page.evaluate("() => window.__cardLog")
@@ -202,7 +203,8 @@ def test_a_pending_confirmation_is_in_view_and_answers_the_keyboard(app, served_
     gate = live.Gate()
     gate.open()
     run_id = _gated_run(served_runner, gate, refund=True)
-    assert served_runner.wait(run_id, 30, until_confirmation=True).status == "waiting_confirmation"
+    assert served_runner.wait(run_id, DEFAULT_TIMEOUT_S, until_confirmation=True).status == (
+        "waiting_confirmation")
     page = _page(app, f"/run?run={run_id}")
     try:
         confirm = page.locator(".st-key-confirm_step_s5 button")
@@ -216,7 +218,7 @@ def test_a_pending_confirmation_is_in_view_and_answers_the_keyboard(app, served_
         page.wait_for_timeout(1_000)  # the page now holds a tick (pages/run.py HOLD_S = 5 s)
         pressed = time.time()
         page.locator("body").press("y")  # Confirm's shortcut
-        assert served_runner.wait(run_id, 30).status == "completed"
+        assert served_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
         confirmed = next(e.at for e in served_runner.store.events(run_id) if e.kind == "confirmed")
         # the held tick gives way to the person's key at once, not when its hold ends
         assert confirmed.timestamp() - pressed < 2.5

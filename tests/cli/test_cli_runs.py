@@ -139,7 +139,7 @@ def test_pause_and_cancel_a_running_run_from_the_command_line(runner, store, cap
     assert "Pause requested" in capsys.readouterr().out
     await_mail_taken(run_id, "pause")
     gate.open.set()
-    assert runner.wait(run_id, timeout=10).status == "paused"
+    assert runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S).status == "paused"
     assert main(["cancel", run_id]) == 0
     assert f"run {run_id}: cancelled" in capsys.readouterr().out
     record = store.get_run(run_id)

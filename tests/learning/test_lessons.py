@@ -27,6 +27,7 @@ from core.store.run_store import RunStore
 from core.tools.toolsets import default_registry
 from demo.offline import offline_plan
 from tests.support.fake_openai import text
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 REFUND_LESSON = Lesson(id=1, text="退款前先用 query_order 确认订单已签收", tools=["apply_refund"])
 SQL_LESSON = Lesson(id=2, text="Describe the tables before writing churn SQL", tools=["run_sql"])
@@ -145,7 +146,7 @@ def test_attempt_loop_against_the_fake_endpoint(fake_openai) -> None:
         online = Engine(registry, model)
         plan = make_plan("退掉订单 70412", online, language="zh")
         run_id = runner.start("退掉订单 70412", plan, engine=online, options=options)
-        record = runner.wait(run_id, timeout=30)
+        record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "completed" and "运输中" in (record.answer or "")
     stored = LessonBook(runner.store).list_lessons()
     assert [(item.text, item.run_id) for item in stored] == [(lesson, run_id)]

@@ -26,6 +26,7 @@ from core.tools.toolsets import default_registry
 from demo.offline import offline_plan
 from tests.support.fake_openai import text
 from tests.support.fakes import ScriptedChatModel
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 REGISTRY = default_registry({})
 SEED_REQUEST = (
@@ -262,13 +263,13 @@ def test_an_unanswered_knowledge_question_is_recorded_failed(registry: ToolRegis
     route_taken = person_route("knowledge", "weather in Beijing tomorrow")
     run_id = runner.answer("weather in Beijing tomorrow", route_taken, engine=engine,
                            settings_public={"offline": True})
-    record = runner.wait(run_id, timeout=30)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "failed"
     assert "No source in the knowledge base" in record.answer
     assert record.plan.steps[-1].status == "failed"
     answered = runner.answer("What is the return policy?", person_route("knowledge"),
                              engine=engine, settings_public={"offline": True})
-    assert runner.wait(answered, timeout=30).status == "completed"
+    assert runner.wait(answered, timeout=DEFAULT_TIMEOUT_S).status == "completed"
 
 
 @pytest.mark.usefixtures("dbos_of_the_module")
@@ -276,7 +277,7 @@ def test_a_direct_non_answer_is_recorded_failed(registry: ToolRegistry, runner) 
     model = ScriptedChatModel(["I'm sorry, I cannot access real-time weather data."] * 4)
     run_id = runner.answer("weather in Beijing tomorrow", person_route("direct"),
                            engine=Engine(registry, model), settings_public={"offline": False})
-    record = runner.wait(run_id, timeout=30)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "failed" and "apologises" in record.plan.steps[-1].error
 
 

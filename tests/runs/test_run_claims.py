@@ -215,7 +215,7 @@ def test_concurrent_resume_in_one_process_runs_once(launched, store):
     for thread in threads:
         thread.join(30)
     try:
-        assert runner.wait(run_id, timeout=30).status == "completed"
+        assert runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S).status == "completed"
         started = [e.step_id for e in store.events(run_id) if e.kind == "step_started"]
         assert started == ["s2", "s3"]
         assert len(errors) <= 1
@@ -235,7 +235,7 @@ def test_a_refused_claim_starts_nothing(launched, runner, store, monkeypatch):
     assert store.get_run(run_id).status == "paused"
     assert durable.workflow_status(run_id) is None  # no workflow was started for it
     runner.resume(run_id, engine=calc_engine())  # and nothing stands in the next one's way
-    assert runner.wait(run_id, timeout=30).status == "completed"
+    assert runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S).status == "completed"
 
 
 def test_a_resume_just_after_another_claim_leaves_the_run_to_the_winner(launched, store):
@@ -250,7 +250,7 @@ def test_a_resume_just_after_another_claim_leaves_the_run_to_the_winner(launched
         after = store.get_run(run_id)
         durable.start_here(run_workflow, run_id, run_id)  # what the winner does next
         assert await_workflow(run_id) == "SUCCESS"
-        assert runner.wait(run_id, timeout=30).status == "completed"
+        assert runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S).status == "completed"
     finally:
         runner.shutdown()
     assert (after.status, after.workflow_id) == ("running", run_id)

@@ -10,6 +10,7 @@ from core.llm.engine import Engine
 from core.tools.toolsets import default_registry
 from demo.offline import offline_plan
 from tests.support.stored_runs import three_calcs
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 REQUEST_66001 = "Check order 66001 and if it was delivered, refund it because it is broken"
 
@@ -28,7 +29,7 @@ def test_adaptive_checkpoint_versions_are_stored_as_the_run_goes(runner, store):
 
     run_id = runner.start(REQUEST_66001, plan, engine=engine, on_event=listen,
                           options=RunOptions(checkpoint="adaptive", max_attempts=1))
-    record = runner.wait(run_id, timeout=20)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "paused"
     assert record.plan.version == 2
     assert all(s.tool != "apply_refund" for s in record.plan.steps)
@@ -39,7 +40,7 @@ def test_adaptive_checkpoint_versions_are_stored_as_the_run_goes(runner, store):
     assert refund.status == "skipped" and "version 2" in refund.error
 
     runner.resume(run_id, engine=engine)
-    record = runner.wait(run_id, timeout=20)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "completed"
     assert record.plan.version == 2
     assert all(s.tool != "apply_refund" for s in record.plan.steps)

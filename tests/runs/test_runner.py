@@ -55,7 +55,7 @@ def test_start_records_and_completes(runner):
     run_id = runner.start("sums", calc_plan(), engine=Gate().engine(),
                           settings_public={"planner_model": "m", "api_key": "sk-test-SECRET123"},
                           on_event=seen.append)
-    record = runner.wait(run_id, timeout=10)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "completed"
     assert record.settings == {"planner_model": "m"}
     assert record.options["run_id"] == run_id
@@ -81,7 +81,7 @@ def test_replanned_versions_are_all_stored(runner):
             Step(id="s2", description="fixed", tool="calculate", args={"expression": "2*21"})])
 
     run_id = runner.start("divide", broken_plan(), engine=Gate().engine(), replanner=fix)
-    record = runner.wait(run_id, timeout=10)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "completed"
     assert record.plan.version == 2 and record.plan.steps[0].result["value"] == 42
     versions = runner.store.plan_versions(run_id)
@@ -98,7 +98,7 @@ def test_an_unusable_replan_is_not_stored(runner):
             Step(id="s2", description="x", tool="no_such_tool")])
 
     run_id = runner.start("divide", broken_plan(), engine=Gate().engine(), replanner=bad)
-    record = runner.wait(run_id, timeout=10)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "failed"
     assert [v.version for v in runner.store.plan_versions(run_id)] == [1]
     assert record.plan.steps[0].status == "failed"
@@ -110,12 +110,12 @@ def test_pause_then_resume_keeps_finished_steps(runner):
     assert gate.entered.wait(DEFAULT_TIMEOUT_S)
     runner.pause(run_id)
     gate.open.set()
-    record = runner.wait(run_id, timeout=10)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "paused"
     assert [s.status for s in record.plan.steps] == ["completed", "pending", "pending"]
     first = record.plan.steps[0]
     runner.resume(run_id, engine=gate.engine())
-    record = runner.wait(run_id, timeout=10)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "completed"
     assert record.plan.steps[0].result == first.result
     assert record.plan.steps[0].finished_at == first.finished_at
@@ -154,11 +154,11 @@ def test_control_from_another_process_goes_through_the_mailbox(runner):
     other.pause(run_id)
     await_mail_taken(run_id, "pause")
     gate.open.set()
-    record = runner.wait(run_id, timeout=10)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "paused"
     assert [s.status for s in record.plan.steps] == ["completed", "pending", "pending"]
     other.resume(run_id)  # its workflow waits in this process: the mailbox resumes it
-    assert other.wait(run_id, timeout=10).status == "completed"
+    assert other.wait(run_id, timeout=DEFAULT_TIMEOUT_S).status == "completed"
     sequence = kinds(runner.store, run_id)
     assert sequence.index("paused") < sequence.index("resumed")
     assert sequence.count("step_started") == 3  # nothing ran twice
@@ -176,7 +176,7 @@ def test_resume_requested_by_another_process_while_pausing(runner):
     other.resume(run_id)  # before the running step ends: the run never stops
     await_mail_taken(run_id, "resume")
     gate.open.set()
-    record = runner.wait(run_id, timeout=10)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "completed"
     sequence = kinds(runner.store, run_id)
     assert "paused" not in sequence and sequence.count("step_started") == 3
@@ -190,12 +190,12 @@ def test_confirmation_is_waited_for_and_recorded(runner):
         Step(id="s1", description="refund", tool="refund", args={"order_id": "88231"})])
     run_id = runner.start("refund", plan, engine=gate.engine(),
                           options=RunOptions(confirm_side_effects=True))
-    record = runner.wait(run_id, timeout=10, until_confirmation=True)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S, until_confirmation=True)
     assert record.status == "waiting_confirmation"
     assert gate.keys == []
     other = Runner(RunStore(runner.store.url))
     other.confirm(run_id, "s1")
-    record = runner.wait(run_id, timeout=10)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "completed"
     assert gate.keys == [f"{run_id}:s1:v1"]
     assert kinds(runner.store, run_id)[1:3] == ["waiting_confirmation", "confirmed"]
@@ -209,9 +209,9 @@ def test_reject_skips_the_step(runner):
         Step(id="s1", description="refund", tool="refund", args={"order_id": "1"})])
     run_id = runner.start("refund", plan, engine=gate.engine(),
                           options=RunOptions(confirm_side_effects=True))
-    runner.wait(run_id, timeout=10, until_confirmation=True)
+    runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S, until_confirmation=True)
     runner.reject(run_id, "s1")
-    record = runner.wait(run_id, timeout=10)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.plan.steps[0].status == "skipped"
     assert "rejected" in kinds(runner.store, run_id)
     assert gate.keys == []
@@ -233,7 +233,7 @@ def test_recover_interrupted_then_resume(runner, tmp_path):
     gate = Gate()
     gate.open.set()
     runner.resume(run_id, engine=gate.engine())
-    record = runner.wait(run_id, timeout=20)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "completed"
     assert record.plan.steps[0].result == before.result and before.result["value"] == 42
     assert record.plan.steps[0].finished_at == before.finished_at

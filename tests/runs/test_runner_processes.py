@@ -88,7 +88,7 @@ def test_sigkill_mid_run_then_resume(tmp_path, store):
     gate = Gate()
     gate.open.set()
     runner.resume(run_id, engine=gate.engine())
-    record = runner.wait(run_id, timeout=20)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "completed"
     assert gate.keys == []  # the refund did not run again
     assert keys_written(tmp_path) == [f"{run_id}:s2:v1"]
@@ -118,7 +118,7 @@ def test_sigkill_during_a_side_effect_resumes_with_the_same_idempotency_key(tmp_
     assert runner.recover_interrupted() == [run_id]
     gate = Gate()
     runner.resume(run_id, engine=gate.engine())
-    assert runner.wait(run_id, timeout=20).status == "completed"
+    assert runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S).status == "completed"
     # the repeated call carries the key of the first one, so an idempotent tool refunds once
     assert keys_written(tmp_path) == gate.keys == [f"{run_id}:s1:v1"]
     runner.shutdown()
@@ -177,10 +177,10 @@ def test_a_process_exits_while_a_run_waits_and_a_later_resume_continues_it(tmp_p
     assert runner.recover_interrupted() == []  # it was paused, not cut off
     gate = Gate()
     runner.resume(run_id, engine=gate.engine())
-    record = runner.wait(run_id, timeout=20, until_confirmation=True)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S, until_confirmation=True)
     assert record.status == "waiting_confirmation"  # the run still asks before its refund
     runner.confirm(run_id, "s1")
-    record = runner.wait(run_id, timeout=20)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "completed"
     assert gate.keys == [f"{run_id}:s1:v1"]
     assert record.plan.step("s2").result["value"] == 5
@@ -230,7 +230,7 @@ def test_a_process_exiting_between_steps_leaves_its_run_paused_and_resumable(sto
     runner = Runner(store, poll_s=0.05)
     try:
         runner.resume(run_id)
-        record = runner.wait(run_id, timeout=120)
+        record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     finally:
         runner.close()
     assert record.status == "completed"
