@@ -33,6 +33,7 @@ from core.store.run_store import RunStore
 from core.tools.toolsets import default_registry
 from tests.support.app import open_app, wait_for
 from tests.support.core_processes import CoreProcesses
+from tests.support.durable_runs import await_workflow
 from tests.support.fake_openai import DEFAULT_KEY, FakeOpenAI, FakeReply, text, tool_call
 from tests.support.fakes import ScriptedChatModel, tool_reply
 from tests.support.pg import on_both_backends
@@ -342,6 +343,8 @@ def test_under_workers_the_dashboard_s_answer_runs_on_a_worker(workers_mode, app
     assert durable.workflow_status(run_id) == "ENQUEUED"
     durable.launch(worker)
     record = app_runner.wait(run_id, DEFAULT_TIMEOUT_S)
+    # the run is recorded completed a moment before its workflow returns
+    assert await_workflow(run_id) == "SUCCESS"
     assert durable.workflow_state(run_id) == ("SUCCESS", worker)
     assert record.status == "completed" and "7 days" in record.answer
     workers = {e.data.get("worker") for e in app_runner.store.events(run_id)
