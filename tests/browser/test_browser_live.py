@@ -115,6 +115,7 @@ def _gated_run(served_runner: Runner, gate: live.Gate, *, refund: bool = False,
 # ---- event → screen --------------------------------------------------------------------
 
 
+@pytest.mark.alone  # a latency threshold: no other test beside it (scripts/test.sh)
 @pytest.mark.parametrize(("viewers", "pace"), [(1, 0.0), (5, 0.0), (1, 0.5), (5, 0.5)])
 def test_a_recorded_step_change_reaches_every_viewers_card(app, viewers, pace):
     sample = live.measure(app.browser, app.url, viewers=viewers, pace=pace, chain=4)
