@@ -109,3 +109,12 @@ def app_runner() -> Iterator[Runner]:
     from tests.support.app import fresh_runner  # streamlit: imported by the tests that use it
 
     yield from fresh_runner()
+
+
+@pytest.fixture(scope="module")
+def mcp_pool_of_the_module() -> Iterator[None]:
+    """The MCP servers a module's tests started are stopped when the module ends."""
+    yield
+    from core.tools.mcp.pool import shutdown_pool
+
+    shutdown_pool()

@@ -369,3 +369,40 @@ def test_no_test_module_imports_another():
                  for line, name in imported_test_modules(path.read_text(encoding="utf-8"))]
     assert not offenders, ("shared helpers belong in tests/support/ and fixtures in a "
                            "conftest.py:\n" + "\n".join(offenders))
+
+
+# A fixture name means one thing: defined once, in the conftest of its concept or in the one
+# module that uses it. A folder may override a root fixture for a reason said here.
+FIXTURE_OVERRIDES = {
+    "runner": "tests/ui/conftest.py: in page tests the runner is the app's own",
+}
+
+
+def fixtures_defined(source: str) -> list[str]:
+    """The names of the pytest fixtures ``source`` defines at its top level."""
+    names = []
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for decorator in node.decorator_list:
+            call = decorator if isinstance(decorator, ast.Call) else None
+            target = call.func if call else decorator
+            if ast.unparse(target) in ("pytest.fixture", "fixture"):
+                renamed = [kw.value.value for kw in (call.keywords if call else [])
+                           if kw.arg == "name" and isinstance(kw.value, ast.Constant)]
+                names.append(renamed[0] if renamed else node.name)
+    return names
+
+
+def test_every_fixture_name_is_defined_once():
+    assert fixtures_defined("@pytest.fixture\ndef a(): ...\n@pytest.fixture(name='b')\n"
+                            "def c(): ...\ndef d(): ...") == ["a", "b"]
+    where: dict[str, list[str]] = {}
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        for name in fixtures_defined(path.read_text(encoding="utf-8")):
+            where.setdefault(name, []).append(str(path.relative_to(REPO)))
+    twice = {name: paths for name, paths in where.items()
+             if len(paths) > 1 and name not in FIXTURE_OVERRIDES}
+    assert not twice, ("give each concept its own fixture name, or one definition in the "
+                       f"conftest.py of its folder: {twice}")
+    assert all(len(where.get(name, [])) == 2 for name in FIXTURE_OVERRIDES)

@@ -27,7 +27,6 @@ from core.plan.model import Phase, Plan, Step
 from core.runs import dispatch, durable
 from core.runs.session import public_settings
 from core.store.run_store import RunStore
-from core.tools.mcp.pool import shutdown_pool
 from core.tools.toolsets import default_registry
 from tests.support import REPO
 from tests.support.core_processes import CoreProcesses
@@ -37,18 +36,12 @@ from tests.support.mcp import own_server, write_config
 from tests.support.otlp_receiver import OTLPReceiver, ReceivedSpan
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 
-pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
+pytestmark = pytest.mark.usefixtures("dbos_of_the_module", "mcp_pool_of_the_module")
 
 API_KEY = "sk-trace-canary-4d1f0e9c8b7a6d5e"  # recognisable wherever it would leak
 MCP_SECRET = "pb-mcp-canary-a1b2c3d4e5f6a7b8"  # given to the MCP server as ${PB_TRACE_TOKEN}
 ARGUMENT_VALUE = "arg-canary-9e8d7c6b5a49"  # a tool argument's value
 MODEL = "gpt-4o-mini"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def servers_of_the_module() -> Iterator[None]:
-    yield
-    shutdown_pool()
 
 
 @pytest.fixture

@@ -68,7 +68,7 @@ class Tools:
 
 
 @pytest.fixture
-def tools() -> Tools:
+def timed_tools() -> Tools:
     return Tools()
 
 
@@ -95,9 +95,9 @@ def collect() -> tuple[list[RunEvent], object]:
     return events, events.append
 
 
-def test_rigid_never_replans_and_the_answer_says_what_failed(tools):
-    tools.errors["bad"] = "lookup broke on bad"
-    engine = Engine(registry=tools.registry(), model=None)
+def test_rigid_never_replans_and_the_answer_says_what_failed(timed_tools):
+    timed_tools.errors["bad"] = "lookup broke on bad"
+    engine = Engine(registry=timed_tools.registry(), model=None)
     plan = Plan(goal="g", steps=[lookup("s1", "bad"), lookup("s2", "next", "s1"),
                                  answer("s3", "s2")])
     outcome = run_plan(plan, engine, replanner=no_replan,
@@ -107,8 +107,8 @@ def test_rigid_never_replans_and_the_answer_says_what_failed(tools):
     assert plan.step("s2").status == "skipped" and "s1" in plan.step("s2").error
 
 
-def test_rigid_records_a_missed_criterion_without_replanning(tools):
-    engine = Engine(registry=tools.registry(), model=None)
+def test_rigid_records_a_missed_criterion_without_replanning(timed_tools):
+    engine = Engine(registry=timed_tools.registry(), model=None)
     plan = Plan(goal="g", steps=[
         lookup("s1", "a", success_criteria="result.value == 'lookup:zzz'"),
         lookup("s2", "b", "s1"), answer("s3", "s1", "s2")])
@@ -121,9 +121,9 @@ def test_rigid_records_a_missed_criterion_without_replanning(tools):
     assert any("s1" in w and "success criteria" in w for w in outcome.warnings)
 
 
-def test_on_failure_replans_a_fatal_failure(tools):
-    tools.errors["bad"] = "lookup broke on bad"
-    engine = Engine(registry=tools.registry(), model=ScriptedChatModel(replies=["done"]))
+def test_on_failure_replans_a_fatal_failure(timed_tools):
+    timed_tools.errors["bad"] = "lookup broke on bad"
+    engine = Engine(registry=timed_tools.registry(), model=ScriptedChatModel(replies=["done"]))
     plan = Plan(goal="g", steps=[lookup("s1", "a"), lookup("s2", "bad", "s1"),
                                  lookup("s3", "c", "s2"), answer("s4", "s1", "s3")])
     seen: list[str] = []
@@ -169,19 +169,19 @@ def test_adaptive_drops_the_refund_of_an_order_already_refunding(confirm):
     assert "退款" in outcome.answer and "处理中" in outcome.answer
 
 
-def test_adaptive_llm_checkpoint_changes_only_pending_steps_and_counts_usage(tools):
+def test_adaptive_llm_checkpoint_changes_only_pending_steps_and_counts_usage(timed_tools):
     decision = {"needs_replan": True, "reason": "b is no longer needed",
                 "updated_pending_steps": [{"id": "s3", "description": "answer the user",
                                            "tool": None, "depends_on": ["s1"]}]}
     model = ScriptedChatModel(replies=[json.dumps(decision), "final"])
-    engine = Engine(registry=tools.registry(), model=model)
+    engine = Engine(registry=timed_tools.registry(), model=model)
     plan = Plan(goal="find a then b", steps=[lookup("s1", "a"), lookup("s2", "b", "s1"),
                                              answer("s3", "s1", "s2")])
     outcome = run_plan(plan, engine, replanner=no_replan,
                        options=RunOptions(checkpoint="adaptive"))
     assert outcome.status == "completed" and outcome.answer.startswith("final")
     assert [v.version for v in outcome.versions] == [1, 2]
-    assert outcome.plan.ids() == ["s1", "s3"] and tools.calls == ["a"]
+    assert outcome.plan.ids() == ["s1", "s3"] and timed_tools.calls == ["a"]
     assert outcome.plan.step("s1").result == plan.step("s1").result
     assert outcome.usage.llm_calls == 2  # the checkpoint and the synthesis
 
@@ -196,10 +196,10 @@ class TogetherLauncher(ThreadPoolLauncher):
         return super().next_done(timeout, wake)
 
 
-def test_steps_that_finish_together_share_one_checkpoint(tools):
+def test_steps_that_finish_together_share_one_checkpoint(timed_tools):
     keep = {"needs_replan": False, "reason": "the plan still holds"}
     model = ScriptedChatModel(replies=[json.dumps(keep), "final"])
-    engine = Engine(registry=tools.registry(), model=model)
+    engine = Engine(registry=timed_tools.registry(), model=model)
     plan = Plan(goal="find a and b, then c", steps=[
         lookup("s1", "a"), lookup("s2", "b"), lookup("s3", "c", "s1", "s2"),
         answer("s4", "s1", "s2", "s3")])
@@ -216,8 +216,8 @@ def test_steps_that_finish_together_share_one_checkpoint(tools):
     assert synthesis["role"] != "planner" and outcome.usage.llm_calls == 2
 
 
-def test_every_step_replans_after_each_step(tools):
-    engine = Engine(registry=tools.registry(), model=ScriptedChatModel(replies=["final"]))
+def test_every_step_replans_after_each_step(timed_tools):
+    engine = Engine(registry=timed_tools.registry(), model=ScriptedChatModel(replies=["final"]))
     plan = Plan(goal="g", steps=[lookup("s1", "a"), lookup("s2", "b", "s1"),
                                  lookup("s3", "c", "s2"), answer("s4", "s1", "s2", "s3")])
     reasons: list[str] = []
@@ -235,12 +235,12 @@ def test_every_step_replans_after_each_step(tools):
     assert [v.version for v in outcome.versions] == [1, 2, 3]
     assert len(reasons) == 2 and "s1" in reasons[0] and "s2" in reasons[1]
     assert [e.data["source"] for e in events if e.kind == "replanned"] == ["checkpoint"] * 2
-    assert tools.calls == ["a", "b", "c"]
+    assert timed_tools.calls == ["a", "b", "c"]
     assert outcome.versions[0].step("s2").status == "skipped"  # retired in version 1
 
 
-def test_a_missed_success_criterion_triggers_a_replan(tools):
-    engine = Engine(registry=tools.registry(), model=ScriptedChatModel(replies=["done"]))
+def test_a_missed_success_criterion_triggers_a_replan(timed_tools):
+    engine = Engine(registry=timed_tools.registry(), model=ScriptedChatModel(replies=["done"]))
     plan = Plan(goal="g", steps=[
         lookup("s1", "empty", success_criteria="returns at least one item"),
         lookup("s2", "then", "s1"), answer("s3", "s1", "s2")])
@@ -251,16 +251,16 @@ def test_a_missed_success_criterion_triggers_a_replan(tools):
     assert [v.version for v in outcome.versions] == [1, 2]
     assert "s1" in seen[0] and "returns at least one item" in seen[0]
     assert outcome.plan.step("s1").status == "completed"  # status only moves forward
-    assert "then" not in tools.calls  # s2 waited for the replan and was replaced
+    assert "then" not in timed_tools.calls  # s2 waited for the replan and was replaced
     done = next(e for e in events if e.kind == "step_completed" and e.step_id == "s1")
     assert done.data["success"] == {"met": False, "reason": "the result holds 0 item(s)",
                                     "how": "structural"}
     assert not any("success criteria" in w for w in outcome.warnings)
 
 
-def test_an_ignorable_failure_does_not_block_the_run(tools):
-    tools.errors["slow"] = "no results for 'slow'"  # found nothing (a timeout is fatal)
-    engine = Engine(registry=tools.registry(), model=None)
+def test_an_ignorable_failure_does_not_block_the_run(timed_tools):
+    timed_tools.errors["slow"] = "no results for 'slow'"  # found nothing (a timeout is fatal)
+    engine = Engine(registry=timed_tools.registry(), model=None)
     plan = Plan(goal="g", steps=[lookup("s1", "slow"), lookup("s2", "fine"),
                                  answer("s3", "s1", "s2")])
     events, sink = collect()
@@ -273,18 +273,18 @@ def test_an_ignorable_failure_does_not_block_the_run(tools):
     assert "lookup:fine" in outcome.answer
 
 
-def test_the_same_failure_is_fatal_under_rigid(tools):
-    tools.errors["slow"] = "search timed out"
-    engine = Engine(registry=tools.registry(), model=None)
+def test_the_same_failure_is_fatal_under_rigid(timed_tools):
+    timed_tools.errors["slow"] = "search timed out"
+    engine = Engine(registry=timed_tools.registry(), model=None)
     plan = Plan(goal="g", steps=[lookup("s1", "slow"), lookup("s2", "fine"),
                                  answer("s3", "s1", "s2")])
     outcome = run_plan(plan, engine, options=RunOptions(checkpoint="rigid"))
     assert outcome.status == "failed" and "search timed out" in outcome.answer
 
 
-def test_a_checkpoint_waits_until_no_step_runs_and_keeps_parallel_results(tools):
-    tools.delays.update(fast=0.15, slow=0.4)
-    engine = Engine(registry=tools.registry(), model=ScriptedChatModel(replies=["final"]))
+def test_a_checkpoint_waits_until_no_step_runs_and_keeps_parallel_results(timed_tools):
+    timed_tools.delays.update(fast=0.15, slow=0.4)
+    engine = Engine(registry=timed_tools.registry(), model=ScriptedChatModel(replies=["final"]))
     plan = Plan(goal="g", steps=[lookup("s1", "fast"), lookup("s2", "slow"),
                                  lookup("s3", "next", "s1"), answer("s4", "s2", "s3")])
     states: list[dict[str, str]] = []
@@ -297,13 +297,13 @@ def test_a_checkpoint_waits_until_no_step_runs_and_keeps_parallel_results(tools)
                        options=RunOptions(checkpoint="every_step"))
     assert outcome.status == "completed"
     assert all("running" not in state.values() for state in states)
-    fast, slow = tools.windows["fast"], tools.windows["slow"]
+    fast, slow = timed_tools.windows["fast"], timed_tools.windows["slow"]
     assert fast[0] < slow[1] and slow[0] < fast[1]  # s1 and s2 still overlapped
-    assert tools.windows["next"][0] >= slow[1]  # s3 waited for the checkpoint
+    assert timed_tools.windows["next"][0] >= slow[1]  # s3 waited for the checkpoint
     assert outcome.plan.step("s2").result == {"value": "lookup:slow", "items": ["slow"]}
 
 
-def test_an_outcome_finishing_after_a_version_change_lands_in_the_new_version(tools):
+def test_an_outcome_finishing_after_a_version_change_lands_in_the_new_version(timed_tools):
     from core.execution.control import RunControl
     from core.execution.coordinator import Coordinator, RunBook
     from core.execution.executor import StepOutcome
@@ -313,7 +313,7 @@ def test_an_outcome_finishing_after_a_version_change_lands_in_the_new_version(to
     old.step("s1").advance("running")
     events, sink = collect()
     unused = ThreadPoolLauncher(lambda *_: StepOutcome(status="skipped"), 1)  # starts nothing
-    coordinator = Coordinator(old, Engine(registry=tools.registry()), RunOptions(),
+    coordinator = Coordinator(old, Engine(registry=timed_tools.registry()), RunOptions(),
                               RunControl(), lambda kind, plan, step_id=None, **data: sink(
                                   RunEvent(kind=kind, step_id=step_id, data=data,
                                            plan_version=plan.version)), RunBook(versions=[old]),

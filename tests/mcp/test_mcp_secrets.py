@@ -11,18 +11,11 @@ from pathlib import Path
 import pytest
 
 from core.cli.main import main
-from core.tools.mcp.pool import shutdown_pool
 from tests.support.mcp import own_server, write_config
 
-pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
+pytestmark = pytest.mark.usefixtures("dbos_of_the_module", "mcp_pool_of_the_module")
 
 SECRET = "pb-secret-0f9e8d7c6b5a4938"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def servers_of_the_module():
-    yield
-    shutdown_pool()
 
 
 def test_a_secret_from_the_environment_is_in_no_log_record_store_or_export(

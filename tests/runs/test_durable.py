@@ -52,7 +52,7 @@ def engine_home(tmp_path_factory) -> Iterator[Path]:
 
 
 @pytest.fixture
-def engine(engine_home, isolated_environment, monkeypatch) -> durable.Launched:
+def dbos_engine(engine_home, isolated_environment, monkeypatch) -> durable.Launched:
     """This test in the module's home, with its DBOS running there (again, after a test
     that moved it)."""
     monkeypatch.setenv("PLANBOARD_HOME", str(engine_home))
@@ -63,19 +63,19 @@ def engine(engine_home, isolated_environment, monkeypatch) -> durable.Launched:
 
 # ---- launch ------------------------------------------------------------------------------
 
-def test_launch_is_idempotent_across_threads(engine, engine_home):
+def test_launch_is_idempotent_across_threads(dbos_engine, engine_home):
     found: list[durable.Launched] = []
     threads = [threading.Thread(target=lambda: found.append(durable.launch())) for _ in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert found == [engine] * 4
-    assert engine.executor_id == durable.embedded_executor_id()
-    assert engine.database == f"sqlite:///{engine_home / 'dbos.sqlite'}"
+    assert found == [dbos_engine] * 4
+    assert dbos_engine.executor_id == durable.embedded_executor_id()
+    assert dbos_engine.database == f"sqlite:///{engine_home / 'dbos.sqlite'}"
 
 
-def test_the_sqlite_file_is_in_wal_mode(engine, engine_home):
+def test_the_sqlite_file_is_in_wal_mode(dbos_engine, engine_home):
     connection = sqlite3.connect(engine_home / "dbos.sqlite")
     try:
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
@@ -83,7 +83,7 @@ def test_the_sqlite_file_is_in_wal_mode(engine, engine_home):
         connection.close()
 
 
-def test_a_workflow_enqueued_by_name_runs_under_its_id(engine):
+def test_a_workflow_enqueued_by_name_runs_under_its_id(dbos_engine):
     durable.enqueue(ECHO, "run-echo-1", "hello")
     assert await_workflow("run-echo-1") == "SUCCESS"
     assert DBOS.retrieve_workflow("run-echo-1").get_result() == "hello!"
@@ -92,11 +92,11 @@ def test_a_workflow_enqueued_by_name_runs_under_its_id(engine):
     assert DBOS.retrieve_workflow("run-echo-1").get_result() == "hello!"
 
 
-def test_an_unknown_workflow_has_no_status(engine):
+def test_an_unknown_workflow_has_no_status(dbos_engine):
     assert durable.workflow_status("run-never-started") is None
 
 
-def test_control_messages_reach_the_workflow_once_per_idempotency_key(engine):
+def test_control_messages_reach_the_workflow_once_per_idempotency_key(dbos_engine):
     durable.enqueue(TWO_CONTROLS, "run-controls-1")
     durable.send_control("run-controls-1", "pause", idempotency_key="run-controls-1:1")
     durable.send_control("run-controls-1", "pause", idempotency_key="run-controls-1:1")
@@ -105,7 +105,7 @@ def test_control_messages_reach_the_workflow_once_per_idempotency_key(engine):
     assert DBOS.retrieve_workflow("run-controls-1").get_result() == ["pause", "confirm:s2"]
 
 
-def test_relaunch_on_another_home_runs_workflows_there(engine, engine_home, monkeypatch,
+def test_relaunch_on_another_home_runs_workflows_there(dbos_engine, engine_home, monkeypatch,
                                                       tmp_path, capfd):
     other_home = tmp_path / "other-home"
     monkeypatch.setenv("PLANBOARD_HOME", str(other_home))
@@ -121,7 +121,7 @@ def test_relaunch_on_another_home_runs_workflows_there(engine, engine_home, monk
 
 
 def test_launch_switches_a_new_file_to_wal_while_another_process_writes_it(
-        engine, monkeypatch, tmp_path):
+        dbos_engine, monkeypatch, tmp_path):
     home = tmp_path / "racing-home"
     home.mkdir()
     monkeypatch.setenv("PLANBOARD_HOME", str(home))
@@ -143,7 +143,7 @@ def test_launch_switches_a_new_file_to_wal_while_another_process_writes_it(
         reader.close()
 
 
-def test_a_failed_launch_leaves_the_tracebacks_to_the_caller(engine, monkeypatch):
+def test_a_failed_launch_leaves_the_tracebacks_to_the_caller(dbos_engine, monkeypatch):
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -5,21 +5,14 @@ tool (an MCP server's too)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
-from core.tools.mcp.pool import shutdown_pool
 from core.tools.toolsets import default_registry
 from tests.support.app import open_app
 from tests.support.mcp import own_server, reference_server, write_config
 
-
-@pytest.fixture(scope="module", autouse=True)
-def servers_of_the_module() -> Iterator[None]:
-    """The MCP servers the page started are stopped when the module ends."""
-    yield
-    shutdown_pool()
+pytestmark = pytest.mark.usefixtures("mcp_pool_of_the_module")
 
 
 @pytest.fixture
