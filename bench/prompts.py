@@ -110,7 +110,7 @@ def _session(count: int) -> list[tuple[str, int, int]]:
     """(call, prompt tokens, cached tokens) of each planning call of one session."""
     from core.llm.client import OpenAIChatModel
     from core.planning.planner import plan_request
-    from tests.fake_openai import FakeOpenAI
+    from tests.support.fake_openai import FakeOpenAI
 
     cache = PromptCache()
     calls: list[tuple[str, int, int]] = []

@@ -17,7 +17,8 @@ from core.prompts.adaptive import REFLECTION_SYSTEM
 from core.runs.runner import Runner
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
-from tests.fakes import ScriptedChatModel
+from tests.support.fakes import ScriptedChatModel
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 REFLECTION_START = REFLECTION_SYSTEM.template[:30]
 
@@ -113,7 +114,7 @@ def test_a_run_counts_its_planning_calls_against_the_budget(launched, runner: Ru
                           options=RunOptions(max_model_calls=3, checkpoint="rigid",
                                              confirm_side_effects=False),
                           planning_usage=Usage(llm_calls=2))
-    record = runner.wait(run_id, timeout=60)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "failed"
     plan_calls = [r for r in model.requests  # the reflection afterwards is not the plan's
                   if not r["messages"][0]["content"].startswith(REFLECTION_START)]

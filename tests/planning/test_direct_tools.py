@@ -1,5 +1,5 @@
 """Direct answers that use tools: a request a tool fits opens with a call of it (made
-directly when the rules read its arguments; the forced call is tests/test_forced_call.py)."""
+directly when the rules read its arguments; the forced call is tests/llm/test_forced_call.py)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from core.llm.engine import Engine
 from core.llm.providers import PROFILES
 from core.planning.planner import plan_request
 from core.runs.session import request_language
-from tests.fakes import ScriptedChatModel
+from tests.support.fakes import ScriptedChatModel
 
 REQUEST = "What was the last commit's message in /tmp/repo, and what time is it in Tokyo?"
 PLAN = {"goal": REQUEST, "steps": [

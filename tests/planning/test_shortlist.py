@@ -19,7 +19,7 @@ from core.planning.tool_match import matches, relevance
 from core.prompts.planning import EVERY_TOOL_TEMPLATE
 from core.runs.session import request_language
 from core.tools.registry import ToolRegistry
-from tests.fakes import ScriptedChatModel
+from tests.support.fakes import ScriptedChatModel
 
 PARCEL = "Where is the parcel for order 70412 right now?"
 PARCEL_ZH = "订单 70412 的快递现在到哪里了？"
@@ -220,7 +220,7 @@ def test_a_reasoning_step_over_a_hundred_tools_is_offered_the_shortlist(hundred)
 
 def test_a_tool_only_named_may_still_be_called_in_a_react_round(hundred):
     from core.execution.react import run_react
-    from tests.fakes import tool_reply
+    from tests.support.fakes import tool_reply
 
     class Tally:
         usage = Usage()
