@@ -14,6 +14,11 @@ and on (a paced ▶ lasts the pace only, so a missed one is reported, not failed
 latencies are printed with the machine's load and whether they meet the target (p50 ≤
 0.3 s, max ≤ 1 s); ``python -m bench.live`` judges the wall clock, since a test does not
 assert wall-clock times.
+
+Tests marked ``alone`` still depend on the machine's speed, so scripts/test.sh runs them with
+no other test beside them: the latency test reads the viewers' cards 1.5 s after the run's
+end (a ✓ drawn later counts as missed), and a run approved at pace 0 must be drawn as it
+ended within a second of its end.
 """
 
 from __future__ import annotations
@@ -115,7 +120,7 @@ def _gated_run(served_runner: Runner, gate: live.Gate, *, refund: bool = False,
 # ---- event → screen --------------------------------------------------------------------
 
 
-@pytest.mark.alone  # a latency threshold: no other test beside it (scripts/test.sh)
+@pytest.mark.alone  # the cards are read 1.5 s after the run's end (bench.live.measure)
 @pytest.mark.parametrize(("viewers", "pace"), [(1, 0.0), (5, 0.0), (1, 0.5), (5, 0.5)])
 def test_a_recorded_step_change_reaches_every_viewers_card(app, viewers, pace):
     sample = live.measure(app.browser, app.url, viewers=viewers, pace=pace, chain=4)
@@ -173,6 +178,7 @@ def test_the_first_drawing_of_a_finished_run_shows_how_it_ended(app, served_runn
     assert first == {f"s{n}": "✓" for n in range(1, 5)}, log
 
 
+@pytest.mark.alone  # within 1 s of the run's end
 def test_a_run_approved_at_pace_0_is_drawn_as_it_ended_at_once(app, served_runner):
     """Through the plan page, as a new user would: every card shows ✓ within 1 s of the
     run's end, not "○ Pending" for seconds."""
