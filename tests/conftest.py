@@ -1,6 +1,6 @@
 """Fixtures for every test: its own PLANBOARD_HOME and a clean environment, and one fixture
 per concept: the fake OpenAI server, the demo tool registry, a run store on the test's home,
-a runner over it, and the app's runner.
+a runner over it, the app's runner, and the parcel tools that count their calls.
 
 A folder's conftest.py holds the fixtures of its concept (tests/ui/conftest.py: the runner
 a page uses); helpers that are not fixtures live in tests/support/.
@@ -109,6 +109,16 @@ def app_runner() -> Iterator[Runner]:
     from tests.support.app import fresh_runner  # streamlit: imported by the tests that use it
 
     yield from fresh_runner()
+
+
+@pytest.fixture
+def parcel_tools(tmp_path, monkeypatch) -> None:
+    """The parcel tools (tests/toolsets/parcels.py) beside the built-in ones, counting their
+    calls in this test's file (tests.toolsets.counted.calls())."""
+    from tests.toolsets import counted
+
+    monkeypatch.setenv("PLANBOARD_TOOLSETS", "builtin,tests.toolsets.parcels")
+    monkeypatch.setenv(counted.CALLS_ENV, str(tmp_path / "calls.txt"))
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,10 @@ CHANGELOG and to the commit log.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support import REPO
 
 DIARY = {
     "an issue number": re.compile(r"\bissue\s*#?\d+", re.IGNORECASE),

@@ -8,15 +8,13 @@ find a second spelling of either in core/.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from core.plan.approval import has_side_effect
 from core.plan.model import Plan, Step, step_number
 from core.tools.registry import ToolRegistry, make_tool
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.support import REPO
 
 # a step's side effect read from the registry by hand instead of has_side_effect
 INLINE_SIDE_EFFECT = re.compile(r"\.get\(\s*step\.tool[^)]*\)\s*\.side_effect")

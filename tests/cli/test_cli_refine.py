@@ -9,16 +9,10 @@ import pytest
 from core.cli.main import main
 from core.plan.model import Plan, Step
 from core.store.run_store import RunStore
-from tests.fake_openai import FakeOpenAI, text
+from tests.support.cli import use_endpoint
+from tests.support.fake_openai import text
 
 ADD_POLICY = "Also search the knowledge base for the return policy"
-
-
-def use_endpoint(monkeypatch, server: FakeOpenAI) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
-    monkeypatch.setenv("OPENAI_MODEL", "gpt-4o-mini")
-    monkeypatch.setenv("PLANBOARD_MAX_RETRIES", "0")
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:

@@ -26,12 +26,7 @@ PARCEL_PLAN = {
     ],
 }
 
-
-@pytest.fixture(autouse=True)
-def parcel_tools(tmp_path, monkeypatch) -> None:
-    """The parcel tools beside the built-in ones, counting their calls in this test's file."""
-    monkeypatch.setenv("PLANBOARD_TOOLSETS", "builtin,tests.toolsets.parcels")
-    monkeypatch.setenv(counted.CALLS_ENV, str(tmp_path / "calls.txt"))
+pytestmark = pytest.mark.usefixtures("parcel_tools")
 
 
 def _plan_file(tmp_path: Path, plan: dict) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from core.cli.main import main
-from tests.fake_openai import FakeOpenAI, text
+from tests.support.cli import use_endpoint
+from tests.support.fake_openai import FakeOpenAI, text
 
 REQUEST = "Check whether order {order} has arrived and tell me its status."
 PLAN = {"goal": REQUEST.format(order="88231"), "steps": [
@@ -15,13 +16,6 @@ PLAN = {"goal": REQUEST.format(order="88231"), "steps": [
     {"id": "s2", "description": "Say whether order 88231 arrived", "tool": None,
      "depends_on": ["s1"]},
 ]}
-
-
-def use_endpoint(monkeypatch, server: FakeOpenAI) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
-    monkeypatch.setenv("OPENAI_MODEL", "gpt-4o-mini")
-    monkeypatch.setenv("PLANBOARD_MAX_RETRIES", "0")
 
 
 def cli(capsys, *argv: str) -> tuple[int, str, str]:

@@ -24,10 +24,9 @@ SHIPMENT_STATUSES = ["label_created", "in_transit", "delivered"]
 
 
 @pytest.fixture
-def parcels(tmp_path, monkeypatch) -> ToolRegistry:
-    """The parcel tools, counting their calls in this test's file."""
-    monkeypatch.setenv(counted.CALLS_ENV, str(tmp_path / "calls.txt"))
-    return default_registry({"PLANBOARD_TOOLSETS": "builtin,tests.toolsets.parcels"})
+def parcels(parcel_tools) -> ToolRegistry:
+    """The built-in and parcel tools, counting their calls in this test's file."""
+    return default_registry()
 
 
 def _plan(*steps: Step) -> Plan:

@@ -16,7 +16,7 @@ from core.learning.templates import (
 from core.plan.model import Plan, Step
 from core.plan.template import fill, parameterize
 from core.store.run_store import RunStore
-from tests.pg import on_both_backends
+from tests.support.pg import on_both_backends
 
 REQUEST = "Check whether order 88231 has arrived; if it has, refund it within a budget of 2000."
 

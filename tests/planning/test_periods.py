@@ -15,9 +15,9 @@ from core.planning.packs import data_until
 from core.planning.periods import resolve_period, today
 from demo.offline import offline_plan
 from demo.scenarios import get_scenario
-from tests.fake_openai import text
-from tests.planning_support import planning
-from tests.test_offline import execute_by_hand  # moves to tests/support with the reorganisation
+from tests.support.fake_openai import text
+from tests.support.offline import execute_by_hand
+from tests.support.planning import planning
 
 DEC_1 = date(2026, 12, 1)
 DATA_END = date(2026, 6, 24)

@@ -13,7 +13,7 @@ from core.plan.diff import diff_plans
 from core.plan.model import Plan, Step
 from core.planning.refine import merge_revision, refine_plan
 from core.tools.toolsets import default_registry
-from tests.fake_openai import text
+from tests.support.fake_openai import text
 
 GOAL = "Check whether order 88231 arrived; if it did, refund the broken one"
 
@@ -50,19 +50,20 @@ LAZY_REVISION = revision(
 
 
 @pytest.fixture
-def engine(fake_openai):
+def refining_engine(fake_openai):
+    """The demo tools and a model on the fake endpoint (test_realmodel's ``engine`` is real)."""
     with OpenAIChatModel(fake_openai.settings(provider="openai")) as model:
         yield Engine(default_registry({}), model)
 
 
 def test_refining_keeps_the_ids_and_hand_edits_of_the_steps_the_sentence_does_not_touch(
-    fake_openai, engine,
+    fake_openai, refining_engine,
 ):
     fake_openai.script(text(LAZY_REVISION))
     current = edited_plan()
 
     refined, usage = refine_plan(current, "Also search the knowledge base for the policy",
-                                 engine)
+                                 refining_engine)
 
     assert refined.version == 3 and refined.id == current.id
     assert refined.step("s1").args == {"order_id": "66001"}  # not the draft's 88231
@@ -78,7 +79,7 @@ def test_refining_keeps_the_ids_and_hand_edits_of_the_steps_the_sentence_does_no
     assert '"66001"' in sent[-1]["content"]  # the model is shown the edited plan
 
 
-def test_a_sentence_that_names_an_argument_changes_it(fake_openai, engine):
+def test_a_sentence_that_names_an_argument_changes_it(fake_openai, refining_engine):
     fake_openai.script(text(revision(
         {"id": "s1", "description": "Look up the order", "tool": "query_order",
          "args": {"order_id": "10086"}},
@@ -89,7 +90,7 @@ def test_a_sentence_that_names_an_argument_changes_it(fake_openai, engine):
          "depends_on": ["s1", "s2"]},
     )))
 
-    refined, _ = refine_plan(edited_plan(), "Look up order 10086 instead", engine)
+    refined, _ = refine_plan(edited_plan(), "Look up order 10086 instead", refining_engine)
 
     assert refined.step("s1").args == {"order_id": "10086"}
     assert refined.step("s2").args["reason"] == "screen cracked on arrival"
@@ -132,7 +133,7 @@ def test_refining_without_a_model_or_without_a_sentence_is_a_one_line_error():
         refine_plan(edited_plan(), "  ", offline)
 
 
-def test_two_unusable_revisions_are_a_plan_error(fake_openai, engine):
+def test_two_unusable_revisions_are_a_plan_error(fake_openai, refining_engine):
     fake_openai.script(text("I cannot do that."), text("Still no plan."))
     with pytest.raises(PlanError, match="revision could not be used"):
-        refine_plan(edited_plan(), "make it better", engine)
+        refine_plan(edited_plan(), "make it better", refining_engine)

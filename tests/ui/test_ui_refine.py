@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-
-import pytest
 
 from core.plan.model import Plan, Step
-from core.runs.runner import Runner
-from tests.fake_openai import DEFAULT_KEY, FakeOpenAI, text
-from tests.test_ui_app import TIMEOUT_S, fresh_runner, keyed_block, open_app
+from tests.support.app import keyed_block, open_app
+from tests.support.fake_openai import DEFAULT_KEY, FakeOpenAI, text
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 EDITED = Plan(goal="Check order 88231", steps=[
     Step(id="s1", description="Look up the order", tool="query_order",
@@ -25,11 +22,6 @@ REVISION = json.dumps({"goal": "Check order 88231", "steps": [
      "args": {"query": "return policy"}, "depends_on": []},
     {"id": "s2", "description": "Answer the user", "tool": None, "depends_on": ["s1", "s3"]},
 ]})
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    yield from fresh_runner()
 
 
 def _online(at, server: FakeOpenAI) -> None:
@@ -64,7 +56,7 @@ def test_refining_shows_the_diff_keeps_the_edit_and_the_approval_runs_it(runner)
         assert not approve.disabled
         approve.click().run()
         run_id = at.query_params["run"]
-        assert runner.wait(run_id, TIMEOUT_S).plan.step("s1").args == {"order_id": "66001"}
+        assert runner.wait(run_id, DEFAULT_TIMEOUT_S).plan.step("s1").args == {"order_id": "66001"}
 
 
 def test_refining_offline_says_it_needs_a_model_and_changes_nothing(runner):

@@ -3,23 +3,15 @@ no tool called and no run recorded."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from core.plan.model import Plan, Step
-from core.runs.runner import Runner
-from tests.shown import shown
-from tests.test_ui_app import block_text, fresh_runner, keyed_block, open_app
+from tests.support.app import block_text, keyed_block, open_app
+from tests.support.shown import shown
 from tests.toolsets import counted
 
-
-@pytest.fixture
-def runner(tmp_path, monkeypatch) -> Iterator[Runner]:
-    """The app's runner, with the parcel tools beside the built-in ones counting their calls."""
-    monkeypatch.setenv("PLANBOARD_TOOLSETS", "builtin,tests.toolsets.parcels")
-    monkeypatch.setenv(counted.CALLS_ENV, str(tmp_path / "calls.txt"))
-    yield from fresh_runner()
+# the parcel tools, set before the app's runner (tests/ui/conftest.py) is made with them
+pytestmark = pytest.mark.usefixtures("parcel_tools")
 
 
 def _report(at) -> str:

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from core.learning.templates import TemplateLibrary
 from core.plan.model import Plan, Step
 from core.runs.runner import Runner
-from tests.shown import shown
-from tests.test_ui_app import block_text, fresh_runner, keyed_block, open_app
+from tests.support.app import block_text, keyed_block, open_app
+from tests.support.shown import shown
 
 TEMPLATES = "pages/templates.py"
 REQUEST = "Check whether order {order} has arrived and tell me its status."
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The app's runner on this test's PLANBOARD_HOME."""
-    yield from fresh_runner()
 
 
 def saved_template(runner: Runner) -> TemplateLibrary:
