@@ -7,15 +7,8 @@ import json
 import pytest
 
 from core.cli.main import main
-from tests.fake_openai import FakeOpenAI
-from tests.variant_plans import PLANS, REQUEST, by_angle
-
-
-def use_endpoint(monkeypatch, server: FakeOpenAI) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
-    monkeypatch.setenv("OPENAI_MODEL", "gpt-4o-mini")
-    monkeypatch.setenv("PLANBOARD_MAX_RETRIES", "0")
+from tests.support.cli import use_endpoint
+from tests.support.variant_plans import PLANS, REQUEST, by_angle
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:

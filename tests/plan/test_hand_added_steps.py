@@ -16,6 +16,7 @@ from core.llm.engine import Engine
 from core.plan.edit import plan_to_rows, rows_to_plan
 from core.plan.model import Plan, Step
 from core.tools.toolsets import default_registry
+from tests.support.cli import write_plan
 
 BASE = Plan(goal="what time is it, and how is order 88231", steps=[
     Step(id="s1", description="Look up order 88231", tool="query_order",
@@ -65,17 +66,16 @@ def test_a_finished_step_is_not_judged_again():
     assert plan.validate(registry, can_infer=False) == []
 
 
-def write_plan(tmp_path: Path, tool: str) -> str:
-    path = tmp_path / "plan.json"
-    path.write_text(json.dumps({"goal": "what time is it", "steps": [
+def clock_plan(tmp_path: Path, tool: str) -> str:
+    """A plan file whose s1 calls ``tool`` with no arguments, then answers."""
+    return write_plan(tmp_path, [
         {"id": "s1", "description": "Get the current time", "tool": tool, "args": None},
         {"id": "s2", "description": "Tell the user", "tool": None, "depends_on": ["s1"]},
-    ]}), encoding="utf-8")
-    return str(path)
+    ], goal="what time is it")
 
 
 def test_the_cli_runs_a_clock_step_without_arguments_offline(capsys, tmp_path):
-    code = main(["run", "--plan", write_plan(tmp_path, "get_current_time"), "--offline",
+    code = main(["run", "--plan", clock_plan(tmp_path, "get_current_time"), "--offline",
                  "--yes", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert code == 0 and result["status"] == "completed"
@@ -85,7 +85,7 @@ def test_the_cli_runs_a_clock_step_without_arguments_offline(capsys, tmp_path):
 
 def test_the_cli_refuses_before_approval_a_step_whose_arguments_nothing_can_fill(
         capsys, tmp_path, store):
-    code = main(["run", "--plan", write_plan(tmp_path, "query_order"), "--offline", "--yes"])
+    code = main(["run", "--plan", clock_plan(tmp_path, "query_order"), "--offline", "--yes"])
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1
     assert "s1 needs arguments for query_order (missing: order_id)" in err

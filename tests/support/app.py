@@ -11,12 +11,13 @@ from streamlit.testing.v1.element_tree import Block
 
 from core.runs.runner import Runner
 from tests.support import REPO
+from tests.support.fake_openai import DEFAULT_KEY, FakeOpenAI
 from tests.support.shown import graph_dots
 from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 from ui import state
 
-__all__ = ["block_text", "drafted", "fresh_runner", "generated_plan", "keyed_block",
-           "open_app", "plan_dot", "wait_for"]
+__all__ = ["block_text", "drafted", "fresh_runner", "generated_plan", "go_online",
+           "keyed_block", "open_app", "plan_dot", "wait_for"]
 
 def open_app(
     page: str | None = None, *, query: dict[str, str] | None = None, **preset: object
@@ -89,3 +90,10 @@ def plan_dot(at) -> str:
     """The DOT the plan graph was given (AppTest cannot draw the component itself)."""
     [dot] = graph_dots(at)
     return dot
+
+
+def go_online(at: AppTest, server: FakeOpenAI) -> None:
+    """Point the sidebar at ``server`` with its key, and turn offline mode off."""
+    at.text_input(key="base_url").input(server.base_url).run()
+    at.text_input(key="api_key").input(DEFAULT_KEY).run()
+    at.toggle(key="offline_mode").set_value(False).run()

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from core.prompts.variants import ANGLES
-from tests.fake_openai import FakeReply, text
+from tests.support.fake_openai import FakeReply, text
 
 __all__ = ["PLANS", "REQUEST", "by_angle"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from core.plan.model import Plan, Step
-from tests.support.app import keyed_block, open_app
-from tests.support.fake_openai import DEFAULT_KEY, FakeOpenAI, text
+from tests.support.app import go_online, keyed_block, open_app
+from tests.support.fake_openai import FakeOpenAI, text
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 EDITED = Plan(goal="Check order 88231", steps=[
@@ -24,12 +24,6 @@ REVISION = json.dumps({"goal": "Check order 88231", "steps": [
 ]})
 
 
-def _online(at, server: FakeOpenAI) -> None:
-    at.text_input(key="base_url").input(server.base_url).run()
-    at.text_input(key="api_key").input(DEFAULT_KEY).run()
-    at.toggle(key="offline_mode").set_value(False).run()
-
-
 def _diff_text(at) -> str:
     block = keyed_block(at, "refine_diff")
     assert block is not None, "no diff on screen"
@@ -39,7 +33,7 @@ def _diff_text(at) -> str:
 def test_refining_shows_the_diff_keeps_the_edit_and_the_approval_runs_it(runner):
     with FakeOpenAI(responder=lambda body: text(REVISION)) as server:
         at = open_app(plan=EDITED.model_copy(deep=True), plan_request=EDITED.goal)
-        _online(at, server)
+        go_online(at, server)
         at.text_input(key="refine_text").input(
             "Also search the return policy").run()
         at.button(key="refine_plan").click().run()

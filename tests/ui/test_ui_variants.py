@@ -2,25 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
-from core.runs.runner import Runner
-from tests.fake_openai import DEFAULT_KEY, FakeOpenAI
-from tests.test_ui_app import block_text, fresh_runner, keyed_block, open_app
-from tests.variant_plans import PLANS, REQUEST, by_angle
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    yield from fresh_runner()
-
-
-def _online(at, server: FakeOpenAI) -> None:
-    at.text_input(key="base_url").input(server.base_url).run()
-    at.text_input(key="api_key").input(DEFAULT_KEY).run()
-    at.toggle(key="offline_mode").set_value(False).run()
+from tests.support.app import block_text, go_online, keyed_block, open_app
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.variant_plans import PLANS, REQUEST, by_angle
 
 
 def _draft_three(at) -> None:
@@ -32,7 +16,7 @@ def _draft_three(at) -> None:
 def test_three_variants_side_by_side_and_the_chosen_one_goes_to_review(runner):
     with FakeOpenAI(responder=by_angle(PLANS)) as server:
         at = open_app()
-        _online(at, server)
+        go_online(at, server)
         _draft_three(at)
 
         texts = [block_text(keyed_block(at, f"variant_{n}")) for n in (1, 2, 3)]
