@@ -23,7 +23,7 @@ from core.llm.settings import LLMSettings
 from core.planning.planner import plan_request
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
-from tests.fake_openai import FakeOpenAI, FakeReply, streamed
+from tests.support.fake_openai import FakeOpenAI, FakeReply, streamed
 
 __all__ = ["endpoint_table", "main", "scripted_table"]
 

@@ -16,8 +16,8 @@ import pytest
 from core.base.language import written_in
 from core.cli.main import main
 from core.store.run_store import RunStore
+from tests.support import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
 FACES_AND_CORE = ("core", "ui", "pages")
 
 # module -> why it decides the language
@@ -30,7 +30,7 @@ DECIDERS = {
 
 
 def _python_files() -> list[Path]:
-    return sorted(path for folder in FACES_AND_CORE for path in (ROOT / folder).rglob("*.py"))
+    return sorted(path for folder in FACES_AND_CORE for path in (REPO / folder).rglob("*.py"))
 
 
 def _detections(path: Path) -> list[int]:
@@ -40,7 +40,7 @@ def _detections(path: Path) -> list[int]:
 
 
 def test_only_the_entry_points_detect_the_language():
-    found = {str(path.relative_to(ROOT)): lines for path in _python_files()
+    found = {str(path.relative_to(REPO)): lines for path in _python_files()
              if (lines := _detections(path))}
     guessing = {module: lines for module, lines in found.items() if module not in DECIDERS}
     assert not guessing, (
@@ -51,7 +51,7 @@ def test_only_the_entry_points_detect_the_language():
 
 
 def test_pick_is_gone_from_the_engine_and_the_faces():
-    found = [f"{path.relative_to(ROOT)}:{number}" for path in _python_files()
+    found = [f"{path.relative_to(REPO)}:{number}" for path in _python_files()
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if re.search(r"(?<![\w.])pick\(", line)]
     assert not found, f"word these with message codes (core.base.messages.msg): {found}"

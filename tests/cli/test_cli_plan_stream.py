@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 from core.cli.main import main
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.planning.planner import plan_request
 from core.tools.toolsets import default_registry
-from tests.fake_openai import FakeOpenAI, Hold, streamed
+from tests.support.cli import use_endpoint
+from tests.support.fake_openai import FakeOpenAI, Hold, streamed
+from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 
 REQUEST = "work out 2+2, then 3*3, and tell me both"
 PLAN = json.dumps({"goal": REQUEST, "steps": [
@@ -27,19 +28,8 @@ FIRST_STEP_END = PLAN.rindex("}", 0, PLAN.index('"s2"')) + 1  # s1's closing bra
 
 
 def use(monkeypatch, server: FakeOpenAI) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
-    monkeypatch.setenv("OPENAI_MODEL", "gpt-4o-mini")
-    monkeypatch.setenv("PLANBOARD_MAX_RETRIES", "0")
+    use_endpoint(monkeypatch, server)
     monkeypatch.setenv("PLANBOARD_WEAK_MODEL_CHECKS", "off")  # one reply, no corrective turn
-
-
-def wait_for(condition, what: str) -> None:
-    for _ in range(1000):
-        if condition():
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"never saw {what}")
 
 
 def test_plan_prints_the_first_step_while_the_rest_of_the_reply_is_held(capsys, monkeypatch):
@@ -51,10 +41,10 @@ def test_plan_prints_the_first_step_while_the_rest_of_the_reply_is_held(capsys, 
         command = threading.Thread(target=lambda: codes.append(main(["plan", REQUEST])))
         command.start()
         try:
-            wait_for(hold.reached.is_set, "the server reach the hold")
+            wait_until(hold.reached.is_set, what="the server reaching the hold")
             err: list[str] = []
-            wait_for(lambda: "s1" in "".join(err.append(capsys.readouterr().err) or err),
-                     "s1 printed")
+            wait_until(lambda: "s1" in "".join(err.append(capsys.readouterr().err) or err),
+                       what="s1 printed")
             printed = "".join(err)
             # one step of three printed, the server still holding the second step's bytes
             assert not hold.release.is_set()
@@ -62,7 +52,7 @@ def test_plan_prints_the_first_step_while_the_rest_of_the_reply_is_held(capsys, 
             assert "s1: Work out 2+2 [calculate]" in printed and "s2" not in printed
         finally:
             hold.release.set()
-            command.join(timeout=30)
+            command.join(timeout=DEFAULT_TIMEOUT_S)
     captured = capsys.readouterr()
     assert codes == [0]
     printed += captured.err

@@ -12,7 +12,7 @@ import pytest
 from core.llm.client import OpenAIChatModel
 from core.llm.reply import decode_template_entities
 from core.llm.streamed import StreamBroken, read_events, settled_text
-from tests.fake_openai import FakeOpenAI, streamed
+from tests.support.fake_openai import FakeOpenAI, streamed
 
 PLAN = json.dumps({"goal": "sums", "steps": [
     {"id": "s1", "description": "add", "tool": "calculate", "args": {"expression": "2+2"}},

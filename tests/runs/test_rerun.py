@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import pytest
 
@@ -17,7 +16,9 @@ from core.plan.dag import descendants
 from core.plan.model import Plan
 from core.plan.rerun import StepEdit, rerun_from
 from core.store.run_store import RunStore
-from tests.fake_openai import text
+from tests.support.cli import use_endpoint
+from tests.support.fake_openai import text
+from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 from tests.toolsets import counted
 
 pytestmark = pytest.mark.usefixtures("dbos_of_the_module")
@@ -102,10 +103,7 @@ def run_json(capsys, *argv: str, expect: int = 0) -> dict:
 @pytest.fixture
 def endpoint(fake_openai, monkeypatch, tmp_path):
     """The fake model server as the endpoint; the counted tools and the counted refund."""
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", fake_openai.api_key)
-    monkeypatch.setenv("OPENAI_MODEL", "gpt-4o-mini")
-    monkeypatch.setenv("PLANBOARD_MAX_RETRIES", "0")
+    use_endpoint(monkeypatch, fake_openai)
     monkeypatch.setenv("PLANBOARD_TOOLSETS", "tests.toolsets.counted,tests.toolsets.refunds")
     monkeypatch.setenv(counted.CALLS_ENV, str(tmp_path / "calls.txt"))
     return fake_openai
@@ -246,14 +244,12 @@ def test_a_run_still_running_is_not_rerun(endpoint, runner, store, capsys):
     from core.tools.toolsets import default_registry
 
     answering = threading.Event()
-    endpoint.responder = lambda body: (answering.wait(30), text(FIRST_ANSWER))[1]
+    endpoint.responder = lambda body: (answering.wait(DEFAULT_TIMEOUT_S), text(FIRST_ANSWER))[1]
     engine = engine_for(default_registry(), endpoint.settings())
     run_id = runner.start("refund T-7", five_step_plan(), engine=engine,
                           options=RunOptions(confirm_side_effects=False),
                           settings_public=public_settings(offline=False))
-    deadline = time.monotonic() + 30
-    while not endpoint.chat_bodies and time.monotonic() < deadline:
-        time.sleep(0.02)  # until s5 waits for its answer
+    wait_until(lambda: endpoint.chat_bodies, what="s5 waiting for its answer")
     try:
         before = recorded(run_id)
         assert before[0] == "running"
@@ -264,4 +260,4 @@ def test_a_run_still_running_is_not_rerun(endpoint, runner, store, capsys):
         assert recorded(run_id) == before
     finally:
         answering.set()
-    assert runner.wait(run_id, timeout=30).status == "completed"
+    assert runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S).status == "completed"

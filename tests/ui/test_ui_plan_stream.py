@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 
-from tests.fake_openai import DEFAULT_KEY, FakeOpenAI, Hold, streamed
-from tests.shown import graph_dots
-from tests.test_ui_app import drafted, open_app, wait_for
+from tests.support.app import drafted, open_app, wait_for
+from tests.support.fake_openai import DEFAULT_KEY, FakeOpenAI, Hold, streamed
+from tests.support.shown import graph_dots
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 REQUEST = "work out 2+2, then 3*3, and tell me both"
 PLAN = json.dumps({"goal": REQUEST, "steps": [
@@ -35,7 +36,7 @@ def test_the_first_step_is_on_the_page_while_the_server_withholds_the_rest(monke
         at.text_area(key="request").input(REQUEST).run()
         at.button(key="generate_plan").click().run()
         try:
-            assert hold.reached.wait(30), "the planner never asked"
+            assert hold.reached.wait(DEFAULT_TIMEOUT_S), "the planner never asked"
             at = wait_for(at, lambda shown: _preview_ids(shown) == ["s1", "…"])
             # one step of three on the page, the second step's bytes not sent yet
             assert not hold.release.is_set()
@@ -78,7 +79,7 @@ def test_a_blank_plan_while_the_planner_writes_drops_the_plan_being_written(monk
         at.text_area(key="request").input(REQUEST).run()
         at.button(key="generate_plan").click().run()
         try:
-            assert hold.reached.wait(30), "the planner never asked"
+            assert hold.reached.wait(DEFAULT_TIMEOUT_S), "the planner never asked"
             at.button(key="blank_plan").click().run()
         finally:
             hold.release.set()
