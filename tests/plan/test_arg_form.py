@@ -7,7 +7,7 @@ from typing import Literal
 
 import pytest
 
-from core.base.messages import Message, render
+from core.base.messages import render
 from core.plan.arg_form import (
     OMIT,
     FieldSpec,
@@ -25,6 +25,7 @@ from core.plan.arg_form import (
 from core.plan.edit import update_step
 from core.plan.model import Plan, Step
 from core.tools.registry import tool
+from tests.support.shown import worded
 
 
 class Speed(enum.Enum):
@@ -45,11 +46,6 @@ def sample(query: str, top_k: int = 3, ratio: float | None = None, exact: bool =
         top_k: how many results.
     """
     return {}
-
-
-def worded(messages: list[Message], language: str = "en") -> list[str]:
-    """The messages as a face words them in ``language``."""
-    return [render(message, language) for message in messages]
 
 
 def _plan() -> Plan:

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from core.base.messages import Message, render
 from core.errors import PlanValidationError
 from core.plan.model import Plan, Step, references_in
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
+from tests.support.shown import worded
 
 
 @pytest.fixture
@@ -19,11 +19,6 @@ def builtin_registry() -> ToolRegistry:
     registry = ToolRegistry()
     register_builtin_tools(registry)
     return registry
-
-
-def worded(problems: list[Message], language: str = "en") -> list[str]:
-    """The problems as a face words them in ``language``."""
-    return [render(problem, language) for problem in problems]
 
 
 def make(*steps: Step, goal: str = "goal") -> Plan:

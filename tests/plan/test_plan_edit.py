@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 
-from core.base.messages import Message, render
 from core.plan.edit import (
     COLUMNS,
     NO_TOOL,
@@ -19,11 +18,7 @@ from core.plan.edit import (
     rows_to_plan,
 )
 from core.plan.model import Plan, Step
-
-
-def worded(messages: list[Message], language: str = "en") -> list[str]:
-    """The messages as a face words them in ``language``."""
-    return [render(message, language) for message in messages]
+from tests.support.shown import worded
 
 
 def _plan() -> Plan:

@@ -1,4 +1,5 @@
-"""What a reader sees: escaped Markdown (ui/safe_text.literal) and the plan graphs' DOT.
+"""What a reader sees: escaped Markdown (ui/safe_text.literal), the plan graphs' DOT, and
+messages as a face words them.
 
 AppTest reports an element's Markdown source; untrusted text in it is backslash-escaped
 (``<`` as ``&lt;``) and its line breaks are hard breaks. Tests that look for such text
@@ -11,7 +12,9 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["graph_dots", "shown"]
+from core.base.messages import Message, render
+
+__all__ = ["graph_dots", "shown", "worded"]
 
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
@@ -26,3 +29,8 @@ def graph_dots(node) -> list[str]:
     return [json.loads(element.proto.json_args)["dot"]
             for element in node.get("component_instance")
             if element.proto.component_name.endswith(".plan_graph")]
+
+
+def worded(messages: list[Message], language: str = "en") -> list[str]:
+    """The messages (a plan's problems, say) as a face words them in ``language``."""
+    return [render(message, language) for message in messages]
