@@ -26,7 +26,7 @@ from core.prompts.planning import PERIOD_TEMPLATE, PLANNER_USER_TEMPLATE
 from core.tools.registry import ToolRegistry
 from demo.offline.phased import phased_plan
 from demo.offline.planner import offline_plan
-from tests.fake_openai import DEFAULT_KEY, FakeOpenAI, FakeReply, text
+from tests.support.fake_openai import DEFAULT_KEY, FakeOpenAI, FakeReply, text
 
 __all__ = ["ScriptedPlanner", "scripted_endpoint"]
 

@@ -188,8 +188,8 @@ def _folded(tab) -> str:
     return tab.get_by_text(re.compile(r"^folded: ")).inner_text()
 
 
-def test_phases_are_clusters_that_fold_and_unfold_on_a_click(graph_page):
-    with open_browser(graph_page) as tab:
+def test_phases_are_clusters_that_fold_and_unfold_on_a_click(browser, graph_page):
+    with open_tab(browser, graph_page) as tab:
         tab.set_viewport_size({"width": 1280, "height": 720})
         frame = _open(tab, f"{graph_page}/?phased=review")
         assert _folded(tab) == "folded: none"  # ten steps: every phase open
@@ -205,8 +205,8 @@ def test_phases_are_clusters_that_fold_and_unfold_on_a_click(graph_page):
         assert frame.locator("g.node#step-s3").count() == 1
 
 
-def test_a_60_step_plan_opens_on_its_current_phase_with_readable_text(graph_page):
-    with open_browser(graph_page) as tab:
+def test_a_60_step_plan_opens_on_its_current_phase_with_readable_text(browser, graph_page):
+    with open_tab(browser, graph_page) as tab:
         tab.set_viewport_size({"width": 1280, "height": 720})
         frame = _open(tab, f"{graph_page}/?phased=60")
         assert _folded(tab) == "folded: " + ", ".join(f"p{n}" for n in range(2, 13))

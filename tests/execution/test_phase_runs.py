@@ -22,7 +22,8 @@ from core.plan.diff import diff_plans, format_diff
 from core.plan.model import Phase, Plan, Step
 from core.planning.phasing import plan_phases
 from core.tools.toolsets import default_registry
-from tests.fake_openai import FakeOpenAI, FakeReply, text
+from tests.support.fake_openai import FakeOpenAI, FakeReply, text
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 Responder = Callable[[dict[str, Any]], FakeReply]
 _PHASE = re.compile(r"You plan only the steps of phase (p\d+)")
@@ -87,12 +88,6 @@ class Model:
         return [kind for kind, _ in self.seen]
 
 
-@pytest.fixture
-def endpoint():
-    with FakeOpenAI() as server:
-        yield server
-
-
 def engine_on(server: FakeOpenAI, model: Model) -> Engine:
     server.responder = model
     return Engine(registry=default_registry({}), model=OpenAIChatModel(server.settings()))
@@ -104,12 +99,12 @@ THREE = {"goal": "total", "phases": [
     {"id": "p3", "title": "Answer", "goal": "tell the total", "depends_on": ["p2"]}]}
 
 
-def test_the_phase_plan_is_one_call_that_writes_phases_and_no_steps(endpoint):
+def test_the_phase_plan_is_one_call_that_writes_phases_and_no_steps(fake_openai):
     model = Model(phases={**THREE, "steps": [calc("s1", "1 + 1")]})
-    result = plan_phases("work out the total in three stages", engine_on(endpoint, model),
+    result = plan_phases("work out the total in three stages", engine_on(fake_openai, model),
                          language="en")
     assert model.kinds() == ["phases"]
-    [body] = endpoint.chat_bodies
+    [body] = fake_openai.chat_bodies
     assert not body.get("tools")
     assert [p.id for p in result.plan.phases] == ["p1", "p2", "p3"]
     assert result.plan.steps == [] and result.plan.validate() == []
@@ -122,11 +117,11 @@ TOTAL = {  # each phase of THREE as the model expands it
                       "depends_on": ["s3"]}]}}
 
 
-def test_each_phase_is_expanded_when_reached_with_earlier_results_in_view(endpoint):
+def test_each_phase_is_expanded_when_reached_with_earlier_results_in_view(fake_openai):
     model = Model(expansions=TOTAL)
     plan = Plan.model_validate({**THREE, "steps": []})
     events: list[RunEvent] = []
-    outcome = run_plan(plan, engine_on(endpoint, model), on_event=events.append,
+    outcome = run_plan(plan, engine_on(fake_openai, model), on_event=events.append,
                        options=RunOptions(confirm_side_effects=False))
     assert outcome.status == "completed"
     assert model.kinds() == ["expand p1", "expand p2", "expand p3", "answer"]
@@ -153,10 +148,10 @@ SIDE_EFFECT = {"p1": {"steps": [{"id": "s1", "description": "Look up order 88231
 
 
 @pytest.mark.parametrize(("policy", "refund"), [("refuse", "failed"), ("approve", "completed")])
-def test_an_expansion_that_brings_a_side_effect_needs_approval(endpoint, policy, refund):
+def test_an_expansion_that_brings_a_side_effect_needs_approval(fake_openai, policy, refund):
     plan = Plan.model_validate({**THREE, "steps": []})
     events: list[RunEvent] = []
-    outcome = run_plan(plan, engine_on(endpoint, Model(expansions=SIDE_EFFECT)),
+    outcome = run_plan(plan, engine_on(fake_openai, Model(expansions=SIDE_EFFECT)),
                        on_event=events.append,
                        options=RunOptions(confirm_side_effects=False, new_versions=policy))
     refund_step = next(s for s in outcome.plan.steps if s.tool == "apply_refund")
@@ -195,12 +190,12 @@ def definitions(plan: Plan, phases: set[str]) -> list[dict]:
             for s in plan.steps if s.phase in phases]
 
 
-def test_a_failure_inside_phase_2_replans_phase_2_only(endpoint):
+def test_a_failure_inside_phase_2_replans_phase_2_only(fake_openai):
     model = Model(replans={"p2": {"steps": [calc("s6", "{{s2.value}} / 4", "s2")]}})
     plan = four_phases()
     before = plan.model_copy(deep=True)
     events: list[RunEvent] = []
-    outcome = run_plan(plan, engine_on(endpoint, model), on_event=events.append,
+    outcome = run_plan(plan, engine_on(fake_openai, model), on_event=events.append,
                        options=RunOptions(confirm_side_effects=False))
     assert model.kinds() == ["replan p2", "answer"]
     [replan] = [e for e in events if e.kind == "replanned"]
@@ -221,7 +216,7 @@ def test_a_failure_inside_phase_2_replans_phase_2_only(endpoint):
     assert not diff.phase_level and [s.id for s in diff.added] == ["s6"]
 
 
-def test_a_phase_that_cannot_reach_its_goal_changes_the_phase_plan(endpoint):
+def test_a_phase_that_cannot_reach_its_goal_changes_the_phase_plan(fake_openai):
     model = Model(
         replans={"p2": {"phase_unreachable": True, "reason": "nothing divides by zero"}},
         revision={"phases": [
@@ -231,7 +226,7 @@ def test_a_phase_that_cannot_reach_its_goal_changes_the_phase_plan(endpoint):
         expansions={"p5": {"steps": [calc("s7", "{{s1.value}} / 2", "s1")]}})
     plan = four_phases()
     events: list[RunEvent] = []
-    outcome = run_plan(plan, engine_on(endpoint, model), on_event=events.append,
+    outcome = run_plan(plan, engine_on(fake_openai, model), on_event=events.append,
                        options=RunOptions(confirm_side_effects=False))
     assert model.kinds()[:3] == ["replan p2", "revise", "expand p5"]
     changed = next(e for e in events if e.kind == "replanned")
@@ -256,7 +251,7 @@ def test_a_phase_that_cannot_reach_its_goal_changes_the_phase_plan(endpoint):
     assert outcome.status == "completed"  # the new phase plan was carried out
 
 
-def test_a_phase_that_misses_its_done_definition_is_replanned_inside_it(endpoint):
+def test_a_phase_that_misses_its_done_definition_is_replanned_inside_it(fake_openai):
     model = Model(verdicts=[False, True],
                   replans={"p1": {"steps": [calc("s3", "{{s1.value}} + 100", "s1")]}})
     plan = Plan(goal="total", phases=[
@@ -265,7 +260,7 @@ def test_a_phase_that_misses_its_done_definition_is_replanned_inside_it(endpoint
         Step(id="s1", description="start", tool="calculate", args={"expression": "5"},
              phase="p1"),
         Step(id="s2", description="Tell the total", depends_on=["s1"], phase="p2")])
-    outcome = run_plan(plan, engine_on(endpoint, model),
+    outcome = run_plan(plan, engine_on(fake_openai, model),
                        options=RunOptions(confirm_side_effects=False))
     assert model.kinds() == ["check", "replan p1", "check", "answer"]
     failure = dict(model.seen)["replan p1"]
@@ -274,12 +269,12 @@ def test_a_phase_that_misses_its_done_definition_is_replanned_inside_it(endpoint
     assert [s.id for s in outcome.plan.steps_of("p1")] == ["s1", "s3"]
 
 
-def test_a_phased_run_as_a_workflow_records_each_expansion_as_a_version(endpoint, runner):
+def test_a_phased_run_as_a_workflow_records_each_expansion_as_a_version(fake_openai, runner):
     model = Model(expansions=TOTAL)
-    engine = engine_on(endpoint, model)
+    engine = engine_on(fake_openai, model)
     run_id = runner.start("total", Plan.model_validate({**THREE, "steps": []}), engine=engine,
                           options=RunOptions(confirm_side_effects=False, max_attempts=1))
-    record = runner.wait(run_id, timeout=60)
+    record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "completed"
     versions = runner.store.plan_versions(run_id)
     assert [(v.version, v.source) for v in versions] == [
@@ -301,14 +296,14 @@ def two_phases() -> Plan:
                     phase="p2")])
 
 
-def test_a_checkpoint_works_inside_the_phase_under_way(endpoint):
+def test_a_checkpoint_works_inside_the_phase_under_way(fake_openai):
     added = {"id": "s9", "description": "double it", "tool": "calculate",
              "args": {"expression": "{{s1.value}} * 2"}, "depends_on": ["s1"]}
     model = Model(checkpoints=[{"needs_replan": True, "reason": "add a step",
                                 "updated_pending_steps": [
         added, {"id": "s2", "description": "more", "tool": "calculate",
                 "args": {"expression": "6"}}]}])
-    outcome = run_plan(two_phases(), engine_on(endpoint, model),
+    outcome = run_plan(two_phases(), engine_on(fake_openai, model),
                        options=RunOptions(confirm_side_effects=False, checkpoint="adaptive",
                                           max_parallel=1))
     new = next(s for s in outcome.plan.steps if s.description == "double it")
@@ -318,13 +313,13 @@ def test_a_checkpoint_works_inside_the_phase_under_way(endpoint):
     assert outcome.status == "completed"
 
 
-def test_a_checkpoint_that_changes_another_phase_is_refused(endpoint):
+def test_a_checkpoint_that_changes_another_phase_is_refused(fake_openai):
     model = Model(checkpoints=[{"needs_replan": True, "reason": "rewrite the answer",
                                 "updated_pending_steps": [
         {"id": "s2", "description": "more", "tool": "calculate", "args": {"expression": "6"}},
         {"id": "s3", "description": "Only the first number", "tool": None,
          "depends_on": ["s1"]}]}])
-    outcome = run_plan(two_phases(), engine_on(endpoint, model),
+    outcome = run_plan(two_phases(), engine_on(fake_openai, model),
                        options=RunOptions(confirm_side_effects=False, checkpoint="adaptive",
                                           max_parallel=1))
     assert outcome.plan.version == 1
@@ -332,29 +327,29 @@ def test_a_checkpoint_that_changes_another_phase_is_refused(endpoint):
     assert any("changes s3 of another phase than p1" in w for w in outcome.warnings)
 
 
-def test_a_run_whose_plan_only_expanded_its_phases_asks_for_no_review(endpoint):
+def test_a_run_whose_plan_only_expanded_its_phases_asks_for_no_review(fake_openai):
     from core.learning.reflection import review_success
     from core.plan.versions import only_expanded, without_expansions
 
     model = Model(expansions=TOTAL)
-    engine = engine_on(endpoint, model)
+    engine = engine_on(fake_openai, model)
     outcome = run_plan(Plan.model_validate({**THREE, "steps": []}), engine,
                        options=RunOptions(confirm_side_effects=False))
     assert len(outcome.versions) == 4
     assert all(only_expanded(a, b) for a, b in itertools.pairwise(outcome.versions))
     assert without_expansions(outcome.versions) == [outcome.versions[-1]]
-    calls = len(endpoint.chat_bodies)
+    calls = len(fake_openai.chat_bodies)
     assert review_success(without_expansions(outcome.versions), engine) == (None, Usage())
-    assert len(endpoint.chat_bodies) == calls  # no model call for a plan that did not change
+    assert len(fake_openai.chat_bodies) == calls  # no model call for a plan that did not change
 
 
-def test_a_phase_expansion_spends_the_run_model_call_budget(endpoint):
+def test_a_phase_expansion_spends_the_run_model_call_budget(fake_openai):
     model = Model(expansions=TOTAL)
     plan = Plan.model_validate({**THREE, "steps": []})
-    outcome = run_plan(plan, engine_on(endpoint, model),
+    outcome = run_plan(plan, engine_on(fake_openai, model),
                        options=RunOptions(confirm_side_effects=False, max_model_calls=2))
     assert model.kinds() == ["expand p1", "expand p2"]  # p3's expansion was not asked for
-    assert len(endpoint.chat_bodies) == 2
+    assert len(fake_openai.chat_bodies) == 2
     assert outcome.status == "failed"
     assert outcome.plan.steps_of("p3") == []
     assert any("Phase p3 was not expanded" in w and "all 2 model calls" in w

@@ -207,7 +207,7 @@ def test_a_follow_up_of_a_phased_run_is_a_phase_of_its_own(registry):
 
 def test_the_model_router_may_answer_hierarchical(registry):
     from core.planning.router import route_with_llm
-    from tests.fakes import ScriptedChatModel
+    from tests.support.fakes import ScriptedChatModel
 
     model = ScriptedChatModel(['{"mode": "hierarchical", "reason": "four stages"}'])
     route, _ = route_with_llm(REVIEW_EN, model, registry, language="en")

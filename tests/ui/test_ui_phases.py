@@ -5,21 +5,12 @@ the step panel's phase, approval, and the Run page's phase strip; the tables' me
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-
-import pytest
 
 from core.plan.edit import apply_grouped_changes, grouped_rows_to_plan, phase_groups
 from core.plan.model import Phase, Plan, Step
-from core.runs.runner import Runner
-from tests.shown import graph_dots
-from tests.test_ui_app import TIMEOUT_S, fresh_runner, open_app, wait_for
-
-
-@pytest.fixture
-def runner() -> Iterator[Runner]:
-    """The app's runner on this test's PLANBOARD_HOME."""
-    yield from fresh_runner()
+from tests.support.app import open_app, wait_for
+from tests.support.shown import graph_dots
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 
 def clusters(dot: str) -> list[str]:
@@ -64,7 +55,7 @@ def test_the_review_is_planned_in_phases_and_reviewed_phase_by_phase(runner):
     assert not at.button(key="approve_run").disabled
     at.button(key="approve_run").click().run()
     run_id = at.query_params["run"]
-    assert runner.wait(run_id, TIMEOUT_S).status == "completed"
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     at = wait_for(at, lambda a: any(m.value.startswith("**Phases:**") and "p4 ✓" in m.value
                                     for m in a.markdown))
     strip = next(m.value for m in at.markdown if m.value.startswith("**Phases:**"))
