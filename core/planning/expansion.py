@@ -28,7 +28,6 @@ from core.plan.model import Phase, Plan, Step
 from core.plan.parse import parse_plan
 from core.plan.phases import phase_ancestors
 from core.plan.versions import renumber
-from core.planning.checks import check_context
 from core.planning.exchange import PlanningResult, catalogue, converse, prompt_style, schema_for
 from core.planning.offline import offline_plan
 from core.planning.phasing import phase_lines, results_before
@@ -36,13 +35,13 @@ from core.planning.planner import (
     normalise_tool_names,
     shortlist_explainer,
 )
-from core.planning.shortlist import shortlist
+from core.planning.shortlist import Shortlist, shortlist
 from core.prompts.phases import expand_rules, expand_user_prompt, results_lines
 from core.prompts.planning import planner_system_prompt
 from core.tools.registry import ToolRegistry
 
-__all__ = ["expand", "expand_offline", "expand_phase", "is_last_phase", "reachable_phases",
-           "with_phase_steps"]
+__all__ = ["expand", "expand_offline", "expand_phase", "is_last_phase", "phase_planner_prompt",
+           "reachable_phases", "with_phase_steps"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +72,21 @@ def expand(plan: Plan, phase_id: str, engine: Engine) -> Plan | PlanningResult:
     return expand_phase(plan, phase_id, engine)
 
 
+def phase_planner_prompt(plan: Plan, phase_id: str, engine: Engine, lessons: Iterable[str],
+                         *, about: str = "") -> tuple[str, Shortlist, str]:
+    """The prompt style, the catalogue's shortlist and the system prompt for planning
+    inside phase ``phase_id`` (its expansion or its replan; ``about`` adds to what the
+    shortlist is chosen for, e.g. the failure being replanned)."""
+    phase = plan.phase(phase_id)
+    style = prompt_style(engine.model)
+    listed = shortlist("\n".join(filter(None, [plan.goal, f"{phase.title}: {phase.goal}", about])),
+                       engine.registry, keep=[step.tool for step in plan.steps if step.tool])
+    system = planner_system_prompt(catalogue(engine.registry, listed.described),
+                                   language=plan.language, lessons=list(lessons),
+                                   style=style, every_name=listed.every_name)
+    return style, listed, system
+
+
 def expand_phase(plan: Plan, phase_id: str, engine: Engine, *, lessons: Iterable[str] = ()
                  ) -> PlanningResult:
     """Ask the planner for the steps of phase ``phase_id`` (one exchange, a corrective
@@ -85,17 +99,10 @@ def expand_phase(plan: Plan, phase_id: str, engine: Engine, *, lessons: Iterable
         raise ConfigError("Expanding a phase needs a model; offline, expand_offline does it.")
     model = engine.model
     phase = plan.phase(phase_id)
-    context = check_context(plan.goal, engine.registry, "replan", language=plan.language,
-                            model=model)
     before = phase_ancestors(plan.phases, phase_id)
     results = results_before(plan, before)
     next_id = plan.next_step_id()
-    style = prompt_style(model)
-    listed = shortlist(f"{plan.goal}\n{phase.title}: {phase.goal}", engine.registry,
-                       keep=[step.tool for step in plan.steps if step.tool])
-    system = planner_system_prompt(catalogue(engine.registry, listed.described),
-                                   language=context.language, lessons=list(lessons),
-                                   style=style, every_name=listed.every_name)
+    style, listed, system = phase_planner_prompt(plan, phase_id, engine, lessons)
     rules = expand_rules(phase=phase_id, title=phase.title, goal=phase.goal,
                          usable=list(results), next_id=next_id,
                          last=is_last_phase(plan, phase_id))

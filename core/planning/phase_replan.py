@@ -24,14 +24,11 @@ from core.plan.model import STATUS_ICONS, STEP_NAME, Plan, Step, references_in
 from core.plan.parse import parse_plan
 from core.plan.phases import phase_ancestors
 from core.plan.reply_json import extract_json
-from core.planning.checks import check_context
-from core.planning.exchange import PlanningResult, catalogue, converse, prompt_style, schema_for
-from core.planning.expansion import is_last_phase, with_phase_steps
+from core.planning.exchange import PlanningResult, converse, schema_for
+from core.planning.expansion import is_last_phase, phase_planner_prompt, with_phase_steps
 from core.planning.phasing import results_before, revise_phases
 from core.planning.planner import normalise_tool_names, replan_request, shortlist_explainer
-from core.planning.shortlist import shortlist
 from core.prompts.phases import phase_replan_rules, phase_replan_user_prompt, results_lines
-from core.prompts.planning import planner_system_prompt
 
 __all__ = ["failed_phase", "replan_any", "replan_phase"]
 
@@ -78,16 +75,10 @@ def replan_phase(plan: Plan, failure: str, engine: Engine, *, lessons: Iterable[
         raise PlanError(f"Replanning failed: no phase of the plan is named by {failure!r}")
     phase = plan.phase(phase_id)
     base = _without_unfinished(plan, phase_id)
-    context = check_context(plan.goal, engine.registry, "replan", language=plan.language,
-                            known=[failure], model=model)
     usable = results_before(plan, phase_ancestors(plan.phases, phase_id) | {phase_id})
     next_id = plan.next_step_id()
-    style = prompt_style(model)
-    listed = shortlist(f"{plan.goal}\n{phase.title}: {phase.goal}\n{failure}", engine.registry,
-                       keep=[step.tool for step in plan.steps if step.tool])
-    system = planner_system_prompt(catalogue(engine.registry, listed.described),
-                                   language=context.language, lessons=list(lessons),
-                                   style=style, every_name=listed.every_name)
+    style, listed, system = phase_planner_prompt(plan, phase_id, engine, lessons,
+                                                 about=failure)
     rules = phase_replan_rules(phase=phase_id, title=phase.title, goal=phase.goal,
                                next_id=next_id, last=is_last_phase(plan, phase_id))
     summary = "\n".join(_line(step) for step in plan.steps_of(phase_id))
