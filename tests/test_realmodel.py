@@ -32,7 +32,9 @@ from core.runs.session import request_language
 from core.tools.toolsets import default_registry
 from demo.scenarios import get_scenario
 
-pytestmark = pytest.mark.realmodel
+# a small model on a CPU answers at ~10 tokens a second: a whole run takes minutes, far
+# past the suite's per-test limit, which is meant for the fake endpoint
+pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(1200)]
 
 # read at import: the suite's autouse fixture removes these variables from each test
 _ENVIRONMENT = {name: value for name, value in os.environ.items()
