@@ -6,12 +6,12 @@ from core.base.messages import Both
 from core.plan.model import Plan
 from core.planning.packs import DataReset, Pack
 from core.tools.registry import ToolRegistry
-from demo import reading
 from demo.analytics import DATA_UNTIL
 from demo.checks import DEMO_CHECKS
 from demo.data import reset_demo_data
 from demo.offline import compose_answer, offline_plan
 from demo.offline.phased import phased_plan
+from demo.reading import questions, read, route
 from demo.scenarios import SCENARIOS
 
 __all__ = ["DEMO_PACK"]
@@ -31,9 +31,9 @@ DEMO_PACK = Pack(
     draft=_draft,
     phased=_phased,
     answer=compose_answer,
-    read=reading.read,
-    route=reading.route,
-    questions=reading.questions,
+    read=read,
+    route=route,
+    questions=questions,
     checks=DEMO_CHECKS,
     scenarios=SCENARIOS,
     data_until=DATA_UNTIL,

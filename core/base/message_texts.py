@@ -1,12 +1,12 @@
 """The wordings of every message code, ``code: (English, 中文)``, read by core.base.messages.
 
-One concept however long: the one catalogue of what core says, so that every code has both
-wordings side by side and a face words any code in either language.
+One concept however long: the one catalogue of what core says, a table a translator reads
+whole, with both wordings of every code side by side so that a face words any code in
+either language and the tests check it entry by entry; its sections follow the wings that
+raise the codes.
 
 Placeholders are ``str.format`` fields; both wordings of an entry use the same ones (a test
 holds them to it). The English wording is what errors and records have always said.
-One concept however long: the catalogue, one table that a translator reads whole and
-that the tests check entry by entry; its sections follow the wings that raise the codes.
 """
 
 from __future__ import annotations
