@@ -35,6 +35,7 @@ def test_reset_demo_data_makes_the_next_demo_ask_for_the_refund_again(runner):
     at, first = _customer_service_demo()
     assert _asks_for_the_refund(runner, at, first)
     at.button(key="confirm_step_s3").click().run()
+    assert "run_error" not in at.session_state, at.session_state["run_error"]
     assert runner.wait(first, DEFAULT_TIMEOUT_S).status == "completed"
     assert runner.store.get_run(first).plan.step("s3").result["refund_id"]
 
