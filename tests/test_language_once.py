@@ -79,3 +79,30 @@ def test_a_request_stays_in_its_language_from_plan_to_export(
     assert main(["export", run.run_id, "--format", "md"]) == 0
     report = capsys.readouterr().out
     assert export_says in report and answer_opens in report and other not in report
+
+
+@pytest.mark.parametrize(("request_text", "language", "answer_opens", "other"), [
+    ("查一下订单 88231 到了没", "zh", "以下是本次处理结果", "Here is what I found"),
+    ("check whether order 88231 has arrived", "en", "Here is what I found", "以下是本次处理结果"),
+])
+def test_a_request_keeps_its_language_on_the_run_page(app_runner, request_text, language,
+                                                      answer_opens, other):
+    from tests.support.app import open_app, wait_for
+    from tests.support.waiting import DEFAULT_TIMEOUT_S
+
+    at = open_app(language="en")  # the dashboard's own words: English either way
+    at.text_area(key="request").input(request_text).run()
+    at.button(key="generate_plan").click().run()
+    if "run" not in at.query_params:  # a plan to approve (a direct answer starts at once)
+        at.button(key="approve_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run_id = at.query_params["run"]
+    assert app_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
+    at = wait_for(at, lambda shown: any(answer_opens in m.value for m in shown.markdown),
+                  what="the answer in the request's language")
+    shown = " ".join(m.value for m in at.markdown).replace("\\_", "_")  # as Markdown escapes it
+    assert other not in shown
+    plan = app_runner.store.get_run(run_id).plan
+    assert plan.language == language
+    assert all(step.description in shown for step in plan.steps)
+    assert all(written_in(step.description, language) for step in plan.steps)

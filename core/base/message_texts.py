@@ -757,6 +757,8 @@ TEXTS: dict[str, tuple[str, str]] = {
         "Answer the follow-up using the results so far",
         "结合之前的结果，回答追加的请求"),
     "answer.plan_adjusted": ("Plan adjusted: ", "计划调整："),
+    "answer.tool_step": ("Look up with {tool}", "用 {tool} 查询"),
+    "answer.answer_step": ("Answer the request", "回答请求"),
     "answer.not_done": ("What could not be done:", "未完成的步骤："),
     "answer.receipt_line": (
         "- {step_id} ({description}): {told}",

@@ -142,7 +142,8 @@ class AnswerTools(ToolRegistry):
              ) -> Any:
         if self.get(name).side_effect:
             raise ToolError(msg("answer.no_side_effects", tool=name))
-        step = Step(id=self.plan.next_step_id(), description=name, tool=name,
+        step = Step(id=self.plan.next_step_id(), tool=name,
+                    description=render(msg("answer.tool_step", tool=name), self.plan.language),
                     args=dict(args or {}))
         self.plan.steps.append(step)
         step.advance("running")

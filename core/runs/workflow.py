@@ -38,6 +38,7 @@ from dbos import DBOS
 
 import core.runs.durable as durable
 from core.base import tracing
+from core.base.messages import msg, render
 from core.base.usage import Usage
 from core.errors import PlanBoardError
 from core.execution.events import RunEvent
@@ -262,7 +263,8 @@ class DurableAnswer(DurableRun):
 
     def _answered(self, answer: Answer) -> RunOutcome:
         """The answer as the plan's last step, then the end of the run."""
-        step = Step(id=self.plan.next_step_id(), description="Answer",
+        step = Step(id=self.plan.next_step_id(),
+                    description=render(msg("answer.answer_step"), self.plan.language),
                     depends_on=[s.id for s in self.plan.steps])
         self.plan.steps.append(step)
         step.advance("running")

@@ -198,7 +198,7 @@ def test_a_direct_answer_is_a_workflow_recorded_with_its_mode_and_exported(regis
     exported = json.loads(export_run(runner.store, run_id, "json"))
     assert exported["answer"] == record.answer
     report = export_run(runner.store, run_id, "md")
-    assert "| s1 | ✓ completed | query\\_order |" in report
+    assert "| s1 | ✓ completed | Look up with query\\_order |" in report
     assert f"## Answer\n\n{record.answer}" in report
 
 
