@@ -7,10 +7,12 @@ and phases whose title, goal, order, done-definition or drop changed.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from core.base.language import Language
+from core.base.messages import msg, render
 from core.plan.model import Phase, Plan, Step
 
 __all__ = ["DEFINITION_FIELDS", "PHASE_FIELDS", "PhaseChange", "PlanDiff", "StepChange",
@@ -21,12 +23,6 @@ DEFINITION_FIELDS: tuple[str, ...] = (
 )
 PHASE_FIELDS: tuple[str, ...] = ("title", "goal", "depends_on", "done_when", "dropped")
 _PLAN_FIELDS: tuple[str, ...] = ("goal", "definition_of_done", "constraints")
-_LABELS = {
-    "zh": {"none": "计划没有变化。", "added": "新增", "removed": "删除", "changed": "修改",
-           "plan": "计划", "from": "v{old} → v{new}", "phase": "阶段"},
-    "en": {"none": "The plan did not change.", "added": "added", "removed": "removed",
-           "changed": "changed", "plan": "plan", "from": "v{old} → v{new}", "phase": "phase"},
-}
 _VALUE_CHARS = 80
 
 
@@ -130,30 +126,31 @@ def _line(step: Step) -> str:
     return f"{step.id}{tool}: {step.description}"
 
 
-def format_diff(diff: PlanDiff, lang: Literal["en", "zh"] | str = "en") -> str:
+def format_diff(diff: PlanDiff, lang: Language = "en") -> str:
     """The diff as text lines: ``+`` added, ``-`` removed, ``~`` changed (field: old → new)."""
-    labels = _LABELS.get(lang, _LABELS["en"])
-    head = labels["from"].format(old=diff.old_version, new=diff.new_version)
+    def word(code: str) -> str:
+        return render(msg(f"diff.{code}"), lang)
+
+    head = f"v{diff.old_version} → v{diff.new_version}"
     if diff.is_empty:
-        return f"{head}: {labels['none']}"
+        return f"{head}: {word('none')}"
     lines = [head]
-    lines += [f"+ {labels['added']} {labels['phase']} {p.id}: {p.title}"
-              for p in diff.phases_added]
-    lines += [f"- {labels['removed']} {labels['phase']} {p.id}: {p.title}"
+    lines += [f"+ {word('added')} {word('phase')} {p.id}: {p.title}" for p in diff.phases_added]
+    lines += [f"- {word('removed')} {word('phase')} {p.id}: {p.title}"
               for p in diff.phases_removed]
     for phase_change in diff.phases_changed:
         parts = "; ".join(
             f"{f}: {_show(getattr(phase_change.old, f))} → {_show(getattr(phase_change.new, f))}"
             for f in phase_change.fields)
-        lines.append(f"~ {labels['changed']} {labels['phase']} {phase_change.new.id}: {parts}")
-    lines += [f"+ {labels['added']} {_line(s)}" for s in diff.added]
-    lines += [f"- {labels['removed']} {_line(s)}" for s in diff.removed]
+        lines.append(f"~ {word('changed')} {word('phase')} {phase_change.new.id}: {parts}")
+    lines += [f"+ {word('added')} {_line(s)}" for s in diff.added]
+    lines += [f"- {word('removed')} {_line(s)}" for s in diff.removed]
     for change in diff.changed:
         parts = "; ".join(
             f"{f}: {_show(getattr(change.old, f))} → {_show(getattr(change.new, f))}"
             for f in change.fields
         )
-        lines.append(f"~ {labels['changed']} {change.new.id}: {parts}")
+        lines.append(f"~ {word('changed')} {change.new.id}: {parts}")
     if diff.plan_fields:
-        lines.append(f"~ {labels['plan']}: {', '.join(diff.plan_fields)}")
+        lines.append(f"~ {word('plan')}: {', '.join(diff.plan_fields)}")
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from string import Template
 from typing import Any
 
 from core.base.language import Language, written_in
+from core.base.messages import msg, render
 from core.base.text import clip
 from core.llm.providers import PromptStyle
 
@@ -21,8 +22,6 @@ __all__ = [
     "CORRECTIVE_TOOLS_TEMPLATE",
     "EMPTY_ARGUMENT_TEMPLATE",
     "EVERY_TOOL_TEMPLATE",
-    "FALLBACK_SYNTHESIS",
-    "FALLBACK_WORK",
     "LANGUAGE_NAMES",
     "LESSONS_TEMPLATE",
     "PERIOD_TEMPLATE",
@@ -36,7 +35,6 @@ __all__ = [
     "REPLANNER_USER_TEMPLATE",
     "SHORTLIST_HEADING",
     "SHORTLIST_RULE",
-    "SYNTHESIS_DESCRIPTION",
     "TODAY_TEMPLATE",
     "TOOLS_HEADING",
     "corrective_prompt",
@@ -48,6 +46,7 @@ __all__ = [
     "planner_user_prompt",
     "replanner_system_prompt",
     "replanner_user_prompt",
+    "synthesis_description",
     "tool_example",
     "tools_block",
 ]
@@ -189,15 +188,6 @@ EMPTY_ARGUMENT_TEMPLATE = Template(
     'the value, $tool is the wrong tool for "$description": use $better, which does not '
     'need it.')
 
-SYNTHESIS_DESCRIPTION: dict[str, str] = {
-    "en": "Combine the results above into the final answer for the user",
-    "zh": "综合以上结果，给出最终回复",
-}
-FALLBACK_WORK: dict[str, str] = {
-    "en": "Work on the request directly: {request}",
-    "zh": "直接处理用户的请求：{request}",
-}
-FALLBACK_SYNTHESIS = SYNTHESIS_DESCRIPTION
 
 _RESULT_CHARS = 1200
 _USE_WHEN_WORDS = 5
@@ -425,5 +415,10 @@ def corrective_prompt(errors: Sequence[str], tools: str = "") -> str:
 
 def fallback_descriptions(request: str, language: Language) -> tuple[str, str]:
     """Descriptions of the fallback plan's two steps (work on the request, then synthesise)."""
-    work = FALLBACK_WORK.get(language, FALLBACK_WORK["en"]).format(request=request.strip())
-    return work, FALLBACK_SYNTHESIS.get(language, FALLBACK_SYNTHESIS["en"])
+    return (render(msg("plan.fallback_work", request=request.strip()), language),
+            synthesis_description(language))
+
+
+def synthesis_description(language: Language) -> str:
+    """The description of a plan's closing step that writes the answer."""
+    return render(msg("plan.synthesis_step"), language)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from core.plan.model import Plan, Step
 from core.planning.checks.shape import Check, CheckContext, Problem
-from core.prompts.planning import SYNTHESIS_DESCRIPTION
+from core.prompts.planning import synthesis_description
 
 __all__ = ["CHECK", "ensure_synthesis"]
 
@@ -19,7 +19,7 @@ def ensure_synthesis(plan: Plan, context: CheckContext) -> list[Problem]:
     if plan.steps and plan.synthesis_step() is None:
         plan.steps.append(Step(
             id=plan.next_step_id(),
-            description=SYNTHESIS_DESCRIPTION.get(context.language, SYNTHESIS_DESCRIPTION["en"]),
+            description=synthesis_description(context.language),
             depends_on=plan.ids()))
     return []
 
