@@ -922,6 +922,11 @@ TEXTS: dict[str, tuple[str, str]] = {
     "plan.unknown_dependency": (
         "{step} depends on unknown step {dependency}",
         "{step} 依赖了不存在的步骤 {dependency}"),
+    "plan.reads_dropped_step": (
+        "{step} depends on or reads {dependency}, which did not complete and is not in the new "
+        "version: it has no result; read a completed step ({completed}) or call a tool again",
+        "{step} 依赖或引用了 {dependency}，但它没有完成、不在新版本中，没有结果；请引用已完成的"
+        "步骤（{completed}）或重新调用工具"),
     "plan.reference_without_dependency": (
         "{step} refers to {reference} but does not depend on {dependency}; add {dependency} to "
         "depends_on",

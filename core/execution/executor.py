@@ -317,9 +317,31 @@ def _run_tool_step(
         result = engine.registry.call(target.name, args, idempotency_key=key)
     except ToolError as exc:
         tally.tool_s += time.perf_counter() - called
-        return tally.outcome("failed", mode, error=_worded(exc), resolved_args=args)
+        if mode != "forced_tool" or target.side_effect:
+            return tally.outcome("failed", mode, error=_worded(exc), resolved_args=args)
+        return _call_again(plan, step, engine, target, given, args, exc, tally)
     tally.tool_s += time.perf_counter() - called
     return tally.outcome("completed", mode, result=result, resolved_args=args)
+
+
+def _call_again(plan: Plan, step: Step, engine: Engine, target: Tool, given: dict[str, Any],
+                tried: dict[str, Any], error: ToolError, tally: _Tally) -> StepOutcome:
+    """A read-only call whose arguments the model wrote, once more with the tool's error
+    shown to the model (a wrong format, a wrong name): the tool says what it expects, as
+    to any agent calling it. A side effect is never called twice this way."""
+    tally.notes.append(f"{target.name} refused the model's arguments; asked again with its "
+                       "error")
+    args = _infer_args(plan, step, engine, target, given, tally,
+                       refused=(tried, _worded(error)))
+    _refuse_invented(plan, step, target, {k: v for k, v in args.items() if k not in given})
+    called = time.perf_counter()
+    try:
+        result = engine.registry.call(target.name, args)
+    except ToolError as exc:
+        tally.tool_s += time.perf_counter() - called
+        return tally.outcome("failed", "forced_tool", error=_worded(exc), resolved_args=args)
+    tally.tool_s += time.perf_counter() - called
+    return tally.outcome("completed", "forced_tool", result=result, resolved_args=args)
 
 
 def _refuse_invented(plan: Plan, step: Step, target: Tool, inferred: dict[str, Any]) -> None:
@@ -332,8 +354,11 @@ def _refuse_invented(plan: Plan, step: Step, target: Tool, inferred: dict[str, A
 
 
 def _infer_args(
-    plan: Plan, step: Step, engine: Engine, target: Tool, known: dict[str, Any], tally: _Tally
+    plan: Plan, step: Step, engine: Engine, target: Tool, known: dict[str, Any], tally: _Tally,
+    refused: tuple[dict[str, Any], str] | None = None,
 ) -> dict[str, Any]:
+    """The tool's arguments, the missing ones written by the model (``refused``: the
+    arguments the tool last refused and its error, for the model to correct)."""
     missing = [name for name in target.required if name not in known]
     if engine.model is None:
         raise _StepFailed(msg("step.args_need_llm", step=step.id, tool=target.name,
@@ -343,6 +368,8 @@ def _infer_args(
     messages = prompts.forced_tool_messages(
         build_step_context(plan, step), target.name, known, plan.goal
     )
+    if refused is not None:
+        messages.append({"role": "user", "content": prompts.refused_call(target.name, *refused)})
     forced = force_tool_call(engine.model, messages, target, role="executor")
     tally.usage = tally.usage + forced.usage
     tally.notes.extend(forced.notes)

@@ -16,14 +16,14 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from core.base.language import Language
-from core.base.messages import msg, render
+from core.base.messages import Message, msg, render
 from core.base.usage import Usage
 from core.errors import ConfigError, PlanBoardError, PlanError, PlanValidationError
 from core.llm.client import ChatModel
 from core.llm.engine import Engine
 from core.llm.providers import PromptStyle
 from core.plan.implied_deps import add_implied_dependencies
-from core.plan.model import Plan, Step, step_number
+from core.plan.model import Plan, Step, references_in, step_number
 from core.plan.parse import parse_plan
 from core.plan.versions import renumber
 from core.planning.checks import check_context, note_checks, run_checks, worded
@@ -130,12 +130,12 @@ def plan_request(
     """
     model = _require_model(engine)
     style = prompt_style(model)
-    first_lookup = tool_chain(request, engine.registry, limit=1) if style == "compact" else []
     listed = shortlist(request, engine.registry)
     system = planner_system_prompt(
         catalogue(engine.registry, listed.described), language=language,
         lessons=list(lessons), style=style, every_name=listed.every_name,
-        example_tool=first_lookup[0].tool if first_lookup else None,
+        example_tool=_example_tool(request, engine.registry, listed) if style == "compact"
+        else None,
     )
     if allow_questions:
         system = f"{system}\n\n{CLARIFY_INSTRUCTION}"
@@ -177,6 +177,20 @@ def plan_request(
         result.fallback = True
     note_shortlist(result.plan, listed, language)
     return result
+
+
+def _example_tool(request: str, registry: ToolRegistry, listed: Shortlist) -> str | None:
+    """The tool the compact prompt's example step calls, since a small model copies it: the
+    one the packs' rules start the request with, else the described read-only tool most
+    relevant to the request (an unrelated example, say ``calculate``, is copied into a step
+    it does not fit)."""
+    first_lookup = tool_chain(request, registry, limit=1)
+    if first_lookup:
+        return first_lookup[0].tool
+    scored = [(relevance(tool, request), -number, tool.name)
+              for number, tool in enumerate(listed.described) if not tool.side_effect]
+    best = max(scored, default=None)
+    return best[2] if best is not None and best[0] > 0 else None
 
 
 def make_plan(request: str, engine: Engine, *, language: Language,
@@ -251,6 +265,9 @@ def replan_request(
         merged = _merge(plan, kept, proposal)
         add_implied_dependencies(merged)
         note_checks(merged, context, "repair")
+        reads_dropped = _reads_dropped(merged, plan, kept)
+        if reads_dropped:
+            raise PlanValidationError(reads_dropped)
         _raise_problems(merged, engine.registry)
         return merged
 
@@ -321,6 +338,10 @@ def _merge(plan: Plan, kept: list[Step], proposal: Plan) -> Plan:
         next_number += 1
         fresh.append(step)
     renamed = [renumber(step, mapping) for step in fresh]
+    dropped = {s.id for s in plan.steps} - set(kept_by_id)
+    for step in renamed:
+        if step.tool is None:  # reasoning reads what is there: not a dropped (failed) step
+            _forget_steps(step, dropped)
     if renamed and renamed[-1].tool is None:
         completed = [s.id for s in kept if s.status == "completed"]
         renamed[-1].depends_on = list(dict.fromkeys([*completed, *renamed[-1].depends_on]))
@@ -334,6 +355,31 @@ def _merge(plan: Plan, kept: list[Step], proposal: Plan) -> Plan:
         steps=[*kept, *renamed],
         warnings=[*plan.warnings, *proposal.warnings],
     )
+
+
+def _reads_dropped(merged: Plan, plan: Plan, kept: list[Step]) -> list[Message]:
+    """What the new steps of ``merged`` wait for or read of the steps the replan dropped
+    (the failed ones): said so, with the completed steps to read instead, since "depends on
+    unknown step" alone leads a model to repeat the reference."""
+    dropped = {s.id for s in plan.steps} - {s.id for s in kept}
+    completed = ", ".join(s.id for s in kept if s.status == "completed") or "—"
+    problems = []
+    for step in merged.steps[len(kept):]:
+        for step_id in sorted((set(step.depends_on) | references_in(step.args or {}))
+                              & dropped):
+            problems.append(msg("plan.reads_dropped_step", step=step.id, dependency=step_id,
+                                completed=completed))
+    return problems
+
+
+def _forget_steps(step: Step, dropped: set[str]) -> None:
+    """Drop ``step``'s dependencies on the ``dropped`` steps, and the arguments that read
+    them: a replan's reasoning step often still names the step that failed, which the new
+    version no longer holds."""
+    step.depends_on = [dep for dep in step.depends_on if dep not in dropped]
+    if step.args:
+        step.args = {name: value for name, value in step.args.items()
+                     if not references_in(value) & dropped}
 
 
 # ---- tool names ---------------------------------------------------------------------------

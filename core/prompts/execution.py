@@ -13,12 +13,14 @@ __all__ = [
     "LANGUAGE_REWRITE_SYSTEM",
     "REACT_FINAL_NUDGE",
     "REACT_SYSTEM",
+    "REFUSED_CALL",
     "SYNTHESIS_PERIOD",
     "SYNTHESIS_SYSTEM",
     "arguments_json_messages",
     "condition_messages",
     "forced_tool_messages",
     "react_messages",
+    "refused_call",
     "synthesis_messages",
 ]
 
@@ -34,6 +36,11 @@ Do not invent values that are not in the context; use the values already known a
 ARGUMENTS_AS_JSON = """\
 Do not answer in words. Reply with only the arguments for {tool_name} as one JSON object
 with these parameters: {parameters}"""
+
+REFUSED_CALL = """\
+{tool_name} refused these arguments: {args}
+Its error: {error}
+Call {tool_name} again with arguments that fix this error."""
 
 REACT_SYSTEM = """\
 You are the executor of a plan, working on one step. Rules:
@@ -93,6 +100,12 @@ def forced_tool_messages(
         {"role": "system", "content": system},
         {"role": "user", "content": f"Request: {goal}"},
     ]
+
+
+def refused_call(tool_name: str, args: dict[str, Any], error: str) -> str:
+    """What the model reads when the tool refused the arguments it wrote."""
+    return REFUSED_CALL.format(tool_name=tool_name, error=error,
+                               args=json.dumps(args, ensure_ascii=False, default=str))
 
 
 def arguments_json_messages(

@@ -210,7 +210,8 @@ def describe_tools_compact(
     catalogue: Sequence[dict[str, Any]], language: Language = "en"
 ) -> str:
     """One line per tool: what it does, when to use it (its keywords in ``language``, if
-    the entry carries ``keywords``) and an example call."""
+    the entry carries ``keywords``), an example call and the names of its optional
+    arguments (else a tool whose arguments are all optional reads as taking none)."""
     if not catalogue:
         return "(no tools: every step has \"tool\": null)"
     lines = []
@@ -220,8 +221,12 @@ def describe_tools_compact(
                     if written_in(word, language)][:_USE_WHEN_WORDS]
         use_when = f" Use for: {', '.join(keywords)}." if keywords else ""
         call = json.dumps(tool_example(entry), ensure_ascii=False)
+        schema = entry.get("parameters") or {}
+        optional = [name for name in schema.get("properties") or {}
+                    if name not in schema.get("required", [])]
+        may_add = f" Optional: {', '.join(optional)}." if optional else ""
         lines.append(f"- {entry['name']}{mark}: {entry.get('description', '')}{use_when} "
-                     f"Args: {call}")
+                     f"Args: {call}{may_add}")
     return "\n".join(lines)
 
 

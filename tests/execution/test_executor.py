@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from core.base.usage import Usage
+from core.errors import ToolArgumentError
 from core.execution.executor import execute_step, predict_llm_calls
 from core.llm.client import ChatReply, ToolCall
 from core.llm.engine import Engine
@@ -336,3 +337,39 @@ def test_react_stops_when_the_run_is_cancelled(shop):
                            s1, engine, cancel=cancel)
     assert outcome.status == "skipped" and "cancelled" in outcome.error
     assert len(model.requests) == 1 and outcome.usage.llm_calls == 1
+
+
+def test_a_read_only_tool_refusing_the_models_arguments_is_called_again_with_its_error(shop):
+    engine, model = _engine(shop, tool_reply("get_current_time", {"timezone": "Tokyo"}),
+                            tool_reply("get_current_time", {"timezone": "Asia/Tokyo"}))
+    step = Step(id="s1", description="what time is it in Tokyo", tool="get_current_time")
+    outcome = execute_step(_plan(step, goal="What time is it in Tokyo?"), step, engine)
+    assert outcome.status == "completed" and outcome.result["timezone"] == "Asia/Tokyo"
+    assert len(model.requests) == 2 and outcome.usage.llm_calls == 2
+    told = model.requests[1]["messages"][-1]["content"]
+    assert '{"timezone": "Tokyo"}' in told and "'Tokyo'" in told  # the arguments, the error
+
+
+def test_a_side_effect_refusing_the_models_arguments_is_not_called_again():
+    attempts: list[str] = []
+
+    def cancel_order(order_id: str) -> dict:
+        """Cancel an order.
+
+        Args:
+            order_id: the order number, digits only.
+        """
+        attempts.append(order_id)
+        if not order_id.isdigit():
+            raise ToolArgumentError(f"order_id {order_id!r} is not digits")
+        return {"cancelled": order_id}
+
+    registry = ToolRegistry()
+    registry.add(make_tool(cancel_order))
+    model = ScriptedChatModel(replies=[tool_reply("cancel_order", {"order_id": "A-88231"}),
+                                       tool_reply("cancel_order", {"order_id": "88231"})])
+    step = Step(id="s1", description="cancel order A-88231", tool="cancel_order")
+    outcome = execute_step(_plan(step, goal="Cancel order A-88231"), step,
+                           Engine(registry=registry, model=model))
+    assert outcome.status == "failed" and "is not digits" in outcome.error
+    assert attempts == ["A-88231"] and len(model.requests) == 1

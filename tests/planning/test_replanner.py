@@ -131,12 +131,12 @@ def test_replan_keeps_skipped_steps_only_when_their_dependencies_are_kept(planne
 def test_replan_corrective_retry_then_success(planner_registry):
     good = {"steps": [{"id": "s4", "description": "Answer", "tool": None, "depends_on": []}]}
     bad = {"steps": [{"id": "s4", "description": "Answer", "tool": None,
-                      "depends_on": ["s2"]}]}
+                      "depends_on": ["s9"]}]}
     engine, model = engine_with(planner_registry, json.dumps(bad), json.dumps(good))
     result = replan_request(failed_plan(), "refund failed", engine)
     assert result.plan is not None and result.plan.ids() == ["s1", "s4"]
     assert result.attempts == 2 and result.usage.llm_calls == 2
-    assert "- s4 depends on unknown step s2" in model.requests[1]["messages"][3]["content"]
+    assert "- s4 depends on unknown step s9" in model.requests[1]["messages"][3]["content"]
 
 
 def test_replan_adds_the_dependency_a_reference_implies_without_a_corrective_call(planner_registry):
@@ -188,3 +188,34 @@ def test_replanner_prompt_folds_long_results(planner_registry):
     user = model.requests[0]["messages"][1]["content"]
     line = next(x for x in user.splitlines() if x.startswith("- s1: "))
     assert len(line) == len("- s1: ") + 1200 and line.endswith("…")
+
+
+def test_a_new_reasoning_step_does_not_wait_for_the_step_that_failed(planner_registry):
+    reply = {"steps": [
+        {"id": "s4", "description": "Tell the user what is known", "tool": None,
+         "args": {"refund": "{{s2.refund_id}}", "order": "{{s1.order_id}}"},
+         "depends_on": ["s1", "s2"]},
+    ]}
+    engine, _ = engine_with(planner_registry, json.dumps(reply))
+    new = replan(failed_plan(), "s2 failed: refund service timed out", engine)
+    assert new.ids() == ["s1", "s4"]
+    assert new.step("s4").depends_on == ["s1"] and new.step("s4").args == {
+        "order": "{{s1.order_id}}"}
+
+
+def test_a_new_tool_step_reading_the_failed_step_is_told_what_to_read_instead(
+        planner_registry):
+    reads_failed = {"steps": [
+        {"id": "s4", "description": "Refund again", "tool": "apply_refund",
+         "args": {"order_id": "{{s2.order_id}}", "reason": "retry"}, "depends_on": ["s2"]},
+        {"id": "s5", "description": "Answer", "tool": None, "depends_on": ["s4"]}]}
+    fixed = {"steps": [
+        {"id": "s4", "description": "Refund again", "tool": "apply_refund",
+         "args": {"order_id": "{{s1.order_id}}", "reason": "retry"}, "depends_on": ["s1"]},
+        {"id": "s5", "description": "Answer", "tool": None, "depends_on": ["s4"]}]}
+    engine, model = engine_with(planner_registry, json.dumps(reads_failed), json.dumps(fixed))
+    new = replan(failed_plan(), "s2 failed: refund service timed out", engine)
+    assert new.step("s4").args["order_id"] == "{{s1.order_id}}"
+    corrective = model.requests[1]["messages"][-1]["content"]
+    assert ("s4 depends on or reads s2, which did not complete and is not in the new version"
+            in corrective and "read a completed step (s1)" in corrective)
