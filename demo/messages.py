@@ -76,7 +76,7 @@ def _worded(params: dict[str, Any], language: str) -> dict[str, Any]:
         if isinstance(value, Message):
             return render(value, language)
         if isinstance(value, Both):
-            return value.zh if language == "zh" else value.en
+            return value.word(language)
         return "" if value is None else value
 
     return {name: one(value) for name, value in params.items()}

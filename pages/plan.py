@@ -44,16 +44,15 @@ def _render_gallery() -> None:
         return
     st.caption(t("gallery"))
     columns = st.columns(min(len(gallery), 4) or 1)
-    zh = current_language() == "zh"
+    lang = current_language()
     for index, scenario in enumerate(gallery):
-        title = scenario.title_zh if zh else scenario.title_en
-        request = scenario.request_zh if zh else scenario.request_en
+        title, request = scenario.title(lang), scenario.request(lang)
         columns[index % len(columns)].button(
             _short_title(title),  # a full title is cut off in a quarter of the page
             key=f"scenario_{scenario.id}",
             help=f"**{title}**\n\n{request}",
             on_click=_pick_scenario,
-            args=(scenario.request_zh if zh else scenario.request_en,),
+            args=(request,),
             width="stretch",
         )
 
@@ -299,8 +298,8 @@ def _render_reset_demo() -> None:
     if not resets:
         return
     lang = current_language()
-    what = "; ".join(r.what.zh if lang == "zh" else r.what.en for r in resets)
-    restores = "; ".join(r.restores.zh if lang == "zh" else r.restores.en for r in resets)
+    what = "; ".join(r.what.word(lang) for r in resets)
+    restores = "; ".join(r.restores.word(lang) for r in resets)
     if st.button(t("reset_demo"), key="reset_demo", icon=":material/restart_alt:",
                  help=t("reset_demo_help", what=what, restores=restores)):
         st.session_state["reset_demo_asked"] = True

@@ -35,6 +35,10 @@ class Both(BaseModel):
     en: str
     zh: str
 
+    def word(self, language: str) -> str:
+        """The value in ``language``."""
+        return self.zh if language == "zh" else self.en
+
 
 Item = Union[str, int, float, bool, None, "Message", Both]
 Param = Union[Item, list[Item]]  # noqa: UP007
@@ -106,7 +110,7 @@ def _worded(value: Any, lang: str) -> Any:
     if isinstance(value, Message):
         return render(value, lang)
     if isinstance(value, Both):
-        return value.zh if lang == "zh" else value.en
+        return value.word(lang)
     if isinstance(value, list):
         return _SEPARATOR[lang].join(str(_worded(v, lang)) for v in value)
     return "" if value is None else value

@@ -379,7 +379,7 @@ def draft_parts(request: str, parts: list[str], registry: ToolRegistry, *,
         depends_on=[s.id for s in draft.steps],
     )
     if draft.period is not None:
-        prefix = PERIOD_PREFIX.zh if lang == "zh" else PERIOD_PREFIX.en
+        prefix = PERIOD_PREFIX.word(lang)
         constraints.append(prefix + draft.period.describe(lang))
     plan = Plan(
         goal=text.strip()[:_GOAL_CHARS] or in_language(lang, "(empty request)", "（空请求）"),
