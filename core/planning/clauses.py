@@ -28,9 +28,20 @@ _FILLER_EN = re.compile(
 )
 
 
-def split_clauses(text: str) -> list[str]:
-    """Split a request into clauses on sentence ends and joining words (另外, also, then …)."""
+_SECOND_QUESTION = re.compile(
+    r",\s*and\s+(?=(?:what|when|where|who|which|how|why|whether)\b)", re.IGNORECASE)
+
+
+def split_clauses(text: str, *, questions: bool = False) -> list[str]:
+    """Split a request into clauses on sentence ends and joining words (另外, also, then …).
+
+    ``questions`` also splits before a second question joined by ", and what/how …": a
+    check that every part of the request is planned needs it, while the rule drafts keep
+    such a question with the one it refers back to ("…, and what is the cause of each?").
+    """
     parts = _SPLIT.split(text or "")
+    if questions:
+        parts = [piece for part in parts for piece in _SECOND_QUESTION.split(part)]
     clauses = [part.strip(" \t,，、:：") for part in parts]
     return [clause[:_MAX_CLAUSE_CHARS] for clause in clauses if clause]
 

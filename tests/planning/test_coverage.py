@@ -97,8 +97,9 @@ def test_a_reasoning_step_that_names_services_is_sent_back(fake_openai, registry
     result = planning(fake_openai, registry, SERVICES, REASONING_ONLY, WITH_TOOLS)
     assert result.attempts == 2 and not result.plan.warnings
     assert [s.tool for s in result.plan.steps] == ["check_health", "diagnose", None]
-    [problem] = [e for e in result.errors if e.startswith("attempt 1")]
-    assert "s1 is a reasoning step" in problem and "list_services" in problem
+    [problem] = [e for e in result.errors
+                 if e.startswith("attempt 1") and "s1 is a reasoning step" in e]
+    assert "list_services" in problem
 
 
 def test_tool_hints_name_the_step_and_spare_the_ones_fed_by_the_tool(registry):
@@ -165,3 +166,17 @@ def test_a_tool_step_described_as_another_tools_job_is_sent_back(registry):
                        "是 run_sql 的用途：请改用 run_sql，或改写描述。")
     plan.steps[0].status = "completed"  # a replan does not reopen what already ran
     assert found(tool_misfit, plan, registry) == []
+
+
+def test_a_second_question_joined_by_and_is_a_clause_to_cover(registry):
+    from core.planning.checks import check_context
+    from core.planning.checks.coverage import uncovered_clauses
+
+    request = "What was the last commit's message in /srv/repo, and what time is it in Tokyo?"
+    plan = Plan(goal=request, steps=[
+        Step(id="s1", description="Get the current time in Tokyo", tool="get_current_time",
+             args={"timezone": "Asia/Tokyo"}),
+        Step(id="s2", description="Answer", depends_on=["s1"])])
+    context = check_context(request, registry, "draft", language="en")
+    assert uncovered_clauses(request, plan, context) == [
+        "What was the last commit's message in /srv/repo"]

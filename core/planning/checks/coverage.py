@@ -43,7 +43,7 @@ def uncovered_clauses(request: str, plan: Plan, context: CheckContext) -> list[s
     A one-clause request is the plan's whole goal, so only requests of two or more
     clauses are checked (the failure this catches is a clause dropped beside others).
     """
-    clauses = split_clauses(request)
+    clauses = split_clauses(request, questions=True)
     if len(clauses) < 2:
         return []
     synthesis = plan.synthesis_step()
