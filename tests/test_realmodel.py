@@ -39,6 +39,8 @@ pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(1200)]
 # read at import: the suite's autouse fixture removes these variables from each test
 _ENVIRONMENT = {name: value for name, value in os.environ.items()
                 if name.startswith(("OPENAI_", "PLANBOARD_"))}
+# a small model on a busy CPU reads a long planning prompt for over a minute
+_ENVIRONMENT.setdefault("PLANBOARD_TIMEOUT", "300")
 
 
 @pytest.fixture
