@@ -318,11 +318,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"{route.mode}: {route.reason_in(cli_language())}", file=out)
             return _answer(runner, args, route, engine=engine, settings=settings,
                            usage=usage, queued=by_workers, out=out, started=started)
+        from core.cli.plan_progress import StepPrinter
         from core.cli.templates import offer_template
 
         offer_template(args.request, runner.store)
         plan, planning = _draft(args.request, engine, ask_questions=not args.yes,
-                                store=runner.store, hierarchical=route.mode == "hierarchical")
+                                store=runner.store, hierarchical=route.mode == "hierarchical",
+                                on_steps=None if args.json else StepPrinter(sys.stderr))
         usage += planning
     if not approved_to_run(plan, engine, args.yes, out):
         return 1

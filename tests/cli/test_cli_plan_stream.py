@@ -93,3 +93,16 @@ def test_a_server_that_does_not_stream_plans_as_before(capsys, monkeypatch):
     captured = capsys.readouterr()
     assert captured.out.startswith("Plan v1:")
     assert captured.err.count("planning…") == 3  # the whole reply at once: every step
+
+
+def test_run_prints_the_steps_as_the_planner_writes_them(capsys, monkeypatch):
+    def reply(body: dict) -> object:  # the planner streams; the answer step is asked whole
+        return streamed(PLAN, chunk_chars=16) if body.get("stream") else "4 and 9."
+
+    with FakeOpenAI(responder=reply) as server:
+        use(monkeypatch, server)
+        assert main(["run", REQUEST, "--yes", "--mode", "plan"]) == 0
+    captured = capsys.readouterr()
+    assert [line.split(":")[0] for line in captured.err.splitlines()
+            if line.startswith("planning…")] == ["planning… s1", "planning… s2", "planning… s3"]
+    assert captured.out.startswith("Plan v1:") and "completed" in captured.out
