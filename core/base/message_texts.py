@@ -922,6 +922,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     "plan.unknown_dependency": (
         "{step} depends on unknown step {dependency}",
         "{step} 依赖了不存在的步骤 {dependency}"),
+    "run.replan_failed": ("Replanning failed ({error}); the run continued with plan v{version}.",
+                          "重新规划失败（{error}），运行按计划 v{version} 继续。"),
+    "run.replan_unusable": ("The replanned plan was not usable: {problems}",
+                            "重新规划得到的计划无法使用：{problems}"),
     "plan.reads_dropped_step": (
         "{step} depends on or reads {dependency}, which did not complete and is not in the new "
         "version: it has no result; read a completed step ({completed}) or call a tool again",

@@ -442,7 +442,8 @@ def _replan(plan: Plan, failure: str, engine: Engine, replanner: Replanner,
         made = launcher.record(f"replan:v{plan.version}", replanner, plan, failure, engine)
     except Exception as exc:  # includes a missing model; the run still finishes
         logger.warning("replanning failed: %s", exc)
-        warnings.append(f"Replanning failed ({exc}); the run continued with plan v{plan.version}.")
+        warnings.append(warning(plan, "run.replan_failed", error=str(exc),
+                                version=plan.version))
         return None, Usage()
     try:
         new_plan, usage = planned(made)
@@ -451,7 +452,7 @@ def _replan(plan: Plan, failure: str, engine: Engine, replanner: Replanner,
         return None, made.usage if isinstance(made, PlanningResult) else Usage()
     problems = new_plan.validate(engine.registry)
     if problems:
-        warnings.append("The replanned plan was not usable: " + "; ".join(map(str, problems)))
+        warnings.append(warning(plan, "run.replan_unusable", problems=problems))
         return None, usage
     return new_plan, usage
 
