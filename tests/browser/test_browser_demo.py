@@ -1,6 +1,7 @@
-"""Demo pace in a real browser: with 1 s per step, a 5-step run's cards visibly move.
+"""Demo pace in a real browser: with 2 s per step, a 5-step run's cards visibly move.
 
-The sidebar's demo pace (Run options) is set to 1 s, the operations scenario's offline plan
+The sidebar's demo pace (Run options) is set to 2 s (a state lasts longer than a loaded
+machine takes to open the run page after the approval), the operations scenario's offline plan
 (five steps) is approved, and the step cards' status marks are read every 200 ms while the
 run goes on: a demo audience must see the cards change several times, not jump from
 "pending" to "done". The presentation view (``?present=1``) is covered by
@@ -30,7 +31,7 @@ def _set_demo_pace(page, seconds: str) -> None:
     pace.press("Enter")
     page.wait_for_function(
         "value => document.querySelector('.st-key-demo_pace input').value === value",
-        arg="1.00")
+        arg=f"{float(seconds):.2f}")
 
 
 def _start_ops_run(page) -> None:
@@ -63,7 +64,7 @@ def _watch_cards(page, timeout_s: float = 90.0) -> list[str]:
 
 def test_a_paced_five_step_run_visibly_updates_at_least_four_times(page, tmp_path):
     try:
-        _set_demo_pace(page, "1")
+        _set_demo_pace(page, "2")
         _start_ops_run(page)
         seen = _watch_cards(page)
         page.get_by_text("Completed").first.wait_for()
