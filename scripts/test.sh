@@ -21,15 +21,13 @@ fi
 
 python -m pip install -q -r requirements-dev.txt
 python -m ruff check .
-# One worker per core and one more (pytest-xdist): much of the suite waits on subprocesses,
-# servers and a browser, so a third worker fills the time two leave idle on two cores (5:52
-# against 6:25 for this part on the 2-core machine); a file's tests stay on one worker (its
+# One worker per core (pytest-xdist): much of the suite waits on subprocesses, servers and a
+# browser, so two workers beat one even on two cores; a file's tests stay on one worker (its
 # module fixtures are made once). Then the tests marked `alone` (they time the machine) with
 # nothing beside them. Exit code 5 is pytest's "no test selected": fine for one of the two
 # (a path without tests marked `alone`, say), not for both.
 first=0 second=0
-workers=$(($(nproc) + 1))
-python -m pytest -n "$workers" --dist loadfile -m "not realmodel and not alone" "$@" || first=$?
+python -m pytest -n auto --dist loadfile -m "not realmodel and not alone" "$@" || first=$?
 python -m pytest -m "alone and not realmodel" "$@" || second=$?
 if ((first == 5 && second != 5)); then first=0; fi
 if ((second == 5 && first != 5)); then second=0; fi
