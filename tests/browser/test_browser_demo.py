@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 
-from tests.support.browser import WAIT_MS, button, needs_chromium
+from tests.support.browser import WAIT_MS, button, needs_chromium, open_sidebar_section
 
 pytestmark = needs_chromium
 
@@ -25,7 +25,7 @@ _CARD_MARKS = """() => [...document.querySelectorAll("[class*='st-key-step_card_
 
 def _set_demo_pace(page, seconds: str) -> None:
     """Open the sidebar's Run options and type the demo pace (Enter commits it)."""
-    page.locator("[data-testid='stSidebar'] summary").filter(has_text="Run options").click()
+    open_sidebar_section(page, "Run options", ".st-key-demo_pace input")
     pace = page.locator(".st-key-demo_pace input")
     pace.fill(seconds)
     pace.press("Enter")

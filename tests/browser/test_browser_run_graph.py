@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from tests.support.browser import WAIT_MS, button, needs_chromium
+from tests.support.browser import WAIT_MS, button, needs_chromium, open_sidebar_section
 from ui.i18n import TEXT
 
 pytestmark = needs_chromium
@@ -66,8 +66,7 @@ def _start_churn_run(page, lang: str) -> None:
     and run it."""
     if lang == "zh":
         page.locator(".st-key-language label").filter(has_text="中文").click()
-    page.locator("[data-testid='stSidebar'] summary").filter(
-        has_text=_words(lang, "settings_run")).click()
+    open_sidebar_section(page, _words(lang, "settings_run"), ".st-key-demo_pace input")
     pace = page.locator(".st-key-demo_pace input")
     pace.fill(PACE)
     pace.press("Enter")

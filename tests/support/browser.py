@@ -24,7 +24,7 @@ from tests.support import REPO
 from tests.support.waiting import wait_until
 
 __all__ = ["CHROMIUM", "VIEWPORT", "WAIT_MS", "button", "free_port", "launch_chromium",
-           "needs_chromium", "open_browser", "open_tab", "serve_app"]
+           "needs_chromium", "open_browser", "open_sidebar_section", "open_tab", "serve_app"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -126,3 +126,21 @@ def open_browser(url: str, viewport: dict[str, int] = VIEWPORT) -> Iterator[Any]
 def button(page, key: str):
     """The button of the widget keyed ``key``."""
     return page.locator(f".st-key-{key} button").first
+
+
+def open_sidebar_section(page, title: str, inside: str) -> None:
+    """Open the sidebar's expander titled ``title`` until ``inside`` (a selector in it) is
+    visible: a click that lands while the first script run redraws the sidebar is lost."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    summary = page.locator("[data-testid='stSidebar'] summary").filter(has_text=title)
+    shown = page.locator(inside)
+    for _attempt in range(3):
+        if not shown.is_visible():
+            summary.click()
+        try:
+            shown.wait_for(state="visible", timeout=5_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    shown.wait_for(state="visible", timeout=WAIT_MS)
