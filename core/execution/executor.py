@@ -312,16 +312,23 @@ def _run_tool_step(
             and not ledger.begin(key)):
         return tally.outcome("failed", mode, resolved_args=args, in_doubt=True,
                              error=msg("step.in_doubt", step=step.id, tool=target.name))
-    called = time.perf_counter()
     try:
-        result = engine.registry.call(target.name, args, idempotency_key=key)
+        result = _timed_call(engine, target, args, key, tally)
     except ToolError as exc:
-        tally.tool_s += time.perf_counter() - called
         if mode != "forced_tool" or target.side_effect:
             return tally.outcome("failed", mode, error=_worded(exc), resolved_args=args)
         return _call_again(plan, step, engine, target, given, args, exc, tally)
-    tally.tool_s += time.perf_counter() - called
     return tally.outcome("completed", mode, result=result, resolved_args=args)
+
+
+def _timed_call(engine: Engine, target: Tool, args: dict[str, Any], key: str | None,
+                tally: _Tally) -> Any:
+    """Call the tool, adding the time it took to the step's tool time (failed or not)."""
+    called = time.perf_counter()
+    try:
+        return engine.registry.call(target.name, args, idempotency_key=key)
+    finally:
+        tally.tool_s += time.perf_counter() - called
 
 
 def _call_again(plan: Plan, step: Step, engine: Engine, target: Tool, given: dict[str, Any],
@@ -334,13 +341,10 @@ def _call_again(plan: Plan, step: Step, engine: Engine, target: Tool, given: dic
     args = _infer_args(plan, step, engine, target, given, tally,
                        refused=(tried, _worded(error)))
     _refuse_invented(plan, step, target, {k: v for k, v in args.items() if k not in given})
-    called = time.perf_counter()
     try:
-        result = engine.registry.call(target.name, args)
+        result = _timed_call(engine, target, args, None, tally)
     except ToolError as exc:
-        tally.tool_s += time.perf_counter() - called
         return tally.outcome("failed", "forced_tool", error=_worded(exc), resolved_args=args)
-    tally.tool_s += time.perf_counter() - called
     return tally.outcome("completed", "forced_tool", result=result, resolved_args=args)
 
 

@@ -338,7 +338,7 @@ def _merge(plan: Plan, kept: list[Step], proposal: Plan) -> Plan:
         next_number += 1
         fresh.append(step)
     renamed = [renumber(step, mapping) for step in fresh]
-    dropped = {s.id for s in plan.steps} - set(kept_by_id)
+    dropped = _dropped(plan, kept)
     for step in renamed:
         if step.tool is None:  # reasoning reads what is there: not a dropped (failed) step
             _forget_steps(step, dropped)
@@ -357,11 +357,16 @@ def _merge(plan: Plan, kept: list[Step], proposal: Plan) -> Plan:
     )
 
 
+def _dropped(plan: Plan, kept: list[Step]) -> set[str]:
+    """The ids of ``plan``'s steps a replan does not keep (failed, or after a failure)."""
+    return {s.id for s in plan.steps} - {s.id for s in kept}
+
+
 def _reads_dropped(merged: Plan, plan: Plan, kept: list[Step]) -> list[Message]:
     """What the new steps of ``merged`` wait for or read of the steps the replan dropped
     (the failed ones): said so, with the completed steps to read instead, since "depends on
     unknown step" alone leads a model to repeat the reference."""
-    dropped = {s.id for s in plan.steps} - {s.id for s in kept}
+    dropped = _dropped(plan, kept)
     completed = ", ".join(s.id for s in kept if s.status == "completed") or "—"
     problems = []
     for step in merged.steps[len(kept):]:
