@@ -6,6 +6,7 @@ import ast
 import math
 import operator
 import re
+import threading
 from typing import Any
 
 from core.base.step_id import STEP_ID
@@ -28,6 +29,11 @@ _EXPRESSION_HINT = re.compile(r"==|!=|<|>|\bs\d+\b")
 _RESULT_NAME = re.compile(r"\bresult\b")
 _CRITERIA_OPERATOR = re.compile(r"==|!=|<=|>=|<|>|\bin\b")
 RESULT_STEP = "s0"
+# CPython 3.11 counts the AST builder's recursion per interpreter, not per thread: two
+# threads parsing at once (parallel steps, a planner beside a run, a library formatting a
+# traceback) can fail with "SystemError: AST constructor recursion depth mismatch". Ours
+# take turns, and a parse another thread's disturbed is done again. Parsing is microseconds.
+_PARSING = threading.Lock()
 """The step name that stands for ``result`` when success criteria are read as a condition."""
 _LITERAL_NAMES = {"true": True, "false": False, "null": None, "True": True,
                   "False": False, "None": None}
@@ -97,13 +103,21 @@ def _parse(text: str, kind: str, max_length: int) -> ast.expr:
         raise ExpressionError(f"{kind} is longer than {max_length} characters; shorten it")
     source = _SURROGATE.sub("\ufffd", text).strip()  # lone surrogates cannot be encoded
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = _parse_alone(source)
     except SyntaxError as exc:
         raise ExpressionError(f"cannot parse {kind} {_shown(text)}: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError):  # the parser's own nesting limits
         raise ExpressionError(_too_deep(kind, text)) from None
     _check_depth(tree.body, kind, text)
     return tree.body
+
+
+def _parse_alone(source: str) -> ast.Expression:
+    with _PARSING:
+        try:
+            return ast.parse(source, mode="eval")
+        except SystemError:  # the shared recursion counter, moved by another thread
+            return ast.parse(source, mode="eval")
 
 
 def _check_depth(root: ast.AST, kind: str, text: str) -> None:

@@ -254,3 +254,25 @@ def test_comparing_absurdly_deep_results_is_an_expression_error():
 
     with pytest.raises(ExpressionError, match="nested too deeply"):
         evaluate_condition("s1 == s2", {"s1": deep(), "s2": deep()})
+
+
+def test_a_parse_disturbed_by_another_threads_ast_build_is_done_again(monkeypatch):
+    """CPython 3.11 shares the AST builder's recursion counter between threads, so a parse
+    can fail with SystemError while another thread builds an AST: the expression is
+    parsed again, not reported to the person as broken."""
+    import ast
+
+    from core.base import expressions
+
+    real_parse = ast.parse
+    calls = []
+
+    def disturbed_once(source, *args, **kwargs):
+        calls.append(source)
+        if len(calls) == 1:
+            raise SystemError("AST constructor recursion depth mismatch (before=18, after=10)")
+        return real_parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(expressions.ast, "parse", disturbed_once)
+    assert calculate("6 * 7") == 42
+    assert calls == ["6 * 7", "6 * 7"]
