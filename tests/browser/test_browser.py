@@ -204,6 +204,8 @@ def _assert_table_headers_fit(page) -> None:
 
 
 def _step_panel_flow(page, shots: Path) -> None:
+    from playwright.sync_api import expect
+
     _generate_scenario(page)
     _assert_table_headers_fit(page)
     graph = page.frame_locator(GRAPH)
@@ -211,13 +213,14 @@ def _step_panel_flow(page, shots: Path) -> None:
 
     graph.locator("g.node#step-s2").click()
     page.get_by_role("heading", name="Step s2").wait_for()
+    # the panel's fields take the new step's values just after its heading: wait for them
     description = panel.locator(".st-key-step_description textarea")
-    assert description.input_value() == "Look up order 88231 and its status"
-    assert "selected" in graph.locator("g.node#step-s2").get_attribute("class")
-    assert page.locator(".st-key-step_pick input").input_value() == "s2"  # the table's picker
+    expect(description).to_have_value("Look up order 88231 and its status", timeout=WAIT_MS)
+    expect(graph.locator("g.node#step-s2")).to_have_class(re.compile(r"\bselected\b"))
+    expect(page.locator(".st-key-step_pick input")).to_have_value("s2")  # the table's picker
 
     order = panel.locator(".st-key-step_arg_order_id input")  # the form field of order_id
-    assert order.input_value() == "88231"
+    expect(order).to_have_value("88231", timeout=WAIT_MS)
     assert "order_id=88231" in _graph_text(page, "g#step-s2")  # the node shows its arguments
     order.fill("70412")
     order.press("Enter")

@@ -39,7 +39,7 @@ from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.registry import make_tool
-from tests.support.browser import needs_chromium
+from tests.support.browser import needs_chromium, open_sidebar_section
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 pytestmark = needs_chromium
@@ -241,13 +241,13 @@ def test_a_pending_confirmation_is_in_view_and_answers_the_keyboard(app, served_
 def test_the_demo_pace_survives_a_refresh(app):
     page = _page(app)
     try:
-        page.locator("[data-testid='stSidebar'] summary").filter(has_text="Run options").click()
+        open_sidebar_section(page, "Run options", ".st-key-demo_pace input")
         pace = page.locator(".st-key-demo_pace input")
         pace.fill("1.5")
         pace.press("Enter")
         page.wait_for_url(re.compile(r"demo_pace=1\.5"))
         page.reload()
-        page.locator("[data-testid='stSidebar'] summary").filter(has_text="Run options").click()
+        open_sidebar_section(page, "Run options", ".st-key-demo_pace input")
         page.wait_for_function(
             "() => document.querySelector('.st-key-demo_pace input')?.value === '1.50'")
     finally:
