@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -185,6 +186,33 @@ def test_core_never_imports_streamlit():
                  for name in PROJECT_MODULES if _within(name, "core")
                  for item in imports_of(name) if _within(item.target, "streamlit")]
     assert not offenders, "core/ must stay usable without Streamlit:\n" + "\n".join(offenders)
+
+
+def _bare_expressions(body: list[ast.stmt], *, module: bool = True) -> Iterator[ast.Expr]:
+    """Expression statements Streamlit's "magic" would draw, under ``body`` (not inside a
+    function or class, where magic does not look; a leading docstring aside)."""
+    for index, node in enumerate(body):
+        if isinstance(node, ast.Expr):
+            drawn = not isinstance(node.value, ast.Call | ast.Await | ast.Yield | ast.YieldFrom)
+            docstring = module and index == 0 and isinstance(node.value, ast.Constant)
+            if drawn and not docstring:
+                yield node
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            for field in ("body", "orelse", "finalbody"):
+                yield from _bare_expressions(getattr(node, field, []), module=False)
+            for handler in getattr(node, "handlers", []):
+                yield from _bare_expressions(handler.body, module=False)
+
+
+def test_no_page_relies_on_streamlit_magic():
+    """.streamlit/config.toml turns magic off (it parses every page in the script's thread,
+    which CPython 3.11 can disturb from another thread): a bare value on a page would vanish."""
+    settings = (REPO / ".streamlit" / "config.toml").read_text(encoding="utf-8")
+    assert re.search(r"(?m)^magicEnabled = false$", settings)
+    scripts = [REPO / "app.py", *sorted((REPO / "pages").glob("*.py"))]
+    drawn = [f"{path.name}:{node.lineno}" for path in scripts
+             for node in _bare_expressions(ast.parse(path.read_text(encoding="utf-8")).body)]
+    assert not drawn, drawn
 
 
 def test_core_holds_few_modules_directly():

@@ -3,7 +3,9 @@ and the app's own runner on the test's home."""
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable, Iterator
+from functools import cache
 
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -19,10 +21,24 @@ from ui import state
 __all__ = ["block_text", "drafted", "fresh_runner", "generated_plan", "go_online",
            "keyed_block", "open_app", "plan_dot", "wait_for"]
 
+@cache
+def _apply_app_settings() -> None:
+    """The app's .streamlit/config.toml, as ``streamlit run`` in the repository reads it:
+    each test runs in a folder of its own, where Streamlit would find none (and would then,
+    for one, parse every page for "magic")."""
+    from streamlit import config
+
+    path = REPO / ".streamlit" / "config.toml"
+    for section, options in tomllib.loads(path.read_text(encoding="utf-8")).items():
+        for name, value in options.items():
+            config.set_option(f"{section}.{name}", value, where_defined=str(path))
+
+
 def open_app(
     page: str | None = None, *, query: dict[str, str] | None = None, **preset: object
 ) -> AppTest:
     """The app started from app.py on ``page`` with ``query`` params and ``preset`` state."""
+    _apply_app_settings()
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=DEFAULT_TIMEOUT_S)
     for key, value in preset.items():
         at.session_state[key] = value
