@@ -26,6 +26,7 @@ import pytest
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.llm.settings import LLMSettings
+from core.planning.choices import DEFAULT_POLICY
 from core.planning.planner import plan_request
 from core.runs.answers import answer_direct
 from core.runs.session import request_language
@@ -91,7 +92,7 @@ def _run_end_to_end(request: str, engine: Engine) -> tuple[str, str, list[str]]:
     with fresh_home():
         runner = open_runner()
         try:
-            status, answer, _ = _run_request(request, engine, runner, "rigid", "auto",
+            status, answer, _ = _run_request(request, engine, runner, DEFAULT_POLICY, "auto",
                                              time.monotonic() + 900)
             runs = runner.store.list_runs()
             plan = runner.store.get_run(runs[0].run_id).plan if runs else None
