@@ -21,6 +21,10 @@ fi
 
 python -m pip install -q -r requirements-dev.txt
 python -m ruff check .
+# Compiled modules are kept: the suite starts hundreds of Python processes (CLI commands,
+# workers, served apps) that would each compile the project again, and pytest keeps its
+# rewritten test modules for the second run below.
+unset PYTHONDONTWRITEBYTECODE
 # One worker per core (pytest-xdist): much of the suite waits on subprocesses, servers and a
 # browser, so two workers beat one even on two cores; a file's tests stay on one worker (its
 # module fixtures are made once). Then the tests marked `alone` (they time the machine) with
@@ -28,7 +32,11 @@ python -m ruff check .
 # (a path without tests marked `alone`, say), not for both.
 first=0 second=0
 python -m pytest -n auto --dist loadfile -m "not realmodel and not alone" "$@" || first=$?
-python -m pytest -m "alone and not realmodel" "$@" || second=$?
+alone=("$@")
+if ((${#alone[@]} == 0)); then  # only the files that hold such tests: no second collection
+  mapfile -t alone < <(grep -rl --include='test_*.py' "pytest.mark.alone" tests)
+fi
+python -m pytest -m "alone and not realmodel" "${alone[@]}" || second=$?
 if ((first == 5 && second != 5)); then first=0; fi
 if ((second == 5 && first != 5)); then second=0; fi
 exit $((first ? first : second))
