@@ -16,7 +16,7 @@ from core.base.expressions import ExpressionError, condition_step_refs, is_expre
 from core.plan.dag import ancestors
 from core.plan.model import Plan, Step, references_in
 
-__all__ = ["add_implied_dependencies"]
+__all__ = ["add_implied_dependencies", "steps_read"]
 
 
 def add_implied_dependencies(plan: Plan) -> list[str]:
@@ -27,7 +27,7 @@ def add_implied_dependencies(plan: Plan) -> list[str]:
     for step in plan.steps:
         if step.status != "pending":
             continue
-        for ref in sorted(_read_ids(step) - set(step.depends_on) - {step.id}):
+        for ref in sorted(steps_read(step) - set(step.depends_on) - {step.id}):
             graph = {s.id: s.depends_on for s in plan.steps}
             if ref in ids and step.id not in ancestors(graph, [ref]):
                 step.depends_on.append(ref)
@@ -35,7 +35,9 @@ def add_implied_dependencies(plan: Plan) -> list[str]:
     return added
 
 
-def _read_ids(step: Step) -> set[str]:
+def steps_read(step: Step) -> set[str]:
+    """The ids of the steps whose results ``step`` reads: in its arguments and its
+    condition."""
     refs = references_in(step.args or {})
     if step.condition and is_expression_condition(step.condition):
         with suppress(ExpressionError):  # validation words the parse error

@@ -22,7 +22,7 @@ from core.errors import ConfigError, PlanBoardError, PlanError, PlanValidationEr
 from core.llm.client import ChatModel
 from core.llm.engine import Engine
 from core.llm.providers import PromptStyle
-from core.plan.implied_deps import add_implied_dependencies
+from core.plan.implied_deps import add_implied_dependencies, steps_read
 from core.plan.model import Plan, Step, references_in, step_number
 from core.plan.parse import parse_plan
 from core.plan.versions import renumber
@@ -342,6 +342,8 @@ def _merge(plan: Plan, kept: list[Step], proposal: Plan) -> Plan:
     for step in renamed:
         if step.tool is None:  # reasoning reads what is there: not a dropped (failed) step
             _forget_steps(step, dropped)
+        else:
+            _forget_waits(step, dropped)
     if renamed and renamed[-1].tool is None:
         completed = [s.id for s in kept if s.status == "completed"]
         renamed[-1].depends_on = list(dict.fromkeys([*completed, *renamed[-1].depends_on]))
@@ -370,8 +372,7 @@ def _reads_dropped(merged: Plan, plan: Plan, kept: list[Step]) -> list[Message]:
     completed = ", ".join(s.id for s in kept if s.status == "completed") or "—"
     problems = []
     for step in merged.steps[len(kept):]:
-        for step_id in sorted((set(step.depends_on) | references_in(step.args or {}))
-                              & dropped):
+        for step_id in sorted((set(step.depends_on) | steps_read(step)) & dropped):
             problems.append(msg("plan.reads_dropped_step", step=step.id, dependency=step_id,
                                 completed=completed))
     return problems
@@ -385,6 +386,14 @@ def _forget_steps(step: Step, dropped: set[str]) -> None:
     if step.args:
         step.args = {name: value for name, value in step.args.items()
                      if not references_in(value) & dropped}
+
+
+def _forget_waits(step: Step, dropped: set[str]) -> None:
+    """Drop ``step``'s dependencies on the ``dropped`` steps it reads nothing of: it cannot
+    wait for a step the new version no longer holds, and needs nothing from it. A step that
+    reads one is told what to read instead (``_reads_dropped``)."""
+    read = steps_read(step)
+    step.depends_on = [dep for dep in step.depends_on if dep not in dropped or dep in read]
 
 
 # ---- tool names ---------------------------------------------------------------------------

@@ -203,6 +203,19 @@ def test_a_new_reasoning_step_does_not_wait_for_the_step_that_failed(planner_reg
         "order": "{{s1.order_id}}"}
 
 
+def test_a_new_tool_step_that_only_waited_for_the_failed_step_no_longer_waits(
+        planner_registry):
+    reply = {"steps": [
+        {"id": "s4", "description": "Look the order up again", "tool": "query_order",
+         "args": {"order_id": "{{s1.order_id}}"}, "depends_on": ["s1", "s2"]},
+        {"id": "s5", "description": "Answer", "tool": None, "depends_on": ["s4"]}]}
+    engine, model = engine_with(planner_registry, json.dumps(reply))
+    new = replan(failed_plan(), "s2 failed: refund service timed out", engine)
+    assert len(model.requests) == 1  # nothing to correct: s4 reads nothing of s2
+    assert new.step("s4").depends_on == ["s1"]
+    assert new.validate(planner_registry) == []
+
+
 def test_a_new_tool_step_reading_the_failed_step_is_told_what_to_read_instead(
         planner_registry):
     reads_failed = {"steps": [
