@@ -36,6 +36,9 @@ def test_reset_demo_data_makes_the_next_demo_ask_for_the_refund_again(runner):
     assert _asks_for_the_refund(runner, at, first)
     at.button(key="confirm_step_s3").click().run()
     assert "run_error" not in at.session_state, at.session_state["run_error"]
+    # the click reached the page's handler, which sent the decision (a rare failure below
+    # said the run still waited: this tells a lost click from a lost message)
+    assert (first, "s3") in at.session_state["decided"]
     assert runner.wait(first, DEFAULT_TIMEOUT_S).status == "completed"
     assert runner.store.get_run(first).plan.step("s3").result["refund_id"]
 
