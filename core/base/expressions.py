@@ -29,12 +29,12 @@ _EXPRESSION_HINT = re.compile(r"==|!=|<|>|\bs\d+\b")
 _RESULT_NAME = re.compile(r"\bresult\b")
 _CRITERIA_OPERATOR = re.compile(r"==|!=|<=|>=|<|>|\bin\b")
 RESULT_STEP = "s0"
+"""The step name that stands for ``result`` when success criteria are read as a condition."""
 # CPython 3.11 counts the AST builder's recursion per interpreter, not per thread: two
 # threads parsing at once (parallel steps, a planner beside a run, a library formatting a
 # traceback) can fail with "SystemError: AST constructor recursion depth mismatch". Ours
 # take turns, and a parse another thread's disturbed is done again. Parsing is microseconds.
 _PARSING = threading.Lock()
-"""The step name that stands for ``result`` when success criteria are read as a condition."""
 _LITERAL_NAMES = {"true": True, "false": False, "null": None, "True": True,
                   "False": False, "None": None}
 _COMPARATORS = {

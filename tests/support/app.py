@@ -21,6 +21,7 @@ from ui import state
 __all__ = ["block_text", "drafted", "fresh_runner", "generated_plan", "go_online",
            "keyed_block", "open_app", "plan_dot", "wait_for"]
 
+
 @cache
 def _apply_app_settings() -> None:
     """The app's .streamlit/config.toml, as ``streamlit run`` in the repository reads it:
