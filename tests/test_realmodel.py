@@ -144,4 +144,4 @@ def test_a_question_over_mcp_tools_is_planned_over_them_and_answered(
             f"What was the last commit's message in {repo}, and what time is it in Tokyo?",
             Engine(registry=registry, model=model))
     assert any(tool.startswith("git__") for tool in tools), tools
-    assert status == "completed" and message in answer, answer
+    assert status == "completed" and message in answer, (answer, tools)
