@@ -9,6 +9,7 @@ import streamlit as st
 from core.base.text import preview
 from core.base.usage import Usage
 from core.errors import PlanBoardError, UnservableRequestError
+from core.execution.read_ahead import ReadAhead
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.routes import Route, reason_text
@@ -114,8 +115,10 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool,
     rerun meanwhile does not stop it); the offline rules answer at once.
     """
     if not engine.offline:
+        _forget_read_ahead()
+        read_ahead = ReadAhead(engine.registry) if st.session_state.get("read_ahead") else None
         drafting = Drafting(request, allow_questions=allow_questions, language=language,
-                            hierarchical=hierarchical)
+                            hierarchical=hierarchical, read_ahead=read_ahead)
         st.session_state["plan_drafting"] = (drafting.start(engine, state.runner().store),
                                              usage)
         return
@@ -135,6 +138,13 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool,
     _keep_draft(request, draft, usage, hierarchical=hierarchical)
 
 
+def _forget_read_ahead() -> None:
+    """Close the calls read ahead for an earlier plan: none of them serves another."""
+    read_ahead = st.session_state.pop("plan_read_ahead", None)
+    if read_ahead is not None:
+        read_ahead.close()
+
+
 def _drafting() -> bool:
     """True while a plan is being written (its preview is drawn); a finished drafting is
     taken as the plan to review."""
@@ -146,6 +156,8 @@ def _drafting() -> bool:
         _render_drafting()
         return True
     del st.session_state["plan_drafting"]
+    if drafting.read_ahead is not None:  # its calls serve the plan when it is approved
+        st.session_state["plan_read_ahead"] = drafting.read_ahead
     try:
         draft = drafting.result()
     except UnservableRequestError as exc:
@@ -341,6 +353,7 @@ def _blank(request: str) -> None:
     for key in ("route_info", "clarify", "plan_lessons", "planning_usage", "plan_draft",
                 "plan_drafting"):  # a plan still being written is dropped too
         st.session_state.pop(key, None)
+    _forget_read_ahead()
     variants_view.forget()
     st.session_state["plan_request"] = goal
     plan_editor.set_plan(Plan(goal=goal, steps=[Step(id="s1", description="")]))
@@ -348,9 +361,13 @@ def _blank(request: str) -> None:
 
 def _approve(plan: Plan) -> None:
     request = st.session_state.get("plan_request") or plan.goal
+    options = state.run_options()
+    read_ahead = st.session_state.get("plan_read_ahead")
+    if read_ahead is not None:
+        options = options.model_copy(update={"read_ahead": read_ahead.results()})
     try:
         run_id = state.runner().start(
-            request, plan, engine=state.engine(), options=state.run_options(),
+            request, plan, engine=state.engine(), options=options,
             settings_public=state.settings_public(),
             planning_usage=st.session_state.get("planning_usage"),
             drafted=st.session_state.get("plan_draft"),
@@ -360,6 +377,7 @@ def _approve(plan: Plan) -> None:
         return
     st.session_state.pop("planning_usage", None)  # counted once, by this run
     st.session_state.pop("plan_draft", None)
+    _forget_read_ahead()
     st.session_state["last_run_id"] = run_id
     st.switch_page("pages/run.py", query_params={"run": run_id})
 

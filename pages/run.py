@@ -207,7 +207,8 @@ def _render_card_part(run_id: str, step_id: str) -> None:
         step, side_effect=step.tool in side_effect_tool_names(state.registry()),
         waiting=step.id in waiting, check=view.checks.get(step.id),
         skip=view.skip_reasons.get(step.id), server=state.tool_server(step.tool),
-        in_doubt=step.id in view.in_doubt, rerun="rerun" in view.controls)
+        in_doubt=step.id in view.in_doubt, read_ahead=step.id in view.read_ahead,
+        rerun="rerun" in view.controls)
     _note(run_id, f"card_{step_id}", _parts(view, waiting)[f"card_{step_id}"])
     if chosen:
         st.session_state[RERUN_STEP] = step_id

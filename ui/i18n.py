@@ -97,6 +97,13 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "confirm_side_effects_help": (
         "Ask before a step runs a tool that changes something (refunds, tickets, ...).",
         "执行会改变外部状态的工具（退款、工单等）前先征求确认。"),
+    "read_ahead": ("Start read-only steps while planning", "规划时先执行只读步骤"),
+    "read_ahead_help": (
+        "While the planner writes the plan, steps that only read (no side effect, no input "
+        "from another step) start at once; the approved plan uses their results when it makes "
+        "the same call. Nothing that changes anything runs before you approve.",
+        "规划器写计划时，只读且不依赖其他步骤的步骤会立即开始执行；批准后的计划若发起相同调用，"
+        "直接使用其结果。任何会改变外部状态的操作都不会在您批准前执行。"),
     "checkpoint_policy": ("Checkpoint policy", "检查点策略"),
     "checkpoint_policy_help": (
         "When the plan may change while it runs: never (rigid), after a failure, after each "
@@ -242,6 +249,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "card_condition": ("Condition: {condition}", "条件：{condition}"),
     "card_waiting": ("This step changes something outside PlanBoard. Run it?",
                      "此步骤会改变外部状态，是否执行？"),
+    "card_read_ahead": ("Read while the plan was written (the same call, made once).",
+                        "在编写计划时已读取（相同调用，只执行一次）。"),
     "card_in_doubt": ("This step was calling its tool when the run stopped: the call may "
                       "already have happened. Run it again?",
                       "运行中断时此步骤正在调用工具：这次调用可能已经生效。要再次执行吗？"),

@@ -83,6 +83,7 @@ def render_step_card(
     skip: SkipReason | None = None,
     server: str | None = None,
     in_doubt: bool = False,
+    read_ahead: bool = False,
     rerun: bool = False,
 ) -> bool:
     """One step: status, tool, arguments, result, error, duration, usage and its checks.
@@ -92,7 +93,8 @@ def render_step_card(
     success verdict or failure class; ``skip`` why a skipped step was skipped (shown as a
     neutral note: skipping is not an error); ``server`` the MCP server of its tool;
     ``in_doubt``: the step waits because its call began before the run stopped and may
-    already have happened. ``rerun``: the run has finished, and the card offers "Edit and
+    already have happened. ``read_ahead``: its result is the call made while the plan was
+    written. ``rerun``: the run has finished, and the card offers "Edit and
     re-run from here" (key ``rerun_from_<step id>``); True when it was clicked.
     """
     with st.container(border=True, key=f"step_card_{step.id}"):
@@ -109,6 +111,8 @@ def render_step_card(
             st.caption(t("card_condition", condition=literal(step.condition)))
         if waiting:
             st.caption(":material/front_hand: " + t("card_waiting_above"))
+        if read_ahead and step.status == "completed":
+            st.caption(":material/bolt: " + t("card_read_ahead"))
         # arguments and result are drawn only while their expander is open: a followed
         # run redraws its cards at every change, and the browser's work grows with them
         args = step.resolved_args if step.resolved_args is not None else step.args

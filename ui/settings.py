@@ -13,6 +13,7 @@ __all__ = ["SIDEBAR_KEYS", "keep_settings", "render_sidebar"]
 SIDEBAR_KEYS = (
     "language", "offline_mode", "base_url", "planner_model", "executor_model", "api_key",
     "max_parallel", "max_replans", "confirm_side_effects", "checkpoint_policy", "demo_pace",
+    "read_ahead",
 )
 # choices on the pages whose labels change with the language
 _PAGE_CHOICES = ("plan_mode", "step_pick", "history_status", "history_run", "tool_pick")
@@ -55,6 +56,7 @@ def render_sidebar() -> None:
                             key="max_replans")
             st.toggle(t("confirm_side_effects"), key="confirm_side_effects",
                       help=t("confirm_side_effects_help"))
+            st.toggle(t("read_ahead"), key="read_ahead", help=t("read_ahead_help"))
             policies = {p: t(f"checkpoint_{p}") for p in state.CHECKPOINT_POLICIES}
             st.selectbox(t("checkpoint_policy"), options=list(policies),
                          key="checkpoint_policy", help=t("checkpoint_policy_help"),

@@ -140,6 +140,7 @@ def init_session() -> None:
         "max_parallel": options.max_parallel,
         "max_replans": options.max_replans,
         "confirm_side_effects": options.confirm_side_effects,
+        "read_ahead": False,
         "checkpoint_policy": options.checkpoint,
         "demo_pace": float(options.step_delay_s),
         "plan_mode": "auto",

@@ -173,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="when to revise the plan while it runs")
     run.add_argument("--pace", type=bounded_float(0, 10), default=0, metavar="SECONDS",
                      help="demo pace: wait this long before each step")
+    run.add_argument("--read-ahead", action="store_true",
+                     help="start the read-only steps that need no other step's result while "
+                          "the planner writes the plan (side effects still wait for approval)")
     run.add_argument("--detach", action="store_true",
                      help="submit the approved plan to the workers (python -m core worker), "
                           "print the run id and exit; with --yes and a request, the workers "
@@ -305,6 +308,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     engine = build_engine(offline=args.offline)
     started = time.monotonic()
     runner = args.runner()
+    read_ahead = None
     settings = public_settings(offline=engine.offline)
     if args.template:
         from core.cli.templates import template_plan
@@ -322,13 +326,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         from core.cli.templates import offer_template
 
         offer_template(args.request, runner.store)
+        listeners = [] if args.json else [StepPrinter(sys.stderr)]
+        if args.read_ahead:
+            from core.execution.read_ahead import ReadAhead
+
+            read_ahead = ReadAhead(engine.registry)
+            listeners.append(read_ahead.offer)
         plan, planning = _draft(args.request, engine, ask_questions=not args.yes,
                                 store=runner.store, hierarchical=route.mode == "hierarchical",
-                                on_steps=None if args.json else StepPrinter(sys.stderr))
+                                on_steps=_each(listeners))
         usage += planning
-    if not approved_to_run(plan, engine, args.yes, out):
-        return 1
-    options = _run_options(args)
+    try:
+        if not approved_to_run(plan, engine, args.yes, out):
+            return 1
+        options = _run_options(args)
+        if read_ahead is not None:
+            options.read_ahead = read_ahead.results()
+    finally:
+        if read_ahead is not None:
+            read_ahead.close()
     if by_workers:
         from core.cli.workers import run_on_workers
 
@@ -340,6 +356,18 @@ def cmd_run(args: argparse.Namespace) -> int:
                           on_event=lambda event: print_progress(event, out))
     print(f"run {run_id}", file=out)
     return report_run(wait_answering(runner, run_id, out), args.json, started, out, route)
+
+
+def _each(listeners: list[Any]) -> Any:
+    """One step listener telling each of ``listeners`` (None for none)."""
+    if not listeners:
+        return None
+
+    def heard(steps: list[Any]) -> None:
+        for listener in listeners:
+            listener(steps)
+
+    return heard
 
 
 def _run_options(args: argparse.Namespace) -> Any:

@@ -295,7 +295,7 @@ class Coordinator:
         apply_outcome(step, outcome)
         self._close_phase(step)
         usage = outcome.usage
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {"read_ahead": True} if outcome.read_ahead else {}
         if outcome.status == "completed" and step.success_criteria:
             checking = time.perf_counter()
             extra["success"], check_usage = self._check(step)

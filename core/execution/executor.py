@@ -7,6 +7,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -20,9 +21,11 @@ from core.execution.answer_language import in_language
 from core.execution.context import build_step_context, fallback_answer, resolve_args
 from core.execution.in_doubt import CallLedger, in_doubt_if_repeated
 from core.execution.react import MAX_REACT_ROUNDS, ReactCancelled, run_react
+from core.execution.read_ahead import can_read_ahead
 from core.execution.readiness import condition_holds
 from core.execution.success_check import non_answer
 from core.llm.engine import Engine
+from core.plan.calls import call_key
 from core.plan.identifiers import plan_grounds
 from core.plan.model import Plan, Step
 from core.planning.periods import request_period
@@ -61,6 +64,7 @@ class StepOutcome(BaseModel):
     in_doubt: bool = False  # its side effect began before a crash: not called again (in_doubt)
     work_s: float = 0.0  # seconds the step's work took (after any demo pace)
     tool_s: float = 0.0  # of which, inside tool calls; the rest waited on a model, if any
+    read_ahead: bool = False  # its result is the call made while the plan was written
 
 
 def apply_outcome(step: Step, outcome: StepOutcome) -> None:
@@ -157,23 +161,27 @@ def execute_step(
     cancel: threading.Event | None = None,
     idempotency_key: str | None = None,
     ledger: CallLedger | None = None,
+    read_ahead: Mapping[str, Any] | None = None,
 ) -> StepOutcome:
     """Run one step and say how it ended; never mutates the plan and never raises.
 
     The condition is checked first (an expression over earlier results, or a prose
     condition judged by the model; offline a prose condition is noted and the step runs).
     With a ``ledger``, a side effect that is not idempotent is noted there before its
-    call, and not called when it already was (:mod:`core.execution.in_doubt`).
+    call, and not called when it already was (:mod:`core.execution.in_doubt`). A read-only
+    step whose call is in ``read_ahead`` (made while the plan was written,
+    :mod:`core.execution.read_ahead`) takes its result from there.
     The outcome says how long the work took and how much of it was inside tool calls.
     """
     started = time.perf_counter()
-    outcome = _execute(plan, step, engine, cancel, idempotency_key, ledger)
+    outcome = _execute(plan, step, engine, cancel, idempotency_key, ledger, read_ahead or {})
     outcome.work_s = round(time.perf_counter() - started, 4)
     return outcome
 
 
 def _execute(plan: Plan, step: Step, engine: Engine, cancel: threading.Event | None,
-             idempotency_key: str | None, ledger: CallLedger | None) -> StepOutcome:
+             idempotency_key: str | None, ledger: CallLedger | None,
+             read_ahead: Mapping[str, Any]) -> StepOutcome:
     mode = step_mode(plan, step, engine.registry)
     tally = _Tally()
     if cancel is not None and cancel.is_set():
@@ -186,7 +194,7 @@ def _execute(plan: Plan, step: Step, engine: Engine, cancel: threading.Event | N
             return _synthesise(plan, step, engine, tally)
         if mode == "react":
             return _reason(plan, step, engine, tally, cancel)
-        return _run_tool_step(plan, step, engine, tally, idempotency_key, ledger)
+        return _run_tool_step(plan, step, engine, tally, idempotency_key, ledger, read_ahead)
     except ReactCancelled as exc:
         return tally.outcome("skipped", mode, error=str(exc))
     except LLMError as exc:  # worded after LLM_FAILURE: no check reads it as "found nothing"
@@ -287,7 +295,7 @@ def _reason(
 
 def _run_tool_step(
     plan: Plan, step: Step, engine: Engine, tally: _Tally, idempotency_key: str | None,
-    ledger: CallLedger | None,
+    ledger: CallLedger | None, read_ahead: Mapping[str, Any],
 ) -> StepOutcome:
     try:
         target = engine.registry.get(step.tool or "")
@@ -299,6 +307,12 @@ def _run_tool_step(
         raise _StepFailed(msg("step.bad_arguments", step=step.id, error=_worded(exc))) from None
     mode: StepMode = "direct"
     args = known
+    if read_ahead and can_read_ahead(step, engine.registry):
+        key = call_key(step, engine.registry)
+        if key in read_ahead:
+            outcome = tally.outcome("completed", mode, result=read_ahead[key], resolved_args=args)
+            outcome.read_ahead = True
+            return outcome
     if not _has_all_required(step, target):
         given = {k: v for k, v in known.items() if v is not None}
         args = given  # offline, a tool that requires nothing runs with its defaults

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypeVar
@@ -75,9 +75,11 @@ class StepLauncher(Protocol):
 
 
 def paced_work(engine: Engine, control: RunControl, delay_s: float,
-               ledger: CallLedger | None = None) -> StepWork:
+               ledger: CallLedger | None = None,
+               read_ahead: Mapping[str, Any] | None = None) -> StepWork:
     """The work of one step: the demo pace (``delay_s``, 0 for none), then the step (its
-    side effects noted in ``ledger``, when the run has one: core.execution.in_doubt)."""
+    side effects noted in ``ledger``, when the run has one: core.execution.in_doubt; its
+    call's result taken from ``read_ahead`` when it was made while the plan was written)."""
 
     def work(plan: Plan, step: Step, key: str) -> StepOutcome:
         if delay_s:
@@ -86,7 +88,7 @@ def paced_work(engine: Engine, control: RunControl, delay_s: float,
                 "planboard.step.id": step.id, "planboard.step.tool": step.tool,
                 "planboard.plan.version": plan.version}) as span:
             outcome = execute_step(plan, step, engine, cancel=control.cancel_event,
-                                   idempotency_key=key, ledger=ledger)
+                                   idempotency_key=key, ledger=ledger, read_ahead=read_ahead)
             span.set(_outcome_attributes(outcome))
             if outcome.status == "failed":
                 span.fail(outcome.error_message.code if outcome.error_message else "failed")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -37,6 +37,10 @@ class RunOptions(BaseModel):
 
     ``max_model_calls`` is what the plan may spend on model calls in all, its planning
     included (:mod:`core.llm.budget`; default ``PLANBOARD_MAX_MODEL_CALLS``, else 50).
+
+    ``read_ahead`` holds the read-only calls made while the plan was written (call key →
+    result, :mod:`core.execution.read_ahead`): a step making one of those calls takes its
+    result instead of calling again.
     """
 
     max_parallel: int = Field(default=4, ge=1, le=64)
@@ -49,6 +53,7 @@ class RunOptions(BaseModel):
     step_delay_s: float = Field(default=0, ge=0, le=10)  # demo pace: a pause before each step
     earlier_steps: list[str] = Field(default_factory=list)
     max_model_calls: int = Field(default_factory=lambda: default_model_calls(), ge=1, le=10_000)
+    read_ahead: dict[str, Any] = Field(default_factory=dict)
 
 
 def default_model_calls(environ: Mapping[str, str] | None = None) -> int:

@@ -144,7 +144,8 @@ def _launching(launcher: StepLauncher | None, engine: Engine, control: RunContro
     """The caller's launcher as is, or a thread pool that closes when the run ends."""
     if launcher is not None:
         return nullcontext(launcher)
-    return ThreadPoolLauncher(paced_work(engine, control, options.step_delay_s),
+    return ThreadPoolLauncher(paced_work(engine, control, options.step_delay_s,
+                                         read_ahead=options.read_ahead),
                               options.max_parallel)
 
 

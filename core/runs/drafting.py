@@ -5,6 +5,8 @@ A page starts one and keeps it between reruns; drafting goes on in its own threa
 the page does meanwhile, and the page reads :meth:`Drafting.progress` on a timer. The steps
 are a preview of the reply being written; the draft that arrives at the end is the checked
 plan (:func:`core.runs.session.draft_plan`), the only one a person reviews and approves.
+With a :class:`~core.execution.read_ahead.ReadAhead`, the read-only steps of the preview
+start while the rest is written.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 from core.base.language import Language
 from core.errors import PlanBoardError
+from core.execution.read_ahead import ReadAhead
 from core.llm.engine import Engine
 from core.plan.model import Step
 from core.runs.session import Draft, draft_plan
@@ -38,11 +41,13 @@ class Drafting:
     under its lock, so a page may poll it from any thread."""
 
     def __init__(self, request: str, *, allow_questions: bool,
-                 language: Language | None = None, hierarchical: bool = False) -> None:
+                 language: Language | None = None, hierarchical: bool = False,
+                 read_ahead: ReadAhead | None = None) -> None:
         self.request = request
         self.allow_questions = allow_questions
         self.language = language
         self.hierarchical = hierarchical  # the phase plan only (core.planning.phasing)
+        self.read_ahead = read_ahead
         self._lock = threading.Lock()
         self._steps: list[Step] = []
         self._finished = threading.Event()
@@ -73,6 +78,8 @@ class Drafting:
     def _heard(self, steps: list[Step]) -> None:
         with self._lock:
             self._steps = [step.model_copy(deep=True) for step in steps]
+        if self.read_ahead is not None:
+            self.read_ahead.offer(steps)
 
     def _end(self, *, draft: Draft | None = None, error: Exception | None = None) -> None:
         with self._lock:

@@ -49,6 +49,7 @@ __all__ = [
     "build_run_view",
     "count_progress",
     "load_run_view",
+    "read_ahead_steps",
     "skip_reason",
     "step_checks",
     "step_usage",
@@ -138,6 +139,7 @@ class RunView(BaseModel):
     events: list[StoredEvent] = Field(default_factory=list)
     waiting: list[str] = Field(default_factory=list)
     in_doubt: list[str] = Field(default_factory=list)  # of waiting: their call may have happened
+    read_ahead: list[str] = Field(default_factory=list)  # their call was made while planning
     version_wait: VersionWait | None = None
     checks: dict[str, StepCheck] = Field(default_factory=dict)
     reflections: list[Reflected] = Field(default_factory=list)
@@ -203,6 +205,7 @@ def build_run_view(record: RunRecord, stored: list[PlanVersion],
         in_doubt=in_doubt_steps(events) if "confirm" in controls else [],
         version_wait=_version_wait(events, versions) if "confirm" in controls else None,
         checks=step_checks(events),
+        read_ahead=read_ahead_steps(events),
         reflections=_reflections(events),
         controls=controls,
         usage=record.usage if finished and record.usage.llm_calls else step_usage(record.plan),
@@ -261,6 +264,17 @@ def in_doubt_steps(events: Iterable[StoredEvent]) -> list[str]:
     doubtful = {event.step_id: bool(event.data.get("in_doubt")) for event in events
                 if event.kind == "waiting_confirmation" and event.step_id}
     return [step_id for step_id in waiting_steps(events) if doubtful.get(step_id)]
+
+
+def read_ahead_steps(events: Iterable[StoredEvent]) -> list[str]:
+    """Steps whose latest completion took the call made while the plan was written
+    (core.execution.read_ahead), in the order they completed."""
+    latest: dict[str, bool] = {}
+    for event in events:
+        if event.kind == "step_completed" and event.step_id:
+            latest.pop(event.step_id, None)
+            latest[event.step_id] = bool(event.data.get("read_ahead"))
+    return [step_id for step_id, read in latest.items() if read]
 
 
 def _version_wait(events: Iterable[StoredEvent], versions: list[VersionView]

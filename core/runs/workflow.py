@@ -104,7 +104,7 @@ class DurableRun(LiveRun):
     def _run_until_settled(self) -> RunOutcome:
         engine = self.budgeted_engine()
         work = paced_work(engine, self.control, self.options.step_delay_s,
-                          ledger=WorkflowCallLedger())
+                          ledger=WorkflowCallLedger(), read_ahead=self.options.read_ahead)
         with DurableLauncher(work, self.options.max_parallel, self._on_mail,
                              self.mail) as launcher:
             replanner = self.replanner_for_run()

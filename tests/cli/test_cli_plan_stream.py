@@ -106,3 +106,46 @@ def test_run_prints_the_steps_as_the_planner_writes_them(capsys, monkeypatch):
     assert [line.split(":")[0] for line in captured.err.splitlines()
             if line.startswith("planning…")] == ["planning… s1", "planning… s2", "planning… s3"]
     assert captured.out.startswith("Plan v1:") and "completed" in captured.out
+
+
+HANDBOOK_PLAN = json.dumps({"goal": "when is the help desk open", "steps": [
+    {"id": "s1", "description": "Search the handbook for opening hours",
+     "tool": "search_handbook", "args": {"query": "opening hours"}, "depends_on": []},
+    {"id": "s2", "description": "Tell the user the opening hours", "tool": None,
+     "depends_on": ["s1"]},
+]}, indent=1)
+
+
+def test_run_read_ahead_searches_while_the_plan_is_written_and_not_again(
+        capsys, monkeypatch, tmp_path):
+    from core.store.run_store import RunStore
+    from tests.toolsets import counted
+
+    monkeypatch.setenv("PLANBOARD_TOOLSETS", "builtin,tests.toolsets.counted")
+    monkeypatch.setenv(counted.CALLS_ENV, str(tmp_path / "calls.txt"))
+    hold = Hold(after=HANDBOOK_PLAN[:HANDBOOK_PLAN.index('"s2"')])
+    with FakeOpenAI(responder=lambda _body: "The help desk is open 9:00-17:00.") as server:
+        use(monkeypatch, server)
+        server.script(streamed(HANDBOOK_PLAN, chunk_chars=16, hold=hold))
+        codes: list[int] = []
+        command = threading.Thread(target=lambda: codes.append(main(
+            ["run", "when is the help desk open", "--mode", "plan", "--read-ahead", "--yes",
+             "--json"])))
+        command.start()
+        try:
+            wait_until(hold.reached.is_set, what="the server reaching the hold")
+            wait_until(lambda: counted.calls() == ["search_handbook"],
+                       what="the search while the plan is still written")
+        finally:
+            hold.release.set()
+            command.join(timeout=DEFAULT_TIMEOUT_S)
+    assert codes == [0], capsys.readouterr()
+    assert counted.calls() == ["search_handbook"]  # the run used it: no second search
+    store = RunStore()
+    try:
+        [record] = store.list_runs()
+        [s1] = [e for e in store.events(record.run_id)
+                if e.kind == "step_completed" and e.step_id == "s1"]
+    finally:
+        store.close()
+    assert s1.data.get("read_ahead") is True and record.status == "completed"

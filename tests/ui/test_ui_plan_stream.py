@@ -8,7 +8,8 @@ import json
 from tests.support.app import drafted, open_app, wait_for
 from tests.support.fake_openai import DEFAULT_KEY, FakeOpenAI, Hold, streamed
 from tests.support.shown import graph_dots
-from tests.support.waiting import DEFAULT_TIMEOUT_S
+from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
+from ui.i18n import TEXT
 
 REQUEST = "work out 2+2, then 3*3, and tell me both"
 PLAN = json.dumps({"goal": REQUEST, "steps": [
@@ -88,3 +89,41 @@ def test_a_blank_plan_while_the_planner_writes_drops_the_plan_being_written(monk
     assert "plan_drafting" not in at.session_state
     assert [step.description for step in at.session_state["plan"].steps] == [""]
     assert _has(at, "approve_run")
+
+
+ORDER_PLAN = json.dumps({"goal": "where is order 88231", "steps": [
+    {"id": "s1", "description": "Look up order 88231", "tool": "query_order",
+     "args": {"order_id": "88231"}, "depends_on": []},
+    {"id": "s2", "description": "Tell the user where the order is", "tool": None,
+     "depends_on": ["s1"]},
+]}, indent=1)
+
+
+def test_switched_on_the_order_is_looked_up_while_planning_and_the_run_uses_it(
+        monkeypatch, runner):
+    monkeypatch.setenv("PLANBOARD_WEAK_MODEL_CHECKS", "off")
+    hold = Hold(after=ORDER_PLAN[:ORDER_PLAN.index('"s2"')])
+    with FakeOpenAI(responder=lambda _body: "Order 88231 is on its way.") as server:
+        server.script(streamed(ORDER_PLAN, chunk_chars=16, hold=hold))
+        at = open_app(base_url=server.base_url, api_key=DEFAULT_KEY, offline_mode=False,
+                      plan_mode="plan", read_ahead=True)
+        at.text_area(key="request").input("where is order 88231").run()
+        at.button(key="generate_plan").click().run()
+        try:
+            assert hold.reached.wait(DEFAULT_TIMEOUT_S), "the planner never asked"
+            drafting = at.session_state["plan_drafting"][0]
+            wait_until(lambda: drafting.read_ahead.results(),
+                       what="the lookup to answer while the plan is written")
+        finally:
+            hold.release.set()
+        at = drafted(at)
+        at.button(key="approve_run").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        run_id = at.query_params["run"]
+        assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
+    completed = {e.step_id: e.data for e in runner.store.events(run_id)
+                 if e.kind == "step_completed"}
+    assert completed["s1"].get("read_ahead") is True
+    assert completed["s1"]["result"]["order_id"] == "88231"
+    at.run()  # the run page: s1's card says where its result came from
+    assert sum(TEXT["card_read_ahead"]["en"] in caption.value for caption in at.caption) == 1

@@ -1,0 +1,96 @@
+"""Read ahead: read-only steps started while the planner still writes the plan.
+
+LLMCompiler dispatches a step as soon as the planner has written it; PlanBoard does the
+same for the steps that cannot change anything, when a person switches it on (off by
+default). A step is read ahead when its tool is registered and read-only (the tool's own
+flag, :func:`core.plan.approval.has_side_effect`), it waits for no step, has no condition,
+and its arguments are all written as values (no reference to another step's result): then
+its call is known before the plan is finished, and making it early changes nothing.
+
+The approval boundary is unchanged: nothing with a side effect starts before a person
+approves, and a read ahead is only used by the approved plan when its step makes the very
+same call (:func:`core.plan.calls.call_key`): a step whose arguments a person edited calls
+its tool again. A call that failed, or is still under way at approval, is made by the run
+as usual, and so is one whose result is older than :data:`MAX_AGE_S` at approval (a plan
+reviewed at length reads afresh). The results travel with the run's options
+(:attr:`RunOptions.read_ahead`), so a worker in another process uses them too.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from core.plan.approval import has_side_effect
+from core.plan.calls import call_key
+from core.plan.model import Step
+from core.tools.registry import ToolRegistry
+
+__all__ = ["ReadAhead", "can_read_ahead"]
+
+logger = logging.getLogger(__name__)
+
+MAX_PARALLEL = 4  # read-ahead calls at once: a plan's first reads, not a load test
+MAX_AGE_S = 300.0  # a read older than this at approval is made again by the run
+
+
+def can_read_ahead(step: Step, registry: ToolRegistry) -> bool:
+    """True when ``step``'s call is known and harmless before its plan is finished."""
+    if step.tool is None or step.tool not in registry or has_side_effect(step, registry):
+        return False
+    if step.depends_on or step.condition or call_key(step, registry) is None:
+        return False
+    return "{{" not in json.dumps(step.args, ensure_ascii=False, default=str)
+
+
+class ReadAhead:
+    """The read-ahead calls of one plan being written: :meth:`offer` each preview of its
+    steps; :meth:`results` gives the calls that have answered; :meth:`close` at the end."""
+
+    def __init__(self, registry: ToolRegistry, *, max_parallel: int = MAX_PARALLEL,
+                 max_age_s: float = MAX_AGE_S) -> None:
+        self._registry = registry
+        self._max_age_s = max_age_s
+        self._lock = threading.Lock()
+        self._calls: dict[str, Future[tuple[Any, float]]] = {}
+        self._pool = ThreadPoolExecutor(max_workers=max_parallel,
+                                        thread_name_prefix="planboard-read-ahead")
+        self._closed = False
+
+    def offer(self, steps: list[Step]) -> None:
+        """Start the call of every step of ``steps`` that may be read ahead and was not yet
+        (a step the planner is still writing is not among them: its JSON is not complete)."""
+        for step in steps:
+            if not can_read_ahead(step, self._registry):
+                continue
+            key = call_key(step, self._registry)
+            with self._lock:
+                if self._closed or key in self._calls:
+                    continue
+                self._calls[key] = self._pool.submit(self._call, step.tool, dict(step.args))
+
+    def _call(self, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
+        logger.info("reading ahead: %s", tool)
+        result = self._registry.call(tool, args)
+        return result, time.monotonic()
+
+    def results(self) -> dict[str, Any]:
+        """Call key → result, for every call that has answered without an error in the
+        last :data:`MAX_AGE_S` seconds."""
+        with self._lock:
+            calls = dict(self._calls)
+        now = time.monotonic()
+        answered = {key: call.result() for key, call in calls.items()
+                    if call.done() and not call.cancelled() and call.exception() is None}
+        return {key: result for key, (result, at) in answered.items()
+                if now - at <= self._max_age_s}
+
+    def close(self) -> None:
+        """Start no more calls; the running ones end on their own (their results unused)."""
+        with self._lock:
+            self._closed = True
+        self._pool.shutdown(wait=False, cancel_futures=True)
