@@ -148,7 +148,8 @@ def engine_tables(latency: float, steps: int) -> list[Table]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run every engine benchmark, then streamed planning's (bench/planning_stream.py: time
-    to the first step against the planning time), the DBOS ones (bench/durable_bench.py)
+    to the first step against the planning time; bench/read_ahead.py: request to answer
+    with read-only steps started while planning), the DBOS ones (bench/durable_bench.py)
     and the workers' (bench/workers_bench.py: the submission of ``run --detach``, two
     workers against one), and print their tables (as Markdown with ``--markdown``)."""
     parser = argparse.ArgumentParser(prog="python -m bench")
@@ -168,10 +169,10 @@ def main(argv: list[str] | None = None) -> int:
         for table in engine_tables(args.latency, args.steps):
             print(table.markdown(command) if args.markdown else table.text())
     if args.only in (None, "planning"):
-        from bench.planning_stream import scripted_table
+        from bench import planning_stream, read_ahead
 
-        table = scripted_table()
-        print(table.markdown(command) if args.markdown else table.text())
+        for table in (planning_stream.scripted_table(), read_ahead.scripted_table()):
+            print(table.markdown(command) if args.markdown else table.text())
     if args.only in (None, "durable"):
         from bench.durable_bench import run_durable_benches  # imports dbos (0.7 s)
 

@@ -71,7 +71,8 @@ BENCHES = (
           ("bench", "--only", "workers")),
     Bench("planning", "Streamed planning", "When the first step of a plan is on screen "
           "against the whole planning time, the planner's reply streamed at a steady pace "
-          "(fake endpoint), and the same reply from a server that does not stream.",
+          "(fake endpoint), and the same reply from a server that does not stream; from the "
+          "request to the answer with and without read-only steps started while planning.",
           ("bench", "--only", "planning")),
 )
 

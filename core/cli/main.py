@@ -341,7 +341,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             return 1
         options = _run_options(args)
         if read_ahead is not None:
-            options.read_ahead = read_ahead.results()
+            from core.execution.read_ahead import APPROVAL_WAIT_S
+
+            options.read_ahead = read_ahead.results(wait_s=APPROVAL_WAIT_S)
     finally:
         if read_ahead is not None:
             read_ahead.close()

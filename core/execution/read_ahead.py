@@ -10,10 +10,12 @@ its call is known before the plan is finished, and making it early changes nothi
 The approval boundary is unchanged: nothing with a side effect starts before a person
 approves, and a read ahead is only used by the approved plan when its step makes the very
 same call (:func:`core.plan.calls.call_key`): a step whose arguments a person edited calls
-its tool again. A call that failed, or is still under way at approval, is made by the run
-as usual, and so is one whose result is older than :data:`MAX_AGE_S` at approval (a plan
-reviewed at length reads afresh). The results travel with the run's options
-(:attr:`RunOptions.read_ahead`), so a worker in another process uses them too.
+its tool again. A call that failed is made by the run as usual, and so is one whose result
+is older than :data:`MAX_AGE_S` at approval (a plan reviewed at length reads afresh). A call
+still under way at approval is waited for up to ``wait_s`` (the command line, whose ``--yes``
+approves the moment the plan is written, waits :data:`APPROVAL_WAIT_S`: the run would spend
+that time calling again), and made again by the run past it. The results travel with the
+run's options (:attr:`RunOptions.read_ahead`), so a worker in another process uses them too.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import json
 import logging
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from core.plan.approval import has_side_effect
@@ -30,12 +32,13 @@ from core.plan.calls import call_key
 from core.plan.model import Step
 from core.tools.registry import ToolRegistry
 
-__all__ = ["ReadAhead", "can_read_ahead"]
+__all__ = ["APPROVAL_WAIT_S", "ReadAhead", "can_read_ahead"]
 
 logger = logging.getLogger(__name__)
 
 MAX_PARALLEL = 4  # read-ahead calls at once: a plan's first reads, not a load test
 MAX_AGE_S = 300.0  # a read older than this at approval is made again by the run
+APPROVAL_WAIT_S = 10.0  # the most an approval waits for reads still under way
 
 
 def can_read_ahead(step: Step, registry: ToolRegistry) -> bool:
@@ -78,11 +81,14 @@ class ReadAhead:
         result = self._registry.call(tool, args)
         return result, time.monotonic()
 
-    def results(self) -> dict[str, Any]:
+    def results(self, *, wait_s: float = 0.0) -> dict[str, Any]:
         """Call key → result, for every call that has answered without an error in the
-        last :data:`MAX_AGE_S` seconds."""
+        last :data:`MAX_AGE_S` seconds, once those under way have answered or ``wait_s``
+        seconds have passed."""
         with self._lock:
             calls = dict(self._calls)
+        if wait_s > 0 and calls:
+            wait(calls.values(), timeout=wait_s)
         now = time.monotonic()
         answered = {key: call.result() for key, call in calls.items()
                     if call.done() and not call.cancelled() and call.exception() is None}

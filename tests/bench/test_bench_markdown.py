@@ -146,3 +146,13 @@ def test_the_report_runs_a_benchmark_in_its_own_process(tmp_path):
     assert "<!-- bench: prompts -->\n\n## Planner prompt" in written
     assert markdown_rows(written)[2][:3] == ["15", "full", "en"]
     assert "<!-- bench: parser -->" not in written
+
+
+def test_the_read_ahead_bench_calls_each_lookup_once_with_and_without(monkeypatch):
+    from bench import read_ahead
+
+    monkeypatch.setattr(read_ahead, "CHUNK_DELAY_S", 0.001)  # the figures, not the times
+    monkeypatch.setattr(read_ahead, "READ_S", 0.01)
+    table = read_ahead.scripted_table()
+    assert [row[:2] for row in table.rows] == [["off", "4"], ["on", "4"]]
+    assert table.rows[0][-1] == "1.00"
