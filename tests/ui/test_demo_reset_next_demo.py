@@ -35,6 +35,7 @@ def test_reset_demo_data_makes_the_next_demo_ask_for_the_refund_again(runner):
     at, first = _customer_service_demo()
     assert _asks_for_the_refund(runner, at, first)
     at.button(key="confirm_step_s3").click().run()
+    assert not at.exception, [e.value for e in at.exception]
     assert "run_error" not in at.session_state, at.session_state["run_error"]
     # the click reached the page's handler, which sent the decision (a rare failure below
     # said the run still waited: this tells a lost click from a lost message)
