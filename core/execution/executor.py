@@ -21,7 +21,7 @@ from core.execution.answer_language import in_language
 from core.execution.context import build_step_context, fallback_answer, resolve_args
 from core.execution.in_doubt import CallLedger, in_doubt_if_repeated
 from core.execution.react import MAX_REACT_ROUNDS, ReactCancelled, run_react
-from core.execution.read_ahead import can_read_ahead
+from core.execution.read_ahead import can_read_ahead, read_result
 from core.execution.readiness import condition_holds
 from core.execution.success_check import non_answer
 from core.llm.engine import Engine
@@ -308,9 +308,9 @@ def _run_tool_step(
     mode: StepMode = "direct"
     args = known
     if read_ahead and can_read_ahead(step, engine.registry):
-        key = call_key(step, engine.registry)
-        if key in read_ahead:
-            outcome = tally.outcome("completed", mode, result=read_ahead[key], resolved_args=args)
+        found, result = read_result(read_ahead, call_key(step, engine.registry))
+        if found:
+            outcome = tally.outcome("completed", mode, result=result, resolved_args=args)
             outcome.read_ahead = True
             return outcome
     if not _has_all_required(step, target):

@@ -39,8 +39,8 @@ class RunOptions(BaseModel):
     included (:mod:`core.llm.budget`; default ``PLANBOARD_MAX_MODEL_CALLS``, else 50).
 
     ``read_ahead`` holds the read-only calls made while the plan was written (call key →
-    result, :mod:`core.execution.read_ahead`): a step making one of those calls takes its
-    result instead of calling again.
+    its result and when it was read, :mod:`core.execution.read_ahead`): a step making one
+    of those calls takes its result instead of calling again, while the read is recent.
     """
 
     max_parallel: int = Field(default=4, ge=1, le=64)

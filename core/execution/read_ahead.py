@@ -8,14 +8,15 @@ and its arguments are all written as values (no reference to another step's resu
 its call is known before the plan is finished, and making it early changes nothing.
 
 The approval boundary is unchanged: nothing with a side effect starts before a person
-approves, and a read ahead is only used by the approved plan when its step makes the very
-same call (:func:`core.plan.calls.call_key`): a step whose arguments a person edited calls
-its tool again. A call that failed is made by the run as usual, and so is one whose result
-is older than :data:`MAX_AGE_S` at approval (a plan reviewed at length reads afresh). A call
-still under way at approval is waited for up to ``wait_s`` (the command line, whose ``--yes``
-approves the moment the plan is written, waits :data:`APPROVAL_WAIT_S`: the run would spend
-that time calling again), and made again by the run past it. The results travel with the
-run's options (:attr:`RunOptions.read_ahead`), so a worker in another process uses them too.
+approves, and a read ahead serves a step only when it makes the very same call
+(:func:`core.plan.calls.call_key`) with a read-only tool: a step whose arguments a person
+edited calls its tool again. So does a step whose call failed, and one whose read is older
+than :data:`MAX_AGE_S` when the step runs (a plan reviewed at length, a run resumed or re-run
+later, reads afresh). A call still under way at approval is waited for up to ``wait_s`` (the
+command line, whose ``--yes`` approves the moment the plan is written, waits
+:data:`APPROVAL_WAIT_S`: the run would spend that time calling again), and made again by the
+run past it. The results travel with the run's options (:attr:`RunOptions.read_ahead`, each
+with the time it was read), so a worker in another process uses them too.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -32,12 +34,12 @@ from core.plan.calls import call_key
 from core.plan.model import Step
 from core.tools.registry import ToolRegistry
 
-__all__ = ["APPROVAL_WAIT_S", "ReadAhead", "can_read_ahead"]
+__all__ = ["APPROVAL_WAIT_S", "MAX_AGE_S", "ReadAhead", "can_read_ahead", "read_result"]
 
 logger = logging.getLogger(__name__)
 
 MAX_PARALLEL = 4  # read-ahead calls at once: a plan's first reads, not a load test
-MAX_AGE_S = 300.0  # a read older than this at approval is made again by the run
+MAX_AGE_S = 300.0  # a read older than this when its step runs is made again
 APPROVAL_WAIT_S = 10.0  # the most an approval waits for reads still under way
 
 
@@ -50,16 +52,23 @@ def can_read_ahead(step: Step, registry: ToolRegistry) -> bool:
     return "{{" not in json.dumps(step.args, ensure_ascii=False, default=str)
 
 
+def read_result(read_ahead: Mapping[str, Any], key: str | None) -> tuple[bool, Any]:
+    """``(True, result)`` when the call ``key`` was read ahead less than :data:`MAX_AGE_S`
+    seconds ago, else ``(False, None)``."""
+    read = read_ahead.get(key) if key is not None else None
+    if not isinstance(read, dict) or time.time() - float(read.get("read_at", 0)) > MAX_AGE_S:
+        return False, None
+    return True, read.get("result")
+
+
 class ReadAhead:
     """The read-ahead calls of one plan being written: :meth:`offer` each preview of its
     steps; :meth:`results` gives the calls that have answered; :meth:`close` at the end."""
 
-    def __init__(self, registry: ToolRegistry, *, max_parallel: int = MAX_PARALLEL,
-                 max_age_s: float = MAX_AGE_S) -> None:
+    def __init__(self, registry: ToolRegistry, *, max_parallel: int = MAX_PARALLEL) -> None:
         self._registry = registry
-        self._max_age_s = max_age_s
         self._lock = threading.Lock()
-        self._calls: dict[str, Future[tuple[Any, float]]] = {}
+        self._calls: dict[str, Future[dict[str, Any]]] = {}
         self._pool = ThreadPoolExecutor(max_workers=max_parallel,
                                         thread_name_prefix="planboard-read-ahead")
         self._closed = False
@@ -76,24 +85,20 @@ class ReadAhead:
                     continue
                 self._calls[key] = self._pool.submit(self._call, step.tool, dict(step.args))
 
-    def _call(self, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
+    def _call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         logger.info("reading ahead: %s", tool)
         result = self._registry.call(tool, args)
-        return result, time.monotonic()
+        return {"result": result, "read_at": time.time()}  # wall time: read in any process
 
-    def results(self, *, wait_s: float = 0.0) -> dict[str, Any]:
-        """Call key → result, for every call that has answered without an error in the
-        last :data:`MAX_AGE_S` seconds, once those under way have answered or ``wait_s``
-        seconds have passed."""
+    def results(self, *, wait_s: float = 0.0) -> dict[str, dict[str, Any]]:
+        """Call key → ``{"result", "read_at"}`` for every call that has answered without an
+        error, once those under way have answered or ``wait_s`` seconds have passed."""
         with self._lock:
             calls = dict(self._calls)
         if wait_s > 0 and calls:
             wait(calls.values(), timeout=wait_s)
-        now = time.monotonic()
-        answered = {key: call.result() for key, call in calls.items()
-                    if call.done() and not call.cancelled() and call.exception() is None}
-        return {key: result for key, (result, at) in answered.items()
-                if now - at <= self._max_age_s}
+        return {key: call.result() for key, call in calls.items()
+                if call.done() and not call.cancelled() and call.exception() is None}
 
     def close(self) -> None:
         """Start no more calls; the running ones end on their own (their results unused)."""

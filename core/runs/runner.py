@@ -205,7 +205,7 @@ class Runner:
         record = self.store.get_run(run_id)
         require_followable(record)
         plan, usage = prepared or extend_plan_request(record.plan, text, engine)
-        extra = dict(record.options)
+        extra = _later_options(record)
         spent = Usage.model_validate(extra.get("followup_usage") or {}) + usage
         extra["followup_usage"] = spent.model_dump()
         extra["earlier_steps"] = [step.id for step in record.plan.steps]  # not its answer's
@@ -236,7 +236,7 @@ class Runner:
         if current.version + 1 != prepared.plan.version:
             raise StoreError(msg("rerun.changed_meanwhile", run_id=record.run_id,
                                  version=current.version))
-        extra = dict(record.options) | {"approved_version": prepared.plan.version}
+        extra = _later_options(record) | {"approved_version": prepared.plan.version}
         spent = Usage.model_validate(extra.get("rerun_usage") or {}) + prepared.replaced
         extra["rerun_usage"] = spent.model_dump()
         replanned = RunEvent(
@@ -411,3 +411,11 @@ def open_runner(store: RunStore | None = None) -> Runner:
     runner = Runner(store)
     runner.recover_interrupted()
     return runner
+
+
+def _later_options(record: RunRecord) -> dict[str, Any]:
+    """The run's options for a later request on it (a follow-up, a re-run): the reads made
+    while its first plan was written served that plan only, and a step run again calls."""
+    options = dict(record.options)
+    options.pop("read_ahead", None)
+    return options

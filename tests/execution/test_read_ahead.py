@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 
 from core.execution.options import RunOptions
-from core.execution.read_ahead import ReadAhead, can_read_ahead
+from core.execution.read_ahead import MAX_AGE_S, ReadAhead, can_read_ahead, read_result
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.plan.calls import call_key
@@ -85,6 +86,7 @@ def test_each_call_is_made_once_however_often_the_preview_offers_it():
     stock = Stock()
     registry = stock.registry()
     read_ahead = ReadAhead(registry)
+    before = time.time()
     try:
         for _ in range(3):
             read_ahead.offer([count(), order(), count("s3", sku="B-2", depends_on=["s1"])])
@@ -92,10 +94,12 @@ def test_each_call_is_made_once_however_often_the_preview_offers_it():
     finally:
         read_ahead.close()
     assert stock.counted == ["A-1"] and stock.ordered == []
-    assert read_ahead.results() == {call_key(count(), registry): {"sku": "A-1", "units": 7}}
+    [(key, read)] = read_ahead.results().items()
+    assert key == call_key(count(), registry) and read["result"] == {"sku": "A-1", "units": 7}
+    assert before <= read["read_at"] <= time.time()
 
 
-def test_a_failed_or_stale_read_serves_nothing():
+def test_a_failed_read_serves_nothing():
     failing = Stock(fail=True)
     read_ahead = ReadAhead(failing.registry())
     read_ahead.offer([count()])
@@ -103,12 +107,15 @@ def test_a_failed_or_stale_read_serves_nothing():
     read_ahead.close()
     assert read_ahead.results() == {}
 
-    stock = Stock()
-    stale = ReadAhead(stock.registry(), max_age_s=-1.0)  # every answer is already too old
-    stale.offer([count()])
-    wait_until(lambda: stock.counted == ["A-1"], what="the count to be asked")
-    stale.close()
-    assert stale.results() == {}
+
+def test_a_read_is_served_while_it_is_recent_only():
+    key = "the call"
+    recent = {key: {"result": 7, "read_at": time.time() - MAX_AGE_S + 60}}
+    stale = {key: {"result": 7, "read_at": time.time() - MAX_AGE_S - 1}}
+    assert read_result(recent, key) == (True, 7)
+    assert read_result(stale, key) == (False, None)
+    assert read_result(recent, "another call") == (False, None)
+    assert read_result(recent, None) == (False, None)  # a call not determinate yet
 
 
 def _run(runner, registry: ToolRegistry, plan: Plan, read: dict) -> str:
@@ -146,7 +153,8 @@ def test_a_side_effect_is_never_served_from_a_read_ahead(runner):
     stock = Stock()
     registry = stock.registry()
     plan = Plan(goal="order more", steps=[order("s1")])
-    forged = {call_key(plan.step("s1"), registry): {"ordered": 0}}  # no read makes this
+    forged = {call_key(plan.step("s1"), registry): {"result": {"ordered": 0},  # no read
+                                                    "read_at": time.time()}}  # makes this
     run_id = _run(runner, registry, plan, forged)
     assert stock.ordered == ["A-1"]
     assert runner.store.get_run(run_id).plan.step("s1").result == {"ordered": 3}
@@ -192,3 +200,27 @@ def test_while_the_planner_writes_the_read_only_step_starts_and_the_side_effect_
     assert stock.ordered == []  # nobody approved the order
     if read_ahead is not None:
         read_ahead.close()
+
+
+def test_a_stale_read_is_called_again_and_a_rerun_calls_again(runner):
+    from core.runs.rerun import prepare_rerun
+
+    stock = Stock()
+    registry = stock.registry()
+    plan = Plan(goal="count A-1", steps=[count("s1")])
+    key = call_key(plan.step("s1"), registry)
+    stale = {key: {"result": {"units": 0}, "read_at": time.time() - MAX_AGE_S - 1}}
+    run_id = _run(runner, registry, plan, stale)
+    assert stock.counted == ["A-1"]
+    assert runner.store.get_run(run_id).plan.step("s1").result == {"sku": "A-1", "units": 7}
+
+    recent = {key: {"result": {"sku": "A-1", "units": 5}, "read_at": time.time()}}
+    run_id = _run(runner, registry, plan, recent)
+    assert stock.counted == ["A-1"]  # served: not called
+    assert runner.store.get_run(run_id).plan.step("s1").result["units"] == 5
+    # a person re-runs s1 at once: it is run again, not served from the read ahead
+    prepared = prepare_rerun(runner.store.get_run(run_id), "s1", None, registry)
+    runner.rerun(prepared, engine=Engine(registry))
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
+    assert stock.counted == ["A-1", "A-1"]
+    assert runner.store.get_run(run_id).plan.step("s1").result["units"] == 7
