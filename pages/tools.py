@@ -9,7 +9,7 @@ import streamlit as st
 
 from core.errors import PlanBoardError
 from core.runs.tool_trials import ToolTrial
-from core.tools.sources import ToolSource
+from core.tools.sources import ToolSource, retry_server
 from core.tools.tool_texts import tool_description, tool_parameters
 from ui import state
 from ui.frame import page_header
@@ -32,6 +32,9 @@ def _render_source(source: ToolSource) -> None:
     if source.state == "failed":
         st.error(f"{line}  \n{literal(said(source.problem)) if source.problem else ''}",
                  icon=":material/error:")
+        if source.kind == "mcp":  # after fixing its command, key or network: no restart
+            st.button(t("server_restart"), key=f"retry_server_{source.name}",
+                      icon=":material/refresh:", on_click=retry_server, args=(source.name,))
     elif source.problem is not None:  # loaded, with something left out
         st.warning(f"{line}  \n{literal(said(source.problem))}", icon=":material/warning:")
     else:

@@ -394,6 +394,7 @@ _PAIRS: dict[str, tuple[str, str]] = {
                         '参数必须是 JSON 对象，例如 {"参数": "取值"}。'),
     "tool_ok": ("The tool answered:", "工具返回："),
     "tool_trial_run": ("Recorded as run {run_id}", "已记录为运行 {run_id}"),
+    "server_restart": ("Start it again", "重新启动"),
     "tool_sources": ("Where the tools come from", "工具来源"),
     "tool_catalogue": ("Tools", "工具列表"),
     "source_line": ("**{name}** · {kind} · {state} · {count} tools",

@@ -20,7 +20,8 @@ from core.tools.mcp.toolset import mcp_server_of
 from core.tools.registry import ToolRegistry
 from core.tools.toolsets import TOOLSETS_ENV, toolset_names
 
-__all__ = ["SourceState", "ToolSource", "server_of", "sources_stamp", "tool_sources"]
+__all__ = ["SourceState", "ToolSource", "retry_server", "server_of", "sources_stamp",
+           "tool_sources"]
 
 SourceState = Literal["loaded", "running", "starting", "stopped", "failed"]
 
@@ -55,6 +56,15 @@ def server_of(registry: ToolRegistry, name: str | None) -> str | None:
     if not name or name not in registry:
         return None
     return mcp_server_of(registry.get(name))
+
+
+def retry_server(name: str) -> bool:
+    """Start MCP server ``name`` again at the next registry build, now that a person has
+    fixed what kept it from starting; False when it has not failed in this process."""
+    from core.tools.mcp.pool import current_pool
+
+    pool = current_pool()
+    return pool is not None and pool.retry(name)
 
 
 def sources_stamp(environ: Mapping[str, str] | None = None) -> str:

@@ -2,7 +2,8 @@
 tool list, echo a secret, and count a side effect in a file (for the crash test).
 
 Run as ``python -m tests.mcp_servers.troubles``; ``COUNTER_FILE`` (environment) is where
-``bump`` writes, ``API_TOKEN`` what ``whoami`` reveals (it also writes it to stderr).
+``bump`` writes, ``API_TOKEN`` what ``whoami`` reveals (it also writes it to stderr). With
+``NEEDS_FILE`` set, it will not start until that file exists (a server a person fixes).
 """
 
 from __future__ import annotations
@@ -98,4 +99,8 @@ async def grow(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    needed = os.environ.get("NEEDS_FILE")
+    if needed and not Path(needed).exists():
+        print(f"not configured yet: {needed} is missing", file=sys.stderr, flush=True)
+        sys.exit(2)
     server.run()

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from core.tools.sources import retry_server
 from core.tools.toolsets import default_registry
 from tests.support.app import open_app
 from tests.support.mcp import own_server, reference_server, write_config
@@ -133,3 +134,25 @@ def test_the_chinese_page_words_the_servers_state_in_chinese(runner, mcp_servers
     assert any("**time** · MCP 服务器（stdio） · 运行中 · 2 个工具" in line for line in lines)
     assert "MCP 服务器 exits 无法启动" in at.error[0].value
     assert "只读。 · 来自 MCP 服务器 time" in [caption.value for caption in at.caption]
+
+
+def test_a_server_that_failed_starts_again_once_fixed_without_a_restart(runner, tmp_path,
+                                                                        monkeypatch):
+    fixed = tmp_path / "configured"
+    config = write_config(tmp_path / "mcp.json", {
+        "late": own_server("troubles", env={"NEEDS_FILE": str(fixed)})})
+    monkeypatch.setenv("PLANBOARD_MCP_CONFIG", str(config))
+    at = open_app("pages/tools.py")
+    [failed] = [element.value for element in at.error]
+    assert "**late** · MCP server (stdio) · failed · 0 tools" in failed
+    assert "configured is missing" in failed  # its stderr, the reason
+    assert "`late__pid`" not in [expander.label for expander in at.expander]
+
+    fixed.touch()  # the person fixes what kept it from starting
+    at.button(key="retry_server_late").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    lines = [element.value for element in at.markdown]
+    assert any("**late** · MCP server (stdio) · running" in line for line in lines)
+    assert "`late__pid`" in [expander.label for expander in at.expander]
+    assert not any(button.key == "retry_server_late" for button in at.button)
+    assert not retry_server("late") and not retry_server("unknown")  # only a failed one

@@ -115,6 +115,18 @@ class McpPool:
         with contextlib.suppress(ToolsetError):  # the connection keeps its problem
             await connection.ensure_started()
 
+    def retry(self, server: str) -> bool:
+        """Forget that ``server`` failed to start, so that the next :meth:`connect` (the next
+        registry built) starts it at once rather than after :data:`RETRY_AFTER_S`; False
+        when it has not failed."""
+        with self._lock:
+            connection = self._connections.get(server)
+            if connection is None or connection.state != "failed":
+                return False
+            del self._connections[server]
+        self._bump()  # the tools' sources changed: the dashboard builds its registry again
+        return True
+
     def states(self) -> list[ServerState]:
         """Every server this process knows, in the order it met them."""
         with self._lock:
