@@ -22,6 +22,7 @@ from core.cli.runs import report_run, wait_answering
 from core.cli.text import say
 from core.errors import ConfigError, RunNotFoundError, StoreError
 from core.llm.settings import safe_url
+from core.planning.periods import today
 
 __all__ = ["add_worker_commands", "cmd_recover", "cmd_worker", "follow_submitted",
            "printing_events", "run_on_workers", "submit_request"]
@@ -62,6 +63,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     import core.runs.durable as durable
 
     name = durable.worker_executor_id(args.name)  # a bad name fails before anything starts
+    today()  # so does a bad PLANBOARD_TODAY, which every run it took would fail on
     from dbos import error as dbos_errors
 
     from core.runs.durable_launcher import set_step_permits

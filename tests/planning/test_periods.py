@@ -186,3 +186,11 @@ def test_the_model_writing_the_answer_is_told_the_period_to_name(fake_openai, re
     assert ("The request is about 2026年第二季度（4月1日–6月24日），数据中最近的季度：上个季度即"
             "2026年第三季度（7月1日–9月30日）没有数据 (dates from 2026-04-01 up to, not "
             "including, 2026-06-25)") in system
+
+
+def test_a_worker_with_a_bad_date_refuses_to_start_before_taking_any_run(capsys, monkeypatch):
+    from core.cli.main import main
+
+    monkeypatch.setenv("PLANBOARD_TODAY", "2026-13-45")
+    assert main(["worker", "--name", "dated"]) == 1
+    assert "PLANBOARD_TODAY=2026-13-45 is not a date" in capsys.readouterr().err
