@@ -931,6 +931,11 @@ TEXTS: dict[str, tuple[str, str]] = {
         "version: it has no result; read a completed step ({completed}) or call a tool again",
         "{step} 依赖或引用了 {dependency}，但它没有完成、不在新版本中，没有结果；请引用已完成的"
         "步骤（{completed}）或重新调用工具"),
+    "plan.field_of_text": (
+        "{step} reads {reference}, but {dependency} has no tool: its result is text, with no "
+        "fields; use {whole} for the whole text, or give {dependency} a tool that returns data",
+        "{step} 读取 {reference}，但 {dependency} 没有工具：其结果是文本，没有字段；"
+        "请用 {whole} 读取全文，或给 {dependency} 指定返回数据的工具"),
     "plan.reference_without_dependency": (
         "{step} refers to {reference} but does not depend on {dependency}; add {dependency} to "
         "depends_on",

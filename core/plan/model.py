@@ -58,6 +58,18 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
+def _field_references(value: Any) -> set[tuple[str, str]]:
+    """``(step id, path)`` of each ``{{sN.field...}}`` reference inside an argument value
+    that reads into the step's result (``{{sN}}`` alone reads it whole)."""
+    if isinstance(value, str):
+        return {(m.group(1), m.group(2)) for m in REFERENCE.finditer(value) if m.group(2)}
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return set().union(*(_field_references(v) for v in value)) if value else set()
+    return set()
+
+
 def references_in(value: Any) -> set[str]:
     """Step ids referenced as ``{{sN...}}`` anywhere inside an argument value."""
     if isinstance(value, str):
@@ -292,6 +304,7 @@ class Plan(BaseModel):
             return [msg("plan.no_steps")]
         problems: list[Message] = []
         ids = set(self.ids())
+        texts = {step.id for step in self.steps if step.tool is None}  # results are text
         seen: set[str] = set()
         for step in self.steps:
             if step.id in seen:
@@ -299,7 +312,7 @@ class Plan(BaseModel):
             seen.add(step.id)
             if step_number(step.id) is None:
                 problems.append(msg("plan.bad_id", step=repr(step.id)))
-            problems.extend(_step_problems(step, ids, registry, can_infer))
+            problems.extend(_step_problems(step, ids, texts, registry, can_infer))
         problems.extend(_cycle_problem(cycle) for cycle in self.cycles()
                         if len(cycle) > 1)  # a self-loop is already reported by its step
         problems.extend(phase_problems(self.phases, self.steps))
@@ -384,8 +397,10 @@ def _summary_line(step: Step, indent: str) -> str:
     return line
 
 
-def _step_problems(step: Step, ids: set[str], registry: ToolRegistry | None,
+def _step_problems(step: Step, ids: set[str], texts: set[str], registry: ToolRegistry | None,
                    can_infer: bool) -> list[Message]:
+    """``texts``: the steps whose result is text (no tool: reasoning or the answer), so
+    that a reference to a field of one can never be resolved."""
     sid = step.id
     problems: list[Message] = []
     if not step.description.strip():
@@ -399,6 +414,10 @@ def _step_problems(step: Step, ids: set[str], registry: ToolRegistry | None,
     for ref in sorted(references_in(step.args or {}) - deps):
         problems.append(msg("plan.reference_without_dependency", step=sid,
                             reference="{{" + ref + "...}}", dependency=ref))
+    for ref, path in sorted(_field_references(step.args or {})):
+        if ref in texts:
+            problems.append(msg("plan.field_of_text", step=sid, dependency=ref,
+                                reference="{{" + ref + path + "}}", whole="{{" + ref + "}}"))
     if step.condition and is_expression_condition(step.condition):
         try:
             missing = condition_step_refs(step.condition) - deps

@@ -116,12 +116,26 @@ def test_missing_arguments_are_allowed_because_the_executor_infers_them(builtin_
 
 def test_reference_to_a_step_that_is_not_a_dependency():
     plan = make(
-        Step(id="s1", description="a"),
+        Step(id="s1", description="a", tool="calculate", args={"expression": "1"}),
         Step(id="s2", description="b", tool="calculate",
              args={"expression": "{{s1.value}} + 1"}),
     )
     assert worded(plan.validate()) == [
         "s2 refers to {{s1...}} but does not depend on s1; add s1 to depends_on"
+    ]
+
+
+def test_a_field_of_a_reasoning_steps_text_is_a_problem_and_the_whole_text_is_not():
+    plan = make(
+        Step(id="s1", description="think of a time"),
+        Step(id="s2", description="b", tool="calculate", depends_on=["s1"],
+             args={"expression": "{{s1.datetime}}", "note": ["{{s1}}"]}),
+        Step(id="s3", description="c", tool="calculate", depends_on=["s1"],
+             args={"expression": "{{s1}}"}),
+    )
+    assert worded(plan.validate()) == [
+        "s2 reads {{s1.datetime}}, but s1 has no tool: its result is text, with no fields; "
+        "use {{s1}} for the whole text, or give s1 a tool that returns data"
     ]
 
 
