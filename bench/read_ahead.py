@@ -19,7 +19,7 @@ import time
 
 from bench.tables import Table
 from core.execution.options import RunOptions
-from core.execution.read_ahead import APPROVAL_WAIT_S, ReadAhead
+from core.execution.read_ahead import APPROVAL_WAIT_S, ReadAhead, for_version
 from core.execution.scheduler import run_plan
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
@@ -86,7 +86,8 @@ def _timed(server: FakeOpenAI, *, read_ahead: bool) -> list[str]:
     planned = time.perf_counter()
     options = RunOptions(confirm_side_effects=False)
     if reader is not None:
-        options.read_ahead = reader.results(wait_s=APPROVAL_WAIT_S)
+        options.read_ahead = for_version(reader.results(wait_s=APPROVAL_WAIT_S),
+                                         result.plan.version)
         reader.close()
     outcome = run_plan(result.plan, engine, options=options)
     done = time.perf_counter()

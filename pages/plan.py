@@ -100,6 +100,7 @@ def _answer(request: str, route: Route, engine: Engine, usage: Usage) -> None:
         st.error(error_text(exc))
         return
     st.session_state["last_run_id"] = run_id
+    _forget_read_ahead()
     for key in ("plan_draft", "plan_lessons", "planning_usage", "plan_drafting"):  # earlier
         st.session_state.pop(key, None)
     plan_editor.set_plan(None)
@@ -114,8 +115,8 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool,
     The planner model drafts in the background (its steps show while it writes them, and a
     rerun meanwhile does not stop it); the offline rules answer at once.
     """
+    _forget_read_ahead()
     if not engine.offline:
-        _forget_read_ahead()
         read_ahead = ReadAhead(engine.registry) if st.session_state.get("read_ahead") else None
         drafting = Drafting(request, allow_questions=allow_questions, language=language,
                             hierarchical=hierarchical, read_ahead=read_ahead)
@@ -139,7 +140,11 @@ def _draft(request: str, engine: Engine, usage: Usage, *, allow_questions: bool,
 
 
 def _forget_read_ahead() -> None:
-    """Close the calls read ahead for an earlier plan: none of them serves another."""
+    """Close the reads made for the plan under review and for one still being written:
+    none of them serves another plan (call before the plan or the data changes)."""
+    started = st.session_state.get("plan_drafting")
+    if started is not None and started[0].read_ahead is not None:
+        started[0].read_ahead.close()
     read_ahead = st.session_state.pop("plan_read_ahead", None)
     if read_ahead is not None:
         read_ahead.close()
@@ -205,6 +210,7 @@ def _keep_draft(request: str, draft: Draft, usage: Usage, *, hierarchical: bool 
 
 def _start_from_template(plan: Plan, request: str) -> None:
     """Review a saved plan filled for this request: no routing, no planning call."""
+    _forget_read_ahead()
     for key in ("route_info", "clarify", "plan_lessons", "planning_usage", "plan_drafting"):
         st.session_state.pop(key, None)
     variants_view.forget()
@@ -231,6 +237,7 @@ def _draft_variants(request: str, count: int) -> None:
     except PlanBoardError as exc:
         st.error(error_text(exc))
         return
+    _forget_read_ahead()
     for key in ("route_info", "clarify", "plan_draft", "plan_drafting"):
         st.session_state.pop(key, None)
     st.session_state["plan_request"] = request
@@ -322,6 +329,7 @@ def _render_reset_demo() -> None:
             st.session_state.pop("reset_demo_asked", None)
             for reset in resets:
                 reset.run()
+            _forget_read_ahead()  # what was read before the reset is not the data now
             st.session_state["reset_demo_done"] = True
             st.rerun()
         if cancel.button(t("reset_demo_cancel"), key="reset_demo_cancel"):
@@ -350,10 +358,10 @@ def _render_goal(goal: str) -> None:
 
 def _blank(request: str) -> None:
     goal = request.strip() or t("blank_goal")
+    _forget_read_ahead()
     for key in ("route_info", "clarify", "plan_lessons", "planning_usage", "plan_draft",
                 "plan_drafting"):  # a plan still being written is dropped too
         st.session_state.pop(key, None)
-    _forget_read_ahead()
     variants_view.forget()
     st.session_state["plan_request"] = goal
     plan_editor.set_plan(Plan(goal=goal, steps=[Step(id="s1", description="")]))

@@ -308,35 +308,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     engine = build_engine(offline=args.offline)
     started = time.monotonic()
     runner = args.runner()
-    read_ahead = None
     settings = public_settings(offline=engine.offline)
-    if args.template:
-        from core.cli.templates import template_plan
-
-        plan, usage, route = template_plan(args, runner.store), Usage(), None
-    elif loaded is not None:
-        plan, usage, route = loaded, Usage(), None
-    else:
-        route, usage = choose_route(args.request, engine, args.mode)
-        if route.mode not in PLANNED_MODES:
-            print(f"{route.mode}: {route.reason_in(cli_language())}", file=out)
-            return _answer(runner, args, route, engine=engine, settings=settings,
-                           usage=usage, queued=by_workers, out=out, started=started)
-        from core.cli.plan_progress import StepPrinter
-        from core.cli.templates import offer_template
-
-        offer_template(args.request, runner.store)
-        listeners = [] if args.json else [StepPrinter(sys.stderr)]
-        if args.read_ahead:
-            from core.execution.read_ahead import ReadAhead
-
-            read_ahead = ReadAhead(engine.registry)
-            listeners.append(read_ahead.offer)
-        plan, planning = _draft(args.request, engine, ask_questions=not args.yes,
-                                store=runner.store, hierarchical=route.mode == "hierarchical",
-                                on_steps=_each(listeners))
-        usage += planning
+    read_ahead = _read_ahead(args, engine, planned=not args.template and loaded is None)
     try:
+        if args.template:
+            from core.cli.templates import template_plan
+
+            plan, usage, route = template_plan(args, runner.store), Usage(), None
+        elif loaded is not None:
+            plan, usage, route = loaded, Usage(), None
+        else:
+            route, usage = choose_route(args.request, engine, args.mode)
+            if route.mode not in PLANNED_MODES:
+                print(f"{route.mode}: {route.reason_in(cli_language())}", file=out)
+                return _answer(runner, args, route, engine=engine, settings=settings,
+                               usage=usage, queued=by_workers, out=out, started=started)
+            from core.cli.plan_progress import StepPrinter
+            from core.cli.templates import offer_template
+
+            offer_template(args.request, runner.store)
+            listeners = [] if args.json else [StepPrinter(sys.stderr)]
+            if read_ahead is not None:
+                listeners.append(read_ahead.offer)
+            plan, planning = _draft(args.request, engine, ask_questions=not args.yes,
+                                    store=runner.store,
+                                    hierarchical=route.mode == "hierarchical",
+                                    on_steps=_each(listeners))
+            usage += planning
         if not approved_to_run(plan, engine, args.yes, out):
             return 1
         options = _run_options(args)
@@ -358,6 +356,16 @@ def cmd_run(args: argparse.Namespace) -> int:
                           on_event=lambda event: print_progress(event, out))
     print(f"run {run_id}", file=out)
     return report_run(wait_answering(runner, run_id, out), args.json, started, out, route)
+
+
+def _read_ahead(args: argparse.Namespace, engine: Any, *, planned: bool) -> Any:
+    """The ReadAhead of ``run --read-ahead`` when the planner writes the plan (None when
+    not asked for, or when the plan comes from a file or a template)."""
+    if not (args.read_ahead and planned):
+        return None
+    from core.execution.read_ahead import ReadAhead
+
+    return ReadAhead(engine.registry)
 
 
 def _each(listeners: list[Any]) -> Any:

@@ -25,6 +25,7 @@ from core.execution.read_ahead import can_read_ahead, read_result
 from core.execution.readiness import condition_holds
 from core.execution.success_check import non_answer
 from core.llm.engine import Engine
+from core.plan.approval import has_side_effect
 from core.plan.calls import call_key
 from core.plan.identifiers import plan_grounds
 from core.plan.model import Plan, Step
@@ -307,8 +308,9 @@ def _run_tool_step(
         raise _StepFailed(msg("step.bad_arguments", step=step.id, error=_worded(exc))) from None
     mode: StepMode = "direct"
     args = known
-    if read_ahead and can_read_ahead(step, engine.registry):
-        found, result = read_result(read_ahead, call_key(step, engine.registry))
+    if read_ahead and can_read_ahead(step, engine.registry) and not _effect_started(
+            plan, engine.registry):
+        found, result = read_result(read_ahead, call_key(step, engine.registry), plan.version)
         if found:
             outcome = tally.outcome("completed", mode, result=result, resolved_args=args)
             outcome.read_ahead = True
@@ -333,6 +335,13 @@ def _run_tool_step(
             return tally.outcome("failed", mode, error=_worded(exc), resolved_args=args)
         return _call_again(plan, step, engine, target, given, args, exc, tally)
     return tally.outcome("completed", mode, result=result, resolved_args=args)
+
+
+def _effect_started(plan: Plan, registry: ToolRegistry) -> bool:
+    """True once a side-effecting step of ``plan`` has started (it may have changed what a
+    read made before it saw)."""
+    return any(step.status in ("running", "completed", "failed")
+               and has_side_effect(step, registry) for step in plan.steps)
 
 
 def _timed_call(engine: Engine, target: Tool, args: dict[str, Any], key: str | None,

@@ -12,7 +12,9 @@ approves, and a read ahead serves a step only when it makes the very same call
 (:func:`core.plan.calls.call_key`) with a read-only tool: a step whose arguments a person
 edited calls its tool again. So does a step whose call failed, and one whose read is older
 than :data:`MAX_AGE_S` when the step runs (a plan reviewed at length, a run resumed or re-run
-later, reads afresh). A call still under way at approval is waited for up to ``wait_s`` (the
+later, reads afresh), one of a later plan version (a replan, a checkpoint, a phase's
+expansion), and every step once a side effect of the plan has started: a read from before
+it may no longer hold. A call still under way at approval is waited for up to ``wait_s`` (the
 command line, whose ``--yes`` approves the moment the plan is written, waits
 :data:`APPROVAL_WAIT_S`: the run would spend that time calling again), and made again by the
 run past it. The results travel with the run's options (:attr:`RunOptions.read_ahead`, each
@@ -26,7 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from typing import Any
 
 from core.plan.approval import has_side_effect
@@ -34,7 +36,8 @@ from core.plan.calls import call_key
 from core.plan.model import Step
 from core.tools.registry import ToolRegistry
 
-__all__ = ["APPROVAL_WAIT_S", "MAX_AGE_S", "ReadAhead", "can_read_ahead", "read_result"]
+__all__ = ["APPROVAL_WAIT_S", "MAX_AGE_S", "ReadAhead", "can_read_ahead", "for_version",
+           "read_result"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,25 +55,37 @@ def can_read_ahead(step: Step, registry: ToolRegistry) -> bool:
     return "{{" not in json.dumps(step.args, ensure_ascii=False, default=str)
 
 
-def read_result(read_ahead: Mapping[str, Any], key: str | None) -> tuple[bool, Any]:
-    """``(True, result)`` when the call ``key`` was read ahead less than :data:`MAX_AGE_S`
-    seconds ago, else ``(False, None)``."""
+def for_version(reads: Mapping[str, dict[str, Any]], version: int) -> dict[str, Any]:
+    """``reads`` (from :meth:`ReadAhead.results`) as they serve plan version ``version``, the
+    first a run executes: a replan, a checkpoint or a phase's expansion reads afresh."""
+    return {key: {**read, "version": version} for key, read in reads.items()}
+
+
+def read_result(read_ahead: Mapping[str, Any], key: str | None, version: int
+                ) -> tuple[bool, Any]:
+    """``(True, result)`` when the call ``key`` was read ahead for plan version ``version``
+    less than :data:`MAX_AGE_S` seconds ago, else ``(False, None)``."""
     read = read_ahead.get(key) if key is not None else None
-    if not isinstance(read, dict) or time.time() - float(read.get("read_at", 0)) > MAX_AGE_S:
+    if not isinstance(read, dict) or read.get("version") != version:
+        return False, None
+    if time.time() - float(read.get("read_at", 0)) > MAX_AGE_S:
         return False, None
     return True, read.get("result")
 
 
 class ReadAhead:
     """The read-ahead calls of one plan being written: :meth:`offer` each preview of its
-    steps; :meth:`results` gives the calls that have answered; :meth:`close` at the end."""
+    steps; :meth:`results` gives the calls that have answered; :meth:`close` at the end.
+
+    Each call runs in a daemon thread (at most ``max_parallel`` at once): a read still under
+    way when its plan is dropped, or when a command ends, holds nothing up.
+    """
 
     def __init__(self, registry: ToolRegistry, *, max_parallel: int = MAX_PARALLEL) -> None:
         self._registry = registry
+        self._slots = threading.BoundedSemaphore(max_parallel)
         self._lock = threading.Lock()
         self._calls: dict[str, Future[dict[str, Any]]] = {}
-        self._pool = ThreadPoolExecutor(max_workers=max_parallel,
-                                        thread_name_prefix="planboard-read-ahead")
         self._closed = False
 
     def offer(self, steps: list[Step]) -> None:
@@ -79,16 +94,27 @@ class ReadAhead:
         for step in steps:
             if not can_read_ahead(step, self._registry):
                 continue
-            key = call_key(step, self._registry)
+            read = step.model_copy(deep=True)  # the call made is the one keyed, whatever
+            key = call_key(read, self._registry)  # becomes of the preview's step
             with self._lock:
                 if self._closed or key in self._calls:
                     continue
-                self._calls[key] = self._pool.submit(self._call, step.tool, dict(step.args))
+                call: Future[dict[str, Any]] = Future()
+                self._calls[key] = call
+            threading.Thread(target=self._call, args=(call, read), daemon=True,
+                             name="planboard-read-ahead").start()
 
-    def _call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        logger.info("reading ahead: %s", tool)
-        result = self._registry.call(tool, args)
-        return {"result": result, "read_at": time.time()}  # wall time: read in any process
+    def _call(self, call: Future[dict[str, Any]], step: Step) -> None:
+        with self._slots:
+            if self._closed or not call.set_running_or_notify_cancel():
+                return
+            logger.info("reading ahead: %s", step.tool)
+            try:
+                result = self._registry.call(step.tool or "", step.args or {})
+            except Exception as exc:  # the run calls again: the read serves nothing
+                call.set_exception(exc)
+            else:  # wall time: the read is used by whichever process runs the plan
+                call.set_result({"result": result, "read_at": time.time()})
 
     def results(self, *, wait_s: float = 0.0) -> dict[str, dict[str, Any]]:
         """Call key → ``{"result", "read_at"}`` for every call that has answered without an
@@ -101,7 +127,10 @@ class ReadAhead:
                 if call.done() and not call.cancelled() and call.exception() is None}
 
     def close(self) -> None:
-        """Start no more calls; the running ones end on their own (their results unused)."""
+        """Start no more calls (those waiting for a slot are cancelled); those under way end
+        on their own."""
         with self._lock:
             self._closed = True
-        self._pool.shutdown(wait=False, cancel_futures=True)
+            waiting = list(self._calls.values())
+        for call in waiting:
+            call.cancel()  # only a call not yet running is cancelled

@@ -30,6 +30,7 @@ from core.base.messages import msg
 from core.base.usage import Usage
 from core.errors import ConfigError, StoreError
 from core.execution.events import RunEvent
+from core.execution.read_ahead import for_version
 from core.execution.scheduler import RunOptions
 from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES, UNFINISHED_STATUSES
 from core.plan.diff import diff_plans
@@ -114,6 +115,8 @@ def record_new_run(
     edited = drafted is not None and not diff_plans(drafted, plan).is_empty
     first = drafted if edited and drafted is not None else plan
     stored["approved_version"] = first.version + 1 if edited else plan.version
+    if options.read_ahead:  # they serve the version that runs first, and only that one
+        stored["read_ahead"] = for_version(options.read_ahead, stored["approved_version"])
     with _submitting(run_id, stored, plan):
         store.create_run(request, settings_public or {}, first, run_id=run_id, options=stored,
                          usage=planning_usage, workflow_id=run_id if workflow else None)

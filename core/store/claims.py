@@ -35,7 +35,7 @@ from core.store.schema import (
     insert_event,
     record_from_row,
     runs,
-    scrub_settings,
+    scrub_options,
     source_of_event,
     stored_plan,
     update_run,
@@ -88,7 +88,7 @@ class RunClaims:
             self._take(conn, record, allowed, verb="run", values=dict(
                 status="running", finished_at=None, workflow_id=workflow_id, claimed_at=at))
             if options is not None:
-                update_run(conn, run_id, options=scrub_settings(options))
+                update_run(conn, run_id, options=scrub_options(options))
             if plan is not None:
                 named = next(filter(None, map(source_of_event, events)), None)
                 upsert_plan(conn, run_id, plan, reason, at, source or named)

@@ -6,8 +6,9 @@ file in the PlanBoard home) or PostgreSQL (``PLANBOARD_DB_URL``; see
 write (event numbering, plan versions) start by updating the run's row, which takes the
 write lock first (SQLite's database lock, PostgreSQL's row lock), so concurrent writers in
 threads or processes queue instead of colliding.
-Settings and options pass through :func:`core.store.schema.scrub_settings`: anything that
-looks like a secret is dropped before it reaches the database. Claims, cancels and crash
+Settings and options pass through :func:`core.store.schema.scrub_settings` (options through
+``scrub_options``, which keeps the tool results read while planning as results): anything
+that looks like a secret is dropped before it reaches the database. Claims, cancels and crash
 records live in :mod:`core.store.claims` (mixed into :class:`RunStore`).
 A run is executed by a DBOS workflow, which it names (``workflow_id``); its code replays
 from the top after a crash, so the events it writes carry a replay key and are written once.
@@ -54,6 +55,7 @@ from core.store.schema import (
     record_from_row,
     replayed_seq,
     runs,
+    scrub_options,
     scrub_settings,
     source_of_event,
     stored_plan,
@@ -122,7 +124,7 @@ class RunStore(RunClaims):
         with self.engine.begin() as conn:
             conn.execute(runs.insert().values(
                 id=run_id, request=request, settings=scrub_settings(settings or {}),
-                options=scrub_settings(options or {}), status=status, answer=None,
+                options=scrub_options(options or {}), status=status, answer=None,
                 usage=(usage or Usage()).model_dump(),
                 created_at=at, updated_at=at, event_seq=0, workflow_id=workflow_id,
             ))
@@ -228,7 +230,7 @@ class RunStore(RunClaims):
     def set_options(self, run_id: str, options: dict[str, Any]) -> None:
         """Record the run options used (max_parallel, confirm_side_effects, ...), no secrets."""
         with self.engine.begin() as conn:
-            update_run(conn, run_id, options=scrub_settings(options), updated_at=utc_now())
+            update_run(conn, run_id, options=scrub_options(options), updated_at=utc_now())
 
     def set_workflow(self, run_id: str, workflow_id: str) -> None:
         """Record the DBOS workflow that executes the run from now on (a run created

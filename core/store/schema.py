@@ -45,6 +45,7 @@ __all__ = [
     "replayed_seq",
     "runs",
     "schema_version",
+    "scrub_options",
     "scrub_settings",
     "source_of_event",
     "step_states",
@@ -78,6 +79,7 @@ _SECRET_VALUE = re.compile(
     r"^\s*(?:(?:sk|pk|rk)-[A-Za-z0-9_\-]{6,}|(?:Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]{8,}\s*$)",
     re.IGNORECASE)
 _DROP = object()  # what _scrub returns for a value that must not be stored
+READ_AHEAD = "read_ahead"  # the run option holding tool results read while planning
 
 
 def looks_secret(text: str) -> bool:
@@ -99,6 +101,18 @@ def scrub_settings(settings: dict[str, Any]) -> dict[str, Any]:
     numbers stay (``has_key: true``, ``max_tokens: 5``); containers keep their shape.
     """
     return _scrub(settings, strict=False, path="")
+
+
+def scrub_options(options: dict[str, Any]) -> dict[str, Any]:
+    """A run's options as :func:`scrub_settings` keeps them, but for the reads made while
+    its plan was written (``read_ahead``, core.execution.read_ahead): those are tool
+    results, kept as written as a step's result is (a result field named ``tokens``, or a
+    query about a password, is data, and a read that lost it must not stand for its call)."""
+    kept = scrub_settings({key: value for key, value in options.items()
+                           if key != READ_AHEAD})
+    if READ_AHEAD in options:
+        kept[READ_AHEAD] = options[READ_AHEAD]
+    return kept
 
 
 def _scrub(value: Any, *, strict: bool, path: str) -> Any:
