@@ -57,6 +57,22 @@ def test_pick_is_gone_from_the_engine_and_the_faces():
     assert not found, f"word these with message codes (core.base.messages.msg): {found}"
 
 
+# module -> the one wording function that chooses between a pair by language
+WORDERS = {
+    "core/base/messages.py": "render and joined (core's codes); Both.word (data in both)",
+    "core/base/language.py": "written_in: whether a text reads in the language",
+    "core/cli/text.py": "say: the command line's own catalogue",
+}
+
+
+def test_only_the_wording_functions_branch_on_the_language():
+    found = [f"{path.relative_to(REPO)}:{number}" for path in _python_files()
+             if str(path.relative_to(REPO)) not in WORDERS
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"""==\s*["']zh["']|["']zh["']\s*==""", line)]
+    assert not found, f"word these with message codes or Both, not inline branches: {found}"
+
+
 @pytest.mark.parametrize(("request_text", "language", "answer_opens", "export_says", "other"), [
     ("查一下订单 88231 到了没", "zh", "以下是本次处理结果", "## 计划", "Here is what I found"),
     ("check whether order 88231 has arrived", "en", "Here is what I found", "## Plan",

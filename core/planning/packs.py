@@ -55,11 +55,11 @@ class Scenario(BaseModel):
 
     def title(self, lang: Language) -> str:
         """The title in ``lang``."""
-        return self.title_zh if lang == "zh" else self.title_en
+        return Both(en=self.title_en, zh=self.title_zh).word(lang)
 
     def request(self, lang: Language) -> str:
         """The request in ``lang``."""
-        return self.request_zh if lang == "zh" else self.request_en
+        return Both(en=self.request_en, zh=self.request_zh).word(lang)
 
 
 @dataclass(frozen=True)
