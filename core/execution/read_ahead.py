@@ -116,6 +116,27 @@ class ReadAhead:
             else:  # wall time: the read is used by whichever process runs the plan
                 call.set_result({"result": result, "read_at": time.time()})
 
+    def shown(self, steps: list[Step]) -> list[Step]:
+        """Copies of ``steps`` for a preview, those read ahead shown running or completed
+        (their result too), so that a person sees the reads start while the plan is
+        written; a failed read shows as not started (the run calls it again)."""
+        with self._lock:
+            calls = dict(self._calls)
+        shown = []
+        for step in steps:
+            copy = step.model_copy(deep=True)
+            call = calls.get(call_key(step, self._registry)) if can_read_ahead(
+                step, self._registry) else None
+            if call is not None and call.running():
+                copy.advance("running")
+            elif call is not None and call.done() and not call.cancelled() and (
+                    call.exception() is None):
+                copy.advance("running")
+                copy.advance("completed")
+                copy.result = call.result()["result"]
+            shown.append(copy)
+        return shown
+
     def results(self, *, wait_s: float = 0.0) -> dict[str, dict[str, Any]]:
         """Call key → ``{"result", "read_at"}`` for every call that has answered without an
         error, once those under way have answered or ``wait_s`` seconds have passed."""

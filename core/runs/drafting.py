@@ -87,9 +87,13 @@ class Drafting:
         self._finished.set()
 
     def progress(self) -> DraftingProgress:
-        """The steps written so far and whether drafting is done."""
+        """The steps written so far (those read ahead shown running or completed) and
+        whether drafting is done."""
         with self._lock:
-            return DraftingProgress(steps=list(self._steps), done=self._finished.is_set())
+            steps, done = list(self._steps), self._finished.is_set()
+        if self.read_ahead is not None:
+            steps = self.read_ahead.shown(steps)
+        return DraftingProgress(steps=steps, done=done)
 
     def result(self) -> Draft:
         """The draft; raises what drafting raised. Only once :meth:`progress` says done."""

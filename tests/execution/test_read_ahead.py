@@ -31,10 +31,11 @@ from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 class Stock:
     """A warehouse with a read-only count (counted) and a side-effecting order."""
 
-    def __init__(self, *, fail: bool = False) -> None:
+    def __init__(self, *, fail: bool = False, gate: threading.Event | None = None) -> None:
         self.counted: list[str] = []
         self.ordered: list[str] = []
         self.fail = fail
+        self.gate = gate  # a count waits for it, when given
         self.lock = threading.Lock()
 
     def registry(self) -> ToolRegistry:
@@ -46,6 +47,8 @@ class Stock:
             """
             with self.lock:
                 self.counted.append(sku)
+            if self.gate is not None:
+                self.gate.wait(DEFAULT_TIMEOUT_S)
             if self.fail:
                 raise RuntimeError("the warehouse does not answer")
             return {"sku": sku, "units": 7}
@@ -104,6 +107,27 @@ def test_each_call_is_made_once_however_often_the_preview_offers_it():
     [(key, read)] = read_ahead.results().items()
     assert key == call_key(count(), registry) and read["result"] == {"sku": "A-1", "units": 7}
     assert before <= read["read_at"] <= time.time()
+
+
+def test_the_preview_shows_a_read_running_then_done_with_its_result():
+    gate = threading.Event()
+    stock = Stock(gate=gate)
+    read_ahead = ReadAhead(stock.registry())
+    steps = [count("s1"), order("s2")]
+    read_ahead.offer(steps)
+    wait_until(lambda: stock.counted == ["A-1"], what="the count to start")
+    assert [s.status for s in read_ahead.shown(steps)] == ["running", "pending"]
+    gate.set()
+    wait_until(lambda: read_ahead.shown(steps)[0].status == "completed", what="the count")
+    assert read_ahead.shown(steps)[0].result == {"sku": "A-1", "units": 7}
+    assert [s.status for s in steps] == ["pending", "pending"]  # the preview's own copies
+    read_ahead.close()
+
+    failing = Stock(fail=True)
+    failed = ReadAhead(failing.registry())
+    failed.offer(steps)
+    failed.results(wait_s=DEFAULT_TIMEOUT_S)
+    assert [s.status for s in failed.shown(steps)] == ["pending", "pending"]
 
 
 def test_a_failed_read_serves_nothing():

@@ -43,6 +43,7 @@ def test_the_first_step_is_on_the_page_while_the_server_withholds_the_rest(monke
             assert not hold.release.is_set()
             (dot,) = graph_dots(at)
             assert '"s1"' in dot and '"…"' in dot and '"s2"' not in dot
+            assert "✓" not in dot  # nothing is read ahead unless asked
             assert any("(1 written so far)" in info.value for info in at.info)
             assert not _has(at, "approve_run")  # nothing to approve until the plan is checked
         finally:
@@ -114,6 +115,10 @@ def test_switched_on_the_order_is_looked_up_while_planning_and_the_run_uses_it(
             drafting = at.session_state["plan_drafting"][0]
             wait_until(lambda: drafting.read_ahead.results(),
                        what="the lookup to answer while the plan is written")
+            # the preview shows the lookup done while the server still holds the rest
+            at = wait_for(at, lambda shown: _preview_ids(shown) == ["s1", "…"])
+            (dot,) = graph_dots(at)
+            assert "✓" in dot and not hold.release.is_set()
         finally:
             hold.release.set()
         at = drafted(at)
