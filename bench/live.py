@@ -48,6 +48,7 @@ __all__ = [
 
 CHAIN = 6  # steps after the gate, one after another
 TIMEOUT_S = 60.0
+SETTLE_S = 30.0  # after the run's end, the longest wait for every final ✓ on every screen
 TARGET_P50_S = 0.3  # the issue's target for a recorded change to reach every screen
 TARGET_MAX_S = 1.0
 
@@ -201,6 +202,19 @@ def _open_viewers(browser: Any, url: str, viewers: int) -> list[Any]:
     return pages
 
 
+def _final_logs(pages: list[Any], completed: set[str | None]) -> list[list[dict]]:
+    """Each viewer's card log, once every completed step's ✓ is in each (a final state stays
+    until it is drawn, however loaded the machine: its lateness is measured, not lost), or
+    after :data:`SETTLE_S` seconds."""
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        logs = [page.evaluate("() => window.__cardLog") for page in pages]
+        drawn = all(completed <= {e["id"] for e in log if e["mark"] == "✓"} for log in logs)
+        if drawn or time.monotonic() > deadline:
+            return logs
+        time.sleep(0.25)
+
+
 def measure(browser: Any, url: str, *, viewers: int, pace: float,
             chain: int = CHAIN) -> LiveSample:
     """Run the gate plan at ``pace`` with ``viewers`` open on its page; what they saw.
@@ -229,8 +243,9 @@ def measure(browser: Any, url: str, *, viewers: int, pace: float,
         if record.status != "completed":
             raise RuntimeError(f"the measured run ended {record.status}")
         time.sleep(1.5)  # the last changes reach every screen (a late one counts as late)
-        logs = [page.evaluate("() => window.__cardLog") for page in pages]
-        latencies(store.events(run_id), logs, sample, since=ready)
+        events = store.events(run_id)
+        logs = _final_logs(pages, {e.step_id for e in events if e.kind == "step_completed"})
+        latencies(events, logs, sample, since=ready)
     finally:
         gate.open()
         for page in pages:
