@@ -106,7 +106,10 @@ class ReadAhead:
 
     def _call(self, call: Future[dict[str, Any]], step: Step) -> None:
         with self._slots:
-            if self._closed or not call.set_running_or_notify_cancel():
+            if self._closed:
+                call.cancel()  # never left pending: a wait on it ends
+                return
+            if not call.set_running_or_notify_cancel():
                 return
             logger.info("reading ahead: %s", step.tool)
             try:
