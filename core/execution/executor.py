@@ -308,10 +308,10 @@ def _run_tool_step(
         raise _StepFailed(msg("step.bad_arguments", step=step.id, error=_worded(exc))) from None
     mode: StepMode = "direct"
     args = known
-    if read_ahead and can_read_ahead(step, engine.registry) and not _effect_started(
-            plan, engine.registry):
+    if read_ahead and can_read_ahead(step, engine.registry):
+        # the lookup first: a plan's steps are scanned only for a step that was read ahead
         found, result = read_result(read_ahead, call_key(step, engine.registry), plan.version)
-        if found:
+        if found and not _effect_started(plan, engine.registry):
             outcome = tally.outcome("completed", mode, result=result, resolved_args=args)
             outcome.read_ahead = True
             return outcome
