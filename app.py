@@ -1,37 +1,8 @@
-"""PlanBoard's entry point: navigation, the settings sidebar and the shared page frame."""
-
-from __future__ import annotations
+"""PlanBoard's server: the dashboard (dashboard.py) and the stream of step marks its run
+page listens to (ui.live_marks). ``streamlit run app.py`` serves both."""
 
 import streamlit as st
-from dotenv import find_dotenv, load_dotenv
 
-from ui import state
-from ui.frame import ensure_entrypoint
-from ui.i18n import t
-from ui.settings import keep_settings, render_sidebar
+from ui.live_marks import feed_routes
 
-ensure_entrypoint()  # the first run after a start may treat this file as a legacy page
-load_dotenv(find_dotenv(usecwd=True))  # .env next to where `streamlit run` started
-
-st.set_page_config(page_title="PlanBoard", page_icon="🧭", layout="wide")
-state.init_session()
-
-keep_settings()
-# the run page's presentation view (?run=<id>&present=1) is for a projector: no sidebar
-presenting = st.query_params.get("present") == "1"
-if not presenting:
-    render_sidebar()
-pages = st.navigation([
-    st.Page("pages/plan.py", title=t("nav_plan"), icon=":material/edit_note:",
-            default=True),
-    st.Page("pages/run.py", title=t("nav_run"), icon=":material/play_circle:", url_path="run"),
-    st.Page("pages/history.py", title=t("nav_history"), icon=":material/history:",
-            url_path="history"),
-    st.Page("pages/lessons.py", title=t("nav_lessons"), icon=":material/school:",
-            url_path="lessons"),
-    st.Page("pages/tools.py", title=t("nav_tools"), icon=":material/build:", url_path="tools"),
-    st.Page("pages/templates.py", title=t("nav_templates"), icon=":material/library_books:",
-            url_path="templates"),
-], position="hidden" if presenting else "sidebar")
-state.note_page(pages.url_path)
-pages.run()
+app = st.App("dashboard.py", routes=feed_routes())

@@ -1,7 +1,7 @@
 """How the plan page scales: render time of a 100-step plan, and of a 60-step plan in 12
 phases of 5, against a 5-step plan.
 
-Renders the real page (app.py through AppTest: table, graph, validation, metrics) with a
+Renders the real page (dashboard.py through AppTest: table, graph, validation, metrics) with a
 plan preset in the session, several times each, and prints the median and the ratio. A
 plan in phases is reviewed as one table per phase and opens with only its current phase
 unfolded in the graph (the target: within 3 x the 5-step plan).
@@ -23,7 +23,7 @@ from streamlit.testing.v1 import AppTest
 from bench.tables import Table, load_average
 from core.plan.model import Phase, Plan, Step
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(Path(__file__).resolve().parents[1] / "dashboard.py")
 
 
 def layered_plan(steps: int) -> Plan:

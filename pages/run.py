@@ -3,7 +3,7 @@ re-runs from a step.
 
 Without ``?run=`` it shows the latest run this session opened (st.navigation drops the
 query when the sidebar's link is used); ``&present=1`` is the presentation view: no
-sidebar (app.py), no editors, the graph large, the current step and the answer in large type.
+sidebar (dashboard.py), no editors, the graph large, the current step and the answer in large type.
 """
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ def _render_card_part(run_id: str, step_id: str) -> None:
     step = view.plan.step(step_id)
     waiting = _waiting(view)
     chosen = run_view.render_step_card(
-        step, side_effect=step.tool in side_effect_tool_names(state.registry()),
+        step, view, side_effect=step.tool in side_effect_tool_names(state.registry()),
         waiting=step.id in waiting, check=view.checks.get(step.id),
         skip=view.skip_reasons.get(step.id), server=state.tool_server(step.tool),
         in_doubt=step.id in view.in_doubt, read_ahead=step.id in view.read_ahead,

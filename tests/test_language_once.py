@@ -17,6 +17,7 @@ from core.base.language import written_in
 from core.cli.main import main
 from core.store.run_store import RunStore
 from tests.support import REPO
+from tests.support.shown import step_heads
 
 FACES_AND_CORE = ("core", "ui", "pages")
 
@@ -116,7 +117,8 @@ def test_a_request_keeps_its_language_on_the_run_page(app_runner, request_text, 
     assert app_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     at = wait_for(at, lambda shown: any(answer_opens in m.value for m in shown.markdown),
                   what="the answer in the request's language")
-    shown = " ".join(m.value for m in at.markdown).replace("\\_", "_")  # as Markdown escapes it
+    shown = " ".join([m.value for m in at.markdown]  # as Markdown escapes it
+                     + list(step_heads(at).values())).replace("\\_", "_")
     assert other not in shown
     plan = app_runner.store.get_run(run_id).plan
     assert plan.language == language

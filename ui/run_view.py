@@ -19,6 +19,7 @@ from core.plan.model import STATUS_ICONS, Plan, Step
 from core.runs.view import (
     Progress,
     Reflected,
+    RunView,
     SkipReason,
     StepCheck,
     StoredEvent,
@@ -26,6 +27,7 @@ from core.runs.view import (
     VersionWait,
 )
 from ui.i18n import t
+from ui.live_marks import step_head
 from ui.messages import said
 from ui.safe_text import code, literal, markdown
 
@@ -76,6 +78,7 @@ def skip_text(reason: SkipReason) -> str:
 
 def render_step_card(
     step: Step,
+    view: RunView,
     *,
     side_effect: bool,
     waiting: bool,
@@ -86,7 +89,8 @@ def render_step_card(
     read_ahead: bool = False,
     rerun: bool = False,
 ) -> bool:
-    """One step: status, tool, arguments, result, error, duration, usage and its checks.
+    """One step of ``view``'s run: status, tool, arguments, result, error, duration, usage
+    and its checks; the status mark follows the run as it is recorded (ui.live_marks).
 
     ``waiting``: the step waits for a person, whose decision is drawn at the top of the
     page (:func:`render_decision`); the card says so. ``check`` holds the step's latest
@@ -99,13 +103,8 @@ def render_step_card(
     """
     with st.container(border=True, key=f"step_card_{step.id}"):
         head, meta = st.columns([3, 2])
-        tool = code(step.tool) if step.tool else t("no_tool")
-        if server is not None:
-            tool += " · " + t("card_server", server=literal(server))
-        warn = " ⚠" if side_effect else ""
-        icon = STATUS_ICONS.get(step.status, "")
-        head.markdown(f"**{icon} {literal(step.id)}** · {tool}{warn}  \n"
-                      f"{literal(step.description)}")
+        with head:
+            step_head(step, view, side_effect=side_effect, server=server)
         meta.caption(" · ".join(_meta(step)))
         if step.condition:
             st.caption(t("card_condition", condition=literal(step.condition)))

@@ -14,6 +14,9 @@ one, a CLI, a worker), since it follows the store.
 One :class:`RunViews` serves a whole process (the dashboard keeps it in
 ``st.cache_resource``): it is thread-safe (a lock for the table of runs, one per run for
 its refresh), and the views it returns are shared, so callers only read them.
+:func:`followed_view` is the same for a caller without a store of its own (the server's
+feed of step marks, which runs outside every page's session); :func:`step_marks` is what
+that feed sends.
 """
 
 from __future__ import annotations
@@ -25,9 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.runs.view import RunView, build_run_view
+from core.store.database import default_db_url
 from core.store.run_store import PlanVersion, RunStore, StoredEvent
 
-__all__ = ["RunViews"]
+__all__ = ["RunViews", "followed_view", "step_marks"]
 
 FRESH_S = 0.025  # a view checked this recently is current enough for any follower
 KEEP_RUNS = 64  # runs followed at once; the least recently asked is dropped first
@@ -103,3 +107,31 @@ class RunViews:
             else:
                 self._runs.move_to_end(key)
             return followed
+
+
+_process_lock = threading.Lock()
+_process_views: tuple[RunStore, RunViews] | None = None
+
+
+def followed_view(run_id: str) -> RunView:
+    """The run's current view in the default run store (PLANBOARD_DB_URL or the home's),
+    opened on first use and shared by every caller in this process (RunNotFoundError when
+    there is no such run)."""
+    global _process_views
+    url = default_db_url()
+    with _process_lock:
+        if _process_views is None or _process_views[0].url != url:
+            if _process_views is not None:
+                _process_views[0].close()
+            _process_views = (RunStore(url), RunViews())
+        store, views = _process_views
+    return views.current(store, run_id)
+
+
+def step_marks(view: RunView) -> dict[str, Any]:
+    """What a page's live step marks show: each step's status; ``seq``, the view's place in
+    the event log (of two pictures of one run, the later one wins); ``settled``, nothing
+    changes until a person acts."""
+    steps = view.plan.steps if view.plan else []
+    return {"seq": len(view.events), "steps": {step.id: step.status for step in steps},
+            "settled": view.settled}

@@ -23,8 +23,11 @@ ended within a second of its end.
 
 from __future__ import annotations
 
+import json
 import re
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +135,31 @@ def test_a_recorded_step_change_reaches_every_viewers_card(app, viewers, pace):
     # so one missed on a loaded machine is reported here and counted by bench.live, not failed
     assert not [m for m in sample.missed if m.endswith("✓")], sample.missed
     assert len(sample.completed) == viewers * 5
+
+
+def test_the_server_streams_a_runs_marks_over_http(app, served_runner):
+    """app.py serves ui.live_marks' stream beside the dashboard: a followed run's marks as
+    server-sent events until it settles; an unknown run is a 404."""
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        urllib.request.urlopen(f"{app.url}/api/runs/nope/steps", timeout=10)
+    assert missing.value.code == 404
+    gate = live.Gate()
+    run_id = _gated_run(served_runner, gate)
+    with urllib.request.urlopen(f"{app.url}/api/runs/{run_id}/steps", timeout=30) as reply:
+        assert reply.headers["Content-Type"].startswith("text/event-stream")
+        marks = [json.loads(line.removeprefix(b"data: ")) for line in _lines(reply, gate)
+                 if line.startswith(b"data: ")]
+    assert marks[0]["steps"]["s1"] in ("pending", "running") and not marks[0]["settled"]
+    assert marks[-1]["settled"] and set(marks[-1]["steps"].values()) == {"completed"}
+    assert [m["seq"] for m in marks] == sorted(m["seq"] for m in marks)
+
+
+def _lines(reply: Any, gate: live.Gate) -> Iterator[bytes]:
+    """The stream's lines until it ends; the gate opens once the first marks arrived."""
+    for line in reply:
+        if line.startswith(b"data: "):
+            gate.open()
+        yield line.rstrip(b"\n")
 
 
 # ---- the demo holds ------------------------------------------------------------------

@@ -38,9 +38,9 @@ def _apply_app_settings() -> None:
 def open_app(
     page: str | None = None, *, query: dict[str, str] | None = None, **preset: object
 ) -> AppTest:
-    """The app started from app.py on ``page`` with ``query`` params and ``preset`` state."""
+    """The app started from dashboard.py on ``page`` with ``query`` params and ``preset`` state."""
     _apply_app_settings()
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=DEFAULT_TIMEOUT_S)
+    at = AppTest.from_file(str(REPO / "dashboard.py"), default_timeout=DEFAULT_TIMEOUT_S)
     for key, value in preset.items():
         at.session_state[key] = value
     if page is not None:

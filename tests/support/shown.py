@@ -14,7 +14,7 @@ import re
 
 from core.base.messages import Message, render
 
-__all__ = ["graph_dots", "shown", "worded"]
+__all__ = ["graph_dots", "shown", "step_heads", "worded"]
 
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
@@ -29,6 +29,19 @@ def graph_dots(node) -> list[str]:
     return [json.loads(element.proto.json_args)["dot"]
             for element in node.get("component_instance")
             if element.proto.component_name.endswith(".plan_graph")]
+
+
+def step_heads(node) -> dict[str, str]:
+    """Each step card's head line (ui.live_marks.step_head) in ``node``, by step id, as the
+    browser shows it: "✓ s1 · tool · MCP server time ⚠" and the description below."""
+    heads = {}
+    for element in node.get("bidi_component"):
+        if element.proto.component_name.endswith("planboard_step_head"):
+            data = json.loads(element.proto.json)
+            tool = data["tool"] or data["no_tool"]
+            heads[data["step"]] = (f"{data['icons'][data['status']]} {data['step']} · {tool}"
+                                   f"{data['after_tool']}\n{data['description']}")
+    return heads
 
 
 def worded(messages: list[Message], language: str = "en") -> list[str]:

@@ -1,1 +1,1 @@
-"""AppTests: one file per page of the dashboard, started from app.py, widgets found by key."""
+"""AppTests: one file per page of the dashboard, started from dashboard.py, widgets found by key."""

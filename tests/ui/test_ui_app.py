@@ -1,4 +1,4 @@
-"""AppTest of app.py: the settings sidebar, offline mode, the API key, and the language switch."""
+"""AppTest of dashboard.py: the settings sidebar, offline mode, the API key, the language switch."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_every_label_exists_in_both_languages_with_the_same_placeholders():
 
 def test_every_label_used_in_the_code_is_in_the_table():
     used: set[str] = set()
-    for path in [REPO / "app.py", *REPO.glob("pages/*.py"), *REPO.glob("ui/*.py")]:
+    for path in [REPO / "dashboard.py", *REPO.glob("pages/*.py"), *REPO.glob("ui/*.py")]:
         used |= set(re.findall(r"""\bt\(\s*["'](\w+)["']""", path.read_text("utf-8")))
     assert used, "no labels found"
     assert sorted(used - set(TEXT)) == []

@@ -12,6 +12,7 @@ from core.tools.sources import retry_server
 from core.tools.toolsets import default_registry
 from tests.support.app import open_app
 from tests.support.mcp import own_server, reference_server, write_config
+from tests.support.shown import step_heads
 
 pytestmark = pytest.mark.usefixtures("mcp_pool_of_the_module")
 
@@ -124,8 +125,7 @@ def test_an_mcp_tool_shows_its_server_and_badge_and_can_be_tried(runner, mcp_ser
     [listed] = runner.store.list_runs()
     assert runner.store.get_run(listed.run_id).plan.steps[0].tool == "time__get_current_time"
     card = open_app("pages/run.py", query={"run": listed.run_id})  # the trial's step card
-    assert any("time__get_current_time` · MCP server time" in element.value
-               for element in card.markdown)
+    assert "time__get_current_time · MCP server time" in step_heads(card)["s1"]
 
 
 def test_the_chinese_page_words_the_servers_state_in_chinese(runner, mcp_servers):

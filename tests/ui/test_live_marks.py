@@ -1,0 +1,106 @@
+"""The stream of step marks the run page listens to (ui.live_marks): what it sends, when,
+and when it ends. Served over HTTP, it is tested in tests/browser/test_browser_live.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+from core.execution.events import RunEvent
+from core.plan.model import Plan, Step
+from core.runs.live_views import followed_view, step_marks
+from tests.support.app import open_app
+from tests.support.shown import step_heads as shown_heads
+from ui import live_marks
+
+
+def _plan() -> Plan:
+    return Plan(goal="add up", steps=[
+        Step(id="s1", description="add", tool="calculate", args={"expression": "1+1"}),
+        Step(id="s2", description="answer", depends_on=["s1"]),
+    ])
+
+
+def _next(stream: AsyncIterator[str], loop: asyncio.AbstractEventLoop) -> str | None:
+    """The stream's next message (None once it ended), waiting at most 5 s."""
+    try:
+        return loop.run_until_complete(asyncio.wait_for(anext(stream), 5.0))
+    except StopAsyncIteration:
+        return None
+
+
+def _data(message: str | None) -> dict:
+    assert message is not None and message.startswith("data: "), message
+    return json.loads(message.removeprefix("data: "))
+
+
+def test_the_stream_sends_a_mark_when_it_changes_and_ends_when_the_run_settles(store):
+    plan = _plan()
+    run_id = store.create_run("add up", {}, plan, status="running")
+    loop = asyncio.new_event_loop()
+    stream = live_marks._marks(run_id, followed_view(run_id))
+    try:
+        assert _next(stream, loop) == f"retry: {live_marks.RETRY_MS}\n\n"
+        first = _data(_next(stream, loop))
+        assert first["steps"] == {"s1": "pending", "s2": "pending"} and not first["settled"]
+
+        store.append_event(run_id, RunEvent(kind="reflected", data={"root_cause": "none"}))
+        plan.steps[0].advance("running")
+        store.record_step(run_id, RunEvent(kind="step_started", step_id="s1"), plan)
+        running = _data(_next(stream, loop))  # the reflection alone sent nothing
+        assert running["steps"]["s1"] == "running" and running["seq"] == first["seq"] + 2
+
+        plan.steps[0].advance("completed")
+        store.record_step(run_id, RunEvent(kind="step_completed", step_id="s1"), plan)
+        store.set_status(run_id, "completed", event=RunEvent(kind="run_finished",
+                                                             data={"status": "completed"}))
+        last = _data(_next(stream, loop))
+        assert last["steps"]["s1"] == "completed" and last["settled"]
+        assert _next(stream, loop) is None
+    finally:
+        loop.run_until_complete(stream.aclose())
+        loop.close()
+
+
+def test_the_marks_are_each_steps_status_and_the_views_place_in_the_log(store):
+    plan = _plan()
+    run_id = store.create_run("add up", {}, plan, status="running")
+    plan.steps[0].advance("running")
+    store.record_step(run_id, RunEvent(kind="step_started", step_id="s1"), plan)
+    assert step_marks(followed_view(run_id)) == {
+        "seq": 1, "steps": {"s1": "running", "s2": "pending"}, "settled": False}
+
+
+def test_a_settled_run_is_sent_once_and_the_stream_ends(store):
+    run_id = store.create_run("add up", {}, _plan(), status="completed")
+    loop = asyncio.new_event_loop()
+    stream = live_marks._marks(run_id, followed_view(run_id))
+    try:
+        messages = [_next(stream, loop) for _ in range(3)]
+    finally:
+        loop.close()
+    assert messages[0].startswith("retry:") and _data(messages[1])["settled"]
+    assert messages[2] is None
+
+
+def _head_data(at) -> dict[str, dict]:
+    return {data["step"]: data for data in (json.loads(element.proto.json)
+                                            for element in at.get("bidi_component"))
+            if "icons" in data}
+
+
+def test_a_followed_runs_cards_listen_to_its_stream_and_a_settled_ones_do_not(runner):
+    plan = _plan()
+    plan.steps[0].advance("running")
+    running = runner.store.create_run("add up", {}, plan, status="running")
+    at = open_app("pages/run.py", query={"run": running})
+    heads = _head_data(at)
+    assert heads["s1"]["feed"] == f"/api/runs/{running}/steps"
+    assert (heads["s1"]["status"], heads["s2"]["status"]) == ("running", "pending")
+    assert shown_heads(at)["s1"] == "▶ s1 · calculate\nadd"
+
+    done = runner.store.create_run("add up", {}, _plan(), status="completed")
+    at = open_app("pages/run.py", query={"run": done})
+    assert _head_data(at)["s1"]["feed"] is None
+    assert shown_heads(at)["s2"] == "○ s2 · — none (reasoning) —\nanswer"

@@ -1,0 +1,176 @@
+"""Step marks pushed to the page as a run records them, without a rerun.
+
+The run page follows a run with a held tick (:mod:`ui.live_ticker`) that redraws the parts
+that changed. Each redraw is a script run in the server and a render in every browser, so
+with five viewers on two cores a step's ✓ took most of a second to show. The marks do not
+wait for it: the server (``app.py``) streams each followed run's step statuses as
+server-sent events (:data:`FEED_PATH`), and each card's head line is an inline component
+that listens to that stream (one per page, shared by its cards) and changes its mark in
+place. The rest of the card follows with the tick. The stream sends only when a mark
+changed, ends when the run settles, and is closed while the page is hidden (a browser
+holds few connections per site); where it is missing (the dashboard served without
+``app.py``) the tick alone draws the marks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+
+import anyio
+import streamlit as st
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from core.errors import PlanBoardError, RunNotFoundError
+from core.plan.model import STATUS_ICONS, Step
+from core.runs.live_views import followed_view, step_marks
+from core.runs.view import RunView
+from ui.i18n import t
+
+__all__ = ["FEED_PATH", "feed_routes", "step_head"]
+
+FEED_PATH = "/api/runs/{run_id}/steps"
+POLL_S = 0.04  # how often a stream looks at the run's shared view (cached for 25 ms)
+KEEP_ALIVE_S = 15.0  # an idle stream says it is alive this often (proxies drop silent ones)
+STREAM_S = 600.0  # a stream ends after this long; the browser opens it again
+RETRY_MS = 250  # a browser whose stream broke opens it again this soon (its default: 3 s)
+
+_log = logging.getLogger(__name__)
+
+_JS = """
+const feeds = (window.planboardStepFeeds ??= new Map());
+
+function follow(url) {
+  let feed = feeds.get(url);
+  if (feed) return feed;
+  feed = { listeners: new Set(), last: null, source: null, done: false };
+  feed.close = () => { feed.source?.close(); feed.source = null; };
+  feed.open = () => {
+    if (feed.source || feed.done || !feed.listeners.size || document.hidden) return;
+    const source = feed.source = new EventSource(url);
+    source.onmessage = (event) => {
+      const marks = JSON.parse(event.data);
+      if (feed.last && marks.seq < feed.last.seq) return;
+      feed.last = marks;
+      feed.listeners.forEach((listener) => listener(marks));
+      if (marks.settled) { feed.done = true; feed.close(); }
+    };
+    // no stream here (served without app.py): the page's tick draws the marks alone
+    source.onerror = () => { if (!feed.last) { feed.done = true; feed.close(); } };
+  };
+  document.addEventListener("visibilitychange",
+    () => (document.hidden ? feed.close() : feed.open()));
+  feeds.set(url, feed);
+  return feed;
+}
+
+function build(parent) {
+  const head = document.createElement("div");
+  head.className = "planboard-step-head";
+  head.innerHTML = '<strong><span class="mark"></span> <span class="id"></span></strong>'
+    + '<span class="tool"></span><br><span class="description"></span>';
+  parent.appendChild(head);
+  return head;
+}
+
+export default function (component) {
+  const { data, parentElement } = component;
+  const head = parentElement.querySelector(".planboard-step-head") || build(parentElement);
+  head.querySelector(".id").textContent = data.step;
+  const tool = head.querySelector(".tool");
+  tool.replaceChildren(" · ");
+  if (data.tool) tool.appendChild(document.createElement("code")).textContent = data.tool;
+  tool.append(data.tool ? data.after_tool : data.no_tool + data.after_tool);
+  head.querySelector(".description").textContent = data.description;
+  const mark = head.querySelector(".mark");
+  const show = (marks) => {
+    const status = marks.steps[data.step];
+    if (status) mark.textContent = data.icons[status] ?? "";
+  };
+  show({ steps: { [data.step]: data.status } });
+  const previous = parentElement.planboardFeed;
+  if (previous) previous.feed.listeners.delete(previous.listener);
+  parentElement.planboardFeed = null;
+  if (!data.feed) return;
+  const feed = follow(data.feed);
+  if (feed.last && feed.last.seq > data.seq) show(feed.last);
+  else if (feed.done && (!feed.last || data.seq > feed.last.seq)) feed.done = false;
+  const listener = (marks) => { if (marks.seq >= data.seq) show(marks); };
+  feed.listeners.add(listener);
+  parentElement.planboardFeed = { feed, listener };
+  feed.open();
+  return () => {
+    feed.listeners.delete(listener);
+    setTimeout(() => { if (!feed.listeners.size) feed.close(); }, 1000);
+  };
+}
+"""
+
+_CSS = """
+.planboard-step-head { line-height: 1.6; }
+.planboard-step-head code {
+  font-family: "Source Code Pro", monospace; font-size: 0.8em; padding: 0.1em 0.3em;
+  border-radius: 0.25rem; background: rgba(151, 166, 195, 0.15);
+}
+"""
+
+_head = st.components.v2.component("planboard_step_head", js=_JS, css=_CSS,
+                                   isolate_styles=False)
+
+
+def step_head(step: Step, view: RunView, *, side_effect: bool, server: str | None) -> None:
+    """The card's head line: status mark and id, tool (its MCP server, ⚠ for a side
+    effect), description; the mark follows the run's stream while the run is held."""
+    after_tool = (" · " + t("card_server", server=server) if server is not None else "")
+    _head(key=f"step_head_{step.id}", data={
+        "step": step.id, "status": step.status, "icons": STATUS_ICONS,
+        "tool": step.tool, "no_tool": t("no_tool"),
+        "after_tool": after_tool + (" ⚠" if side_effect else ""),
+        "description": step.description,
+        "seq": len(view.events),
+        "feed": None if view.settled else FEED_PATH.format(run_id=view.record.run_id),
+    })
+
+
+def feed_routes() -> list[Route]:
+    """The server's routes for the marks (mounted by app.py)."""
+    return [Route(FEED_PATH, _feed)]
+
+
+async def _feed(request: Request) -> Response:
+    run_id = request.path_params["run_id"]
+    try:
+        view = await anyio.to_thread.run_sync(followed_view, run_id)
+    except RunNotFoundError:
+        return PlainTextResponse(f"no run {run_id}", status_code=404)
+    return StreamingResponse(_marks(run_id, view), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-store"})
+
+
+async def _marks(run_id: str, view: RunView) -> AsyncIterator[str]:
+    """The run's marks whenever they change, until the run settles or :data:`STREAM_S`."""
+    sent = None
+    started = spoke = time.monotonic()
+    yield f"retry: {RETRY_MS}\n\n"
+    while True:
+        marks = step_marks(view)
+        if sent is None or (marks["steps"], marks["settled"]) != (sent["steps"], sent["settled"]):
+            yield f"data: {json.dumps(marks)}\n\n"
+            sent, spoke = marks, time.monotonic()
+        elif time.monotonic() - spoke > KEEP_ALIVE_S:
+            yield ": alive\n\n"
+            spoke = time.monotonic()
+        if marks["settled"] or time.monotonic() - started > STREAM_S:
+            return
+        await asyncio.sleep(POLL_S)
+        try:
+            view = await anyio.to_thread.run_sync(followed_view, run_id)
+        except RunNotFoundError:
+            return  # deleted while followed: nothing more to show
+        except PlanBoardError as exc:  # the store busy for a moment: look again next time
+            _log.warning("step marks of run %s: %s", run_id, exc)
