@@ -197,7 +197,8 @@ def _open_viewers(browser: Any, url: str, viewers: int) -> list[Any]:
         page.goto(url)
         pages.append(page)
     for page in pages:
-        page.locator("[class*='st-key-step_card_s1']").first.wait_for()
+        # the head's mark drawn (its component loaded), not only the card's frame
+        page.locator("[class*='st-key-step_card_s1'] strong").first.wait_for()
         page.evaluate(CARD_LOG_JS)
     return pages
 

@@ -195,7 +195,7 @@ def test_the_first_drawing_of_a_finished_run_shows_how_it_ended(app, served_runn
     assert served_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     page = _page(app, f"/run?run={run_id}")
     try:
-        page.locator("[class*='st-key-step_card_s4']").wait_for()
+        page.locator("[class*='st-key-step_card_s4'] strong").wait_for()
         page.wait_for_timeout(500)
         log = page.evaluate("() => window.__cardLog")
     finally:
