@@ -7,18 +7,22 @@ wait for it: the server (``app.py``) streams each followed run's step statuses a
 server-sent events (:data:`FEED_PATH`), and each card's head line is an inline component
 that listens to that stream (one per page, shared by its cards) and changes its mark in
 place. The rest of the card follows with the tick. The stream sends only when a mark
-changed, ends when the run settles, and is closed while the page is hidden (a browser
-holds few connections per site); where it is missing (the dashboard served without
-``app.py``) the tick alone draws the marks.
+changed, ends when the run settles or the server stops, and is closed while the page is
+hidden (a browser holds few connections per site); where it is missing or failing (the
+dashboard served without ``app.py``, a server restarting) the tick alone draws the marks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import signal
+import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from functools import partial
 
 import anyio
 import streamlit as st
@@ -32,26 +36,35 @@ from core.runs.live_views import followed_view, step_marks
 from core.runs.view import RunView
 from ui.i18n import t
 
-__all__ = ["FEED_PATH", "feed_routes", "step_head"]
+__all__ = ["FEED_PATH", "feed_lifespan", "feed_routes", "step_head"]
 
 FEED_PATH = "/api/runs/{run_id}/steps"
 POLL_S = 0.04  # how often a stream looks at the run's shared view (cached for 25 ms)
 KEEP_ALIVE_S = 15.0  # an idle stream says it is alive this often (proxies drop silent ones)
-STREAM_S = 600.0  # a stream ends after this long; the browser opens it again
+STREAM_S = 60.0  # a stream ends after this long; the browser opens it again
 RETRY_MS = 250  # a browser whose stream broke opens it again this soon (its default: 3 s)
 
 _log = logging.getLogger(__name__)
+_stopping = threading.Event()  # the server is stopping: every stream ends
 
 _JS = """
 const feeds = (window.planboardStepFeeds ??= new Map());
+const RETRY_MS = 10000;  // a stream that failed (no route, a server restarting) is tried again
+
+if (!window.planboardStepFeedsWatch) {
+  window.planboardStepFeedsWatch = true;
+  document.addEventListener("visibilitychange", () => feeds.forEach(
+    (feed) => (document.hidden ? feed.close() : feed.open())));
+}
 
 function follow(url) {
   let feed = feeds.get(url);
   if (feed) return feed;
-  feed = { listeners: new Set(), last: null, source: null, done: false };
+  feed = { listeners: new Set(), last: null, source: null, done: false, retryAt: 0 };
   feed.close = () => { feed.source?.close(); feed.source = null; };
   feed.open = () => {
-    if (feed.source || feed.done || !feed.listeners.size || document.hidden) return;
+    if (feed.source || feed.done || !feed.listeners.size || document.hidden
+        || Date.now() < feed.retryAt) return;
     const source = feed.source = new EventSource(url);
     source.onmessage = (event) => {
       const marks = JSON.parse(event.data);
@@ -60,13 +73,22 @@ function follow(url) {
       feed.listeners.forEach((listener) => listener(marks));
       if (marks.settled) { feed.done = true; feed.close(); }
     };
-    // no stream here (served without app.py): the page's tick draws the marks alone
-    source.onerror = () => { if (!feed.last) { feed.done = true; feed.close(); } };
+    // The browser reopens a broken stream by itself, unless the server answered with an
+    // error or not a stream (served without app.py): then the tick alone draws the marks
+    // until a later drawing tries again.
+    source.onerror = () => {
+      if (source.readyState !== EventSource.CLOSED || feed.source !== source) return;
+      feed.source = null;
+      feed.retryAt = Date.now() + RETRY_MS;
+    };
   };
-  document.addEventListener("visibilitychange",
-    () => (document.hidden ? feed.close() : feed.open()));
   feeds.set(url, feed);
   return feed;
+}
+
+function release(feed, listener) {
+  feed.listeners.delete(listener);
+  setTimeout(() => { if (!feed.listeners.size) feed.close(); }, 1000);
 }
 
 function build(parent) {
@@ -89,24 +111,25 @@ export default function (component) {
   head.querySelector(".description").textContent = data.description;
   const mark = head.querySelector(".mark");
   const show = (marks) => {
-    const status = marks.steps[data.step];
-    if (status) mark.textContent = data.icons[status] ?? "";
+    if (Object.hasOwn(marks.steps, data.step)) {
+      mark.textContent = data.icons[marks.steps[data.step]] ?? "";
+    }
   };
   show({ steps: { [data.step]: data.status } });
   const previous = parentElement.planboardFeed;
-  if (previous) previous.feed.listeners.delete(previous.listener);
+  if (previous) release(previous.feed, previous.listener);
   parentElement.planboardFeed = null;
   if (!data.feed) return;
   const feed = follow(data.feed);
   if (feed.last && feed.last.seq > data.seq) show(feed.last);
-  else if (feed.done && (!feed.last || data.seq > feed.last.seq)) feed.done = false;
+  else if (feed.done && feed.last && data.seq > feed.last.seq) feed.done = false;  // resumed
   const listener = (marks) => { if (marks.seq >= data.seq) show(marks); };
   feed.listeners.add(listener);
   parentElement.planboardFeed = { feed, listener };
   feed.open();
   return () => {
-    feed.listeners.delete(listener);
-    setTimeout(() => { if (!feed.listeners.size) feed.close(); }, 1000);
+    if (parentElement.planboardFeed?.listener === listener) parentElement.planboardFeed = null;
+    release(feed, listener);
   };
 }
 """
@@ -142,19 +165,40 @@ def feed_routes() -> list[Route]:
     return [Route(FEED_PATH, _feed)]
 
 
+@contextlib.asynccontextmanager
+async def feed_lifespan(_app: object) -> AsyncIterator[None]:
+    """While the server runs: a stop signal (Ctrl+C, SIGTERM) ends every open stream at
+    once, since the server waits for open responses before it stops (and a stream of a
+    run waiting for a person would otherwise hold it up to :data:`STREAM_S`)."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        previous = signal.getsignal(number)
+        if callable(previous):
+            signal.signal(number, partial(_stop_streams, previous))
+    yield
+
+
+def _stop_streams(previous: Callable[..., object], number: int, frame: object) -> None:
+    _stopping.set()
+    previous(number, frame)
+
+
 async def _feed(request: Request) -> Response:
     run_id = request.path_params["run_id"]
     try:
         view = await anyio.to_thread.run_sync(followed_view, run_id)
     except RunNotFoundError:
         return PlainTextResponse(f"no run {run_id}", status_code=404)
+    except PlanBoardError as exc:  # the store cannot be read now: the page asks again later
+        _log.warning("step marks of run %s: %s", run_id, exc)  # the details stay here
+        return PlainTextResponse("the run store cannot be read now", status_code=503)
     return StreamingResponse(_marks(run_id, view), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store"})
+                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
 async def _marks(run_id: str, view: RunView) -> AsyncIterator[str]:
     """The run's marks whenever they change, until the run settles or :data:`STREAM_S`."""
     sent = None
+    warned = False
     started = spoke = time.monotonic()
     yield f"retry: {RETRY_MS}\n\n"
     while True:
@@ -165,7 +209,7 @@ async def _marks(run_id: str, view: RunView) -> AsyncIterator[str]:
         elif time.monotonic() - spoke > KEEP_ALIVE_S:
             yield ": alive\n\n"
             spoke = time.monotonic()
-        if marks["settled"] or time.monotonic() - started > STREAM_S:
+        if marks["settled"] or time.monotonic() - started > STREAM_S or _stopping.is_set():
             return
         await asyncio.sleep(POLL_S)
         try:
@@ -173,4 +217,6 @@ async def _marks(run_id: str, view: RunView) -> AsyncIterator[str]:
         except RunNotFoundError:
             return  # deleted while followed: nothing more to show
         except PlanBoardError as exc:  # the store busy for a moment: look again next time
-            _log.warning("step marks of run %s: %s", run_id, exc)
+            if not warned:
+                _log.warning("step marks of run %s: %s", run_id, exc)
+            warned = True

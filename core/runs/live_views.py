@@ -69,8 +69,11 @@ class RunViews:
                 return followed.view
             marker = store.run_marker(run_id)
             if marker is None:
+                with self._lock:  # an unknown id keeps no place among the followed runs
+                    self._runs.pop((store.url, run_id), None)
                 store.get_run(run_id)  # raises the store's RunNotFoundError
             followed.checked = now
+            self._keep_recent()
             if followed.view is None or marker != followed.marker:
                 self._refresh(store, run_id, followed)
                 followed.marker = marker
@@ -96,14 +99,19 @@ class RunViews:
         followed.view = build_run_view(record, followed.versions, followed.events)
         self.rebuilds += 1
 
+    def _keep_recent(self) -> None:
+        """Forget the least recently asked runs past :attr:`keep` (once a run is known to
+        exist, so that unknown ids push no followed run out)."""
+        with self._lock:
+            while len(self._runs) > self.keep:
+                self._runs.popitem(last=False)
+
     def _followed(self, url: str, run_id: str) -> _Followed:
         key = (url, run_id)
         with self._lock:
             followed = self._runs.get(key)
             if followed is None:
                 followed = self._runs[key] = _Followed()
-                while len(self._runs) > self.keep:
-                    self._runs.popitem(last=False)
             else:
                 self._runs.move_to_end(key)
             return followed

@@ -24,7 +24,7 @@ from demo.offline.planner import offline_plan
 from demo.scenarios import get_scenario
 from ui.graph_view import folded_phases, plan_graph, toggle_phase
 
-st.set_page_config(layout="wide")  # as app.py
+st.set_page_config(layout="wide")  # as dashboard.py
 lang = st.query_params.get("lang", "en")
 st.session_state["language"] = lang
 scenario = get_scenario(st.query_params.get("scenario", "churn-analysis"))

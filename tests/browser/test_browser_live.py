@@ -42,7 +42,7 @@ from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.registry import make_tool
-from tests.support.browser import needs_chromium, open_sidebar_section
+from tests.support.browser import needs_chromium, open_sidebar_section, serve_app
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 pytestmark = needs_chromium
@@ -152,6 +152,31 @@ def test_the_server_streams_a_runs_marks_over_http(app, served_runner):
     assert marks[0]["steps"]["s1"] in ("pending", "running") and not marks[0]["settled"]
     assert marks[-1]["settled"] and set(marks[-1]["steps"].values()) == {"completed"}
     assert [m["seq"] for m in marks] == sorted(m["seq"] for m in marks)
+
+
+def test_served_without_the_stream_the_tick_draws_the_marks_and_asks_once(app, served_runner,
+                                                                          tmp_path):
+    """``streamlit run dashboard.py`` (no app.py: no stream): the cards still follow the run
+    with the tick, and the page asks for the missing stream once, not at every redraw."""
+    with serve_app(app.home, tmp_path / "dashboard.log", script="dashboard.py") as url:
+        gate = live.Gate()
+        run_id = _gated_run(served_runner, gate)
+        page = app.browser.new_context(viewport=VIEWPORT).new_page()
+        asked: list[str] = []
+        page.on("request", lambda request: asked.append(request.url)
+                if "/api/runs/" in request.url else None)
+        page.add_init_script(f"({live.CARD_LOG_JS})()")
+        try:
+            page.goto(f"{url}/run?run={run_id}")
+            page.locator("[class*='st-key-step_card_s4'] strong").wait_for()
+            gate.open()
+            assert served_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
+            page.wait_for_function(
+                "() => new Set(window.__cardLog.filter(e => e.mark === '✓')"
+                ".map(e => e.id)).size === 4", timeout=30_000)
+        finally:
+            page.context.close()
+    assert asked == [f"{url}/api/runs/{run_id}/steps"], asked
 
 
 def _lines(reply: Any, gate: live.Gate) -> Iterator[bytes]:

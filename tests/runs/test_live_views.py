@@ -123,3 +123,13 @@ def test_measured_latencies_compare_the_store_with_the_screen():
     assert sample.completed == [pytest.approx(0.2)] and sample.started == [pytest.approx(0.05)]
     assert sample.missed == ["viewer 1: s2 ✓"]
     assert sample.p50 == pytest.approx(0.125) and sample.worst == pytest.approx(0.2)
+
+
+def test_an_unknown_run_takes_no_place_among_the_followed_ones(store):
+    run_id = store.create_run("add up", {}, _plan(), status="running")
+    views = RunViews(fresh_s=0.0, keep=1)
+    first = views.current(store, run_id)
+    for unknown in ("nope-1", "nope-2"):
+        with pytest.raises(RunNotFoundError):
+            views.current(store, unknown)
+    assert views.current(store, run_id) is first and views.rebuilds == 1

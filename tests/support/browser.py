@@ -61,11 +61,13 @@ def _wait_healthy(url: str, server: subprocess.Popen, log: Path) -> None:
 
 
 @contextlib.contextmanager
-def serve_app(home: Path, log: Path, script: str = "app.py") -> Iterator[str]:
+def serve_app(home: Path, log: Path, script: str = "app.py",
+              exits: list[int] | None = None) -> Iterator[str]:
     """PlanBoard (offline: no key) on a free local port; yields its address.
 
     ``script`` (relative to the repository) is the page to serve: a test page under
-    tests/apps/ instead of the app.
+    tests/apps/ instead of the app. ``exits`` gets the server's exit code once it stopped
+    (``-SIGKILL`` when it did not stop within 15 s of SIGTERM).
     """
     port = free_port()
     env = {**os.environ, "PLANBOARD_HOME": str(home)}
@@ -87,6 +89,8 @@ def serve_app(home: Path, log: Path, script: str = "app.py") -> Iterator[str]:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait(timeout=15)
+        if exits is not None:
+            exits.append(server.returncode)
 
 
 @contextlib.contextmanager

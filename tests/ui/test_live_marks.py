@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import urllib.request
 from collections.abc import AsyncIterator
+
+from starlette.requests import Request
 
 from core.execution.events import RunEvent
 from core.plan.model import Plan, Step
 from core.runs.live_views import followed_view, step_marks
+from core.store.run_store import RunStore
 from tests.support.app import open_app
+from tests.support.browser import serve_app
 from tests.support.shown import step_heads as shown_heads
 from ui import live_marks
 
@@ -104,3 +110,36 @@ def test_a_followed_runs_cards_listen_to_its_stream_and_a_settled_ones_do_not(ru
     at = open_app("pages/run.py", query={"run": done})
     assert _head_data(at)["s1"]["feed"] is None
     assert shown_heads(at)["s2"] == "○ s2 · — none (reasoning) —\nanswer"
+
+
+def test_stopping_the_server_ends_an_open_stream_at_once(tmp_path, monkeypatch):
+    """A stream of a run that goes on (here: one no process moves) does not hold the server
+    up when it is told to stop: it exits on SIGTERM, not killed after the wait."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("PLANBOARD_HOME", str(home))
+    store = RunStore()
+    run_id = store.create_run("add up", {}, _plan(), status="running")
+    store.close()
+    exits: list[int] = []
+    with serve_app(home, tmp_path / "streamlit.log", exits=exits) as url:
+        reply = urllib.request.urlopen(f"{url}/api/runs/{run_id}/steps", timeout=30)
+        lines = iter(reply)
+        assert next(lines).startswith(b"retry:")
+        next(lines)
+        assert json.loads(next(lines).removeprefix(b"data: "))["steps"]["s1"] == "pending"
+    assert exits == [-signal.SIGTERM], (tmp_path / "streamlit.log").read_text("utf-8")[-2000:]
+    assert reply.read().strip() == b""  # the stream ended with the server
+
+
+def _answer(run_id: str):
+    request = Request({"type": "http", "method": "GET", "path": f"/api/runs/{run_id}/steps",
+                       "path_params": {"run_id": run_id}, "headers": []})
+    return asyncio.run(live_marks._feed(request))
+
+
+def test_an_unknown_run_is_not_found_and_an_unreadable_store_is_unavailable(store,
+                                                                          monkeypatch):
+    assert _answer("nope").status_code == 404
+    monkeypatch.setenv("PLANBOARD_DB_URL", "postgresql://nobody@127.0.0.1:1/planboard")
+    unavailable = _answer("nope")  # the page's stream tries again later; the tick draws
+    assert unavailable.status_code == 503 and b"127.0.0.1" not in unavailable.body
