@@ -6,8 +6,9 @@ with five viewers on two cores a step's ✓ took most of a second to show. The m
 wait for it: the server (``app.py``) streams each followed run's step statuses as
 server-sent events (:data:`FEED_PATH`), and each card's head line is an inline component
 that listens to that stream (one per page, shared by its cards) and changes its mark in
-place. The rest of the card follows with the tick. The stream sends only when a mark
-changed, ends when the run settles or the server stops, and is closed while the page is
+place. The rest of the card follows with the tick. One poller per followed run reads the
+marks for all its streams (N viewers cost one look every 40 ms); a stream sends only when a
+mark changed, ends when the run settles or the server stops, and is closed while the page is
 hidden (a browser holds few connections per site); where it is missing or failing (the
 dashboard served without ``app.py``, a server restarting) the tick alone draws the marks.
 """
@@ -23,6 +24,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from functools import partial
+from typing import Any
 
 import anyio
 import streamlit as st
@@ -42,6 +44,7 @@ FEED_PATH = "/api/runs/{run_id}/steps"
 POLL_S = 0.04  # how often a stream looks at the run's shared view (cached for 25 ms)
 KEEP_ALIVE_S = 15.0  # an idle stream says it is alive this often (proxies drop silent ones)
 STREAM_S = 60.0  # a stream ends after this long; the browser opens it again
+STOP_CHECK_S = 0.25  # how often an idle stream looks whether the server is stopping
 RETRY_MS = 250  # a browser whose stream broke opens it again this soon (its default: 3 s)
 
 _log = logging.getLogger(__name__)
@@ -195,28 +198,88 @@ async def _feed(request: Request) -> Response:
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
-async def _marks(run_id: str, view: RunView) -> AsyncIterator[str]:
-    """The run's marks whenever they change, until the run settles or :data:`STREAM_S`."""
-    sent = None
+class _Watched:
+    """One followed run in the server: a single poller (:func:`_poll`) reads its marks for
+    every open stream of it, so N viewers cost the store and the thread pool one look."""
+
+    def __init__(self, marks: dict[str, Any]) -> None:
+        self.marks = marks
+        self.gone = False  # the run was deleted while followed
+        self.streams = 0
+        self.changed = asyncio.Event()  # set, and replaced, at every change
+        self.poller: asyncio.Task[None] | None = None
+
+    def publish(self, marks: dict[str, Any] | None) -> None:
+        if marks is not None:
+            self.marks = marks
+        else:
+            self.gone = True
+        changed, self.changed = self.changed, asyncio.Event()
+        changed.set()
+
+
+_watched: dict[str, _Watched] = {}  # by run id; touched only in the server's event loop
+
+
+def _watch(run_id: str, view: RunView) -> _Watched:
+    """The run's shared watch (started by its first stream), counted for one more stream."""
+    watched = _watched.get(run_id)
+    loop = asyncio.get_running_loop()
+    if watched is None or watched.poller is None or watched.poller.done() \
+            or watched.poller.get_loop() is not loop:
+        watched = _watched[run_id] = _Watched(step_marks(view))
+        watched.poller = loop.create_task(_poll(run_id, watched))
+    elif step_marks(view)["seq"] > watched.marks["seq"]:
+        watched.publish(step_marks(view))
+    watched.streams += 1
+    return watched
+
+
+async def _poll(run_id: str, watched: _Watched) -> None:
+    """Look at the run every :data:`POLL_S` while a stream is open, and tell the streams
+    when a mark changed."""
     warned = False
+    try:
+        while watched.streams > 0:
+            await asyncio.sleep(POLL_S)
+            try:
+                view = await anyio.to_thread.run_sync(followed_view, run_id)
+            except RunNotFoundError:
+                watched.publish(None)  # deleted while followed: nothing more to show
+                return
+            except PlanBoardError as exc:  # the store busy for a moment: look again later
+                if not warned:
+                    _log.warning("step marks of run %s: %s", run_id, exc)
+                warned = True
+                continue
+            marks = step_marks(view)
+            if (marks["steps"], marks["settled"]) != (watched.marks["steps"],
+                                                      watched.marks["settled"]):
+                watched.publish(marks)
+    finally:
+        if _watched.get(run_id) is watched:
+            del _watched[run_id]
+
+
+async def _marks(run_id: str, view: RunView) -> AsyncIterator[str]:
+    """The run's marks whenever they change, until the run settles, the server stops or
+    :data:`STREAM_S` passed."""
+    watched = _watch(run_id, view)
+    sent = None
     started = spoke = time.monotonic()
-    yield f"retry: {RETRY_MS}\n\n"
-    while True:
-        marks = step_marks(view)
-        if sent is None or (marks["steps"], marks["settled"]) != (sent["steps"], sent["settled"]):
-            yield f"data: {json.dumps(marks)}\n\n"
-            sent, spoke = marks, time.monotonic()
-        elif time.monotonic() - spoke > KEEP_ALIVE_S:
-            yield ": alive\n\n"
-            spoke = time.monotonic()
-        if marks["settled"] or time.monotonic() - started > STREAM_S or _stopping.is_set():
-            return
-        await asyncio.sleep(POLL_S)
-        try:
-            view = await anyio.to_thread.run_sync(followed_view, run_id)
-        except RunNotFoundError:
-            return  # deleted while followed: nothing more to show
-        except PlanBoardError as exc:  # the store busy for a moment: look again next time
-            if not warned:
-                _log.warning("step marks of run %s: %s", run_id, exc)
-            warned = True
+    try:
+        yield f"retry: {RETRY_MS}\n\n"
+        while not watched.gone:
+            marks = watched.marks
+            if marks is not sent:
+                yield f"data: {json.dumps(marks)}\n\n"
+                sent, spoke = marks, time.monotonic()
+            elif time.monotonic() - spoke > KEEP_ALIVE_S:
+                yield ": alive\n\n"
+                spoke = time.monotonic()
+            if marks["settled"] or time.monotonic() - started > STREAM_S or _stopping.is_set():
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(watched.changed.wait(), STOP_CHECK_S)
+    finally:
+        watched.streams -= 1

@@ -143,3 +143,27 @@ def test_an_unknown_run_is_not_found_and_an_unreadable_store_is_unavailable(stor
     monkeypatch.setenv("PLANBOARD_DB_URL", "postgresql://nobody@127.0.0.1:1/planboard")
     unavailable = _answer("nope")  # the page's stream tries again later; the tick draws
     assert unavailable.status_code == 503 and b"127.0.0.1" not in unavailable.body
+
+
+def test_streams_of_one_run_share_one_look_at_the_store(store):
+    plan = _plan()
+    run_id = store.create_run("add up", {}, plan, status="running")
+    loop = asyncio.new_event_loop()
+    streams = [live_marks._marks(run_id, followed_view(run_id)) for _ in range(3)]
+    try:
+        for stream in streams:
+            assert _next(stream, loop).startswith("retry:")
+            assert not _data(_next(stream, loop))["settled"]
+        watched = live_marks._watched[run_id]
+        assert watched.streams == 3 and not watched.poller.done()  # one poller for three
+
+        plan.steps[0].advance("running")
+        store.record_step(run_id, RunEvent(kind="step_started", step_id="s1"), plan)
+        assert {_data(_next(stream, loop))["steps"]["s1"] for stream in streams} == {"running"}
+        for stream in streams:
+            loop.run_until_complete(stream.aclose())
+        assert watched.streams == 0
+        loop.run_until_complete(asyncio.wait_for(watched.poller, 5.0))  # it stops by itself
+        assert run_id not in live_marks._watched
+    finally:
+        loop.close()
