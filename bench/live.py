@@ -11,8 +11,10 @@ same clock, the same machine): the latency of that step for that viewer. With a 
 the first ``▶`` is compared with ``step_started`` too. A change a card never showed is
 counted as missed.
 
-Run with ``python -m bench.live`` (one and five viewers, demo pace off and on), or
-``--viewers 5 --pace 0``; it prints p50 and max per case and the machine's load average.
+Run with ``python -m bench.live`` (one and five viewers of the run page, one of its
+presentation view, whose graph's node labels are watched instead of cards; demo pace off
+and on), or ``--viewers 5 --pace 0 --present 1``; it prints p50 and max per case and the
+machine's load average.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from core.tools.registry import ToolRegistry, make_tool
 
 __all__ = [
     "CARD_LOG_JS",
+    "GRAPH_LOG_JS",
     "LiveSample",
     "gate_plan",
     "gate_registry",
@@ -73,6 +76,36 @@ CARD_LOG_JS = """() => {
   scan();
 }"""
 
+
+# The presentation view has no cards: its graph (ui.graph_view, in a same-origin frame) is
+# what the audience watches. The same log, from each node's label ("✓ s3 · echo").
+GRAPH_LOG_JS = """() => {
+  if (window.__cardLog) return;
+  const log = window.__cardLog = [];
+  const last = {};
+  const scan = () => {
+    const at = performance.timeOrigin + performance.now();
+    for (const frame of document.querySelectorAll('iframe')) {
+      const doc = frame.contentDocument;
+      if (!doc) continue;
+      if (!doc.planboardWatched) {
+        doc.planboardWatched = true;
+        new MutationObserver(scan).observe(doc,
+          {subtree: true, childList: true, characterData: true});
+      }
+      for (const node of doc.querySelectorAll('g.node')) {
+        const label = [...node.querySelectorAll('text')].map(t => t.textContent).join(' ');
+        const found = label.match(/([○▶✓✗⏭]) (s[0-9]+)/);
+        if (found && last[found[2]] !== found[1]) {
+          last[found[2]] = found[1];
+          log.push({id: found[2], mark: found[1], at});
+        }
+      }
+    }
+  };
+  new MutationObserver(scan).observe(document, {subtree: true, childList: true});
+  scan();
+}"""
 
 class Gate:
     """The first step's tool: it returns once :meth:`open` is called (or after 60 s)."""
@@ -127,6 +160,7 @@ class LiveSample:
 
     viewers: int
     pace: float
+    present: bool = False  # the presentation view's graph, not the run page's cards
     completed: list[float] = field(default_factory=list)  # step_completed → card shows ✓
     started: list[float] = field(default_factory=list)  # step_started → card shows ▶
     missed: list[str] = field(default_factory=list)  # "viewer 2: s3 ✓"
@@ -189,17 +223,20 @@ def serve_and_browse(home: Path, log: Path) -> Iterator[tuple[str, Any]]:
             browser.close()
 
 
-def _open_viewers(browser: Any, url: str, viewers: int) -> list[Any]:
+def _open_viewers(browser: Any, url: str, viewers: int, *, present: bool) -> list[Any]:
     pages = []
     for _ in range(viewers):
         page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
         page.set_default_timeout(TIMEOUT_S * 1000)
-        page.goto(url)
+        page.goto(f"{url}&present=1" if present else url)
         pages.append(page)
     for page in pages:
-        # the head's mark drawn (its component loaded), not only the card's frame
-        page.locator("[class*='st-key-step_card_s1'] strong").first.wait_for()
-        page.evaluate(CARD_LOG_JS)
+        if present:  # the graph drawn inside its frame
+            page.frame_locator("iframe").first.locator("g.node").first.wait_for()
+            page.evaluate(GRAPH_LOG_JS)
+        else:  # the head's mark drawn (its component loaded), not only the card's frame
+            page.locator("[class*='st-key-step_card_s1'] strong").first.wait_for()
+            page.evaluate(CARD_LOG_JS)
     return pages
 
 
@@ -217,8 +254,9 @@ def _final_logs(pages: list[Any], completed: set[str | None]) -> list[list[dict]
 
 
 def measure(browser: Any, url: str, *, viewers: int, pace: float,
-            chain: int = CHAIN) -> LiveSample:
-    """Run the gate plan at ``pace`` with ``viewers`` open on its page; what they saw.
+            chain: int = CHAIN, present: bool = False) -> LiveSample:
+    """Run the gate plan at ``pace`` with ``viewers`` open on its page (``present``: its
+    presentation view, whose graph is watched instead of the cards); what they saw.
 
     The run executes in this process over the served app's store (PLANBOARD_HOME).
     """
@@ -228,14 +266,14 @@ def measure(browser: Any, url: str, *, viewers: int, pace: float,
     gate = Gate()
     store = RunStore()
     runner = Runner(store, poll_s=0.05)
-    sample = LiveSample(viewers=viewers, pace=pace)
+    sample = LiveSample(viewers=viewers, pace=pace, present=present)
     pages: list[Any] = []
     try:
         plan = gate_plan(chain)
         run_id = runner.start(plan.goal, plan, engine=Engine(gate_registry(gate)),
                               options=RunOptions(step_delay_s=pace),
                               settings_public={"offline": True})
-        pages = _open_viewers(browser, f"{url}/run?run={run_id}", viewers)
+        pages = _open_viewers(browser, f"{url}/run?run={run_id}", viewers, present=present)
         time.sleep(1.0)  # every viewer settled on the waiting run
         sample.load = os.getloadavg()
         ready = time.time()
@@ -264,7 +302,8 @@ def meets_target(sample: LiveSample) -> bool:
 def _row(sample: LiveSample) -> str:
     load = " ".join(f"{x:.2f}" for x in sample.load)
     met = "yes" if meets_target(sample) else "no"
-    return (f"| {sample.viewers:>7} | {sample.pace:>4.1f} | {len(sample.all):>8} "
+    seen = "graph (presenting)" if sample.present else "cards"
+    return (f"| {seen:>18} | {sample.viewers:>7} | {sample.pace:>4.1f} | {len(sample.all):>8} "
             f"| {sample.p50:>7.3f} | {sample.worst:>7.3f} | {len(sample.missed):>6} "
             f"| {met:>6} | {load} |")
 
@@ -274,23 +313,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.live")
     parser.add_argument("--viewers", type=int, nargs="*", default=[1, 5])
     parser.add_argument("--pace", type=float, nargs="*", default=[0.0, 1.0])
+    parser.add_argument("--present", type=int, nargs="*", default=[1], metavar="VIEWERS",
+                        help="viewers of the presentation view (its graph), at each pace")
     args = parser.parse_args(argv)
     from core.runs import durable
 
     home = Path(tempfile.mkdtemp(prefix="planboard-live-"))
     os.environ["PLANBOARD_HOME"] = str(home)
-    print("## Event → screen, step card status (seconds)\n")
+    print("## Event → screen, step status (seconds)\n")
     print(f"Target: p50 ≤ {TARGET_P50_S} s, max ≤ {TARGET_MAX_S} s, nothing missed.\n")
-    print("| viewers | pace | measured |     p50 |     max | missed | target | load 1/5/15 min |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|               seen | viewers | pace | measured |     p50 |     max | missed "
+          "| target | load 1/5/15 min |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    cases = [(viewers, pace, False) for viewers in args.viewers for pace in args.pace]
+    cases += [(viewers, pace, True) for viewers in args.present for pace in args.pace]
     try:
         with serve_and_browse(home, home / "streamlit.log") as (url, browser):
-            for viewers in args.viewers:
-                for pace in args.pace:
-                    sample = measure(browser, url, viewers=viewers, pace=pace)
-                    print(_row(sample), flush=True)
-                    for missed in sample.missed:
-                        print(f"  missed: {missed}")
+            for viewers, pace, present in cases:
+                sample = measure(browser, url, viewers=viewers, pace=pace, present=present)
+                print(_row(sample), flush=True)
+                for missed in sample.missed:
+                    print(f"  missed: {missed}")
     finally:
         durable.shutdown()
     return 0

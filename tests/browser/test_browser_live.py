@@ -124,12 +124,15 @@ def _gated_run(served_runner: Runner, gate: live.Gate, *, refund: bool = False,
 
 
 @pytest.mark.alone  # it times the machine: a paced ▶ lasts the pace only
-@pytest.mark.parametrize(("viewers", "pace"), [(1, 0.0), (5, 0.0), (5, 0.5)])
-def test_a_recorded_step_change_reaches_every_viewers_card(app, viewers, pace):
-    sample = live.measure(app.browser, app.url, viewers=viewers, pace=pace, chain=4)
-    print(f"viewers={viewers} pace={pace}: p50 {sample.p50:.3f} s, max {sample.worst:.3f} s "
-          f"over {len(sample.all)} changes, missed {sample.missed}, target met: "
-          f"{live.meets_target(sample)}, load {sample.load}")
+@pytest.mark.parametrize(("viewers", "pace", "present"),
+                         [(1, 0.0, False), (5, 0.0, False), (5, 0.5, False), (1, 0.0, True)])
+def test_a_recorded_step_change_reaches_every_viewers_card(app, viewers, pace, present):
+    """The run page's cards, and the presentation view's graph."""
+    sample = live.measure(app.browser, app.url, viewers=viewers, pace=pace, chain=4,
+                          present=present)
+    print(f"viewers={viewers} pace={pace} present={present}: p50 {sample.p50:.3f} s, "
+          f"max {sample.worst:.3f} s over {len(sample.all)} changes, missed {sample.missed}, "
+          f"target met: {live.meets_target(sample)}, load {sample.load}")
     # every step's ✓, on every screen: a final state stays until it is drawn, however slow
     # the machine (bench.live waits up to SETTLE_S for it); a paced ▶ lasts the pace only,
     # so one missed on a loaded machine is reported here and counted by bench.live, not failed
