@@ -23,7 +23,7 @@ from core.plan.model import Plan
 from core.planning.choices import CHECKPOINT_POLICIES as POLICIES
 from core.planning.choices import REQUEST_MODES as MODES
 from core.runs import Runner, open_runner
-from core.runs.live_views import RunViews
+from core.runs.live_views import RunViews, process_views
 from core.runs.tool_trials import ToolTrial
 from core.runs.tool_trials import try_tool as record_tool_trial
 from core.tools.registry import ToolRegistry
@@ -93,11 +93,11 @@ def runner() -> Runner:
     return open_runner()
 
 
-@st.cache_resource(show_spinner=False)
 def run_views() -> RunViews:
     """The views of the runs people follow, kept current once for every session watching
-    (process-wide and thread-safe; see core.runs.live_views)."""
-    return RunViews()
+    and for the server's stream of step marks (process-wide and thread-safe; see
+    core.runs.live_views)."""
+    return process_views()
 
 
 def lesson_book() -> LessonBook:

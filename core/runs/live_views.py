@@ -11,12 +11,12 @@ versions re-read when a version was added or the run's status changed, and the v
 rebuilt once for every follower. It works the same whichever process writes the run (this
 one, a CLI, a worker), since it follows the store.
 
-One :class:`RunViews` serves a whole process (the dashboard keeps it in
-``st.cache_resource``): it is thread-safe (a lock for the table of runs, one per run for
-its refresh), and the views it returns are shared, so callers only read them.
-:func:`followed_view` is the same for a caller without a store of its own (the server's
-feed of step marks, which runs outside every page's session); :func:`step_marks` is what
-that feed sends.
+One :class:`RunViews` serves a whole process (:func:`process_views`): it is thread-safe
+(a lock for the table of runs, one per run for its refresh), and the views it returns are
+shared, so callers only read them. The dashboard's pages use it with their runner's
+store; :func:`followed_view` reads it for a caller without a store of its own (the
+server's feed of step marks, which runs outside every page's session), and both find the
+same view of a run. :func:`step_marks` is what that feed sends.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from core.runs.view import RunView, build_run_view
 from core.store.database import default_db_url
 from core.store.run_store import PlanVersion, RunStore, StoredEvent
 
-__all__ = ["RunViews", "followed_view", "step_marks"]
+__all__ = ["RunViews", "followed_view", "process_views", "step_marks"]
 
 FRESH_S = 0.025  # a view checked this recently is current enough for any follower
 KEEP_RUNS = 64  # runs followed at once; the least recently asked is dropped first
@@ -118,22 +118,29 @@ class RunViews:
 
 
 _process_lock = threading.Lock()
-_process_views: tuple[RunStore, RunViews] | None = None
+_process_views = RunViews()
+_process_store: RunStore | None = None
+
+
+def process_views() -> RunViews:
+    """This process's run views: the dashboard's pages and the server's stream of step
+    marks share them, so a change is read once for all of them."""
+    return _process_views
 
 
 def followed_view(run_id: str) -> RunView:
     """The run's current view in the default run store (PLANBOARD_DB_URL or the home's),
-    opened on first use and shared by every caller in this process (RunNotFoundError when
-    there is no such run)."""
-    global _process_views
+    opened on first use, from :func:`process_views` (RunNotFoundError when there is no
+    such run)."""
+    global _process_store
     url = default_db_url()
     with _process_lock:
-        if _process_views is None or _process_views[0].url != url:
-            if _process_views is not None:
-                _process_views[0].close()
-            _process_views = (RunStore(url), RunViews())
-        store, views = _process_views
-    return views.current(store, run_id)
+        if _process_store is None or _process_store.url != url:
+            if _process_store is not None:
+                _process_store.close()
+            _process_store = RunStore(url)
+        store = _process_store
+    return _process_views.current(store, run_id)
 
 
 def step_marks(view: RunView) -> dict[str, Any]:

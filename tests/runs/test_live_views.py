@@ -133,3 +133,10 @@ def test_an_unknown_run_takes_no_place_among_the_followed_ones(store):
         with pytest.raises(RunNotFoundError):
             views.current(store, unknown)
     assert views.current(store, run_id) is first and views.rebuilds == 1
+
+
+def test_the_pages_and_the_stream_of_marks_share_one_view_of_a_run(store):
+    from core.runs.live_views import followed_view, process_views
+
+    run_id = store.create_run("add up", {}, _plan(), status="running")
+    assert process_views().current(store, run_id) is followed_view(run_id)
