@@ -24,6 +24,7 @@ from ui import rerun_form, run_view, state
 from ui.frame import ensure_entrypoint, page_header
 from ui.graph_view import folded_phases, plan_graph, toggle_phase
 from ui.i18n import t
+from ui.live_marks import graph_marks
 from ui.live_ticker import hold, live_ticker
 from ui.messages import said
 from ui.safe_text import literal
@@ -232,11 +233,12 @@ def _render_graph(run_id: str, present: bool) -> None:
     dot = plan_to_dot(view.plan, side_effect_tools=side_effect_tool_names(state.registry()),
                       folded=folded)
     on_phase = partial(toggle_phase, key, view.plan, folded)
+    live = graph_marks(view)
     if present:
         with st.container(key="present_graph"):
-            plan_graph(dot, key=key, height=720, on_phase=on_phase)
+            plan_graph(dot, key=key, height=720, on_phase=on_phase, live=live)
     else:
-        plan_graph(dot, key=key, on_phase=on_phase)
+        plan_graph(dot, key=key, on_phase=on_phase, live=live)
     _note(run_id, "graph", _parts(view, set())["graph"])
 
 

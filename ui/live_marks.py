@@ -6,11 +6,12 @@ with five viewers on two cores a step's ✓ took most of a second to show. The m
 wait for it: the server (``app.py``) streams each followed run's step statuses as
 server-sent events (:data:`FEED_PATH`), and each card's head line is an inline component
 that listens to that stream (one per page, shared by its cards) and changes its mark in
-place. The rest of the card follows with the tick. One poller per followed run reads the
-marks for all its streams (N viewers cost one look every 40 ms); a stream sends only when a
-mark changed, ends when the run settles or the server stops, and is closed while the page is
-hidden (a browser holds few connections per site); where it is missing or failing (the
-dashboard served without ``app.py``, a server restarting) the tick alone draws the marks.
+place; the plan graph paints the same marks on its nodes (:func:`graph_marks`). The rest
+of the card follows with the tick. One poller per followed run reads the marks for all its
+streams (N viewers cost one look every 40 ms); a stream sends only when a mark changed,
+ends when the run settles or the server stops, and is closed while the page is hidden (a
+browser holds few connections per site); where it is missing or failing (the dashboard
+served without ``app.py``, a server restarting) the tick alone draws the marks.
 """
 
 from __future__ import annotations
@@ -33,12 +34,13 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from core.errors import PlanBoardError, RunNotFoundError
+from core.plan.graph import STATUS_COLOURS
 from core.plan.model import STATUS_ICONS, Step
 from core.runs.live_views import followed_view, step_marks
 from core.runs.view import RunView
 from ui.i18n import t
 
-__all__ = ["FEED_PATH", "feed_lifespan", "feed_routes", "step_head"]
+__all__ = ["FEED_PATH", "feed_lifespan", "feed_routes", "graph_marks", "step_head"]
 
 FEED_PATH = "/api/runs/{run_id}/steps"
 POLL_S = 0.04  # how often a stream looks at the run's shared view (cached for 25 ms)
@@ -161,6 +163,16 @@ def step_head(step: Step, view: RunView, *, side_effect: bool, server: str | Non
         "seq": len(view.events),
         "feed": None if view.settled else FEED_PATH.format(run_id=view.record.run_id),
     })
+
+
+def graph_marks(view: RunView) -> dict[str, Any] | None:
+    """What the plan graph (ui.graph_view) needs to paint the run's pushed marks on its
+    nodes (the stream, the drawing's place in the log, each status's mark and fill), or
+    None once the run has settled."""
+    if view.settled:
+        return None
+    return {"feed": FEED_PATH.format(run_id=view.record.run_id), "seq": len(view.events),
+            "icons": STATUS_ICONS, "fills": STATUS_COLOURS}
 
 
 def feed_routes() -> list[Route]:

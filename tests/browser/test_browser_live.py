@@ -125,7 +125,7 @@ def _gated_run(served_runner: Runner, gate: live.Gate, *, refund: bool = False,
 
 @pytest.mark.alone  # it times the machine: a paced ▶ lasts the pace only
 @pytest.mark.parametrize(("viewers", "pace", "present"),
-                         [(1, 0.0, False), (5, 0.0, False), (5, 0.5, False), (1, 0.0, True)])
+                         [(1, 0.0, False), (5, 0.0, False), (5, 0.5, False), (5, 0.0, True)])
 def test_a_recorded_step_change_reaches_every_viewers_card(app, viewers, pace, present):
     """The run page's cards, and the presentation view's graph."""
     sample = live.measure(app.browser, app.url, viewers=viewers, pace=pace, chain=4,

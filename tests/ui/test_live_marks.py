@@ -167,3 +167,18 @@ def test_streams_of_one_run_share_one_look_at_the_store(store):
         assert run_id not in live_marks._watched
     finally:
         loop.close()
+
+
+def _graph_live(at) -> list:
+    return [json.loads(element.proto.json_args).get("live")
+            for element in at.get("component_instance")
+            if element.proto.component_name.endswith(".plan_graph")]
+
+
+def test_the_presentation_graph_paints_the_stream_of_a_followed_run_only(runner):
+    running = runner.store.create_run("add up", {}, _plan(), status="running")
+    [live] = _graph_live(open_app("pages/run.py", query={"run": running, "present": "1"}))
+    assert live["feed"] == f"/api/runs/{running}/steps" and live["seq"] == 0
+    assert live["icons"]["completed"] == "✓" and set(live["fills"]) >= set(live["icons"])
+    done = runner.store.create_run("add up", {}, _plan(), status="completed")
+    assert _graph_live(open_app("pages/run.py", query={"run": done, "present": "1"})) == [None]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 import streamlit.components.v1 as components
@@ -52,8 +53,10 @@ def plan_graph(
     selected: str | None = None,
     on_select: Callable[[str], None] | None = None,
     on_phase: Callable[[str], None] | None = None,
+    live: dict[str, Any] | None = None,
 ) -> None:
-    """Draw ``dot`` (at most ``height`` px tall) with ``selected`` step outlined.
+    """Draw ``dot`` (at most ``height`` px tall) with ``selected`` step outlined; ``live``
+    (ui.live_marks.graph_marks): the run's pushed step marks are painted on the nodes.
 
     A click on a step's node calls ``on_select(step_id)`` as a widget callback, before the
     next script run (so it may set other widgets' session state); every click counts, also
@@ -75,6 +78,7 @@ def plan_graph(
 
     _component(
         dot=dot, selected=selected, height=height, labels=_LABELS[current_language()],
+        live=live,
         key=key, default=None, on_change=clicked,
     )
 

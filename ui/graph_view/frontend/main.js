@@ -1,7 +1,7 @@
 // The plan graph component: lays out the DOT with Graphviz (wasm), then pans, zooms and selects.
 //
 // It speaks Streamlit's component protocol (v1) by hand: it posts componentReady, receives
-// "streamlit:render" with the Python arguments (dot, selected, height, labels), and posts
+// "streamlit:render" with the Python arguments (dot, selected, height, labels, live), and posts
 // setComponentValue ({step, nonce} for a step, {phase, nonce} for a phase's node or cluster:
 // the nonce makes a second click on the same node a new value) and setFrameHeight. A phase
 // folds and unfolds in Python: a click reports it, and the next DOT draws it the other way.
@@ -177,12 +177,58 @@ window.addEventListener("message", async (event) => {
     draw();
   }
   if (svg) markSelected();
+  follow(args.live);
+  paintLive();
   const labels = args.labels || {};
   for (const id of ["zoom-in", "zoom-out", "fit"]) {
     document.getElementById(id).title = labels[id] || "";
   }
   view.title = labels.hint || "";
 });
+
+// A followed run's step marks, pushed by the server (ui.live_marks): each change is painted
+// on the drawn nodes (status mark and fill) at once; the next DOT from the page, drawn by
+// its tick, then shows the same. ``args.live``: {feed, seq, icons, fills}, or none.
+let live = { feed: null, source: null, last: null };
+
+function follow(wanted) {
+  const feed = wanted?.feed || null;
+  if (feed === live.feed && (live.source || !feed)) return;
+  live.source?.close();
+  live = { feed, source: null, last: feed === live.feed ? live.last : null };
+  if (!feed) return;
+  const source = live.source = new EventSource(feed);
+  source.onmessage = (event) => {
+    const marks = JSON.parse(event.data);
+    if (live.last && marks.seq < live.last.seq) return;
+    live.last = marks;
+    paintLive();
+    if (marks.settled) { source.close(); live.source = null; }
+  };
+  // an error answer or no stream here (served without app.py): the tick draws alone
+  source.onerror = () => {
+    if (source.readyState === EventSource.CLOSED) source.onmessage = null;
+  };
+}
+
+function paintLive() {
+  const marks = live.last;
+  const drawn = args.live;
+  if (!svg || !marks || !drawn || marks.seq <= drawn.seq) return;
+  const icons = Object.values(drawn.icons);
+  for (const [step, status] of Object.entries(marks.steps)) {
+    const node = svg.getElementById(STEP_PREFIX + step);
+    if (!node || !Object.hasOwn(drawn.icons, status)) continue;
+    const head = node.querySelector("text");
+    const at = head ? [...head.textContent].findIndex((c) => icons.includes(c)) : -1;
+    if (at >= 0) {
+      const chars = [...head.textContent];
+      chars[at] = drawn.icons[status];
+      head.textContent = chars.join("");
+    }
+    node.querySelector("path, polygon")?.setAttribute("fill", drawn.fills[status]);
+  }
+}
 
 function zoomBy(factor) {
   mode = "kept";
