@@ -1,7 +1,7 @@
 """The run page's graph in Chromium at 1280x720: a tab of its own, every node readable.
 
 The churn scenario's offline plan (six steps, five side by side) is approved with a demo
-pace of 5 s per step, so the run stays live for a few polls. The step cards are the first
+pace of 8 s per step, so the run stays live for a few polls. The step cards are the first
 tab; the graph's tab gives the graph the page's width (820 px beside the sidebar), where
 every text renders at 11 px or more (font size times the SVG's scale, as
 tests/browser/test_browser_graph.py measures) and lies inside its node with room to spare, and,
@@ -28,8 +28,10 @@ MIN_GAP_PX = 4  # between a text and its node's border, left and right (as test_
 SLACK_PX = 0.5  # sub-pixel rounding of the boxes
 NODES = 6
 LIVE_MARKS = "[○▶]"  # core.plan.model.STATUS_ICONS of pending and running
-PACE = "5"  # seconds before each step: six steps, four at a time, keep the run live ~15 s
-# (at 3 s, ~9 s, a loaded machine once drew the graph after the run had ended)
+PACE = "8"  # seconds before each step: six steps, four at a time, keep the run live ~24 s
+# (at 3 s, ~9 s, a loaded machine once drew the graph after the run had ended; at 5 s,
+# ~15 s, a fresh-clone CI run once reached the graph's tab after the end: its marks are
+# pushed, so the graph shows the end at once)
 
 # Every node of the graph: whether its box lies wholly inside the graph's visible area (the
 # scrolling view less its scrollbars), the smallest rendered font size of its texts, and the
