@@ -159,20 +159,24 @@ def step_head(step: Step, view: RunView, *, side_effect: bool, server: str | Non
         "step": step.id, "status": step.status, "icons": STATUS_ICONS,
         "tool": step.tool, "no_tool": t("no_tool"),
         "after_tool": after_tool + (" ⚠" if side_effect else ""),
-        "description": step.description,
-        "seq": len(view.events),
-        "feed": None if view.settled else FEED_PATH.format(run_id=view.record.run_id),
+        "description": step.description, **_stream_of(view),
     })
+
+
+def _stream_of(view: RunView) -> dict[str, Any]:
+    """The drawing's place in the run's log (``seq``, as the stream counts it) and the
+    stream to follow (``feed``, None once the run has settled)."""
+    marks = step_marks(view)
+    feed = None if marks["settled"] else FEED_PATH.format(run_id=view.record.run_id)
+    return {"seq": marks["seq"], "feed": feed}
 
 
 def graph_marks(view: RunView) -> dict[str, Any] | None:
     """What the plan graph (ui.graph_view) needs to paint the run's pushed marks on its
     nodes (the stream, the drawing's place in the log, each status's mark and fill), or
     None once the run has settled."""
-    if view.settled:
-        return None
-    return {"feed": FEED_PATH.format(run_id=view.record.run_id), "seq": len(view.events),
-            "icons": STATUS_ICONS, "fills": STATUS_COLOURS}
+    stream = _stream_of(view)
+    return {**stream, "icons": STATUS_ICONS, "fills": STATUS_COLOURS} if stream["feed"] else None
 
 
 def feed_routes() -> list[Route]:
@@ -241,8 +245,8 @@ def _watch(run_id: str, view: RunView) -> _Watched:
             or watched.poller.get_loop() is not loop:
         watched = _watched[run_id] = _Watched(step_marks(view))
         watched.poller = loop.create_task(_poll(run_id, watched))
-    elif step_marks(view)["seq"] > watched.marks["seq"]:
-        watched.publish(step_marks(view))
+    elif (marks := step_marks(view))["seq"] > watched.marks["seq"]:
+        watched.publish(marks)
     watched.streams += 1
     return watched
 
