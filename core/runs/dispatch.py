@@ -214,7 +214,7 @@ def resume(store: RunStore, run_id: str, *, timeout: float = 10.0, poll_s: float
         raise StoreError(msg("run.nothing_to_resume", run_id=run_id,
                              status=msg(f"run_status.{record.status}")))
     _send(record, "resume")
-    if _follow(store, run_id, lambda found: found.status != "paused", timeout,
+    if _follow(store, run_id, lambda status: status != "paused", timeout,
                poll_s).status == "paused":
         raise StoreError(msg("run.resume_not_taken", run_id=run_id, seconds=f"{timeout:g}"))
 
@@ -250,7 +250,7 @@ def cancel(store: RunStore, run_id: str, timeout: float = 30.0, *,
     workflow_id = record.workflow_id or run_id
     if _engine(durable.workflow_status, workflow_id) not in _QUEUED:
         _send(record, "cancel")
-        record = _follow(store, run_id, lambda found: found.status in TERMINAL_STATUSES,
+        record = _follow(store, run_id, lambda status: status in TERMINAL_STATUSES,
                          timeout, poll_s)
         if record.status in TERMINAL_STATUSES or timeout < WORKER_GONE_AFTER_S:
             return record
@@ -366,31 +366,33 @@ def wait(store: RunStore, run_id: str, timeout: float | None = None, *,
     ``timeout`` passes or ``stop`` is set; return it. ``until_confirmation=True`` also
     returns when it waits for a person's decision. ``loan``: the run executes in this
     process, whose events wake the wait and whose end ends it."""
-    return _follow(store, run_id, lambda found: found.status not in ACTIVE_STATUSES or (
-        until_confirmation and found.status == "waiting_confirmation"), timeout, poll_s, stop,
-        loan)
+    return _follow(store, run_id, lambda status: status not in ACTIVE_STATUSES or (
+        until_confirmation and status == "waiting_confirmation"), timeout, poll_s, stop, loan)
 
 
-def _follow(store: RunStore, run_id: str, until: Callable[[RunRecord], bool],
+def _follow(store: RunStore, run_id: str, until: Callable[[str], bool],
             timeout: float | None, poll_s: float, stop: threading.Event | None = None,
             loan: Attached | None = None) -> RunRecord:
-    """Read the run until ``until`` holds for it, ``timeout`` passes or ``stop`` is set
-    (or, with a ``loan``, its workflow ended here)."""
+    """Watch the run's status until ``until`` holds for it, ``timeout`` passes or ``stop``
+    is set (or, with a ``loan``, its workflow ended here); return the run as it is then.
+
+    Only the status is read while waiting: the whole record (its plan) is read once, at
+    the end, so that following a long plan costs no more per event than a short one."""
     deadline = None if timeout is None else time.monotonic() + timeout
     pause_between = stop or threading.Event()
     while True:
         ended = loan is not None and loan.ended.is_set()  # before the read: it holds the end
-        record = store.get_run(run_id)
-        if ended or until(record):
-            return record
+        if ended or until(store.status(run_id)):
+            break
         left = poll_s if deadline is None else min(poll_s, deadline - time.monotonic())
         if left <= 0 or pause_between.is_set():
-            return record
+            break
         if loan is not None:
             with loan.changed:  # an event of the run wakes it
                 loan.changed.wait(left)
         elif pause_between.wait(left):  # another process runs it: read the store again
-            return store.get_run(run_id)
+            break
+    return store.get_run(run_id)
 
 
 # ---- the engine's failures --------------------------------------------------------------------

@@ -145,6 +145,12 @@ class RunStore(RunClaims):
             ).scalar_one()
         return record_from_row(row, Plan.model_validate(latest) if latest else None, count)
 
+    def status(self, run_id: str) -> str:
+        """The run's status alone (one small query, for followers waiting on it);
+        RunNotFoundError when there is no such run."""
+        with self.engine.connect() as conn:
+            return self._status(conn, run_id)
+
     def run_marker(self, run_id: str) -> tuple[int, Any] | None:
         """What changes whenever the run is written: its event count and ``updated_at``
         (None when there is no such run). One small query, for followers that re-read a
