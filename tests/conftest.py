@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
@@ -45,9 +46,9 @@ settings.register_profile("explore", settings.get_profile("planboard"), derandom
 settings.load_profile("planboard")
 
 
-@pytest.fixture(autouse=True)
-def isolated_environment(tmp_path, monkeypatch):
-    """No test sees the developer's keys or data; each one has a fresh home directory."""
+def isolate(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Path:
+    """The environment of a test (or a module's shared server): none of the developer's keys
+    or data, and a fresh home directory in ``folder``, which becomes the working directory."""
     for name in list(os.environ):
         if name.startswith(_ISOLATED_PREFIXES):
             monkeypatch.delenv(name, raising=False)
@@ -57,10 +58,24 @@ def isolated_environment(tmp_path, monkeypatch):
     # relative periods ("last quarter") read today's date: the demo data's last day, so that
     # no result depends on the day the tests run (a test of periods sets its own)
     monkeypatch.setenv("PLANBOARD_TODAY", "2026-06-24")
-    home = tmp_path / "planboard-home"
+    home = folder / "planboard-home"
     monkeypatch.setenv("PLANBOARD_HOME", str(home))
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(folder)
     return home
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path, monkeypatch):
+    """No test sees the developer's keys or data; each one has a fresh home directory."""
+    return isolate(monkeypatch, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def module_home(tmp_path_factory) -> Iterator[Path]:
+    """A home shared by a module's tests, in an isolated environment while the module sets up
+    what it shares (a served app started in it inherits that environment)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield isolate(monkeypatch, tmp_path_factory.mktemp("module"))
 
 
 @pytest.fixture(autouse=True)

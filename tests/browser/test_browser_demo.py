@@ -1,11 +1,11 @@
-"""Demo pace in a real browser: with 2 s per step, a 5-step run's cards visibly move.
+"""Demo pace in a real browser: with 3 s per step, a 5-step run's cards visibly move.
 
-The sidebar's demo pace (Run options) is set to 2 s (a state lasts longer than a loaded
-machine takes to open the run page after the approval), the operations scenario's offline plan
-(five steps) is approved, and the step cards' status marks are read every 200 ms while the
-run goes on: a demo audience must see the cards change several times, not jump from
-"pending" to "done". The presentation view (``?present=1``) is covered by
-tests/browser/test_browser.py's journey.
+The sidebar's demo pace (Run options) is set to 3 s (a state lasts longer than a loaded
+machine, four test workers on two cores, takes to open the run page after the approval), the
+operations scenario's offline plan (five steps) is approved, and the step cards' status
+marks are read every 200 ms while the run goes on: a demo audience must see the cards
+change several times, not jump from "pending" to "done". The presentation view
+(``?present=1``) is covered by tests/browser/test_browser.py's journey.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from tests.support.browser import WAIT_MS, button, needs_chromium, open_sidebar_
 pytestmark = needs_chromium
 
 STEPS = 5
+PACE = "3"  # seconds before each step
 # Every card's head line: its status mark and id, e.g. "✓ s1|▶ s2|○ s3|○ s4|○ s5".
 _CARD_MARKS = """() => [...document.querySelectorAll("[class*='st-key-step_card_'] strong")]
     .map(mark => mark.innerText.trim()).join("|")"""
@@ -64,7 +65,7 @@ def _watch_cards(page, timeout_s: float = 90.0) -> list[str]:
 
 def test_a_paced_five_step_run_visibly_updates_at_least_four_times(page, tmp_path):
     try:
-        _set_demo_pace(page, "2")
+        _set_demo_pace(page, PACE)
         _start_ops_run(page)
         seen = _watch_cards(page)
         page.get_by_text("Completed").first.wait_for()

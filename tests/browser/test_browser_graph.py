@@ -53,10 +53,11 @@ _MEASURE = """() => {
 }"""
 
 
-@pytest.fixture
-def graph_page(isolated_environment, tmp_path):
-    """The graph test page served; yields its address."""
-    with serve_app(isolated_environment, tmp_path / "streamlit.log", script=APP) as url:
+@pytest.fixture(scope="module")
+def graph_page(module_home):
+    """The graph test page served for the module (it keeps no state beyond each browser
+    session: the address picks the plan); yields its address."""
+    with serve_app(module_home, module_home.parent / "streamlit.log", script=APP) as url:
         yield url
 
 

@@ -15,10 +15,9 @@ latencies are printed with the machine's load and whether they meet the target (
 0.3 s, max ≤ 1 s); ``python -m bench.live`` judges the wall clock, since a test does not
 assert wall-clock times.
 
-Tests marked ``alone`` still depend on the machine's speed, so scripts/test.sh runs them with
-no other test beside them: the latency test reads the viewers' cards 1.5 s after the run's
-end (a ✓ drawn later counts as missed), and a run approved at pace 0 must be drawn as it
-ended within a second of its end.
+The test marked ``alone`` depends on the machine's speed (a run approved at pace 0 must be
+drawn as it ended within a second of its end), so scripts/test.sh runs it with no other test
+beside it.
 """
 
 from __future__ import annotations
@@ -123,7 +122,6 @@ def _gated_run(served_runner: Runner, gate: live.Gate, *, refund: bool = False,
 # ---- event → screen --------------------------------------------------------------------
 
 
-@pytest.mark.alone  # it times the machine: a paced ▶ lasts the pace only
 @pytest.mark.parametrize(("viewers", "pace", "present"),
                          [(1, 0.0, False), (5, 0.0, False), (5, 0.5, False), (5, 0.0, True)])
 def test_a_recorded_step_change_reaches_every_viewers_card(app, viewers, pace, present):
@@ -145,6 +143,7 @@ def test_the_server_streams_a_runs_marks_over_http(app, served_runner):
     server-sent events until it settles; an unknown run is a 404."""
     with pytest.raises(urllib.error.HTTPError) as missing:
         urllib.request.urlopen(f"{app.url}/api/runs/nope/steps", timeout=10)
+    missing.value.close()  # its socket, which garbage collection would close in a later test
     assert missing.value.code == 404
     gate = live.Gate()
     run_id = _gated_run(served_runner, gate)

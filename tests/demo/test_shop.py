@@ -9,7 +9,6 @@ import pytest
 
 from core.base.home import planboard_home
 from core.errors import ToolExecutionError
-from core.tools.toolsets import default_registry
 from demo.data import ensure_demo_data, reset_demo_data
 from demo.shop import (
     DEMO_TODAY,
@@ -17,6 +16,7 @@ from demo.shop import (
     query_order,
     shop_db_path,
 )
+from tests.support.shop import refund_in_a_process
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 
@@ -120,18 +120,13 @@ def test_idempotency_key_returns_the_same_refund(registry):
     assert keys == [("run1:s3:v1",)]
 
 
-def _refund_worker(barrier, queue):
-    barrier.wait()
-    registry = default_registry({})
-    queue.put(registry.call("apply_refund", {"order_id": "88231", "reason": "race"})["refund_id"])
-
-
 def test_ten_processes_at_once_create_one_refund():
     # spawned, never forked: a fork copies the locks other threads of this process hold
     # (DBOS's, SQLite's), and a child can wait on one for ever
     context = multiprocessing.get_context("spawn")
     barrier, queue = context.Barrier(10), context.Queue()
-    workers = [context.Process(target=_refund_worker, args=(barrier, queue)) for _ in range(10)]
+    workers = [context.Process(target=refund_in_a_process, args=(barrier, queue))
+               for _ in range(10)]
     try:
         for worker in workers:
             worker.start()

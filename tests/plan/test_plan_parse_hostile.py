@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 
 import pytest
 from hypothesis import given
@@ -31,9 +32,18 @@ def _check_usable(plan: Plan) -> None:
     plan.to_json().encode("utf-8")  # storable: no lone surrogates, nothing unserialisable
 
 
+@cache
+def _replies_by_category() -> dict[str, list[str]]:
+    """Twelve generated replies of each category, made once for the module's cases."""
+    found: dict[str, list[str]] = {}
+    for name, reply in hostile_replies(per_category=12):
+        found.setdefault(name, []).append(reply)
+    return found
+
+
 @pytest.mark.parametrize("category", sorted(CATEGORIES))
 def test_generated_replies_give_a_plan_or_the_projects_own_error(category):
-    replies = [reply for name, reply in hostile_replies(per_category=12) if name == category]
+    replies = _replies_by_category()[category]
     assert len(replies) == 12
     for reply in replies:
         plan = _parse_or_none(reply)

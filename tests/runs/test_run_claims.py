@@ -24,6 +24,7 @@ from core.runs.runner import Runner
 from core.runs.workflow import run_workflow
 from core.store.run_store import RunStore
 from tests.support import REPO
+from tests.support.claimers import claim, claim_in_a_process
 from tests.support.durable_runs import await_workflow
 from tests.support.pg import on_both_backends
 from tests.support.stored_runs import calc_engine, stopped_run
@@ -31,16 +32,6 @@ from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 
 pytestmark = on_both_backends
 CLAIMERS = 4
-
-
-def claim(store: RunStore, run_id: str, workflow_id: str) -> str | None:
-    """Claim the paused run under ``workflow_id``; None when won, else why it was refused."""
-    try:
-        store.claim_run(run_id, {"paused", "interrupted"}, workflow_id=workflow_id,
-                        events=[RunEvent(kind="resumed", data={"by": workflow_id})])
-    except StoreError as exc:
-        return str(exc)
-    return None
 
 
 def assert_one_winner(store: RunStore, run_id: str, refusals: dict[str, str | None]) -> None:
@@ -75,19 +66,11 @@ def test_claims_racing_in_threads_one_wins(store, db_url):
     assert_one_winner(store, run_id, refusals)
 
 
-def _claim_in_a_process(url: str, run_id: str, n: int, barrier, results) -> None:
-    store = RunStore(url)
-    store.get_run(run_id)  # connected and warmed up before the start line
-    barrier.wait(DEFAULT_TIMEOUT_S)
-    results.put((f"wf-{n + 1}", claim(store, run_id, f"wf-{n + 1}")))
-    store.close()
-
-
 def test_claims_racing_in_processes_one_wins(store):
     run_id = stopped_run(store, "paused", workflow_id="wf-0")
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(CLAIMERS), context.Queue()
-    claimers = [context.Process(target=_claim_in_a_process,
+    claimers = [context.Process(target=claim_in_a_process,
                                 args=(store.url, run_id, n, barrier, results))
                 for n in range(CLAIMERS)]
     for process in claimers:

@@ -158,8 +158,13 @@ def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes
     assert status == "running", f"{status}\n{processes.report()}"
     gate.touch()  # the restarted w1 goes past s3
 
-    # w2 takes the runs submitted now; w1's runs wait for a worker named w1
-    later = detach(processes, {f"lookup-{n}": lookup_plan(n) for n in (3, 4, 5)})
+    # w2 takes the runs submitted now (here: `run --detach` submitted the first ones);
+    # w1's runs wait for a worker named w1
+    paced = RunOptions(step_delay_s=float(PACE_S))
+    later = {f"lookup-{n}": dispatch.submit(pg_store, f"where is order 70412 ({n})",
+                                            lookup_plan(n), options=paced,
+                                            settings_public=public_settings(offline=True))
+             for n in (3, 4, 5)}
     processes.await_true(lambda: taken_by("w2", list(later.values())),
                          "w2 taking the later runs", DEFAULT_TIMEOUT_S, watch=[w2])
     assert taken_by("w1", [refund_run]), processes.report()
@@ -176,8 +181,10 @@ def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes
     assert all(step_workers(pg_store, run_id) == {"w1"} for run_id in first.values()), (
         processes.report())
     assert all(step_workers(pg_store, run_id) == {"w2"} for run_id in later.values())
-    shown = processes.run_all({f"show-{run_id}": ["show", run_id] for run_id in everything})
-    for run_id in everything:
+    # `show` names the worker of each step's events: a run of each worker
+    named = [refund_run, later["lookup-3"]]
+    shown = processes.run_all({f"show-{run_id}": ["show", run_id] for run_id in named})
+    for run_id in named:
         plan = pg_store.get_run(run_id).plan
         by_step = shown_step_workers(shown[f"show-{run_id}"])
         assert set(by_step) == {step.id for step in plan.steps}, shown[f"show-{run_id}"]

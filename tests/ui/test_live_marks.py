@@ -128,7 +128,8 @@ def test_stopping_the_server_ends_an_open_stream_at_once(tmp_path, monkeypatch):
         next(lines)
         assert json.loads(next(lines).removeprefix(b"data: "))["steps"]["s1"] == "pending"
     assert exits == [-signal.SIGTERM], (tmp_path / "streamlit.log").read_text("utf-8")[-2000:]
-    assert reply.read().strip() == b""  # the stream ended with the server
+    with reply:
+        assert reply.read().strip() == b""  # the stream ended with the server
 
 
 def _answer(run_id: str):
