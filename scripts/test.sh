@@ -25,13 +25,15 @@ python -m ruff check .
 # workers, served apps) that would each compile the project again, and pytest keeps its
 # rewritten test modules for the second run below.
 unset PYTHONDONTWRITEBYTECODE
-# One worker per core (pytest-xdist): much of the suite waits on subprocesses, servers and a
-# browser, so two workers beat one even on two cores; a file's tests stay on one worker (its
-# module fixtures are made once). Then the tests marked `alone` (they time the machine) with
-# nothing beside them. Exit code 5 is pytest's "no test selected": fine for one of the two
-# (a path without tests marked `alone`, say), not for both.
+# Two workers per core (pytest-xdist): much of the suite waits on subprocesses, servers and a
+# browser, so while one worker waits another computes (on 2 cores: 437 s with two workers,
+# 376-425 s with four); a file's tests stay on one worker (its module fixtures are made
+# once). Then the test marked `alone` (it times the machine) with nothing beside it. Exit
+# code 5 is pytest's "no test selected": fine for one of the two (a path without tests
+# marked `alone`, say), not for both.
 first=0 second=0
-python -m pytest -n auto --dist loadfile -m "not realmodel and not alone" "$@" || first=$?
+workers=$((2 * $(nproc)))
+python -m pytest -n "$workers" --dist loadfile -m "not realmodel and not alone" "$@" || first=$?
 alone=("$@")
 if ((${#alone[@]} == 0)); then  # only the files that hold such tests: no second collection
   mapfile -t alone < <(grep -rl --include='test_*.py' "pytest.mark.alone" tests)
