@@ -152,7 +152,7 @@ class Coordinator:
                 if self._condition_false(step):
                     progressed = True
                     continue
-                if held is None and has_side_effect(step, self.gate.registry):
+                if held is None and has_side_effect(step, self.engine.registry):
                     held = self.gate.held(self.plan)
                 if held and step.id in held:  # beyond the approved plan: approved first
                     if self.gate.admit(self.plan, step, held):

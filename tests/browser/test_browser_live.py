@@ -58,13 +58,11 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory, dbos_of_the_module) -> Iterator[Served]:
+def served(module_home, dbos_of_the_module) -> Iterator[Served]:
     """PlanBoard and Chromium for the module, over one home that this process shares."""
-    home = tmp_path_factory.mktemp("live") / "planboard-home"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PLANBOARD_HOME", str(home))
-        with live.serve_and_browse(home, home.parent / "streamlit.log") as (url, browser):
-            yield Served(home, url, browser)
+    with live.serve_and_browse(module_home, module_home.parent / "streamlit.log") as (
+            url, browser):
+        yield Served(module_home, url, browser)
 
 
 @pytest.fixture
