@@ -25,8 +25,9 @@ from core.tools.toolsets import default_registry
 from tests.support.fake_openai import FakeOpenAI
 
 # tests.support.pg: a throwaway PostgreSQL (postgres_url, db_url, on_both_backends);
-# tests.support.durable_runs: DBOS in the test's home (launched)
-pytest_plugins = ["tests.support.pg", "tests.support.durable_runs"]
+# tests.support.durable_runs: DBOS in the test's home (launched);
+# tests.support.module_order: the longest modules first (xdist's workers end together)
+pytest_plugins = ["tests.support.pg", "tests.support.durable_runs", "tests.support.module_order"]
 
 # OTEL_: no test sends traces to the developer's collector (tests/base/test_tracing.py starts
 # its own receiver)
