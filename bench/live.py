@@ -2,8 +2,9 @@
 
 A PlanBoard is served (``streamlit run app.py``, offline) over a fresh home; this process
 executes a run over the same store (the way a second tab, the CLI or a worker does) whose
-first step waits at a gate until every viewer has the run page open. Each viewer is its own
-Chromium context (its own session) on ``/run?run=<id>``; a MutationObserver in the page
+first step waits at a gate until every viewer has the run page open. Each viewer is a tab
+of one Chromium context (its own Streamlit session; the tabs share the browser's cache, as a
+returning viewer's browser does) on ``/run?run=<id>``; a MutationObserver in the page
 notes, in the machine's clock (``performance.timeOrigin + performance.now()``), when each
 step card's status mark changes. The gate opens, the run goes on, and each card's first
 ``✓`` is compared with the ``at`` of the step's ``step_completed`` event in the store (the
@@ -51,6 +52,7 @@ __all__ = [
 
 CHAIN = 6  # steps after the gate, one after another
 TIMEOUT_S = 60.0
+VIEWPORT = {"width": 1280, "height": 720}
 SETTLE_S = 30.0  # after the run's end, the longest wait for every final ✓ on every screen
 TARGET_P50_S = 0.3  # the issue's target for a recorded change to reach every screen
 TARGET_MAX_S = 1.0
@@ -223,13 +225,15 @@ def serve_and_browse(home: Path, log: Path) -> Iterator[tuple[str, Any]]:
             browser.close()
 
 
-def _open_viewers(browser: Any, url: str, viewers: int, *, present: bool) -> list[Any]:
-    pages = []
+def _open_viewers(tabs: Any, url: str, viewers: int, *, present: bool,
+                  pages: list[Any]) -> None:
+    """Open ``viewers`` pages on ``url`` into ``pages`` (the caller closes them, also when
+    one fails to load) and wait until each one watches the run."""
     for _ in range(viewers):
-        page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+        page = tabs.new_page()
+        pages.append(page)
         page.set_default_timeout(TIMEOUT_S * 1000)
         page.goto(f"{url}&present=1" if present else url)
-        pages.append(page)
     for page in pages:
         if present:  # the graph drawn inside its frame
             page.frame_locator("iframe").first.locator("g.node").first.wait_for()
@@ -237,7 +241,6 @@ def _open_viewers(browser: Any, url: str, viewers: int, *, present: bool) -> lis
         else:  # the head's mark drawn (its component loaded), not only the card's frame
             page.locator("[class*='st-key-step_card_s1'] strong").first.wait_for()
             page.evaluate(CARD_LOG_JS)
-    return pages
 
 
 def _final_logs(pages: list[Any], completed: set[str | None]) -> list[list[dict]]:
@@ -253,11 +256,13 @@ def _final_logs(pages: list[Any], completed: set[str | None]) -> list[list[dict]
         time.sleep(0.25)
 
 
-def measure(browser: Any, url: str, *, viewers: int, pace: float,
+def measure(tabs: Any, url: str, *, viewers: int, pace: float,
             chain: int = CHAIN, present: bool = False) -> LiveSample:
     """Run the gate plan at ``pace`` with ``viewers`` open on its page (``present``: its
     presentation view, whose graph is watched instead of the cards); what they saw.
 
+    ``tabs`` opens the viewers' pages (``new_page()``): a browser context, or a browser
+    (a context per page). Each page is closed afterwards.
     The run executes in this process over the served app's store (PLANBOARD_HOME).
     """
     from core.runs.runner import Runner
@@ -273,7 +278,7 @@ def measure(browser: Any, url: str, *, viewers: int, pace: float,
         run_id = runner.start(plan.goal, plan, engine=Engine(gate_registry(gate)),
                               options=RunOptions(step_delay_s=pace),
                               settings_public={"offline": True})
-        pages = _open_viewers(browser, f"{url}/run?run={run_id}", viewers, present=present)
+        _open_viewers(tabs, f"{url}/run?run={run_id}", viewers, present=present, pages=pages)
         time.sleep(1.0)  # every viewer settled on the waiting run
         sample.load = os.getloadavg()
         ready = time.time()
@@ -288,7 +293,7 @@ def measure(browser: Any, url: str, *, viewers: int, pace: float,
     finally:
         gate.open()
         for page in pages:
-            page.context.close()
+            page.close()
         runner.shutdown()
         store.close()
     return sample
@@ -329,8 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     cases += [(viewers, pace, True) for viewers in args.present for pace in args.pace]
     try:
         with serve_and_browse(home, home / "streamlit.log") as (url, browser):
+            tabs = browser.new_context(viewport=VIEWPORT)
             for viewers, pace, present in cases:
-                sample = measure(browser, url, viewers=viewers, pace=pace, present=present)
+                sample = measure(tabs, url, viewers=viewers, pace=pace, present=present)
                 print(_row(sample), flush=True)
                 for missed in sample.missed:
                     print(f"  missed: {missed}")

@@ -1,5 +1,6 @@
-"""The browser tests' fixtures: one chromium per module, and per test a served app on the
-test's own home with a page of its own on it.
+"""The browser tests' fixtures: one chromium per module (and one context of it, for the tests
+of a module's one served app), and per test a served app on the test's own home with a page
+of its own on it.
 
 While Playwright's sync API is open it keeps an event loop running in the main thread, where
 DBOS then refuses to register its queues: a test that runs PlanBoard in this process asks for
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import launch_chromium, open_tab, serve_app
+from tests.support.browser import VIEWPORT, launch_chromium, open_tab, serve_app
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +23,15 @@ def browser() -> Iterator[Any]:
     """Chromium, launched once per module (each test gets a fresh context)."""
     with launch_chromium() as launched:
         yield launched
+
+
+@pytest.fixture(scope="module")
+def tabs(browser: Any) -> Iterator[Any]:
+    """One context of the module's chromium, for a module's tests of one served app: their
+    pages are tabs of it, which share its cache of the app's scripts."""
+    context = browser.new_context(viewport=VIEWPORT)
+    yield context
+    context.close()
 
 
 @pytest.fixture

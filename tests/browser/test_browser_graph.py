@@ -83,10 +83,10 @@ def _misfits(texts: list[dict], where: str) -> list[str]:
     return found
 
 
-def test_graph_text_is_readable_and_inside_its_nodes(browser, graph_page):
+def test_graph_text_is_readable_and_inside_its_nodes(tabs, graph_page):
     problems: list[str] = []
     smallest = 99.0
-    with open_tab(browser, graph_page) as tab:
+    with open_tab(tabs, graph_page) as tab:
         for scenario, viewports in PAGES:
             for width, height in viewports:
                 tab.set_viewport_size({"width": width, "height": height})
@@ -109,8 +109,8 @@ def _selected(tab) -> str:
     return tab.get_by_text(re.compile(r"^selected: ")).inner_text()
 
 
-def test_click_selects_every_time_and_drag_pans(browser, graph_page):
-    with open_tab(browser, graph_page) as tab:
+def test_click_selects_every_time_and_drag_pans(tabs, graph_page):
+    with open_tab(tabs, graph_page) as tab:
         frame = _open(tab, f"{graph_page}/?lang=zh&narrow=1")
         for step, clicks in (("s3", 1), ("s3", 2), ("s1", 3)):
             frame.locator(f"g#step-{step}").click()
@@ -158,8 +158,8 @@ def _outside(frame) -> list[str]:
     return [n["id"] for n in nodes if not n["whole"]]
 
 
-def test_fit_shows_every_node_of_the_churn_graph_and_stays_fitted(browser, graph_page):
-    with open_tab(browser, graph_page) as tab:
+def test_fit_shows_every_node_of_the_churn_graph_and_stays_fitted(tabs, graph_page):
+    with open_tab(tabs, graph_page) as tab:
         for narrow in ("0", "1"):
             frame = _open(tab, f"{graph_page}/?scenario=churn-analysis&narrow={narrow}")
             frame.locator("#zoom-in").click()  # zoomed in: nodes out of sight
@@ -174,8 +174,8 @@ def test_fit_shows_every_node_of_the_churn_graph_and_stays_fitted(browser, graph
             tab.set_viewport_size({"width": 1280, "height": 720})
 
 
-def test_a_step_selected_outside_the_graph_is_scrolled_into_sight(browser, graph_page):
-    with open_tab(browser, graph_page) as tab:
+def test_a_step_selected_outside_the_graph_is_scrolled_into_sight(tabs, graph_page):
+    with open_tab(tabs, graph_page) as tab:
         frame = _open(tab, f"{graph_page}/?scenario=churn-analysis&narrow=1")
         hidden = _outside(frame)
         assert hidden, "the narrow column shows the whole churn graph: nothing to scroll to"
@@ -189,8 +189,8 @@ def _folded(tab) -> str:
     return tab.get_by_text(re.compile(r"^folded: ")).inner_text()
 
 
-def test_phases_are_clusters_that_fold_and_unfold_on_a_click(browser, graph_page):
-    with open_tab(browser, graph_page) as tab:
+def test_phases_are_clusters_that_fold_and_unfold_on_a_click(tabs, graph_page):
+    with open_tab(tabs, graph_page) as tab:
         tab.set_viewport_size({"width": 1280, "height": 720})
         frame = _open(tab, f"{graph_page}/?phased=review")
         assert _folded(tab) == "folded: none"  # ten steps: every phase open
@@ -206,8 +206,8 @@ def test_phases_are_clusters_that_fold_and_unfold_on_a_click(browser, graph_page
         assert frame.locator("g.node#step-s3").count() == 1
 
 
-def test_a_60_step_plan_opens_on_its_current_phase_with_readable_text(browser, graph_page):
-    with open_tab(browser, graph_page) as tab:
+def test_a_60_step_plan_opens_on_its_current_phase_with_readable_text(tabs, graph_page):
+    with open_tab(tabs, graph_page) as tab:
         tab.set_viewport_size({"width": 1280, "height": 720})
         frame = _open(tab, f"{graph_page}/?phased=60")
         assert _folded(tab) == "folded: " + ", ".join(f"p{n}" for n in range(2, 13))

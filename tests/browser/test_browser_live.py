@@ -54,7 +54,7 @@ VIEWPORT = {"width": 1280, "height": 720}
 class Served:
     home: Path
     url: str
-    browser: Any
+    tabs: Any  # one browser context: its pages share the cache of the app's scripts
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ def served(module_home, dbos_of_the_module) -> Iterator[Served]:
     """PlanBoard and Chromium for the module, over one home that this process shares."""
     with live.serve_and_browse(module_home, module_home.parent / "streamlit.log") as (
             url, browser):
-        yield Served(module_home, url, browser)
+        yield Served(module_home, url, browser.new_context(viewport=VIEWPORT))
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ def served_runner(app) -> Iterator[Runner]:
 
 
 def _page(app: Served, path: str = "") -> Any:
-    page = app.browser.new_context(viewport=VIEWPORT).new_page()
+    page = app.tabs.new_page()
     page.set_default_timeout(30_000)
     page.add_init_script(f"({live.CARD_LOG_JS})()")
     page.goto(f"{app.url}{path}")
@@ -124,7 +124,7 @@ def _gated_run(served_runner: Runner, gate: live.Gate, *, refund: bool = False,
                          [(1, 0.0, False), (5, 0.0, False), (5, 0.5, False), (5, 0.0, True)])
 def test_a_recorded_step_change_reaches_every_viewers_card(app, viewers, pace, present):
     """The run page's cards, and the presentation view's graph."""
-    sample = live.measure(app.browser, app.url, viewers=viewers, pace=pace, chain=4,
+    sample = live.measure(app.tabs, app.url, viewers=viewers, pace=pace, chain=4,
                           present=present)
     print(f"viewers={viewers} pace={pace} present={present}: p50 {sample.p50:.3f} s, "
           f"max {sample.worst:.3f} s over {len(sample.all)} changes, missed {sample.missed}, "
@@ -161,7 +161,7 @@ def test_served_without_the_stream_the_tick_draws_the_marks_and_asks_once(app, s
     with serve_app(app.home, tmp_path / "dashboard.log", script="dashboard.py") as url:
         gate = live.Gate()
         run_id = _gated_run(served_runner, gate)
-        page = app.browser.new_context(viewport=VIEWPORT).new_page()
+        page = app.tabs.new_page()
         asked: list[str] = []
         page.on("request", lambda request: asked.append(request.url)
                 if "/api/runs/" in request.url else None)
@@ -175,7 +175,7 @@ def test_served_without_the_stream_the_tick_draws_the_marks_and_asks_once(app, s
                 "() => new Set(window.__cardLog.filter(e => e.mark === '✓')"
                 ".map(e => e.id)).size === 4", timeout=30_000)
         finally:
-            page.context.close()
+            page.close()
     assert asked == [f"{url}/api/runs/{run_id}/steps"], asked
 
 
@@ -210,7 +210,7 @@ def test_the_presentation_view_stays_when_the_run_ends(app, served_runner, tmp_p
         page.screenshot(path=str(tmp_path / "failure.png"))
         raise
     finally:
-        page.context.close()
+        page.close()
 
 
 def test_the_first_drawing_of_a_finished_run_shows_how_it_ended(app, served_runner):
@@ -224,7 +224,7 @@ def test_the_first_drawing_of_a_finished_run_shows_how_it_ended(app, served_runn
         page.wait_for_timeout(500)
         log = page.evaluate("() => window.__cardLog")
     finally:
-        page.context.close()
+        page.close()
     first = {}
     for entry in log:
         first.setdefault(entry["id"], entry["mark"])
@@ -253,7 +253,7 @@ def test_a_run_approved_at_pace_0_is_drawn_as_it_ended_at_once(app, served_runne
             "() => window.__cardLog.filter(e => e.mark === '✓').length >= 5")
         log = page.evaluate("() => window.__cardLog")
     finally:
-        page.context.close()
+        page.close()
     ended = next(e.at for e in served_runner.store.events(run_id) if e.kind == "run_finished")
     done = max(e["at"] for e in log if e["mark"] == "✓") / 1000
     assert done - ended.timestamp() <= DRAWN_AFTER_END_S, (done - ended.timestamp(), log)
@@ -288,7 +288,7 @@ def test_a_pending_confirmation_is_in_view_and_answers_the_keyboard(app, served_
         page.screenshot(path=str(tmp_path / "failure.png"))
         raise
     finally:
-        page.context.close()
+        page.close()
 
 
 def test_the_demo_pace_survives_a_refresh(app):
@@ -304,4 +304,4 @@ def test_the_demo_pace_survives_a_refresh(app):
         page.wait_for_function(
             "() => document.querySelector('.st-key-demo_pace input')?.value === '1.50'")
     finally:
-        page.context.close()
+        page.close()

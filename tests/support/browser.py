@@ -3,7 +3,7 @@
 ``serve_app`` starts ``streamlit run app.py`` on a free local port with the given
 PLANBOARD_HOME and no API key; ``launch_chromium`` drives Debian's chromium
 (/usr/bin/chromium, never a downloaded browser) with Playwright, and ``open_tab`` opens a
-page in a fresh context of it.
+page in it (in a fresh context, or among a shared context's tabs).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from tests.support import REPO
 from tests.support.waiting import wait_until
 
 __all__ = ["CHROMIUM", "VIEWPORT", "WAIT_MS", "button", "free_port", "launch_chromium",
-           "needs_chromium", "open_browser", "open_sidebar_section", "open_tab", "serve_app"]
+           "needs_chromium", "open_sidebar_section", "open_tab", "serve_app"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -107,24 +107,18 @@ def launch_chromium() -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def open_tab(browser: Any, url: str, viewport: dict[str, int] = VIEWPORT) -> Iterator[Any]:
-    """A page of its own (a fresh browser context: no cookies, storage or cache shared with
-    another test) opened on ``url``."""
-    context = browser.new_context(viewport=viewport)
+def open_tab(tabs: Any, url: str, viewport: dict[str, int] = VIEWPORT) -> Iterator[Any]:
+    """A page opened on ``url`` and closed afterwards. ``tabs`` is a browser (the page gets
+    a fresh context: no cookies, storage or cache shared with another test) or a browser
+    context (a tab beside its others, sharing their cache of the app's scripts)."""
+    tab = tabs.new_page()
     try:
-        tab = context.new_page()
+        tab.set_viewport_size(viewport)
         tab.set_default_timeout(WAIT_MS)
         tab.goto(url)
         yield tab
     finally:
-        context.close()
-
-
-@contextlib.contextmanager
-def open_browser(url: str, viewport: dict[str, int] = VIEWPORT) -> Iterator[Any]:
-    """A chromium of its own with a page on ``url`` (the tests use the shared one)."""
-    with launch_chromium() as browser, open_tab(browser, url, viewport) as tab:
-        yield tab
+        tab.close()
 
 
 def button(page, key: str):
