@@ -163,11 +163,19 @@ def step_head(step: Step, view: RunView, *, side_effect: bool, server: str | Non
     })
 
 
+def _feed_path() -> str:
+    """:data:`FEED_PATH` under the server's ``server.baseUrlPath``, where the dashboard is
+    (behind a proxy that forwards only ``/planboard/``, the marks are at
+    ``/planboard/api/…``)."""
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{base}{FEED_PATH}" if base else FEED_PATH
+
+
 def _stream_of(view: RunView) -> dict[str, Any]:
     """The drawing's place in the run's log (``seq``, as the stream counts it) and the
     stream to follow (``feed``, None once the run has settled)."""
     marks = step_marks(view)
-    feed = None if marks["settled"] else FEED_PATH.format(run_id=view.record.run_id)
+    feed = None if marks["settled"] else _feed_path().format(run_id=view.record.run_id)
     return {"seq": marks["seq"], "feed": feed}
 
 
@@ -180,8 +188,8 @@ def graph_marks(view: RunView) -> dict[str, Any] | None:
 
 
 def feed_routes() -> list[Route]:
-    """The server's routes for the marks (mounted by app.py)."""
-    return [Route(FEED_PATH, _feed)]
+    """The server's routes for the marks (mounted by app.py, under the base path)."""
+    return [Route(_feed_path(), _feed)]
 
 
 @contextlib.asynccontextmanager

@@ -62,23 +62,25 @@ def _wait_healthy(url: str, server: subprocess.Popen, log: Path) -> None:
 
 @contextlib.contextmanager
 def serve_app(home: Path, log: Path, script: str = "app.py",
-              exits: list[int] | None = None) -> Iterator[str]:
+              exits: list[int] | None = None, base_path: str = "") -> Iterator[str]:
     """PlanBoard (offline: no key) on a free local port; yields its address.
 
     ``script`` (relative to the repository) is the page to serve: a test page under
     tests/apps/ instead of the app. ``exits`` gets the server's exit code once it stopped
-    (``-SIGKILL`` when it did not stop within 15 s of SIGTERM).
+    (``-SIGKILL`` when it did not stop within 15 s of SIGTERM). ``base_path``: served
+    under it (``server.baseUrlPath``), as behind a proxy; the address includes it.
     """
     port = free_port()
+    base = ["--server.baseUrlPath", base_path] if base_path else []
     env = {**os.environ, "PLANBOARD_HOME": str(home)}
     with log.open("w", encoding="utf-8") as output:
         server = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
              "--server.headless", "true", "--server.address", "127.0.0.1",
-             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *base],
             cwd=REPO, env=env, stdout=output, stderr=subprocess.STDOUT,
         )
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{port}" + (f"/{base_path}" if base_path else "")
     try:
         _wait_healthy(url, server, log)
         yield url

@@ -10,6 +10,7 @@ import urllib.request
 from collections.abc import AsyncIterator
 
 from starlette.requests import Request
+from streamlit import config as st_config
 
 from core.execution.events import RunEvent
 from core.plan.model import Plan, Step
@@ -130,6 +131,28 @@ def test_stopping_the_server_ends_an_open_stream_at_once(tmp_path, monkeypatch):
     assert exits == [-signal.SIGTERM], (tmp_path / "streamlit.log").read_text("utf-8")[-2000:]
     with reply:
         assert reply.read().strip() == b""  # the stream ended with the server
+
+
+def test_behind_a_base_path_the_marks_are_served_and_followed_under_it(runner, tmp_path,
+                                                                     isolated_environment):
+    """Served with ``server.baseUrlPath`` (behind a proxy that forwards only its path), the
+    stream is under that path, and the page follows it there."""
+    run_id = runner.store.create_run("add up", {}, _plan(), status="running")
+    with serve_app(isolated_environment, tmp_path / "streamlit.log",
+                   base_path="planboard") as url:
+        assert url.endswith("/planboard")
+        with urllib.request.urlopen(f"{url}/api/runs/{run_id}/steps", timeout=30) as reply:
+            assert reply.headers["Content-Type"].startswith("text/event-stream")
+            assert next(iter(reply)).startswith(b"retry:")
+    previous = st_config.get_option("server.baseUrlPath")
+    st_config.set_option("server.baseUrlPath", "/planboard/")
+    try:
+        at = open_app("pages/run.py", query={"run": run_id})
+        routes = [route.path for route in live_marks.feed_routes()]
+    finally:
+        st_config.set_option("server.baseUrlPath", previous)
+    assert _head_data(at)["s1"]["feed"] == f"/planboard/api/runs/{run_id}/steps"
+    assert routes == ["/planboard/api/runs/{run_id}/steps"]
 
 
 def _answer(run_id: str):
