@@ -5,7 +5,8 @@ offline in that language (a side-effecting step marked ⚠, as the pages draw it
 ``&narrow=1`` puts the graph in the run page's narrow column; ``&pick=s6`` selects a
 step from outside the graph (as the plan table does); ``?phased=60`` draws a plan of 12
 phases of 5 steps (folded as the pages fold it: a click on a phase folds or unfolds it),
-``?phased=review`` the quarterly review scenario's phased plan.
+``?phased=review`` the quarterly review scenario's phased plan; ``&feed=/api/runs/x/steps``
+has the graph follow that stream of step marks (as a followed run's graph does).
 A click on a step is written below the graph ("selected: s3 (2 clicks)"), the phases drawn
 folded too ("folded: p2, p3").
 """
@@ -16,8 +17,8 @@ from functools import partial
 
 import streamlit as st
 
-from core.plan.graph import plan_to_dot
-from core.plan.model import Phase, Plan, Step
+from core.plan.graph import STATUS_COLOURS, plan_to_dot
+from core.plan.model import STATUS_ICONS, Phase, Plan, Step
 from core.tools.toolsets import default_registry
 from demo.offline.phased import phased_plan
 from demo.offline.planner import offline_plan
@@ -53,6 +54,8 @@ elif phased == "review":
     plan = phased_plan(get_scenario("ops-quarterly-review").request(lang), registry)
     plan.id = "review"  # drafted again on every run: the person's folds belong to one plan
 folded = folded_phases("graph", plan) if plan.phases else set()
+feed = st.query_params.get("feed")
+live = {"feed": feed, "seq": 0, "icons": STATUS_ICONS, "fills": STATUS_COLOURS} if feed else None
 
 
 def _select(step_id: str) -> None:
@@ -64,6 +67,7 @@ place = st.columns([3, 2])[1] if st.query_params.get("narrow") == "1" else st.co
 with place:
     plan_graph(plan_to_dot(plan, registry=registry, folded=folded), key="graph",
                selected=st.session_state.get("picked") or st.query_params.get("pick"),
-               on_select=_select, on_phase=partial(toggle_phase, "graph", plan, folded))
+               on_select=_select, on_phase=partial(toggle_phase, "graph", plan, folded),
+               live=live)
 st.write(f"selected: {st.session_state.get('picked')} ({st.session_state.get('clicks', 0)} clicks)")
 st.write(f"folded: {', '.join(sorted(folded, key=lambda p: int(p[1:]))) or 'none'}")

@@ -18,6 +18,7 @@ Helvetica's fallback draws it. At 11 px and a device pixel ratio of 1, Noto Sans
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -136,6 +137,31 @@ def test_click_selects_every_time_and_drag_pans(tabs, graph_page):
         before = int(zoom.inner_text().rstrip("%"))
         frame.locator("#zoom-in").click()
         assert int(zoom.inner_text().rstrip("%")) > before
+
+
+def test_a_failed_stream_of_marks_is_asked_again_after_a_while_not_at_every_drawing(
+        tabs, graph_page):
+    """A followed run's graph whose stream fails (served without app.py, a server
+    restarting) draws with the tick alone, and asks for the stream again 10 s later, at
+    its next drawing (as the step cards do), not at every drawing."""
+    feed = "/api/runs/gone/steps"
+    asked: list[str] = []
+    with open_tab(tabs, "about:blank") as tab:
+        tab.clock.install()  # the page's clock, moved on below instead of waited for
+        tab.on("request", lambda request: asked.append(request.url)
+               if urlsplit(request.url).path == feed else None)
+        frame = _open(tab, f"{graph_page}/?feed={feed}")
+        tab.wait_for_timeout(500)  # the stream asked for, refused
+        for step, clicks in (("s3", 1), ("s1", 2)):  # a click draws the graph again
+            frame.locator(f"g#step-{step}").click()
+            tab.get_by_text(f"selected: {step} ({clicks} clicks)").wait_for()
+        tab.wait_for_timeout(500)
+        assert len(asked) == 1, asked
+        tab.clock.fast_forward(11_000)
+        frame.locator("g#step-s3").click()
+        tab.get_by_text("selected: s3 (3 clicks)").wait_for()
+        tab.wait_for_timeout(500)
+        assert len(asked) == 2, asked
 
 
 # Every node of the graph: whether its box lies wholly inside the view's visible area.

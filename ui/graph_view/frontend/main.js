@@ -189,13 +189,14 @@ window.addEventListener("message", async (event) => {
 // A followed run's step marks, pushed by the server (ui.live_marks): each change is painted
 // on the drawn nodes (status mark and fill) at once; the next DOT from the page, drawn by
 // its tick, then shows the same. ``args.live``: {feed, seq, icons, fills}, or none.
-let live = { feed: null, source: null, last: null };
+const RETRY_MS = 10000;  // a stream that failed (no route, a server restarting) is tried again
+let live = { feed: null, source: null, last: null, retryAt: 0 };
 
 function follow(wanted) {
   const feed = wanted?.feed || null;
-  if (feed === live.feed && (live.source || !feed)) return;
+  if (feed === live.feed && (live.source || !feed || Date.now() < live.retryAt)) return;
   live.source?.close();
-  live = { feed, source: null, last: feed === live.feed ? live.last : null };
+  live = { feed, source: null, last: feed === live.feed ? live.last : null, retryAt: 0 };
   if (!feed) return;
   const source = live.source = new EventSource(feed);
   source.onmessage = (event) => {
@@ -205,9 +206,14 @@ function follow(wanted) {
     paintLive();
     if (marks.settled) { source.close(); live.source = null; }
   };
-  // an error answer or no stream here (served without app.py): the tick draws alone
+  // The browser reopens a broken stream by itself, unless the server answered with an
+  // error or not a stream (served without app.py): then the tick alone draws the marks
+  // until a drawing after RETRY_MS tries again.
   source.onerror = () => {
-    if (source.readyState === EventSource.CLOSED) source.onmessage = null;
+    if (source.readyState !== EventSource.CLOSED || live.source !== source) return;
+    source.onmessage = null;
+    live.source = null;
+    live.retryAt = Date.now() + RETRY_MS;
   };
 }
 
