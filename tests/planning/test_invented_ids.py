@@ -154,5 +154,8 @@ def test_no_run_answers_from_the_example_number(capsys, monkeypatch):
     assert result["status"] == "completed" and result["versions"] == 2
     completed = [s for s in result["plan"]["steps"] if s["status"] == "completed" and s["tool"]]
     assert [s["result"]["order_id"] for s in completed] == ["53156", "53156"]
-    assert "88231" not in json.dumps(result["plan"], ensure_ascii=False)
+    # the steps' words, arguments and results (their timestamps' digits could hold any number)
+    told = [{key: value for key, value in step.items() if not key.endswith("_at")}
+            for step in result["plan"]["steps"]]
+    assert "88231" not in json.dumps([result["plan"]["goal"], told], ensure_ascii=False)
     assert "ZT5893143322" in result["answer"]
