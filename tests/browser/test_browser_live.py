@@ -62,7 +62,11 @@ def served(module_home, dbos_of_the_module) -> Iterator[Served]:
     """PlanBoard and Chromium for the module, over one home that this process shares."""
     with live.serve_and_browse(module_home, module_home.parent / "streamlit.log") as (
             url, browser):
-        yield Served(module_home, url, browser.new_context(viewport=VIEWPORT))
+        tabs = browser.new_context(viewport=VIEWPORT)
+        try:
+            yield Served(module_home, url, tabs)
+        finally:
+            tabs.close()
 
 
 @pytest.fixture
