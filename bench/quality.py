@@ -91,10 +91,17 @@ _ANSWER_PREVIEW = 400  # characters of a failed task's answer in the verbose log
 
 @contextmanager
 def fresh_home() -> Iterator[str]:
-    """A temporary PLANBOARD_HOME (the default SQLite store in it) for one task."""
+    """A temporary PLANBOARD_HOME (the default SQLite store in it) for one task. The run
+    engine that served it is stopped before the home is deleted: its queue pollers keep
+    writing the home's database files while they run."""
+    from core.runs import durable
+
     with tempfile.TemporaryDirectory(prefix="planboard-quality-") as home, _environ(
             {"PLANBOARD_HOME": home, "PLANBOARD_DB_URL": None}):
-        yield home
+        try:
+            yield home
+        finally:
+            durable.shutdown()
 
 
 @contextmanager
