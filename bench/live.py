@@ -52,7 +52,6 @@ __all__ = [
 
 CHAIN = 6  # steps after the gate, one after another
 TIMEOUT_S = 60.0
-VIEWPORT = {"width": 1280, "height": 720}
 SETTLE_S = 30.0  # after the run's end, the longest wait for every final ✓ on every screen
 TARGET_P50_S = 0.3  # the target for a recorded change to reach every screen
 TARGET_MAX_S = 1.0
@@ -334,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     cases += [(viewers, pace, True) for viewers in args.present for pace in args.pace]
     try:
         with serve_and_browse(home, home / "streamlit.log") as (url, browser):
+            from tests.support.browser import VIEWPORT  # with serve_and_browse's helpers
+
             tabs = browser.new_context(viewport=VIEWPORT)
             for viewers, pace, present in cases:
                 sample = measure(tabs, url, viewers=viewers, pace=pace, present=present)

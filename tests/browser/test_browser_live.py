@@ -41,13 +41,12 @@ from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.registry import make_tool
-from tests.support.browser import needs_chromium, open_sidebar_section, serve_app
+from tests.support.browser import VIEWPORT, needs_chromium, open_sidebar_section, serve_app
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 pytestmark = needs_chromium
 
 DRAWN_AFTER_END_S = 1.0  # the bug drew "○ Pending" for seconds after the run's end
-VIEWPORT = {"width": 1280, "height": 720}
 
 
 @dataclass
