@@ -1,6 +1,9 @@
 """The period a request names, resolved to dates: explicit ("Q1 2026", "2026年3月") or
 relative to today ("last quarter", "过去30天"), with a label in both languages.
 
+A quarter named without its year ("Q1", "一季度") is the latest one of that name that has
+begun by today: in December, "Q1" is this year's first quarter, in February "Q4" last year's.
+
 A relative period is read against today's date: ``PLANBOARD_TODAY`` (an ISO date, for demos
 and tests) or else the local date. When the tools' data ends before a relative period
 starts (a pack declares the last day its data holds), the period moves to the latest one of
@@ -148,6 +151,9 @@ def resolve_period(text: str, on: date, data_until: date | None = None) -> Perio
     for pattern, units in _ROLLING:
         found |= {(units[word], -_count(number)) for number, word in pattern.findall(text)
                   if _count(number) > 0}
+    quarters = _quarters_named(text)
+    if quarters:
+        return _latest_quarter(quarters[0], on) if len(quarters) == 1 and not found else None
     if len(found) != 1:
         return None
     unit, count = found.pop()
@@ -179,10 +185,21 @@ def _explicit(text: str) -> Period | None:
     year = years.pop()
     if months:
         return _labelled(*_month_bounds(year, months.pop()[1]), "month", relative=False)
-    quarters = [index + 1 for index, pattern in enumerate(_QUARTERS) if pattern.search(text)]
+    quarters = _quarters_named(text)
     if len(quarters) == 1:
         return _labelled(*_quarter_bounds(year, quarters[0]), "quarter", relative=False)
     return _labelled(date(year, 1, 1), date(year + 1, 1, 1), "year", relative=False)
+
+
+def _quarters_named(text: str) -> list[int]:
+    return [index + 1 for index, pattern in enumerate(_QUARTERS) if pattern.search(text)]
+
+
+def _latest_quarter(quarter: int, on: date) -> Period:
+    """The quarter ``quarter`` of the latest year in which it has begun by ``on``; named
+    with its year, as an explicit period is, and never moved: the request chose it."""
+    year = on.year if _quarter_bounds(on.year, quarter)[0] <= on else on.year - 1
+    return _labelled(*_quarter_bounds(year, quarter), "quarter", relative=False)
 
 
 def _count(word: str) -> int:

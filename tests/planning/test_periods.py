@@ -67,6 +67,13 @@ DATA_END = date(2026, 6, 24)
     ("过去三个月的流失", date(2026, 1, 15), ("2025-10-16", "2026-01-16"),
      "the past 3 months (16 Oct 2025 – 15 Jan 2026)",
      "过去3个月（2025年10月16日–2026年1月15日）"),
+    # a quarter without its year: the latest of that name begun by today
+    ("Count the churned users of Q1", DEC_1, ("2026-01-01", "2026-04-01"),
+     "2026 Q1 (1 Jan – 31 Mar 2026)", "2026年第一季度（1月1日–3月31日）"),
+    ("统计一季度的流失用户", DEC_1, ("2026-01-01", "2026-04-01"),
+     "2026 Q1 (1 Jan – 31 Mar 2026)", "2026年第一季度（1月1日–3月31日）"),
+    ("Revenue in the fourth quarter", date(2026, 2, 1), ("2025-10-01", "2026-01-01"),
+     "2025 Q4 (1 Oct – 31 Dec 2025)", "2025年第四季度（10月1日–12月31日）"),
 ])
 def test_a_period_resolves_to_its_bounds_and_label_in_both_languages(
         request_text, on, bounds, english, chinese):
@@ -80,6 +87,9 @@ def test_a_period_resolves_to_its_bounds_and_label_in_both_languages(
     "A robot vacuum under 2000, please",  # a budget, not a year
     "Compare churn in 2025 and in 2026",  # two periods: no one set of bounds serves
     "Churn last quarter compared with last year",
+    "Churn in Q1 against last quarter",
+    "Q1 and Q2 signups",
+    "Our quarterly review",
     "List every service",
 ])
 def test_no_period_or_several_resolve_to_none(request_text):
@@ -107,6 +117,8 @@ def test_a_rolling_window_without_data_moves_to_the_datas_last_days():
 
 def test_a_relative_period_the_data_reaches_and_an_explicit_one_never_move():
     assert not resolve_period("last quarter", date(2026, 4, 15), DATA_END).moved
+    named = resolve_period("Churn in Q3", DEC_1, DATA_END)  # beyond the data: still Q3
+    assert (named.start, named.end, named.moved) == (date(2026, 7, 1), date(2026, 10, 1), False)
     explicit = resolve_period("Churn in Q3 2026", DEC_1, DATA_END)
     assert (explicit.start, explicit.end, explicit.moved) == (
         date(2026, 7, 1), date(2026, 10, 1), False)
@@ -154,6 +166,16 @@ def test_in_april_the_churn_scenario_analyses_the_first_quarter(registry, monkey
     assert "churned_at >= '2026-01-01' AND churned_at < '2026-04-01'" in reasons.args["query"]
     assert plan.constraints == [named]
     assert f"🗓️ {named}" in execute_by_hand(plan, registry)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_in_december_the_quarterly_review_counts_the_first_quarter_it_names(registry,
+                                                                             monkeypatch, lang):
+    monkeypatch.setenv("PLANBOARD_TODAY", "2026-12-01")
+    plan = offline_plan(get_scenario("ops-quarterly-review").request(lang), registry)
+    queries = [s.args["query"] for s in plan.steps if s.tool == "run_sql"]
+    assert queries and all("'2026-04-01'" in query for query in queries)
+    assert not any("'2026-06-25'" in query for query in queries)  # not the latest quarter
 
 
 def test_the_planner_is_told_today_and_the_period_with_its_bounds(fake_openai, registry,
