@@ -271,6 +271,17 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{step}'s {name}={value} came from nowhere and was cleared: it will be filled from "
         "earlier results when the step runs.",
         "{step} 的参数 {name}={value} 来历不明，已清空：运行时将根据前面步骤的结果填写。"),
+    "check.id_source_added": (
+        "{step} needs {name}, which no step before it returns; {source} was added to find it "
+        "with {tool}, and {step} reads it from there.",
+        "{step} 需要 {name}，但前面没有步骤返回它；已加上 {source} 用 {tool} 查出它，"
+        "{step} 从那里读取。"),
+    "check.id_source_linked": (
+        "{step} reads {name} from {source} ({tool}), whose result holds it.",
+        "{step} 从 {source}（{tool}）的结果读取 {name}。"),
+    "check.id_source_step": (
+        "Find what {step} needs with {tool}",
+        "用 {tool} 查出 {step} 需要的信息"),
     "check.condition_in_words": (
         "{step} ({tool}) states a condition in its description but has no \"condition\", so "
         "it would run regardless: write the condition over earlier results, e.g. "

@@ -88,14 +88,16 @@ def test_the_corrective_retry_replaces_a_copied_id_with_a_reference(fake_openai,
     assert "SF1234567890" in corrective and "{{sN.tracking_no}}" in corrective
 
 
-def test_a_copied_id_that_stays_is_cleared_with_a_warning(fake_openai, registry):
+def test_a_copied_id_that_stays_is_cleared_and_read_from_the_step_returning_it(fake_openai,
+                                                                              registry):
     result = planning(fake_openai, registry, _reply(ORDER, COPIED, ANSWER),
                       _reply(ORDER, COPIED, ANSWER))
-    assert result.plan.steps[1].args == {}
+    assert result.plan.steps[1].args == {"tracking_no": "{{s1.tracking_no}}"}
     assert result.plan.validate(registry) == []
-    # one warning for the approver, saying what was done; not the retry's request to the model
-    [warning] = result.plan.warnings
-    assert "SF1234567890" in warning and "was cleared" in warning
+    # warnings for the approver, saying what was done; not the retry's request to the model
+    cleared, linked = result.plan.warnings
+    assert "SF1234567890" in cleared and "was cleared" in cleared
+    assert linked == "s2 reads tracking_no from s1 (query_order), whose result holds it."
 
 
 def test_a_side_effect_keeps_its_invented_id_for_the_person_approving_to_see(registry):

@@ -16,8 +16,11 @@ from dataclasses import dataclass, field
 
 from core.base.usage import Usage
 from core.cli.main import main
+from core.execution.executor import execute_step
 from core.execution.react import run_react
+from core.llm.engine import Engine
 from core.plan.identifiers import Grounds
+from core.plan.model import Plan, Step
 from core.store.run_store import RunStore
 from core.tools.tool_texts import tool_description, tool_parameters
 from core.tools.toolsets import default_registry
@@ -109,28 +112,12 @@ def test_a_react_call_on_an_invented_id_is_refused_and_an_id_seen_in_a_result_ru
 
 
 def test_no_run_answers_from_the_example_number(capsys, monkeypatch):
-    """The fake server replays the example-number plan: the planner's copy is removed, the
-    executor's copy is refused, the step fails and the replan looks the order up."""
-    calls: dict[str, int] = {}
-
+    """The fake server replays the example-number plan: the planner's copy is removed and the
+    parcel lookup reads the tracking number of the order the request names, looked up
+    first; no step runs on the example, nothing is replanned."""
     def respond(body: dict):
-        system = body["messages"][0]["content"]
-        if body.get("tools"):  # the step's argument, again the description's example
+        if body.get("tools"):  # a step's argument, again the description's example
             return tool_call("query_logistics", {"tracking_no": EXAMPLE_PARCEL})
-        if system.startswith("You are a replanner"):
-            calls["replan"] = calls.get("replan", 0) + 1
-            return text(json.dumps({"goal": CARRIER, "steps": [
-                {"id": "s3", "description": "Look up order 53156", "tool": "query_order",
-                 "args": {"order_id": "53156"}, "depends_on": []},
-                {"id": "s4", "description": "Track its parcel", "tool": "query_logistics",
-                 "args": {"tracking_no": "{{s3.tracking_no}}"}, "depends_on": ["s3"]},
-                {"id": "s5", "description": "Tell the user", "tool": None,
-                 "depends_on": ["s3", "s4"]}]}))
-        if system.startswith("You review a run"):
-            return text(json.dumps({"root_cause": "s1 used an invented tracking number",
-                                    "lesson": "look the order up before its parcel",
-                                    "should_retry": False, "retry_hint": "",
-                                    "tools": ["query_logistics"]}))
         if body.get("response_format"):  # the planner, twice: the same copied number
             return text(_plan(COPIED, ANSWER))
         return text("Order 53156 ships with 中通快递; its tracking number is ZT5893143322.")
@@ -142,20 +129,32 @@ def test_no_run_answers_from_the_example_number(capsys, monkeypatch):
         monkeypatch.setenv("PLANBOARD_MAX_RETRIES", "0")
         code = main(["run", CARRIER, "--yes", "--json"])
         out = capsys.readouterr().out
+        asked_for_arguments = [body for body in server.chat_bodies if body.get("tools")]
     finally:
         server.stop()
     assert code == 0, out
     result = json.loads(out)
+    assert result["status"] == "completed" and result["versions"] == 1
     events = RunStore().events(result["run_id"])
-    [failed] = [e for e in events if e.kind == "step_failed"]
-    assert failed.step_id == "s1" and f"tracking_no='{EXAMPLE_PARCEL}'" in failed.data["error"]
-    assert not any(e.kind == "step_completed" and e.step_id == "s1" for e in events)
-    assert calls == {"replan": 1}
-    assert result["status"] == "completed" and result["versions"] == 2
-    completed = [s for s in result["plan"]["steps"] if s["status"] == "completed" and s["tool"]]
-    assert [s["result"]["order_id"] for s in completed] == ["53156", "53156"]
+    assert not [e for e in events if e.kind in ("step_failed", "replanned")]
+    lookup, track = [s for s in result["plan"]["steps"] if s["tool"]]
+    assert (lookup["tool"], lookup["args"]) == ("query_order", {"order_id": "53156"})
+    assert track["args"] == {"tracking_no": "{{" + lookup["id"] + ".tracking_no}}"}
+    assert [lookup["result"]["order_id"], track["result"]["order_id"]] == ["53156", "53156"]
+    assert not asked_for_arguments  # every argument was given: no model call to infer one
     # the steps' words, arguments and results (their timestamps' digits could hold any number)
     told = [{key: value for key, value in step.items() if not key.endswith("_at")}
             for step in result["plan"]["steps"]]
     assert "88231" not in json.dumps([result["plan"]["goal"], told], ensure_ascii=False)
-    assert "ZT5893143322" in result["answer"]
+
+
+def test_an_example_number_the_executor_is_given_is_refused_when_the_step_runs(registry):
+    """A lookup left to infer its id, where no step can find it: the model's copy of the
+    description's example does not run, and the step fails saying so."""
+    step = Step(id="s1", description="Track the parcel", tool="query_logistics", args={})
+    plan = Plan(goal="Which carrier is shipping my parcel?", steps=[step])
+    model = ScriptedChatModel(replies=[tool_reply("query_logistics",
+                                                  {"tracking_no": EXAMPLE_PARCEL})])
+    outcome = execute_step(plan, step, Engine(registry=registry, model=model))
+    assert outcome.status == "failed"
+    assert f"tracking_no='{EXAMPLE_PARCEL}'" in outcome.error and outcome.result is None

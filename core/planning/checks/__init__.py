@@ -30,6 +30,7 @@ from core.planning.checks import (
     drop_guard,
     grounding,
     guards,
+    id_sources,
     loose_arguments,
     missing_actions,
     period_filter,
@@ -78,6 +79,7 @@ CHECKS: tuple[Check, ...] = (
     drop_guard.CHECK,
     # final repairs, on the plan the exchange settled on
     clear_invented.CHECK,
+    id_sources.CHECK,
 )
 
 

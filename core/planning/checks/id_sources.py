@@ -1,0 +1,148 @@
+"""Final repair: a lookup left without the identifier it needs reads it from the step of the
+tool whose result holds it.
+
+A read-only step whose required identifier argument is missing (never written, or removed
+as invented by core.planning.checks.clear_invented) reads it from the one dependency whose
+tool declares a result field of that name (its output schema), with no model call to infer
+it. When no dependency returns it, the step cannot be filled honestly when it runs: the
+executor would take the nearest number in the request, an order's for a parcel's tracking
+number. When exactly one other read-only tool declares a result field of that name, the
+step reads it from a step of that tool: one the plan already has (and that does not
+wait for it), else a new step inserted before it, when the request gives that step's
+arguments: a pack's rule draft calls the tool with values the request holds, or the request
+names each of its required identifiers ("customer 4711" for ``customer_no``). A request that
+names none ("where is my parcel?") gets no new step: the missing value stays to be asked
+for. A person sees the step before approving it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from core.base.messages import msg, render
+from core.plan.approval import has_side_effect
+from core.plan.dag import descendants
+from core.plan.identifiers import Grounds, is_identifier
+from core.plan.model import Plan, Step
+from core.planning.checks.shape import Check, CheckContext, Problem
+from core.tools.registry import Tool, ToolRegistry
+
+__all__ = ["CHECK", "add_id_sources"]
+
+
+def add_id_sources(plan: Plan, context: CheckContext) -> list[Problem]:
+    """Point every lookup missing an identifier at the one tool step that returns it; one
+    note per step so repaired."""
+    registry = context.registry
+    notes: list[Problem] = []
+    for step in list(plan.steps):
+        if (step.status != "pending" or step.tool not in registry
+                or has_side_effect(step, registry)):
+            continue
+        for name in _missing_ids(step, registry):
+            holding = [dep for dep in step.depends_on
+                       if dep in plan.ids() and _returns(registry, plan.step(dep).tool, name)]
+            if holding:  # read it there, with no model call to infer it
+                note = _link(plan, step, name, plan.step(holding[0]), context) \
+                    if len(holding) == 1 else None
+            else:
+                sources = [tool for tool in registry if tool.name != step.tool
+                           and not tool.side_effect and _returns(registry, tool.name, name)]
+                note = _read_from(plan, step, name, sources[0], context) \
+                    if len(sources) == 1 else None
+            if note is not None:
+                notes.append(note)
+    return notes
+
+
+def _missing_ids(step: Step, registry: ToolRegistry) -> list[str]:
+    args = step.args or {}
+    return [name for name in registry.get(step.tool or "").required
+            if is_identifier(name) and args.get(name) is None]
+
+
+def _returns(registry: ToolRegistry, tool_name: str | None, field: str) -> bool:
+    """True when the tool's declared result has a top-level ``field``."""
+    if not tool_name or tool_name not in registry:
+        return False
+    schema = registry.get(tool_name).output_schema or {}
+    return field in (schema.get("properties") or {})
+
+
+def _read_from(plan: Plan, step: Step, name: str, source: Tool, context: CheckContext
+               ) -> Problem | None:
+    """Make ``step`` read ``name`` from a step calling ``source``, added when the plan has
+    none that can run before it; None when the request cannot fill such a step, or the plan
+    would be worse for it."""
+    saved = [candidate.model_copy(deep=True) for candidate in plan.steps]
+    downstream = set(descendants(plan.dependency_graph(), [step.id]))
+    provider = next((candidate for candidate in plan.steps if candidate.tool == source.name
+                     and candidate.id not in downstream), None)
+    added = provider is None
+    if provider is None:
+        given = _given_call(source, context)
+        if given is None:
+            return None
+        args, description = given
+        provider = Step(id=plan.next_step_id(), tool=source.name, phase=step.phase, args=args,
+                        description=description or render(msg(
+                            "check.id_source_step", tool=source.name, step=step.id),
+                            context.language))
+        plan.steps.insert(plan.steps.index(step), provider)
+    note = _link(plan, step, name, provider, context)
+    if note is None:
+        plan.steps = saved
+        return None
+    return Problem("check.id_source_added", note.params, step.id) if added else note
+
+
+def _link(plan: Plan, step: Step, name: str, provider: Step, context: CheckContext
+          ) -> Problem | None:
+    """Make ``step`` read ``name`` from ``provider``'s result; None (and nothing changed)
+    when the plan would be worse for it."""
+    args, depends_on = step.args, list(step.depends_on)
+    step.args = {**(step.args or {}), name: "{{" + f"{provider.id}.{name}" + "}}"}
+    if provider.id not in step.depends_on:
+        step.depends_on.append(provider.id)
+    if plan.validate(context.registry):  # never leave a plan worse than it was
+        step.args, step.depends_on = args, depends_on
+        return None
+    return Problem("check.id_source_linked", {"step": step.id, "name": name,
+                                              "source": provider.id, "tool": provider.tool},
+                   step.id)
+
+
+def _given_call(source: Tool, context: CheckContext
+                ) -> tuple[dict[str, Any], str | None] | None:
+    """Arguments (and a description) for a new call of ``source`` that the request gives: a
+    pack's drafted call of it whose values the request holds, else each required identifier
+    the request names; None when it gives them not."""
+    grounds = Grounds([context.request])
+    for draft in context.drafts:
+        for drafted in draft.steps:
+            if (drafted.tool == source.name and drafted.args
+                    and "{{" not in str(drafted.args)
+                    and not list(grounds.invented(drafted.args))):
+                return dict(drafted.args), drafted.description
+    named = {parameter: _named_value(context.request, parameter)
+             for parameter in source.required}
+    if not named or not all(is_identifier(p) and v for p, v in named.items()):
+        return None
+    return named, None
+
+
+def _named_value(request: str, parameter: str) -> str | None:
+    """The value ``request`` gives right after the parameter's name ("customer 4711",
+    "shipment #P-7" for ``customer_no``, ``shipment_id``): a token holding a digit."""
+    stem = re.sub(r"[_\s]*(?:id|no|number)$", "", parameter, flags=re.IGNORECASE)
+    if not stem:
+        return None
+    words = r"[\s_-]*".join(re.escape(word) for word in stem.split("_") if word)
+    found = re.search(rf"\b{words}s?(?:[\s_-]*(?:id|no\.?|number))?\s*[:#]?\s*"
+                      r"([A-Za-z0-9][\w-]*\d[\w-]*)", request, re.IGNORECASE)
+    return found.group(1) if found else None
+
+
+CHECK = Check(name="id_sources", kind="final",
+              stages=frozenset({"draft", "replan", "follow_up"}), run=add_id_sources)
