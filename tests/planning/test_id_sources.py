@@ -61,6 +61,22 @@ def test_a_lookup_the_plan_already_makes_is_waited_for_instead_of_added(registry
     assert track.args == {"tracking_no": "{{s1.tracking_no}}"} and track.depends_on == ["s1"]
 
 
+def test_a_failed_lookup_is_not_read_from_but_looked_up_again(registry):
+    failed = Step(id="s1", description="Look up the order", tool="query_order",
+                  args={"order_id": "70412"}, status="failed")
+    track = Step(id="s2", description="Track it", tool="query_logistics", args={})
+    plan = Plan(goal=PARCEL_EN, steps=[failed, track])
+    assert _repaired(plan, registry) == ["check.id_source_added"]
+    assert track.args == {"tracking_no": "{{s3.tracking_no}}"}
+
+
+def test_a_problem_elsewhere_in_the_plan_does_not_stop_the_repair(registry):
+    plan = Plan(goal=PARCEL_EN, steps=[_track(), _answer("s1", "s9")])  # s9: no such step
+    before = plan.validate(registry)
+    assert "check.id_source_added" in _repaired(plan, registry)
+    assert plan.validate(registry) == before
+
+
 def test_a_request_naming_no_order_gets_no_lookup_of_one(registry):
     plan = Plan(goal="Where is my parcel?", steps=[_track(), _answer("s1")])
     assert _repaired(plan, registry) == ["check.invented_id_removed"]

@@ -76,9 +76,11 @@ def _read_from(plan: Plan, step: Step, name: str, source: Tool, context: CheckCo
     none that can run before it; None when the request cannot fill such a step, or the plan
     would be worse for it."""
     saved = [candidate.model_copy(deep=True) for candidate in plan.steps]
+    problems = len(plan.validate(context.registry))
     downstream = set(descendants(plan.dependency_graph(), [step.id]))
     provider = next((candidate for candidate in plan.steps if candidate.tool == source.name
-                     and candidate.id not in downstream), None)
+                     and candidate.id not in downstream
+                     and candidate.status not in ("failed", "skipped")), None)
     added = provider is None
     if provider is None:
         given = _given_call(source, context)
@@ -90,22 +92,24 @@ def _read_from(plan: Plan, step: Step, name: str, source: Tool, context: CheckCo
                             "check.id_source_step", tool=source.name, step=step.id),
                             context.language))
         plan.steps.insert(plan.steps.index(step), provider)
-    note = _link(plan, step, name, provider, context)
+    note = _link(plan, step, name, provider, context, problems)
     if note is None:
         plan.steps = saved
         return None
     return Problem("check.id_source_added", note.params, step.id) if added else note
 
 
-def _link(plan: Plan, step: Step, name: str, provider: Step, context: CheckContext
-          ) -> Problem | None:
-    """Make ``step`` read ``name`` from ``provider``'s result; None (and nothing changed)
-    when the plan would be worse for it."""
+def _link(plan: Plan, step: Step, name: str, provider: Step, context: CheckContext,
+          problems: int | None = None) -> Problem | None:
+    """Make ``step`` read ``name`` from ``provider``'s result; None (and ``step`` unchanged)
+    when the plan would have more than ``problems`` (default: its problems now)."""
     args, depends_on = step.args, list(step.depends_on)
+    if problems is None:
+        problems = len(plan.validate(context.registry))
     step.args = {**(step.args or {}), name: "{{" + f"{provider.id}.{name}" + "}}"}
     if provider.id not in step.depends_on:
         step.depends_on.append(provider.id)
-    if plan.validate(context.registry):  # never leave a plan worse than it was
+    if len(plan.validate(context.registry)) > problems:  # never leave a plan worse than it was
         step.args, step.depends_on = args, depends_on
         return None
     return Problem("check.id_source_linked", {"step": step.id, "name": name,
