@@ -17,7 +17,7 @@ from typing import Any
 
 from core.plan.model import Plan
 
-__all__ = ["Grounds", "is_identifier", "plan_grounds"]
+__all__ = ["Grounds", "is_identifier", "plan_grounds", "value_named_in"]
 
 _ID_PARAMETER = re.compile(r"(?:^|_)(?:id|no|number)$", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
@@ -26,6 +26,19 @@ _SPACES = re.compile(r"\s+")
 def is_identifier(parameter: str) -> bool:
     """True when ``parameter`` names an identifier (``user_id``, ``invoice_no``)."""
     return bool(_ID_PARAMETER.search(parameter))
+
+
+def value_named_in(text: str, parameter: str) -> str | None:
+    """The value ``text`` gives right after the name of the identifier ``parameter``
+    ("customer 4711", "shipment #P-7" for ``customer_no``, ``shipment_id``): a token holding
+    a digit; None when it names none."""
+    stem = _ID_PARAMETER.sub("", parameter)
+    if not stem:
+        return None
+    words = r"[\s_-]*".join(re.escape(word) for word in stem.split("_") if word)
+    found = re.search(rf"\b{words}s?(?:[\s_-]*(?:id|no\.?|number))?\s*[:#]?\s*"
+                      r"([A-Za-z0-9][\w-]*\d[\w-]*)", text, re.IGNORECASE)
+    return found.group(1) if found else None
 
 
 def _normal(text: str) -> str:

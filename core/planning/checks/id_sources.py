@@ -17,16 +17,16 @@ for. A person sees the step before approving it.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from core.base.messages import msg, render
 from core.plan.approval import has_side_effect
 from core.plan.dag import descendants
-from core.plan.identifiers import Grounds, is_identifier
-from core.plan.model import Plan, Step
+from core.plan.identifiers import Grounds, is_identifier, value_named_in
+from core.plan.model import Plan, Step, references_in
 from core.planning.checks.shape import Check, CheckContext, Problem
 from core.tools.registry import Tool, ToolRegistry
+from core.tools.result_shape import FieldFound, field_schema
 
 __all__ = ["CHECK", "add_id_sources"]
 
@@ -41,19 +41,23 @@ def add_id_sources(plan: Plan, context: CheckContext) -> list[Problem]:
                 or has_side_effect(step, registry)):
             continue
         for name in _missing_ids(step, registry):
-            holding = [dep for dep in step.depends_on
-                       if dep in plan.ids() and _returns(registry, plan.step(dep).tool, name)]
-            if holding:  # read it there, with no model call to infer it
-                note = _link(plan, step, name, plan.step(holding[0]), context) \
-                    if len(holding) == 1 else None
-            else:
-                sources = [tool for tool in registry if tool.name != step.tool
-                           and not tool.side_effect and _returns(registry, tool.name, name)]
-                note = _read_from(plan, step, name, sources[0], context) \
-                    if len(sources) == 1 else None
+            note = _repair(plan, step, name, context)
             if note is not None:
                 notes.append(note)
     return notes
+
+
+def _repair(plan: Plan, step: Step, name: str, context: CheckContext) -> Problem | None:
+    """Read ``name`` from the one dependency returning it, else from a step of the one other
+    read-only tool returning it; None when there is not exactly one."""
+    registry = context.registry
+    holding = [dep for dep in plan.steps
+               if dep.id in step.depends_on and _returns(registry, dep.tool, name)]
+    if holding:  # read it there, with no model call to infer it
+        return _link(plan, step, name, holding[0], context) if len(holding) == 1 else None
+    sources = [tool for tool in registry if tool.name != step.tool
+               and not tool.side_effect and _returns(registry, tool.name, name)]
+    return _read_from(plan, step, name, sources[0], context) if len(sources) == 1 else None
 
 
 def _missing_ids(step: Step, registry: ToolRegistry) -> list[str]:
@@ -66,8 +70,9 @@ def _returns(registry: ToolRegistry, tool_name: str | None, field: str) -> bool:
     """True when the tool's declared result has a top-level ``field``."""
     if not tool_name or tool_name not in registry:
         return False
-    schema = registry.get(tool_name).output_schema or {}
-    return field in (schema.get("properties") or {})
+    schema = registry.get(tool_name).output_schema
+    return schema is not None and isinstance(
+        field_schema(schema, [field], root=tool_name), FieldFound)
 
 
 def _read_from(plan: Plan, step: Step, name: str, source: Tool, context: CheckContext
@@ -75,28 +80,27 @@ def _read_from(plan: Plan, step: Step, name: str, source: Tool, context: CheckCo
     """Make ``step`` read ``name`` from a step calling ``source``, added when the plan has
     none that can run before it; None when the request cannot fill such a step, or the plan
     would be worse for it."""
-    saved = [candidate.model_copy(deep=True) for candidate in plan.steps]
     problems = len(plan.validate(context.registry))
     downstream = set(descendants(plan.dependency_graph(), [step.id]))
     provider = next((candidate for candidate in plan.steps if candidate.tool == source.name
                      and candidate.id not in downstream
                      and candidate.status not in ("failed", "skipped")), None)
-    added = provider is None
-    if provider is None:
-        given = _given_call(source, context)
-        if given is None:
-            return None
-        args, description = given
-        provider = Step(id=plan.next_step_id(), tool=source.name, phase=step.phase, args=args,
-                        description=description or render(msg(
-                            "check.id_source_step", tool=source.name, step=step.id),
-                            context.language))
-        plan.steps.insert(plan.steps.index(step), provider)
+    if provider is not None:
+        return _link(plan, step, name, provider, context, problems)
+    given = _given_call(source, context)
+    if given is None:
+        return None
+    args, description = given
+    provider = Step(id=plan.next_step_id(), tool=source.name, phase=step.phase, args=args,
+                    description=description or render(msg(
+                        "check.id_source_step", tool=source.name, step=step.id),
+                        context.language))
+    plan.steps.insert(plan.steps.index(step), provider)
     note = _link(plan, step, name, provider, context, problems)
     if note is None:
-        plan.steps = saved
+        plan.steps.remove(provider)
         return None
-    return Problem("check.id_source_added", note.params, step.id) if added else note
+    return Problem("check.id_source_added", note.params, step.id)
 
 
 def _link(plan: Plan, step: Step, name: str, provider: Step, context: CheckContext,
@@ -126,26 +130,14 @@ def _given_call(source: Tool, context: CheckContext
     for draft in context.drafts:
         for drafted in draft.steps:
             if (drafted.tool == source.name and drafted.args
-                    and "{{" not in str(drafted.args)
+                    and not references_in(drafted.args)
                     and not list(grounds.invented(drafted.args))):
                 return dict(drafted.args), drafted.description
-    named = {parameter: _named_value(context.request, parameter)
+    named = {parameter: value_named_in(context.request, parameter)
              for parameter in source.required}
     if not named or not all(is_identifier(p) and v for p, v in named.items()):
         return None
     return named, None
-
-
-def _named_value(request: str, parameter: str) -> str | None:
-    """The value ``request`` gives right after the parameter's name ("customer 4711",
-    "shipment #P-7" for ``customer_no``, ``shipment_id``): a token holding a digit."""
-    stem = re.sub(r"[_\s]*(?:id|no|number)$", "", parameter, flags=re.IGNORECASE)
-    if not stem:
-        return None
-    words = r"[\s_-]*".join(re.escape(word) for word in stem.split("_") if word)
-    found = re.search(rf"\b{words}s?(?:[\s_-]*(?:id|no\.?|number))?\s*[:#]?\s*"
-                      r"([A-Za-z0-9][\w-]*\d[\w-]*)", request, re.IGNORECASE)
-    return found.group(1) if found else None
 
 
 CHECK = Check(name="id_sources", kind="final",
