@@ -28,7 +28,7 @@ from core.llm.engine import Engine
 from core.plan.approval import has_side_effect
 from core.plan.calls import call_key
 from core.plan.identifiers import plan_grounds
-from core.plan.model import Plan, Step
+from core.plan.model import REFERENCE, Plan, Step
 from core.planning.periods import request_period
 from core.planning.shortlist import shortlist
 from core.prompts import execution as prompts
@@ -331,10 +331,21 @@ def _run_tool_step(
     try:
         result = _timed_call(engine, target, args, key, tally)
     except ToolError as exc:
-        if mode != "forced_tool" or target.side_effect:
+        if mode == "direct":
+            # a value passed on whole from another step may not be in the form the tool
+            # takes (a timestamp where it wants HH:MM): the model may write it again; what
+            # the plan wrote itself (an expression around a reference too) stays
+            given = {name: value for name, value in known.items()
+                     if not _passed_on((step.args or {}).get(name))}
+        if target.side_effect or (mode == "direct" and (engine.model is None or given == args)):
             return tally.outcome("failed", mode, error=_worded(exc), resolved_args=args)
         return _call_again(plan, step, engine, target, given, args, exc, tally)
     return tally.outcome("completed", mode, result=result, resolved_args=args)
+
+
+def _passed_on(value: Any) -> bool:
+    """True when an argument's value in the plan is one reference and nothing else."""
+    return isinstance(value, str) and REFERENCE.fullmatch(value.strip()) is not None
 
 
 def _effect_started(plan: Plan, registry: ToolRegistry) -> bool:
@@ -356,11 +367,12 @@ def _timed_call(engine: Engine, target: Tool, args: dict[str, Any], key: str | N
 
 def _call_again(plan: Plan, step: Step, engine: Engine, target: Tool, given: dict[str, Any],
                 tried: dict[str, Any], error: ToolError, tally: _Tally) -> StepOutcome:
-    """A read-only call whose arguments the model wrote, once more with the tool's error
-    shown to the model (a wrong format, a wrong name): the tool says what it expects, as
-    to any agent calling it. A side effect is never called twice this way."""
-    tally.notes.append(f"{target.name} refused the model's arguments; asked again with its "
-                       "error")
+    """A read-only call whose arguments the model wrote or the plan read from other steps,
+    once more with the tool's error shown to the model (a wrong format, a wrong name),
+    which rewrites all but ``given``: the tool says what it expects, as to any agent
+    calling it. A side effect is never called twice this way."""
+    tally.notes.append(f"{target.name} refused the arguments {sorted(set(tried) - set(given))}; "
+                       "the model was asked again with its error")
     args = _infer_args(plan, step, engine, target, given, tally,
                        refused=(tried, _worded(error)))
     _refuse_invented(plan, step, target, {k: v for k, v in args.items() if k not in given})

@@ -350,6 +350,73 @@ def test_a_read_only_tool_refusing_the_models_arguments_is_called_again_with_its
     assert '{"timezone": "Tokyo"}' in told and "'Tokyo'" in told  # the arguments, the error
 
 
+def _clock_registry(calls: list[dict], *, read_only: bool = True) -> ToolRegistry:
+    def convert_time(source_timezone: str, time: str, target_timezone: str) -> dict:
+        """Convert a time between timezones.
+
+        Args:
+            source_timezone: IANA name.
+            time: the time in 24-hour format (HH:MM).
+            target_timezone: IANA name.
+        """
+        calls.append({"source_timezone": source_timezone, "time": time,
+                      "target_timezone": target_timezone})
+        if len(time) != 5 or time[2] != ":":
+            raise ToolArgumentError("Invalid time format. Expected HH:MM [24-hour format]")
+        return {"target": {"timezone": target_timezone, "time": time}}
+
+    registry = ToolRegistry()
+    register_builtin_tools(registry)
+    registry.add(make_tool(convert_time, read_only=read_only))
+    return registry
+
+
+def _converting(registry: ToolRegistry) -> tuple[Plan, Step]:
+    clock = Step(id="s1", description="the time in London", status="completed",
+                 result={"timezone": "Europe/London", "datetime": "2026-12-02T18:41:36+00:00"})
+    step = Step(id="s2", description="convert it to Tokyo time", tool="convert_time",
+                args={"source_timezone": "Europe/London", "time": "{{s1.datetime}}",
+                      "target_timezone": "Asia/Tokyo"}, depends_on=["s1"])
+    return _plan(clock, step, goal="What time is it in Tokyo when it is now in London?"), step
+
+
+def test_a_value_read_from_a_step_that_the_tool_refuses_is_rewritten_by_the_model_once():
+    calls: list[dict] = []
+    registry = _clock_registry(calls)
+    plan, step = _converting(registry)
+    model = ScriptedChatModel(replies=[tool_reply("convert_time", {
+        "source_timezone": "Asia/Shanghai", "time": "18:41", "target_timezone": "Asia/Tokyo"})])
+    outcome = execute_step(plan, step, Engine(registry=registry, model=model))
+    assert outcome.status == "completed" and outcome.mode == "forced_tool"
+    assert [call["time"] for call in calls] == ["2026-12-02T18:41:36+00:00", "18:41"]
+    # the plan's own values stand; only the one read from s1 was the model's to rewrite
+    assert calls[1]["source_timezone"] == "Europe/London"
+    told = model.requests[0]["messages"][-1]["content"]
+    assert "2026-12-02T18:41:36+00:00" in told and "Expected HH:MM" in told
+    assert '"source_timezone": "Europe/London"' in model.requests[0]["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("written", ["noon", "at {{s1.datetime}}"])
+def test_a_refused_value_the_plan_wrote_itself_fails_without_asking_the_model(written):
+    calls: list[dict] = []
+    registry = _clock_registry(calls)
+    plan, step = _converting(registry)
+    step.args["time"] = written  # its own words, or a reference inside them
+    model = ScriptedChatModel(replies=[])
+    outcome = execute_step(plan, step, Engine(registry=registry, model=model))
+    assert outcome.status == "failed" and "Expected HH:MM" in outcome.error
+    assert len(calls) == 1 and model.requests == []
+
+
+def test_a_side_effect_refusing_a_value_read_from_a_step_is_not_called_again():
+    calls: list[dict] = []
+    registry = _clock_registry(calls, read_only=False)
+    plan, step = _converting(registry)
+    model = ScriptedChatModel(replies=[])
+    outcome = execute_step(plan, step, Engine(registry=registry, model=model))
+    assert outcome.status == "failed" and len(calls) == 1 and model.requests == []
+
+
 def test_a_side_effect_refusing_the_models_arguments_is_not_called_again():
     attempts: list[str] = []
 
