@@ -233,6 +233,9 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{step} gave {tool} code, not arithmetic ({args}); it is worked out by reasoning "
         "instead.",
         "{step} 给 {tool} 的不是算式（{args}），改为由模型推理完成。"),
+    "check.text_field_read_whole": (
+        "{step} read {reference}, a field of a text; it reads the whole text, {whole}.",
+        "{step} 读取的 {reference} 是文本的字段；改为读取全文 {whole}。"),
     "check.reasoning_needs_tool": (
         "{step} is a reasoning step but names {what}: look it up with a tool ({tools}) "
         "instead of \"tool\": null.",

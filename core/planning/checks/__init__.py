@@ -39,6 +39,7 @@ from core.planning.checks import (
     repeated_reads,
     rule_actions,
     synthesis,
+    text_fields,
     tool_hints,
     tool_misfit,
 )
@@ -67,6 +68,7 @@ CHECKS: tuple[Check, ...] = (
     rule_actions.CHECK,
     loose_arguments.CHECK,
     code_arguments.CHECK,
+    text_fields.CHECK,
     # problems: sent back once, then warnings (at a checkpoint: the decision is refused)
     tool_hints.CHECK,
     tool_misfit.CHECK,
