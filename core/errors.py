@@ -27,15 +27,21 @@ An error raised with a :class:`core.base.messages.Message` (``ToolExecutionError
 English one-liner (logs, records, the command line in English), and
 ``core.base.messages.render(exc, language)`` words it in the reader's language. An error
 raised with a plain string has no ``message`` and reads the same in every language.
+
+A step's recorded error is text; :func:`is_transport_error` says whether it reports that a
+service failed to answer (a timeout, a 429 or 5xx, an unreachable endpoint), which says
+nothing about the call itself: trying it again may well succeed.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from core.base.messages import Message, msg
 
 __all__ = [
+    "LLM_FAILURE",
     "ConfigError",
     "LLMAuthError",
     "LLMBadRequestError",
@@ -57,7 +63,17 @@ __all__ = [
     "ToolsetError",
     "UnknownToolError",
     "UnservableRequestError",
+    "is_transport_error",
 ]
+
+# The executor prefixes every LLMError with LLM_FAILURE; tools and old records say it in
+# their own words. Matching too much only makes a failure count as a failure.
+LLM_FAILURE = "the model endpoint failed"
+_TRANSPORT = re.compile(
+    LLM_FAILURE + r"|time(?:d)? ?out|超时|did not answer within|rate limit|限流|\b429\b"
+    r"|\b5\d\d\b|temporar|connection|cannot reach|unreachable|unavailable|try again later"
+    r"|稍后再试|无法连接", re.IGNORECASE,
+)
 
 
 class PlanBoardError(Exception):
@@ -162,3 +178,8 @@ class StoreError(PlanBoardError):
 
 class RunNotFoundError(StoreError):
     """Raised when no run has the given id."""
+
+
+def is_transport_error(error: str | None) -> bool:
+    """True when ``error`` says the endpoint or a service failed to answer."""
+    return bool(_TRANSPORT.search(error or ""))

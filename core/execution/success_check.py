@@ -29,6 +29,7 @@ from core.base.expressions import (
 from core.base.language import Language, terms
 from core.base.messages import msg, render
 from core.base.usage import Usage
+from core.errors import is_transport_error
 from core.llm.engine import Engine
 from core.plan.approval import has_side_effect
 from core.prompts.adaptive import SUCCESS_SYSTEM, fold, language_name, parse_reply
@@ -38,13 +39,11 @@ if TYPE_CHECKING:
     from core.tools.registry import ToolRegistry
 
 __all__ = [
-    "LLM_FAILURE",
     "FailureKind",
     "SuccessVerdict",
     "check_structurally",
     "check_success",
     "classify_failure",
-    "is_transport_error",
     "non_answer",
 ]
 
@@ -67,14 +66,6 @@ _STATUS_LABELS = {"状态": "status"}
 _IGNORABLE = re.compile(
     r"no (?:results?|hits?|documents?)|nothing (?:was )?found|empty result|没有找到|无结果|查不到"
     r"|not found|does not exist|不存在|holds 0 item|包含 0 条", re.IGNORECASE,
-)
-# Transport failures: the executor prefixes every LLMError with LLM_FAILURE; tools and old
-# records say it in their own words. Matching too much only makes a failure fatal.
-LLM_FAILURE = "the model endpoint failed"
-_TRANSPORT = re.compile(
-    LLM_FAILURE + r"|time(?:d)? ?out|超时|did not answer within|rate limit|限流|\b429\b"
-    r"|\b5\d\d\b|temporar|connection|cannot reach|unreachable|unavailable|try again later"
-    r"|稍后再试|无法连接", re.IGNORECASE,
 )
 # (why it is no answer, as a message code; what such a reply says)
 _NON_ANSWERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -196,11 +187,6 @@ def non_answer(text: str, *, question: str = "", language: Language) -> str | No
     if restated and question.strip():
         return render(msg("check.restates"), language)
     return None
-
-
-def is_transport_error(error: str | None) -> bool:
-    """True when ``error`` says the endpoint or a service failed to answer (never ignorable)."""
-    return bool(_TRANSPORT.search(error or ""))
 
 
 def check_structurally(criteria: str, result: Any, lang: Language = "en", *,

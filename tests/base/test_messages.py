@@ -14,9 +14,8 @@ import pytest
 
 from core.base.messages import TEXTS, Both, Message, msg, render
 from core.cli.main import main as cli_main
-from core.errors import LLMModelNotFoundError, PlanValidationError, ToolExecutionError
+from core.errors import LLM_FAILURE, LLMModelNotFoundError, PlanValidationError, ToolExecutionError
 from core.execution.executor import apply_outcome, execute_step
-from core.execution.success_check import LLM_FAILURE
 from core.lifecycle import RUN_STATUSES
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine

@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from core.errors import PlanParseError
+from core.errors import LLM_FAILURE, PlanParseError
 from core.execution.success_check import (
-    LLM_FAILURE,
     check_structurally,
     check_success,
     classify_failure,
