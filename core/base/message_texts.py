@@ -258,6 +258,12 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{steps} repeat {step} (the same tool and arguments): remove them, or make them do "
         "a part of the request no step does yet.",
         "{steps} 重复了 {step}（同样的工具和参数）：删掉它们，或改成请求中还没有步骤去做的事。"),
+    "check.repeats_failed_call": (
+        "{step} calls {tool} with the same arguments as {failed}, which failed: {error}. "
+        "Change the arguments as the error says, take another route, or leave the step out "
+        "when the completed steps already answer the request.",
+        "{step} 用与 {failed} 相同的参数调用 {tool}，而 {failed} 失败了：{error}。请按错误提示"
+        "修改参数、换一种做法；如果已完成的步骤已经能回答请求，就去掉这一步。"),
     "check.period_ignored": (
         "The request is about {start} up to {end} (exclusive), but {step}'s query has no date "
         "condition: add one, e.g. WHERE <date column> >= '{start}' AND <date column> < "

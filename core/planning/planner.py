@@ -258,7 +258,7 @@ def replan_request(
 
     # ids the failure names were shown, not invented
     context = check_context(plan.goal, engine.registry, "replan", language=language,
-                            known=[failure], model=model)
+                            known=[failure], before=plan, model=model)
 
     def accept(text: str) -> Plan:
         proposal = normalise_tool_names(parse_plan(text, plan.goal, language), engine.registry)

@@ -60,8 +60,8 @@ def worded(problems: Iterable[Problem], language: Language | str) -> list[str]:
 class CheckContext:
     """What every check works on, built once per stage: the request and its language, the
     tools (and through them the packs), what else the planner was shown (``known``: a
-    failure, a replan's earlier results), the plan before a checkpoint's decision
-    (``before``), and whether checks meant for weak models run (``weak_models``). The
+    failure, a replan's earlier results), the plan before a checkpoint's decision or a
+    replan (``before``), and whether checks meant for weak models run (``weak_models``). The
     packs' rule drafts and readings are worked out once, when a check first asks."""
 
     request: str
