@@ -49,3 +49,12 @@ def test_repeated_twice_it_stays_a_warning_and_the_plan_is_kept(planner_registry
     assert result.attempts == 2 and result.plan is not None
     assert any(warning.startswith("s4 calls query_order with the same arguments as s2")
                for warning in result.plan.warnings)
+
+
+def test_the_same_call_under_a_new_condition_is_not_sent_back(planner_registry):
+    guarded = json.loads(_reply("{{s1}}"))
+    guarded["steps"][0]["condition"] = "s1 != ''"
+    engine, model = engine_with(planner_registry, json.dumps(guarded))
+    result = replan_request(failed_plan(), f"s2 failed: {FAILED}", engine)
+    assert result.attempts == 1 and len(model.requests) == 1
+    assert result.plan.step("s4").condition == "s1 != ''"

@@ -3,7 +3,9 @@
 Asked to replan after ``time__convert_time`` refused ``{{s4.datetime}}`` ("Expected
 HH:MM"), a small model planned the same call as "convert the time again", three versions
 in a row, and the run failed after them. The same call (core.plan.calls) fails the same
-way, unless the service only failed to answer (a timeout, a 429: trying again is the fix).
+way, unless the service only failed to answer (a timeout, a 429: trying again is the fix)
+or the new step runs under another condition (a refund refused as "not delivered", now
+guarded by the order's status).
 The replanner's rules already say to fix the cause or take another route; this says which
 step did not, with the error, for the model's corrective turn (then it stays a warning,
 for the person approving). Steps whose arguments are still to be inferred are never the
@@ -28,10 +30,10 @@ def repeated_failures(plan: Plan, context: CheckContext) -> list[Problem]:
         return []
     failed = {key: step for step in context.before.steps
               if step.status == "failed" and not is_transport_error(step.error)
-              and (key := call_key(step, context.registry)) is not None}
+              and (key := call_key(step, context.registry, condition=True)) is not None}
     problems = []
     for step in plan.steps:
-        earlier = failed.get(call_key(step, context.registry) or "")
+        earlier = failed.get(call_key(step, context.registry, condition=True) or "")
         if step.status == "pending" and earlier is not None:
             problems.append(Problem("check.repeats_failed_call", {
                 "step": step.id, "failed": earlier.id, "tool": step.tool,
