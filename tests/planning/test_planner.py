@@ -7,6 +7,7 @@ import json
 import pytest
 
 from core.errors import ConfigError, LLMConnectionError
+from core.execution.context import context_step_ids
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.checks.code_arguments import reason_instead_of_code
@@ -205,6 +206,23 @@ def test_a_missing_synthesis_step_is_added(planner_registry):
     assert plan.ids() == ["s1", "s2", "s3"]
     assert plan.step("s3").tool is None and plan.step("s3").depends_on == ["s1", "s2"]
     assert plan.synthesis_step() is plan.step("s3")
+
+
+def test_the_answer_step_depends_on_every_result_no_other_step_reads(planner_registry):
+    data = {"steps": [
+        {"id": "s1", "description": "Time", "tool": "get_current_time", "depends_on": []},
+        {"id": "s2", "description": "Look up", "tool": "query_order",
+         "args": {"order_id": "1"}, "depends_on": []},
+        {"id": "s3", "description": "Price", "tool": "calculate",
+         "args": {"expression": "2 * 3"}, "depends_on": ["s2"]},
+        {"id": "s4", "description": "Answer", "tool": None, "depends_on": ["s1"]},
+    ]}
+    engine, _ = engine_with(planner_registry, json.dumps(data))
+    plan = make_plan("Tell me the time and check order 1", engine, language="en")
+    # s3's result (and through it s2's) is there for the answer: it sees them
+    assert plan.step("s4").depends_on == ["s1", "s3"]
+    assert context_step_ids(plan, plan.step("s4")) == ["s1", "s2", "s3"]
+    assert not [w for w in plan.warnings if "s4" in w]  # the plan's shape, no note
 
 
 def test_llm_errors_are_not_swallowed(planner_registry):
