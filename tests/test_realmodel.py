@@ -81,9 +81,10 @@ def test_the_seed_plan_covers_every_clause(engine: Engine) -> None:
     assert refund.condition and refund.depends_on
 
 
-def _run_end_to_end(request: str, engine: Engine) -> tuple[str, str, list[str]]:
+def _run_end_to_end(request: str, engine: Engine) -> tuple[str, str, list[str], str]:
     """Route, plan, approve and run ``request`` in a fresh home: status, answer, the tools
-    its plan used (a deadline of 15 minutes: a small model on a busy machine is slow)."""
+    its plan used, and the plan's steps with their calls and results, for a failure's
+    message (a deadline of 15 minutes: a small model on a busy machine is slow)."""
     import time
 
     from bench.quality import _run_request, fresh_home
@@ -98,15 +99,20 @@ def _run_end_to_end(request: str, engine: Engine) -> tuple[str, str, list[str]]:
             plan = runner.store.get_run(runs[0].run_id).plan if runs else None
         finally:
             runner.close()
-    return status, answer, [step.tool for step in plan.steps if step.tool] if plan else []
+    if plan is None:
+        return status, answer, [], "no run was recorded"
+    calls = "\n".join(f"{step.id} {step.status} {step.tool}({json.dumps(step.args)}) → "
+                      f"{str(step.result if step.status == 'completed' else step.error)[:300]}"
+                      for step in plan.steps)
+    return status, answer, [step.tool for step in plan.steps if step.tool], calls
 
 
 def test_the_parcel_question_is_answered_from_the_real_tracking_number(engine: Engine) -> None:
     from bench.quality_tasks import Outcome, get_tasks
 
     (task,) = get_tasks(["parcel-en"])
-    status, answer, _ = _run_end_to_end(task.request, engine)
-    assert task.score(Outcome(status=status, answer=answer)) == [], answer
+    status, answer, _, calls = _run_end_to_end(task.request, engine)
+    assert task.score(Outcome(status=status, answer=answer)) == [], (answer, calls)
 
 
 @pytest.fixture
@@ -140,8 +146,8 @@ def test_a_question_over_mcp_tools_is_planned_over_them_and_answered(
     registry = default_registry(environment)
     assert not registry.problems and "git__git_log" in registry
     with OpenAIChatModel(LLMSettings.from_env(_ENVIRONMENT)) as model:
-        status, answer, tools = _run_end_to_end(
+        status, answer, tools, calls = _run_end_to_end(
             f"What was the last commit's message in {repo}, and what time is it in Tokyo?",
             Engine(registry=registry, model=model))
-    assert any(tool.startswith("git__") for tool in tools), tools
-    assert status == "completed" and message in answer, (answer, tools)
+    assert any(tool.startswith("git__") for tool in tools), calls
+    assert status == "completed" and message in answer, (answer, calls)
