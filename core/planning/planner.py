@@ -22,6 +22,7 @@ from core.errors import ConfigError, PlanBoardError, PlanError, PlanValidationEr
 from core.llm.client import ChatModel
 from core.llm.engine import Engine
 from core.llm.providers import PromptStyle
+from core.plan.approval import has_side_effect
 from core.plan.implied_deps import add_implied_dependencies, steps_read
 from core.plan.model import Plan, Step, references_in, step_number
 from core.plan.parse import parse_plan
@@ -252,6 +253,7 @@ def replan_request(
                 results={s.id: s.result for s in kept if s.status == "completed"},
                 failure=failure,
                 next_id=next_id,
+                unneeded=_unneeded_failures(plan, engine.registry),
             ),
         },
     ]
@@ -296,6 +298,16 @@ def replan(
             + "); finish with the results so far or edit the plan by hand"
         )
     return result.plan
+
+
+def _unneeded_failures(plan: Plan, registry: ToolRegistry) -> list[str]:
+    """Ids of the failed read-only steps no step but the answer waits for (a failed side
+    effect is never the replanner's to leave out)."""
+    synthesis = plan.synthesis_step()
+    waited = {dep for step in plan.steps if step is not synthesis for dep in step.depends_on}
+    return [step.id for step in plan.steps
+            if step.status == "failed" and step.tool and step.id not in waited
+            and not has_side_effect(step, registry)]
 
 
 def _kept_steps(plan: Plan) -> list[Step]:

@@ -37,6 +37,7 @@ __all__ = [
     "SHORTLIST_RULE",
     "TODAY_TEMPLATE",
     "TOOLS_HEADING",
+    "UNNEEDED_FAILURES_TEMPLATE",
     "corrective_prompt",
     "describe_tools",
     "describe_tools_compact",
@@ -176,6 +177,12 @@ REPLANNER_USER_TEMPLATE = Template(
     "What went wrong:\n$failure\n\n"
     "Plan the remaining steps. Number them from $next_id on."
 )
+
+# A small model replanned a failed conversion the request never asked for, version after
+# version, beside the results that already answered it: said plainly, it may stop there.
+UNNEEDED_FAILURES_TEMPLATE = Template(
+    "No other step waits for $steps. If the results of the completed steps already answer "
+    "every part of the goal, send only the synthesis step.")
 
 CORRECTIVE_TEMPLATE = Template(
     "Your plan could not be used:\n$errors\n\n"
@@ -394,14 +401,20 @@ def replanner_user_prompt(
     results: dict[str, Any],
     failure: str,
     next_id: str,
+    unneeded: Sequence[str] = (),
 ) -> str:
-    """The replanner's user message: progress, completed results (folded), the failure."""
+    """The replanner's user message: progress, completed results (folded), the failure,
+    and, when there are results, that the failed steps in ``unneeded`` (ids) may be left
+    out."""
     lines = [f"- {step_id}: {_fold(value)}" for step_id, value in results.items()]
+    failure = failure.strip() or "(no details)"
+    if unneeded and results:
+        failure += "\n" + UNNEEDED_FAILURES_TEMPLATE.substitute(steps=", ".join(unneeded))
     return REPLANNER_USER_TEMPLATE.substitute(
         goal=goal,
         summary=summary,
         results="\n".join(lines) or "(none)",
-        failure=failure.strip() or "(no details)",
+        failure=failure,
         next_id=next_id,
     )
 

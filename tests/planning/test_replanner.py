@@ -232,3 +232,38 @@ def test_a_new_tool_step_reading_the_failed_step_is_told_what_to_read_instead(
     corrective = model.requests[1]["messages"][-1]["content"]
     assert ("s4 depends on or reads s2, which did not complete and is not in the new version"
             in corrective and "read a completed step (s1)" in corrective)
+
+
+def _conversion_failed() -> Plan:
+    return Plan(goal="What time is it in Tokyo?", version=1, steps=[
+        Step(id="s1", description="The time in Tokyo", tool="get_current_time",
+             args={"timezone": "Asia/Tokyo"}, status="completed",
+             result={"timezone": "Asia/Tokyo", "datetime": "2026-12-03T03:41:23+09:00"}),
+        Step(id="s2", description="Convert it to UTC", tool="calculate",
+             args={"expression": "{{s1.datetime}} - 9"}, depends_on=["s1"], status="failed",
+             error="calculate failed: not arithmetic"),
+        Step(id="s3", description="Tell the user", depends_on=["s1", "s2"]),
+    ])
+
+
+def test_the_replanner_is_told_a_failed_lookup_nothing_waits_for_may_be_left_out(
+        planner_registry):
+    answer_only = json.dumps({"steps": [
+        {"id": "s4", "description": "Tell the user", "tool": None, "depends_on": ["s1"]}]})
+    engine, model = engine_with(planner_registry, answer_only)
+    result = replan_request(_conversion_failed(), "s2 failed: not arithmetic", engine)
+    told = model.requests[0]["messages"][-1]["content"]
+    assert ("No other step waits for s2. If the results of the completed steps already "
+            "answer every part of the goal, send only the synthesis step.") in told
+    assert result.plan.ids() == ["s1", "s4"]
+
+
+def test_a_failed_step_another_step_waits_for_is_not_offered_to_leave_out(planner_registry):
+    plan = _conversion_failed()
+    plan.steps.insert(2, Step(id="s4", description="Round it", tool="calculate",
+                              args={"expression": "{{s2.value}}"}, depends_on=["s2"]))
+    plan.steps[-1].depends_on = ["s1", "s4"]
+    engine, model = engine_with(planner_registry, json.dumps({"steps": [
+        {"id": "s5", "description": "Tell the user", "tool": None, "depends_on": ["s1"]}]}))
+    replan_request(plan, "s2 failed: not arithmetic", engine)
+    assert "No other step waits for" not in model.requests[0]["messages"][-1]["content"]
