@@ -790,6 +790,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     "answer.tool_step": ("Look up with {tool}", "用 {tool} 查询"),
     "answer.answer_step": ("Answer the request", "回答请求"),
     "answer.not_done": ("What could not be done:", "未完成的步骤："),
+    "answer.uncovered": (
+        "⚠️ No step of the plan looked into this part of the request, so nothing the answer "
+        "says about it comes from a result: \"{clause}\"",
+        "⚠️ 计划中没有步骤处理请求的这一部分，回答中关于它的内容都没有结果作依据：“{clause}”"),
     "answer.receipt_line": (
         "- {step_id} ({description}): {told}",
         "- {step_id}（{description}）：{told}"),

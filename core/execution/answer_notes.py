@@ -1,12 +1,16 @@
 """What the final answer must say, whatever the model wrote: what failed, why the plan
-changed, and what was done on the person's behalf.
+changed, what was done on the person's behalf, and which part of the request no step
+looked into.
 
 Each note is added only when the answer does not already say it. An answer that says an
 action was taken without its id leaves the person nothing to quote, so each completed
 side-effecting step whose identifiers the answer leaves out is listed: the result fields
 its tool declares as identifiers (``ToolHints.id_fields``), or else those called ``id`` or
 ``*_id``, that are not among its own arguments (an id the person gave is not news), with
-the result's ``status`` when it has one.
+the result's ``status`` when it has one. A part of a multi-part request that no step of
+the plan covers (core.planning.checks.coverage, the check that warned before the run) is
+named: a small model's answer step, given only the time in Tokyo, wrote a commit message
+for the other half of the question that no step had looked up.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from typing import Any
 from core.base.messages import msg, render
 from core.plan.approval import has_side_effect
 from core.plan.model import Plan, Step
+from core.planning.checks import check_context
+from core.planning.checks.coverage import uncovered_clauses
 from core.tools.registry import ToolRegistry
 
-__all__ = ["failure_note", "receipt_note", "with_required_notes"]
+__all__ = ["failure_note", "receipt_note", "uncovered_note", "with_required_notes"]
 
 _IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]*\d{4,}[A-Za-z0-9]*")
 
@@ -28,7 +34,8 @@ _IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]*\d{4,}[A-Za-z0-9]*")
 def with_required_notes(answer: str, plan: Plan, *, unmentioned: list[Step],
                         changes: Iterable[str], registry: ToolRegistry) -> str:
     """``answer`` followed by what it leaves out: the ``unmentioned`` failures, the reasons
-    the plan ``changes``d, and the side effects' identifiers."""
+    the plan ``changes``d, the side effects' identifiers, and the parts of the request no
+    step covered."""
     if unmentioned:
         answer = f"{answer}\n\n{failure_note(plan, unmentioned)}".strip()
     notes = [note for note in dict.fromkeys(changes) if not _says(answer, note)]
@@ -36,7 +43,17 @@ def with_required_notes(answer: str, plan: Plan, *, unmentioned: list[Step],
         title = render(msg("answer.plan_adjusted"), plan.language)
         answer = "\n\n".join([answer, *(title + note for note in notes)]).strip()
     receipts = receipt_note(plan, answer, registry)
-    return f"{answer}\n\n{receipts}" if receipts else answer
+    answer = f"{answer}\n\n{receipts}" if receipts else answer
+    uncovered = uncovered_note(plan, registry)
+    return f"{answer}\n\n{uncovered}" if uncovered else answer
+
+
+def uncovered_note(plan: Plan, registry: ToolRegistry) -> str:
+    """A line for each part of the plan's request that no step covers ("" if none), in
+    the language of the request."""
+    context = check_context(plan.goal, registry, "draft", language=plan.language)
+    return "\n".join(render(msg("answer.uncovered", clause=clause), plan.language)
+                     for clause in uncovered_clauses(plan.goal, plan, context))
 
 
 def failure_note(plan: Plan, failed: list[Step]) -> str:

@@ -1,4 +1,5 @@
-"""Tests of what the final answer must say: the identifiers of what was done."""
+"""Tests of what the final answer must say: the identifiers of what was done, and the
+parts of the request no step looked into."""
 
 from __future__ import annotations
 
@@ -70,3 +71,57 @@ def test_nothing_is_added_when_the_answer_names_it_or_nothing_was_done():
     looked_up_only.steps[0].status, looked_up_only.steps[0].result = "completed", {
         "order_id": "66001", "tracking_id": "SF1122334455"}  # a read names no receipt
     assert receipt_note(looked_up_only, "It is on its way.", registry()) == ""
+
+
+def clock_registry() -> ToolRegistry:
+    def current_time(timezone: str) -> dict:
+        """The time now in a time zone.
+
+        Args:
+            timezone: an IANA name.
+        """
+        return {"timezone": timezone, "datetime": "2026-12-03T04:55:00+09:00"}
+
+    tools = ToolRegistry()
+    tools.add(make_tool(current_time, read_only=True))
+    return tools
+
+
+def time_plan(goal: str) -> Plan:
+    return Plan(goal=goal, language="zh" if "东京" in goal else "en", steps=[
+        Step(id="s1", description="Get the current time in Tokyo", tool="current_time",
+             args={"timezone": "Asia/Tokyo"}),
+        answer("s2", "s1")])
+
+
+def test_a_part_of_the_request_no_step_looked_into_is_named_under_the_answer():
+    goal = "What was the last commit's message in /srv/repo, and what time is it in Tokyo?"
+    model = ScriptedChatModel(replies=['The last commit was "Update README.md"; it is 04:55 '
+                                       'in Tokyo.'])
+    outcome = run_plan(time_plan(goal), Engine(registry=clock_registry(), model=model),
+                       options=NO_CONFIRMATION)
+    assert outcome.answer.endswith(
+        "⚠️ No step of the plan looked into this part of the request, so nothing the answer "
+        "says about it comes from a result: \"What was the last commit's message in "
+        "/srv/repo\"")
+    assert "what time is it in Tokyo" not in outcome.answer.split("⚠️")[1]
+
+
+def test_the_note_is_in_the_requests_language():
+    goal = "/srv/repo 最近一次提交的说明是什么？东京现在几点？"
+    model = ScriptedChatModel(replies=["东京现在是 04:55。"])
+    outcome = run_plan(time_plan(goal), Engine(registry=clock_registry(), model=model),
+                       options=NO_CONFIRMATION)
+    assert "⚠️ 计划中没有步骤处理请求的这一部分" in outcome.answer
+    assert "/srv/repo 最近一次提交的说明是什么" in outcome.answer.split("⚠️")[1]
+
+
+def test_a_request_every_part_of_which_has_a_step_gets_no_such_note():
+    plan = time_plan("What time is it in Tokyo, and what time is it in London?")
+    plan.steps.insert(1, Step(id="s3", description="Get the current time in London",
+                              tool="current_time", args={"timezone": "Europe/London"}))
+    plan.steps[-1].depends_on.append("s3")
+    model = ScriptedChatModel(replies=["It is 04:55 in Tokyo and 19:55 in London."])
+    outcome = run_plan(plan, Engine(registry=clock_registry(), model=model),
+                       options=NO_CONFIRMATION)
+    assert outcome.answer == "It is 04:55 in Tokyo and 19:55 in London."
