@@ -10,7 +10,7 @@ from typing import Any
 from core.base.messages import Message, msg
 from core.errors import ToolArgumentError
 from core.plan.dag import ancestors
-from core.plan.model import REFERENCE, Plan, Step
+from core.plan.model import REFERENCE, WHOLE_REFERENCE, Plan, Step
 from core.planning.offline import offline_answer
 from core.tools.registry import ToolRegistry
 
@@ -35,7 +35,6 @@ TRUNCATION_MARKER = "… [truncated {dropped} chars]"
 _MIN_RESULT_CHARS = 200
 _MAX_GOAL_CHARS = 1500
 _PATH_PART = re.compile(r"\.([\w\-]+)|\[(\d+)\]")
-_WHOLE_REFERENCE = re.compile(r"^\s*" + REFERENCE.pattern + r"\s*$")
 
 
 # ---- references ---------------------------------------------------------------------------
@@ -66,7 +65,7 @@ def resolve_value(value: Any, results: dict[str, Any]) -> Any:
         return [resolve_value(v, results) for v in value]
     if not isinstance(value, str) or "{{" not in value:
         return value
-    whole = _WHOLE_REFERENCE.match(value)
+    whole = WHOLE_REFERENCE.match(value)
     if whole:
         return _lookup(whole.group(1), whole.group(2), results, whole.group(0).strip())
     return REFERENCE.sub(

@@ -28,7 +28,7 @@ from core.llm.engine import Engine
 from core.plan.approval import has_side_effect
 from core.plan.calls import call_key
 from core.plan.identifiers import plan_grounds
-from core.plan.model import REFERENCE, Plan, Step
+from core.plan.model import WHOLE_REFERENCE, Plan, Step
 from core.planning.periods import request_period
 from core.planning.shortlist import shortlist
 from core.prompts import execution as prompts
@@ -332,20 +332,20 @@ def _run_tool_step(
         result = _timed_call(engine, target, args, key, tally)
     except ToolError as exc:
         if mode == "direct":
-            # a value passed on whole from another step may not be in the form the tool
-            # takes (a timestamp where it wants HH:MM): the model may write it again; what
-            # the plan wrote itself (an expression around a reference too) stays
-            given = {name: value for name, value in known.items()
-                     if not _passed_on((step.args or {}).get(name))}
-        if target.side_effect or (mode == "direct" and (engine.model is None or given == args)):
+            given = _written_by_plan(step, known)
+        if target.side_effect or engine.model is None or (mode == "direct" and given == args):
             return tally.outcome("failed", mode, error=_worded(exc), resolved_args=args)
         return _call_again(plan, step, engine, target, given, args, exc, tally)
     return tally.outcome("completed", mode, result=result, resolved_args=args)
 
 
-def _passed_on(value: Any) -> bool:
-    """True when an argument's value in the plan is one reference and nothing else."""
-    return isinstance(value, str) and REFERENCE.fullmatch(value.strip()) is not None
+def _written_by_plan(step: Step, known: dict[str, Any]) -> dict[str, Any]:
+    """The resolved arguments the plan wrote itself: all but those that pass another
+    step's value on whole, which may not be in the form the tool takes (a timestamp where
+    it wants HH:MM) and the model may write again; an expression around a reference stays."""
+    return {name: value for name, value in known.items()
+            if not (isinstance(raw := (step.args or {}).get(name), str)
+                    and WHOLE_REFERENCE.match(raw))}
 
 
 def _effect_started(plan: Plan, registry: ToolRegistry) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from core.plan.model import REFERENCE, STEP_NAME, Plan, Step
+from core.plan.model import STEP_NAME, Plan, Step, substitute_references
 from core.tools.registry import ToolRegistry
 
 __all__ = ["has_side_effect", "widening"]
@@ -88,17 +88,9 @@ def _what(steps: dict[str, Step], step: Step, depth: int) -> dict[str, Any]:
         other = steps.get(step_id)
         return step_id if other is None or other is step else _what(steps, other, depth + 1)
 
-    def in_args(value: Any) -> Any:
-        if isinstance(value, str):
-            return REFERENCE.sub(lambda m: json.dumps(read(m.group(1)), sort_keys=True,
-                                                      default=str) + m.group(2), value)
-        if isinstance(value, dict):
-            return {k: in_args(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [in_args(v) for v in value]
-        return value
-
-    what: dict[str, Any] = {"tool": step.tool, "args": in_args(step.args or {})}
+    what: dict[str, Any] = {"tool": step.tool, "args": substitute_references(
+        step.args or {},
+        lambda m: json.dumps(read(m.group(1)), sort_keys=True, default=str) + m.group(2))}
     if step.tool is None:  # a reasoning step is what it was asked to do
         what["description"] = step.description
     if step.condition:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -36,12 +37,14 @@ __all__ = [
     "STATUS_ICONS",
     "STEP_ID",
     "STEP_NAME",
+    "WHOLE_REFERENCE",
     "Phase",
     "Plan",
     "Step",
     "StepStatus",
     "references_in",
     "step_number",
+    "substitute_references",
 ]
 
 FINISHED: frozenset[str] = FINISHED_STEP_STATUSES
@@ -49,6 +52,8 @@ STATUS_ICONS = {
     "completed": "✓", "running": "▶", "pending": "○", "failed": "✗", "skipped": "⏭",
 }
 REFERENCE = re.compile(r"\{\{\s*(s\d+)((?:\.[\w\-]+|\[\d+\])*)\s*\}\}")
+# a value that is one reference and nothing else (it passes the referenced value on as is)
+WHOLE_REFERENCE = re.compile(r"^\s*" + REFERENCE.pattern + r"\s*$")
 STEP_NAME = re.compile(r"(?<![\w.'\"])(s\d+)\b")  # as a condition names it: s2.status
 _PREVIEW_CHARS = 80
 
@@ -79,6 +84,18 @@ def references_in(value: Any) -> set[str]:
     if isinstance(value, list):
         return set().union(*(references_in(v) for v in value)) if value else set()
     return set()
+
+
+def substitute_references(value: Any, replace: Callable[[re.Match[str]], str]) -> Any:
+    """An argument value with every ``{{sN...}}`` reference inside it (strings, lists and
+    dicts, recursively) replaced by ``replace(match)``."""
+    if isinstance(value, str):
+        return REFERENCE.sub(replace, value)
+    if isinstance(value, dict):
+        return {key: substitute_references(item, replace) for key, item in value.items()}
+    if isinstance(value, list):
+        return [substitute_references(item, replace) for item in value]
+    return value
 
 
 class Step(BaseModel):

@@ -13,9 +13,8 @@ phases that had none) changed nothing a person planned: :func:`only_expanded` sa
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from core.plan.model import REFERENCE, STEP_NAME, Plan, Step
+from core.plan.model import STEP_NAME, Plan, Step, substitute_references
 
 __all__ = ["only_expanded", "renumber", "retire", "without_expansions"]
 
@@ -26,19 +25,11 @@ def renumber(step: Step, mapping: dict[str, str]) -> Step:
     def rename(match: re.Match[str]) -> str:
         return mapping.get(match.group(1), match.group(1))
 
-    def in_args(value: Any) -> Any:
-        if isinstance(value, str):
-            return REFERENCE.sub(lambda m: m.group(0).replace(m.group(1), rename(m), 1), value)
-        if isinstance(value, dict):
-            return {k: in_args(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [in_args(v) for v in value]
-        return value
-
     return step.model_copy(update={
         "id": mapping.get(step.id, step.id),
         "depends_on": list(dict.fromkeys(mapping.get(d, d) for d in step.depends_on)),
-        "args": in_args(step.args),
+        "args": substitute_references(
+            step.args, lambda m: m.group(0).replace(m.group(1), rename(m), 1)),
         "condition": STEP_NAME.sub(rename, step.condition) if step.condition else None,
     }, deep=True)
 

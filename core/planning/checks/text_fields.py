@@ -10,9 +10,10 @@ read, so the reference is rewritten to it, with a note for the person approving.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from core.plan.model import REFERENCE, Plan
+from core.plan.model import Plan, substitute_references
 from core.planning.checks.shape import STAGES, Check, CheckContext, Problem
 
 __all__ = ["CHECK", "read_whole_texts"]
@@ -26,29 +27,25 @@ def read_whole_texts(plan: Plan, context: CheckContext) -> list[Problem]:
     for step in plan.steps:
         if step.status != "pending" or not step.args:
             continue
-        rewritten: dict[str, str] = {}
-        step.args = _whole(step.args, texts, rewritten)
+        step.args, rewritten = _whole(step.args, texts)
         notes.extend(Problem("check.text_field_read_whole", {
             "step": step.id, "reference": reference, "whole": whole}, step.id)
             for reference, whole in rewritten.items())
     return notes
 
 
-def _whole(value: Any, texts: set[str], rewritten: dict[str, str]) -> Any:
-    if isinstance(value, dict):
-        return {key: _whole(item, texts, rewritten) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_whole(item, texts, rewritten) for item in value]
-    if not isinstance(value, str):
-        return value
+def _whole(args: dict[str, Any], texts: set[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """``args`` with each field reference of a step in ``texts`` made whole, and what was
+    rewritten to what."""
+    rewritten: dict[str, str] = {}
 
-    def whole(match: Any) -> str:
+    def whole(match: re.Match[str]) -> str:
         if match.group(1) not in texts or not match.group(2):
             return match.group(0)
         rewritten[match.group(0)] = "{{" + match.group(1) + "}}"
         return rewritten[match.group(0)]
 
-    return REFERENCE.sub(whole, value)
+    return substitute_references(args, whole), rewritten
 
 
 CHECK = Check(name="text_fields", kind="repair", stages=frozenset(STAGES), run=read_whole_texts,
