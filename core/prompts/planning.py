@@ -198,6 +198,8 @@ EMPTY_ARGUMENT_TEMPLATE = Template(
 
 _RESULT_CHARS = 1200
 _USE_WHEN_WORDS = 5
+_HINT_CHARS = 90
+_SENTENCE_END = re.compile(r"(?<!e\.g)(?<!i\.e)\.\s+(?=[A-Z])")
 _EXAMPLE = re.compile(r'(?:for example|such as|e\.g\.,?)\s*"([^"]+)"|"([^"]+)"')
 
 
@@ -239,7 +241,8 @@ def describe_tools_compact(
 
 def tool_example(entry: dict[str, Any]) -> dict[str, Any]:
     """Example arguments for a catalogue entry: its required parameters, each with the
-    value its description quotes ("for example "T-7"") or a placeholder."""
+    value its description quotes ("for example "T-7"") or a placeholder with the first
+    sentence of its description."""
     schema = entry.get("parameters") or {}
     properties = schema.get("properties") or {}
     example: dict[str, Any] = {}
@@ -251,8 +254,15 @@ def tool_example(entry: dict[str, Any]) -> dict[str, Any]:
         elif prop.get("type") in ("integer", "number"):
             example[name] = 1
         else:
-            example[name] = f"<{name}>"
+            example[name] = f"<{_placeholder(name, prop.get('description', ''))}>"
     return example
+
+
+def _placeholder(name: str, description: str) -> str:
+    """``name``, with the first sentence of its description when it has one: a server's
+    tools say there which form a value takes ("IANA timezone name", "HH:MM")."""
+    first = _SENTENCE_END.split(description.strip(), maxsplit=1)[0].rstrip(".")
+    return f"{name}: {clip(first, _HINT_CHARS)}" if first else name
 
 
 def _describe_parameters(schema: dict[str, Any]) -> str:

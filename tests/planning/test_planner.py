@@ -17,7 +17,12 @@ from core.planning.planner import (
     normalise_tool_names,
     plan_request,
 )
-from core.prompts.planning import describe_tools, lessons_block, planner_system_prompt
+from core.prompts.planning import (
+    describe_tools,
+    describe_tools_compact,
+    lessons_block,
+    planner_system_prompt,
+)
 from core.runs.session import request_language
 from core.tools.registry import tool
 from tests.support.checks import found
@@ -254,6 +259,25 @@ def test_normalise_tool_names(planner_registry):
 def test_describe_tools_without_tools():
     assert "no tools" in describe_tools([])
     assert "no tools" in planner_system_prompt([])
+
+
+def test_the_compact_catalogue_says_which_form_an_argument_takes():
+    # the time server's parameters say their form only in their descriptions: without it
+    # a small model wrote "Tokyo" for an IANA time zone, and the server refused the call
+    schema = {"type": "object", "required": ["source_timezone", "time", "order_id"],
+              "properties": {
+                  "source_timezone": {"type": "string", "description": (
+                      "Source IANA timezone name (e.g., 'America/New_York'). Use 'Etc/UTC' "
+                      "as local timezone if no source timezone provided by the user.")},
+                  "time": {"type": "string"},
+                  "order_id": {"type": "string", "description": 'The order, e.g. "10001".'}}}
+    line = describe_tools_compact([{"name": "convert", "description": "Convert a time",
+                                    "parameters": schema}])
+    args = json.loads(line.split("Args: ", 1)[1])
+    assert args == {
+        "source_timezone": "<source_timezone: Source IANA timezone name (e.g., "
+                           "'America/New_York')>",
+        "time": "<time>", "order_id": "10001"}
 
 
 def test_a_long_plan_is_accepted_with_a_warning(planner_registry):
