@@ -960,6 +960,11 @@ TEXTS: dict[str, tuple[str, str]] = {
         "fields; use {whole} for the whole text, or give {dependency} a tool that returns data",
         "{step} 读取 {reference}，但 {dependency} 没有工具：其结果是文本，没有字段；"
         "请用 {whole} 读取全文，或给 {dependency} 指定返回数据的工具"),
+    "plan.field_of_text_result": (
+        "{step} reads {reference}, but {dependency} came back as text, with no fields; use "
+        "{whole} for the whole text, or read the field from a step whose tool returns data",
+        "{step} 读取 {reference}，但 {dependency} 返回的是文本，没有字段；请用 {whole} 读取全文，"
+        "或从返回数据的工具步骤读取该字段"),
     "plan.reference_without_dependency": (
         "{step} refers to {reference} but does not depend on {dependency}; add {dependency} to "
         "depends_on",

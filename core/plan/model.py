@@ -321,7 +321,8 @@ class Plan(BaseModel):
             return [msg("plan.no_steps")]
         problems: list[Message] = []
         ids = set(self.ids())
-        texts = {step.id for step in self.steps if step.tool is None}  # results are text
+        texts = {sid: "plan.field_of_text" if self.step(sid).tool is None
+                 else "plan.field_of_text_result" for sid in self.text_results()}
         seen: set[str] = set()
         for step in self.steps:
             if step.id in seen:
@@ -334,6 +335,13 @@ class Plan(BaseModel):
                         if len(cycle) > 1)  # a self-loop is already reported by its step
         problems.extend(phase_problems(self.phases, self.steps))
         return problems
+
+    def text_results(self) -> set[str]:
+        """The steps whose result is text, with no fields to read: those without a tool
+        (reasoning, the answer), and tool steps that completed with text (a server's plain
+        reply, such as a git log)."""
+        return {step.id for step in self.steps if step.tool is None or (
+            step.status == "completed" and isinstance(step.result, str))}
 
     def raise_if_invalid(self, registry: ToolRegistry | None = None, *,
                          can_infer: bool = True) -> None:
@@ -414,10 +422,10 @@ def _summary_line(step: Step, indent: str) -> str:
     return line
 
 
-def _step_problems(step: Step, ids: set[str], texts: set[str], registry: ToolRegistry | None,
-                   can_infer: bool) -> list[Message]:
-    """``texts``: the steps whose result is text (no tool: reasoning or the answer), so
-    that a reference to a field of one can never be resolved."""
+def _step_problems(step: Step, ids: set[str], texts: dict[str, str],
+                   registry: ToolRegistry | None, can_infer: bool) -> list[Message]:
+    """``texts``: the steps whose result is text (:meth:`Plan.text_results`), so that a
+    reference to a field of one can never be resolved, each with the message that says so."""
     sid = step.id
     problems: list[Message] = []
     if not step.description.strip():
@@ -432,8 +440,8 @@ def _step_problems(step: Step, ids: set[str], texts: set[str], registry: ToolReg
         problems.append(msg("plan.reference_without_dependency", step=sid,
                             reference="{{" + ref + "...}}", dependency=ref))
     for ref, path in sorted(_field_references(step.args or {})):
-        if ref in texts:
-            problems.append(msg("plan.field_of_text", step=sid, dependency=ref,
+        if ref in texts and step.status == "pending":  # what ran or failed is history
+            problems.append(msg(texts[ref], step=sid, dependency=ref,
                                 reference="{{" + ref + path + "}}", whole="{{" + ref + "}}"))
     if step.condition and is_expression_condition(step.condition):
         try:

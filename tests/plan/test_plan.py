@@ -139,6 +139,24 @@ def test_a_field_of_a_reasoning_steps_text_is_a_problem_and_the_whole_text_is_no
     ]
 
 
+def test_a_field_of_a_tool_reply_that_came_back_as_text_is_a_problem_of_steps_still_to_run():
+    log = "Commit: d9981ac\nMessage: Teach the parcel tracker"
+    plan = make(
+        Step(id="s1", description="the last commit", tool="calculate", status="completed",
+             result=log),
+        Step(id="s2", description="a time", tool="calculate", status="completed",
+             result={"datetime": "2026-12-02T22:17:13+00:00"}),
+        Step(id="s3", description="b", tool="calculate", depends_on=["s1", "s2"],
+             args={"expression": "{{s1.result}}", "at": "{{s2.datetime}}"}),
+        Step(id="s4", description="c", tool="calculate", depends_on=["s1"], status="failed",
+             args={"expression": "{{s1.message}}"}, error="s1 has no field 'message'"),
+    )
+    assert worded(plan.validate()) == [  # s4 already ran: history, not a plan to fix
+        "s3 reads {{s1.result}}, but s1 came back as text, with no fields; use {{s1}} for "
+        "the whole text, or read the field from a step whose tool returns data"
+    ]
+
+
 def test_condition_that_does_not_parse_or_reads_a_non_dependency():
     plan = make(
         Step(id="s1", description="a"),

@@ -1,8 +1,9 @@
 """Repair: a field read from a step whose result is text reads the whole text.
 
 A small model writes ``{{s4.result}}`` or ``{{s4.summary}}`` for the output of a reasoning
-step, as it would for a tool's data. A reasoning step's result is text, with no fields, so
-the plan cannot be run as written; the validator says to read ``{{s4}}`` instead, and a
+step, as it would for a tool's data, and, in a replan, for a tool step that came back as
+plain text (a git log). Such a result is text, with no fields, so the plan cannot be run as
+written; the validator says to read ``{{s4}}`` instead, and a
 small model, told so in a corrective turn, often writes the same reference again (each
 round costs it the whole reply). The whole text is the only thing such a reference can
 read, so the reference is rewritten to it, with a note for the person approving.
@@ -20,9 +21,10 @@ __all__ = ["CHECK", "read_whole_texts"]
 
 
 def read_whole_texts(plan: Plan, context: CheckContext) -> list[Problem]:
-    """Rewrite, in each pending step's arguments, every ``{{sN.path}}`` of a step without
-    a tool to ``{{sN}}``; one note per reference rewritten."""
-    texts = {step.id for step in plan.steps if step.tool is None}
+    """Rewrite, in each pending step's arguments, every ``{{sN.path}}`` of a step whose
+    result is text (:meth:`Plan.text_results`) to ``{{sN}}``; one note per reference
+    rewritten."""
+    texts = plan.text_results()
     notes: list[Problem] = []
     for step in plan.steps:
         if step.status != "pending" or not step.args:
