@@ -343,7 +343,10 @@ def _compact_format(catalogue: Sequence[dict[str, Any]], example_tool: str | Non
                     ) -> str:
     """The example step calls ``example_tool`` (else a read-only tool taking arguments): a
     small model copies the example's tool whatever the request, so the planner passes the
-    tool the packs' rules start the request with."""
+    tool the packs' rules start the request with. It copies the arguments' shape too: a
+    clock called with ``{}`` in the example was called so in the plan, and the time zone the
+    request named was then reached by conversions nobody asked for, so a tool that requires
+    nothing is shown with the optional arguments its descriptions quote a value for."""
     ranked = sorted(catalogue, key=lambda entry: (
         entry["name"] != example_tool, bool(entry.get("side_effect")),
         not (entry.get("parameters") or {}).get("required")))
@@ -352,8 +355,15 @@ def _compact_format(catalogue: Sequence[dict[str, Any]], example_tool: str | Non
     entry = ranked[0]
     return COMPACT_FORMAT.substitute(
         tool=json.dumps(entry["name"]),
-        args=json.dumps(tool_example(entry), ensure_ascii=False),
+        args=json.dumps(tool_example(entry) or _optional_example(entry), ensure_ascii=False),
     )
+
+
+def _optional_example(entry: dict[str, Any]) -> dict[str, Any]:
+    """The optional parameters whose descriptions quote a value, with it."""
+    properties = (entry.get("parameters") or {}).get("properties") or {}
+    return {name: quoted.group(1) or quoted.group(2) for name, prop in properties.items()
+            if (quoted := _EXAMPLE.search(prop.get("description", "")))}
 
 
 def planner_system_prompt(

@@ -280,6 +280,19 @@ def test_the_compact_catalogue_says_which_form_an_argument_takes():
         "time": "<time>", "order_id": "10001"}
 
 
+def test_the_compact_example_step_fills_the_optional_arguments_its_tool_quotes():
+    # called with {} in the example, a small model called the clock so for "what time is
+    # it in Tokyo?", then planned conversions to reach Tokyo (5 of 6 drafts; 0 of 6 after)
+    clock = {"name": "get_current_time", "description": "The time in a zone", "parameters": {
+        "type": "object", "properties": {
+            "timezone": {"type": "string", "description": 'a zone such as "Asia/Shanghai"'},
+            "format": {"type": "string"}}}}
+    system = planner_system_prompt([clock], style="compact", example_tool="get_current_time")
+    example_step = system.split("JSON:", 1)[1]
+    assert '"tool": "get_current_time", "args": {"timezone": "Asia/Shanghai"}' in example_step
+    assert "Args: {} Optional: timezone, format." in system  # the catalogue line is as it was
+
+
 def test_a_long_plan_is_accepted_with_a_warning(planner_registry):
     steps = [{"id": f"s{i}", "description": f"step {i}", "tool": "calculate",
               "args": {"expression": f"{i} * 2"}, "depends_on": []} for i in range(1, 12)]
