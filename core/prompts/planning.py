@@ -248,14 +248,20 @@ def tool_example(entry: dict[str, Any]) -> dict[str, Any]:
     example: dict[str, Any] = {}
     for name in schema.get("required", []):
         prop = properties.get(name, {})
-        quoted = _EXAMPLE.search(prop.get("description", ""))
-        if quoted:
-            example[name] = quoted.group(1) or quoted.group(2)
+        quoted = _quoted_value(prop)
+        if quoted is not None:
+            example[name] = quoted
         elif prop.get("type") in ("integer", "number"):
             example[name] = 1
         else:
             example[name] = f"<{_placeholder(name, prop.get('description', ''))}>"
     return example
+
+
+def _quoted_value(prop: dict[str, Any]) -> str | None:
+    """The value a parameter's description quotes, if it quotes one."""
+    quoted = _EXAMPLE.search(prop.get("description", ""))
+    return (quoted.group(1) or quoted.group(2)) if quoted else None
 
 
 def _placeholder(name: str, description: str) -> str:
@@ -362,8 +368,8 @@ def _compact_format(catalogue: Sequence[dict[str, Any]], example_tool: str | Non
 def _optional_example(entry: dict[str, Any]) -> dict[str, Any]:
     """The optional parameters whose descriptions quote a value, with it."""
     properties = (entry.get("parameters") or {}).get("properties") or {}
-    return {name: quoted.group(1) or quoted.group(2) for name, prop in properties.items()
-            if (quoted := _EXAMPLE.search(prop.get("description", "")))}
+    return {name: quoted for name, prop in properties.items()
+            if (quoted := _quoted_value(prop)) is not None}
 
 
 def planner_system_prompt(

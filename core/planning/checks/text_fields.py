@@ -3,10 +3,10 @@
 A small model writes ``{{s4.result}}`` or ``{{s4.summary}}`` for the output of a reasoning
 step, as it would for a tool's data, and, in a replan, for a tool step that came back as
 plain text (a git log). Such a result is text, with no fields, so the plan cannot be run as
-written; the validator says to read ``{{s4}}`` instead, and a
-small model, told so in a corrective turn, often writes the same reference again (each
-round costs it the whole reply). The whole text is the only thing such a reference can
-read, so the reference is rewritten to it, with a note for the person approving.
+written; the validator says to read ``{{s4}}`` instead, and a small model, told so in a
+corrective turn, often writes the same reference again (each round costs it the whole
+reply). The whole text is the only thing such a reference can read, so the reference is
+rewritten to it, with a note for the person approving.
 """
 
 from __future__ import annotations
