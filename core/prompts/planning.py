@@ -352,7 +352,8 @@ def _compact_format(catalogue: Sequence[dict[str, Any]], example_tool: str | Non
     tool the packs' rules start the request with. It copies the arguments' shape too: a
     clock called with ``{}`` in the example was called so in the plan, and the time zone the
     request named was then reached by conversions nobody asked for, so a tool that requires
-    nothing is shown with the optional arguments its descriptions quote a value for."""
+    nothing is shown with the optional arguments its descriptions quote a value for, as
+    placeholders."""
     ranked = sorted(catalogue, key=lambda entry: (
         entry["name"] != example_tool, bool(entry.get("side_effect")),
         not (entry.get("parameters") or {}).get("required")))
@@ -366,10 +367,11 @@ def _compact_format(catalogue: Sequence[dict[str, Any]], example_tool: str | Non
 
 
 def _optional_example(entry: dict[str, Any]) -> dict[str, Any]:
-    """The optional parameters whose descriptions quote a value, with it."""
+    """The optional parameters whose descriptions quote a value, each with a placeholder:
+    the quoted value itself was copied ("Asia/Shanghai" for Tokyo in 5 of 5 Chinese drafts)."""
     properties = (entry.get("parameters") or {}).get("properties") or {}
-    return {name: quoted for name, prop in properties.items()
-            if (quoted := _quoted_value(prop)) is not None}
+    return {name: f"<{name}>" for name, prop in properties.items()
+            if _quoted_value(prop) is not None}
 
 
 def planner_system_prompt(
