@@ -20,6 +20,7 @@ from core.errors import LLMError, PlanBoardError, ToolArgumentError, ToolError, 
 from core.execution.answer_language import in_language
 from core.execution.context import build_step_context, fallback_answer, resolve_args
 from core.execution.in_doubt import CallLedger, in_doubt_if_repeated
+from core.execution.left_out import left_out_results
 from core.execution.react import MAX_REACT_ROUNDS, ReactCancelled, run_react
 from core.execution.read_ahead import can_read_ahead, read_result
 from core.execution.readiness import condition_holds
@@ -29,6 +30,7 @@ from core.plan.approval import has_side_effect
 from core.plan.calls import call_key
 from core.plan.identifiers import plan_grounds
 from core.plan.model import WHOLE_REFERENCE, Plan, Step
+from core.planning.checks import weak_models
 from core.planning.periods import request_period
 from core.planning.shortlist import shortlist
 from core.prompts import execution as prompts
@@ -255,7 +257,33 @@ def _synthesise(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> StepOu
         raise _StepFailed(msg("step.empty_synthesis"))
     text = in_language(engine.model, text, language, tally)
     _require_answer(text, plan, step)
+    if weak_models(engine.model):
+        text = _with_left_out(text, messages, plan, step, engine, tally)
     return tally.outcome("completed", "synthesis", result=text)
+
+
+def _with_left_out(text: str, messages: list[dict[str, Any]], plan: Plan, step: Step,
+                   engine: Engine, tally: _Tally) -> str:
+    """``text``, or the model's answer when asked once more, naming the results ``text``
+    leaves out (core.execution.left_out), if that answer leaves out fewer."""
+    left_out = left_out_results(text, plan, step)
+    if not left_out or engine.model is None:
+        return text
+    named = "\n".join(f"- {dep.id} ({dep.description})" for dep in left_out)
+    reply = engine.model.chat(
+        [*messages, {"role": "assistant", "content": text},
+         {"role": "user", "content": prompts.LEFT_OUT_TEMPLATE.format(steps=named)}],
+        role="executor", tools=None)
+    tally.usage = tally.usage + reply.usage
+    again = in_language(engine.model, (reply.content or "").strip(), plan.language, tally)
+    ids = ", ".join(dep.id for dep in left_out)
+    if (not again or non_answer(again, question=plan.goal, language=plan.language) is not None
+            or len(left_out_results(again, plan, step)) >= len(left_out)):
+        tally.notes.append(f"the answer leaves out what {ids} found; asked again, the model "
+                           "did not add it")
+        return text
+    tally.notes.append(f"the answer left out what {ids} found; the model was asked again")
+    return again
 
 
 def _require_answer(text: str, plan: Plan, step: Step) -> None:

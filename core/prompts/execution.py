@@ -71,6 +71,11 @@ follow-up from the new results and refer to the earlier answer in one sentence a
 
 {context}"""
 
+LEFT_OUT_TEMPLATE = """\
+Your answer leaves out what these steps found:
+{steps}
+Write the whole answer again, answering every part of the request from the results."""
+
 SYNTHESIS_PERIOD = """\
 The request is about {period} (dates from {start} up to, not including, {end}): say in the
 answer which period it covers, with its dates."""
