@@ -132,7 +132,8 @@ def english_words(texts: list[str], plan: Plan, results: dict[str, object]
         text = _ICON.sub(" ", shown_text.replace("\\_", "_"))
         for written in [*ALLOWED, *(s.condition for s in plan.steps if s.condition)]:
             text = text.replace(written, " ")
-        for token in re.findall(r"[A-Za-z_][\w.]*", _CODE.sub(" ", text)):
+        # a token may start with a digit: a run id such as 143234712cbb is one token
+        for token in re.findall(r"[A-Za-z0-9_][\w.]*", _CODE.sub(" ", text)):
             if re.search(r"\d", token):  # an id such as RF20260624001 or SF1234567890
                 continue
             if token not in identifiers and token.split(".")[-1] not in identifiers:
