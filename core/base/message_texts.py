@@ -794,6 +794,9 @@ TEXTS: dict[str, tuple[str, str]] = {
         "⚠️ No step of the plan looked into this part of the request, so nothing the answer "
         "says about it comes from a result: \"{clause}\"",
         "⚠️ 计划中没有步骤处理请求的这一部分，回答中关于它的内容都没有结果作依据：“{clause}”"),
+    "answer.left_out": (
+        "⚠️ The answer above does not say what {step} ({description}) found: {result}",
+        "⚠️ 以上回答没有提到 {step}（{description}）的结果：{result}"),
     "answer.receipt_line": (
         "- {step_id} ({description}): {told}",
         "- {step_id}（{description}）：{told}"),

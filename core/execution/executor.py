@@ -14,11 +14,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from core.base.expressions import ExpressionError, is_expression_condition
-from core.base.messages import Message, msg
+from core.base.messages import Message, msg, render
+from core.base.text import preview
 from core.base.usage import Usage
 from core.errors import LLMError, PlanBoardError, ToolArgumentError, ToolError, UnknownToolError
 from core.execution.answer_language import in_language
-from core.execution.context import build_step_context, fallback_answer, resolve_args
+from core.execution.context import (
+    build_step_context,
+    fallback_answer,
+    render_value,
+    resolve_args,
+)
 from core.execution.in_doubt import CallLedger, in_doubt_if_repeated
 from core.execution.left_out import left_out_results
 from core.execution.react import MAX_REACT_ROUNDS, ReactCancelled, run_react
@@ -51,6 +57,7 @@ logger = logging.getLogger(__name__)
 StepMode = Literal["direct", "forced_tool", "react", "synthesis", "condition"]
 _YES = re.compile(r"^\W*(?:(?:yes|true|y)\b|是|对|满足|成立)", re.IGNORECASE)
 _NO = re.compile(r"^\W*(?:(?:no|false|n)\b|否|不)", re.IGNORECASE)
+_LEFT_OUT_CHARS = 400  # of a result the answer left out, quoted under it
 
 
 class StepOutcome(BaseModel):
@@ -266,7 +273,7 @@ def _with_left_out(text: str, messages: list[dict[str, Any]], plan: Plan, step: 
                    engine: Engine, tally: _Tally) -> str:
     """``text``, or the model's answer when asked once more, naming the results ``text``
     leaves out (core.execution.left_out), if that answer leaves out fewer."""
-    left_out = left_out_results(text, plan, step)
+    left_out = left_out_results(text, plan, step, engine.registry)
     if not left_out or engine.model is None:
         return text
     named = "\n".join(f"- {dep.id} ({dep.description})" for dep in left_out)
@@ -278,10 +285,13 @@ def _with_left_out(text: str, messages: list[dict[str, Any]], plan: Plan, step: 
     again = in_language(engine.model, (reply.content or "").strip(), plan.language, tally)
     ids = ", ".join(dep.id for dep in left_out)
     if (not again or non_answer(again, question=plan.goal, language=plan.language) is not None
-            or len(left_out_results(again, plan, step)) >= len(left_out)):
+            or len(left_out_results(again, plan, step, engine.registry)) >= len(left_out)):
         tally.notes.append(f"the answer leaves out what {ids} found; asked again, the model "
                            "did not add it")
-        return text
+        return "\n\n".join([text, *(render(msg(
+            "answer.left_out", step=dep.id, description=dep.description,
+            result=preview(render_value(dep.result), _LEFT_OUT_CHARS)), plan.language)
+            for dep in left_out)])
     tally.notes.append(f"the answer left out what {ids} found; the model was asked again")
     return again
 

@@ -5,16 +5,20 @@ Tokyo?" in Chinese, had both results before it and answered with the time alone,
 ``completed``. A tool step whose result no other step reads is there for the answer (the
 synthesis repair makes the answer step depend on each one); an answer that shares nothing
 with such a result, not a word, a number or an id beyond what the request itself says, has
-left it out. The executor then asks once more, naming what was left out.
+left it out. The executor then asks once more, naming what was left out, and quotes what
+is still left out under the answer.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from core.base.language import terms
-from core.execution.context import render_value
+from core.plan.approval import has_side_effect
 from core.plan.model import Plan, Step
+from core.tools.registry import ToolRegistry
 
 __all__ = ["left_out_results"]
 
@@ -22,21 +26,25 @@ __all__ = ["left_out_results"]
 # an answer says anyway.
 _MIN_TOKENS = 3
 _NUMBER = re.compile(r"\d{2,}")
+_STEM = 5
 
 
-def left_out_results(answer: str, plan: Plan, answer_step: Step) -> list[Step]:
-    """The completed tool steps ``answer_step`` depends on, read by no other step, whose
-    result shares none of its own tokens with ``answer``: its own being those neither the
-    request nor another of these results has (the "12" of a commit's date is not evidence
-    that an answer saying "10:12" used it)."""
+def left_out_results(answer: str, plan: Plan, answer_step: Step,
+                     registry: ToolRegistry) -> list[Step]:
+    """The completed read-only tool steps ``answer_step`` depends on, read by no other
+    step, whose result shares none of its own tokens with ``answer``: its own being those
+    neither the request nor another of these results has (the "12" of a commit's date is
+    not evidence that an answer saying "10:12" used it). A side effect is left to the
+    answer's required notes, which name what was done."""
     read = {dep for step in plan.steps if step is not answer_step for dep in step.depends_on}
     candidates = [plan.step(dep_id) for dep_id in answer_step.depends_on]
-    tokens = {dep.id: _tokens(render_value(dep.result)) for dep in candidates
+    tokens = {dep.id: _tokens(" ".join(_values(dep.result))) for dep in candidates
               if dep.status == "completed"}
     said = _tokens(answer)
     left_out = []
     for dep in candidates:
-        if dep.tool is None or dep.id not in tokens or dep.id in read:
+        if (dep.tool is None or dep.id not in tokens or dep.id in read
+                or has_side_effect(dep, registry)):
             continue
         others = set().union(*(found for dep_id, found in tokens.items() if dep_id != dep.id))
         own = tokens[dep.id] - _tokens(plan.goal) - others
@@ -45,7 +53,21 @@ def left_out_results(answer: str, plan: Plan, answer_step: Step) -> list[Step]:
     return left_out
 
 
+def _values(result: Any) -> Iterator[str]:
+    """The values of a result, without its keys (a field's name is no finding)."""
+    if isinstance(result, Mapping):
+        for value in result.values():
+            yield from _values(value)
+    elif isinstance(result, list | tuple):
+        for item in result:
+            yield from _values(item)
+    elif result is not None:
+        yield str(result)
+
+
 def _tokens(text: str) -> set[str]:
-    """Words (and Chinese bigrams) as :func:`core.base.language.terms` reads them, and
-    every number of two digits or more on its own (the "10" and "12" of "10:12")."""
-    return terms(text) | set(_NUMBER.findall(text))
+    """Words (and Chinese bigrams) as :func:`core.base.language.terms` reads them, a long
+    word by its first letters ("refunding" is "refunded"), and every number of two digits
+    or more on its own (the "10" and "12" of "10:12")."""
+    return ({term[:_STEM] if term.isalpha() else term for term in terms(text)}
+            | set(_NUMBER.findall(text)))

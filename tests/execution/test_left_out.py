@@ -7,7 +7,7 @@ from core.execution.left_out import left_out_results
 from core.llm.engine import Engine
 from core.llm.providers import PROFILES
 from core.plan.model import Plan, Step
-from core.tools.registry import ToolRegistry
+from core.tools.registry import ToolRegistry, make_tool
 from tests.support.fakes import ScriptedChatModel
 
 GOAL = "/srv/repo 仓库最后一次提交的说明是什么？东京现在几点？"
@@ -33,14 +33,37 @@ def _plan() -> Plan:
         Step(id="s3", description="综合以上结果，给出最终回复", depends_on=["s1", "s2"])])
 
 
+def _registry() -> ToolRegistry:
+    registry = ToolRegistry()
+
+    def time__get_current_time(timezone: str) -> dict:
+        """The time in a zone."""
+        return {}
+
+    def git__git_log(repo_path: str, max_count: int = 10) -> str:
+        """The commit log."""
+        return ""
+
+    registry.add(make_tool(time__get_current_time, read_only=True))
+    registry.add(make_tool(git__git_log, read_only=True))
+    return registry
+
+
 def _engine(model: ScriptedChatModel) -> Engine:
-    return Engine(registry=ToolRegistry(), model=model)
+    return Engine(registry=_registry(), model=model)
 
 
 def test_an_answer_that_shares_nothing_with_a_result_leaves_it_out():
+    plan, registry = _plan(), _registry()
+    left_out = left_out_results(TIME_ONLY, plan, plan.step("s3"), registry)
+    assert [step.id for step in left_out] == ["s2"]
+    assert left_out_results(BOTH, plan, plan.step("s3"), registry) == []
+
+
+def test_a_side_effects_result_is_left_to_the_required_notes():
     plan = _plan()
-    assert [step.id for step in left_out_results(TIME_ONLY, plan, plan.step("s3"))] == ["s2"]
-    assert left_out_results(BOTH, plan, plan.step("s3")) == []
+    plan.step("s2").tool = "git__git_commit"  # not in the registry: it may have an effect
+    assert left_out_results(TIME_ONLY, plan, plan.step("s3"), _registry()) == []
 
 
 def test_a_result_another_step_reads_or_a_tiny_one_is_not_counted():
@@ -49,7 +72,7 @@ def test_a_result_another_step_reads_or_a_tiny_one_is_not_counted():
                               depends_on=["s2"], status="completed", result={"ok": True}))
     plan.step("s3").depends_on.append("s4")
     # s2 is read by s4, and s4's result has too little of its own to tell
-    assert left_out_results(TIME_ONLY, plan, plan.step("s3")) == []
+    assert left_out_results(TIME_ONLY, plan, plan.step("s3"), _registry()) == []
 
 
 def test_the_model_is_asked_once_more_naming_what_was_left_out():
@@ -64,11 +87,14 @@ def test_the_model_is_asked_once_more_naming_what_was_left_out():
     assert "the answer left out what s2 found; the model was asked again" in outcome.notes
 
 
-def test_an_answer_asked_again_that_still_leaves_it_out_keeps_the_first_with_a_note():
+def test_an_answer_asked_again_that_still_leaves_it_out_keeps_the_first_and_quotes_it():
     model = ScriptedChatModel(replies=[TIME_ONLY, "东京时间是上午十点。"])
     plan = _plan()
     outcome = execute_step(plan, plan.step("s3"), _engine(model))
-    assert outcome.status == "completed" and outcome.result == TIME_ONLY
+    assert outcome.status == "completed" and outcome.result.startswith(TIME_ONLY + "\n\n")
+    assert ("⚠️ 以上回答没有提到 s2（获取最后一次提交的说明）的结果：Commit history: "
+            "Commit: 3e2c02e0749e") in outcome.result
+    assert "Teach the parcel tracker" in outcome.result  # what it found, there to read
     assert any("did not add it" in note for note in outcome.notes)
 
 
