@@ -12,6 +12,7 @@ is still left out under the answer.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -37,17 +38,18 @@ def left_out_results(answer: str, plan: Plan, answer_step: Step,
     not evidence that an answer saying "10:12" used it). A side effect is left to the
     answer's required notes, which name what was done."""
     read = {dep for step in plan.steps if step is not answer_step for dep in step.depends_on}
-    candidates = [plan.step(dep_id) for dep_id in answer_step.depends_on]
-    tokens = {dep.id: _tokens(" ".join(_values(dep.result))) for dep in candidates
-              if dep.status == "completed"}
-    said = _tokens(answer)
+    by_id = {step.id: step for step in plan.steps}
+    tokens = {dep_id: _tokens(" ".join(_values(by_id[dep_id].result)))
+              for dep_id in answer_step.depends_on
+              if dep_id in by_id and by_id[dep_id].status == "completed"}
+    seen_in = Counter(token for found in tokens.values() for token in found)
+    asked, said = _tokens(plan.goal), _tokens(answer)
     left_out = []
-    for dep in candidates:
-        if (dep.tool is None or dep.id not in tokens or dep.id in read
-                or has_side_effect(dep, registry)):
+    for dep_id, found in tokens.items():
+        dep = by_id[dep_id]
+        if dep.tool is None or dep_id in read or has_side_effect(dep, registry):
             continue
-        others = set().union(*(found for dep_id, found in tokens.items() if dep_id != dep.id))
-        own = tokens[dep.id] - _tokens(plan.goal) - others
+        own = {token for token in found if seen_in[token] == 1} - asked
         if len(own) >= _MIN_TOKENS and not own & said:
             left_out.append(dep)
     return left_out

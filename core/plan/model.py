@@ -321,8 +321,9 @@ class Plan(BaseModel):
             return [msg("plan.no_steps")]
         problems: list[Message] = []
         ids = set(self.ids())
-        texts = {sid: "plan.field_of_text" if self.step(sid).tool is None
-                 else "plan.field_of_text_result" for sid in self.text_results()}
+        text_ids = self.text_results()
+        texts = {step.id: "plan.field_of_text" if step.tool is None
+                 else "plan.field_of_text_result" for step in self.steps if step.id in text_ids}
         seen: set[str] = set()
         for step in self.steps:
             if step.id in seen:
