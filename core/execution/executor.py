@@ -277,12 +277,17 @@ def _with_left_out(text: str, messages: list[dict[str, Any]], plan: Plan, step: 
     if not left_out or engine.model is None:
         return text
     named = "\n".join(f"- {dep.id} ({dep.description})" for dep in left_out)
-    reply = engine.model.chat(
-        [*messages, {"role": "assistant", "content": text},
-         {"role": "user", "content": prompts.LEFT_OUT_TEMPLATE.format(steps=named)}],
-        role="executor", tools=None)
-    tally.usage = tally.usage + reply.usage
-    again = in_language(engine.model, (reply.content or "").strip(), plan.language, tally)
+    try:
+        reply = engine.model.chat(
+            [*messages, {"role": "assistant", "content": text},
+             {"role": "user", "content": prompts.LEFT_OUT_TEMPLATE.format(steps=named)}],
+            role="executor", tools=None)
+    except LLMError as exc:  # the first answer stands: asking again was a second chance
+        logger.info("asking again for what the answer left out failed: %s", exc)
+        again = ""
+    else:
+        tally.usage = tally.usage + reply.usage
+        again = in_language(engine.model, (reply.content or "").strip(), plan.language, tally)
     ids = ", ".join(dep.id for dep in left_out)
     if (not again or non_answer(again, question=plan.goal, language=plan.language) is not None
             or len(left_out_results(again, plan, step, engine.registry)) >= len(left_out)):

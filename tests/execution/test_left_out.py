@@ -103,3 +103,13 @@ def test_a_hosted_model_is_not_asked_again():
     plan = _plan()
     outcome = execute_step(plan, plan.step("s3"), _engine(model))
     assert outcome.result == TIME_ONLY and len(model.requests) == 1
+
+
+def test_a_failing_second_call_keeps_the_first_answer_and_quotes_what_it_left_out():
+    from core.errors import LLMBudgetError
+
+    model = ScriptedChatModel(replies=[TIME_ONLY, LLMBudgetError("the plan's model calls ran out")])
+    plan = _plan()
+    outcome = execute_step(plan, plan.step("s3"), _engine(model))
+    assert outcome.status == "completed" and outcome.result.startswith(TIME_ONLY)
+    assert "Teach the parcel tracker" in outcome.result
