@@ -1,6 +1,6 @@
 """What the final answer must say, whatever the model wrote: what failed, why the plan
-changed, what was done on the person's behalf, and which part of the request no step
-looked into.
+changed, what was done on the person's behalf, which part of the request no step looked
+into, and what a lookup found that the answer, asked twice, still leaves out.
 
 Each note is added only when the answer does not already say it. An answer that says an
 action was taken without its id leaves the person nothing to quote, so each completed
@@ -20,14 +20,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from core.base.messages import msg, render
+from core.base.text import preview
+from core.execution.context import render_value
 from core.plan.approval import has_side_effect
 from core.plan.model import Plan, Step
 from core.planning.checks import check_context
 from core.planning.checks.coverage import uncovered_clauses
 from core.tools.registry import ToolRegistry
 
-__all__ = ["failure_note", "receipt_note", "uncovered_note", "with_required_notes"]
+__all__ = ["failure_note", "left_out_note", "receipt_note", "uncovered_note",
+           "with_required_notes"]
 
+_LEFT_OUT_CHARS = 400  # of a result the answer left out, quoted under it
 _IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]*\d{4,}[A-Za-z0-9]*")
 
 
@@ -54,6 +58,15 @@ def uncovered_note(plan: Plan, registry: ToolRegistry) -> str:
     context = check_context(plan.goal, registry, "draft", language=plan.language)
     return "\n".join(render(msg("answer.uncovered", clause=clause), plan.language)
                      for clause in uncovered_clauses(plan.goal, plan, context))
+
+
+def left_out_note(plan: Plan, left_out: list[Step]) -> str:
+    """A line per step whose result the answer leaves out (core.execution.left_out),
+    quoting what it found."""
+    return "\n\n".join(render(msg(
+        "answer.left_out", step=step.id, description=step.description,
+        result=preview(render_value(step.result), _LEFT_OUT_CHARS)), plan.language)
+        for step in left_out)
 
 
 def failure_note(plan: Plan, failed: list[Step]) -> str:

@@ -14,17 +14,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from core.base.expressions import ExpressionError, is_expression_condition
-from core.base.messages import Message, msg, render
-from core.base.text import preview
+from core.base.messages import Message, msg
 from core.base.usage import Usage
 from core.errors import LLMError, PlanBoardError, ToolArgumentError, ToolError, UnknownToolError
 from core.execution.answer_language import in_language
-from core.execution.context import (
-    build_step_context,
-    fallback_answer,
-    render_value,
-    resolve_args,
-)
+from core.execution.answer_notes import left_out_note
+from core.execution.context import build_step_context, fallback_answer, resolve_args
 from core.execution.in_doubt import CallLedger, in_doubt_if_repeated
 from core.execution.left_out import left_out_results
 from core.execution.react import MAX_REACT_ROUNDS, ReactCancelled, run_react
@@ -57,7 +52,6 @@ logger = logging.getLogger(__name__)
 StepMode = Literal["direct", "forced_tool", "react", "synthesis", "condition"]
 _YES = re.compile(r"^\W*(?:(?:yes|true|y)\b|是|对|满足|成立)", re.IGNORECASE)
 _NO = re.compile(r"^\W*(?:(?:no|false|n)\b|否|不)", re.IGNORECASE)
-_LEFT_OUT_CHARS = 400  # of a result the answer left out, quoted under it
 
 
 class StepOutcome(BaseModel):
@@ -293,10 +287,7 @@ def _with_left_out(text: str, messages: list[dict[str, Any]], plan: Plan, step: 
             or len(left_out_results(again, plan, step, engine.registry)) >= len(left_out)):
         tally.notes.append(f"the answer leaves out what {ids} found; asked again, the model "
                            "did not add it")
-        return "\n\n".join([text, *(render(msg(
-            "answer.left_out", step=dep.id, description=dep.description,
-            result=preview(render_value(dep.result), _LEFT_OUT_CHARS)), plan.language)
-            for dep in left_out)])
+        return f"{text}\n\n{left_out_note(plan, left_out)}"
     tally.notes.append(f"the answer left out what {ids} found; the model was asked again")
     return again
 

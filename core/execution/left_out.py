@@ -37,7 +37,7 @@ def left_out_results(answer: str, plan: Plan, answer_step: Step,
     neither the request nor another of these results has (the "12" of a commit's date is
     not evidence that an answer saying "10:12" used it). A side effect is left to the
     answer's required notes, which name what was done."""
-    read = {dep for step in plan.steps if step is not answer_step for dep in step.depends_on}
+    read = plan.depended_on(besides=answer_step)
     by_id = {step.id: step for step in plan.steps}
     tokens = {dep_id: _tokens(" ".join(_values(by_id[dep_id].result)))
               for dep_id in answer_step.depends_on

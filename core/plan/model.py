@@ -220,6 +220,11 @@ class Plan(BaseModel):
             return None
         return last
 
+    def depended_on(self, besides: Step | None = None) -> set[str]:
+        """The ids of the steps some step other than ``besides`` depends on (with
+        ``besides`` the answer step: the results another step reads, not only the answer)."""
+        return {dep for step in self.steps if step is not besides for dep in step.depends_on}
+
     def results(self) -> dict[str, Any]:
         """Results of the completed steps by id (what conditions and references read)."""
         return {s.id: s.result for s in self.steps if s.status == "completed"}

@@ -303,8 +303,7 @@ def replan(
 def _unneeded_failures(plan: Plan, registry: ToolRegistry) -> list[str]:
     """Ids of the failed read-only steps no step but the answer waits for (a failed side
     effect is never the replanner's to leave out)."""
-    synthesis = plan.synthesis_step()
-    waited = {dep for step in plan.steps if step is not synthesis for dep in step.depends_on}
+    waited = plan.depended_on(besides=plan.synthesis_step())
     return [step.id for step in plan.steps
             if step.status == "failed" and step.tool and step.id not in waited
             and not has_side_effect(step, registry)]

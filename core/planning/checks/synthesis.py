@@ -27,7 +27,7 @@ def ensure_synthesis(plan: Plan, context: CheckContext) -> list[Problem]:
             depends_on=plan.ids()))
     synthesis = plan.synthesis_step()
     if synthesis is not None and synthesis.status == "pending":
-        read = {dep for step in plan.steps for dep in step.depends_on}
+        read = plan.depended_on()
         synthesis.depends_on += [step.id for step in plan.steps
                                  if step is not synthesis and step.id not in read]
     return []
