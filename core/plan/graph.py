@@ -71,6 +71,11 @@ _MAX_NAME = 40  # a step id or tool name in a label
 _MAX_NODE_ID = 200  # Graphviz refuses quoted strings past 16 KB
 _FONT_PT = 10
 _MARGIN_IN = (0.1, 0.08)  # a node's inner margin around its label, in inches
+# more room beside a line of CJK text, in em: its characters fill their boxes edge to edge,
+# so at the margin Latin text needs it reads as touching the border. A description in CJK
+# wraps that much narrower (2 columns: 1 em), so that its node is no wider for it.
+_WIDE_ROOM_EM = 1.0
+_WIDE_ROOM_COLUMNS = 2
 FOLD_OVER = 20  # a plan of more steps than this opens with only its current phase unfolded
 _PHASE_FILL = {  # a cluster's background: its status, paler than a step's
     "pending": "#F8F9FA", "running": "#E7F5FF", "completed": "#EBFBEE", "failed": "#FFF5F5",
@@ -344,7 +349,8 @@ def _node_attrs(step: Step, side_effect: bool, wrap: int) -> str:
     if side_effect:
         header = f"⚠ {header}"
     description = _shorten(step.description or "", _MAX_DESCRIPTION)
-    parts = [header, *_args_lines(step.args, wrap), *wrap_label(description, wrap)]
+    room = _WIDE_ROOM_COLUMNS if _has_wide(description) else 0
+    parts = [header, *_args_lines(step.args, wrap), *wrap_label(description, wrap - room)]
     styles = ["rounded", "filled"]
     if step.condition:
         # the diamond reads "if" in any language: no English word in a Chinese plan's graph
@@ -446,6 +452,13 @@ def _label_width_in(lines: list[str]) -> float:
     non-ASCII character as a space: a CJK character comes out at 0.83 em where browsers
     draw 1 em, and a Chinese label spilled past its node. Given as the node's ``width``
     (a minimum), this estimate keeps the label inside; Graphviz still widens the node when
-    its own estimate is larger.
+    its own estimate is larger. A line with CJK text gets :data:`_WIDE_ROOM_EM` more.
     """
-    return max(map(text_em, lines), default=0.0) * _FONT_PT / 72 + 2 * _MARGIN_IN[0]
+    widest = max((text_em(line) + (_WIDE_ROOM_EM if _has_wide(line) else 0.0)
+                  for line in lines), default=0.0)
+    return widest * _FONT_PT / 72 + 2 * _MARGIN_IN[0]
+
+
+def _has_wide(text: str) -> bool:
+    """True when ``text`` holds a wide (CJK or full-width) character."""
+    return display_width(text) > len(text)

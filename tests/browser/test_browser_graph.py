@@ -6,13 +6,10 @@ side, SQL arguments) at 1280x720 and 1440x900, and the customer-service plan (ar
 Chinese, a condition, a side effect's ⚠) at 1280x720. Every text of the graph renders at
 11 px or more (its font size times the SVG's scale), and every text box lies inside its
 node's shape with room to spare on either side (MIN_GAP_PX): a box that merely touches the
-border reads as clipped. A click on a node reaches the page's on_select, also a second
-click on the same node, and outlines that node; a drag pans without selecting.
-
-(The synthesis step "综合以上结果，给出最终回复" once looked clipped at its node's right edge in a
-1280x720 screenshot. Measured, it is not: its text ends 12 px inside the node, as wide as
-Helvetica's fallback draws it. At 11 px and a device pixel ratio of 1, Noto Sans CJK draws
-复 with its right-hand strokes thin and faint, wherever it stands, which reads as a cut.)
+border reads as clipped. A line of Chinese text, whose characters fill their boxes edge to
+edge, keeps a wider room (MIN_GAP_EM_WIDE) within the node's drawn border, its rounded
+corners included. A click on a node reaches the page's on_select, also a second click on the
+same node, and outlines that node; a drag pans without selecting.
 """
 
 from __future__ import annotations
@@ -22,6 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from core.plan.label_text import display_width
 from tests.support.browser import needs_chromium, open_tab, serve_app
 
 pytestmark = needs_chromium
@@ -30,6 +28,7 @@ APP = "tests/apps/graph_page.py"
 FRAME = "iframe[title='ui.graph_view.plan_graph']"
 MIN_PX = 11
 MIN_GAP_PX = 4  # between a text's box and its node's border, left and right (about 8 drawn)
+MIN_GAP_EM_WIDE = 1.0  # beside a line of CJK text, within the border's curve (Latin: ~0.7)
 SLACK_PX = 0.5  # sub-pixel rounding of the boxes, above and below
 PAGES = [  # scenario, viewports
     ("churn-analysis", [(1280, 720), (1440, 900)]),
@@ -37,19 +36,37 @@ PAGES = [  # scenario, viewports
 ]
 SELECTED_STROKE = "rgb(25, 113, 194)"  # ui/graph_view/frontend/index.html: g.node.selected
 
-# For each text of the graph: its rendered font size in px and the room between its box and
-# its node's shape (the first path/polygon of the node's group) on each side, in px.
+# For each text of the graph: its rendered font size in px, the room between its box and its
+# node's shape (the first path/polygon of the node's group) on each side, in px, and the room
+# left and right, in em, within which the box's corners stay inside the shape as drawn (a
+# rounded border curves in beside the first and last lines).
 _MEASURE = """() => {
   const svg = document.querySelector('#canvas svg');
   const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  const sideEm = (text, shape) => {
+    const box = text.getBBox();
+    const em = parseFloat(getComputedStyle(text).fontSize);
+    const inside = (x, y) => shape.isPointInFill(new DOMPoint(x, y));
+    let room = 0;
+    for (let gap = 0.05; gap <= 2; gap += 0.05) {
+      const [left, right] = [box.x - gap * em, box.x + box.width + gap * em];
+      const [top, bottom] = [box.y, box.y + box.height];
+      if (![[left, top], [left, bottom], [right, top], [right, bottom]].every(
+          ([x, y]) => inside(x, y))) break;
+      room = gap;
+    }
+    return room;
+  };
   return [...svg.querySelectorAll('text')].map(text => {
     const node = text.closest('g.node');
     const box = text.getBoundingClientRect();
-    const shape = node && node.querySelector('path, polygon').getBoundingClientRect();
+    const path = node && node.querySelector('path, polygon');
+    const shape = path && path.getBoundingClientRect();
     return {text: text.textContent, node: node && node.id,
             px: parseFloat(getComputedStyle(text).fontSize) * scale,
             room: shape && [box.left - shape.left, shape.right - box.right,
-                            box.top - shape.top, shape.bottom - box.bottom]};
+                            box.top - shape.top, shape.bottom - box.bottom],
+            side_em: path && sideEm(text, path)};
   });
 }"""
 
@@ -81,6 +98,10 @@ def _misfits(texts: list[dict], where: str) -> list[str]:
         if min(left, right) < MIN_GAP_PX or min(top, bottom) < -SLACK_PX:
             found.append(f"{where}: {t['text']!r} in {t['node']} with "
                          f"{left:.1f} px left, {right:.1f} px right, {top:.1f}/{bottom:.1f} px")
+        wide = display_width(t["text"]) > len(t["text"])
+        if wide and t["side_em"] < MIN_GAP_EM_WIDE - 0.01:
+            found.append(f"{where}: {t['text']!r} in {t['node']} with {t['side_em']:.2f} em "
+                         "beside it")
     return found
 
 
