@@ -22,6 +22,7 @@ from ui.i18n import current_language, t
 from ui.messages import error_text, said
 from ui.plan_preview import render_plan_preview
 from ui.safe_text import literal
+from ui.safety_notes import render_approval_note, render_read_ahead_note
 
 logger = logging.getLogger(__name__)
 
@@ -456,6 +457,8 @@ def main() -> None:
         _blank(st.session_state.get("request", ""))
     with variants:
         count = variants_view.render_control()
+    if st.session_state.get("read_ahead") and not mode.offline:
+        render_read_ahead_note()
     if count is not None:
         _draft_variants(st.session_state.get("request", ""), count)
     if clarified := st.session_state.pop("clarified", None):
@@ -477,6 +480,7 @@ def main() -> None:
     edited, problems = plan_editor.render_plan_review(
         state.registry(), offline=mode.offline)
     _render_refine()
+    render_approval_note(edited, state.registry(), state.run_options())
     if st.button(t("approve_run"), key="approve_run", type="primary", disabled=bool(problems),
                  icon=":material/play_arrow:",
                  help=t("approve_blocked") if problems else t("approve_help")):

@@ -28,6 +28,7 @@ from ui.live_marks import graph_marks
 from ui.live_ticker import hold, live_ticker
 from ui.messages import said
 from ui.safe_text import literal
+from ui.safety_notes import render_run_note
 from ui.timeline_view import render_timeline
 
 # A followed run's page holds a tick (ui.live_ticker) until the run changed, looking at
@@ -401,6 +402,8 @@ def main() -> None:
         st.markdown(f"**{t('run_request')}:** {literal(record.request)}")
         st.caption(t("run_meta", run_id=run_id, mode=_mode(record.settings),
                      created=record.created_at.strftime("%Y-%m-%d %H:%M:%S")))
+        if view.unasked is not None:
+            render_run_note(view.unasked)
         # a page switch with the address it names: a page link to the page it is on
         # leaves the address as it was, and the run's end (a full rerun) reads it there
         if st.button(t("present_open"), key="present_open", icon=":material/slideshow:",

@@ -104,6 +104,27 @@ _PAIRS: dict[str, tuple[str, str]] = {
         "the same call. Nothing that changes anything runs before you approve.",
         "规划器写计划时，只读且不依赖其他步骤的步骤会立即开始执行；批准后的计划若发起相同调用，"
         "直接使用其结果。任何会改变外部状态的操作都不会在您批准前执行。"),
+    # a setting that widens what runs without asking takes a second act (ui.switches)
+    "widen_confirm_side_effects_ask": (
+        "Turn off confirmation of side effects? Steps that change something outside "
+        "PlanBoard (refunds, emails, tickets, …) will then run without asking you first, in "
+        "every run you approve from now on.",
+        "要关闭副作用确认吗？关闭后，在您此后批准的每次运行中，会改变外部状态的步骤（退款、"
+        "邮件、工单等）都将直接执行，不再先征求您的确认。"),
+    "widen_confirm_side_effects_yes": ("Turn confirmation off", "关闭确认"),
+    "widen_confirm_side_effects_no": ("Keep confirming", "继续确认"),
+    "widened_confirm_side_effects": ("Off: side effects run without asking you.",
+                                     "已关闭：副作用操作将直接执行，不再询问您。"),
+    "widen_read_ahead_ask": (
+        "Start read-only steps while planning? Read-only tools will then be called while "
+        "the planner writes the plan, before you review or approve it. Nothing that changes "
+        "anything runs before you approve.",
+        "要在规划时先执行只读步骤吗？开启后，规划器编写计划时就会调用只读工具，早于您审阅或批准"
+        "计划。任何会改变外部状态的操作都不会在您批准前执行。"),
+    "widen_read_ahead_yes": ("Start them while planning", "规划时先执行"),
+    "widen_read_ahead_no": ("Keep it off", "保持关闭"),
+    "widened_read_ahead": ("On: read-only tools are called before you approve the plan.",
+                           "已开启：批准计划前就会调用只读工具。"),
     "checkpoint_policy": ("Checkpoint policy", "检查点策略"),
     "checkpoint_policy_help": (
         "When the plan may change while it runs: never (rigid), after a failure, after each "
@@ -194,6 +215,29 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "approve_help": ("Start the run in the background and follow it on the Run page.",
                      "在后台开始运行，并在运行页面跟踪进度。"),
     "approve_blocked": ("Fix the problems listed above first.", "请先修复上面列出的问题。"),
+    # what a run does without asking (ui.safety_notes)
+    "approve_confirmed": ("Side effects wait for your Confirm before they run: {steps}.",
+                          "副作用步骤执行前会等待您确认：{steps}。"),
+    "approve_unconfirmed": ("Confirmation of side effects is off: {steps} will run "
+                            "without asking you.",
+                            "副作用确认已关闭：{steps} 将直接执行，不会询问您。"),
+    "approve_no_side_effects": ("No step of this plan has a side effect.",
+                                "此计划中没有会产生副作用的步骤。"),
+    "read_ahead_on": ("Read ahead is on: read-only steps start while the plan is written, "
+                      "before you approve it.",
+                      "预先执行已开启：编写计划时就会开始执行只读步骤，早于您批准计划。"),
+    "run_confirmed": ("Side effects are confirmed: each waits for your Confirm before it "
+                      "runs.",
+                      "副作用需确认：每个副作用步骤都会等您确认后才执行。"),
+    "run_unconfirmed": ("Confirmation of side effects is off for this run: they run without "
+                        "asking.",
+                        "本次运行已关闭副作用确认：副作用步骤将直接执行，不会询问。"),
+    "run_new_versions_approved": ("New plan versions were approved beforehand: side effects "
+                                  "they add run without asking.",
+                                  "新的计划版本已预先批准：其中新增的副作用步骤将直接执行，"
+                                  "不会询问。"),
+    "run_read_ahead": ("This run uses read-only calls made while its plan was written.",
+                       "本次运行使用了编写计划时已进行的只读调用结果。"),
     "rehearse": ("Rehearse", "排练"),
     "rehearse_help": ("Simulate each step from what its tool declares it returns, and list "
                       "what the run would meet. Calls no tool and records no run.",

@@ -7,6 +7,7 @@ import streamlit as st
 from core.llm.settings import env_settings
 from ui import state
 from ui.i18n import LANGUAGES, t
+from ui.switches import guarded_switch, switch
 
 __all__ = ["SIDEBAR_KEYS", "keep_settings", "render_sidebar"]
 
@@ -54,9 +55,17 @@ def render_sidebar() -> None:
                             key="max_parallel")
             st.number_input(t("max_replans"), min_value=0, max_value=5, step=1,
                             key="max_replans")
-            st.toggle(t("confirm_side_effects"), key="confirm_side_effects",
-                      help=t("confirm_side_effects_help"))
-            st.toggle(t("read_ahead"), key="read_ahead", help=t("read_ahead_help"))
+            # both widen what runs without asking: a second act turns them that way
+            guarded_switch(t("confirm_side_effects"), key="confirm_side_effects",
+                           help=t("confirm_side_effects_help"), widening=False,
+                           ask=t("widen_confirm_side_effects_ask"),
+                           confirm=t("widen_confirm_side_effects_yes"),
+                           keep=t("widen_confirm_side_effects_no"),
+                           widened=t("widened_confirm_side_effects"))
+            guarded_switch(t("read_ahead"), key="read_ahead", help=t("read_ahead_help"),
+                           widening=True, ask=t("widen_read_ahead_ask"),
+                           confirm=t("widen_read_ahead_yes"), keep=t("widen_read_ahead_no"),
+                           widened=t("widened_read_ahead"))
             policies = {p: t(f"checkpoint_{p}") for p in state.CHECKPOINT_POLICIES}
             st.selectbox(t("checkpoint_policy"), options=list(policies),
                          key="checkpoint_policy", help=t("checkpoint_policy_help"),
@@ -67,7 +76,7 @@ def render_sidebar() -> None:
 
 
 def _render_mode() -> None:
-    st.toggle(t("offline_mode"), key="offline_mode", help=t("offline_mode_help"))
+    switch(t("offline_mode"), key="offline_mode", help=t("offline_mode_help"))
     chosen = state.settings()
     reason = t(f"reason_{chosen.reason}")
     if chosen.offline:

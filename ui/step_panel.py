@@ -44,6 +44,7 @@ from core.tools.tool_texts import tool_parameters
 from ui.i18n import current_language, t
 from ui.messages import said
 from ui.safe_text import code, literal
+from ui.switches import switch
 
 __all__ = ["PANEL_HEIGHT", "Apply", "Change", "render_step_panel"]
 
@@ -185,7 +186,7 @@ def _render_arg(plan: Plan, step: Step, spec: FieldSpec, registry: ToolRegistry,
         st.number_input(label, value=None, step=1 if spec.kind == "integer" else None,
                         placeholder=placeholder, disabled=locked, **common)
     elif spec.kind == "boolean":
-        st.toggle(label, disabled=locked, **common)
+        switch(label, disabled=locked, **common)
     elif spec.kind == "enum":
         st.selectbox(label, list(spec.options), index=None, placeholder=placeholder,
                      disabled=locked, **common)

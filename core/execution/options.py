@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -13,7 +13,13 @@ from core.errors import ConfigError
 from core.llm.budget import BUDGET_ENV, DEFAULT_MODEL_CALLS
 from core.planning.choices import DEFAULT_POLICY, CheckpointPolicy
 
-__all__ = ["RunOptions", "default_model_calls"]
+__all__ = ["UNASKED", "RunOptions", "Unasked", "default_model_calls", "runs_unasked"]
+
+Unasked = Literal["side_effects", "new_versions", "read_ahead"]
+"""What a run's options let run without asking a person: its side-effecting steps
+(confirmation off), new plan versions that widen the approved plan (approved beforehand),
+the read-only calls made while its plan was written (read ahead)."""
+UNASKED: tuple[Unasked, ...] = get_args(Unasked)
 
 
 class RunOptions(BaseModel):
@@ -66,3 +72,18 @@ def default_model_calls(environ: Mapping[str, str] | None = None) -> int:
         raise ConfigError(msg("config.not_positive_count", variable=BUDGET_ENV, raw=raw,
                               example=DEFAULT_MODEL_CALLS))
     return int(raw)
+
+
+def runs_unasked(options: Mapping[str, Any]) -> list[Unasked]:
+    """What runs without asking a person under ``options`` (a run's stored options, or
+    ``RunOptions.model_dump()``), in the order of :data:`UNASKED`; empty when a person is
+    asked before anything with an effect runs. An option missing from ``options`` has its
+    default, which asks."""
+    found: list[Unasked] = []
+    if not options.get("confirm_side_effects", True):
+        found.append("side_effects")
+    if options.get("new_versions") == "approve":
+        found.append("new_versions")
+    if options.get("read_ahead"):
+        found.append("read_ahead")
+    return found

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from core.base.messages import Message
 from core.base.usage import Usage
+from core.execution.options import Unasked, runs_unasked
 from core.execution.success_check import FailureKind, SuccessVerdict
 from core.execution.version_gate import REJECTED
 from core.lifecycle import (
@@ -175,6 +176,14 @@ class RunView(BaseModel):
     def progress(self) -> Progress:
         """The plan's steps counted by outcome."""
         return count_progress(self.plan, cancelled=self.record.status == "cancelled")
+
+    @property
+    def unasked(self) -> list[Unasked] | None:
+        """What the run lets run without asking a person
+        (:func:`core.execution.options.runs_unasked` of its options); None for a run of no
+        plan a person approved (a plan-less answer, a tool trial: their options name a mode)."""
+        options = self.record.options
+        return None if "mode" in options else runs_unasked(options)
 
     @property
     def skip_reasons(self) -> dict[str, SkipReason]:

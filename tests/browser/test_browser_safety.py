@@ -1,4 +1,5 @@
-"""Model and tool text cannot make the browser fetch anything (safe rendering).
+"""Model and tool text cannot make the browser fetch anything (safe rendering), and a stray
+click cannot turn safety off.
 
 A run is recorded the ordinary way (``python -m core run --plan FILE --yes --offline``)
 from a plan whose goal, step descriptions and arguments hold Markdown images, an HTML
@@ -6,20 +7,33 @@ image and an autolink, all pointing at a local server that counts the requests i
 The run's page (request, step cards, errors, answer, reflection, graph) and the Plan
 page (a blank plan whose goal is such a request) are opened in chromium: the server must
 get no request. A control image loaded by the page itself proves that it would notice.
+
+The review's safety (issue 44), on one app served for the module: a click on the "?" of a
+sidebar switch leaves every switch as it was, and turning confirmation of side effects off
+takes a second act, after which the run page says it is off.
 """
 
 from __future__ import annotations
 
 import http.server
 import json
+import re
 import threading
 from collections.abc import Iterator
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
 from core.cli.main import main as cli
-from tests.support.browser import button, free_port, needs_chromium, open_tab, serve_app
+from core.store.run_store import RunStore
+from tests.support.browser import (
+    button,
+    free_port,
+    needs_chromium,
+    open_sidebar_section,
+    open_tab,
+    serve_app,
+)
 
 pytestmark = needs_chromium
 
@@ -113,3 +127,82 @@ def test_hostile_text_makes_the_browser_fetch_nothing(counting_server, isolated_
             "() => performance.getEntriesByType('resource')"
             ".some(e => e.name.endsWith('/control.png'))")
     assert asked == ["/control.png"]
+
+
+# ---- a review you can trust: one served app for the module's remaining tests -------------
+
+
+@pytest.fixture(scope="module")
+def review(module_home, tabs) -> Iterator[tuple[str, Any, RunStore]]:
+    """PlanBoard served for the tests below (offline, on the module's home), the tabs of
+    the module's chromium, and the store of that home (read only)."""
+    with serve_app(module_home, module_home.parent / "streamlit.log") as url:
+        module_home.mkdir(parents=True, exist_ok=True)
+        store = RunStore(f"sqlite:///{module_home / 'planboard.db'}")
+        try:
+            yield url, tabs, store
+        finally:
+            store.close()
+
+
+# the key of each switch: the st-key-<key> class of the element it is drawn in
+_KEYS_JS = """switches => switches.map(s => [...s.closest("[class*='st-key-']").classList]
+    .find(c => c.startsWith('st-key-')).slice('st-key-'.length))"""
+
+
+def _checked(page, key: str) -> bool:
+    return page.locator(f".st-key-{key} input").is_checked()
+
+
+def test_a_click_on_a_switchs_help_leaves_every_switch_as_it_was(review, tmp_path):
+    url, tabs, _store = review
+    with open_tab(tabs, url) as page:
+        try:
+            open_sidebar_section(page, "Run options", ".st-key-confirm_side_effects input")
+            keys = page.locator("[data-testid='stSidebar'] [data-testid='stCheckbox']"
+                                ).evaluate_all(_KEYS_JS)
+            assert {"offline_mode", "confirm_side_effects", "read_ahead"} <= set(keys)
+            before = {key: _checked(page, key) for key in keys}
+            for key in keys:
+                page.locator(f".st-key-switch_{key} [data-testid='stTooltipIcon'], "
+                             f".st-key-{key} [data-testid='stTooltipIcon']").first.click()
+            page.wait_for_timeout(1_000)  # time for a rerun the clicks might have caused
+            assert {key: _checked(page, key) for key in keys} == before
+            assert page.locator("[class*='st-key-widen_']").count() == 0
+        except Exception:
+            page.screenshot(path=str(tmp_path / "failure.png"))
+            raise
+
+
+def test_turning_confirmation_off_takes_a_second_act_and_the_run_says_it_is_off(review,
+                                                                                tmp_path):
+    url, tabs, _store = review
+    with open_tab(tabs, url) as page:
+        try:
+            open_sidebar_section(page, "Run options", ".st-key-confirm_side_effects input")
+            page.locator(".st-key-confirm_side_effects label").click()  # the switch itself
+            asked = page.locator(".st-key-widen_confirm_side_effects")
+            asked.get_by_text("run without asking you first").wait_for()
+            assert _checked(page, "confirm_side_effects")  # not off before the second act
+            button(page, "widen_confirm_side_effects_yes").click()
+            asked.wait_for(state="detached")
+            assert not _checked(page, "confirm_side_effects")
+            page.get_by_text("Off: side effects run without asking you.").wait_for()
+
+            button(page, "scenario_ops-health").click()  # read-only: nothing is changed
+            page.wait_for_function(
+                "() => document.querySelector('.st-key-request textarea').value"
+                ".includes('micro-services')")
+            button(page, "generate_plan").click()
+            page.get_by_text("The plan is valid.").wait_for()
+            page.locator(".st-key-approve_note").get_by_text(
+                "No step of this plan has a side effect.").wait_for()
+            approve = button(page, "approve_run")
+            approve.scroll_into_view_if_needed()
+            approve.click()
+            page.wait_for_url(re.compile(r"/run\?run=\w+"))
+            page.locator(".st-key-run_safety").get_by_text(
+                "Confirmation of side effects is off for this run").wait_for()
+        except Exception:
+            page.screenshot(path=str(tmp_path / "failure.png"))
+            raise
