@@ -113,7 +113,7 @@ def render_plan_review(registry: ToolRegistry, *, offline: bool) -> tuple[Plan, 
             cycle_note = " · " + t("graph_legend_cycle") if edited.cycles() else ""
             st.caption(t("graph_legend") + cycle_note)
         with panel:
-            render_step_panel(edited, registry, apply_edit)
+            render_step_panel(edited, registry, apply_edit, offline=offline)
     _render_metrics(edited, registry, offline)
     _render_problems(edited, problems)
     return edited, problems

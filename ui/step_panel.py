@@ -62,8 +62,13 @@ _TEXT_FIELDS = {"description": "step_description", "condition": "step_condition"
                 "success_criteria": "step_success"}
 
 
-def render_step_panel(plan: Plan, registry: ToolRegistry, apply: Apply) -> None:
-    """Draw the picked step of ``plan`` as a form whose changes go through ``apply``."""
+def render_step_panel(plan: Plan, registry: ToolRegistry, apply: Apply, *,
+                      offline: bool = False) -> None:
+    """Draw the picked step of ``plan`` as a form whose changes go through ``apply``.
+
+    ``offline``: no model fills a required argument in at run time, so an empty one is a
+    problem, said under its field.
+    """
     step_id = st.session_state.get("step_pick")
     picked = step_id in plan.ids()
     st.subheader(t("panel_title", id=step_id) if picked else t("panel_title_none"))
@@ -85,7 +90,7 @@ def render_step_panel(plan: Plan, registry: ToolRegistry, apply: Apply) -> None:
         if plan.phases:
             _render_phase(plan, step, apply)
         _render_depends(plan, step, apply)
-        _render_args(plan, step, specs, registry, apply)
+        _render_args(plan, step, specs, registry, apply, offline)
         _render_condition(plan, step, registry, apply)
         st.text_input(t("panel_success"), key="step_success", help=t("panel_success_help"),
                       on_change=_set_text, args=(apply, step.id, "success_criteria"))
@@ -155,18 +160,18 @@ def _render_depends(plan: Plan, step: Step, apply: Apply) -> None:
 
 
 def _render_args(plan: Plan, step: Step, specs: list[FieldSpec], registry: ToolRegistry,
-                 apply: Apply) -> None:
+                 apply: Apply, offline: bool) -> None:
     st.markdown(f"**{t('panel_args')}**")
     if not specs:
         st.caption(t("panel_args_none", tool=step.tool) if step.tool
                    else t("panel_args_reasoning"))
         return
     for spec in specs:
-        _render_arg(plan, step, spec, registry, apply)
+        _render_arg(plan, step, spec, registry, apply, offline)
 
 
 def _render_arg(plan: Plan, step: Step, spec: FieldSpec, registry: ToolRegistry,
-                apply: Apply) -> None:
+                apply: Apply, offline: bool) -> None:
     """One argument: a widget for its type, the results it may read, its problems."""
     current = (step.args or {}).get(spec.name, OMIT)
     refs = reference_options(plan, step.id, spec.name)
@@ -202,7 +207,7 @@ def _render_arg(plan: Plan, step: Step, spec: FieldSpec, registry: ToolRegistry,
         st.caption(t("panel_unknown_arg", tool=step.tool))
     read_error = st.session_state.get(_READ_ERRORS, {}).get(spec.name)
     for problem in [read_error] if read_error else arg_problems(
-            plan, registry, step.id, spec.name):
+            plan, registry, step.id, spec.name, can_infer=not offline):
         _note(problem)
 
 

@@ -54,6 +54,7 @@ OMIT: Any = object()
 _WHOLE_REFERENCE = re.compile(rf"^{REFERENCE.pattern}$")
 _CONDITION_FIELD = re.compile(r"\b(s\d+)\.(\w+)")
 _SIMPLE = {"string", "integer", "number", "boolean"}
+_STAND_IN = "…"  # an argument given any value: what its absence alone causes is told apart
 
 
 @dataclass(frozen=True)
@@ -262,12 +263,17 @@ def set_tool(plan: Plan, step_id: str, tool: str | None, registry: ToolRegistry
     return changed, [msg("edit.tool_changed", step=step_id, tool=new, arguments=names)]
 
 
-def arg_problems(plan: Plan, registry: ToolRegistry | None, step_id: str, name: str
-                 ) -> list[Message]:
-    """The plan's problems that argument ``name`` of ``step_id`` causes (validate's words)."""
+def arg_problems(plan: Plan, registry: ToolRegistry | None, step_id: str, name: str, *,
+                 can_infer: bool = True) -> list[Message]:
+    """The plan's problems that argument ``name`` of ``step_id`` causes (validate's words).
+
+    An argument left out causes the problem that leaving it out does: with ``can_infer``
+    False (no model to fill it in), a required one's is that the step misses it.
+    """
     args = plan.step(step_id).args or {}
-    if name not in args:
-        return []
+    if args.get(name) is None:
+        given = set_arg(plan, step_id, name, _STAND_IN)
+        return _added(plan, given, registry, can_infer=can_infer)
     alone = update_step(plan, step_id, args={name: args[name]})
     without = update_step(plan, step_id, args=None)
     return _added(alone, without, registry)
@@ -280,9 +286,11 @@ def condition_problems(plan: Plan, registry: ToolRegistry | None, step_id: str
     return _added(plan, without, registry)
 
 
-def _added(plan: Plan, baseline: Plan, registry: ToolRegistry | None) -> list[Message]:
-    known = baseline.validate(registry)
-    return [problem for problem in plan.validate(registry) if problem not in known]
+def _added(plan: Plan, baseline: Plan, registry: ToolRegistry | None, *,
+           can_infer: bool = True) -> list[Message]:
+    known = baseline.validate(registry, can_infer=can_infer)
+    return [problem for problem in plan.validate(registry, can_infer=can_infer)
+            if problem not in known]
 
 
 def criteria_problem(text: str | None) -> Message | None:

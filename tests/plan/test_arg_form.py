@@ -225,6 +225,21 @@ def test_an_argument_shows_the_problems_it_causes_in_validate_s_words(registry):
         "s2 refers to {{s1...}} but does not depend on s1; add s1 to depends_on"]
 
 
+def test_an_empty_required_argument_shows_under_its_field_what_the_list_says_offline(
+        registry):
+    """Without a model nothing fills a required argument in at run time: the field says so,
+    in the plan's own words; with one, an empty field is no problem (the model fills it)."""
+    plan = set_arg(_plan(), "s1", "order_id", OMIT)
+    [problem] = arg_problems(plan, registry, "s1", "order_id", can_infer=False)
+    assert problem in plan.validate(registry, can_infer=False)
+    assert worded([problem]) == [
+        "s1 needs arguments for query_order (missing: order_id) and no LLM is configured to "
+        "fill them in; write them into the step's args"]
+    assert arg_problems(plan, registry, "s1", "order_id") == []
+    assert arg_problems(_plan(), registry, "s1", "order_id", can_infer=False) == []
+    assert arg_problems(plan, registry, "s2", "reason", can_infer=False) == []  # optional
+
+
 def test_a_wrong_type_is_reported_under_its_own_field(registry):
     plan = Plan(goal="g", steps=[Step(id="s1", description="Search", tool="search_knowledge",
                                       args={"query": "vacuum", "top_k": "many"})])

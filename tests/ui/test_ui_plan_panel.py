@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from tests.support.app import generated_plan, plan_dot
+from tests.support.app import generated_plan, keyed_block, plan_dot
 from tests.support.shown import shown
 
 
@@ -102,6 +102,34 @@ def test_condition_and_criteria_are_checked_live_under_their_fields(runner):
     assert at.button(key="approve_run").disabled  # the plan's own problem list agrees
     at.text_input(key="step_success").input("result.count >").run()
     assert "the success criteria read like an expression but do not parse" in _panel_notes(at)
+
+
+def _under(at, key: str) -> list[str]:
+    """The captions the step panel draws under the field keyed ``key``, up to the next field."""
+    form = keyed_block(at, "step_form")
+    assert form is not None
+    notes: list[str] = []
+    found = False
+    for element in form.children.values():
+        name = getattr(element, "key", None) or ""
+        if found and name.startswith("step_") and not name.startswith("step_ref_"):
+            break
+        found = found or name == key
+        if found and element.type == "caption":
+            notes.append(shown(element.value))
+    assert found, key
+    return notes
+
+
+def test_an_empty_required_argument_is_said_under_its_field(runner):
+    at = _pick(generated_plan(), "s3")  # offline: nothing fills the argument in at run time
+    at.text_input(key="step_arg_order_id").input("").run()
+    assert "order_id" not in (at.session_state["plan"].step("s3").args or {})
+    missing = ("s3 needs arguments for apply_refund (missing: order_id) and no LLM is "
+               "configured to fill them in; write them into the step's args")
+    assert any(missing in note for note in _under(at, "step_arg_order_id"))
+    assert not any(missing in note for note in _under(at, "step_arg_reason"))
+    assert at.button(key="approve_run").disabled  # the plan's list says it too
 
 
 def test_a_reference_is_offered_from_the_dependencies_and_checked(runner):
