@@ -7,6 +7,7 @@ import json
 
 import streamlit as st
 
+from core.base.messages import json_error
 from core.errors import PlanBoardError
 from core.runs.tool_trials import ToolTrial
 from core.tools.sources import ToolSource, retry_server
@@ -70,7 +71,7 @@ def _try_tool() -> None:
         try:
             args = json.loads(text)
         except json.JSONDecodeError as exc:
-            st.error(t("tool_bad_json", error=f"{exc.msg} (line {exc.lineno}, column {exc.colno})"))
+            st.error(t("tool_bad_json", error=literal(said(json_error(exc)))))
             return
         if not isinstance(args, dict):
             st.error(t("tool_not_object"))

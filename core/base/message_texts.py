@@ -337,6 +337,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "mcp.config_invalid": (
         "The MCP configuration {path} cannot be used: {problem}. Write it as {example}.",
         "MCP 配置文件 {path} 无法使用：{problem}。请按这个格式书写：{example}。"),
+    "mcp.config_not_json": ("it is not valid JSON ({error})", "它不是有效的 JSON（{error}）"),
     "mcp.server_invalid": (
         "MCP server {server} in {path} is left out: {problem}.",
         "MCP 配置文件 {path} 中的服务器 {server} 未加载：{problem}。"),
@@ -1006,23 +1007,38 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{step} 的条件读取了被删除的 {steps}：请改写或清空条件（保留它，以免这一步变成无条件执"
         "行）"),
     "edit.args_not_json": (
-        "{step} args are not valid JSON ({error} at column {column}); the previous args are "
-        "kept until you fix the cell",
-        "{step} 的参数不是有效的 JSON（第 {column} 列：{error}）；改好这一格之前沿用原来的参数"),
+        "{step} args are not valid JSON ({error}); the previous args are kept until you fix "
+        "the cell",
+        "{step} 的参数不是有效的 JSON（{error}）；改好这一格之前沿用原来的参数"),
     "edit.args_not_object": (
         "{step} args must be a JSON object like {{\"name\": \"value\"}}; the previous args are "
         "kept until you fix the cell",
         "{step} 的参数必须是 JSON 对象，例如 {{\"参数\": \"取值\"}}；改好这一格之前沿用原来的参"
         "数"),
-    "edit.field_not_json": (
-        "{field} is not valid JSON ({error} at column {column})",
-        "{field} 不是有效的 JSON（第 {column} 列：{error}）"),
+    "edit.field_not_json": ("{field} is not valid JSON ({error})",
+                            "{field} 不是有效的 JSON（{error}）"),
     "edit.tool_changed": (
         "{step} now uses {tool}: removed the argument(s) {arguments}, which it does not take",
         "{step} 改用 {tool}：去掉了它不接受的参数 {arguments}"),
     "edit.criteria_unparsable": (
         "the success criteria read like an expression but do not parse: {error}",
         "成功标准像一个表达式，但无法解析：{error}"),
+    # ---- what is wrong with JSON a person typed (core.base.messages.json_error) ----------
+    "json.where_column": ("column {column}", "第 {column} 列"),
+    "json.where_line": ("line {line}, column {column}", "第 {line} 行第 {column} 列"),
+    "json.unterminated_string": ("the string starting at {where} has no closing quote",
+                                 "从{where}开始的字符串缺少结尾的引号"),
+    "json.control_character": (
+        "a string holds a control character (such as a line break) at {where}",
+        "{where}的字符串里有控制字符（例如换行）"),
+    "json.bad_escape": ("an invalid backslash escape at {where}", "{where}的反斜杠转义无效"),
+    "json.expecting_value": ("a value is missing at {where}", "{where}缺少一个值"),
+    "json.expecting_name": ("a property name in double quotes is expected at {where}",
+                            "{where}应是双引号括起的属性名"),
+    "json.expecting_colon": ("a ':' is missing at {where}", "{where}缺少冒号 ':'"),
+    "json.expecting_comma": ("a ',' is missing at {where}", "{where}缺少逗号 ','"),
+    "json.extra_data": ("more text follows the value at {where}", "{where}在值之后还有多余的内容"),
+    "json.other": ("a syntax error at {where}", "{where}有语法错误"),
     # ---- why a request takes its route (core.planning.routes: a rule's reason code) -----
     "route.empty": ("empty request; planning", "请求为空，交给规划器"),
     "route.condition": (

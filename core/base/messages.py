@@ -10,6 +10,7 @@ wordings live in :mod:`core.base.message_texts`, one entry per code.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any, Union
 
@@ -18,7 +19,7 @@ from pydantic import BaseModel, Field
 from core.base.language import Language
 from core.base.message_texts import TEXTS
 
-__all__ = ["TEXTS", "Both", "Message", "joined", "msg", "render"]
+__all__ = ["TEXTS", "Both", "Message", "joined", "json_error", "msg", "render"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +61,30 @@ Message.model_rebuild()
 def msg(code: str, **params: Any) -> Message:
     """The message ``code`` with ``params``; a value of another type is kept as its text."""
     return Message(code=code, params={k: _param(v) for k, v in params.items()})
+
+
+# what json's decoder says (its message's opening) → the message code that words it
+_JSON_ERRORS = (
+    ("Unterminated string", "json.unterminated_string"),
+    ("Invalid control character", "json.control_character"),
+    ("Invalid \\", "json.bad_escape"),
+    ("Expecting value", "json.expecting_value"),
+    ("Expecting property name", "json.expecting_name"),
+    ("Expecting ':'", "json.expecting_colon"),
+    ("Expecting ','", "json.expecting_comma"),
+    ("Extra data", "json.extra_data"),
+)
+
+
+def json_error(exc: json.JSONDecodeError) -> Message:
+    """What is wrong with JSON a person typed, and where, as a message: the decoder's own
+    text is English only and ends in "at", which a face's "at column …" doubled. The line is
+    named only when the text has more than one."""
+    where = (msg("json.where_line", line=exc.lineno, column=exc.colno)
+             if "\n" in exc.doc else msg("json.where_column", column=exc.colno))
+    code = next((code for opening, code in _JSON_ERRORS if exc.msg.startswith(opening)),
+                "json.other")
+    return msg(code, where=where)
 
 
 def _param(value: Any) -> Any:

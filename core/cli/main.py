@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.base.messages import render
+from core.base.messages import json_error, render
 from core.base.usage import Usage
 from core.cli.output import (
     ask_text,
@@ -469,8 +469,8 @@ def _parse_json_object(text: str, option: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{option} is not valid JSON ({exc.msg}); pass an object like "
-                          "'{\"name\": \"value\"}'.") from None
+        raise ConfigError(say("args_not_json", option=option,
+                              error=render(json_error(exc), cli_language()))) from None
     if not isinstance(value, dict):
         raise ConfigError(f"{option} must be a JSON object like '{{\"key\": \"value\"}}'.")
     return value

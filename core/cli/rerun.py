@@ -8,6 +8,7 @@ import sys
 import time
 from typing import Any
 
+from core.base.messages import json_error, render
 from core.cli.output import ask
 from core.cli.runs import add_approve_replans, new_versions_policy, report_run, wait_answering
 from core.cli.text import cli_language, say
@@ -81,7 +82,8 @@ def _edit(args: argparse.Namespace) -> Any:
         try:
             given["args"] = json.loads(args.args)
         except json.JSONDecodeError as exc:
-            raise ConfigError(say("args_not_json", option="--args", error=exc.msg)) from None
+            raise ConfigError(say("args_not_json", option="--args",
+                                   error=render(json_error(exc), cli_language()))) from None
         if not isinstance(given["args"], dict):
             raise ConfigError(say("args_not_object", option="--args"))
     return StepEdit(**given)

@@ -23,7 +23,7 @@ from core.base.expressions import (
     criteria_condition,
     parse_condition,
 )
-from core.base.messages import Message, msg
+from core.base.messages import Message, json_error, msg
 from core.plan.edit import update_step
 from core.plan.model import REFERENCE, Plan
 
@@ -189,8 +189,8 @@ def read_value(spec: FieldSpec, raw: Any) -> ReadBack:
     except json.JSONDecodeError as exc:
         if spec.kind == "string":  # text that merely starts like JSON: keep it as text
             return ReadBack(text)
-        return ReadBack(error=msg("edit.field_not_json", field=spec.name, error=exc.msg,
-                                  column=exc.colno))
+        return ReadBack(error=msg("edit.field_not_json", field=spec.name,
+                                  error=json_error(exc)))
 
 
 def reference_options(plan: Plan, step_id: str, name: str) -> list[str]:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from core.base.messages import Message, msg
+from core.base.messages import Message, json_error, msg
 from core.plan.model import STEP_NAME, Plan, Step, references_in
 
 __all__ = [
@@ -280,7 +280,7 @@ def _apply_row(step: Step, row: dict[str, Any]) -> Message | None:
     try:
         args = json.loads(args_text)
     except json.JSONDecodeError as exc:
-        return msg("edit.args_not_json", step=step.id, error=exc.msg, column=exc.colno)
+        return msg("edit.args_not_json", step=step.id, error=json_error(exc))
     if not isinstance(args, dict):
         return msg("edit.args_not_object", step=step.id)
     step.args = args

@@ -94,7 +94,8 @@ def test_a_variable_the_environment_lacks_leaves_that_server_out_saying_which(tm
 
 
 @pytest.mark.parametrize(("text", "says"), [
-    ("{not json", "not valid JSON (Expecting property name enclosed in double quotes at line 1"),
+    ("{not json", "not valid JSON (a property name in double quotes is expected at column 2)"),
+    ('{\n "mcpServers": {"git', "the string starting at line 2, column 17 has no closing quote"),
     ('{"servers": {}}', 'it needs an object "mcpServers"'),
     ('["git"]', 'it needs an object "mcpServers"'),
 ])

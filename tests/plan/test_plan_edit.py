@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from core.plan.edit import (
     COLUMNS,
@@ -109,6 +110,19 @@ def test_invalid_json_args_are_reported_by_step_and_previous_args_kept():
     assert worded(errors)[1].startswith("s2 args must be a JSON object")
     assert merged.step("s1").args == {"order_id": "88231"}
     assert merged.step("s2").args == {"order_id": "88231", "reason": "坏了"}
+
+
+def test_an_unterminated_string_in_a_cell_says_where_once_and_in_chinese_wholly():
+    plan = _plan()
+    rows = plan_to_rows(plan)
+    rows[0]["args"] = '{"order_id": "88231}'
+    _, errors = rows_to_plan(plan, rows)
+    english, chinese = worded(errors)[0], worded(errors, "zh")[0]
+    assert "at at" not in english  # json's own text ends in "at": it was said twice
+    assert english.startswith(
+        "s1 args are not valid JSON (the string starting at column 14 has no closing quote)")
+    assert chinese.startswith("s1 的参数不是有效的 JSON（从第 14 列开始的字符串缺少结尾的引号）")
+    assert re.findall(r"[A-Za-z]{2,}", chinese) == ["JSON"]
 
 
 def test_deleted_rows_are_detached_like_a_deleted_step():

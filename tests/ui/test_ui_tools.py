@@ -65,7 +65,12 @@ def test_bad_arguments_give_one_line_errors(runner):
     at.selectbox(key="tool_pick").set_value("calculate").run()
     at.text_area(key="tool_args").input('{"expression": ').run()
     at.button(key="tool_run").click().run()
-    assert at.error[0].value.startswith("The arguments are not valid JSON:")
+    assert at.error[0].value == "The arguments are not valid JSON: a value is missing at column 15"
+    at.text_area(key="tool_args").input('{"expression": "1+').run()
+    at.session_state["language"] = "zh"
+    at.button(key="tool_run").click().run()
+    assert at.error[0].value == "参数不是合法的 JSON：从第 16 列开始的字符串缺少结尾的引号"
+    at.session_state["language"] = "en"
     at.text_area(key="tool_args").input('["x"]').run()
     at.button(key="tool_run").click().run()
     assert at.error[0].value.startswith("The arguments must be a JSON object")

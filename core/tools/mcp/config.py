@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from core.base.home import home_path
-from core.base.messages import Message, msg
+from core.base.messages import Message, json_error, msg
 from core.errors import ToolsetError
 from core.tools.mcp.naming import server_name_problem
 from core.tools.mcp.secrets import Secrets, expand
@@ -131,8 +131,7 @@ def load_config(path: Path, environ: Mapping[str, str]) -> McpConfig:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _invalid(path, f"it is not valid JSON ({exc.msg} at line {exc.lineno}, column "
-                             f"{exc.colno})") from None
+        raise _invalid(path, msg("mcp.config_not_json", error=json_error(exc))) from None
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
         raise _invalid(path, 'it needs an object "mcpServers" holding one object per server')
     servers: list[ServerConfig] = []
@@ -149,7 +148,7 @@ def load_config(path: Path, environ: Mapping[str, str]) -> McpConfig:
     return McpConfig(path=path, servers=tuple(servers), problems=tuple(problems))
 
 
-def _invalid(path: Path, problem: str) -> ToolsetError:
+def _invalid(path: Path, problem: str | Message) -> ToolsetError:
     return ToolsetError(msg("mcp.config_invalid", path=str(path), problem=problem,
                             example=_FORMAT))
 
