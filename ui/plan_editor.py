@@ -44,10 +44,13 @@ from core.plan.edit import (
     apply_table_changes,
     delete_step,
     grouped_rows_to_plan,
+    grouped_table_edits,
     move_step,
     phase_groups,
     plan_to_rows,
     rows_to_plan,
+    table_edits,
+    undoes_table_first,
 )
 from core.plan.graph import default_folded, plan_to_dot
 from core.plan.model import STATUS_ICONS, Plan, Step
@@ -307,13 +310,19 @@ def _pending() -> Plan | None:
     A cell typed into just before a click is still pending in the table's state: it is
     merged first, so that a control never loses it.
     """
+    edits = _table_edits()
+    return None if edits is None else edits[0]
+
+
+def _table_edits() -> tuple[Plan, list[Message]] | None:
+    """What the table holds: the plan with its pending cells, and the cells it refused."""
     plan: Plan | None = st.session_state.get("plan")
     base: Plan | None = st.session_state.get("plan_base")
     if plan is None or base is None:
-        return plan
+        return None if plan is None else (plan, [])
     if base.phases:
-        return apply_grouped_changes(base, _group_changes(base))
-    return apply_table_changes(base, st.session_state.get(current_editor_key()))
+        return grouped_table_edits(base, _group_changes(base))
+    return table_edits(base, st.session_state.get(current_editor_key()))
 
 
 def _group_changes(base: Plan) -> dict[str, dict | None]:
@@ -371,10 +380,10 @@ def _rows_deleted(group: str | None = None) -> None:
 
 
 def _undo() -> None:
-    """Go back one edit; a cell typed but not yet committed is that edit."""
+    """Go back one edit; a cell typed but not yet committed, or refused, is that edit."""
     plan: Plan | None = st.session_state.get("plan")
-    pending = _pending()
-    if plan is not None and pending is not None and _fingerprint(pending) != _fingerprint(plan):
+    edits = _table_edits()
+    if plan is not None and edits is not None and undoes_table_first(plan, edits):
         st.session_state["plan_synced"] = None  # rebuild the table from the canonical plan
     elif (previous := ui_state.previous_plan()) is not None:
         st.session_state["plan"] = previous

@@ -36,11 +36,14 @@ __all__ = [
     "apply_table_changes",
     "delete_step",
     "grouped_rows_to_plan",
+    "grouped_table_edits",
     "move_step",
     "phase_groups",
     "plan_to_rows",
     "remember",
     "rows_to_plan",
+    "table_edits",
+    "undoes_table_first",
     "update_step",
 ]
 
@@ -98,11 +101,17 @@ def apply_grouped_changes(base_plan: Plan,
                           changes: Mapping[str, dict[str, Any] | None]) -> Plan:
     """:func:`apply_table_changes` for one table per phase: ``changes`` holds each phase's
     table state (edited, added and deleted rows, indexed within that phase's table)."""
+    return grouped_table_edits(base_plan, changes)[0]
+
+
+def grouped_table_edits(base_plan: Plan, changes: Mapping[str, dict[str, Any] | None]
+                        ) -> tuple[Plan, list[Message]]:
+    """:func:`table_edits` for one table per phase (see :func:`apply_grouped_changes`)."""
     rows_by_group: dict[str, list[dict[str, Any]]] = {}
     for group, steps in phase_groups(base_plan):
         rows = plan_to_rows(base_plan.model_copy(update={"steps": steps}))
         rows_by_group[group] = _changed_rows(rows, changes.get(group))
-    return grouped_rows_to_plan(base_plan, rows_by_group)[0]
+    return grouped_rows_to_plan(base_plan, rows_by_group)
 
 
 def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]]
@@ -147,9 +156,24 @@ def apply_table_changes(base_plan: Plan, changes: dict[str, Any] | None) -> Plan
     the changed cells), ``added_rows`` and ``deleted_rows`` (row indices). A step control
     clicked right after typing in a cell must act on the typed value, not the old one.
     """
+    return table_edits(base_plan, changes)[0]
+
+
+def table_edits(base_plan: Plan, changes: dict[str, Any] | None
+                ) -> tuple[Plan, list[Message]]:
+    """``base_plan`` with a table's pending changes applied, and the cells it refused (they
+    keep their old values in the plan while the table still shows what was typed)."""
     if not changes:
-        return base_plan
-    return rows_to_plan(base_plan, _changed_rows(plan_to_rows(base_plan), changes))[0]
+        return base_plan, []
+    return rows_to_plan(base_plan, _changed_rows(plan_to_rows(base_plan), changes))
+
+
+def undoes_table_first(plan: Plan, edits: tuple[Plan, list[Message]]) -> bool:
+    """Whether Undo drops what the table holds rather than the last edit of ``plan``: a cell
+    typed but not yet part of the plan, or one the plan refused, is an edit of its own
+    (``edits``: :func:`table_edits` of the table)."""
+    pending, refused = edits
+    return bool(refused) or pending.model_dump_json() != plan.model_dump_json()
 
 
 def _changed_rows(rows: list[dict[str, Any]], changes: dict[str, Any] | None

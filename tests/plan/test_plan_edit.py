@@ -17,6 +17,8 @@ from core.plan.edit import (
     plan_to_rows,
     remember,
     rows_to_plan,
+    table_edits,
+    undoes_table_first,
 )
 from core.plan.model import Plan, Step
 from tests.support.shown import worded
@@ -123,6 +125,18 @@ def test_an_unterminated_string_in_a_cell_says_where_once_and_in_chinese_wholly(
         "s1 args are not valid JSON (the string starting at column 14 has no closing quote)")
     assert chinese.startswith("s1 的参数不是有效的 JSON（从第 14 列开始的字符串缺少结尾的引号）")
     assert re.findall(r"[A-Za-z]{2,}", chinese) == ["JSON"]
+
+
+def test_undo_after_a_refused_cell_drops_that_cell_not_the_move_before_it():
+    moved = move_step(_plan(), "s2", -1)  # the earlier edit: the table is rebuilt from it
+    refused = {"edited_rows": {0: {"args": '{"order_id": "88231}'}}}
+    pending, problems = table_edits(moved, refused)
+    assert pending == moved and len(problems) == 1  # the plan kept the old args
+    assert undoes_table_first(moved, (pending, problems))  # Undo clears the cell only
+    typed = {"edited_rows": {0: {"description": "Refund it"}}}
+    assert undoes_table_first(moved, table_edits(moved, typed))  # typed, not yet committed
+    committed, _ = table_edits(moved, typed)
+    assert not undoes_table_first(committed, table_edits(moved, typed))  # Undo: the history
 
 
 def test_deleted_rows_are_detached_like_a_deleted_step():

@@ -180,6 +180,25 @@ def test_undo_goes_back_one_edit_at_a_time(runner):
     assert not at.exception
 
 
+def test_undo_after_a_refused_cell_keeps_the_move_before_it(runner):
+    at = generated_plan()
+    at.selectbox(key="step_pick").set_value("s3").run()
+    at.button(key="step_up").click().run()
+    moved = at.session_state["plan"].ids()
+    # the table's own state, as a browser would hold it: s1's args typed without a quote
+    at.session_state[_editor_key(at)] = {
+        "edited_rows": {0: {"args": '{"order_id": "88231}'}}, "added_rows": [],
+        "deleted_rows": []}
+    at.run()
+    assert "s1 args are not valid JSON" in _problems(at)
+    at.button(key="undo_edit").click().run()
+    assert at.session_state["plan"].ids() == moved  # the move stays
+    assert "s1 args are not valid JSON" not in _problems(at)  # the refused cell is gone
+    at.button(key="undo_edit").click().run()
+    assert at.session_state["plan"].ids() != moved  # the next Undo takes the move back
+    assert not at.exception
+
+
 def test_a_new_plan_starts_a_new_undo_history(runner):
     at = generated_plan()
     at.button(key="step_add").click().run()
