@@ -20,6 +20,9 @@ if ((${#missing[@]})); then
 fi
 
 python -m pip install -q -r requirements-dev.txt
+# BFCL's data, backends and checker (tests/bench/test_bfcl.py): its other dependencies
+# (model clients, torch) are not needed for the multi-turn checker
+python -m pip install -q --no-deps 'bfcl-eval>=2026.3.23,<2027'
 python -m ruff check .
 # Compiled modules are kept: the suite starts hundreds of Python processes (CLI commands,
 # workers, served apps) that would each compile the project again, and pytest keeps its

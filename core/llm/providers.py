@@ -30,7 +30,10 @@ Structured output, as each server documents it: OpenAI, vLLM, LM Studio and Olla
 400, and the client retries without it); llama.cpp's server and llama-cpp-python read
 ``{"type": "json_object", "schema": {...}}`` (llama-cpp-python refuses "json_schema");
 DeepSeek offers only ``json_object``. A schema is a request, never a guarantee: replies
-are parsed and validated as if it had been ignored.
+are parsed and validated as if it had been ignored. ``PLANBOARD_CONSTRAINED_OUTPUT``
+(on/off) overrides the profile (core.llm.settings): off sends no schema (JSON mode at most),
+on sends one in the profile's form, or in OpenAI's where the profile names none (a server
+that refuses it is asked again without it).
 
 The plan checks for weak models (a tool named only in words, a clause dropped, code where
 arithmetic is due, conditions and actions read from the request by a pack's rules) run for
@@ -98,6 +101,12 @@ class ProviderProfile(BaseModel):
     stream_usage: bool = True
     url_markers: tuple[str, ...] = ()
     notes: str = ""
+
+    def constrained(self, on: bool) -> StructuredOutput:
+        """How to ask for constrained output once a person switched it ``on`` or off."""
+        if not on:
+            return "none"
+        return self.structured_output if self.structured_output != "none" else "json_schema"
 
     def response_format(
         self, *, json_mode: bool = False, json_schema: dict[str, Any] | None = None

@@ -55,6 +55,7 @@ class LLMSettings(BaseModel):
     max_retries: int = Field(default=DEFAULT_MAX_RETRIES, ge=0)
     provider: str = "auto"
     weak_model_checks: bool | None = None  # None: the provider profile decides
+    constrained_output: bool | None = None  # None: the provider profile decides
 
     @field_validator("api_key", mode="before")
     @classmethod
@@ -102,16 +103,22 @@ class LLMSettings(BaseModel):
             provider=get("PLANBOARD_PROVIDER") or "auto",
             weak_model_checks=_switch(get("PLANBOARD_WEAK_MODEL_CHECKS"),
                                       "PLANBOARD_WEAK_MODEL_CHECKS"),
+            constrained_output=_switch(get("PLANBOARD_CONSTRAINED_OUTPUT"),
+                                       "PLANBOARD_CONSTRAINED_OUTPUT"),
         )
 
     @property
     def profile(self) -> ProviderProfile:
         """The provider profile: named by ``provider``, or detected from ``base_url``, with
-        the weak-model checks switched as ``weak_model_checks`` says when it is set."""
+        the weak-model checks and constrained output switched as ``weak_model_checks`` and
+        ``constrained_output`` say when they are set."""
         profile = detect_profile(self.base_url, self.provider)
-        if self.weak_model_checks is None:
-            return profile
-        return profile.model_copy(update={"weak_model_checks": self.weak_model_checks})
+        changes: dict[str, Any] = {}
+        if self.weak_model_checks is not None:
+            changes["weak_model_checks"] = self.weak_model_checks
+        if self.constrained_output is not None:
+            changes["structured_output"] = profile.constrained(self.constrained_output)
+        return profile.model_copy(update=changes) if changes else profile
 
     @property
     def has_key(self) -> bool:

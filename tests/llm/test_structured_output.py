@@ -75,6 +75,27 @@ def test_the_plan_request_carries_the_schema_in_the_providers_form(
     assert tool == {"enum": [*registry.names(), None]}
 
 
+@pytest.mark.parametrize(("provider", "switch", "form"), [
+    ("llamacpp", "off", None), ("llamacpp", "on", "json_object_schema"),
+    ("generic", "on", "json_schema"), ("deepseek", "auto", None),
+])
+def test_the_switch_overrides_the_profile_s_structured_output(fake_openai, registry, provider,
+                                                               switch, form):
+    from core.llm.settings import LLMSettings
+
+    settings = LLMSettings.from_env({"PLANBOARD_CONSTRAINED_OUTPUT": switch,
+                                     "PLANBOARD_PROVIDER": provider})
+    assert settings.profile.structured_output == (form or "none")
+    fake_openai.script(PLAN)
+    model = OpenAIChatModel(fake_openai.settings(provider=provider,
+                                                 constrained_output=settings.constrained_output))
+    with model:
+        plan_request(REQUEST, Engine(registry=registry, model=model),
+                     language=request_language(REQUEST))
+    sent = fake_openai.chat_bodies[0]["response_format"]
+    assert ("schema" in sent or "json_schema" in sent) is (form is not None)
+
+
 def test_the_schema_bounds_what_a_grammar_lets_a_small_model_write(registry):
     # a 1.5B model under llama.cpp's grammar wrote one step as the whole reply (extra keys
     # were allowed) and repeated steps until the reply ran out of tokens (no step limit)
