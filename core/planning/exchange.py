@@ -89,10 +89,13 @@ def described_lines(entries: list[dict[str, Any]], style: PromptStyle) -> str:
     return describe_tools_compact(entries) if style == "compact" else describe_tools(entries)
 
 
-def schema_for(registry: ToolRegistry, *, questions: bool = False) -> dict[str, Any]:
-    """The plan schema, tool names limited to the catalogue (the client sends it where the
-    provider takes one)."""
-    return plan_schema(registry.names(), questions=questions)
+def schema_for(registry: ToolRegistry, *, questions: bool = False,
+               described: Iterable[Tool] = (), steps_only: bool = False) -> dict[str, Any]:
+    """The plan schema, tool names limited to the catalogue and the arguments of the
+    ``described`` tools (the prompt's shortlist) to their parameters (the client sends it
+    where the provider takes one)."""
+    return plan_schema(registry.names(), questions=questions, steps_only=steps_only,
+                       arguments={tool.name: tool.parameters for tool in described})
 
 
 def _ask(model: ChatModel, messages: list[dict[str, Any]], schema: dict[str, Any] | None,

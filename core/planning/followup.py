@@ -137,7 +137,7 @@ def _offline_steps(plan: Plan, follow_up: str, engine: Engine, language: Languag
 
 def _llm_steps(plan: Plan, follow_up: str, engine: Engine, language: Language
                ) -> tuple[list[Step], Usage]:
-    from core.planning.exchange import catalogue
+    from core.planning.exchange import catalogue, schema_for
     from core.planning.shortlist import shortlist
     from core.prompts.planning import planner_system_prompt
 
@@ -157,8 +157,10 @@ def _llm_steps(plan: Plan, follow_up: str, engine: Engine, language: Language
     ]
     usage = Usage()
     problems: list[str] = []
+    schema = schema_for(engine.registry, described=listed.described, steps_only=True)
     for attempt in range(1, _ATTEMPTS + 1):
-        reply = engine.model.chat(messages, role="planner", tools=None, json_mode=True)
+        reply = engine.model.chat(messages, role="planner", tools=None, json_mode=True,
+                                  json_schema=schema)
         usage = usage + reply.usage
         text = reply.content or ""
         try:

@@ -164,7 +164,7 @@ def plan_request(
     def review(plan: Plan) -> list[str]:
         return worded(run_checks(plan, context, "problem"), context.language)
 
-    schema = schema_for(engine.registry, questions=allow_questions)
+    schema = schema_for(engine.registry, questions=allow_questions, described=listed.described)
     result = converse(model, messages, accept, review=review, schema=schema,
                       explain=shortlist_explainer(listed, engine.registry, style),
                       on_steps=on_steps)
@@ -277,7 +277,7 @@ def replan_request(
         return worded(run_checks(merged, context, "problem"), context.language)
 
     result = converse(model, messages, accept, review=review,
-                      schema=schema_for(engine.registry),
+                      schema=schema_for(engine.registry, described=listed.described),
                       explain=shortlist_explainer(listed, engine.registry, style))
     if result.plan is not None:
         note_checks(result.plan, context, "final")

@@ -71,8 +71,10 @@ def test_the_plan_request_carries_the_schema_in_the_providers_form(
         assert sent["type"] == "json_object" and "schema" in sent
     schema = schema_of(sent)
     assert schema["required"] == ["goal", "steps"]
-    tool = schema["properties"]["steps"]["items"]["properties"]["tool"]
-    assert tool == {"enum": [*registry.names(), None]}
+    variants = schema["properties"]["steps"]["items"]["anyOf"]
+    named = [name for step in variants for name in step["properties"]["tool"]["enum"]]
+    assert sorted(named, key=str) == sorted([*registry.names(), None], key=str)
+    assert len(named) == len(set(named))
 
 
 @pytest.mark.parametrize(("provider", "switch", "form"), [
@@ -105,6 +107,33 @@ def test_the_schema_bounds_what_a_grammar_lets_a_small_model_write(registry):
     assert steps["items"]["additionalProperties"] is False
     assert steps["items"]["properties"]["args"] == {"type": "object"}  # free-form arguments
     assert 10 <= steps["maxItems"] <= 24
+
+
+def test_the_described_tools_steps_follow_their_parameters(registry):
+    import jsonschema
+
+    described = [registry.get("query_order")]
+    schema = schema_for(registry, described=described)["schema"]
+
+    def plan(*steps: dict) -> dict:
+        return {"goal": REQUEST, "steps": [
+            {"id": f"s{n}", "description": "d", "depends_on": [], **step}
+            for n, step in enumerate(steps, 1)]}
+
+    def valid(reply: dict) -> bool:
+        return not list(jsonschema.Draft202012Validator(schema).iter_errors(reply))
+
+    order = {"tool": "query_order"}
+    assert valid(plan({**order, "args": {"order_id": "88231"}}, {"tool": None}))
+    assert valid(plan({**order, "args": {}}))  # left to be inferred when the step runs
+    assert valid(plan({**order, "args": {"order_id": "{{s0.order_id}}"}}))
+    assert not valid(plan({**order, "args": {"order": "88231"}}))  # a name it does not take
+    assert not valid(plan({**order, "args": {"order_id": 88231}}))  # the wrong type
+    assert not valid(plan({"tool": "no_such_tool"}))
+    other = registry.names()[0] if registry.names()[0] != "query_order" else registry.names()[1]
+    assert valid(plan({"tool": other, "args": {"anything": 1}}))  # not described: free
+    follow_up = schema_for(registry, described=described, steps_only=True)["schema"]
+    assert follow_up["required"] == ["steps"]
 
 
 def test_the_replan_request_carries_the_schema_too(fake_openai, registry):
