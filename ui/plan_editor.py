@@ -122,17 +122,30 @@ def render_plan_review(registry: ToolRegistry, *, offline: bool) -> tuple[Plan, 
     return edited, problems
 
 
-def apply_edit(change: Change) -> None:
+def apply_edit(change: Change, *, typing: str | None = None) -> None:
     """Apply ``change`` to the canonical plan, as a widget callback (one undo step).
 
     It acts on the plan with any cell typed but not yet committed, so nothing typed is lost.
+    ``typing`` names a field that commits as it is typed (``s3.condition``): its commits
+    one after another, with no other change between, are one undo step.
     """
     pending = _pending()
     if pending is None:
         return
     changed, notes = change(pending)
-    if _fingerprint(changed) != _fingerprint(pending) or notes:
+    if _fingerprint(changed) == _fingerprint(pending) and not notes:
+        return
+    state = st.session_state
+    if typing is not None and state.get(_TYPING) == (typing, _fingerprint(pending)):
+        state["plan"] = changed  # the same typing goes on: Undo goes back to before it
+        state["plan_edit_notes"] = notes
+    else:
         _edit(changed, pending, notes)
+    state[_TYPING] = (typing, _fingerprint(changed)) if typing is not None else None
+
+
+_TYPING = "plan_typing"
+"""Session key: the field typed into at the last edit and the plan that edit made."""
 
 
 def _pick_step(step_id: str) -> None:

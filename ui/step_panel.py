@@ -8,15 +8,18 @@ step_success. They are loaded from the canonical plan
 whenever the picked step or any of its fields changed elsewhere (the table, Undo, another
 step picked), and each change goes back through ``apply``: the plan editor's one path for
 edits, which remembers the plan for Undo and rebuilds the table, so the graph and the table
-show it on the same rerun. The form's logic (fields from the tool's schema, values read
-back, references, the checks under each field) is core.plan.arg_form; this module draws it.
+show it on the same rerun. The condition and the success criteria are checked as they are
+typed: they commit at each pause in typing (``live``), those commits make one undo step,
+and the field typed into keeps what was typed since its commit. The form's logic (fields
+from the tool's schema, values read back, references, the checks under each field) is
+core.plan.arg_form; this module draws it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import streamlit as st
 
@@ -46,18 +49,24 @@ from ui.messages import said
 from ui.safe_text import code, literal
 from ui.switches import switch
 
-__all__ = ["PANEL_HEIGHT", "Apply", "Change", "render_step_panel"]
-
-PANEL_HEIGHT = 500
-"""Pixels: the graph's toolbar and drawing beside the panel."""
+__all__ = ["Apply", "Change", "render_step_panel"]
 
 Change = Callable[[Plan], tuple[Plan, list[Message]]]
 """An edit of the canonical plan: the changed plan and notes on what else changed."""
-Apply = Callable[[Change], None]
-"""Applies a :data:`Change` to the canonical plan (the plan editor's ``apply_edit``)."""
+
+
+class Apply(Protocol):
+    """Applies a :data:`Change` to the canonical plan (the plan editor's ``apply_edit``);
+    ``typing`` names a field committed as it is typed, whose commits one after another are
+    one undo step."""
+
+    def __call__(self, change: Change, *, typing: str | None = None) -> None: ...
+
 
 _LOADED = "step_panel_loaded"
 _READ_ERRORS = "step_panel_read_errors"
+_TYPED = "step_panel_typed"  # the live field whose commit changed the plan in this rerun
+_LIVE_FIELDS = {"condition", "success_criteria"}
 _TEXT_FIELDS = {"description": "step_description", "condition": "step_condition",
                 "success_criteria": "step_success"}
 
@@ -72,10 +81,8 @@ def render_step_panel(plan: Plan, registry: ToolRegistry, apply: Apply, *,
     step_id = st.session_state.get("step_pick")
     picked = step_id in plan.ids()
     st.subheader(t("panel_title", id=step_id) if picked else t("panel_title_none"))
-    # as tall as the graph beside it: a long form scrolls inside, the page stays put; the
-    # inner container keeps the fixed-height box from squeezing a text area to nothing
-    with (st.container(key="step_panel", border=True, height=PANEL_HEIGHT),
-          st.container(key="step_form")):
+    # as tall as its form: every field, Condition included, shows without a scroll inside it
+    with st.container(key="step_panel", border=True):
         if not picked:
             st.caption(t("panel_none"))
             return
@@ -93,7 +100,7 @@ def render_step_panel(plan: Plan, registry: ToolRegistry, apply: Apply, *,
         _render_args(plan, step, specs, registry, apply, offline)
         _render_condition(plan, step, registry, apply)
         st.text_input(t("panel_success"), key="step_success", help=t("panel_success_help"),
-                      on_change=_set_text, args=(apply, step.id, "success_criteria"))
+                      live=True, on_change=_set_text, args=(apply, step.id, "success_criteria"))
         problem = criteria_problem(step.success_criteria)
         _note(problem) if problem else st.caption(t("panel_success_note"))
 
@@ -114,12 +121,16 @@ def _load(step: Step, specs: list[FieldSpec]) -> None:
         return
     state[_LOADED] = shown
     state[_READ_ERRORS] = {}
+    typed = state.pop(_TYPED, None)
     state["step_description"] = step.description
     state["step_tool"] = step.tool or NO_TOOL
     state["step_phase"] = step.phase
     state["step_depends"] = list(step.depends_on)
-    state["step_condition"] = step.condition or ""
-    state["step_success"] = step.success_criteria or ""
+    for field in _LIVE_FIELDS:
+        key, value = _TEXT_FIELDS[field], getattr(step, field) or ""
+        # a value written back while the person types would replace what they typed since
+        if key != typed or str(state.get(key) or "").strip() != value:
+            state[key] = value
     for spec in specs:
         value = (step.args or {}).get(spec.name, OMIT)
         state[f"step_arg_{spec.name}"] = _widget_value(spec, value)
@@ -228,7 +239,7 @@ def _placeholder(spec: FieldSpec) -> str:
 
 def _render_condition(plan: Plan, step: Step, registry: ToolRegistry, apply: Apply) -> None:
     st.text_input(t("panel_condition"), key="step_condition", help=t("panel_condition_help"),
-                  placeholder=t("panel_condition_none"),
+                  placeholder=t("panel_condition_none"), live=True,
                   on_change=_set_text, args=(apply, step.id, "condition"))
     if not step.condition:
         return
@@ -263,7 +274,12 @@ def _on_step(step_id: str, edit: Change) -> Change:
 def _set_text(apply: Apply, step_id: str, field: str) -> None:
     text = str(st.session_state.get(_TEXT_FIELDS[field]) or "").strip()
     value = text if field == "description" else text or None
-    apply(_on_step(step_id, lambda plan: (update_step(plan, step_id, **{field: value}), [])))
+    change = _on_step(step_id, lambda plan: (update_step(plan, step_id, **{field: value}), []))
+    if field in _LIVE_FIELDS:
+        st.session_state[_TYPED] = _TEXT_FIELDS[field]
+        apply(change, typing=f"{step_id}.{field}")
+    else:
+        apply(change)
 
 
 def _set_tool(apply: Apply, step_id: str, registry: ToolRegistry) -> None:

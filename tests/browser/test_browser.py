@@ -20,15 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import WAIT_MS, needs_chromium
+from tests.support.browser import GRAPH, WAIT_MS, generate_scenario, needs_chromium
+from tests.support.browser import PLAN_TABLE as TABLE
 from tests.support.browser import button as _button
 
 # Read at import: the autouse isolated_environment fixture clears PLANBOARD_* before a test.
 SCREENSHOTS_DIR = os.environ.get("PLANBOARD_SCREENSHOTS_DIR", "")
 SCREENSHOTS = Path(SCREENSHOTS_DIR).resolve() if SCREENSHOTS_DIR else None
 EDITED = "Find an easy robot vacuum under 2000"
-GRAPH = "iframe[title='ui.graph_view.plan_graph']"
-TABLE = "[class*='st-key-plan_editor_']"
 # The graph's words, line by line (a label wraps at spaces): what a reader sees in it.
 _GRAPH_TEXT = "svg => [...svg.querySelectorAll('text')].map(t => t.textContent).join(' ')"
 
@@ -57,18 +56,6 @@ def _wait_graph_text(page, text: str, timeout_ms: int = 10_000, node: str = "") 
             return
         page.wait_for_timeout(250)
     raise AssertionError(f"the graph never showed {text!r}: {_graph_text(page, node)!r}")
-
-
-def _generate_scenario(page) -> None:
-    """Pick the customer-service scenario and plan it offline; wait for the review."""
-    _button(page, "scenario_shop-refund").click()
-    request = page.locator(".st-key-request textarea")
-    page.wait_for_function(
-        "el => el.value.includes('88231')", arg=request.element_handle(), timeout=WAIT_MS)
-    _button(page, "generate_plan").click()
-    page.locator(TABLE).first.wait_for()
-    page.get_by_text("The plan is valid.").wait_for()
-    page.frame_locator(GRAPH).locator("#canvas svg g.node").first.wait_for()
 
 
 def _scroll_to_top(page, selector: str, offset: int) -> None:
@@ -117,7 +104,7 @@ def test_robot_vacuum_journey_offline(page, shots, tmp_path):
 
 
 def _journey(page, shots: Path) -> None:
-    _generate_scenario(page)
+    generate_scenario(page)
     _edit_first_description(page)
     page.locator(".st-key-language label").filter(has_text="中文").click()  # relabels the table
     page.get_by_role("button", name="批准并运行").wait_for()
@@ -208,7 +195,7 @@ def _assert_table_headers_fit(page) -> None:
 def _step_panel_flow(page, shots: Path) -> None:
     from playwright.sync_api import expect
 
-    _generate_scenario(page)
+    generate_scenario(page)
     _assert_table_headers_fit(page)
     graph = page.frame_locator(GRAPH)
     panel = page.locator(".st-key-step_panel")

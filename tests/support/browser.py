@@ -23,8 +23,9 @@ import pytest
 from tests.support import REPO
 from tests.support.waiting import wait_until
 
-__all__ = ["CHROMIUM", "VIEWPORT", "WAIT_MS", "button", "free_port", "launch_chromium",
-           "needs_chromium", "open_sidebar_section", "open_tab", "serve_app"]
+__all__ = ["CHROMIUM", "GRAPH", "PLAN_TABLE", "VIEWPORT", "WAIT_MS", "button", "free_port",
+           "generate_scenario", "launch_chromium", "needs_chromium", "open_sidebar_section",
+           "open_tab", "serve_app"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -33,6 +34,8 @@ CHROMIUM_ARGS = [
 ]
 WAIT_MS = 30_000
 VIEWPORT = {"width": 1280, "height": 720}  # the README's screenshots
+GRAPH = "iframe[title='ui.graph_view.plan_graph']"  # the plan graph component's frame
+PLAN_TABLE = "[class*='st-key-plan_editor_']"  # the Plan page's step table
 
 needs_chromium = pytest.mark.skipif(
     not CHROMIUM.exists(),
@@ -144,3 +147,16 @@ def open_sidebar_section(page, title: str, inside: str) -> None:
         except PlaywrightTimeout:
             continue
     shown.wait_for(state="visible", timeout=WAIT_MS)
+
+
+def generate_scenario(page) -> None:
+    """On the Plan page: pick the customer-service scenario and plan it offline; wait for
+    the review (the table, "The plan is valid." and the graph's first node)."""
+    button(page, "scenario_shop-refund").click()
+    request = page.locator(".st-key-request textarea")
+    page.wait_for_function(
+        "el => el.value.includes('88231')", arg=request.element_handle(), timeout=WAIT_MS)
+    button(page, "generate_plan").click()
+    page.locator(PLAN_TABLE).first.wait_for()
+    page.get_by_text("The plan is valid.").wait_for()
+    page.frame_locator(GRAPH).locator("#canvas svg g.node").first.wait_for()

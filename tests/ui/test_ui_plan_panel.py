@@ -104,9 +104,26 @@ def test_condition_and_criteria_are_checked_live_under_their_fields(runner):
     assert "the success criteria read like an expression but do not parse" in _panel_notes(at)
 
 
+def test_a_condition_committed_as_it_is_typed_is_one_undo_step_and_keeps_the_typing(runner):
+    """The condition commits at each pause in typing (in the browser): those commits are one
+    undo step, and the field keeps what was typed (a space the plan strips included)."""
+    at = _pick(generated_plan(), "s3")
+    for typed in ("s9.status == 'x'", "s2.status != ", "s2.status != 'cancelled' "):
+        at.text_input(key="step_condition").input(typed).run()
+        assert not at.exception
+    assert at.session_state["plan"].step("s3").condition == "s2.status != 'cancelled'"
+    assert at.text_input(key="step_condition").value == "s2.status != 'cancelled' "
+    at.text_area(key="step_description").input("Refund it if it arrived").run()
+    at.button(key="undo_edit").click().run()  # the description: an edit of its own
+    assert at.session_state["plan"].step("s3").condition == "s2.status != 'cancelled'"
+    at.button(key="undo_edit").click().run()  # the typing, whole
+    assert at.session_state["plan"].step("s3").condition == "s2.status == 'delivered'"
+    assert at.text_input(key="step_condition").value == "s2.status == 'delivered'"
+
+
 def _under(at, key: str) -> list[str]:
     """The captions the step panel draws under the field keyed ``key``, up to the next field."""
-    form = keyed_block(at, "step_form")
+    form = keyed_block(at, "step_panel")
     assert form is not None
     notes: list[str] = []
     found = False
