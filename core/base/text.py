@@ -1,5 +1,5 @@
-"""Short text forms of values (one-line previews, clipped text) and model replies without
-their ``<think>`` blocks."""
+"""Short text forms of values (one-line previews, clipped text, text cut where a word ends)
+and model replies without their ``<think>`` blocks."""
 
 from __future__ import annotations
 
@@ -7,10 +7,14 @@ import json
 import re
 from typing import Any
 
-__all__ = ["as_text", "clip", "preview", "strip_think"]
+__all__ = ["as_text", "clip", "clip_words", "preview", "strip_think"]
 
 _ELLIPSIS = "…"
 _THINK_TAG = re.compile(r"<(/?)think(?:ing)?>", re.IGNORECASE)
+# where a sentence ends, and where a word ends: before white space, or after punctuation
+# (the ends of Chinese words are unmarked; its punctuation marks the ends of its clauses)
+_SENTENCE_END = re.compile(r"(?<=[。！？；.!?;])")
+_WORD_END = re.compile(r"(?=\s)|(?<=[。！？；，、：.!?;,:)）」』”])")
 
 
 def as_text(value: Any) -> str:
@@ -23,6 +27,25 @@ def clip(value: Any, limit: int) -> str:
     """``value`` as text, cut to ``limit`` characters with an ellipsis (line breaks kept)."""
     text = as_text(value)
     return text if len(text) <= limit else text[: limit - 1] + _ELLIPSIS
+
+
+def clip_words(value: Any, limit: int) -> str:
+    """``value`` as text within ``limit`` characters, cut where a word ends, with an ellipsis.
+
+    The cut comes after the last sentence that keeps at least half of ``limit``, else at
+    the last word end that does; a text with neither there (one long token, Chinese
+    without punctuation) is cut at ``limit``.
+    """
+    text = as_text(value)
+    if len(text) <= limit:
+        return text
+    room = limit - 1
+    for end in (_SENTENCE_END, _WORD_END):
+        ends = [m.start() for m in end.finditer(text[: room + 1])
+                if room // 2 <= m.start() <= room]
+        if ends:
+            return text[: ends[-1]].rstrip() + _ELLIPSIS
+    return text[:room] + _ELLIPSIS
 
 
 def preview(value: Any, limit: int) -> str:

@@ -1,8 +1,9 @@
 """How the engine reads a request without a model: its clauses, and its search words.
 
-Both are about language, not about any tool: a request splits on sentence ends and joining
-words (另外, also, then …), and a clause's search words are the clause without filler words
-and punctuation. What a clause is about in a toolset's domain is the packs' to read
+All three are about language, not about any tool: a request splits on sentence ends and
+joining words (另外, also, then …), a clause's search words are the clause without filler words
+and punctuation, and a request asks for something to be done again when it says so ("twice",
+"again", "两次", "再…一次"). What a clause is about in a toolset's domain is the packs' to read
 (core.planning.packs.Reading).
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["clean_query", "split_clauses"]
+__all__ = ["asks_repeat", "clean_query", "split_clauses"]
 
 _MAX_CLAUSE_CHARS = 600
 _SPLIT = re.compile(
@@ -28,6 +29,12 @@ _FILLER_EN = re.compile(
 )
 
 
+# "twice", "again", "3 times", "两次", "再…一次": the request asks for a thing more than once
+_REPEAT = re.compile(
+    r"\b(?:twice|thrice|again|once more|one more time|repeat(?:ed|edly)?"
+    r"|(?:[2-9]|\d{2,}|two|three|four|five|several|multiple)\s+times)\b"
+    r"|(?:[2-9两二三四五六七八九十]|\d{2,})\s*[次遍回]|再次|再.{0,12}?一[次遍回]|重复|又一次",
+    re.IGNORECASE)
 _SECOND_QUESTION = re.compile(
     r",\s*and\s+(?=(?:what|when|where|who|which|how|why|whether)\b)", re.IGNORECASE)
 
@@ -54,3 +61,9 @@ def clean_query(clause: str, *, filler: re.Pattern[str] | None = None) -> str:
         text = filler.sub(" ", text)
     text = re.sub(r"[^\w\u3400-\u9fff¥￥.+-]+", " ", text)
     return " ".join(text.split())[:200]
+
+
+def asks_repeat(text: str) -> bool:
+    """Whether ``text`` asks for something to be done more than once ("twice", "again",
+    "3 times", "两次", "再…一次"): then a call planned twice may be meant twice."""
+    return bool(_REPEAT.search(text or ""))

@@ -20,7 +20,7 @@ from core.base.language import Language, detect_language
 from core.base.messages import render
 from core.errors import UnservableRequestError
 from core.plan.model import Plan, Step
-from core.planning.clauses import clean_query, split_clauses
+from core.planning.clauses import asks_repeat, clean_query, split_clauses
 from core.planning.packs import data_until
 from core.planning.periods import Period, calendar_period, request_period, today
 from core.planning.tool_match import score_tool
@@ -33,6 +33,7 @@ from demo.offline.text import (
     Entities,
     cues,
     extract_entities,
+    refund_reason,
     research_topic,
 )
 
@@ -56,6 +57,7 @@ class _Draft:
     period: Period | None = None  # the period an analysis covers, once one needs it
     steps: list[Step] = field(default_factory=list)
     orders: dict[str, str] = field(default_factory=dict)
+    refunds: dict[str, str] = field(default_factory=dict)  # order id -> its refund step
     ops: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     unserved: list[str] = field(default_factory=list)  # why each unmapped part is not served
@@ -101,7 +103,7 @@ class _Draft:
 def _shop(draft: _Draft, clause: str, found: Entities, flags: set[str]) -> bool:
     lang = draft.lang
     order_ids = list(found.orders)
-    refund_of_last = "refund" in flags and "policy" not in flags
+    refund_of_last = bool(flags & {"refund", "refund_result"}) and "policy" not in flags
     # "Check order 70412 and tell me when it arrives": the second clause means the same order
     if not order_ids and (refund_of_last or "logistics" in flags) and draft.last_order:
         order_ids = [draft.last_order]
@@ -149,10 +151,12 @@ def _order_check(draft: _Draft, order_id: str) -> str | None:
 
 
 def _refund(draft: _Draft, order_id: str, check: str | None, clause: str) -> None:
-    broken = re.search(r"坏|故障|破损|质量|broken|faulty|defect|damaged|not working", clause, re.I)
-    reason = in_language(draft.lang, "item is broken" if broken else "customer asked to return it",
-                         "商品故障，用户要求退货" if broken else "用户申请退货")
-    draft.add(
+    """The refund of ``order_id``, once: a later part that names it again ("then tell me
+    the refund number") reads the same step, unless the request asks for a repeat."""
+    if order_id in draft.refunds and not asks_repeat(draft.request):
+        return
+    reason = refund_reason(draft.request, clause, draft.lang)
+    draft.refunds[order_id] = draft.add(
         in_language(draft.lang, f"If order {order_id} was delivered, request a refund ({reason})",
                     f"如果订单 {order_id} 已签收，为其申请退款（原因：{reason}）"),
         "apply_refund", {"order_id": order_id, "reason": reason},

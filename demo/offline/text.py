@@ -1,8 +1,10 @@
-"""How the demo reads a request: cue-word families and the entities a clause names.
+"""How the demo reads a request: cue-word families, the entities a clause names, and why a
+refund is asked for.
 
 Clauses and search words are the engine's (core.planning.clauses); the families (refund,
-logistics, ops, analytics …) and the entities (orders, tracking numbers, services, budgets,
-SQL) are the demo's own domain.
+logistics, ops, analytics …), the entities (orders, tracking numbers, services, budgets,
+SQL) and a refund's reason are the demo's own domain. "The refund number" names what a
+refund returns, not a refund to make: it is the ``refund_result`` family, not ``refund``.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from core.base.language import Language
 from core.base.messages import Both
+from core.base.text import clip_words
 from core.planning.clauses import clean_query
 
 __all__ = [
@@ -19,6 +23,7 @@ __all__ = [
     "Entities",
     "cues",
     "extract_entities",
+    "refund_reason",
     "research_topic",
 ]
 
@@ -54,6 +59,10 @@ _CUES: dict[str, str] = {
                r"|kettle|cooker|政策|policy|运费|到账",
 }
 _COMPILED = {name: re.compile(pattern, re.IGNORECASE) for name, pattern in _CUES.items()}
+# what a refund returns ("the refund number", "退款单号"): asked about, not asked for
+_REFUND_RESULT = re.compile(
+    r"refund\s*(?:number|no\.?|id|#|status|amount|progress)|退款(?:单号|编号|号码|号|状态|进度|金额)",
+    re.IGNORECASE)
 _ORDER_CONTEXT = re.compile(r"订单|退款|退货|退掉|退了|order(?!-service)|refund", re.IGNORECASE)
 _ORDER_ID = re.compile(
     r"(?:订单|order)\s*(?:号|编号|no\.?|number|id)?\s*[:：#]?\s*(\d{4,12})(?!\d)", re.IGNORECASE
@@ -122,10 +131,14 @@ class Entities:
 
 
 def cues(clause: str) -> set[str]:
-    """The cue-word families a clause contains, plus the entity-driven ones (shop, calc)."""
-    flags = {name for name, pattern in _COMPILED.items() if pattern.search(clause)}
+    """The cue-word families a clause contains, plus the entity-driven ones (shop, calc)
+    and ``refund_result`` for a mention of what a refund returns."""
+    asked = _REFUND_RESULT.sub(" ", clause)
+    flags = {name for name, pattern in _COMPILED.items() if pattern.search(asked)}
+    if asked != clause:
+        flags.add("refund_result")
     found = extract_entities(clause)
-    if found.orders or found.tracking or "refund" in flags:
+    if found.orders or found.tracking or flags & {"refund", "refund_result"}:
         flags.add("shop")
     if found.services:
         flags.add("ops")
@@ -163,6 +176,47 @@ def extract_entities(clause: str) -> Entities:
     sql = _SQL.search(clause)
     found.sql = sql.group(0).strip() if sql else None
     return found
+
+
+# why a refund is asked for, in the request's own words
+_CAUSE = re.compile(r"\b(?:because|due to)\b\s*(?:of\s+)?(?P<cause>[^.;!?,，。；！？\n]{3,80})"
+                    r"|(?:因为|由于|原因是)\s*(?P<cause_zh>[^，。；！？,.;!?\n]{2,40})",
+                    re.IGNORECASE)
+_DEFECT = re.compile(r"坏|故障|破损|破了|碎|裂|质量|不能用|用不了|不工作|划痕|broken|faulty"
+                     r"|defect|damaged|cracked|scratched|not working|doesn'?t work|does not work"
+                     r"|stopped working|dead on arrival", re.IGNORECASE)
+_PIECES = re.compile(r"[。；;！!？?\n,，]+|\.(?:\s+|$)|\b(?:and|then|but)\b|然后|并且|但是")
+_ORDER_MENTION = re.compile(r"(?:\b(?:from|of|in|for)\s+)?(?:\bmy\s+|我的)?(?:订单|order)\s*"
+                            r"(?:号|no\.?|number|#)?\s*[:：#]?\s*\d{4,12}", re.IGNORECASE)
+_REASON_CHARS = 80
+# a reason the request names without a statement to quote, and one when nothing says why
+_BROKEN = Both(en="item is broken", zh="商品故障")
+_ASKED = Both(en="the customer asked for a refund", zh="用户申请退款")
+
+
+def refund_reason(request: str, clause: str, lang: Language) -> str:
+    """Why the refund of ``clause`` is asked for, from the request's own words: a stated
+    cause ("because it is the wrong size") or a statement of a defect ("it arrived broken",
+    "屏幕碎了") quoted as written; a defect named only in the ask itself ("refund the broken
+    one") as "item is broken"; else, since nothing says why, "the customer asked for a
+    refund" (worded in ``lang``)."""
+    for text in (clause, request):
+        cause = _CAUSE.search(text)
+        if cause:
+            return _quoted(cause.group("cause") or cause.group("cause_zh"))
+    named = False
+    for piece in _PIECES.split(request):
+        if piece and _DEFECT.search(piece):
+            named = True
+            statement = _quoted(_ORDER_MENTION.sub(" ", piece))
+            if not cues(piece) & {"refund", "refund_result"} and _DEFECT.search(statement):
+                return statement
+    return (_BROKEN if named else _ASKED).word(lang)
+
+
+def _quoted(words: str) -> str:
+    """``words`` as a reason: one line, without outer punctuation, whole words only."""
+    return clip_words(" ".join(words.split()).strip(" ,，。.;；:："), _REASON_CHARS)
 
 
 def research_topic(clause: str) -> str:

@@ -3,7 +3,7 @@
 import time
 
 from core.base.language import terms, words
-from core.base.text import clip, preview, strip_think
+from core.base.text import clip, clip_words, preview, strip_think
 
 
 def test_preview_folds_white_space_and_cuts_with_an_ellipsis():
@@ -15,6 +15,18 @@ def test_preview_folds_white_space_and_cuts_with_an_ellipsis():
 def test_clip_keeps_line_breaks():
     assert clip("a\nb", 10) == "a\nb"
     assert clip("abcdef", 4) == "abc…"
+
+
+def test_clip_words_cuts_where_a_word_ends():
+    policy = ("Orders that are not yet delivered cannot be refunded; orders past the 7-day "
+              "window can get after-sales repair.")
+    assert clip_words(policy, 80) == ("Orders that are not yet delivered cannot be refunded;…")
+    assert clip_words(policy.replace(";", ","), 80) == (
+        "Orders that are not yet delivered cannot be refunded, orders past the 7-day…")
+    rule = "签收后 7 天内，商品完好、配件齐全即可申请退货。超过 7 天的订单不能退货"
+    assert clip_words(rule, 30) == "签收后 7 天内，商品完好、配件齐全即可申请退货。…"
+    assert clip_words("short", 10) == "short"
+    assert clip_words("x" * 12, 10) == "x" * 9 + "…"  # no word end in reach: one long token
 
 
 def test_words_split_chinese_into_bigrams_and_keep_english_words():

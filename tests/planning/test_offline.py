@@ -11,6 +11,7 @@ from core.plan.model import Plan
 from core.planning.clauses import split_clauses
 from core.tools.registry import ToolRegistry
 from demo.offline import compose_answer, offline_plan
+from demo.offline.phased import phased_plan
 from demo.scenarios import SCENARIOS
 from tests.support.offline import execute_by_hand
 
@@ -170,3 +171,61 @@ def test_random_fragments_always_give_valid_plans(registry):
         text = " ".join(rng.choice(fragments) for _ in range(rng.randint(0, 14)))
         plan = offline_plan(text, registry)
         assert plan.validate(registry) == [], text
+
+
+# ---- a side effect once, and its reason in the request's words (issue 44) ----------------
+
+MIXED = "帮我查一下 order 88231 到了没, if delivered 就 refund it，然后 tell me the refund number"
+
+
+def _refunds(plan: Plan) -> list[dict]:
+    return [s.args for s in plan.steps if s.tool == "apply_refund"]
+
+
+def test_the_mixed_request_plans_one_refund_flat_and_in_phases(registry):
+    flat = offline_plan(MIXED, registry)
+    phased = phased_plan(MIXED, registry)
+    for plan in (flat, phased):
+        assert plan.validate(registry) == []
+        assert len(_refunds(plan)) == 1, plan.summary()
+    refund = next(s for s in phased.steps if s.tool == "apply_refund")
+    answer = phased.synthesis_step()
+    assert refund.id in answer.depends_on  # "tell me the refund number" reads it
+    assert [p.title for p in phased.phases][-1] == "Tell me the refund number"
+
+
+@pytest.mark.parametrize("request_text", [
+    "Refund order 88231. Then refund order 88231 again",
+    "先给订单 88231 退款，然后再给订单 88231 退款一次",
+])
+def test_a_request_that_asks_for_the_refund_again_gets_it_again(registry, request_text):
+    assert [args["order_id"] for args in _refunds(offline_plan(request_text, registry))] == [
+        "88231", "88231"]
+
+
+def test_refunds_of_two_orders_stay_two(registry):
+    plan = offline_plan("Refund order 88231, then refund order 66001", registry)
+    assert [args["order_id"] for args in _refunds(plan)] == ["88231", "66001"]
+
+
+@pytest.mark.parametrize("request_text", [
+    "tell me the refund number of order 88231", "订单 88231 的退款单号是多少"])
+def test_asking_for_the_refund_number_makes_no_refund(registry, request_text):
+    assert [s.tool for s in offline_plan(request_text, registry).steps] == ["query_order", None]
+
+
+@pytest.mark.parametrize(("request_text", "reason"), [
+    ("Order 88231 arrived broken. Please refund it.", "arrived broken"),
+    ("My order 88231: the screen is cracked, refund it", "the screen is cracked"),
+    ("订单 88231 收到的时候屏幕碎了。帮我退款", "收到的时候屏幕碎了"),
+    ("Refund order 88231 because it is the wrong size", "it is the wrong size"),
+    (SEED_EN, "item is broken"),
+    (SEED_ZH, "商品故障"),
+    ("Refund order 88231", "the customer asked for a refund"),
+    (MIXED, "用户申请退款"),
+])
+def test_a_refund_reason_comes_from_the_requests_words(registry, request_text, reason):
+    refund = next(s for s in offline_plan(request_text, registry).steps
+                  if s.tool == "apply_refund")
+    assert refund.args["reason"] == reason
+    assert reason in refund.description
