@@ -215,6 +215,15 @@ TEXTS: dict[str, tuple[str, str]] = {
                              "回复把 {step} 的调用又重复了 {count} 次，重复的已去掉。"),
     "check.repeated_effect_done": ("{twin} already did “{description}”; it is not done again",
                                    "{twin} 已经完成了“{description}”，没有再做一次"),
+    "check.twin_effect": (
+        "{step} made the same {tool} call as {twin} (the same arguments and condition), and "
+        "the request asks for it once: {step} was folded into {twin}. Add it back if it is "
+        "meant twice.",
+        "{step} 与 {twin} 的 {tool} 调用完全相同（参数和条件都一样），而请求只要求做一次："
+        "已把 {step} 并入 {twin}。如果确实要做两次，请再加回来。"),
+    "check.twin_effect_phase": (
+        "Phase {phase} (“{title}”) held only {step}, and was taken out with it.",
+        "阶段 {phase}（“{title}”）只含 {step}，已随它一起去掉。"),
     "check.condition_adopted": (
         "{step} ({tool}) stated its condition only in words; the request's wording gave it "
         "the condition {condition}: check it before approving.",

@@ -13,7 +13,8 @@ and actions); a provider profile says whether its models need them
 (``ProviderProfile.weak_model_checks``: on for local servers, off for hosted models, which
 get the same plan right without them and would only pay for a corrective round when a
 heuristic misfires). Checks that protect the approval boundary or honest answers
-(invented ids, conditions only in words, repeated or dropped side effects) always run.
+(invented ids, conditions only in words, repeated, twice planned or dropped side
+effects) always run.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from core.planning.checks import (
     text_fields,
     tool_hints,
     tool_misfit,
+    twin_effects,
 )
 from core.planning.checks.shape import Check, CheckContext, Kind, Problem, Stage, worded
 from core.planning.packs import packs
@@ -65,6 +67,7 @@ CHECKS: tuple[Check, ...] = (
     # repairs, each reply before it is judged
     repeated_reads.CHECK,
     repeated_effects.CHECK,
+    twin_effects.CHECK,
     synthesis.CHECK,
     rule_actions.CHECK,
     loose_arguments.CHECK,

@@ -1,9 +1,11 @@
 """Problem: a side effect planned twice, the same call (core.plan.calls) under the same
-condition.
+condition, once after the other.
 
-A repeated side effect is not the planner's to drop: the corrective retry, or else the
-person approving, decides whether both were meant. Steps whose arguments are still to be
-inferred are never the same call, however alike they look.
+Twins side by side are folded before this check (core.planning.checks.twin_effects); a
+repeat ordered after its twin ("refund, check, refund") may be meant, so the corrective
+retry, or else the person approving, decides whether both were. A request that asks for
+the thing again ("twice", "again": core.planning.clauses.asks_repeat) means both. Steps
+whose arguments are still to be inferred are never the same call, however alike they look.
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ from core.plan.approval import has_side_effect
 from core.plan.calls import call_key
 from core.plan.model import Plan
 from core.planning.checks.shape import Check, CheckContext, Problem
+from core.planning.clauses import asks_repeat
 
 __all__ = ["CHECK", "repeated_calls"]
 
 
 def repeated_calls(plan: Plan, context: CheckContext) -> list[Problem]:
-    """One problem per side-effecting step whose call later steps repeat."""
+    """One problem per side-effecting step whose call later steps repeat, unless the
+    request asks for it again."""
+    if asks_repeat(context.request):
+        return []
     first: dict[str, str] = {}
     repeats: dict[str, list[str]] = {}
     for step in plan.steps:
