@@ -218,16 +218,18 @@ def _phased_dot(plan: Plan, risky: set[str], on_path: set[tuple[str, str]],
         if pid in shut:
             lines.append(_folded_node(pid, head, counts, statuses[pid], bool(steps)))
             continue
-        label = f"▾ {_shorten(head, _MAX_DESCRIPTION)}" + (f"   {counts}" if counts else "")
+        wrap = _WRAP_CROWDED if any(step.id in crowded for step in steps) else _WRAP
+        title = _title_lines(f"▾ {_shorten(head, _MAX_DESCRIPTION)}", counts, wrap)
         lines += [f"  subgraph {_cluster(pid)} {{",
-                  f'    id="{dot_escape(phase_node_id(pid))}"; label="{dot_escape(label)}";',
+                  f'    id="{dot_escape(phase_node_id(pid))}"; label="{_left_lines(title)}";',
                   '    labeljust="l"; style="rounded,filled";'
                   f' fillcolor="{_PHASE_FILL[statuses[pid]]}"; color="{_PHASE_BORDER}";'
                   f" fontname=\"Helvetica\"; fontsize={_FONT_PT};"]
+        least = _text_width_in(title)
         for step in steps:
             on_cycle = _CYCLE_NODE if step.id in cycle_of else ""
             wrap = _WRAP_CROWDED if step.id in crowded else _WRAP
-            attrs = _node_attrs(step, step.tool in risky, wrap)
+            attrs = _node_attrs(step, step.tool in risky, wrap, least)
             lines.append(f"    {_node_id(step.id)} [{attrs}{on_cycle}];")
         lines.append("  }")
     lines += [f"  {_node_id(s.id)} [{_node_attrs(s, s.tool in risky, _WRAP)}];"
@@ -251,13 +253,38 @@ def _counts(steps: list[Step]) -> str:
 def _folded_node(phase_id: str, head: str, counts: str, status: str, expanded: bool) -> str:
     """One node for a folded phase (``▸``: a click unfolds it), or for a phase still to
     expand (``⋯``: its steps come when it is reached)."""
-    label = "\n".join([f"{'▸' if expanded else '⋯'} {_shorten(head, _MAX_DESCRIPTION)}",
-                        counts or "⋯"])
-    return (f'  "{dot_escape(phase_node_id(phase_id))}" [label="{dot_escape(label)}", '
+    first = f"{'▸' if expanded else '⋯'} {_shorten(head, _MAX_DESCRIPTION)}"
+    parts = [*_wrapped(first, _WRAP), counts or "⋯"]
+    return (f'  "{dot_escape(phase_node_id(phase_id))}" '
+            f'[label="{dot_escape(chr(10).join(parts))}", '
             f'id="{dot_escape(phase_node_id(phase_id))}", shape=box, '
             f'style="rounded,filled,bold", fillcolor="{_PHASE_FILL[status]}", '
             f'color="{_PHASE_BORDER}", peripheries=2, '
-            f"width={_label_width_in(label.splitlines()):.2f}];")
+            f"width={_label_width_in(parts):.2f}];")
+
+
+def _title_lines(title: str, counts: str, wrap: int) -> list[str]:
+    """A cluster's title in lines of at most ``wrap`` columns, as a step's label wraps (a
+    long title would make its cluster, and the whole drawing, wider than its steps), its
+    steps counted at the end."""
+    lines = _wrapped(title, wrap)
+    if counts and display_width(f"{lines[-1]}   {counts}") <= wrap:
+        lines[-1] = f"{lines[-1]}   {counts}"
+    elif counts:
+        lines.append(counts)
+    return lines
+
+
+def _wrapped(text: str, wrap: int) -> list[str]:
+    """``text`` as it is when it fits in ``wrap`` columns, else wrapped to them."""
+    return [text] if display_width(text) <= wrap else wrap_label(text, wrap)
+
+
+def _left_lines(lines: list[str]) -> str:
+    """``lines`` as a DOT label, each line left-aligned when there are several."""
+    if len(lines) == 1:
+        return dot_escape(lines[0])
+    return "".join(dot_escape(line) + "\\l" for line in lines)
 
 
 def _phased_edges(plan: Plan, shut: set[str], on_path: set[tuple[str, str]],
@@ -342,7 +369,8 @@ def _crowded_steps(plan: Plan) -> set[str]:
     return {sid for sid, level in rank.items() if sizes[level] >= _CROWDED}
 
 
-def _node_attrs(step: Step, side_effect: bool, wrap: int) -> str:
+def _node_attrs(step: Step, side_effect: bool, wrap: int, least: float = 0.0) -> str:
+    """A step node's DOT attributes; the node is at least ``least`` inches wide."""
     header = f"{STATUS_ICONS.get(step.status, '')} {_shorten(step.id, _MAX_NAME)}"
     if step.tool:
         header += f" · {_shorten(step.tool, _MAX_NAME)}"
@@ -359,7 +387,7 @@ def _node_attrs(step: Step, side_effect: bool, wrap: int) -> str:
     label = "\n".join(parts)
     attrs = [
         f'label="{dot_escape(label)}"',
-        f"width={_label_width_in(parts):.2f}",
+        f"width={max(_label_width_in(parts), least):.2f}",
         f'fillcolor="{STATUS_COLOURS.get(step.status, STATUS_COLOURS["pending"])}"',
         f'style="{",".join(styles)}"',
     ]
@@ -443,6 +471,17 @@ def _critical_edges(plan: Plan) -> set[tuple[str, str]]:
 def _shorten(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _text_width_in(lines: list[str]) -> float:
+    """How wide a browser draws the widest of ``lines``, in inches.
+
+    A cluster has no width of its own: Graphviz sizes it around its steps and its title,
+    whose width it underestimates for CJK text (see :func:`_label_width_in`), so a Chinese
+    title spilled past its cluster's border. The steps of a cluster are made at least as
+    wide as its title instead.
+    """
+    return max(map(text_em, lines), default=0.0) * _FONT_PT / 72
 
 
 def _label_width_in(lines: list[str]) -> float:

@@ -2,10 +2,13 @@
 
 The address picks the plan: ``?scenario=churn-analysis&lang=zh`` drafts that scenario's plan
 offline in that language (a side-effecting step marked ⚠, as the pages draw it);
-``&narrow=1`` puts the graph in the run page's narrow column; ``&pick=s6`` selects a
+``&narrow=1`` puts the graph in the run page's narrow column, ``&narrow=plan`` in the Plan
+page's column beside the step panel; ``&pick=s6`` selects a
 step from outside the graph (as the plan table does); ``?phased=60`` draws a plan of 12
 phases of 5 steps (folded as the pages fold it: a click on a phase folds or unfolds it),
-``?phased=review`` the quarterly review scenario's phased plan; ``&feed=/api/runs/x/steps``
+``?phased=review`` the quarterly review scenario's phased plan, ``?phased=twins`` two phases
+side by side under long titles in two languages (each with a refund, as issue 44 found
+them); ``&feed=/api/runs/x/steps``
 has the graph follow that stream of step marks (as a followed run's graph does).
 A click on a step is written below the graph ("selected: s3 (2 clicks)"), the phases drawn
 folded too ("folded: p2, p3").
@@ -47,9 +50,30 @@ def _twelve_phases() -> Plan:
               depends_on=[f"p{n - 1}"] if n > 1 else []) for n in range(1, 13)], steps=steps)
 
 
+def _twin_phases() -> Plan:
+    refund = {"tool": "apply_refund", "depends_on": ["s1"],
+              "args": {"order_id": "88231", "reason": "用户申请退货"},
+              "description": "如果订单 88231 已签收，为其申请退款（原因：用户申请退货）",
+              "condition": "s1.status == 'delivered'"}
+    return Plan.model_validate({"id": "twins", "goal": "mixed", "phases": [
+        {"id": "p1", "title": "帮我查一下 order 88231 到了没"},
+        {"id": "p2", "title": "If delivered 就 refund it", "depends_on": ["p1"]},
+        {"id": "p3", "title": "Tell me the refund number", "depends_on": ["p1"]},
+        {"id": "p4", "title": "综合以上结果，给出最终回复", "depends_on": ["p1", "p2", "p3"]},
+    ], "steps": [
+        {"id": "s1", "phase": "p1", "tool": "query_order", "args": {"order_id": "88231"},
+         "description": "查询订单 88231 的详情，确认商品和状态"},
+        {"id": "s2", "phase": "p2", **refund}, {"id": "s3", "phase": "p3", **refund},
+        {"id": "s4", "phase": "p4", "description": "综合以上结果，给出最终回复",
+         "depends_on": ["s1", "s2", "s3"]},
+    ]})
+
+
 phased = st.query_params.get("phased")
 if phased == "60":
     plan = _twelve_phases()
+elif phased == "twins":
+    plan = _twin_phases()
 elif phased == "review":
     plan = phased_plan(get_scenario("ops-quarterly-review").request(lang), registry)
     plan.id = "review"  # drafted again on every run: the person's folds belong to one plan
@@ -63,7 +87,12 @@ def _select(step_id: str) -> None:
     st.session_state["clicks"] = st.session_state.get("clicks", 0) + 1
 
 
-place = st.columns([3, 2])[1] if st.query_params.get("narrow") == "1" else st.container()
+narrow = st.query_params.get("narrow")
+if narrow == "plan":  # the dashboard's sidebar takes its width from the page, as there
+    st.sidebar.write("settings")
+place = (st.columns([3, 2])[1] if narrow == "1" else  # the run page's graph beside its cards
+         st.columns([3, 2], gap="medium")[0] if narrow == "plan" else  # ui.plan_editor's
+         st.container())
 with place:
     plan_graph(plan_to_dot(plan, registry=registry, folded=folded), key="graph",
                selected=st.session_state.get("picked") or st.query_params.get("pick"),

@@ -9,7 +9,9 @@ node's shape with room to spare on either side (MIN_GAP_PX): a box that merely t
 border reads as clipped. A line of Chinese text, whose characters fill their boxes edge to
 edge, keeps a wider room (MIN_GAP_EM_WIDE) within the node's drawn border, its rounded
 corners included. A click on a node reaches the page's on_select, also a second click on the
-same node, and outlines that node; a drag pans without selecting.
+same node, and outlines that node; a drag pans without selecting. At the default zoom,
+every phase's cluster lies wholly inside the view, its title inside its border (issue 44:
+beside the step panel, the p1 cluster was cut off at the right edge).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from core.plan.label_text import display_width
-from tests.support.browser import needs_chromium, open_tab, serve_app
+from tests.support.browser import button, needs_chromium, open_tab, serve_app
 
 pytestmark = needs_chromium
 
@@ -125,6 +127,61 @@ def test_graph_text_is_readable_and_inside_its_nodes(tabs, graph_page):
                         problems += _misfits(texts, where)
     assert not problems, "\n".join(problems)
     assert smallest >= MIN_PX - 0.01
+
+
+# Every phase's cluster: the room between its box and the edges of the view's visible area
+# (left, right, top, bottom), and the least room between a line of its title and its
+# border, in px.
+_CLUSTERS = """() => {
+  const view = document.getElementById('view');
+  const area = view.getBoundingClientRect();
+  const right = area.left + view.clientLeft + view.clientWidth;
+  const bottom = area.top + view.clientTop + view.clientHeight;
+  return [...view.querySelectorAll('g.cluster')].map(cluster => {
+    const box = cluster.querySelector('path, polygon').getBoundingClientRect();
+    const lines = [...cluster.querySelectorAll(':scope > text')]
+      .map(t => t.getBoundingClientRect());
+    return {id: cluster.id, title: Math.min(...lines.map(
+              t => Math.min(t.left - box.left, box.right - t.right))),
+            room: [box.left - area.left, right - box.right, box.top - area.top,
+                   bottom - box.bottom]};
+  });
+}"""
+
+
+def cut_phases(frame) -> list[str]:
+    """The phases of the graph in ``frame`` that the view cuts off or whose title spills
+    past its border, at the zoom it shows."""
+    clusters = frame.locator("#view").evaluate(_CLUSTERS)
+    assert clusters, "no phase drawn"
+    return [f"{c['id']}: {', '.join(f'{r:.1f}' for r in c['room'])} px from the view's "
+            f"left, right, top and bottom; title {c['title']:.1f} px from its border"
+            for c in clusters if min(c["room"]) < -SLACK_PX or c["title"] < MIN_GAP_PX]
+
+
+def test_two_phases_side_by_side_fit_beside_the_step_panel_at_the_default_zoom(tabs, graph_page):
+    with open_tab(tabs, graph_page) as tab:
+        frame = _open(tab, f"{graph_page}/?phased=twins&narrow=plan")
+        assert frame.locator("g.cluster").count() == 4
+        assert cut_phases(frame) == []
+        texts = frame.locator("#canvas svg").evaluate(_MEASURE)
+        assert min(t["px"] for t in texts) >= MIN_PX - 0.01  # readable, not shrunk to fit
+
+
+MIXED = "帮我查一下 order 88231 到了没, if delivered 就 refund it，然后 tell me the refund number"
+
+
+def test_the_mixed_request_plans_one_refund_whose_phases_all_show(page):
+    """Issue 44's request on the Plan page, in Phases, offline: one refund, every phase in
+    sight at the default zoom."""
+    page.locator(".st-key-request textarea").fill(MIXED)
+    page.locator(".st-key-plan_mode label").filter(has_text="Phases").click()
+    button(page, "generate_plan").click()
+    frame = page.frame_locator(FRAME)
+    frame.locator("#canvas svg g.cluster").first.wait_for()
+    assert frame.locator("g.node", has_text="apply_refund").count() == 1
+    assert frame.locator("g.cluster").count() == 3
+    assert cut_phases(frame) == []
 
 
 def _selected(tab) -> str:

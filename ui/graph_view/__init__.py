@@ -2,7 +2,8 @@
 
 A small custom component (``frontend/``): the browser lays out the DOT of
 ``core.plan.graph.plan_to_dot`` with Graphviz compiled to WebAssembly (vendored, so the
-app needs no ``dot`` binary), fits it to the width without drawing text below 11 px, and
+app needs no ``dot`` binary), shows it whole at first when its text stays at 11 px or more
+(else as much as such text allows, the rest a scroll away), and
 reports a click on a step's node, or on a phase (its folded node or its cluster), which
 folds or unfolds it: :func:`folded_phases` keeps what a person chose on top of
 ``core.plan.graph.default_folded``. AppTest cannot draw it; tests read its arguments (the

@@ -40,17 +40,22 @@ function post(type, data) {
   window.parent.postMessage({ isStreamlitMessage: true, type, ...data }, "*");
 }
 
+// The scale that shows the whole drawing: its width in the view, its height in the frame,
+// which may grow up to args.height (fit to that, not to today's view).
+function wholeScale() {
+  const most = (args.height || 460) - bar.offsetHeight - 4 - 12;
+  return Math.min((view.clientWidth - 10) / size.w, (most - 10) / size.h);
+}
+
+// The first view: the whole drawing when its text stays readable, else as much of it as
+// readable text allows (the rest is a scroll away, and the hint says so).
 function readableScale() {
-  const fitWidth = (view.clientWidth - 10) / size.w;
   const lowest = MIN_TEXT_PX / smallestFont;
-  return Math.min(Math.max(fitWidth, lowest), MAX_TEXT_PX / smallestFont);
+  return Math.min(Math.max(wholeScale(), lowest), MAX_TEXT_PX / smallestFont);
 }
 
 function fitScale() {
-  // the frame may grow up to args.height: fit the drawing to that, not to today's view
-  const most = (args.height || 460) - bar.offsetHeight - 4 - 12;
-  const whole = Math.min((view.clientWidth - 10) / size.w, (most - 10) / size.h);
-  return Math.min(whole, MAX_TEXT_PX / smallestFont);
+  return Math.min(wholeScale(), MAX_TEXT_PX / smallestFont);
 }
 
 function chosenScale() {
