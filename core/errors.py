@@ -1,6 +1,7 @@
 """The one exception tree of PlanBoard; every message says what happened and what to do.
 
     PlanBoardError                  base: anything PlanBoard reports to a user
+    ├── AccessDeniedError           a person's role does not allow what they asked
     ├── ConfigError                 settings are missing or wrong (no API key, bad number)
     ├── LLMError                    talking to the OpenAI-compatible endpoint failed
     │   ├── LLMAuthError            the endpoint refused the API key (401/403)
@@ -42,6 +43,7 @@ from core.base.messages import Message, msg
 
 __all__ = [
     "LLM_FAILURE",
+    "AccessDeniedError",
     "ConfigError",
     "LLMAuthError",
     "LLMBadRequestError",
@@ -83,6 +85,11 @@ class PlanBoardError(Exception):
     def __init__(self, text: str | Message = "") -> None:
         self.message: Message | None = text if isinstance(text, Message) else None
         super().__init__(str(text))
+
+
+class AccessDeniedError(PlanBoardError):
+    """Raised when a person's role (core.access.policy) does not allow what they asked;
+    nothing has happened when it is raised."""
 
 
 class ConfigError(PlanBoardError):

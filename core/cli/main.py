@@ -21,6 +21,7 @@ from core.cli.output import (
     print_json,
     print_progress,
 )
+from core.cli.people import add_people_commands, require_for_command
 from core.cli.plans import approved_to_run, load_plan_file
 from core.cli.runs import add_approve_replans, new_versions_policy, report_run, wait_answering
 from core.cli.text import cli_language, say
@@ -54,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         _require_utf8(sys.argv[1:] if argv is None else argv)
+        require_for_command(args)
         code = int(args.handler(args) or 0)
         sys.stdout.flush()  # a reader that went away (``| head``) shows here, not at exit
         return code
@@ -202,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_rerun_command(commands)
     add_worker_commands(commands)
     add_template_commands(commands)
+    add_people_commands(commands)
     return parser
 
 
@@ -240,10 +243,13 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 def cmd_call(args: argparse.Namespace) -> int:
     """Call one tool; a text result prints as text (unless --json), anything else as JSON."""
+    from core.access.policy import call_action
     from core.tools.toolsets import default_registry
 
     arguments = _parse_json_object(args.args, "--args")
-    result = default_registry().call(args.tool, arguments)
+    registry = default_registry()
+    args.runner().access(None).require(call_action(args.tool, registry))
+    result = registry.call(args.tool, arguments)
     if isinstance(result, str) and not args.json:
         print(result)
     else:
@@ -348,8 +354,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if by_workers:
         from core.cli.workers import run_on_workers
 
-        return run_on_workers(runner, plan, options=options, settings=settings, usage=usage,
-                              detach=args.detach, as_json=args.json, out=out,
+        return run_on_workers(runner, plan, engine=engine, options=options, settings=settings,
+                              usage=usage, detach=args.detach, as_json=args.json, out=out,
                               started=started, route=route)
     run_id = runner.start(plan.goal, plan, engine=engine, options=options,
                           settings_public=settings, planning_usage=usage,
@@ -425,14 +431,14 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 
 
 def cmd_demo_reset(args: argparse.Namespace) -> int:
-    from core.planning.packs import data_resets
+    from core.runs.admin import reset_data
     from core.tools.toolsets import default_registry
 
-    resets = data_resets(default_registry())
-    if not resets:
+    written = reset_data(default_registry(), args.runner().store, None)
+    if not written:
         print(say("no_reset"))
-    for reset in resets:
-        print(say("demo_reset", path=reset.run()))
+    for path in written:
+        print(say("demo_reset", path=path))
     return 0
 
 

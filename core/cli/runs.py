@@ -8,8 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from core.access.audit import act_text, acts, owner_text
 from core.cli.output import ask, bounded_int, print_json, print_progress, short
-from core.cli.text import say
+from core.cli.text import cli_language, say
 from core.errors import PlanBoardError
 from core.lifecycle import RUN_STATUSES
 from core.store.run_store import RunRecord
@@ -121,7 +122,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
     """List run summaries (run_id, status, request, created_at), newest first; a run
     executed by workers also names them (``workers``, a column when any run has one)."""
     store = _runner(args).store
-    records = store.list_runs(status=args.status, limit=args.limit)
+    access = _runner(args).access(None)
+    records = [record for record in store.list_runs(status=args.status, limit=args.limit)
+               if access.sees(record)]
     rows: list[dict[str, Any]] = []
     for r in records:
         rows.append({"run_id": r.run_id, "status": r.status, "request": r.request,
@@ -152,14 +155,20 @@ def cmd_show(args: argparse.Namespace) -> int:
     """Show a run: the summary object, a compact text timeline, and its events."""
     store = _runner(args).store
     record = store.get_run(args.run_id)
+    _runner(args).access(None).require("read", record)
     events = store.events(args.run_id)
+    done = acts(store, run_id=args.run_id)
     if args.json:
         summary = run_summary_json(record)
         summary["request"] = record.request
+        summary["owner"] = record.options.get("owner")
         summary["events"] = [e.model_dump(mode="json", exclude={"run_id"}) for e in events]
+        summary["audit"] = [act.model_dump(mode="json", exclude={"run_id"}) for act in done]
         print_json(summary)
         return 0
     print(f"run {record.run_id} · {record.status} · {record.request}")
+    if owner := owner_text(record, cli_language()):
+        print(owner)
     if record.plan is not None:
         print(record.plan.summary())
     print(f"answer: {record.answer or '(none)'}")
@@ -167,10 +176,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"usage: {u.llm_calls} LLM calls, {u.prompt_tokens}+{u.completion_tokens} tokens, "
           f"{record.wall_s:.1f} s")
     if record.plan is not None:
-        from core.cli.text import cli_language
         from core.runs.timeline import run_timeline, timeline_text
 
         print("\n".join(timeline_text(run_timeline(record, events), cli_language())))
+    for act in done:
+        print(f"  {act_text(act, cli_language())}")
     for event in events:
         step = f" {event.step_id}" if event.step_id else ""
         worker = event.data.get("worker") if event.kind.startswith("step_") else None
@@ -268,7 +278,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     """Export a run; write to --out or stdout."""
     from core.runs.export import export_run
 
-    content = export_run(_runner(args).store, args.run_id, args.fmt)
+    runner = _runner(args)
+    runner.access(None).require("read", runner.store.get_run(args.run_id))
+    content = export_run(runner.store, args.run_id, args.fmt)
     data = content.encode("utf-8") if isinstance(content, str) else content
     if args.out is not None:
         try:

@@ -7,6 +7,14 @@ import os
 __all__ = ["cli_language", "say"]
 
 _TEXT: dict[str, tuple[str, str]] = {
+    "roles_you": ("You are {person}, with the role {role}.", "你是 {person}，角色：{role}。"),
+    "roles_off": ("Roles are not configured ({path} does not exist and none was given): "
+                  "everyone may do everything.",
+                  "未配置角色（{path} 不存在，也未分配过角色）：所有人都可以做任何操作。"),
+    "role_granted": ("{person} is now a {role}.", "{person} 现在的角色是 {role}。"),
+    "role_revoked": ("{person}'s role was taken back.", "已收回 {person} 的角色。"),
+    "role_none": ("{person} was given no role in the run store.",
+                  "运行库中没有给 {person} 分配过角色。"),
     "execute": ("Execute? [y/N] ", "执行吗？[y/N] "),
     "execute_new": ("Execute the new steps? [y/N] ", "执行新增的步骤吗？[y/N] "),
     "not_executed": ("Not executed.", "未执行。"),

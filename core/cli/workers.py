@@ -15,6 +15,8 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from core.access.audit import record_act
+from core.access.policy import access_for
 from core.base import tracing
 from core.base.messages import msg
 from core.cli.output import ask, bounded_int, print_json, print_progress, short
@@ -136,8 +138,14 @@ def submit_request(request: str, options: Any, *, offline: bool, as_json: bool,
         raise ConfigError(msg("config.no_llm"))  # the run would need a model to plan
     store = RunStore()
     try:
+        # approving a plan nobody has seen yet is approving whatever side effects it has
+        access = access_for(None, store)
+        access.require("approve")
         run_id = dispatch.submit_request(store, request, options=options,
-                                         settings_public=public_settings(offline=offline))
+                                         settings_public=public_settings(offline=offline),
+                                         extra={"owner": access.actor.record()})
+        record_act(store, access.actor, "approve", run_id=run_id, version=1,
+                   detail={"drafted_by_worker": True})
     finally:
         store.close()
     if as_json:
@@ -146,16 +154,15 @@ def submit_request(request: str, options: Any, *, offline: bool, as_json: bool,
     return 0
 
 
-def run_on_workers(runner: Any, plan: Any, *, options: Any, settings: dict[str, Any],
-                   usage: Any, detach: bool, as_json: bool, out: Any, started: float,
-                   route: Any) -> int:
-    """Submit an approved plan to the workers; with ``detach`` print its id and how to
-    follow it, else follow it here until it ends (answering its questions, as ``run``
-    does). Ctrl-C stops following; the run goes on."""
-    import core.runs.dispatch as dispatch
-
-    run_id = dispatch.submit(runner.store, plan.goal, plan, settings_public=settings,
-                             options=options, planning_usage=usage)
+def run_on_workers(runner: Any, plan: Any, *, engine: Any, options: Any,
+                   settings: dict[str, Any], usage: Any, detach: bool, as_json: bool, out: Any,
+                   started: float, route: Any) -> int:
+    """Submit an approved plan to the workers (the runner checks the OS user may approve
+    it, and records who did); with ``detach`` print its id and how to follow it, else
+    follow it here until it ends (answering its questions, as ``run`` does). Ctrl-C stops
+    following; the run goes on."""
+    run_id = runner.start(plan.goal, plan, engine=engine, options=options,
+                          settings_public=settings, planning_usage=usage, queued=True)
     return follow_submitted(runner, run_id, detach=detach, as_json=as_json, out=out,
                             started=started, route=route)
 

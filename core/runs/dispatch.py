@@ -162,18 +162,18 @@ def submit(store: RunStore, request: str, plan: Plan, *, settings_public: dict[s
 
 
 def submit_request(store: RunStore, request: str, *, settings_public: dict[str, Any],
-                   options: RunOptions | None) -> str:
+                   options: RunOptions | None, extra: Mapping[str, Any] | None = None) -> str:
     """Record a request without a plan and put it on the runs queue; return its id. The
     worker that takes it drafts the plan with its own tools and model, and runs it as
     drafted: the person approved it beforehand (``run --yes --detach``). So a submission
     only records and enqueues: it loads no tool, starts no MCP server and asks no model.
-    StoreError as :func:`submit`."""
+    StoreError as :func:`submit`; ``extra``: more options to store (its owner)."""
     import core.runs.durable as durable
 
     _queue(durable.workflow_status, "")  # fails (and records nothing) when unreachable
     run_id = uuid.uuid4().hex[:12]
     stored = (options or RunOptions()).model_copy(update={"run_id": run_id}).model_dump(
-        mode="json") | {DRAFTED_BY_WORKER: True}
+        mode="json") | dict(extra or {}) | {DRAFTED_BY_WORKER: True}
     with _submitting(run_id, stored, None):
         store.create_run(request, settings_public, None, run_id=run_id, options=stored,
                          workflow_id=run_id)

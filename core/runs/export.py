@@ -19,6 +19,7 @@ import subprocess
 from collections import Counter
 from typing import Any, Literal
 
+from core.access.audit import Act, act_text, acts, owner_text
 from core.base.language import Language
 from core.base.markup import literal_text, markdown_text
 from core.base.messages import TEXTS, msg, render
@@ -57,15 +58,18 @@ def export_run(store: RunStore, run_id: str, fmt: str, *,
         return render_svg(_dot(record))
     versions = store.plan_versions(run_id)
     events = store.events(run_id)
+    done = acts(store, run_id=run_id)
     if fmt == "json":
-        data = run_to_dict(record, versions, events)
+        data = run_to_dict(record, versions, events, done)
         return json.dumps(data, ensure_ascii=False, indent=2, default=str)
-    return run_to_markdown(record, versions, language=language, events=events)
+    return run_to_markdown(record, versions, language=language, events=events, acts=done)
 
 
 def run_to_dict(record: RunRecord, versions: list[PlanVersion],
-                events: list[StoredEvent]) -> dict[str, Any]:
-    """The full record: run fields, latest plan, every plan version and every event.
+                events: list[StoredEvent], done: list[Act] | None = None) -> dict[str, Any]:
+    """The full record: run fields, latest plan, every plan version, every event and who
+    did what on it (``audit``: each approval, edit, confirmation, cancel, re-run with the
+    person).
 
     Secrets never reach the store (:func:`core.store.schema.scrub_settings`), so none
     reaches an export; a worker's steps name the worker, as ``show`` does.
@@ -73,6 +77,7 @@ def run_to_dict(record: RunRecord, versions: list[PlanVersion],
     data = record.model_dump(mode="json")
     data["plan_versions"] = [v.model_dump(mode="json") for v in versions]
     data["events"] = [e.model_dump(mode="json") for e in events]
+    data["audit"] = [act.model_dump(mode="json", exclude={"run_id"}) for act in done or []]
     return data
 
 
@@ -129,11 +134,13 @@ _FIXED_REASONS = {"initial plan": "version.initial_plan", "manual edit": "versio
 
 def run_to_markdown(record: RunRecord, versions: list[PlanVersion], *,
                     language: Language | None = None,
-                    events: list[StoredEvent] | None = None) -> str:
-    """A readable report: request, plan table, step results, answer, usage, the timeline
-    (a Mermaid ``gantt`` block, when ``events`` are given), every version, worded in
-    ``language`` (else the request's, which its plan holds); what people, models and tools
-    wrote is shown as written."""
+                    events: list[StoredEvent] | None = None,
+                    acts: list[Act] | None = None) -> str:
+    """A readable report: request, who started it, plan table, step results, answer,
+    usage, the timeline (a Mermaid ``gantt`` block, when ``events`` are given), who did
+    what (``acts``: each approval and confirmation names the person), every version,
+    worded in ``language`` (else the request's, which its plan holds); what people, models
+    and tools wrote is shown as written."""
     lang = language or _request_language(record)
     t = {**_LABELS[lang], "lang": lang}
     lines = [
@@ -147,6 +154,8 @@ def run_to_markdown(record: RunRecord, versions: list[PlanVersion], *,
         lines.append(f"- **{t['finished']}:** {record.finished_at.isoformat(timespec='seconds')}")
     if record.settings:
         lines.append(f"- **{t['settings']}:** {_inline(_settings(record.settings, lang))}")
+    if owner := owner_text(record, lang):
+        lines.append(f"- {_inline(owner)}")
     lines.append("")
     if record.plan is not None:
         lines += [f"## {t['plan']} (v{record.plan.version})", "", *_phase_table(record.plan, t),
@@ -162,6 +171,9 @@ def run_to_markdown(record: RunRecord, versions: list[PlanVersion], *,
         lines += [f"## {render(msg('timeline.heading'), lang)}", "",
                   *timeline_mermaid(timeline, lang), "",
                   f"_{_inline(meter_text(timeline.meter, lang))}_", ""]
+    if acts:
+        lines += [f"## {render(msg('audit.heading'), lang)}", "",
+                  *(f"- {_inline(act_text(act, lang))}" for act in acts), ""]
     lines += [f"## {t['versions']}", ""]
     for version in versions:
         title = f"### {t['version']} {version.version}"

@@ -31,7 +31,7 @@ from core.runs.view import RunView, build_run_view
 from core.store.database import default_db_url
 from core.store.run_store import PlanVersion, RunStore, StoredEvent
 
-__all__ = ["RunViews", "followed_view", "process_views", "step_marks"]
+__all__ = ["RunViews", "followed_view", "process_store", "process_views", "step_marks"]
 
 FRESH_S = 0.025  # a view checked this recently is current enough for any follower
 KEEP_RUNS = 64  # runs followed at once; the least recently asked is dropped first
@@ -132,6 +132,11 @@ def followed_view(run_id: str) -> RunView:
     """The run's current view in the default run store (PLANBOARD_DB_URL or the home's),
     opened on first use, from :func:`process_views` (RunNotFoundError when there is no
     such run)."""
+    return _process_views.current(process_store(), run_id)
+
+
+def process_store() -> RunStore:
+    """The default run store of this process's followers, opened on first use."""
     global _process_store
     url = default_db_url()
     with _process_lock:
@@ -139,8 +144,7 @@ def followed_view(run_id: str) -> RunView:
             if _process_store is not None:
                 _process_store.close()
             _process_store = RunStore(url)
-        store = _process_store
-    return _process_views.current(store, run_id)
+        return _process_store
 
 
 def step_marks(view: RunView) -> dict[str, Any]:

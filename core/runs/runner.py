@@ -8,6 +8,11 @@ queue for ``python -m core worker``. Either way a run is steered through its mai
 followed through the store (:mod:`core.runs.dispatch`), so a tab or a process that did not
 start it steers it the same way.
 
+Every call that changes a run takes the ``actor`` who asks (None: the OS user of this
+process) and is checked by :mod:`core.access.policy` before anything happens; what was
+accepted is written to the audit log with the person (:mod:`core.access.audit`), and a
+run records its owner (the person who started it).
+
 The owner of a runner (the dashboard keeps one in ``st.cache_resource``; a CLI command opens
 its own with :func:`open_runner`) closes it, which pauses the runs it executes and stops
 them where they wait, as the process's exit does; ``resume`` continues them, in this
@@ -23,6 +28,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import core.runs.dispatch as dispatch
+from core.access.audit import AuditAction, record_act
+from core.access.identity import Actor
+from core.access.policy import Access, access_for, start_action
 from core.base.messages import msg
 from core.base.usage import Usage
 from core.errors import ConfigError, StoreError
@@ -31,6 +39,7 @@ from core.execution.executor import predict_llm_calls
 from core.execution.scheduler import RunOptions
 from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES, statuses_allowing
 from core.llm.engine import Engine
+from core.plan.approval import widening
 from core.plan.model import Plan
 from core.plan.size import check_size
 from core.runs.attachments import Attached
@@ -80,23 +89,38 @@ class Runner:
         replanner: Replanner | None = None,
         planning_usage: Usage | None = None,
         drafted: Plan | None = None,
+        actor: Actor | None = None,
+        queued: bool = False,
     ) -> str:
         """Record the run (plan v1 and all, see :func:`core.runs.dispatch.record_new_run`:
         ``planning_usage``, ``drafted``, and the LLM calls the plan is expected to make)
         and start its workflow here; return its id. A plan too large for a run
-        (:mod:`core.plan.size`) is refused before anything is recorded.
+        (:mod:`core.plan.size`), or one ``actor`` may not approve (a plan with side effects
+        needs an approver), is refused before anything is recorded; ``actor`` owns the run.
 
         ``engine``, ``on_event`` and ``replanner`` serve the run while this process executes
         it; a process that continues it later builds the engine from ``settings_public``.
-        Under ``PLANBOARD_EXECUTION=workers`` the run goes to the workers' queue instead.
+        Under ``PLANBOARD_EXECUTION=workers`` (or ``queued``) the run goes to the workers'
+        queue instead.
         """
         check_size(plan)
+        access = self.access(actor)
+        action = start_action(plan, engine.registry, options)
+        access.require(action)
         estimate = Usage(llm_calls=predict_llm_calls(plan, engine.registry,
                                                      offline=engine.offline))
-        return self._start(request, plan, engine=engine, options=options,
-                           settings_public=settings_public, on_event=on_event,
-                           replanner=replanner, planning_usage=planning_usage,
-                           drafted=drafted, estimate=estimate)
+        run_id = self._start(request, plan, engine=engine, options=options,
+                             settings_public=settings_public, on_event=on_event,
+                             replanner=replanner, planning_usage=planning_usage,
+                             drafted=drafted, estimate=estimate, queued=queued,
+                             extra={"owner": access.actor.record()})
+        record = self.store.get_run(run_id)
+        approved = record.options.get("approved_version", plan.version)
+        if record.versions > 1:  # the person's edit is the version they approved
+            record_act(self.store, access.actor, "edit", run_id=run_id, version=approved)
+        record_act(self.store, access.actor, "approve", run_id=run_id, version=approved,
+                   detail={"side_effects": action == "approve"})
+        return run_id
 
     def answer(
         self,
@@ -108,6 +132,7 @@ class Runner:
         on_event: EventSink | None = None,
         routing_usage: Usage | None = None,
         queued: bool = False,
+        actor: Actor | None = None,
     ) -> str:
         """Record a knowledge or direct answer (``route``) as a run and start its workflow,
         as :meth:`start` does a plan's; return its id.
@@ -123,12 +148,15 @@ class Runner:
         if route.mode not in ANSWER_MODES:
             raise ValueError(f"a {route.mode} route is not answered without a plan")
         self._require_open()
+        access = self.access(actor)
+        access.require("run_read_only")  # an answer without a plan causes no side effect
         check_answerable(request, route.mode, engine)
         return self._start(request, Plan(goal=request), engine=engine,
                            options=RunOptions(confirm_side_effects=False),
                            settings_public=settings_public, on_event=on_event,
                            planning_usage=routing_usage, queued=queued,
-                           extra={"mode": route.mode, "route_reason": route.reason})
+                           extra={"mode": route.mode, "route_reason": route.reason,
+                                  "owner": access.actor.record()})
 
     def _start(self, request: str, plan: Plan, *, engine: Engine, options: RunOptions | None,
                settings_public: dict[str, Any] | None, on_event: EventSink | None,
@@ -156,8 +184,10 @@ class Runner:
         engine: Engine | None = None,
         on_event: EventSink | None = None,
         replanner: Replanner | None = None,
+        actor: Actor | None = None,
     ) -> None:
-        """Continue a paused or interrupted run from its first unfinished step.
+        """Continue a paused or interrupted run from its first unfinished step (its owner
+        or an approver: ``actor``).
 
         Completed steps are kept with their results and timestamps: DBOS replays the
         run's record up to its last completed step. A run that a live process executes is
@@ -167,6 +197,8 @@ class Runner:
         """
         self._require_open()
         record = self.store.get_run(run_id)
+        access = self.access(actor)
+        access.require("steer", record)
         if record.status in TERMINAL_STATUSES:
             raise StoreError(msg("run.nothing_to_resume", run_id=run_id,
                                  status=msg(f"run_status.{record.status}")))
@@ -175,6 +207,7 @@ class Runner:
             if dispatch.can_continue(record.workflow_id):
                 self._local.nudge(run_id)
                 dispatch.resume(self.store, run_id)
+                self._act(access, "resume", run_id)
             return
         if record.status in ACTIVE_STATUSES:  # its process ended while it ran
             recover_run(self.store, record)
@@ -187,23 +220,30 @@ class Runner:
         # resumes it is there first, and the run records that it resumed
         self._continue(record, Attached(engine, on_event, replanner),
                        allowed=frozenset({record.status}), resumed=resumed)
+        self._act(access, "resume", run_id)
 
     def follow_up(self, run_id: str, text: str, *, engine: Engine,
                   on_event: EventSink | None = None,
-                  prepared: tuple[Plan, Usage] | None = None) -> Plan:
+                  prepared: tuple[Plan, Usage] | None = None,
+                  actor: Actor | None = None) -> Plan:
         """Extend a finished run with a follow-up request and run the new steps.
 
         Completed steps and results are kept; the new version adds steps and a new
         synthesis, and only those run, in a new workflow of the run. ``prepared`` is a
         version already made (and shown to a person) with
-        :func:`core.planning.followup.extend_plan_request`. Returns the version.
+        :func:`core.planning.followup.extend_plan_request`, whose new side effects ``actor``
+        approves (an approver's to do). Returns the version.
         StoreError for a run :func:`require_followable` refuses (unfinished).
         """
         from core.planning.followup import extend_plan_request
 
         self._require_open()
         record = self.store.get_run(run_id)
+        access = self.access(actor)
+        access.require("steer", record)
         require_followable(record)
+        if prepared is not None and widening(record.plan, prepared[0], engine.registry):
+            access.require("approve", record)
         plan, usage = prepared or extend_plan_request(record.plan, text, engine)
         extra = _later_options(record)
         spent = Usage.model_validate(extra.get("followup_usage") or {}) + usage
@@ -219,19 +259,26 @@ class Runner:
         self._continue(record, Attached(engine, on_event), allowed=_FOLLOWABLE,
                        events=[replanned], fresh=True,
                        claim=dict(plan=plan, reason=f"follow-up: {text}", options=extra))
+        self._act(access, "follow_up", run_id, version=plan.version, detail={"text": text})
         return plan
 
     def rerun(self, prepared: PreparedRerun, *, engine: Engine | None = None,
-              on_event: EventSink | None = None) -> None:
+              on_event: EventSink | None = None, actor: Actor | None = None) -> None:
         """Run a re-run a person approved (:func:`core.runs.rerun.prepare_rerun`): its
         version becomes the run's current and approved one, and a new workflow of the run
         executes its fresh steps; the kept steps' results are read, never made again.
 
         StoreError when the run is no longer finished, or has a newer version than the
-        one the re-run was prepared from (nothing is recorded then).
+        one the re-run was prepared from (nothing is recorded then); AccessDeniedError
+        unless ``actor`` owns the run or approves, and approves when a side effect runs
+        again.
         """
         self._require_open()
         record = self.store.get_run(prepared.run_id)
+        access = self.access(actor)
+        access.require("steer", record)
+        if prepared.side_effects:
+            access.require("approve", record)
         current = require_rerunnable(record)
         if current.version + 1 != prepared.plan.version:
             raise StoreError(msg("rerun.changed_meanwhile", run_id=record.run_id,
@@ -246,6 +293,8 @@ class Runner:
         self._continue(record, Attached(engine, on_event), allowed=RERUNNABLE,
                        events=[replanned], fresh=True,
                        claim=dict(plan=prepared.plan, reason=prepared.reason, options=extra))
+        self._act(access, "rerun", record.run_id, version=prepared.plan.version,
+                  step_id=prepared.step_id, detail={"again": prepared.again})
 
     def _continue(self, record: RunRecord, loan: Attached, *, allowed: frozenset[str],
                   events: list[RunEvent] | None = None, resumed: RunEvent | None = None,
@@ -291,41 +340,72 @@ class Runner:
 
     # ---- steering -------------------------------------------------------------------
 
-    def pause(self, run_id: str) -> None:
-        """Finish the running steps, start no new ones."""
-        self._steerable(run_id, "pause")
+    def pause(self, run_id: str, *, actor: Actor | None = None) -> None:
+        """Finish the running steps, start no new ones (its owner or an approver)."""
+        access = self.access(actor)
+        access.require("steer", self._steerable(run_id, "pause"))
         dispatch.pause(self.store, run_id)
         self._local.nudge(run_id)
+        self._act(access, "pause", run_id)
 
-    def cancel(self, run_id: str, timeout: float = 30.0) -> RunRecord:
-        """Cancel the run and return once the cancellation is recorded (a ``timeout``
-        shorter than :data:`core.runs.dispatch.WORKER_GONE_AFTER_S` only asks a live
-        process, which records it)."""
+    def cancel(self, run_id: str, timeout: float = 30.0, *,
+               actor: Actor | None = None) -> RunRecord:
+        """Cancel the run (its owner or an approver) and return once the cancellation is
+        recorded (a ``timeout`` shorter than :data:`core.runs.dispatch.WORKER_GONE_AFTER_S`
+        only asks a live process, which records it)."""
         record = self.store.get_run(run_id)
+        access = self.access(actor)
+        access.require("steer", record)
         if record.status in TERMINAL_STATUSES:
             raise StoreError(msg("run.nothing_to_cancel", run_id=run_id,
                                  status=msg(f"run_status.{record.status}")))
         if not dispatch.is_executing(record):
-            return dispatch.cancel_stopped(self.store, record)
-        self._local.nudge(run_id)
-        return dispatch.cancel(self.store, run_id, timeout, poll_s=self._poll_s)
+            cancelled = dispatch.cancel_stopped(self.store, record)
+        else:
+            self._local.nudge(run_id)
+            cancelled = dispatch.cancel(self.store, run_id, timeout, poll_s=self._poll_s)
+        self._act(access, "cancel", run_id)
+        return cancelled
 
-    def confirm(self, run_id: str, step_id: str) -> None:
-        """Approve the side-effecting step the run is waiting on."""
-        self._decide(run_id, step_id, "confirm")
+    def confirm(self, run_id: str, step_id: str, *, actor: Actor | None = None) -> None:
+        """Approve the side-effecting step the run is waiting on (an approver's to do)."""
+        self._decide(run_id, step_id, "confirm", actor)
 
-    def reject(self, run_id: str, step_id: str) -> None:
+    def reject(self, run_id: str, step_id: str, *, actor: Actor | None = None) -> None:
         """Refuse the side-effecting step the run is waiting on (it will not run)."""
-        self._decide(run_id, step_id, "reject")
+        self._decide(run_id, step_id, "reject", actor)
 
-    def decide_version(self, run_id: str, version: int, approve: bool) -> None:
-        """Approve or reject the new plan version the run is waiting on."""
-        self._decide(run_id, str(version), "approve_version" if approve else "reject_version")
+    def decide_version(self, run_id: str, version: int, approve: bool, *,
+                       actor: Actor | None = None) -> None:
+        """Approve or reject the new plan version the run is waiting on (it widens the
+        side effects: an approver's to do)."""
+        self._decide(run_id, str(version), "approve_version" if approve else "reject_version",
+                     actor)
 
-    def _decide(self, run_id: str, step_id: str, verb: str) -> None:
-        self._steerable(run_id, verb)
+    def _decide(self, run_id: str, step_id: str, verb: AuditAction,
+                actor: Actor | None) -> None:
+        access = self.access(actor)
+        access.require("approve", self._steerable(run_id, verb))
         dispatch.decide(self.store, run_id, verb, step_id)
         self._local.nudge(run_id)
+        version = int(step_id) if verb.endswith("_version") else None
+        self._act(access, verb, run_id, version=version,
+                  step_id=None if version is not None else step_id)
+
+    # ---- who may, and who did ------------------------------------------------------
+
+    def access(self, actor: Actor | None) -> Access:
+        """What ``actor`` (None: this process's OS user) may do under the roles in force."""
+        return access_for(actor, self.store)
+
+    def _act(self, access: Access, action: AuditAction, run_id: str, *,
+             version: int | None = None, step_id: str | None = None,
+             detail: dict[str, Any] | None = None) -> None:
+        if version is None:
+            plan = self.store.get_run(run_id).plan
+            version = plan.version if plan else None
+        record_act(self.store, access.actor, action, run_id=run_id, version=version,
+                   step_id=step_id, detail=detail)
 
     def _steerable(self, run_id: str, verb: str) -> RunRecord:
         """The run, when a live process executes it (else StoreError: resume it first)."""

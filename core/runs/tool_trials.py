@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from core.access.identity import Actor
+from core.access.policy import access_for, call_action
 from core.base.messages import Message
 from core.base.usage import Usage
 from core.errors import ToolError
@@ -39,14 +41,16 @@ class ToolTrial(BaseModel):
 
 
 def try_tool(name: str, args: dict[str, Any], *, registry: ToolRegistry,
-             store: RunStore) -> ToolTrial:
-    """Call tool ``name`` with ``args`` once, recorded as a finished one-step run.
+             store: RunStore, actor: Actor | None = None) -> ToolTrial:
+    """Call tool ``name`` with ``args`` once, recorded as a finished one-step run owned by
+    ``actor`` (a side effect is an approver's to cause, a read an editor's).
 
     Raises ToolError, recording nothing, when the tool is unknown or ``args`` do not fit
-    its schema (the tool was not called). A call that fails is recorded as a failed run
-    and returned with its error. Asking a person before a side effect is the caller's
-    part (the Tools page has an explicit tick).
+    its schema (the tool was not called), AccessDeniedError when ``actor`` may not call
+    it. A call that fails is recorded as a failed run and returned with its error. Asking
+    a person before a side effect is the caller's part (the Tools page has an explicit tick).
     """
+    access_for(actor, store).require(call_action(name, registry))
     tool = registry.get(name)
     tool.validate_args(args)
     request = f"{name}({json.dumps(args, ensure_ascii=False, default=str)})"

@@ -206,6 +206,34 @@ def _v9_step_states(conn: Connection) -> None:
     old.create_all(conn, tables=[added])
 
 
+def _v10_audit_and_roles(conn: Connection) -> None:
+    """Who did what, and the roles an admin gave (the tables written out as they are at
+    version 10, like v1's)."""
+    old = sa.MetaData()
+    added = [
+        sa.Table(
+            "audit_log", old,
+            sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+            sa.Column("at", _TS, nullable=False, index=True),
+            sa.Column("person", sa.String(255), nullable=False, index=True),
+            sa.Column("via", sa.String(16), nullable=False),
+            sa.Column("action", sa.String(32), nullable=False),
+            sa.Column("run_id", sa.String(40), index=True),
+            sa.Column("version", sa.Integer),
+            sa.Column("step_id", sa.String(255)),
+            sa.Column("detail", sa.JSON, nullable=False),
+        ),
+        sa.Table(
+            "role_grants", old,
+            sa.Column("subject", sa.String(255), primary_key=True),
+            sa.Column("kind", sa.String(16), nullable=False),
+            sa.Column("role", sa.String(16), nullable=False),
+            sa.Column("granted_by", sa.String(255), nullable=False),
+            sa.Column("granted_at", _TS, nullable=False),
+        ),
+    ]
+    old.create_all(conn, tables=added)
+
 LESSON_TEXT_INDEX = "lessons_text_unique"
 MIGRATIONS: list[Migration] = [
     (1, "runs, plan versions, events", _v1_initial),
@@ -218,6 +246,7 @@ MIGRATIONS: list[Migration] = [
     (7, "claim times of runs", _v7_claim_times),
     (8, "plan templates", _v8_plan_templates),
     (9, "step states between plan snapshots", _v9_step_states),
+    (10, "the audit log and the roles given in the store", _v10_audit_and_roles),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

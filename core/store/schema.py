@@ -34,6 +34,7 @@ __all__ = [
     "StoredEvent",
     "VersionSource",
     "as_utc",
+    "audit_log",
     "events",
     "insert_event",
     "lessons",
@@ -43,6 +44,7 @@ __all__ = [
     "plan_versions",
     "record_from_row",
     "replayed_seq",
+    "role_grants",
     "runs",
     "schema_version",
     "scrub_options",
@@ -312,6 +314,33 @@ plan_templates = sa.Table(
     sa.Column("created_at", _TS, nullable=False),
 )
 
+
+# added by migration 10: who did what (core.access.audit): an approval, an edit, a
+# confirmation, a cancel, a re-run, a role given; ``run_id`` is empty for acts on no run
+audit_log = sa.Table(
+    "audit_log",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("at", _TS, nullable=False, index=True),
+    sa.Column("person", sa.String(255), nullable=False, index=True),
+    sa.Column("via", sa.String(16), nullable=False),
+    sa.Column("action", sa.String(32), nullable=False),
+    sa.Column("run_id", sa.String(40), index=True),  # no foreign key: the log outlives runs
+    sa.Column("version", sa.Integer),
+    sa.Column("step_id", sa.String(255)),
+    sa.Column("detail", sa.JSON, nullable=False),
+)
+
+# added by migration 10: roles an admin gave (core.access.roles), over the roles file's
+role_grants = sa.Table(
+    "role_grants",
+    metadata,
+    sa.Column("subject", sa.String(255), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("granted_by", sa.String(255), nullable=False),
+    sa.Column("granted_at", _TS, nullable=False),
+)
 
 # ---- statements shared by the store's transactions (run inside the caller's) ----------
 
