@@ -9,6 +9,7 @@ from dotenv import find_dotenv, load_dotenv
 from ui import state
 from ui.frame import ensure_entrypoint
 from ui.i18n import t
+from ui.identity import require_sign_in
 from ui.settings import keep_settings, render_sidebar
 
 ensure_entrypoint()  # the first run after a start may treat this file as a legacy page
@@ -16,6 +17,7 @@ load_dotenv(find_dotenv(usecwd=True))  # .env next to where `streamlit run` star
 
 st.set_page_config(page_title="PlanBoard", page_icon="🧭", layout="wide")
 state.init_session()
+require_sign_in()  # under [auth], nothing else is drawn for a session nobody signed into
 
 keep_settings()
 # the run page's presentation view (?run=<id>&present=1) is for a projector: no sidebar
@@ -33,6 +35,8 @@ pages = st.navigation([
     st.Page("pages/tools.py", title=t("nav_tools"), icon=":material/build:", url_path="tools"),
     st.Page("pages/templates.py", title=t("nav_templates"), icon=":material/library_books:",
             url_path="templates"),
+    st.Page("pages/audit.py", title=t("nav_audit"), icon=":material/fact_check:",
+            url_path="audit"),
 ], position="hidden" if presenting else "sidebar")
 state.note_page(pages.url_path)
 pages.run()

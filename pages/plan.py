@@ -6,6 +6,7 @@ import logging
 
 import streamlit as st
 
+from core.access.policy import NEEDS, start_action
 from core.base.text import preview
 from core.base.usage import Usage
 from core.errors import PlanBoardError, UnservableRequestError
@@ -13,10 +14,11 @@ from core.execution.read_ahead import ReadAhead
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.planning.routes import Route, reason_text
+from core.runs.admin import reset_data
 from core.runs.drafting import Drafting
 from core.runs.session import Draft
 from core.runs.variants import Variant, Variants
-from ui import plan_editor, rehearsal_view, state, template_offer, variants_view
+from ui import identity, plan_editor, rehearsal_view, state, template_offer, variants_view
 from ui.frame import page_header
 from ui.i18n import current_language, t
 from ui.messages import error_text, said
@@ -311,11 +313,11 @@ def _render_route() -> None:
 
 def _render_reset_demo() -> None:
     """"Reset demo data", asked once more before the packs' data is recreated (no button
-    when no toolset offers a reset)."""
+    when no toolset offers a reset, nor for anyone but an admin)."""
     from core.planning.packs import data_resets
 
     resets = data_resets(state.registry())
-    if not resets:
+    if not resets or not identity.allows("admin"):
         return
     lang = current_language()
     what = "; ".join(r.what.word(lang) for r in resets)
@@ -328,8 +330,11 @@ def _render_reset_demo() -> None:
         sure, cancel, _ = st.columns([1, 1, 3])
         if sure.button(t("reset_demo_confirm"), key="reset_demo_confirm", type="primary"):
             st.session_state.pop("reset_demo_asked", None)
-            for reset in resets:
-                reset.run()
+            try:
+                reset_data(state.registry(), state.runner().store, identity.actor())
+            except PlanBoardError as exc:
+                st.error(error_text(exc))
+                return
             _forget_read_ahead()  # what was read before the reset is not the data now
             st.session_state["reset_demo_done"] = True
             st.rerun()
@@ -379,7 +384,7 @@ def _approve(plan: Plan) -> None:
             request, plan, engine=state.engine(), options=options,
             settings_public=state.settings_public(),
             planning_usage=st.session_state.get("planning_usage"),
-            drafted=st.session_state.get("plan_draft"),
+            drafted=st.session_state.get("plan_draft"), actor=identity.actor(),
         )
     except PlanBoardError as exc:
         st.error(error_text(exc))
@@ -435,6 +440,10 @@ def _render_refine() -> None:
 def main() -> None:
     """Draw the plan page."""
     page_header("plan_title", "plan_caption")
+    if not identity.allows("plan"):
+        st.info(t("viewer_plan"), icon=":material/visibility:")
+        st.page_link("pages/history.py", label=t("go_history"), icon=":material/history:")
+        return
     if "request" not in st.session_state:
         st.session_state["request"] = st.session_state.get("request_text", "")
     st.text_area(t("request"), key="request", height=100, placeholder=t("request_placeholder"))
@@ -481,8 +490,12 @@ def main() -> None:
         state.registry(), offline=mode.offline)
     _render_refine()
     render_approval_note(edited, state.registry(), state.run_options())
-    if st.button(t("approve_run"), key="approve_run", type="primary", disabled=bool(problems),
-                 icon=":material/play_arrow:",
+    needed = start_action(edited, state.registry(), state.run_options())
+    allowed = identity.allows(needed)
+    if not allowed:
+        st.caption(":material/lock: " + t("needs_role", role=t(f"role_{NEEDS[needed]}")))
+    if st.button(t("approve_run"), key="approve_run", type="primary",
+                 disabled=bool(problems) or not allowed, icon=":material/play_arrow:",
                  help=t("approve_blocked") if problems else t("approve_help")):
         _approve(edited)
     template_offer.render_save(edited, st.session_state.get("plan_request") or edited.goal,

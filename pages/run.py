@@ -13,6 +13,7 @@ from functools import partial
 
 import streamlit as st
 
+from core.access.audit import act_text, owner_text
 from core.base.text import preview
 from core.errors import PlanBoardError
 from core.plan.graph import plan_to_dot, side_effect_tool_names
@@ -20,10 +21,10 @@ from core.plan.model import Step
 from core.runs.rerun import PreparedRerun, prepare_rerun
 from core.runs.timeline import run_timeline
 from core.runs.view import RunView
-from ui import rerun_form, run_view, state
+from ui import identity, rerun_form, run_view, state
 from ui.frame import ensure_entrypoint, page_header
 from ui.graph_view import folded_phases, plan_graph, toggle_phase
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.live_marks import graph_marks
 from ui.live_ticker import hold, live_ticker
 from ui.messages import said
@@ -56,12 +57,21 @@ def _view(run_id: str) -> RunView:
     return state.run_views().current(state.runner().store, run_id)
 
 
+def _refused(view: RunView, action: str) -> str | None:
+    """Why this person may not do ``action`` on the run (None: they may)."""
+    try:
+        identity.access().require(action, view.record)  # type: ignore[arg-type]
+    except PlanBoardError as exc:
+        return said(exc)
+    return None
+
+
 def _decide(run_id: str, step_id: str, confirm: bool) -> None:
     try:
         if confirm:
-            state.runner().confirm(run_id, step_id)
+            state.runner().confirm(run_id, step_id, actor=identity.actor())
         else:
-            state.runner().reject(run_id, step_id)
+            state.runner().reject(run_id, step_id, actor=identity.actor())
     except PlanBoardError as exc:
         st.session_state["run_error"] = said(exc)
         return
@@ -70,7 +80,7 @@ def _decide(run_id: str, step_id: str, confirm: bool) -> None:
 
 def _decide_version(run_id: str, version: int, approve: bool) -> None:
     try:
-        state.runner().decide_version(run_id, version, approve)
+        state.runner().decide_version(run_id, version, approve, actor=identity.actor())
     except PlanBoardError as exc:
         st.session_state["run_error"] = said(exc)
         return
@@ -79,13 +89,14 @@ def _decide_version(run_id: str, version: int, approve: bool) -> None:
 
 def _control(run_id: str, action: str) -> None:
     runner = state.runner()
+    person = identity.actor()
     try:
         if action == "pause":
-            runner.pause(run_id)
+            runner.pause(run_id, actor=person)
         elif action == "resume":
-            runner.resume(run_id, engine=state.engine())
-        else:
-            runner.cancel(run_id, timeout=1.0)  # recorded at once; the poll shows the end
+            runner.resume(run_id, engine=state.engine(), actor=person)
+        else:  # recorded at once; the poll shows the end
+            runner.cancel(run_id, timeout=1.0, actor=person)
     except PlanBoardError as exc:
         st.session_state["run_error"] = said(exc)
 
@@ -93,10 +104,12 @@ def _control(run_id: str, action: str) -> None:
 def _render_controls(view: RunView) -> None:
     icons = {"pause": ":material/pause:", "resume": ":material/play_arrow:",
              "cancel": ":material/stop:"}
+    refused = _refused(view, "steer")
     for column, action in zip(st.columns(3), ("pause", "resume", "cancel"), strict=True):
         column.button(t(f"run_{action}"), key=f"run_{action}", icon=icons[action],
-                      on_click=_control, args=(view.record.run_id, action),
-                      disabled=action not in view.controls, width="stretch")
+                      on_click=_control, args=(view.record.run_id, action), help=refused,
+                      disabled=action not in view.controls or refused is not None,
+                      width="stretch")
 
 
 def _marker(view: RunView) -> tuple[int, str, str]:
@@ -210,7 +223,7 @@ def _render_card_part(run_id: str, step_id: str) -> None:
         waiting=step.id in waiting, check=view.checks.get(step.id),
         skip=view.skip_reasons.get(step.id), server=state.tool_server(step.tool),
         in_doubt=step.id in view.in_doubt, read_ahead=step.id in view.read_ahead,
-        rerun="rerun" in view.controls)
+        rerun="rerun" in view.controls and _refused(view, "steer") is None)
     _note(run_id, f"card_{step_id}", _parts(view, waiting)[f"card_{step_id}"])
     if chosen:
         st.session_state[RERUN_STEP] = step_id
@@ -324,7 +337,8 @@ def _render_version_wait(view: RunView) -> None:
     if wait is not None and (run_id, wait.version) not in st.session_state.get(
             "decided_versions", set()):
         run_view.render_version_wait(
-            wait, lambda approve: _decide_version(run_id, wait.version, approve))
+            wait, lambda approve: _decide_version(run_id, wait.version, approve),
+            refused=_refused(view, "approve"))
 
 
 def _waiting(view: RunView) -> set[str]:
@@ -343,11 +357,13 @@ def _render_decisions(view: RunView, waiting: set[str]) -> None:
     run_id = view.record.run_id
     steps = [s for s in plan.steps if s.id in waiting]
     risky = side_effect_tool_names(state.registry())
+    refused = _refused(view, "approve")
     for index, step in enumerate(steps):
         run_view.render_decision(
             step, side_effect=step.tool in risky, shortcuts=index == 0,
             on_decide=lambda step_id, ok: _decide(run_id, step_id, ok),
-            server=state.tool_server(step.tool), in_doubt=step.id in view.in_doubt)
+            server=state.tool_server(step.tool), in_doubt=step.id in view.in_doubt,
+            refused=refused)
 
 
 def _render_present(view: RunView, waiting: set[str]) -> None:
@@ -387,7 +403,8 @@ def main() -> None:
         return
     try:
         view = _view(run_id)
-    except PlanBoardError:
+        identity.access().require("read", view.record)
+    except PlanBoardError:  # no such run, or one this person may not see: the same to them
         st.error(t("run_unknown", run_id=literal(run_id)))
         st.page_link("pages/history.py", label=t("go_history"), icon=":material/history:")
         return
@@ -404,6 +421,8 @@ def main() -> None:
                      created=record.created_at.strftime("%Y-%m-%d %H:%M:%S")))
         if view.unasked is not None:
             render_run_note(view.unasked)
+        if owner := owner_text(record, current_language()):  # type: ignore[arg-type]
+            st.caption(literal(owner))
         # a page switch with the address it names: a page link to the page it is on
         # leaves the address as it was, and the run's end (a full rerun) reads it there
         if st.button(t("present_open"), key="present_open", icon=":material/slideshow:",
@@ -418,11 +437,15 @@ def main() -> None:
         _render_live(run_id, view, polling, present)
     if polling:
         _render_watch(run_id)
-    if "follow_up" in view.controls and not present:
+    steers = _refused(view, "steer") is None
+    if "follow_up" in view.controls and not present and steers:
         _render_follow_up(run_id)
     chosen = st.session_state.get(RERUN_STEP)
-    if "rerun" in view.controls and not present and view.plan and chosen in view.plan.ids():
+    if ("rerun" in view.controls and not present and steers and view.plan
+            and chosen in view.plan.ids()):
         _render_rerun(view, view.plan.step(chosen))
+    if not present:
+        _render_acts(run_id)
 
 
 def _render_follow_up(run_id: str) -> None:
@@ -443,7 +466,8 @@ def _follow_up(run_id: str) -> None:
         st.session_state["followup_error"] = t("followup_empty")
         return
     try:
-        plan = state.runner().follow_up(run_id, text, engine=state.engine())
+        plan = state.runner().follow_up(run_id, text, engine=state.engine(),
+                                        actor=identity.actor())
     except PlanBoardError as exc:
         st.session_state["followup_error"] = said(exc)
         return
@@ -477,7 +501,7 @@ def _render_rerun(view: RunView, step: Step) -> None:
 
 def _rerun(prepared: PreparedRerun) -> None:
     try:
-        state.runner().rerun(prepared, engine=state.engine())
+        state.runner().rerun(prepared, engine=state.engine(), actor=identity.actor())
     except PlanBoardError as exc:
         st.error(literal(said(exc)))
         return
@@ -485,6 +509,15 @@ def _rerun(prepared: PreparedRerun) -> None:
     st.session_state["rerun_notice"] = t("rerun_started", step=prepared.step_id,
                                          version=prepared.plan.version)
     st.rerun()  # the page follows the run again
+
+
+def _render_acts(run_id: str) -> None:
+    """Who did what on this run: each approval, edit, confirmation, cancel, re-run."""
+    done = state.acts(run_id=run_id)
+    if done:
+        with st.expander(t("run_acts"), expanded=False):
+            st.markdown("\n".join(f"- {literal(act_text(act, current_language()))}"
+                                   for act in done))
 
 
 def _mode(settings: dict) -> str:

@@ -9,10 +9,11 @@ import streamlit as st
 
 from core.base.messages import json_error
 from core.errors import PlanBoardError
+from core.runs.admin import restart_server
 from core.runs.tool_trials import ToolTrial
-from core.tools.sources import ToolSource, retry_server
+from core.tools.sources import ToolSource
 from core.tools.tool_texts import tool_description, tool_parameters
-from ui import state
+from ui import identity, state
 from ui.frame import page_header
 from ui.i18n import current_language, t
 from ui.messages import error_text, said
@@ -21,6 +22,8 @@ from ui.safe_text import literal
 
 def _render_sources() -> None:
     st.subheader(t("tool_sources"))
+    if error := st.session_state.pop("tools_error", None):
+        st.error(error)
     for source in state.tool_sources():
         _render_source(source)
 
@@ -35,11 +38,19 @@ def _render_source(source: ToolSource) -> None:
                  icon=":material/error:")
         if source.kind == "mcp":  # after fixing its command, key or network: no restart
             st.button(t("server_restart"), key=f"retry_server_{source.name}",
-                      icon=":material/refresh:", on_click=retry_server, args=(source.name,))
+                      icon=":material/refresh:", on_click=_restart, args=(source.name,),
+                      disabled=not identity.allows("admin"))
     elif source.problem is not None:  # loaded, with something left out
         st.warning(f"{line}  \n{literal(said(source.problem))}", icon=":material/warning:")
     else:
         st.markdown(f":material/check_circle: {line}")
+
+
+def _restart(name: str) -> None:
+    try:
+        restart_server(name, state.runner().store, identity.actor())
+    except PlanBoardError as exc:
+        st.session_state["tools_error"] = error_text(exc)
 
 
 def _render_catalogue() -> None:
@@ -63,8 +74,8 @@ def _try_tool() -> None:
     example = {key: "" for key in tool.required}
     st.text_area(t("tool_args"), key="tool_args", height=90,
                  placeholder=json.dumps(example, ensure_ascii=False))
-    allowed = True
-    if tool.side_effect:
+    allowed = identity.allows("approve" if tool.side_effect else "run_read_only")
+    if tool.side_effect and allowed:
         allowed = st.checkbox(t("tool_side_effect_ok"), key="tool_side_effect_ok")
     if st.button(t("tool_run"), key="tool_run", type="primary", disabled=not allowed):
         text = (st.session_state.get("tool_args") or "").strip() or "{}"
@@ -77,7 +88,7 @@ def _try_tool() -> None:
             st.error(t("tool_not_object"))
             return
         try:
-            trial = state.try_tool(name, args)
+            trial = state.try_tool(name, args, actor=identity.actor())
         except PlanBoardError as exc:
             st.error(error_text(exc))
             return

@@ -33,12 +33,14 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from core.access.policy import access_for
 from core.errors import PlanBoardError, RunNotFoundError
 from core.plan.graph import STATUS_COLOURS
 from core.plan.model import STATUS_ICONS, Step
-from core.runs.live_views import followed_view, step_marks
+from core.runs.live_views import followed_view, process_store, step_marks
 from core.runs.view import RunView
 from ui.i18n import t
+from ui.identity import request_actor
 
 __all__ = ["FEED_PATH", "feed_lifespan", "feed_routes", "graph_marks", "step_head"]
 
@@ -211,13 +213,20 @@ def _stop_streams(previous: Callable[..., object], number: int, frame: object) -
 
 async def _feed(request: Request) -> Response:
     run_id = request.path_params["run_id"]
+    person = request_actor(request)
+    if person is None:  # sign-in is configured and this request holds no session
+        return PlainTextResponse("sign in first", status_code=401)
     try:
         view = await anyio.to_thread.run_sync(followed_view, run_id)
+        allowed = await anyio.to_thread.run_sync(
+            lambda: access_for(person, process_store()).allows("read", view.record))
     except RunNotFoundError:
         return PlainTextResponse(f"no run {run_id}", status_code=404)
     except PlanBoardError as exc:  # the store cannot be read now: the page asks again later
         _log.warning("step marks of run %s: %s", run_id, exc)  # the details stay here
         return PlainTextResponse("the run store cannot be read now", status_code=503)
+    if not allowed:  # a run this person may not see is, to them, no run
+        return PlainTextResponse(f"no run {run_id}", status_code=404)
     return StreamingResponse(_marks(run_id, view), media_type="text/event-stream",
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 

@@ -138,12 +138,13 @@ def render_step_card(
 
 def render_decision(step: Step, *, side_effect: bool, shortcuts: bool,
                     on_decide: Callable[[str, bool], None], server: str | None = None,
-                    in_doubt: bool = False) -> None:
+                    in_doubt: bool = False, refused: str | None = None) -> None:
     """A step waiting for a person: what it will do, and Confirm or Reject.
 
     ``shortcuts``: Y confirms and N rejects (one waiting step holds them at a time);
     ``server`` the MCP server of its tool; ``in_doubt``: its call began before the run
-    stopped and may already have happened.
+    stopped and may already have happened; ``refused``: why this person may not decide
+    (the buttons are disabled, and core refuses a decision sent all the same).
     """
     with st.container(border=True, key=f"decision_{step.id}"):
         tool = code(step.tool) if step.tool else t("no_tool")
@@ -159,10 +160,12 @@ def render_decision(step: Step, *, side_effect: bool, shortcuts: bool,
         confirm, reject = st.columns(2)
         confirm.button(t("confirm"), key=f"confirm_step_{step.id}", type="primary",
                        icon=":material/check:", shortcut="Y" if shortcuts else None,
-                       on_click=on_decide, args=(step.id, True), width="stretch")
+                       on_click=on_decide, args=(step.id, True), width="stretch",
+                       disabled=refused is not None, help=refused)
         reject.button(t("reject"), key=f"reject_step_{step.id}", icon=":material/close:",
                       shortcut="N" if shortcuts else None,
-                      on_click=on_decide, args=(step.id, False), width="stretch")
+                      on_click=on_decide, args=(step.id, False), width="stretch",
+                      disabled=refused is not None, help=refused)
 
 
 def _render_check(check: StepCheck) -> None:
@@ -233,8 +236,10 @@ def _show_value(value: Any) -> None:
         st.markdown(markdown(value))
 
 
-def render_version_wait(wait: VersionWait, on_decide: Callable[[bool], None]) -> None:
-    """A new version beyond the approved plan: its diff, and approve or reject it."""
+def render_version_wait(wait: VersionWait, on_decide: Callable[[bool], None],
+                        refused: str | None = None) -> None:
+    """A new version beyond the approved plan: its diff, and approve or reject it
+    (``refused``: why this person may not, the buttons disabled)."""
     with st.container(border=True, key="version_wait"):
         st.warning(t("version_wait", version=wait.version, approved=wait.approved_version or 1,
                      steps=literal(", ".join(wait.steps))), icon=":material/front_hand:")
@@ -244,9 +249,10 @@ def render_version_wait(wait: VersionWait, on_decide: Callable[[bool], None]) ->
         approve, reject = st.columns(2)
         approve.button(t("approve_version"), key="approve_version", type="primary",
                        icon=":material/check:", on_click=on_decide, args=(True,),
-                       width="stretch")
+                       width="stretch", disabled=refused is not None, help=refused)
         reject.button(t("reject_version"), key="reject_version", icon=":material/close:",
-                      on_click=on_decide, args=(False,), width="stretch")
+                      on_click=on_decide, args=(False,), width="stretch",
+                      disabled=refused is not None, help=refused)
 
 
 def render_replans(versions: list[VersionView]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.llm.settings import env_settings
-from ui import state
+from ui import identity, state
 from ui.i18n import LANGUAGES, t
 from ui.switches import guarded_switch, switch
 
@@ -36,6 +36,7 @@ def keep_settings() -> None:
 def render_sidebar() -> None:
     """Draw the settings in the sidebar; their values live in ``st.session_state``."""
     with st.sidebar:
+        identity.render_person()
         st.radio(
             t("language"), options=list(LANGUAGES), key="language",
             format_func=LANGUAGES.get, horizontal=True,

@@ -13,6 +13,12 @@ from typing import Any
 
 import streamlit as st
 
+from core.access.audit import Act
+from core.access.audit import acts as audit_acts
+from core.access.identity import Actor
+from core.access.policy import grant_role as grant_by
+from core.access.policy import revoke_role as revoke_by
+from core.access.roles import Grant, RoleBook
 from core.execution.scheduler import RunOptions
 from core.learning.lessons import LessonBook
 from core.learning.templates import TemplateLibrary
@@ -33,10 +39,12 @@ from core.tools.sources import tool_sources as list_sources
 __all__ = [
     "CHECKPOINT_POLICIES",
     "PLAN_MODES",
+    "acts",
     "checkpoint_policy",
     "engine",
     "entered_page",
     "forget_plan_history",
+    "grant_role",
     "has_plan_history",
     "init_session",
     "lesson_book",
@@ -45,6 +53,8 @@ __all__ = [
     "previous_plan",
     "registry",
     "remember_plan",
+    "revoke_role",
+    "role_grants",
     "run_options",
     "run_views",
     "runner",
@@ -110,9 +120,31 @@ def template_library() -> TemplateLibrary:
     return TemplateLibrary(runner().store)
 
 
-def try_tool(name: str, args: dict[str, Any]) -> ToolTrial:
-    """Call a tool by hand, recorded as a run of the shared store (see core.runs.tool_trials)."""
-    return record_tool_trial(name, args, registry=registry(), store=runner().store)
+def try_tool(name: str, args: dict[str, Any], actor: Actor | None = None) -> ToolTrial:
+    """Call a tool by hand as ``actor``, recorded as a run of the shared store (see
+    core.runs.tool_trials)."""
+    return record_tool_trial(name, args, registry=registry(), store=runner().store,
+                             actor=actor)
+
+
+def role_grants() -> list[Grant]:
+    """The roles an admin gave in the store."""
+    return RoleBook(runner().store).grants()
+
+
+def grant_role(person: str, role: str, actor: Actor) -> None:
+    """Give ``person`` ``role`` as ``actor`` (an admin; recorded in the audit log)."""
+    grant_by(runner().store, person, role, actor)
+
+
+def revoke_role(person: str, actor: Actor) -> None:
+    """Take back ``person``'s role as ``actor`` (an admin; recorded in the audit log)."""
+    revoke_by(runner().store, person, actor)
+
+
+def acts(**filters: Any) -> list[Act]:
+    """Entries of the audit log (core.access.audit.acts: person, action, run_id, since)."""
+    return audit_acts(runner().store, **filters)
 
 
 def note_page(page: str) -> None:

@@ -17,6 +17,7 @@ import re
 from google.protobuf.message import Message as Proto
 from streamlit.testing.v1.element_tree import Block
 
+from core.access.identity import os_actor
 from core.execution.scheduler import RunOptions
 from core.llm.engine import Engine
 from core.plan.graph import plan_to_dot, side_effect_tool_names
@@ -120,7 +121,8 @@ def english_words(texts: list[str], plan: Plan, results: dict[str, object]
     """English words left in ``texts`` (with a text holding each) once the allowed words,
     tool names, step ids, data field names, conditions and icon codes are taken out."""
     registry = default_registry()
-    identifiers = set(registry.names()) | {s.id for s in plan.steps}
+    # the person who acted (here the OS user) is a name, shown as written
+    identifiers = set(registry.names()) | {s.id for s in plan.steps} | {os_actor().name}
     for step in plan.steps:
         identifiers |= set(step.args or {})
         if step.tool in registry:
