@@ -37,7 +37,11 @@ def require_for_command(args: argparse.Namespace) -> None:
         needed = "read" if args.roles_command == "list" else "admin"
     if needed is None:
         return
+    from core.store.database import default_store_exists
     from core.store.run_store import RunStore
+
+    if not default_store_exists() and not RoleBook(None).configured:
+        return  # no roles file and no store to hold a grant: nothing is checked or made
 
     store = RunStore()
     try:

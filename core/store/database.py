@@ -34,6 +34,9 @@ _POSTGRES_DRIVER = "postgresql+psycopg"  # psycopg 3, in requirements.txt (not p
 _Cls = TypeVar("_Cls", bound=type)
 
 
+_DB_FILE = "planboard.db"  # the default store's file in the PlanBoard home
+
+
 def default_db_url() -> str:
     """PLANBOARD_DB_URL, or a SQLite file in the PlanBoard home directory."""
     url = os.environ.get("PLANBOARD_DB_URL", "").strip()
@@ -41,7 +44,17 @@ def default_db_url() -> str:
         return url
     from core.base.home import planboard_home
 
-    return f"sqlite:///{planboard_home() / 'planboard.db'}"
+    return f"sqlite:///{planboard_home() / _DB_FILE}"
+
+
+def default_store_exists() -> bool:
+    """False when the default store is a SQLite file not made yet (nothing is in it), without
+    making it; True for a configured PLANBOARD_DB_URL, which may hold anything."""
+    if os.environ.get("PLANBOARD_DB_URL", "").strip():
+        return True
+    from core.base.home import home_path
+
+    return (home_path() / _DB_FILE).exists()
 
 
 def engine_url(url: str | sa.URL) -> sa.URL:

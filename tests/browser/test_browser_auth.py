@@ -12,6 +12,9 @@ context of their own (their own cookies).
 
 from __future__ import annotations
 
+import getpass
+import json
+import re
 import secrets
 import subprocess
 import sys
@@ -23,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from core.cli.main import main
 from tests.support.browser import (
     VIEWPORT,
     WAIT_MS,
@@ -31,6 +35,7 @@ from tests.support.browser import (
     needs_chromium,
     serve_app,
 )
+from tests.support.durable_runs import refund_plan
 from tests.support.shop import refunds_for
 from tests.support.waiting import wait_until
 
@@ -157,7 +162,8 @@ def test_an_editor_plans_but_may_not_approve_a_refund(signed_in):
 
 
 def test_the_approver_approves_and_confirms_and_the_viewer_may_not(signed_in, signed_app,
-                                                                   module_home, monkeypatch):
+                                                                   module_home, monkeypatch,
+                                                                   capsys):
     monkeypatch.setenv("PLANBOARD_HOME", str(module_home))  # the served app's demo shop
     approver = signed_in("ann")
     _draft(approver)
@@ -175,9 +181,27 @@ def test_the_approver_approves_and_confirms_and_the_viewer_may_not(signed_in, si
     assert button(viewer, "run_cancel").is_disabled()
     assert refunds_for("88231") == []
 
+    run_id = re.search(r"run=(\w+)", approver.url).group(1)
+    _the_cli_without_a_role_is_refused(module_home, run_id, capsys)
     confirm.first.click()
-    approver.locator(".st-key-run_answer").wait_for()
+    # the answer's box is drawn (pending) before the run ends: the refund itself is waited for
+    wait_until(lambda: refunds_for("88231"), what="the refund the approver confirmed")
+    approver.locator("[class*='st-key-confirm_step_']").first.wait_for(state="detached")
     assert len(refunds_for("88231")) == 1
+
+
+def _the_cli_without_a_role_is_refused(home: Path, run_id: str, capsys: Any) -> None:
+    """The OS user, whom the roles file does not name, may neither approve a refund nor
+    cancel the approver's run from the command line: nothing is recorded or refunded."""
+    plan = home / "refund.json"
+    plan.write_text(json.dumps(refund_plan().canonical()), encoding="utf-8")
+    assert main(["run", "--plan", str(plan), "--yes", "--offline"]) == 1
+    assert f"{getpass.getuser()} has no role in PlanBoard" in capsys.readouterr().err
+    assert main(["cancel", run_id]) == 1
+    assert "has no role" in capsys.readouterr().err
+    assert refunds_for("88231") == []
+    assert main(["audit", "--json"]) == 1  # reading the log needs a role too
+    capsys.readouterr()
 
 
 def test_the_audit_page_names_who_approved_and_confirmed(signed_in, signed_app):

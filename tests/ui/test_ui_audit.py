@@ -65,6 +65,11 @@ def test_a_confirmation_posted_by_a_viewer_is_refused_and_nothing_runs(runner):
     assert refunds_for("88231") == []
     runner.confirm(run_id, "s2", actor=APPROVER)
     assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
+    at = open_app("pages/run.py", query={"run": run_id})  # the run page says who did what
+    [acts] = [e for e in at.expander if e.label == "Who did what"]
+    done = " ".join(m.value for m in acts.markdown)
+    assert "ann@example.com (signed in) approved version 1" in done
+    assert "ann@example.com (signed in) confirmed step s2" in done
 
 
 def test_a_viewer_does_not_plan_and_an_editor_may_not_approve_a_side_effect(runner):
