@@ -85,6 +85,10 @@ class Turns(Protocol):
         """Extend the run with a later request and run it; its run id and status."""
         ...
 
+    def warnings(self) -> list[str]:
+        """The warnings of the run's plan as it stands."""
+        ...
+
     def close(self) -> None:
         """Release what the turns held."""
         ...
@@ -121,6 +125,12 @@ class RecordedTurns:
     def follow(self, request: str) -> tuple[str, str]:
         self.runner.follow_up(self.run_id, request, engine=self.engine)
         return self.run_id, self._wait()
+
+    def warnings(self) -> list[str]:
+        if not self.run_id:
+            return []
+        plan = self.runner.store.get_run(self.run_id).plan
+        return list(plan.warnings) if plan is not None else []
 
     def _wait(self) -> str:
         record = self.runner.wait(self.run_id, timeout=TURN_TIMEOUT_S)
@@ -176,6 +186,9 @@ class InlineTurns:
         self.checked.append(outcome.plan)
         return "", outcome.status
 
+    def warnings(self) -> list[str]:
+        return list(self.plan.warnings) if self.plan is not None else []
+
     def close(self) -> None:
         """Nothing to release."""
 
@@ -191,6 +204,7 @@ def run_planboard(entry: Entry, model: ChatModel, turns_for: Callable[[Engine], 
     engine = Engine(registry=backends.registry(), model=counting)
     run = EntryRun(entry.id, "planboard")
     turns = turns_for(engine)
+    seen: set[str] = set()
     try:
         for number, text in enumerate(entry.turns):
             turn = TurnRecord()
@@ -206,6 +220,8 @@ def run_planboard(entry: Entry, model: ChatModel, turns_for: Callable[[Engine], 
             turn.model_calls, turn.prompt_tokens = spent.llm_calls, spent.prompt_tokens
             turn.completion_tokens = spent.completion_tokens
             turn.steps = [[call] for call in backends.take_calls()]
+            turn.warnings = [line for line in turns.warnings() if line not in seen]
+            seen.update(turn.warnings)
             if number == 0 and not turn.run_id and isinstance(turns, RecordedTurns):
                 run.error = turn.status or "the first turn recorded no run"
                 break

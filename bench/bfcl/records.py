@@ -2,9 +2,10 @@
 
 One JSON line per entry: ``{"id", "result", "mode", "turns": [...]}``. ``result`` is what
 BFCL's checker reads (per turn, per step, the call strings); ``turns`` holds per turn the
-model calls, prompt and completion tokens, wall seconds, and for a PlanBoard turn the run
-and its status; ``error`` says why an entry stopped before its last turn. A line is written
-whole, once its entry ended, so that ``--resume`` finds only finished entries in a file.
+model calls, prompt and completion tokens, wall seconds, and for a PlanBoard turn the run,
+its status and the warnings its plan got; ``error`` says why an entry stopped before its
+last turn. A line is written whole, once its entry ended, so that ``--resume`` finds only
+finished entries in a file.
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ class TurnRecord:
     wall_s: float = 0.0
     run_id: str | None = None
     status: str | None = None
+    warnings: list[str] = field(default_factory=list)  # what the plan's checks left on it
 
     def cost(self) -> dict[str, Any]:
         """The turn's figures, without its calls (those are in ``result``)."""
         figures = asdict(self)
         del figures["steps"]
-        return {key: value for key, value in figures.items() if value is not None}
+        return {key: value for key, value in figures.items() if value not in (None, [])}
 
 
 @dataclass
