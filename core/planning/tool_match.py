@@ -8,6 +8,7 @@ the planner); it reads only what the tool declares.
 from __future__ import annotations
 
 import re
+from functools import cache, lru_cache
 
 from core.base.language import terms
 from core.tools.registry import Tool
@@ -25,6 +26,7 @@ _COMMON_WORDS = frozenset((
     "such", "than", "that", "their", "them", "then", "there", "these", "they", "this",
     "those", "under", "used", "uses", "using", "what", "when", "where", "which", "while",
     "will", "with", "without", "would", "your"))
+_PLAIN_WORD = re.compile(r"[a-z0-9 _-]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _MAX_TRANSLATED_HITS = 4  # Chinese bigrams of a translated description: a bounded signal
 
@@ -60,19 +62,26 @@ def matches(candidate: Tool, request: str) -> dict[str, int]:
     """
     text = request.lower()
     found: dict[str, int] = {}
-    named = _parts([candidate.name])
-    arguments = _parts(_argument_names(candidate))
-    described = set(re.findall(r"[a-z]{4,}", candidate.description.lower())) - _COMMON_WORDS
-    for weight, words in ((1, described), (1, arguments), (2, named),
-                          (3, {kw.lower() for kw in candidate.keywords})):
+    for weight, words in _weighted_words(candidate.name, candidate.description,
+                                         candidate.keywords, tuple(_argument_names(candidate))):
         found.update({word: weight for word in words if _contains(text, word)})
-    pairs = {term for term in terms(request) if _CJK.match(term)}
+    pairs = {term for term in terms(request) if _CJK.match(term)} if _CJK.search(request) else ()
     if pairs:
         translated = set().union(set(), *(terms(given.description)
                                           for given in candidate.translations.values()))
         shared = sorted((pairs & translated) - set(found))[:_MAX_TRANSLATED_HITS]
         found.update(dict.fromkeys(shared, 1))
     return found
+
+
+@lru_cache(maxsize=4096)
+def _weighted_words(name: str, description: str, keywords: tuple[str, ...],
+                    arguments: tuple[str, ...]) -> tuple[tuple[int, frozenset[str]], ...]:
+    """A tool's words by weight, lowest first (read once per tool: a catalogue is matched
+    against every request and every step)."""
+    described = set(re.findall(r"[a-z]{4,}", description.lower())) - _COMMON_WORDS
+    return ((1, frozenset(described)), (1, frozenset(_parts(list(arguments)))),
+            (2, frozenset(_parts([name]))), (3, frozenset(kw.lower() for kw in keywords)))
 
 
 def _parts(names: list[str]) -> set[str]:
@@ -86,6 +95,27 @@ def _argument_names(candidate: Tool) -> list[str]:
 
 
 def _contains(text: str, word: str) -> bool:
-    if re.fullmatch(r"[a-z0-9 _-]+", word):
-        return re.search(rf"\b{re.escape(word)}", text) is not None
-    return word in text
+    """Whether ``text`` holds ``word``; a plain ASCII word only where a word starts (the
+    regular expression ``\\bword``, found with ``str.find``: this runs for every word of
+    every tool against every request and plan step, and a search per word cost the
+    planner's checks most of their time)."""
+    if not _plain(word):
+        return word in text
+    starts_word = _word_char(word[0])
+    found = text.find(word)
+    while found != -1:
+        after_word = found > 0 and _word_char(text[found - 1])
+        if after_word != starts_word:  # a word boundary: one side a word character
+            return True
+        found = text.find(word, found + 1)
+    return False
+
+
+@cache
+def _plain(word: str) -> bool:
+    return _PLAIN_WORD.fullmatch(word) is not None
+
+
+def _word_char(char: str) -> bool:
+    """What ``\\w`` matches in a ``str`` pattern."""
+    return char.isalnum() or char == "_"

@@ -94,6 +94,19 @@ def test_relevance_adds_up_what_a_tool_matches_each_word_once():
     assert relevance(git_log, "show the git log of the repo") == 5
 
 
+@pytest.mark.parametrize(("request_text", "found"), [
+    ("read the logs", True),  # a word may go on
+    ("log: see above", True), ("a git-log of it", True), ("日志 log", True),
+    ("a backlog of work", False),  # but it starts where a word starts
+    ("the changelog", False), ("git_log", False), ("日志log", False), ("2log", False),
+])
+def test_a_word_of_a_tool_counts_where_a_word_of_the_request_starts(request_text, found):
+    """What ``\\blog`` finds, a regular expression per word no more (the planner's checks
+    match every word of every tool against every request and step)."""
+    log = catalogue_registry(100).get("git__git_log")
+    assert ("log" in matches(log, request_text)) is found
+
+
 def test_the_note_says_so_in_the_language_of_the_request(hundred):
     listed = shortlist(PARCEL, hundred)
     shown = len(listed.described)
