@@ -2,11 +2,12 @@
 and the replay of every entry's ground truth through PlanBoard's planning checks and executor.
 
 The replay runs all 200 entries (734 turns, 1,142 calls) twice, with the weak-model checks on
-and off, in about half a minute of CPU: the plans go through the planner and the follow-ups
+and off, in about 15 s of CPU: the plans go through the planner and the follow-ups
 (parsing, every check, validation) and the scheduler and executor, calling the entries'
 backends; the model is the replay's responder called in this process (ReplayModel), since
 HTTP round trips would double the cost, and the runs are not recorded (the command's path,
-through the endpoint and the runner, is tested on two entries).
+through the endpoint and the runner, is tested on two entries, and the dashboard opens
+one of their runs).
 """
 
 from __future__ import annotations
@@ -200,7 +201,8 @@ def test_the_ground_truth_of_every_entry_passes_the_checks_and_scores_right(weak
         + "; no longer: " + str(sorted((set(ALWAYS_TOUCHED) | WEAK_TOUCHED) - touched)))
 
 
-def test_the_command_replays_through_the_endpoint_and_records_runs(tmp_path, capsys):
+def test_the_command_replays_through_the_endpoint_and_records_runs(tmp_path, capsys,
+                                                                   monkeypatch):
     out = tmp_path / "replay.jsonl"
     assert command.main(["--replay", "--ids", "1,4", "--out", str(out)]) == 0
     lines = read_lines(out)
@@ -212,6 +214,22 @@ def test_the_command_replays_through_the_endpoint_and_records_runs(tmp_path, cap
     assert homes == ["multi_turn_base_1", "multi_turn_base_4"]
     run_ids = {turn["run_id"] for line in lines for turn in line["turns"]}
     assert len(run_ids) == 2  # one run per entry, its later turns follow-ups of it
+    _the_dashboard_opens(tmp_path / "replay.homes" / "multi_turn_base_4",
+                         lines[1]["turns"][0]["run_id"], monkeypatch)
+
+
+def _the_dashboard_opens(home, run_id: str, monkeypatch) -> None:
+    """The run page of an entry's home shows its run like any other: completed, the last
+    turn's answer, and a follow-up version per later turn."""
+    from tests.support.app import block_text, fresh_runner, keyed_block, open_app
+
+    monkeypatch.setenv("PLANBOARD_HOME", str(home))
+    for _ in fresh_runner():
+        at = open_app("pages/run.py", query={"run": run_id})
+        assert not at.error and "**Status:** Completed" in [m.value for m in at.markdown]
+        assert "#currenttechtrend" in block_text(keyed_block(at, "run_answer"))
+        versions = [e.label for e in at.expander if e.label.startswith("Version ")]
+        assert versions == ["Version 1 → 2 · follow-up", "Version 2 → 3 · follow-up"]
 
 
 def test_resume_skips_what_the_file_holds_and_the_table_compares_files(tmp_path, capsys):
