@@ -16,6 +16,7 @@ import streamlit as st
 from core.access.audit import act_text, owner_text
 from core.base.text import preview
 from core.errors import PlanBoardError
+from core.execution.context import arguments_sent
 from core.plan.graph import plan_to_dot, side_effect_tool_names
 from core.plan.model import Step
 from core.runs.rerun import PreparedRerun, prepare_rerun
@@ -360,7 +361,8 @@ def _render_decisions(view: RunView, waiting: set[str]) -> None:
     refused = _refused(view, "approve")
     for index, step in enumerate(steps):
         run_view.render_decision(
-            step, side_effect=step.tool in risky, shortcuts=index == 0,
+            step, arguments=arguments_sent(plan, step, state.registry()),
+            side_effect=step.tool in risky, shortcuts=index == 0,
             on_decide=lambda step_id, ok: _decide(run_id, step_id, ok),
             server=state.tool_server(step.tool), in_doubt=step.id in view.in_doubt,
             refused=refused)

@@ -299,6 +299,13 @@ _PAIRS: dict[str, tuple[str, str]] = {
                       "already have happened. Run it again?",
                       "运行中断时此步骤正在调用工具：这次调用可能已经生效。要再次执行吗？"),
     "card_server": ("MCP server {server}", "MCP 服务器 {server}"),
+    # a waiting step's arguments as its tool will get them (ui.run_view.render_decision)
+    "card_arg_by_model": ("written by the model when the step runs",
+                          "由大模型在步骤执行时填写"),
+    "card_arg_unresolved": ("cannot be resolved yet: {reason}", "暂时无法解析：{reason}"),
+    "card_confirm_waits": ("Confirm waits until every argument has its value; you can "
+                           "reject the step.",
+                           "所有参数都有确定的取值后才能确认；您可以拒绝此步骤。"),
     "confirm": ("Confirm", "确认"),
     "reject": ("Reject", "拒绝"),
     "version_wait": ("Plan version {version} adds or changes side-effecting steps that the "

@@ -14,6 +14,7 @@ import streamlit as st
 
 from core.base.text import preview
 from core.base.usage import Usage
+from core.execution.context import ArgumentSent
 from core.plan.diff import PlanDiff, diff_plans
 from core.plan.model import STATUS_ICONS, Plan, Step
 from core.runs.view import (
@@ -136,11 +137,14 @@ def render_step_card(
                                    icon=":material/replay:", type="tertiary")
 
 
-def render_decision(step: Step, *, side_effect: bool, shortcuts: bool,
-                    on_decide: Callable[[str, bool], None], server: str | None = None,
-                    in_doubt: bool = False, refused: str | None = None) -> None:
-    """A step waiting for a person: what it will do, and Confirm or Reject.
+def render_decision(step: Step, *, arguments: list[ArgumentSent], side_effect: bool,
+                    shortcuts: bool, on_decide: Callable[[str, bool], None],
+                    server: str | None = None, in_doubt: bool = False,
+                    refused: str | None = None) -> None:
+    """A step waiting for a person: what it will do, each of its ``arguments`` as the tool
+    will get them (:func:`core.execution.context.arguments_sent`), and Confirm or Reject.
 
+    Confirm waits while an argument cannot be resolved: what is confirmed is what runs.
     ``shortcuts``: Y confirms and N rejects (one waiting step holds them at a time);
     ``server`` the MCP server of its tool; ``in_doubt``: its call began before the run
     stopped and may already have happened; ``refused``: why this person may not decide
@@ -154,18 +158,46 @@ def render_decision(step: Step, *, side_effect: bool, shortcuts: bool,
         st.warning(t("card_in_doubt" if in_doubt else "card_waiting"),
                    icon=":material/front_hand:")
         st.markdown(f"**{literal(step.id)}** · {tool}{warn}  \n{literal(step.description)}")
-        args = step.resolved_args if step.resolved_args is not None else step.args
-        if args:
-            st.caption(code(preview(args, 160)))
+        with st.container(key=f"decision_args_{step.id}"):
+            for argument in arguments:
+                _render_argument(argument)
+        unresolved = any(argument.problem is not None for argument in arguments)
+        if unresolved:
+            st.caption(":material/hourglass_top: " + t("card_confirm_waits"))
         confirm, reject = st.columns(2)
         confirm.button(t("confirm"), key=f"confirm_step_{step.id}", type="primary",
                        icon=":material/check:", shortcut="Y" if shortcuts else None,
                        on_click=on_decide, args=(step.id, True), width="stretch",
-                       disabled=refused is not None, help=refused)
+                       disabled=unresolved or refused is not None, help=refused)
         reject.button(t("reject"), key=f"reject_step_{step.id}", icon=":material/close:",
                       shortcut="N" if shortcuts else None,
                       on_click=on_decide, args=(step.id, False), width="stretch",
                       disabled=refused is not None, help=refused)
+
+
+_ARGUMENT_INLINE = 120  # characters of a value shown on its argument's line; longer: a block
+
+
+def _render_argument(argument: ArgumentSent) -> None:
+    """One argument in body type: ``user_id`` **42** ← s1.user_id."""
+    name = code(argument.name)
+    if argument.by_model:
+        st.markdown(f"{name} :orange[{t('card_arg_by_model')}]")
+        return
+    if argument.problem is not None:
+        st.markdown(f"{name} :red[:material/link_off: "
+                    f"{t('card_arg_unresolved', reason=literal(said(argument.problem)))}]")
+        return
+    value = argument.value
+    # text as it is; anything else (and an empty text) as JSON, so that it shows
+    text = value if isinstance(value, str) and value else json.dumps(
+        value, ensure_ascii=False, default=str)
+    source = f" ← {literal(', '.join(argument.sources))}" if argument.sources else ""
+    if len(text) <= _ARGUMENT_INLINE and "\n" not in text:
+        st.markdown(f"{name} **{literal(text)}**{source}")
+        return
+    st.markdown(f"{name}{source}")
+    st.code(text, language=None, wrap_lines=True)
 
 
 def _render_check(check: StepCheck) -> None:

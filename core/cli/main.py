@@ -164,8 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("request", nargs="?", default="")
     run.add_argument("--plan", type=Path, help="run this plan file instead of planning")
     run.add_argument("--yes", action="store_true",
-                     help="approve the plan shown without asking (only that plan: see "
-                          "--approve-replans)")
+                     help="approve the plan shown and run its side effects without asking "
+                          "(only that plan: see --approve-replans); without it, each "
+                          "side-effecting step asks again before it runs, showing what it "
+                          "will send")
     add_approve_replans(run)
     run.add_argument("--max-parallel", type=bounded_int(1, 64), default=4)
     run.add_argument("--max-replans", type=bounded_int(0, 10), default=2)
@@ -361,7 +363,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                           settings_public=settings, planning_usage=usage,
                           on_event=lambda event: print_progress(event, out))
     print(f"run {run_id}", file=out)
-    return report_run(wait_answering(runner, run_id, out), args.json, started, out, route)
+    return report_run(wait_answering(runner, run_id, out, registry=engine.registry), args.json,
+                      started, out, route)
 
 
 def _read_ahead(args: argparse.Namespace, engine: Any, *, planned: bool) -> Any:
@@ -390,7 +393,9 @@ def _run_options(args: argparse.Namespace) -> Any:
     """The options ``run`` gives its run (a RunOptions)."""
     from core.execution.options import RunOptions
 
-    return RunOptions(confirm_side_effects=False,  # the person approved the plan
+    # --yes approved every side effect of the plan; without it each asks before it runs,
+    # showing its arguments as they will be sent (a reference's value is known only then)
+    return RunOptions(confirm_side_effects=not args.yes,
                       new_versions=new_versions_policy(args),  # not later versions
                       max_parallel=args.max_parallel, max_replans=args.max_replans,
                       checkpoint=args.checkpoint, max_attempts=args.max_attempts,

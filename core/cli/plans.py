@@ -14,7 +14,8 @@ __all__ = ["approved_to_run", "load_plan_file"]
 
 
 def approved_to_run(plan: Plan, engine: Any, yes: bool, out: Any) -> bool:
-    """Validate, show the plan and its expected cost, and ask "Execute? [y/N]"."""
+    """Validate, show the plan, its expected cost and its side-effecting steps, and ask
+    "Execute? [y/N]"."""
     from core.execution.executor import predict_llm_calls
     from core.plan.size import check_size
 
@@ -29,10 +30,23 @@ def approved_to_run(plan: Plan, engine: Any, yes: bool, out: Any) -> bool:
     if later := plan.unexpanded_phases():
         print(say("phases_later", count=len(later),
                   phases=", ".join(phase.id for phase in later)), file=out)
+    print(_side_effects_line(plan, engine.registry, yes), file=out)
     if yes or ask(say("execute")):
         return True
     print(say("not_executed"), file=out)
     return False
+
+
+def _side_effects_line(plan: Plan, registry: Any, yes: bool) -> str:
+    """Which steps have a side effect ("s2 send_invoice"), and whether each asks before it
+    runs (it does, unless ``--yes`` approved them all)."""
+    from core.plan.approval import has_side_effect
+
+    steps = ", ".join(f"{step.id} {step.tool}" for step in plan.steps
+                      if has_side_effect(step, registry))
+    if not steps:
+        return say("plan_no_side_effects")
+    return say("plan_side_effects_yes" if yes else "plan_side_effects", steps=steps)
 
 
 def load_plan_file(path: Path, request: str = "") -> Plan:

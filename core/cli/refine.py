@@ -35,7 +35,7 @@ def add_refine_command(subparsers: Any) -> None:
     refine.add_argument("run_id")
     refine.add_argument("sentence", help="what the planner should change")
     refine.add_argument("--yes", action="store_true",
-                        help="run the refined plan without asking")
+                        help="run the refined plan and its side effects without asking")
     add_approve_replans(refine)
     refine.add_argument("--json", action="store_true", help="print the result as JSON")
     refine.set_defaults(handler=cmd_refine)
@@ -67,13 +67,14 @@ def cmd_refine(args: argparse.Namespace) -> int:
     if not approved_to_run(refined, engine, args.yes, out):
         return 1
     started = time.monotonic()
-    options = RunOptions(confirm_side_effects=False,  # the person approved the plan
+    options = RunOptions(confirm_side_effects=not args.yes,  # as run's: core.cli.main
                          new_versions=new_versions_policy(args))
     run_id = runner.start(record.request, refined, engine=engine, options=options,
                           settings_public=public_settings(offline=False), planning_usage=usage,
                           drafted=current, on_event=lambda event: print_progress(event, out))
     print(f"run {run_id}", file=out)
-    return report_run(wait_answering(runner, run_id, out), args.json, started, out, None)
+    return report_run(wait_answering(runner, run_id, out, registry=engine.registry), args.json,
+                      started, out, None)
 
 
 def refine_plan_file(path: Path, sentence: str, *, as_json: bool) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -228,12 +229,14 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def wait_answering(runner: Any, run_id: str, out: Any, *, confirm: bool | None = None,
-                   new_versions: str = "ask") -> RunRecord:
+                   new_versions: str = "ask", registry: Any = None) -> RunRecord:
     """Wait for the run; ask on the terminal whenever it waits for a person's decision:
-    a new plan version beyond the approved one, or a side-effecting step. ``confirm``
-    answers the side-effecting steps without asking, except a step whose call may already
-    have happened before the run stopped (always asked); ``new_versions`` (approve, refuse
-    or ask) the new versions."""
+    a new plan version beyond the approved one, or a side-effecting step (its tool, and
+    its arguments as they will be sent, before "y/N"). ``confirm`` answers the
+    side-effecting steps without asking, except a step whose call may already have
+    happened before the run stopped (always asked); ``new_versions`` (approve, refuse or
+    ask) the new versions. ``registry`` (the run's tools, when at hand) also names the
+    arguments the model writes when the step runs."""
     from core.runs.view import load_run_view
 
     while True:
@@ -245,19 +248,59 @@ def wait_answering(runner: Any, run_id: str, out: Any, *, confirm: bool | None =
             _ask_version(runner, run_id, view.version_wait, out, new_versions)
         elif view.waiting:
             step_id = view.waiting[-1]
-            if step_id in view.in_doubt:  # --yes approved the plan, not a second call
-                print(say("in_doubt", step_id=step_id), file=out)
-                again = ask(say("run_again", step_id=step_id))
-            else:
-                print(say("side_effects", step_id=step_id), file=out)
-                again = confirm if confirm is not None else ask(say("run_step", step_id=step_id))
-            if again:
+            if _ask_step(view, step_id, out, confirm, registry):
                 runner.confirm(run_id, step_id)
             else:
                 runner.reject(run_id, step_id)
         else:
             return record
         runner.wait(run_id, timeout=5)  # let the decision land before asking again
+
+
+def _ask_step(view: Any, step_id: str, out: Any, confirm: bool | None, registry: Any) -> bool:
+    """Show the waiting step's tool and its arguments as they will be sent, and ask. A
+    step whose argument cannot be resolved is not confirmed: what is confirmed is what
+    runs."""
+    from core.execution.context import arguments_sent
+
+    step = view.plan.step(step_id)
+    arguments = arguments_sent(view.plan, step, registry)
+    in_doubt = step_id in view.in_doubt
+    if in_doubt:  # --yes approved the plan, not a second call
+        print(say("in_doubt", step_id=step_id), file=out)
+    print(say("side_effect_step", step_id=step_id, tool=step.tool), file=out)
+    for line in _argument_lines(arguments):
+        print(line, file=out)
+    if any(argument.problem is not None for argument in arguments):
+        print(say("cannot_confirm", step_id=step_id), file=out)
+        return False
+    if in_doubt:
+        return ask(say("run_again", step_id=step_id))
+    return confirm if confirm is not None else ask(say("run_step", step_id=step_id))
+
+
+def _argument_lines(arguments: list[Any]) -> list[str]:
+    """Each argument on a line of its own, as it will be sent (``user_id: 42 ←
+    s1.user_id``), or why it has no value yet."""
+    from core.base.messages import render
+    from core.cli.text import cli_language
+
+    if not arguments:
+        return [say("no_arguments")]
+    lines = []
+    for argument in arguments:
+        if argument.by_model:
+            lines.append(say("argument_by_model", name=argument.name))
+        elif argument.problem is not None:
+            lines.append(say("argument_unresolved", name=argument.name,
+                             reason=render(argument.problem, cli_language())))
+        else:
+            value = argument.value
+            text = value if isinstance(value, str) and value else json.dumps(
+                value, ensure_ascii=False, default=str)
+            source = f" ← {', '.join(argument.sources)}" if argument.sources else ""
+            lines.append(say("argument", name=argument.name, value=text, source=source))
+    return lines
 
 
 def _ask_version(runner: Any, run_id: str, wait: Any, out: Any, policy: str) -> None:

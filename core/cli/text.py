@@ -20,7 +20,26 @@ _TEXT: dict[str, tuple[str, str]] = {
     "not_executed": ("Not executed.", "未执行。"),
     "resume_ask": ("Resume run {run_id}? [y/N] ", "继续运行 {run_id} 吗？[y/N] "),
     "not_resumed": ("Not resumed.", "未继续。"),
-    "side_effects": ("Step {step_id} has side effects.", "步骤 {step_id} 会产生副作用。"),
+    "side_effect_step": ("Step {step_id} calls {tool}, which has a side effect (it changes "
+                         "something outside PlanBoard). Its arguments, as they will be sent:",
+                         "步骤 {step_id} 调用 {tool}，它会产生副作用（改变 PlanBoard 之外的状态）。"
+                         "将发送的参数："),
+    "argument": ("  {name}: {value}{source}", "  {name}：{value}{source}"),
+    "argument_by_model": ("  {name}: written by the model when the step runs",
+                          "  {name}：由大模型在步骤执行时填写"),
+    "argument_unresolved": ("  {name}: cannot be resolved yet: {reason}",
+                            "  {name}：暂时无法解析：{reason}"),
+    "no_arguments": ("  (no arguments)", "  （没有参数）"),
+    "cannot_confirm": ("Step {step_id} is not run: an argument has no value yet, and what is "
+                       "confirmed must be what runs.",
+                       "步骤 {step_id} 不会执行：有参数还没有确定的取值，而确认的内容必须与执行的"
+                       "内容一致。"),
+    "plan_side_effects": ("Side effects: {steps}. Each asks you before it runs, showing what "
+                          "it will send.",
+                          "副作用步骤：{steps}。每一步执行前都会先询问您，并列出将发送的内容。"),
+    "plan_side_effects_yes": ("Side effects: {steps}. --yes runs them without asking.",
+                              "副作用步骤：{steps}。--yes 会不经询问直接执行它们。"),
+    "plan_no_side_effects": ("No step has a side effect.", "没有会产生副作用的步骤。"),
     "run_step": ("Run step {step_id}? [y/N] ", "执行步骤 {step_id} 吗？[y/N] "),
     "in_doubt": ("Step {step_id} was calling its tool when the run stopped: this call may "
                  "already have happened.",

@@ -7,6 +7,8 @@ import logging
 import re
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from core.base.messages import Message, msg
 from core.errors import ToolArgumentError
 from core.plan.dag import ancestors
@@ -17,6 +19,8 @@ from core.tools.registry import ToolRegistry
 __all__ = [
     "DEFAULT_CONTEXT_BUDGET",
     "TRUNCATION_MARKER",
+    "ArgumentSent",
+    "arguments_sent",
     "build_step_context",
     "context_step_ids",
     "fallback_answer",
@@ -71,6 +75,60 @@ def resolve_value(value: Any, results: dict[str, Any]) -> Any:
     return REFERENCE.sub(
         lambda m: _stringify(_lookup(m.group(1), m.group(2), results, m.group(0))), value
     )
+
+
+class ArgumentSent(BaseModel):
+    """One argument of a step as its tool will get it: what a person confirms.
+
+    ``value`` has its references resolved (``42`` for ``{{s1.user_id}}``) and
+    ``sources`` names the results it reads (``s1.user_id``; ``s1`` for a whole result).
+    ``problem`` says why a reference cannot be resolved yet (``value`` is then as the plan
+    wrote it); ``by_model``: a required argument the plan leaves out, which the model
+    writes when the step runs (``value`` None).
+    """
+
+    name: str
+    value: Any = None
+    sources: list[str] = Field(default_factory=list)
+    problem: Message | None = None
+    by_model: bool = False
+
+
+def arguments_sent(plan: Plan, step: Step, registry: ToolRegistry | None = None
+                   ) -> list[ArgumentSent]:
+    """``step``'s arguments as its tool will get them, resolved from ``plan``'s results as
+    the executor resolves them (:func:`resolve_args`), in the plan's order; with
+    ``registry``, then the required arguments of its tool that the plan leaves to the model.
+
+    The dashboard's confirmation card and the command line's prompt both show these, so
+    what a person confirms is what runs.
+    """
+    results = plan.results()
+    sent: list[ArgumentSent] = []
+    for name, raw in (step.args or {}).items():
+        sources = _sources(raw)
+        try:
+            sent.append(ArgumentSent(name=name, value=resolve_value(raw, results),
+                                     sources=sources))
+        except ToolArgumentError as exc:
+            sent.append(ArgumentSent(name=name, value=raw, sources=sources,
+                                     problem=exc.message or msg("tool.reported", text=str(exc))))
+    if registry is not None and step.tool in registry:
+        given = {name for name, value in (step.args or {}).items() if value is not None}
+        sent += [ArgumentSent(name=name, by_model=True)
+                 for name in registry.get(step.tool).required if name not in given]
+    return sent
+
+
+def _sources(value: Any) -> list[str]:
+    """The results a raw argument value reads, as ``s1.user_id`` (in order, once each)."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return list(dict.fromkeys(source for item in value for source in _sources(item)))
+    if not isinstance(value, str):
+        return []
+    return list(dict.fromkeys(m.group(1) + m.group(2) for m in REFERENCE.finditer(value)))
 
 
 def reference_path(path: str) -> list[str | int]:

@@ -10,7 +10,8 @@ get no request. A control image loaded by the page itself proves that it would n
 
 The review's safety (issue 44), on one app served for the module: a click on the "?" of a
 sidebar switch leaves every switch as it was, and turning confirmation of side effects off
-takes a second act, after which the run page says it is off.
+takes a second act, after which the run page says it is off; a refund whose order_id reads
+s1's result asks for confirmation showing the order s1 found.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import pytest
 from core.cli.main import main as cli
 from core.store.run_store import RunStore
 from tests.support.browser import (
+    GRAPH,
+    SCRIPT_IDLE_JS,
     button,
     free_port,
     needs_chromium,
@@ -150,6 +153,26 @@ _KEYS_JS = """switches => switches.map(s => [...s.closest("[class*='st-key-']").
     .find(c => c.startsWith('st-key-')).slice('st-key-'.length))"""
 
 
+def _sidebar_switches(page, expected: set[str]) -> list[str]:
+    """The keys of the sidebar's switches once its script run is over and ``expected`` are
+    among them: read while a run still draws the sidebar, the list can miss a switch (CI
+    once saw no offline_mode). Fails naming the keys found when ``expected`` never are."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    found = page.locator("[data-testid='stSidebar'] [data-testid='stCheckbox']")
+    try:
+        page.wait_for_function(
+            f"""expected => {{
+                const keys = ({_KEYS_JS})([...document.querySelectorAll(
+                    "[data-testid='stSidebar'] [data-testid='stCheckbox']")]);
+                return {SCRIPT_IDLE_JS} && expected.every(key => keys.includes(key));
+            }}""", arg=sorted(expected))
+    except PlaywrightTimeout:
+        raise AssertionError(f"sidebar switches {found.evaluate_all(_KEYS_JS)}, "
+                             f"expected {sorted(expected)} among them") from None
+    return found.evaluate_all(_KEYS_JS)
+
+
 def _checked(page, key: str) -> bool:
     return page.locator(f".st-key-{key} input").is_checked()
 
@@ -159,9 +182,9 @@ def test_a_click_on_a_switchs_help_leaves_every_switch_as_it_was(review, tmp_pat
     with open_tab(tabs, url) as page:
         try:
             open_sidebar_section(page, "Run options", ".st-key-confirm_side_effects input")
-            keys = page.locator("[data-testid='stSidebar'] [data-testid='stCheckbox']"
-                                ).evaluate_all(_KEYS_JS)
-            assert {"offline_mode", "confirm_side_effects", "read_ahead"} <= set(keys)
+            # every switch the sidebar draws, read once the script run has drawn them all
+            keys = _sidebar_switches(page, {"offline_mode", "confirm_side_effects",
+                                            "read_ahead"})
             before = {key: _checked(page, key) for key in keys}
             for key in keys:
                 page.locator(f".st-key-switch_{key} [data-testid='stTooltipIcon'], "
@@ -203,6 +226,53 @@ def test_turning_confirmation_off_takes_a_second_act_and_the_run_says_it_is_off(
             page.wait_for_url(re.compile(r"/run\?run=\w+"))
             page.locator(".st-key-run_safety").get_by_text(
                 "Confirmation of side effects is off for this run").wait_for()
+        except Exception:
+            page.screenshot(path=str(tmp_path / "failure.png"))
+            raise
+
+
+REFUND_REQUEST = "Check whether order 88231 has arrived, and if it has, refund the broken one."
+
+
+def _plan(page, request: str) -> None:
+    """Plan ``request`` offline in plan mode; wait for the review."""
+    page.locator(".st-key-plan_mode label").filter(has_text=re.compile(r"^Plan$")).click()
+    text = page.locator(".st-key-request textarea")
+    text.fill(request)
+    text.press("ControlOrMeta+Enter")  # a text area sends its value on Ctrl+Enter
+    button(page, "generate_plan").click()
+    page.get_by_text("The plan is valid.").wait_for()
+
+
+def test_the_refund_card_shows_the_order_s1_found(review, tmp_path):
+    """The refund's order_id set to s1's result in the step panel ("or use a result…"): the
+    card asking for confirmation shows 88231, marked as s1's, in body type."""
+    url, tabs, _store = review
+    with open_tab(tabs, url) as page:
+        try:
+            _plan(page, REFUND_REQUEST)
+            page.frame_locator(GRAPH).locator("g.node#step-s2").click()
+            page.get_by_role("heading", name="Step s2").wait_for()
+            page.locator(".st-key-step_ref_order_id").click()
+            page.get_by_role("option", name="{{s1.order_id}}").click()
+            page.wait_for_function(
+                "() => [...document.querySelectorAll(\"[role='gridcell']\")]"
+                ".some(cell => cell.textContent.includes('{{s1.order_id}}'))")
+            approve = button(page, "approve_run")
+            approve.scroll_into_view_if_needed()
+            approve.click()
+            page.wait_for_url(re.compile(r"/run\?run=\w+"))
+            shown = page.locator(".st-key-decision_args_s2")
+            shown.get_by_text("88231 ← s1.order_id").wait_for()
+            assert "{{" not in shown.inner_text()
+            # in the type of the step's description above it, not a caption's small grey
+            look = "el => [getComputedStyle(el).fontSize, getComputedStyle(el).color]"
+            value = shown.locator("p").filter(has_text="88231").first.evaluate(look)
+            description = page.locator(".st-key-decision_s2 p").filter(
+                has_text="request a refund").first.evaluate(look)
+            assert value == description, (value, description)
+            button(page, "reject_step_s2").click()  # nothing is refunded
+            page.locator(".st-key-decision_s2").wait_for(state="detached")
         except Exception:
             page.screenshot(path=str(tmp_path / "failure.png"))
             raise

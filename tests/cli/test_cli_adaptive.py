@@ -116,7 +116,7 @@ def test_a_request_missing_its_order_id_asks_for_it(capsys, monkeypatch):
     code = main(["run", "帮我把那台坏的扫地机退掉", "--offline", "--yes"])
     assert code == 1
     assert "订单号" in capsys.readouterr().err
-    answers = iter(["88231", "y"])
+    answers = iter(["88231", "y", "y"])  # the order, Execute?, and the refund's own y/N
     monkeypatch.setattr("builtins.input", lambda _question: next(answers))
     result = run_json(capsys, "run", "帮我把那台坏的扫地机退掉", "--offline")
     assert result["status"] == "completed"

@@ -23,9 +23,9 @@ import pytest
 from tests.support import REPO
 from tests.support.waiting import wait_until
 
-__all__ = ["CHROMIUM", "GRAPH", "PLAN_TABLE", "VIEWPORT", "WAIT_MS", "button", "free_port",
-           "generate_scenario", "launch_chromium", "needs_chromium", "open_sidebar_section",
-           "open_tab", "serve_app"]
+__all__ = ["CHROMIUM", "GRAPH", "PLAN_TABLE", "SCRIPT_IDLE_JS", "VIEWPORT", "WAIT_MS", "button",
+           "free_port", "generate_scenario", "launch_chromium", "needs_chromium",
+           "open_sidebar_section", "open_tab", "serve_app"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -36,6 +36,10 @@ WAIT_MS = 30_000
 VIEWPORT = {"width": 1280, "height": 720}  # the README's screenshots
 GRAPH = "iframe[title='ui.graph_view.plan_graph']"  # the plan graph component's frame
 PLAN_TABLE = "[class*='st-key-plan_editor_']"  # the Plan page's step table
+# a JavaScript expression: true while no script run is under way (the attribute Streamlit's
+# own end-to-end tests wait on; "initial" before the first run, "running" during one)
+SCRIPT_IDLE_JS = ("document.querySelector(\"[data-testid='stApp']\")"
+                  "?.getAttribute('data-test-script-state') === 'notRunning'")
 
 needs_chromium = pytest.mark.skipif(
     not CHROMIUM.exists(),

@@ -1,10 +1,12 @@
 """AppTest of the review's safety: settings that widen what runs without asking take a second
-act and stay in view (sidebar, beside Approve & run, on the run page)."""
+act and stay in view (sidebar, beside Approve & run, on the run page); a waiting step's card
+shows its arguments as they will be sent."""
 
 from __future__ import annotations
 
 import pytest
 
+from core.execution.events import RunEvent
 from core.execution.scheduler import RunOptions
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
@@ -88,3 +90,47 @@ def test_the_run_page_says_whether_its_side_effects_are_confirmed(runner, option
     assert TEXT[says]["en"] in note and TEXT[not_says]["en"] not in note
     approved = TEXT["run_new_versions_approved"]["en"] in note
     assert approved is (options.new_versions == "approve")
+
+
+# ---- what is confirmed is what runs --------------------------------------------------------
+
+
+def _waiting_refund(store, order_id: str) -> str:
+    """A run whose refund (s2, its order_id as given) waits for a person; s1 looked up order
+    88231. Stored as the workflow leaves it; nobody executes it."""
+    plan = Plan(goal="Refund order 88231 if it arrived", steps=[
+        Step(id="s1", description="Look up order 88231", tool="query_order",
+             args={"order_id": "88231"}),
+        Step(id="s2", description="Refund it", tool="apply_refund",
+             args={"order_id": order_id, "reason": "item is broken"}, depends_on=["s1"]),
+    ])
+    plan.steps[0].advance("running")
+    plan.steps[0].advance("completed")
+    plan.steps[0].result = {"order_id": "88231", "status": "delivered"}
+    run_id = store.create_run(plan.goal, {"offline": True}, plan,
+                              status="waiting_confirmation",
+                              options=RunOptions().model_dump(mode="json"))
+    store.append_event(run_id, RunEvent(kind="waiting_confirmation", step_id="s2",
+                                        data={"tool": "apply_refund", "args": plan.steps[1].args}))
+    return run_id
+
+
+def test_the_card_shows_a_referenced_value_as_it_will_be_sent(runner):
+    at = open_app("pages/run.py", query={"run": _waiting_refund(runner.store,
+                                                                "{{s1.order_id}}")})
+    shown = block_text(keyed_block(at, "decision_args_s2"))
+    assert "**88231** ← s1.order\\_id" in shown  # in body type, not a caption
+    assert "{{" not in shown and "item is broken" in shown
+    assert not keyed_block(at, "decision_args_s2").caption
+    assert at.button(key="confirm_step_s2").disabled is False
+
+
+def test_confirm_waits_while_a_value_cannot_be_resolved(runner):
+    at = open_app("pages/run.py", query={"run": _waiting_refund(runner.store,
+                                                                "{{s1.order_number}}")})
+    shown = block_text(keyed_block(at, "decision_args_s2"))
+    assert "cannot be resolved yet" in shown and "order\\_number" in shown
+    assert at.button(key="confirm_step_s2").disabled is True
+    assert at.button(key="reject_step_s2").disabled is False
+    assert any(TEXT["card_confirm_waits"]["en"] in c.value for c in at.caption)
+
