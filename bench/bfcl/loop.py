@@ -7,12 +7,15 @@ tool messages, until a reply makes none (the turn ends) or the turn has spent
 :data:`MAX_MODEL_CALLS` (BFCL's ``MAXIMUM_STEP_LIMIT``: the turn is cut and, as in BFCL,
 the entry ends there and fails). A reply whose calls cannot be read (arguments that are not
 JSON) ends the turn, as BFCL's decoding failure does. The request says ``tool_choice:
-"auto"``, OpenAI's default when tools are sent, since llama-cpp-python's function-calling
-format hides the tools from the model without it. Calls run on the backends unchecked, as
-BFCL executes them; a call of a function the entry does not offer answers an error and
-changes nothing. The model is PlanBoard's client (:class:`core.llm.client.OpenAIChatModel`)
-on the same endpoint and profile a PlanBoard run uses, so a server's quirks (tool results
-written as plain turns for llama-cpp-python) are handled alike.
+"auto"``, OpenAI's default when tools are sent, and the conversation opens with a system
+message (:data:`SYSTEM`; Qwen2.5's own chat template adds one like it whenever tools are
+given, as in BFCL's runs of Qwen), since llama-cpp-python's function-calling format writes
+the tools into the system message and shows them to the model only with both.
+Calls run on the backends unchecked, as BFCL executes them; a call of a function the entry
+does not offer answers an error and changes nothing. The model is PlanBoard's client
+(:class:`core.llm.client.OpenAIChatModel`) on the same endpoint and profile a PlanBoard run
+uses, so a server's quirks (tool results written as plain turns for llama-cpp-python) are
+handled alike.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from bench.bfcl.records import EntryRun, TurnRecord
 from core.errors import LLMError
 from core.llm.client import ChatModel, ChatReply
 
-__all__ = ["MAX_MODEL_CALLS", "run_loop"]
+__all__ = ["MAX_MODEL_CALLS", "SYSTEM", "run_loop"]
 
 MAX_MODEL_CALLS = 20
+SYSTEM = "You are a helpful assistant."
 
 
 def run_loop(entry: Entry, model: ChatModel) -> EntryRun:
@@ -37,7 +41,7 @@ def run_loop(entry: Entry, model: ChatModel) -> EntryRun:
     backends = EntryBackends(entry)
     tools = [tool.openai_spec() for tool in backends.registry()]
     run = EntryRun(entry.id, "loop")
-    messages: list[dict[str, Any]] = []
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
     for text in entry.turns:
         messages.append({"role": "user", "content": text})
         turn = TurnRecord()
