@@ -14,7 +14,8 @@ environment names (``OPENAI_BASE_URL``, ``OPENAI_MODEL``, ``.env``), as for ``py
 truth (offline). In PlanBoard mode each entry's runs are recorded in a PlanBoard home of
 its own, ``--home DIR/<entry id>`` (default DIR: the ``--out`` file's name with ``.homes``),
 which the dashboard opens like any other home. ``--table`` scores result files side by side
-on the entries they all hold. Ctrl-C keeps every finished entry and prints the table.
+on the entries they all hold and, where they hold different entries, each on every entry
+it ran. Ctrl-C keeps every finished entry and prints the table.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from bench.bfcl.data import Entry, entries, pick_ids
 from bench.bfcl.loop import run_loop
 from bench.bfcl.planboard import RecordedTurns, run_planboard
 from bench.bfcl.records import EntryRun, append_line, read_lines
-from bench.bfcl.report import table
+from bench.bfcl.report import different_entries, own_table, table
 from bench.bfcl.score import score_result
 
 INTERRUPTED = 130
@@ -140,12 +141,12 @@ def _print_table(files: dict[Path, list[dict[str, Any]]], args: argparse.Namespa
     if not any(files.values()):
         print("no entry has finished yet")
         return
-    made = table(files)
+    made = [table(files), *([own_table(files)] if different_entries(files) else [])]
     if not args.markdown:
-        print(made.text())
+        print("\n\n".join(one.text() for one in made))
         return
     words = [w for w in (sys.argv[1:] if argv is None else argv) if w != "--markdown"]
-    print(made.markdown(" ".join(["python -m bench.bfcl", *words])))
+    print("\n".join(one.markdown(" ".join(["python -m bench.bfcl", *words])) for one in made))
 
 
 def main(argv: list[str] | None = None) -> int:

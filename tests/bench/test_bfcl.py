@@ -22,7 +22,7 @@ import pytest
 from bench.bfcl import __main__ as command
 from bench.bfcl.backend import IDEMPOTENT, READ_ONLY, EntryBackends
 from bench.bfcl.data import entries, entry_tools, load_entries, pick_ids
-from bench.bfcl.loop import MAX_MODEL_CALLS, run_loop
+from bench.bfcl.loop import MAX_MODEL_CALLS, SYSTEM, run_loop
 from bench.bfcl.planboard import InlineTurns, run_planboard
 from bench.bfcl.records import read_lines
 from bench.bfcl.replay import ReplayModel, ReplayResponder
@@ -149,6 +149,8 @@ def test_the_loop_runs_calls_until_a_reply_makes_none(fake_openai):
     run = run_loop(entry, _loop_model(fake_openai))
     assert [turn.steps for turn in run.turns] == [[["ls(a=True)"]], [[]], [], []]
     assert [turn.model_calls for turn in run.turns] == [2, 2, 1, 1]
+    opening = fake_openai.chat_bodies[0]["messages"][0]
+    assert opening == {"role": "system", "content": SYSTEM}  # where the server lists tools
     tool_turn = fake_openai.chat_bodies[1]["messages"][-1]
     assert tool_turn["role"] == "tool" and "workspace" in tool_turn["content"]
     assert not run.error
@@ -250,6 +252,27 @@ def test_resume_skips_what_the_file_holds_and_the_table_compares_files(tmp_path,
     assert command.main(["--table", str(out), str(other)]) == 0
     printed = capsys.readouterr().out
     assert "0/1 (0.0%)" in printed and "1/1 (100.0%)" in printed
+
+
+def test_files_of_different_entries_get_a_table_each_on_its_own_entries(tmp_path, capsys):
+    truth = {number: [[[call] for call in turn] for turn in entries([number])[0].ground_truth]
+             for number in ("1", "4")}
+    right, loop = tmp_path / "right.jsonl", tmp_path / "loop.jsonl"
+    right.write_text("".join(json.dumps({
+        "id": f"multi_turn_base_{number}", "result": result, "mode": "planboard",
+        "settings": {"mode": "planboard", "weak_checks": "off"},
+        "turns": [{"model_calls": 2, "wall_s": 1.0}] * len(result)}) + "\n"
+        for number, result in truth.items()))
+    loop.write_text(json.dumps({"id": "multi_turn_base_4", "result": [[]] * len(truth["4"]),
+                                "mode": "loop", "settings": {"mode": "loop"},
+                                "turns": [{"model_calls": 1}]}) + "\n")
+    assert command.main(["--table", str(right), str(loop)]) == 0
+    shared, own = capsys.readouterr().out.split("each row on every entry it ran")
+    assert "1 entries every row ran" in shared and "1/1 (100.0%)" in shared
+    assert "2/2 (100.0%)" in own and "0/1 (0.0%)" in own
+    assert "(right.jsonl): entries 1, 4." in own and "loop: entries 4." in own
+    assert command.main(["--table", str(right)]) == 0
+    assert "each row" not in capsys.readouterr().out  # one file: one table
 
 
 @pytest.mark.parametrize(("argv", "said"), [
