@@ -12,7 +12,7 @@ same clock, the same machine): the latency of that step for that viewer. With a 
 the first ``▶`` is compared with ``step_started`` too. A change a card never showed is
 counted as missed.
 
-Run with ``python -m bench.live`` (one and five viewers of the run page, one of its
+Run with ``python -m bench.live`` (one, five and ten viewers of the run page, one of its
 presentation view, whose graph's node labels are watched instead of cards; demo pace off
 and on), or ``--viewers 5 --pace 0 --present 1``; it prints p50 and max per case and the
 machine's load average.
@@ -315,7 +315,7 @@ def _row(sample: LiveSample) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Measure the cases asked for and print one table row per case."""
     parser = argparse.ArgumentParser(prog="python -m bench.live")
-    parser.add_argument("--viewers", type=int, nargs="*", default=[1, 5])
+    parser.add_argument("--viewers", type=int, nargs="*", default=[1, 5, 10])
     parser.add_argument("--pace", type=float, nargs="*", default=[0.0, 1.0])
     parser.add_argument("--present", type=int, nargs="*", default=[1], metavar="VIEWERS",
                         help="viewers of the presentation view (its graph), at each pace")

@@ -33,6 +33,7 @@ from tests.support.browser import (
     button,
     free_port,
     needs_chromium,
+    open_sidebar_section,
     serve_app,
 )
 from tests.support.durable_runs import refund_plan
@@ -211,3 +212,22 @@ def test_the_audit_page_names_who_approved_and_confirmed(signed_in, signed_app):
     table.get_by_text("confirmed").first.wait_for()
     text = table.inner_text()
     assert "ann@example.com" in text and "approved" in text and "confirmed" in text
+
+
+def test_a_key_typed_by_one_person_is_theirs_alone(signed_in, module_home):
+    key = "sk-eve-only-SECRET-4242"
+    editor = signed_in("eve")
+    open_sidebar_section(editor, "Model provider", ".st-key-api_key input")
+    field = editor.locator(".st-key-api_key input")
+    field.fill(key)
+    field.press("Enter")
+    editor.get_by_text("Using the key typed here (this session only).").wait_for()
+
+    viewer = signed_in("vic")
+    viewer.reload()  # a session of the same server drawn afresh after the key was typed
+    open_sidebar_section(viewer, "Model provider", ".st-key-api_key input")
+    viewer.get_by_text("No API key: plans and steps run offline.").wait_for()
+    assert viewer.locator(".st-key-api_key input").input_value() == ""
+    written = [path for path in module_home.rglob("*")
+               if path.is_file() and key.encode() in path.read_bytes()]
+    assert written == []  # nor in the run store, the audit log or any file of the home
