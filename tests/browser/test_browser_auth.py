@@ -38,12 +38,13 @@ from tests.support.browser import (
 )
 from tests.support.durable_runs import refund_plan
 from tests.support.shop import refunds_for
-from tests.support.waiting import wait_until
+from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
 
 pytestmark = needs_chromium
 
 REQUEST = ("Check whether order 88231 has arrived, and if it has, refund the broken one.")
 PEOPLE = {"vic": "viewer", "eve": "editor", "ann": "approver"}
+RUN_WAIT_MS = int(DEFAULT_TIMEOUT_S * 1000)  # a run's progress drawn, on a loaded machine too
 
 
 @pytest.fixture(scope="module")
@@ -171,13 +172,13 @@ def test_the_approver_approves_and_confirms_and_the_viewer_may_not(signed_in, si
     assert button(approver, "approve_run").is_enabled()
     button(approver, "approve_run").click()
     confirm = approver.locator("[class*='st-key-confirm_step_'] button")
-    confirm.first.wait_for()
+    confirm.first.wait_for(timeout=RUN_WAIT_MS)  # the run's first step done, the refund waits
 
     viewer = signed_in("vic")
     viewer.goto(approver.url)  # the viewer follows the run, and may not confirm it
-    viewer.get_by_text("Started by ann@example.com").wait_for()
+    viewer.get_by_text("Started by ann@example.com").wait_for(timeout=RUN_WAIT_MS)
     viewer_confirm = viewer.locator("[class*='st-key-confirm_step_'] button")
-    viewer_confirm.first.wait_for()
+    viewer_confirm.first.wait_for(timeout=RUN_WAIT_MS)
     assert viewer_confirm.first.is_disabled()
     assert button(viewer, "run_cancel").is_disabled()
     assert refunds_for("88231") == []
@@ -187,7 +188,8 @@ def test_the_approver_approves_and_confirms_and_the_viewer_may_not(signed_in, si
     confirm.first.click()
     # the answer's box is drawn (pending) before the run ends: the refund itself is waited for
     wait_until(lambda: refunds_for("88231"), what="the refund the approver confirmed")
-    approver.locator("[class*='st-key-confirm_step_']").first.wait_for(state="detached")
+    approver.locator("[class*='st-key-confirm_step_']").first.wait_for(state="detached",
+                                                                      timeout=RUN_WAIT_MS)
     assert len(refunds_for("88231")) == 1
 
 
