@@ -279,6 +279,9 @@ def measure(tabs: Any, url: str, *, viewers: int, pace: float,
                               settings_public={"offline": True})
         _open_viewers(tabs, f"{url}/run?run={run_id}", viewers, present=present, pages=pages)
         time.sleep(1.0)  # every viewer settled on the waiting run
+        if any(e.kind == "step_completed" for e in store.events(run_id)):  # the gate gave up
+            sample.missed.append(f"the run went on before all {viewers} viewers watched it "
+                                 f"(they took over {TIMEOUT_S:.0f} s to open)")
         sample.load = os.getloadavg()
         ready = time.time()
         gate.open()
