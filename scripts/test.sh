@@ -2,6 +2,10 @@
 # Install everything the tests need, then lint and run every test (browser test included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The script's whole time, printed however it ends: it must stay within five minutes on
+# 2 cores.
+started=$SECONDS
+trap 'echo "scripts/test.sh: $((SECONDS - started)) s in all"' EXIT
 
 # Debian packages: chromium for the browser test, graphviz for SVG export, fonts so that
 # the screenshots show Chinese text and emoji, and PostgreSQL for the store's tests on it
