@@ -1,6 +1,6 @@
 """The browser tests' fixtures: one chromium per module (and one context of it, for the tests
-of a module's one served app), and per test a served app on the test's own home with a page
-of its own on it.
+of a module's one served app), one served app per module on the module's home, and per test
+a page of its own on it.
 
 While Playwright's sync API is open it keeps an event loop running in the main thread, where
 DBOS then refuses to register its queues: a test that runs PlanBoard in this process asks for
@@ -34,10 +34,12 @@ def tabs(browser: Any) -> Iterator[Any]:
     context.close()
 
 
-@pytest.fixture
-def served_app(isolated_environment: Path, tmp_path: Path) -> Iterator[str]:
-    """PlanBoard served on this test's home (offline: no key); its address."""
-    with serve_app(isolated_environment, tmp_path / "streamlit.log") as url:
+@pytest.fixture(scope="module")
+def served_app(module_home: Path) -> Iterator[str]:
+    """PlanBoard served for the module on its home (offline: no key); its address. Each
+    test's page is a browser session of its own (a fresh context), so tests share only
+    the stored runs, and each opens its own: one server per module, not per test."""
+    with serve_app(module_home, module_home.parent / "streamlit.log") as url:
         yield url
 
 

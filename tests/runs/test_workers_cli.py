@@ -64,7 +64,12 @@ class Worker:
             assert self.proc.poll() is None, f"worker {name} exited: {self.err.read_text()}"
             return "serving runs" in self.out.read_text()
 
-        wait_until(serving, what=f"worker {name} to serve runs")
+        try:
+            wait_until(serving, what=f"worker {name} to serve runs")
+        except BaseException:  # a timeout, say: no test holds this worker to stop it, and it
+            # would poll the queue long after the session
+            self.stop(signal.SIGKILL)
+            raise
 
     def stop(self, number: int = signal.SIGTERM) -> int:
         if self.proc.poll() is None:
