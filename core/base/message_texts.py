@@ -203,10 +203,6 @@ TEXTS: dict[str, tuple[str, str]] = {
         "({tools}); it was given every other tool's name and could use any of them",
         "规划器只看到了 {total} 个工具中与请求相关的 {shown} 个（{tools}）；其余工具只给了名称，"
         "也可以使用"),
-    "plan.too_many_steps": (
-        "the plan has {count} steps; plans of 3 to {most} steps work best, so consider "
-        "merging some",
-        "计划有 {count} 个步骤；3 到 {most} 步的计划效果最好，可以考虑合并一些步骤"),
     "check.repeated_read": ("The reply repeated {step}'s call 1 more time; the repeats were "
                             "removed.",
                             "回复把 {step} 的调用又重复了 1 次，重复的已去掉。"),

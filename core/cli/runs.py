@@ -172,6 +172,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(owner)
     if record.plan is not None:
         print(record.plan.summary())
+        for note in record.plan.check_notes:  # every check that changed it or warned
+            print(say(f"check_{note.action}", **note.model_dump(include={
+                "check", "version", "stage", "detail"})))
     print(f"answer: {record.answer or '(none)'}")
     u = record.usage
     print(f"usage: {u.llm_calls} LLM calls, {u.prompt_tokens}+{u.completion_tokens} tokens, "

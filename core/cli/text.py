@@ -62,6 +62,13 @@ _TEXT: dict[str, tuple[str, str]] = {
     "planning_step": ("planning… {step_id}: {description}{tool}",
                       "规划中… {step_id}：{description}{tool}"),
     "warning": ("warning: {text}", "提示：{text}"),
+    "check_changed": ("check {check} changed the plan (v{version}, {stage}): {detail}",
+                      "检查 {check} 修改了计划（v{version}，{stage}）：{detail}"),
+    "check_warned": ("check {check} warned (v{version}, {stage}): {detail}",
+                     "检查 {check} 提示（v{version}，{stage}）：{detail}"),
+    "check_sent_back": ("check {check} sent the planner's reply back (v{version}, {stage}): "
+                        "{detail}",
+                        "检查 {check} 退回了规划器的回复（v{version}，{stage}）：{detail}"),
     "error": ("error: {text}", "错误：{text}"),
     "no_answer": ("(no answer)", "（没有答案）"),
     "no_answer_read": ("No answer read; pass --yes to continue without asking.",

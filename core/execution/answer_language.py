@@ -2,7 +2,8 @@
 
 Small models drift into the language of what they read: asked in Chinese, the local
 model read English tool results and answered in English. A rewrite costs one call and
-only happens when the answer's language differs from the request's.
+only happens when the answer's language differs from the request's, for the models that
+get the workarounds for weak ones (core.llm.providers.weak_model_checks).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Protocol
 from core.base.language import Language, written_in
 from core.base.usage import Usage
 from core.llm.client import ChatModel
+from core.llm.providers import weak_model_checks
 from core.prompts.execution import LANGUAGE_NAMES, LANGUAGE_REWRITE_SYSTEM
 
 __all__ = ["in_language"]
@@ -25,9 +27,10 @@ class _UsageHolder(Protocol):
 
 
 def in_language(model: ChatModel, text: str, language: Language, tally: _UsageHolder) -> str:
-    """``text`` if it is written in ``language``; else the model's rewrite of it in that
-    language (kept only if it is one), with the call's usage added to ``tally``."""
-    if not text.strip() or written_in(text, language):
+    """``text`` if it is written in ``language`` (or ``model`` gets no workarounds for weak
+    models); else the model's rewrite of it in that language (kept only if it is one), with
+    the call's usage added to ``tally``."""
+    if not text.strip() or written_in(text, language) or not weak_model_checks(model):
         return text
     system = LANGUAGE_REWRITE_SYSTEM.format(language=LANGUAGE_NAMES.get(language, language))
     reply = model.chat([{"role": "system", "content": system},

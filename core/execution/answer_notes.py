@@ -36,10 +36,12 @@ _IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]*\d{4,}[A-Za-z0-9]*")
 
 
 def with_required_notes(answer: str, plan: Plan, *, unmentioned: list[Step],
-                        changes: Iterable[str], registry: ToolRegistry) -> str:
+                        changes: Iterable[str], registry: ToolRegistry,
+                        weak_models: bool) -> str:
     """``answer`` followed by what it leaves out: the ``unmentioned`` failures, the reasons
-    the plan ``changes``d, the side effects' identifiers, and the parts of the request no
-    step covered."""
+    the plan ``changes``d, the side effects' identifiers, and, where the checks for
+    ``weak_models`` run (the coverage check is one), the parts of the request no step
+    covered."""
     if unmentioned:
         answer = f"{answer}\n\n{failure_note(plan, unmentioned)}".strip()
     notes = [note for note in dict.fromkeys(changes) if not _says(answer, note)]
@@ -48,7 +50,7 @@ def with_required_notes(answer: str, plan: Plan, *, unmentioned: list[Step],
         answer = "\n\n".join([answer, *(title + note for note in notes)]).strip()
     receipts = receipt_note(plan, answer, registry)
     answer = f"{answer}\n\n{receipts}" if receipts else answer
-    uncovered = uncovered_note(plan, registry)
+    uncovered = uncovered_note(plan, registry) if weak_models else ""
     return f"{answer}\n\n{uncovered}" if uncovered else answer
 
 

@@ -27,11 +27,11 @@ from core.execution.read_ahead import can_read_ahead, read_result
 from core.execution.readiness import condition_holds
 from core.execution.success_check import non_answer
 from core.llm.engine import Engine
+from core.llm.providers import weak_model_checks
 from core.plan.approval import has_side_effect
 from core.plan.calls import call_key
 from core.plan.identifiers import plan_grounds
 from core.plan.model import WHOLE_REFERENCE, Plan, Step
-from core.planning.checks import weak_models
 from core.planning.periods import request_period
 from core.planning.shortlist import shortlist
 from core.prompts import execution as prompts
@@ -258,7 +258,7 @@ def _synthesise(plan: Plan, step: Step, engine: Engine, tally: _Tally) -> StepOu
         raise _StepFailed(msg("step.empty_synthesis"))
     text = in_language(engine.model, text, language, tally)
     _require_answer(text, plan, step)
-    if weak_models(engine.model):
+    if weak_model_checks(engine.model):
         text = _with_left_out(text, messages, plan, step, engine, tally)
     return tally.outcome("completed", "synthesis", result=text)
 
@@ -447,7 +447,7 @@ def _infer_args(
     tally.usage = tally.usage + forced.usage
     tally.notes.extend(forced.notes)
     rung = forced.mode_used  # the one the error names; a JSON ask is in the notes
-    if forced.call is None and missing:
+    if forced.call is None and missing and weak_model_checks(engine.model):
         forced = arguments_as_json(
             engine.model, prompts.arguments_json_messages(messages, target.name,
                                                           target.parameters),

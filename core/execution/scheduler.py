@@ -42,6 +42,7 @@ from core.lifecycle import CRASH_RESET
 from core.lifecycle import OutcomeStatus as RunStatus
 from core.llm.budget import budgeted
 from core.llm.engine import Engine
+from core.llm.providers import weak_model_checks
 from core.plan.model import FINISHED, Plan, Step
 from core.plan.versions import retire
 from core.planning.checkpoint import run_checkpoint
@@ -49,7 +50,6 @@ from core.planning.choices import CheckpointPolicy
 from core.planning.expansion import expand, reachable_phases
 from core.planning.phase_replan import replan_any
 from core.planning.planner import PlanningResult, Replanner, planned
-from core.tools.registry import ToolRegistry
 
 __all__ = ["RunOptions", "RunOutcome", "RunStatus", "run_plan"]
 
@@ -203,7 +203,7 @@ def _run_versions(plan: Plan, engine: Engine, options: RunOptions, control: RunC
             coordinator.skip_blocked()
         coordinator.skip_leftovers()
         break
-    return _finish_run(plan, book, emit, engine.registry, options)
+    return _finish_run(plan, book, emit, engine, options)
 
 
 def _announce(plan: Plan, emit: Emitter) -> None:
@@ -476,7 +476,7 @@ def _stop(state: str, plan: Plan, book: RunBook, emit: Emitter) -> RunOutcome:
                       usage=_total_usage(book.versions) + book.usage, warnings=book.warnings)
 
 
-def _finish_run(plan: Plan, book: RunBook, emit: Emitter, registry: ToolRegistry,
+def _finish_run(plan: Plan, book: RunBook, emit: Emitter, engine: Engine,
                 options: RunOptions) -> RunOutcome:
     _end_phase_spans(book)
     warnings = book.warnings
@@ -484,7 +484,7 @@ def _finish_run(plan: Plan, book: RunBook, emit: Emitter, registry: ToolRegistry
     if synthesis is not None and synthesis.status == "completed":
         answer = str(synthesis.result)
     else:
-        answer = fallback_answer(plan, registry)
+        answer = fallback_answer(plan, engine.registry)
         if synthesis is not None and synthesis.status == "failed":
             warnings.append(
                 f"The synthesis step failed ({synthesis.error}); the answer lists the "
@@ -496,7 +496,8 @@ def _finish_run(plan: Plan, book: RunBook, emit: Emitter, registry: ToolRegistry
     unanswered = [synthesis] if synthesis is not None and synthesis.status == "failed" else []
     unmentioned = [s for s in [*fatal, *unanswered] if (s.error or s.id) not in answer]
     answer = with_required_notes(answer, plan, unmentioned=unmentioned, changes=book.notes,
-                                 registry=registry)
+                                 registry=engine.registry,
+                                 weak_models=weak_model_checks(engine.model))
     warnings.extend(_ignored(plan, failed, spared, book))
     undone = _undone_phases(plan, book)
     warnings.extend(render(line, plan.language) for line in undone)

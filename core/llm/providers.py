@@ -36,11 +36,14 @@ on sends one in the profile's form, or in OpenAI's where the profile names none 
 that refuses it is asked again without it).
 
 The plan checks for weak models (a tool named only in words, a clause dropped, code where
-arithmetic is due, conditions and actions read from the request by a pack's rules) run for
-local servers, which usually serve small models, and for an endpoint PlanBoard does not
-know; hosted OpenAI, DeepSeek and DashScope models get those plans right without them, and
-a heuristic that misfires there would only cost a corrective round.
-``PLANBOARD_WEAK_MODEL_CHECKS`` (on/off) overrides the profile (core.llm.settings).
+arithmetic is due, conditions and actions read from the request by a pack's rules) and
+every other workaround for them (an answer rewritten into the request's language, asked
+again for what it left out, arguments asked for as JSON when no rung of the ladder calls
+the tool, the compact prompt's example step chosen for the request) run for local servers,
+which usually serve small models, and for an endpoint PlanBoard does not know; hosted
+OpenAI, DeepSeek and DashScope models get those right without them, and a heuristic that
+misfires there would only cost a corrective round. ``PLANBOARD_WEAK_MODEL_CHECKS`` (on/off)
+overrides the profile (core.llm.settings); :func:`weak_model_checks` is the one reader.
 
 Every known server streams a reply (server-sent events) when asked; ``streams`` says
 whether to ask, and ``stream_usage`` whether to ask for the token counts at the end of the
@@ -69,6 +72,7 @@ __all__ = [
     "ToolChoiceMode",
     "detect_profile",
     "profile_names",
+    "weak_model_checks",
 ]
 
 # A reply longer than this from a local model is a loop, not a plan (the largest plans of
@@ -221,6 +225,13 @@ PROFILES: dict[str, ProviderProfile] = {
 
 # Specific markers first: "llama" would also match an Ollama URL.
 _DETECTION_ORDER = ("openai", "dashscope", "deepseek", "ollama", "lmstudio", "vllm", "llamacpp")
+
+
+def weak_model_checks(model: Any) -> bool:
+    """Whether the workarounds for weak models run for ``model``: its provider profile says
+    so; a model without a profile (or no model at all) gets them."""
+    profile = getattr(model, "profile", None)
+    return True if profile is None else bool(profile.weak_model_checks)
 
 
 def profile_names() -> list[str]:

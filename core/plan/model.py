@@ -7,7 +7,7 @@ import re
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -38,6 +38,7 @@ __all__ = [
     "STEP_ID",
     "STEP_NAME",
     "WHOLE_REFERENCE",
+    "CheckNote",
     "Phase",
     "Plan",
     "Step",
@@ -158,6 +159,21 @@ class Step(BaseModel):
         self.completion_tokens += completion_tokens
 
 
+class CheckNote(BaseModel):
+    """What one plan check (core.planning.checks) did to a version of the plan, so that every
+    change and every warning a check made can be traced to it: it ``changed`` the plan, left
+    a warning (``warned``), or sent a model's reply back (``sent_back``, which cost a call).
+    ``detail`` says what, in the plan's language: the check's own note, else the fields it
+    changed (``s4 depends_on: s1 → s1, s3``)."""
+
+    check: str
+    stage: str
+    action: Literal["changed", "warned", "sent_back"]
+    detail: str
+    step: str | None = None
+    version: int = 1
+
+
 class Plan(BaseModel):
     """A goal, how to know it is done, and the steps that reach it.
 
@@ -176,6 +192,7 @@ class Plan(BaseModel):
     phases_version: int = 1
     steps: list[Step] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    check_notes: list[CheckNote] = Field(default_factory=list)  # what each check did to it
     language: Language  # the request's: what the plan's words and the run's answer are in
 
     @model_validator(mode="before")

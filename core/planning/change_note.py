@@ -2,7 +2,8 @@
 
 The answer quotes that reason ("Plan adjusted: …"). A small model wrote its reasons in
 English under Chinese requests, so a reason in the other language is replaced by what the
-new version changed, told from the plans themselves.
+new version changed, told from the plans themselves. It makes up for weak models, so it
+runs where their workarounds do (core.llm.providers.weak_model_checks).
 """
 
 from __future__ import annotations

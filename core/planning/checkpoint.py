@@ -20,13 +20,14 @@ from pydantic import BaseModel, field_validator
 from core.base.messages import msg, render
 from core.base.usage import Usage
 from core.errors import LLMError, PlanError, PlanValidationError
+from core.llm.client import ChatModel
 from core.llm.engine import Engine
+from core.llm.providers import weak_model_checks
 from core.plan.identifiers import is_identifier
-from core.plan.implied_deps import add_implied_dependencies
 from core.plan.model import STEP_NAME, Plan, Step
 from core.plan.versions import renumber
 from core.planning.change_note import reason_in_request_language
-from core.planning.checks import check_context, note_checks, run_checks, worded
+from core.planning.checks import Pipeline, check_context
 from core.planning.choices import CheckpointPolicy
 from core.planning.planner import Replanner, planned
 from core.prompts.adaptive import (
@@ -244,10 +245,11 @@ def run_checkpoint(policy: CheckpointPolicy, plan: Plan, finished: Sequence[Step
             return result
         decision, result.usage = checkpoint(plan, finished, engine)
         result.decision, result.reason = decision, decision.reason
-        result.plan = apply_decision(plan, decision, engine.registry)
+        result.plan = apply_decision(plan, decision, engine.registry, model=engine.model)
         if decision.needs_replan and decision.updated_pending_steps is None and replanner:
             _replan(replanner, plan, decision.reason or result.reason, engine, result)
-        result.reason = reason_in_request_language(result.reason, plan, result.plan)
+        if weak_model_checks(engine.model):
+            result.reason = reason_in_request_language(result.reason, plan, result.plan)
     except (PlanError, LLMError) as exc:  # a checkpoint is optional: never end the run
         logger.warning("checkpoint after %s changed nothing: %s", ids, exc)
         result.plan = None
@@ -268,17 +270,18 @@ def _replan(replanner: Replanner, plan: Plan, reason: str, engine: Engine,
 # ---- applying ------------------------------------------------------------------------------
 
 
-def apply_decision(plan: Plan, decision: CheckpointDecision,
-                   registry: ToolRegistry) -> Plan | None:
+def apply_decision(plan: Plan, decision: CheckpointDecision, registry: ToolRegistry, *,
+                   model: ChatModel | None = None) -> Plan | None:
     """A NEW plan (version + 1) in which only pending steps changed, or None if none did.
 
     Finished and running steps are copied untouched. A listed step keeps its id when it
     names a pending step; other new steps get fresh ids from ``plan.next_step_id()``.
     Steps that read a dropped step are dropped too; the synthesis step is kept last. The
-    checks of the "checkpoint" stage run on it (core.planning.checks): its repairs, then
-    its problems, which refuse the decision (what it may not drop), then its final repairs.
-    Raises PlanValidationError when the new steps do not form a valid plan or a check
-    refuses them.
+    checks of the "checkpoint" stage run on it (core.planning.checks.Pipeline): its
+    repairs, then its problems, which refuse the decision (what it may not drop), then its
+    final repairs; those for weak models as the profile of ``model`` (the one that
+    decided) says. Raises PlanValidationError when the new steps do not form a valid plan
+    or a check refuses them.
     """
     if not decision.changes_plan:
         return None
@@ -297,18 +300,15 @@ def apply_decision(plan: Plan, decision: CheckpointDecision,
     new_pending = _keep_synthesis(plan, fixed, new_pending)
     steps = _prune([*fixed, *new_pending], {s.id for s in fixed})
     candidate = plan.model_copy(deep=True, update={"steps": steps, "version": plan.version + 1})
-    context = check_context(plan.goal, registry, "checkpoint", language=plan.language,
-                            before=plan)
-    note_checks(candidate, context, "repair")
-    add_implied_dependencies(candidate)
+    checks = Pipeline(check_context(plan.goal, registry, "checkpoint", language=plan.language,
+                                    before=plan, model=model))
+    checks.accept(candidate)
     if _same_steps(plan, candidate):
         return None
-    refused = worded(run_checks(candidate, context, "problem"), context.language)
-    problems = candidate.validate(registry) + refused
-    if problems:
-        raise PlanValidationError(problems)
-    note_checks(candidate, context, "final")
-    return candidate
+    refused = checks.review(candidate)
+    if refused:
+        raise PlanValidationError(refused)
+    return checks.settle(candidate)
 
 
 def steps_from_dicts(items: list[dict[str, Any]], plan: Plan, *, reuse: set[str] = frozenset()

@@ -127,15 +127,16 @@ def converse(
     """Ask, and once more with the problems sent back; ``plan`` is None if both fail.
 
     Problems ``review`` finds in an accepted plan are soft: they are sent back once, and
-    the plan keeps whatever remains as warnings (a plan with soft problems beats the
-    fallback when the second reply is unusable). The retry is a follow-up turn (the reply,
+    the plan with whatever remains is kept (a plan with soft problems beats the fallback
+    when the second reply is unusable); the review's pipeline makes them its warnings
+    (core.planning.checks.Pipeline.settle). The retry is a follow-up turn (the reply,
     then the problems, after the same messages), so that a server's prefix cache serves
     everything before it; ``explain(reply)`` adds what the model needs to fix it (the
     tools it named that the prompt did not describe). ``on_steps`` hears each reply's steps
     while it is written (the reply is streamed where the model can).
     """
     result = PlanningResult(plan=None)
-    candidate: tuple[Plan, list[str]] | None = None
+    candidate: Plan | None = None
     for attempt in range(1, ATTEMPTS + 1):
         reply = _ask(model, messages, schema, on_steps)
         text = reply.content or ""
@@ -153,7 +154,7 @@ def converse(
             problems = [str(problem) for problem in exc.problems]  # a model reads English
         else:
             problems = review(plan) if review is not None else []
-            candidate = (plan, problems)
+            candidate = plan
             if not problems or attempt == ATTEMPTS:
                 break
         logger.info("planning attempt %d unusable: %s", attempt, problems)
@@ -165,6 +166,5 @@ def converse(
                 problems, explain(text) if explain is not None else "")},
         ]
     if candidate is not None:
-        result.plan, remaining = candidate
-        result.plan.warnings.extend(remaining)
+        result.plan = candidate
     return result

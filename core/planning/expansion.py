@@ -123,7 +123,7 @@ def expand_phase(plan: Plan, phase_id: str, engine: Engine, *, lessons: Iterable
         return expanded
 
     return converse(model, messages, accept, schema=schema_for(engine.registry),
-                    explain=shortlist_explainer(listed, engine.registry, style))
+                    explain=shortlist_explainer(listed, engine.registry, style, model))
 
 
 def expand_offline(plan: Plan, phase_id: str, registry: ToolRegistry) -> Plan:

@@ -18,7 +18,7 @@ from core.llm.engine import Engine
 from core.plan.model import Phase, Plan, Step, step_number
 from core.plan.versions import renumber
 from core.planning.checkpoint import steps_from_dicts
-from core.planning.checks import check_context, note_checks
+from core.planning.checks import Pipeline, check_context
 from core.prompts.adaptive import (
     FOLLOWUP_CORRECTIVE,
     FOLLOWUP_RULES,
@@ -57,21 +57,16 @@ def extend_plan_request(plan: Plan, follow_up: str, engine: Engine) -> tuple[Pla
     if not text:
         raise PlanError("the follow-up is empty; say what else should be done")
     language = detect_language(text)
+    checks = Pipeline(check_context(text, engine.registry, "follow_up", language=language,
+                                    model=engine.model))
     if engine.model is None:
-        (new_steps, constraints), usage = _offline_steps(plan, text, engine, language), Usage()
+        new_steps, constraints = _offline_steps(plan, text, engine, language)
+        extended, usage = checks.accept(_assemble(plan, text, new_steps, constraints,
+                                                  language)), Usage()
     else:
-        new_steps, usage = _llm_steps(plan, text, engine, language)
-        constraints = []
-    extended = _assemble(plan, text, new_steps, constraints, language)
-    context = check_context(text, engine.registry, "follow_up", language=language,
-                            model=engine.model)
-    note_checks(extended, context, "repair")
-    problems = extended.validate(engine.registry)
-    if problems:
-        raise PlanValidationError(problems)
-    for kind in ("problem", "final"):
-        note_checks(extended, context, kind)
-    return extended, usage
+        extended, usage = _llm_version(plan, text, engine, language, checks)
+    checks.review(extended)
+    return checks.settle(extended), usage
 
 
 def _assemble(plan: Plan, follow_up: str, new_steps: list[Step], constraints: list[str],
@@ -135,8 +130,10 @@ def _offline_steps(plan: Plan, follow_up: str, engine: Engine, language: Languag
     return [*renamed, final], list(draft.constraints)
 
 
-def _llm_steps(plan: Plan, follow_up: str, engine: Engine, language: Language
-               ) -> tuple[list[Step], Usage]:
+def _llm_version(plan: Plan, follow_up: str, engine: Engine, language: Language,
+                 checks: Pipeline) -> tuple[Plan, Usage]:
+    """The new version the model's steps make, each reply through the stage's repairs and
+    validation (``checks``); asked once more with the problems of an unusable reply."""
     from core.planning.exchange import catalogue, schema_for
     from core.planning.shortlist import shortlist
     from core.prompts.planning import planner_system_prompt
@@ -165,8 +162,7 @@ def _llm_steps(plan: Plan, follow_up: str, engine: Engine, language: Language
         text = reply.content or ""
         try:
             steps = _read_steps(plan, text)
-            _assemble(plan, follow_up, steps, [], language).raise_if_invalid(engine.registry)
-            return steps, usage
+            return checks.accept(_assemble(plan, follow_up, steps, [], language)), usage
         except PlanParseError as exc:
             problems = [str(exc)]
         except PlanValidationError as exc:

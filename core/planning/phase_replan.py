@@ -105,7 +105,7 @@ def replan_phase(plan: Plan, failure: str, engine: Engine, *, lessons: Iterable[
         return replanned
 
     result = converse(model, messages, accept, schema=schema_for(engine.registry),
-                      explain=shortlist_explainer(listed, engine.registry, style))
+                      explain=shortlist_explainer(listed, engine.registry, style, model))
     if not unreachable:
         return result
     logger.info("phase %s reported its goal unreachable: %s", phase_id, unreachable[-1])

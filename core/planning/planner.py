@@ -21,13 +21,13 @@ from core.base.usage import Usage
 from core.errors import ConfigError, PlanBoardError, PlanError, PlanValidationError
 from core.llm.client import ChatModel
 from core.llm.engine import Engine
-from core.llm.providers import PromptStyle
+from core.llm.providers import PromptStyle, weak_model_checks
 from core.plan.approval import has_side_effect
-from core.plan.implied_deps import add_implied_dependencies, steps_read
+from core.plan.implied_deps import steps_read
 from core.plan.model import Plan, Step, references_in, step_number
 from core.plan.parse import parse_plan
 from core.plan.versions import renumber
-from core.planning.checks import check_context, note_checks, run_checks, worded
+from core.planning.checks import Pipeline, check_context
 from core.planning.clarify import parse_questions
 from core.planning.exchange import (
     ClarificationNeeded,
@@ -76,7 +76,6 @@ _NO_MODEL = (
     "in the environment or .env, or use the offline planner (--offline)"
 )
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_MAX_STEPS = 10
 
 
 Replanner = Callable[[Plan, str, Engine], Plan | PlanningResult]
@@ -135,8 +134,8 @@ def plan_request(
     system = planner_system_prompt(
         catalogue(engine.registry, listed.described), language=language,
         lessons=list(lessons), style=style, every_name=listed.every_name,
-        example_tool=_example_tool(request, engine.registry, listed) if style == "compact"
-        else None,
+        example_tool=_example_tool(request, engine.registry, listed)
+        if style == "compact" and weak_model_checks(model) else None,
     )
     if allow_questions:
         system = f"{system}\n\n{CLARIFY_INSTRUCTION}"
@@ -145,33 +144,25 @@ def plan_request(
         {"role": "user", "content": _user_prompt(request, engine.registry, language, angle)},
     ]
 
-    context = check_context(request, engine.registry, "draft", language=language, model=model)
+    checks = Pipeline(check_context(request, engine.registry, "draft", language=language,
+                                    model=model))
 
     def accept(text: str) -> Plan:
         if allow_questions:
             questions = parse_questions(text)
             if questions:
                 raise ClarificationNeeded(questions)
-        plan = normalise_tool_names(parse_plan(text, request, language), engine.registry)
-        add_implied_dependencies(plan)
-        note_checks(plan, context, "repair")
-        _raise_problems(plan, engine.registry)
-        if len(plan.steps) > _MAX_STEPS:
-            plan.warnings.append(render(msg("plan.too_many_steps", count=len(plan.steps),
-                                            most=_MAX_STEPS), context.language))
-        return plan
-
-    def review(plan: Plan) -> list[str]:
-        return worded(run_checks(plan, context, "problem"), context.language)
+        return checks.accept(normalise_tool_names(parse_plan(text, request, language),
+                                                  engine.registry))
 
     schema = schema_for(engine.registry, questions=allow_questions, described=listed.described)
-    result = converse(model, messages, accept, review=review, schema=schema,
-                      explain=shortlist_explainer(listed, engine.registry, style),
+    result = converse(model, messages, accept, review=checks.review, schema=schema,
+                      explain=shortlist_explainer(listed, engine.registry, style, model),
                       on_steps=on_steps)
     if result.questions:
         return result
     if result.plan is not None:
-        note_checks(result.plan, context, "final")
+        checks.settle(result.plan)
     if result.plan is None:
         logger.warning("planner output unusable twice; using the fallback plan: %s", result.errors)
         result.plan = fallback_plan(request, result.errors, language)
@@ -259,28 +250,19 @@ def replan_request(
     ]
 
     # ids the failure names were shown, not invented
-    context = check_context(plan.goal, engine.registry, "replan", language=language,
-                            known=[failure], before=plan, model=model)
+    checks = Pipeline(check_context(plan.goal, engine.registry, "replan", language=language,
+                                    known=[failure], before=plan, model=model),
+                      validate=lambda merged: _reads_dropped(merged, plan, kept))
 
     def accept(text: str) -> Plan:
         proposal = normalise_tool_names(parse_plan(text, plan.goal, language), engine.registry)
-        merged = _merge(plan, kept, proposal)
-        add_implied_dependencies(merged)
-        note_checks(merged, context, "repair")
-        reads_dropped = _reads_dropped(merged, plan, kept)
-        if reads_dropped:
-            raise PlanValidationError(reads_dropped)
-        _raise_problems(merged, engine.registry)
-        return merged
+        return checks.accept(_merge(plan, kept, proposal))
 
-    def review(merged: Plan) -> list[str]:
-        return worded(run_checks(merged, context, "problem"), context.language)
-
-    result = converse(model, messages, accept, review=review,
+    result = converse(model, messages, accept, review=checks.review,
                       schema=schema_for(engine.registry, described=listed.described),
-                      explain=shortlist_explainer(listed, engine.registry, style))
+                      explain=shortlist_explainer(listed, engine.registry, style, model))
     if result.plan is not None:
-        note_checks(result.plan, context, "final")
+        checks.settle(result.plan)
         if listed.cut and not any(line == listed.note(language) for line in plan.warnings):
             note_shortlist(result.plan, listed, language)
     return result
@@ -367,6 +349,7 @@ def _merge(plan: Plan, kept: list[Step], proposal: Plan) -> Plan:
         version=plan.version + 1,
         steps=[*kept, *renamed],
         warnings=[*plan.warnings, *proposal.warnings],
+        check_notes=list(plan.check_notes),
     )
 
 
@@ -449,17 +432,20 @@ def note_shortlist(plan: Plan | None, listed: Shortlist, language: Language) -> 
         plan.warnings.append(note)
 
 
-def shortlist_explainer(listed: Shortlist, registry: ToolRegistry, style: PromptStyle
-               ) -> Callable[[str], str]:
-    """What a corrective turn adds: the tools a reply names that the prompt only named, and
-    for a step that leaves a required argument empty, the tool that fits it without one."""
+def shortlist_explainer(listed: Shortlist, registry: ToolRegistry, style: PromptStyle,
+                        model: ChatModel | None) -> Callable[[str], str]:
+    """What a corrective turn adds: the tools a reply names that the prompt only named, and,
+    for a weak model (core.llm.providers.weak_model_checks), for a step that leaves a
+    required argument empty, the tool that fits it without one."""
     described = {tool.name for tool in listed.described}
+    weak = weak_model_checks(model)
 
     def explain(reply: str) -> str:
         named = [tool for tool in registry
                  if tool.name not in described and f'"{tool.name}"' in reply]
         tools = described_lines(catalogue(registry, named), style) if named else ""
-        return "\n".join(part for part in (tools, *_without_values(reply, registry)) if part)
+        empty = _without_values(reply, registry) if weak else []
+        return "\n".join(part for part in (tools, *empty) if part)
 
     return explain
 
@@ -519,8 +505,3 @@ def _require_model(engine: Engine) -> ChatModel:
         raise ConfigError(_NO_MODEL)
     return engine.model
 
-
-def _raise_problems(plan: Plan, registry: ToolRegistry) -> None:
-    problems = plan.validate(registry)
-    if problems:
-        raise PlanValidationError(problems)

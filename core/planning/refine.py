@@ -23,13 +23,12 @@ from typing import Any
 from core.base.language import terms
 from core.base.messages import msg
 from core.base.usage import Usage
-from core.errors import ConfigError, PlanError, PlanValidationError
+from core.errors import ConfigError, PlanError
 from core.llm.engine import Engine
-from core.plan.implied_deps import add_implied_dependencies
 from core.plan.model import Plan, Step
 from core.plan.parse import parse_plan
 from core.plan.versions import renumber
-from core.planning.checks import check_context, note_checks, run_checks, worded
+from core.planning.checks import Pipeline, check_context
 from core.planning.exchange import catalogue, converse, prompt_style, schema_for
 from core.planning.planner import normalise_tool_names
 from core.planning.shortlist import shortlist
@@ -55,14 +54,14 @@ def refine_plan(plan: Plan, sentence: str, engine: Engine) -> tuple[Plan, Usage]
     if engine.model is None:
         raise ConfigError(msg("refine.needs_model"))
     # the sentence and the plan a person reviewed give values: they are not invented
-    context = check_context(plan.goal, engine.registry, "draft", language=plan.language,
-                            known=[text, *(step.args for step in plan.steps if step.args)],
-                            model=engine.model)
+    checks = Pipeline(check_context(
+        plan.goal, engine.registry, "draft", language=plan.language,
+        known=[text, *(step.args for step in plan.steps if step.args)], model=engine.model))
     listed = shortlist(f"{plan.goal}\n{text}", engine.registry,
                        keep=[step.tool for step in plan.steps if step.tool])
     next_id = plan.next_step_id()
     system = planner_system_prompt(catalogue(engine.registry, listed.described),
-                                   language=context.language, style=prompt_style(engine.model),
+                                   language=plan.language, style=prompt_style(engine.model),
                                    every_name=listed.every_name)
     messages = [
         {"role": "system", "content": f"{system}\n\n{REFINE_RULES.substitute(next_id=next_id)}"},
@@ -73,23 +72,13 @@ def refine_plan(plan: Plan, sentence: str, engine: Engine) -> tuple[Plan, Usage]
     def accept(reply: str) -> Plan:
         revision = normalise_tool_names(parse_plan(reply, plan.goal, plan.language),
                                        engine.registry)
-        merged = merge_revision(plan, revision, text)
-        add_implied_dependencies(merged)
-        note_checks(merged, context, "repair")
-        problems = merged.validate(engine.registry)
-        if problems:
-            raise PlanValidationError(problems)
-        return merged
+        return checks.accept(merge_revision(plan, revision, text))
 
-    def review(merged: Plan) -> list[str]:
-        return worded(run_checks(merged, context, "problem"), context.language)
-
-    result = converse(engine.model, messages, accept, review=review,
+    result = converse(engine.model, messages, accept, review=checks.review,
                       schema=schema_for(engine.registry))
     if result.plan is None:
         raise PlanError(msg("refine.unusable", errors="; ".join(result.errors)))
-    note_checks(result.plan, context, "final")
-    return result.plan, result.usage
+    return checks.settle(result.plan), result.usage
 
 
 def merge_revision(current: Plan, revision: Plan, sentence: str) -> Plan:
@@ -117,6 +106,7 @@ def merge_revision(current: Plan, revision: Plan, sentence: str) -> Plan:
         "version": current.version + 1,
         "steps": steps,
         "warnings": [],
+        "check_notes": [],
     })
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 __all__ = ["plan_schema"]
 
-# the most steps a plan reply may hold where a grammar enforces the schema; the planner
-# already warns above 10 ("plans of 3 to 10 steps work best")
+# the most steps a plan reply may hold where a grammar enforces the schema; the prompt asks
+# for 3 to 10
 _MAX_REPLY_STEPS = 12
 # an argument may read an earlier step's result instead of giving a value
 _REFERENCE = {"type": "string", "pattern": "^\\{\\{s[0-9]+[^}]*\\}\\}$"}

@@ -15,7 +15,7 @@ import pytest
 from core.cli.main import main
 from core.execution.events import RunEvent
 from core.llm.engine import Engine
-from core.plan.model import Plan, Step
+from core.plan.model import CheckNote, Plan, Step
 from core.runs import export as export_module
 from core.store.run_store import RunStore
 from core.tools.registry import make_tool
@@ -77,7 +77,10 @@ def test_runs_lists_newest_first_and_recovers_crashed_runs(store, capsys, tmp_pa
 
 
 def test_show_json_is_the_run_object_plus_events(store, capsys):
-    run_id = store.create_run("sums", {}, calc_plan(), status="completed")
+    plan = calc_plan()
+    plan.check_notes.append(CheckNote(check="implied_dependencies", stage="draft",
+                                      action="changed", detail="s2 depends_on: — → s1"))
+    run_id = store.create_run("sums", {}, plan, status="completed")
     store.append_event(run_id, RunEvent(kind="run_started"))
     code, shown = run_json(capsys, "show", run_id, "--json")
     assert code == 0
@@ -85,9 +88,14 @@ def test_show_json_is_the_run_object_plus_events(store, capsys):
             "events"} <= set(shown)
     assert shown["usage"] == {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
     assert shown["plan"]["steps"][0]["id"] == "s1" and shown["versions"] == 1
+    assert [(n["check"], n["action"], n["detail"]) for n in shown["plan"]["check_notes"]] == [
+        ("implied_dependencies", "changed", "s2 depends_on: — → s1")]
     assert [e["kind"] for e in shown["events"]] == ["run_started"]
     assert main(["show", run_id]) == 0
-    assert "Plan v1: sums" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Plan v1: sums" in out
+    assert ("check implied_dependencies changed the plan (v1, draft): s2 depends_on: — → s1"
+            in out)
 
 
 def test_unknown_run_is_exit_code_1(capsys):

@@ -8,6 +8,7 @@ import pytest
 from core.execution.answer_notes import receipt_note
 from core.execution.scheduler import RunOptions, run_plan
 from core.llm.engine import Engine
+from core.llm.providers import PROFILES
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry, make_tool
 from tests.support.fakes import ScriptedChatModel, answer
@@ -125,3 +126,19 @@ def test_a_request_every_part_of_which_has_a_step_gets_no_such_note():
     outcome = run_plan(plan, Engine(registry=clock_registry(), model=model),
                        options=NO_CONFIRMATION)
     assert outcome.answer == "It is 04:55 in Tokyo and 19:55 in London."
+
+
+class _Hosted(ScriptedChatModel):
+    """A model whose profile runs no workaround for weak models (PLANBOARD_WEAK_MODEL_CHECKS
+    off reads the same)."""
+
+    profile = PROFILES["generic"].model_copy(update={"weak_model_checks": False})
+
+
+def test_the_note_follows_the_switch_of_the_check_it_comes_from():
+    """Coverage is a check for weak models: its note under the answer is one too."""
+    goal = "What was the last commit's message in /srv/repo, and what time is it in Tokyo?"
+    model = _Hosted(replies=["It is 04:55 in Tokyo; no step looked up the commit."])
+    outcome = run_plan(time_plan(goal), Engine(registry=clock_registry(), model=model),
+                       options=NO_CONFIRMATION)
+    assert outcome.answer == "It is 04:55 in Tokyo; no step looked up the commit."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import pkgutil
 
@@ -10,12 +11,20 @@ import pytest
 
 import core.planning.checks as checks_package
 from core.base.message_texts import TEXTS
+from core.errors import PlanValidationError
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
 from core.llm.providers import PROFILES
 from core.llm.settings import LLMSettings
 from core.plan.model import Plan
-from core.planning.checks import CHECKS, Check, all_checks, check_context, run_checks
+from core.planning.checks import (
+    CHECKS,
+    Check,
+    Pipeline,
+    all_checks,
+    check_context,
+    run_checks,
+)
 from core.planning.checks.shape import STAGES, Problem
 from core.planning.planner import plan_request
 from core.runs.session import request_language
@@ -35,6 +44,20 @@ def test_every_check_module_is_wired_once_in_the_one_list():
         module = importlib.import_module(f"core.planning.checks.{name}")
         assert module.CHECK in CHECKS, name
     assert len({check.name for check in CHECKS}) == len(CHECKS)
+
+
+def test_every_check_module_says_whom_it_is_for():
+    """A check is a workaround for weak models or a protection for every model: its module
+    says which, since the shape has no default for it."""
+    modules = [importlib.import_module(f"core.planning.checks.{info.name}")
+               for info in pkgutil.iter_modules(checks_package.__path__)
+               if info.name not in SHAPE_MODULES]
+    for module in [*modules, importlib.import_module("demo.checks")]:
+        source = inspect.getsource(module)
+        assert "weak_models_only=" in source[source.index("= Check("):], module.__name__
+    with pytest.raises(TypeError, match="weak_models_only"):
+        Check(name="unsaid", kind="repair", stages=frozenset({"draft"}),  # type: ignore[call-arg]
+              run=lambda plan, context: [])
 
 
 @pytest.mark.parametrize("check", [*CHECKS, *DEMO_CHECKS], ids=lambda check: check.name)
@@ -113,3 +136,57 @@ def test_a_hosted_model_is_not_sent_back_for_a_weak_model_heuristic(fake_openai)
     assert hosted.attempts == 2  # sent back once, for the invented id only
     corrective = fake_openai.chat_bodies[1]["messages"][-1]["content"]
     assert "SF0000000000" in corrective and "No step covers" not in corrective
+
+
+def test_a_repair_is_named_on_the_plan_with_what_it_changed():
+    plan = Plan.model_validate({"goal": "What is 6*7, times 2?", "steps": [
+        {"id": "s1", "description": "Multiply", "tool": "calculate",
+         "args": {"expression": "6*7"}},
+        {"id": "s2", "description": "Double it", "tool": "calculate",
+         "args": {"expression": "{{s1.value}} * 2"}}]})
+    checks = Pipeline(check_context(plan.goal, default_registry({}), "draft", language="en"))
+    checks.settle(checks.accept(plan))
+    notes = [(n.check, n.action, n.detail) for n in plan.check_notes]
+    assert ("implied_dependencies", "changed", "s2 depends_on: — → s1") in notes
+    assert ("synthesis", "changed", "added s3") in notes
+    assert not plan.warnings  # both complete what the plan says: no warning for a person
+
+
+def test_what_was_sent_back_and_what_stays_a_warning_are_named_by_their_check(fake_openai):
+    registry = default_registry({})
+    reply = json.dumps(_dropped_clause_with_invented_id().canonical())
+    fake_openai.script(reply, reply)
+    with OpenAIChatModel(fake_openai.settings()) as model:  # generic: weak checks on
+        plan = plan_request(SEED.request_en, Engine(registry=registry, model=model),
+                            language=request_language(SEED.request_en)).plan
+    notes = [(note.check, note.action) for note in plan.check_notes]
+    assert ("coverage", "sent_back") in notes and ("grounding", "sent_back") in notes
+    assert ("coverage", "warned") in notes
+    # the invented tracking number is removed: that change is named, and the warning the
+    # final repair took back is no longer one
+    removed = next(n for n in plan.check_notes if n.check == "clear_invented")
+    assert removed.action == "changed" and removed.step == "s2" and "SF0000000000" in (
+        removed.detail)
+    assert ("grounding", "warned") not in notes
+    assert {n.detail for n in plan.check_notes if n.action == "warned"} <= set(plan.warnings)
+
+
+def test_a_checkpoints_decision_gets_the_checks_of_the_model_that_decided():
+    """A hosted model's checkpoint is not judged by the checks meant for weak models."""
+    from core.planning.checkpoint import CheckpointDecision, apply_decision
+
+    plan = Plan.model_validate({"goal": "What is 6*7?", "steps": [
+        {"id": "s1", "description": "Multiply", "tool": "calculate",
+         "args": {"expression": "6*7"}, "status": "completed", "result": {"value": 42}},
+        {"id": "s2", "description": "Answer", "depends_on": ["s1"]}]})
+    decision = CheckpointDecision(needs_replan=True, updated_pending_steps=[
+        {"id": "s3", "description": "Check", "tool": "calculate",
+         "args": {"expression": "{{s1.value}} + 0"}},
+        {"id": "s2", "description": "Answer", "depends_on": ["s1", "s3"]}])
+    hosted = OpenAIChatModel(LLMSettings(api_key="sk-x"))
+    with pytest.raises(PlanValidationError, match="s3 refers to"):  # no implied link
+        apply_decision(plan, decision, default_registry({}), model=hosted)
+    local = apply_decision(plan, decision, default_registry({}))
+    assert local.step("s3").depends_on == ["s1"]
+    assert [(n.check, n.action) for n in local.check_notes] == [
+        ("implied_dependencies", "changed")]

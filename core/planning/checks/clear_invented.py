@@ -36,4 +36,4 @@ def remove_invented_ids(plan: Plan, context: CheckContext) -> list[Problem]:
 
 CHECK = Check(name="clear_invented", kind="final",
               stages=frozenset({"draft", "replan", "checkpoint", "follow_up"}),
-              run=remove_invented_ids)
+              run=remove_invented_ids, weak_models_only=False)

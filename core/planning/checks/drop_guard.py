@@ -83,4 +83,4 @@ def _asked_for_tool(plan: Plan, candidate: Plan, context: CheckContext) -> list[
 
 
 CHECK = Check(name="drop_guard", kind="problem", stages=frozenset({"checkpoint"}),
-              run=refused_drops)
+              run=refused_drops, weak_models_only=False)

@@ -45,4 +45,4 @@ def invented_ids(plan: Plan, context: CheckContext) -> list[Problem]:
 
 
 CHECK = Check(name="grounding", kind="problem", stages=frozenset({"draft", "replan"}),
-              run=invented_ids)
+              run=invented_ids, weak_models_only=False)

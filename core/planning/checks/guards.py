@@ -49,4 +49,5 @@ def _looked_up_by(plan: Plan, step: Step) -> str | None:
 
 
 CHECK = Check(name="guards", kind="problem",
-              stages=frozenset({"draft", "replan", "follow_up"}), run=condition_in_words)
+              stages=frozenset({"draft", "replan", "follow_up"}), run=condition_in_words,
+              weak_models_only=False)

@@ -41,4 +41,4 @@ def repeated_calls(plan: Plan, context: CheckContext) -> list[Problem]:
 
 
 CHECK = Check(name="repeated_calls", kind="problem", stages=frozenset({"draft"}),
-              run=repeated_calls)
+              run=repeated_calls, weak_models_only=False)

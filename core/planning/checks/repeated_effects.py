@@ -43,4 +43,5 @@ def fold_repeated_effects(plan: Plan, context: CheckContext) -> list[Problem]:
 
 
 CHECK = Check(name="repeated_effects", kind="repair",
-              stages=frozenset({"replan", "checkpoint", "follow_up"}), run=fold_repeated_effects)
+              stages=frozenset({"replan", "checkpoint", "follow_up"}), run=fold_repeated_effects,
+              weak_models_only=False)

@@ -42,4 +42,4 @@ def repeated_failures(plan: Plan, context: CheckContext) -> list[Problem]:
 
 
 CHECK = Check(name="repeated_failures", kind="problem", stages=frozenset({"replan"}),
-              run=repeated_failures)
+              run=repeated_failures, weak_models_only=False)

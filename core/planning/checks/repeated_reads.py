@@ -5,7 +5,8 @@ again and again, and the corrective retry loops the same way. A repeated read ad
 but a call, so each pending read-only step that makes the same call (core.plan.calls, its
 condition included) as an earlier step is folded into it: steps that read the repeat read
 the first instead, and the plan says so. Not a read that comes after a side effect (the
-record may have changed), and never a step whose arguments are still to be inferred.
+record may have changed), and never a step whose arguments are still to be inferred. It
+makes up for a weak model's loop, so it runs only for them.
 """
 
 from __future__ import annotations
@@ -49,4 +50,4 @@ def fold_repeated_reads(plan: Plan, context: CheckContext) -> list[Problem]:
 
 
 CHECK = Check(name="repeated_reads", kind="repair", stages=frozenset({"draft"}),
-              run=fold_repeated_reads)
+              run=fold_repeated_reads, weak_models_only=True)

@@ -90,15 +90,17 @@ class CheckContext:
         return self._readings[text]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Check:
-    """One plan check or repair (see the module's docstring for the kinds)."""
+    """One plan check or repair (see the module's docstring for the kinds). Each says whom
+    it is for (``weak_models_only``, no default): a workaround for what small models get
+    wrong, or a protection every model's plans get."""
 
     name: str
     kind: Kind
     stages: frozenset[Stage]
     run: Callable[[Plan, CheckContext], list[Problem]]
-    weak_models_only: bool = False
+    weak_models_only: bool
 
     def applies(self, context: CheckContext, kind: Kind) -> bool:
         """True when this check runs for ``kind`` in ``context``'s stage."""

@@ -34,4 +34,4 @@ def ensure_synthesis(plan: Plan, context: CheckContext) -> list[Problem]:
 
 
 CHECK = Check(name="synthesis", kind="repair", stages=frozenset({"draft", "replan"}),
-              run=ensure_synthesis)
+              run=ensure_synthesis, weak_models_only=False)

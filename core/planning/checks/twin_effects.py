@@ -107,4 +107,4 @@ def _without_emptied_phases(folded: Plan, plan: Plan) -> list[Phase]:
 
 CHECK = Check(name="twin_effects", kind="repair",
               stages=frozenset({"draft", "replan", "checkpoint", "follow_up"}),
-              run=fold_twin_effects)
+              run=fold_twin_effects, weak_models_only=False)
