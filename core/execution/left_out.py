@@ -27,6 +27,7 @@ __all__ = ["left_out_results"]
 # an answer says anyway.
 _MIN_TOKENS = 3
 _NUMBER = re.compile(r"\d{2,}")
+_ANY_NUMBER = re.compile(r"\d+")
 _STEM = 5
 
 
@@ -43,7 +44,7 @@ def left_out_results(answer: str, plan: Plan, answer_step: Step,
               for dep_id in answer_step.depends_on
               if dep_id in by_id and by_id[dep_id].status == "completed"}
     seen_in = Counter(token for found in tokens.values() for token in found)
-    asked, said = _tokens(plan.goal), _tokens(answer)
+    asked, said = _tokens(plan.goal), _tokens(answer, every_number=True)
     left_out = []
     for dep_id, found in tokens.items():
         dep = by_id[dep_id]
@@ -67,9 +68,12 @@ def _values(result: Any) -> Iterator[str]:
         yield str(result)
 
 
-def _tokens(text: str) -> set[str]:
+def _tokens(text: str, *, every_number: bool = False) -> set[str]:
     """Words (and Chinese bigrams) as :func:`core.base.language.terms` reads them, a long
     word by its first letters ("refunding" is "refunded"), and every number of two digits
-    or more on its own (the "10" and "12" of "10:12")."""
+    or more on its own (the "10" and "12" of "10:12"), without its leading zeros (the "07"
+    of a date is the "7" of "7 December"); with ``every_number``, one-digit numbers too
+    (what an answer says)."""
+    numbers = (_ANY_NUMBER if every_number else _NUMBER).findall(text)
     return ({term[:_STEM] if term.isalpha() else term for term in terms(text)}
-            | set(_NUMBER.findall(text)))
+            | {number.lstrip("0") or "0" for number in numbers})

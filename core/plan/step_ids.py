@@ -1,9 +1,11 @@
 """Step ids of a parsed reply: numbering them sN and resolving references, never silently.
 
 A model may write ids as 1, "2", "step_3" or "lookup", repeat them or reference steps
-that do not exist. Ids are renumbered ``sN``; every renaming that is not just the
-canonical spelling is reported as a warning, and a reference resolves only when it names
-exactly one step; otherwise it is kept as written for validation to report.
+that do not exist. Ids are renumbered ``sN``; every renaming that changes the number a step
+is known by (or gives one to a step that had none) is reported as a warning, while "step_3"
+written as "s3" is the same step (seed 003's plans number their steps so), and a reference
+resolves only when it names exactly one step; otherwise it is kept as written for
+validation to report.
 """
 
 from __future__ import annotations
@@ -44,12 +46,10 @@ def _label(raw: Any) -> str:
     return repr(text if len(text) <= _MAX_ID_CHARS else text[:_MAX_ID_CHARS] + "…")
 
 
-def _plainly(raw: Any, number: int | None, new_id: str) -> bool:
-    """True when ``new_id`` is just how ``raw`` is written canonically (3, "3", "s3")."""
-    if number is None or f"s{number}" != new_id:
-        return False
-    text = str(raw).strip().lower()
-    return isinstance(raw, int) or text.isdigit() or text == new_id
+def _plainly(number: int | None, new_id: str) -> bool:
+    """True when ``new_id`` keeps the number the raw id gave its step (3, "3", "s3",
+    "step_3")."""
+    return number is not None and f"s{number}" == new_id
 
 
 def assign_ids(raw_ids: list[Any]) -> tuple[list[str], Callable[[Any], str], list[str]]:
@@ -77,7 +77,7 @@ def assign_ids(raw_ids: list[Any]) -> tuple[list[str], Callable[[Any], str], lis
         by_key.setdefault(_key(raw), []).append(new_id)
         if number is not None:
             by_number.setdefault(number, []).append(new_id)
-        if not _plainly(raw, number, new_id):
+        if not _plainly(number, new_id):
             warnings.append(f"step id {_label(raw)} is now {new_id}")
     for key, named in by_key.items():
         if len(named) > 1:

@@ -109,6 +109,7 @@ def test_seed_003_keeps_dependencies_criteria_and_plan_fields():
     assert [s.depends_on for s in plan.steps] == [[], [], ["s1", "s2"]]
     assert [s.tool for s in plan.steps] == ["web_search", "web_search", None]
     assert plan.step("s1").success_criteria == "拿到 A 的定价"
+    assert plan.warnings == []  # "step_1" is step 1 as seed 003 writes it: nothing to say
 
 
 def test_seed_004_numeric_ids_dependencies_references_and_conditions():

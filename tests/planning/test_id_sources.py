@@ -84,13 +84,13 @@ def test_a_request_naming_no_order_gets_no_lookup_of_one(registry):
     assert plan.step("s1").args == {}  # missing: to be asked for, never a guess
 
 
-def test_a_dependency_returning_the_field_is_read_with_no_model_call(registry):
+def test_a_step_that_waits_for_a_lookup_returning_the_field_is_right_as_written(registry):
+    """The executor fills it from that result when it runs: a right plan is left alone."""
     order = Step(id="s3", description="Look up the order", tool="query_order",
                  args={"order_id": "70412"})
     plan = Plan(goal=PARCEL_EN, steps=[order, _track({}, depends_on=("s3",)), _answer("s1")])
-    assert _repaired(plan, registry) == ["check.id_source_linked"]
-    assert plan.step("s1").args == {"tracking_no": "{{s3.tracking_no}}"}
-    assert plan.step("s1").depends_on == ["s3"]
+    assert _repaired(plan, registry) == []
+    assert plan.step("s1").args == {} and plan.step("s1").depends_on == ["s3"]
 
 
 def test_two_dependencies_returning_the_field_are_left_to_the_executor(registry):

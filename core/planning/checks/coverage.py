@@ -4,8 +4,10 @@ A model (a small one especially) may plan the order lookup and the refund and dr
 "recommend a robot vacuum" before them. The request is split into clauses as the offline
 engine splits it (:func:`core.planning.clauses.split_clauses`); a clause is covered by a
 step (the synthesis step aside) that shares a content term with it (English words, Chinese
-bigrams, ids and numbers), a thing or a topic the packs read in both (an order number, the
-"refund" family: packs read both languages), or whose tool plainly matches the clause
+bigrams, ids, and numbers of two digits or more: the "17" and "23" of "what is 17*23 plus
+5" are what a calculation of 17*23 is about), a thing or a topic the packs read in both (an
+order number, the "refund" family: packs read both languages), or whose tool plainly
+matches the clause
 (its keywords, name and description). Matching across languages goes through the packs'
 topics and the tools' bilingual keywords.
 """
@@ -13,6 +15,7 @@ topics and the tools' bilingual keywords.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 
 from core.base.language import terms
@@ -35,6 +38,7 @@ _STOP = frozenset({
 })
 # A keyword hit (3) or a name part plus a description word (2 + 1).
 _TOOL_SCORE = 3
+_NUMBER = re.compile(r"\d{2,}")
 
 
 def uncovered_clauses(request: str, plan: Plan, context: CheckContext) -> list[str]:
@@ -60,17 +64,21 @@ def coverage(plan: Plan, context: CheckContext) -> list[Problem]:
 
 def _covers(step: Step, clause: str, context: CheckContext) -> bool:
     registry = context.registry
-    wanted = terms(clause) - _STOP
+    wanted = _terms(clause)
     asked = context.reading(clause)
     if not wanted and not asked.topics:
         return True  # nothing to cover: "thanks", "please"
     text = _step_text(step)
-    if wanted & (terms(text) - _STOP):
+    if wanted & _terms(text):
         return True
     done = context.reading(text)
     if asked.topics & done.topics or _shared_things(asked.things, done.things):
         return True
     return step.tool in registry and score_tool(registry.get(step.tool), clause) >= _TOOL_SCORE
+
+
+def _terms(text: str) -> set[str]:
+    return (terms(text) | set(_NUMBER.findall(text))) - _STOP
 
 
 def _step_text(step: Step) -> str:

@@ -2,9 +2,10 @@
 tool whose result holds it.
 
 A read-only step whose required identifier argument is missing (never written, or removed
-as invented by core.planning.checks.clear_invented) reads it from the one dependency whose
-tool declares a result field of that name (its output schema), with no model call to infer
-it. When no dependency returns it, the step cannot be filled honestly when it runs: the
+as invented by core.planning.checks.clear_invented) is left as it is when a step it depends
+on has a tool that declares a result field of that name (its output schema): the executor
+fills it from that result when the step runs, and the plan is right as written. When no
+dependency returns it, the step cannot be filled honestly when it runs: the
 executor would take the nearest number in the request, an order's for a parcel's tracking
 number. When exactly one other read-only tool declares a result field of that name, the
 step reads it from a step of that tool: one the plan already has (and that does not
@@ -48,13 +49,13 @@ def add_id_sources(plan: Plan, context: CheckContext) -> list[Problem]:
 
 
 def _repair(plan: Plan, step: Step, name: str, context: CheckContext) -> Problem | None:
-    """Read ``name`` from the one dependency returning it, else from a step of the one other
-    read-only tool returning it; None when there is not exactly one."""
+    """Read ``name`` from a step of the one other read-only tool returning it; None when a
+    dependency returns it already (the executor reads it there), or there is not exactly
+    one such tool."""
     registry = context.registry
-    holding = [dep for dep in plan.steps
-               if dep.id in step.depends_on and _returns(registry, dep.tool, name)]
-    if holding:  # read it there, with no model call to infer it
-        return _link(plan, step, name, holding[0], context) if len(holding) == 1 else None
+    if any(dep.id in step.depends_on and _returns(registry, dep.tool, name)
+           for dep in plan.steps):
+        return None
     sources = [tool for tool in registry if tool.name != step.tool
                and not tool.side_effect and _returns(registry, tool.name, name)]
     return _read_from(plan, step, name, sources[0], context) if len(sources) == 1 else None
@@ -141,4 +142,5 @@ def _given_call(source: Tool, context: CheckContext
 
 
 CHECK = Check(name="id_sources", kind="final",
-              stages=frozenset({"draft", "replan", "follow_up"}), run=add_id_sources)
+              stages=frozenset({"draft", "replan", "follow_up"}), run=add_id_sources,
+              weak_models_only=False)
