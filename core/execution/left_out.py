@@ -5,8 +5,9 @@ Tokyo?" in Chinese, had both results before it and answered with the time alone,
 ``completed``. A tool step whose result no other step reads is there for the answer (the
 synthesis repair makes the answer step depend on each one); an answer that shares nothing
 with such a result, not a word, a number or an id beyond what the request itself says, has
-left it out. The executor then asks once more, naming what was left out, and quotes what
-is still left out under the answer.
+left it out, unless all it could share is words of the other language (a result retold in
+translation keeps none of its words). The executor then asks once more, naming what was
+left out, and quotes what is still left out under the answer.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from core.base.language import terms
+from core.base.language import Language, terms, written_in
 from core.plan.approval import has_side_effect
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry
@@ -28,6 +29,7 @@ __all__ = ["left_out_results"]
 _MIN_TOKENS = 3
 _NUMBER = re.compile(r"\d{2,}")
 _ANY_NUMBER = re.compile(r"\d+")
+_DIGIT = re.compile(r"\d")
 _STEM = 5
 
 
@@ -51,9 +53,19 @@ def left_out_results(answer: str, plan: Plan, answer_step: Step,
         if dep.tool is None or dep_id in read or has_side_effect(dep, registry):
             continue
         own = {token for token in found if seen_in[token] == 1} - asked
-        if len(own) >= _MIN_TOKENS and not own & said:
+        if (len(own) >= _MIN_TOKENS and not own & said
+                and not _said_in_translation(own, plan.language)):
             left_out.append(dep)
     return left_out
+
+
+def _said_in_translation(own: set[str], language: Language) -> bool:
+    """True when all that could show ``own`` in an answer in ``language`` is words of the
+    other language (an English result retold in Chinese): with no number or identifier of
+    its own, whether the answer used it cannot be told, and it is not called left out."""
+    if any(_DIGIT.search(token) for token in own):
+        return False
+    return not any(written_in(token, language) for token in own)
 
 
 def _values(result: Any) -> Iterator[str]:

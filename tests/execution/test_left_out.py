@@ -113,3 +113,15 @@ def test_a_failing_second_call_keeps_the_first_answer_and_quotes_what_it_left_ou
     outcome = execute_step(plan, plan.step("s3"), _engine(model))
     assert outcome.status == "completed" and outcome.result.startswith(TIME_ONLY)
     assert "Teach the parcel tracker" in outcome.result
+
+
+def test_a_result_retold_in_the_other_language_is_not_called_left_out():
+    """Translated, a result keeps none of its words: without a number or id of its own,
+    whether the answer used it cannot be told."""
+    plan = _plan()
+    plan.step("s2").result = "errors come from a dependency, not load: keep the replicas"
+    retold = "东京现在是10:12。错误来自依赖而不是负载，副本数保持不变。"
+    assert left_out_results(retold, plan, plan.step("s3"), _registry()) == []
+    plan.step("s2").result += " (incident INC-40211)"  # an id of its own: it can be told
+    assert [s.id for s in left_out_results(retold, plan, plan.step("s3"), _registry())] == [
+        "s2"]

@@ -27,7 +27,7 @@ from core.tools.toolsets import default_registry
 from tests.support.correct_plans import CORPUS, Entry, FrozenClock, Script
 from tests.support.fake_openai import FakeOpenAI
 
-TOOLSETS = "builtin,demo"
+TOOLSETS = "builtin,demo,tests.toolsets.corpus"
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def _run(entry: Entry, endpoint: FakeOpenAI, *, weak: bool) -> None:
         plan = draft.plan
         assert plan is not None and not draft.questions
         written = parse_plan(entry.plan, entry.request, language)
-        assert plan.canonical()["steps"] == written.canonical()["steps"]
+        assert plan.canonical() == written.canonical()
         versions: list[Plan] = [plan]
         answers: list[str] = []
         for kind, said in entry.then:

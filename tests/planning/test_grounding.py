@@ -64,12 +64,20 @@ def test_only_identifier_parameters_are_checked(registry):
 
 
 def test_clearing_leaves_the_argument_to_be_filled_at_run_time(registry):
-    plan = Plan.model_validate({"goal": REQUEST, "steps": [ORDER, COPIED, ANSWER]})
+    alone = {**COPIED, "depends_on": []}  # no step it waits for returns a tracking number
+    plan = Plan.model_validate({"goal": REQUEST, "steps": [ORDER, alone, ANSWER]})
     [warning] = found(remove_invented_ids, plan, registry)
     assert plan.steps[1].args == {}  # missing, to be inferred: never null
     assert plan.validate(registry) == []
     assert "SF1234567890" in warning and "cleared" in warning
     assert found(invented_ids, plan, registry) == []
+
+
+def test_a_cleared_id_is_read_from_the_step_it_waits_for_that_returns_it(registry):
+    plan = Plan.model_validate({"goal": REQUEST, "steps": [ORDER, COPIED, ANSWER]})
+    cleared, linked = found(remove_invented_ids, plan, registry)
+    assert plan.steps[1].args == {"tracking_no": "{{s1.tracking_no}}"}
+    assert "cleared" in cleared and linked.startswith("s2 reads tracking_no from s1")
 
 
 def planning(fake_openai, registry, *replies: str):

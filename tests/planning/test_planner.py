@@ -294,13 +294,12 @@ def test_the_compact_example_step_names_the_optional_arguments_its_tool_quotes_a
     assert "Args: {} Optional: timezone, format." in system  # the catalogue line is as it was
 
 
-def test_a_long_plan_is_accepted_with_a_warning(planner_registry):
+def test_a_long_plan_is_accepted_as_it_is(planner_registry):
+    """Twelve steps the request needs are no problem: nothing to warn the approver of."""
     steps = [{"id": f"s{i}", "description": f"step {i}", "tool": "calculate",
               "args": {"expression": f"{i} * 2"}, "depends_on": []} for i in range(1, 12)]
     steps.append({"id": "s12", "description": "answer", "tool": None, "depends_on": []})
     engine, _ = engine_with(planner_registry, json.dumps({"steps": steps}))
     plan = make_plan("Double each of the numbers 1 to 11", engine, language="en")
     assert len(plan.steps) == 12
-    assert plan.warnings == [
-        "the plan has 12 steps; plans of 3 to 10 steps work best, so consider merging some"
-    ]
+    assert plan.warnings == []

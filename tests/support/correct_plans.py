@@ -282,4 +282,446 @@ _SHOP: tuple[Entry, ...] = (
         replies=(text(SKIPPED_ANSWER_EN),), calls=2, answers=(SKIPPED_ANSWER_EN,)),
 )
 
-CORPUS: tuple[Entry, ...] = (*_BUILTIN, *_SHOP)
+def _seed003(goal: str, done: str, constraints: list[str],
+             *steps: tuple[str, str, tuple[str, ...], str, list[str]]) -> str:
+    """Seed 003's reply: ``{goal, definition_of_done, constraints, steps: [{id, description,
+    depends_on, success_criteria, tools_needed}]}`` with ids ``step_N``."""
+    return json.dumps({"goal": goal, "definition_of_done": done, "constraints": constraints,
+                       "steps": [{"id": sid, "description": description,
+                                  "depends_on": list(depends_on), "success_criteria": criteria,
+                                  "tools_needed": tools}
+                                 for sid, description, depends_on, criteria, tools in steps]},
+                      ensure_ascii=False)
+
+
+def _seed004(*steps: tuple[int, str, str | None, dict[str, Any], list[int]]) -> str:
+    """Seed 004's reply: ``{steps: [{step_id, description, tool, args, depends_on}]}`` with
+    numbers for ids."""
+    return json.dumps({"steps": [
+        {"step_id": n, "description": description, "tool": tool, "args": args,
+         "depends_on": depends_on} for n, description, tool, args, depends_on in steps]},
+        ensure_ascii=False)
+
+
+SCALE_EN = "Check the order service and suggest how to scale it."
+SCALE_ANSWER_EN = ("order-service is degraded: CPU at 93% and p99 latency 1450 ms, most likely "
+                   "GC pauses with a saturated thread pool on POST /orders. Scale it out from 4 "
+                   "to 6 replicas and profile the hottest endpoint.")
+SCALE_ZH = "检查 order 服务并给出扩容建议"
+SCALE_ANSWER_ZH = ("order-service 状态为 degraded：CPU 93%，p99 延迟 1450 ms，"
+                   "原因可能是 GC 停顿导致 POST /orders 线程池饱和。"
+                   "建议从 4 个副本扩到 6 个，并分析最热的接口。")
+UNHEALTHY_EN = "Which micro-services are unhealthy right now?"
+UNHEALTHY_ANSWER_EN = ("Five of the 15 services are unhealthy: search-service is down, and "
+                       "order-service, payment-service, recommendation-service and "
+                       "report-service are degraded.")
+DIAGNOSE_EN = "Check order-service and payment-service, and diagnose any that is unhealthy."
+DIAGNOSE_ANSWER_EN = (
+    "Both are degraded. order-service: CPU at 93% and p99 1450 ms from GC pauses up to 900 ms "
+    "(thread pool saturated on POST /orders). payment-service: error rate 7.8%, with findings "
+    "as the diagnosis lists them.")
+PROSE_CONDITION_ZH = "检查 order-service 的健康状况，如果不健康就诊断原因"
+PROSE_CONDITION_ANSWER_ZH = ("order-service 状态为 degraded（CPU 93%，p99 延迟 1450 ms）。"
+                             "诊断：GC 停顿最长 900 ms，POST /orders 的线程池已饱和，"
+                             "建议扩容并分析最热的接口。")
+
+_OPS: tuple[Entry, ...] = (
+    Entry(
+        name="en-ops-seed004",
+        request=SCALE_EN,
+        plan=_seed004(
+            (1, "Check the health of order-service", "check_health",
+             {"service": "order-service"}, []),
+            (2, "Diagnose what is wrong with order-service", "diagnose",
+             {"service": "order-service"}, [1]),
+            (3, "Suggest how to scale order-service", "suggest_scale",
+             {"service": "order-service"}, [2]),
+            (4, SUMMARY_EN, None, {}, [1, 2, 3])),
+        replies=(text(SCALE_ANSWER_EN),), calls=2, answers=(SCALE_ANSWER_EN,)),
+    Entry(
+        name="zh-ops-seed004",
+        request=SCALE_ZH,
+        plan=_seed004(
+            (1, "检查服务健康", "check_health", {"service": "order-service"}, []),
+            (2, "诊断异常", "diagnose", {"service": "order-service"}, [1]),
+            (3, "给出扩容建议", "suggest_scale", {"service": "order-service"}, [2]),
+            (4, SUMMARY_ZH, None, {}, [1, 2, 3])),
+        replies=(text(SCALE_ANSWER_ZH),), calls=2, answers=(SCALE_ANSWER_ZH,)),
+    Entry(
+        name="en-ops-seed003-inferred",
+        request=UNHEALTHY_EN,
+        plan=_seed003(
+            UNHEALTHY_EN, "the unhealthy services are named", ["read-only: change nothing"],
+            ("step_1", "List every micro-service", (), "the services are known",
+             ["list_services"]),
+            ("step_2", "Check the health of every service", ("step_1",),
+             "the unhealthy services are known", ["check_health"]),
+            ("step_3", SUMMARY_EN, ("step_1", "step_2"), "", [])),
+        replies=(_forced("s1", "list_services", {}),
+                 _forced("s2", "check_health", {"service": "all"}),
+                 text(UNHEALTHY_ANSWER_EN)),
+        calls=4, answers=(UNHEALTHY_ANSWER_EN,)),
+    Entry(
+        name="en-ops-list-condition",
+        request=DIAGNOSE_EN,
+        plan=_plan([
+            _step("s1", "Check the health of order-service and payment-service",
+                  "check_health", {"service": ["order-service", "payment-service"]}),
+            _step("s2", "Diagnose the unhealthy ones", "diagnose",
+                  {"service": "{{s1.unhealthy}}"}, ("s1",), condition="s1.unhealthy != []"),
+            _step("s3", SUMMARY_EN, None, None, ("s1", "s2"))]),
+        replies=(text(DIAGNOSE_ANSWER_EN),), calls=2, answers=(DIAGNOSE_ANSWER_EN,)),
+    Entry(
+        name="zh-ops-prose-condition",
+        request=PROSE_CONDITION_ZH,
+        plan=_plan([
+            _step("s1", "检查 order-service 的健康状况", "check_health",
+                  {"service": "order-service"}),
+            _step("s2", "诊断 order-service 异常的原因", "diagnose", {"service": "order-service"},
+                  ("s1",), condition="order-service 的状态不是 healthy"),
+            _step("s3", SUMMARY_ZH, None, None, ("s1", "s2"))]),
+        replies=(_said("s2", "是"), text(PROSE_CONDITION_ANSWER_ZH)),
+        calls=3, answers=(PROSE_CONDITION_ANSWER_ZH,)),
+)
+
+SIGNUPS_EN = "How many users signed up in Q1 2026?"
+SIGNUPS_ANSWER_EN = "509 users signed up in Q1 2026 (January to March)."
+CHURN_ZH = "2026 年第一季度用户流失的主要原因是什么？"
+CHURN_ANSWER_ZH = ("2026 年第一季度流失的主要原因是价格（price，94 人），"
+                   "其次是缺少功能（missing_feature）和 bugs（各 53 人）。")
+POLICY_EN = "What is the return policy for a delivered order, and how long does a refund take?"
+POLICY_ANSWER_EN = ("An undamaged item with all its accessories can be returned within 7 days "
+                    "after it is signed for. Approved refunds go back to the original payment "
+                    "within 1-3 business days (credit cards 3-7).")
+VACUUM_ZH = "给家里老人买扫地机器人，有什么推荐？"
+VACUUM_ANSWER_ZH = ("推荐比特 S10 Lite（¥1599）：一键启停、语音提示、自动回充，不需要 App，按键大，"
+                    "最适合老人使用。")
+
+_DATA: tuple[Entry, ...] = (
+    Entry(
+        name="en-sql-period",
+        request=SIGNUPS_EN,
+        plan=_plan([
+            _step("s1", "Count the users who signed up in Q1 2026", "run_sql",
+                  {"query": "SELECT COUNT(*) AS signups FROM users WHERE signup_date >= "
+                            "'2026-01-01' AND signup_date < '2026-04-01'"}),
+            _step("s2", SUMMARY_EN, None, None, ("s1",))]),
+        replies=(text(SIGNUPS_ANSWER_EN),), calls=2, answers=(SIGNUPS_ANSWER_EN,)),
+    Entry(
+        name="zh-sql-churn-reasons",
+        request=CHURN_ZH,
+        plan=_plan([
+            _step("s1", "统计 2026 年第一季度各流失原因的人数", "run_sql",
+                  {"query": "SELECT reason, COUNT(*) AS n FROM churn_events WHERE churned_at >= "
+                            "'2026-01-01' AND churned_at < '2026-04-01' GROUP BY reason "
+                            "ORDER BY n DESC LIMIT 3"}),
+            _step("s2", SUMMARY_ZH, None, None, ("s1",))]),
+        replies=(text(CHURN_ANSWER_ZH),), calls=2, answers=(CHURN_ANSWER_ZH,)),
+    Entry(
+        name="en-knowledge-policy",
+        request=POLICY_EN,
+        plan=_plan([
+            _step("s1", "Search the knowledge base for the return and refund policy",
+                  "search_knowledge", {"query": "return and refund policy"}),
+            _step("s2", SUMMARY_EN, None, None, ("s1",))]),
+        replies=(text(POLICY_ANSWER_EN),), calls=2, answers=(POLICY_ANSWER_EN,)),
+    Entry(
+        name="zh-knowledge-vacuum",
+        request=VACUUM_ZH,
+        plan=_plan([
+            _step("s1", "在知识库中搜索适合老人的扫地机器人", "search_knowledge",
+                  {"query": "扫地机器人 老人 推荐"}),
+            _step("s2", SUMMARY_ZH, None, None, ("s1",))]),
+        replies=(text(VACUUM_ANSWER_ZH),), calls=2, answers=(VACUUM_ANSWER_ZH,)),
+)
+
+CHEAPER_EN = "Which is cheaper, order 88231 or order 70412, and by how much?"
+CHEAPER_ANSWER_EN = ("Order 70412 (Bit AirPure air purifier, ¥1299) is cheaper than order "
+                     "88231 (Bit S10 Pro robot vacuum, ¥1999), by ¥700.")
+THREE_ORDERS_ZH = "帮我同时查一下订单 88231、70412 和 66001 的状态"
+THREE_ORDERS_ANSWER_ZH = ("订单 88231（比特 S10 Pro 扫地机）已签收；"
+                          "订单 70412（比特 AirPure 空气净化器）运输中，预计 2026-06-25 送达；"
+                          "订单 66001（比特 Buds 2 蓝牙耳机）退款中，退款单号 RF20260620001。")
+WEATHER_EN = "What's the weather like in Paris and in Beijing today?"
+WEATHER_ANSWER_EN = "Paris has light rain at 9 °C; Beijing is sunny at 2 °C."
+FAHRENHEIT_ZH = "北京今天多少度？换算成华氏度是多少？"
+FAHRENHEIT_ANSWER_ZH = "北京今天晴，气温 2 °C，换算成华氏度约为 35.6 °F。"
+
+_STEPS: tuple[Entry, ...] = (
+    Entry(
+        name="en-parallel-lookups-and-reasoning",
+        request=CHEAPER_EN,
+        plan=_plan([
+            _step("s1", "Look up order 88231", "query_order", {"order_id": "88231"}),
+            _step("s2", "Look up order 70412", "query_order", {"order_id": "70412"}),
+            _step("s3", "Compare the two prices and say which order is cheaper, and by how "
+                  "much", None, None, ("s1", "s2")),
+            _step("s4", SUMMARY_EN, None, None, ("s3",))]),
+        replies=(_said("s3", "Order 70412 costs ¥1299 and order 88231 costs ¥1999: 70412 is "
+                       "cheaper by ¥700."),
+                 text(CHEAPER_ANSWER_EN)),
+        calls=3, answers=(CHEAPER_ANSWER_EN,)),
+    Entry(
+        name="zh-three-parallel-lookups",
+        request=THREE_ORDERS_ZH,
+        plan=_plan([
+            _step("s1", "查询订单 88231 的状态", "query_order", {"order_id": "88231"}),
+            _step("s2", "查询订单 70412 的状态", "query_order", {"order_id": "70412"}),
+            _step("s3", "查询订单 66001 的状态", "query_order", {"order_id": "66001"}),
+            _step("s4", SUMMARY_ZH, None, None, ("s1", "s2", "s3"))]),
+        replies=(text(THREE_ORDERS_ANSWER_ZH),), calls=2, answers=(THREE_ORDERS_ANSWER_ZH,)),
+    Entry(
+        name="en-weather-own-tools",
+        request=WEATHER_EN,
+        plan=_plan([
+            _step("s1", "Get today's weather in Paris", "get_weather", {"city": "Paris"}),
+            _step("s2", "Get today's weather in Beijing", "get_weather", {"city": "Beijing"}),
+            _step("s3", SUMMARY_EN, None, None, ("s1", "s2"))]),
+        replies=(text(WEATHER_ANSWER_EN),), calls=2, answers=(WEATHER_ANSWER_EN,)),
+    Entry(
+        name="zh-weather-then-calculation",
+        request=FAHRENHEIT_ZH,
+        plan=_plan([
+            _step("s1", "查询北京今天的天气", "get_weather", {"city": "Beijing"}),
+            _step("s2", "把摄氏度换算成华氏度", "calculate",
+                  {"expression": "{{s1.celsius}} * 9 / 5 + 32"}, ("s1",)),
+            _step("s3", SUMMARY_ZH, None, None, ("s1", "s2"))]),
+        replies=(text(FAHRENHEIT_ANSWER_ZH),), calls=2, answers=(FAHRENHEIT_ANSWER_ZH,)),
+)
+
+EUROS_EN = "How many US dollars is 100 euros today?"
+EUROS_ANSWER_EN = ("100 euros is 108.5 US dollars today (EUR/USD 1.085, from the Fed feed; "
+                   "the ECB feed is down for maintenance).")
+DOLLARS_ZH = "今天 100 美元能换多少人民币？"
+DOLLARS_ANSWER_ZH = ("按今天的汇率 7.12（来自 fed 数据源，ECB 数据源正在维护），"
+                     "100 美元可以换 712 元人民币。")
+
+
+def _rate_plan(pair: str, amount: str, descriptions: tuple[str, str, str]) -> str:
+    fetch, convert, summary = descriptions
+    return _plan([
+        _step("s1", fetch, "fetch_rate", {"pair": pair, "source": "ecb"}),
+        _step("s2", convert, "calculate", {"expression": f"{amount} * {{{{s1.rate}}}}"},
+              ("s1",)),
+        _step("s3", summary, None, None, ("s2",))])
+
+
+def _rate_replan(pair: str, amount: str, descriptions: tuple[str, str, str]) -> str:
+    fetch, convert, summary = descriptions
+    return _plan([
+        _step("s4", fetch, "fetch_rate", {"pair": pair, "source": "fed"}),
+        _step("s5", convert, "calculate", {"expression": f"{amount} * {{{{s4.rate}}}}"},
+              ("s4",)),
+        _step("s6", summary, None, None, ("s5",))])
+
+
+_REPLANS: tuple[Entry, ...] = (
+    Entry(
+        name="en-replan-after-a-feed-fails",
+        request=EUROS_EN,
+        plan=_rate_plan("EUR/USD", "100", ("Fetch the EUR/USD rate from the ECB feed",
+                                           "Convert 100 euros to dollars", SUMMARY_EN)),
+        replies=(_rate_replan("EUR/USD", "100", ("Fetch the EUR/USD rate from the Fed feed",
+                                                 "Convert 100 euros to dollars", SUMMARY_EN)),
+                 text(EUROS_ANSWER_EN)),
+        calls=3, answers=(EUROS_ANSWER_EN,)),
+    Entry(
+        name="zh-replan-after-a-feed-fails",
+        request=DOLLARS_ZH,
+        plan=_rate_plan("USD/CNY", "100", ("从 ECB 数据源获取美元兑人民币汇率",
+                                           "把 100 美元换算成人民币", SUMMARY_ZH)),
+        replies=(_rate_replan("USD/CNY", "100", ("改从 fed 数据源获取美元兑人民币汇率",
+                                                 "把 100 美元换算成人民币", SUMMARY_ZH)),
+                 text(DOLLARS_ANSWER_ZH)),
+        calls=3, answers=(DOLLARS_ANSWER_ZH,)),
+)
+
+SHANGHAI_EN = "What time is it in Shanghai?"
+SHANGHAI_ZH = "上海现在几点？"
+ORDER_STATUS_MIXED = "帮我 check 一下 order 88231 的 status"
+ORDER_STATUS_ANSWER_MIXED = ("订单 88231（Bit S10 Pro robot vacuum）的 status 是 "
+                             "delivered（已签收），签收时间 2026-06-22 15:30。")
+GIT_EN = "What was the last commit's message in /srv/repo, and what time is it in Tokyo?"
+GIT_ANSWER_EN = ("The last commit's message in /srv/repo is \"Teach the parcel tracker to read "
+                 "the carrier's Tokyo timestamps\"; in Tokyo it is now 09:15.")
+GIT_ZH = "/srv/repo 仓库最近一次提交的说明是什么？"
+GIT_ANSWER_ZH = ("最近一次提交（3e2c02e0749e，2026-12-03）的说明是 \"Teach the parcel tracker to "
+                 "read the carrier's Tokyo timestamps\"，即让包裹追踪读懂承运商的东京时间戳。")
+
+
+def _clock(goal: str, zone: str, description: str, summary: str) -> dict[str, Any]:
+    return {"goal": goal, "steps": [
+        _step("s1", description, "get_current_time", {"timezone": zone}),
+        _step("s2", summary, None, None, ("s1",))]}
+
+
+_REPLIES: tuple[Entry, ...] = (
+    Entry(
+        name="en-think-block-and-fence",
+        request=SHANGHAI_EN,
+        plan="<think>\nOne clock call for Shanghai, then the answer.\n</think>\n```json\n"
+             + json.dumps(_clock(SHANGHAI_EN, "Asia/Shanghai", "Get the current time in "
+                                 "Shanghai", SUMMARY_EN), indent=2)
+             + "\n```\nThis plan reads the clock once.",
+        replies=(text("It is 08:15 in Shanghai."),),
+        calls=2, answers=("It is 08:15 in Shanghai.",)),
+    Entry(
+        name="zh-prose-around-the-json",
+        request=SHANGHAI_ZH,
+        plan="好的，计划如下：\n" + json.dumps(_clock(SHANGHAI_ZH, "Asia/Shanghai",
+                                                "查询上海现在的时间", SUMMARY_ZH),
+                                         ensure_ascii=False) + "\n以上是完整的计划。",
+        replies=(text("上海现在是 08:15。"),), calls=2, answers=("上海现在是 08:15。",)),
+    Entry(
+        name="mixed-request-mixed-steps",
+        request=ORDER_STATUS_MIXED,
+        plan=_plan([
+            _step("s1", "Look up order 88231 的状态", "query_order", {"order_id": "88231"}),
+            _step("s2", "综合结果 and answer the user", None, None, ("s1",))]),
+        replies=(text(ORDER_STATUS_ANSWER_MIXED),), calls=2,
+        answers=(ORDER_STATUS_ANSWER_MIXED,)),
+    Entry(
+        name="en-text-result-and-clock",
+        request=GIT_EN,
+        plan=_plan([
+            _step("s1", "Read the last commit of /srv/repo", "git__git_log",
+                  {"repo_path": "/srv/repo", "max_count": 1}),
+            _step("s2", "Get the current time in Tokyo", "get_current_time",
+                  {"timezone": "Asia/Tokyo"}),
+            _step("s3", SUMMARY_EN, None, None, ("s1", "s2"))]),
+        replies=(text(GIT_ANSWER_EN),), calls=2, answers=(GIT_ANSWER_EN,)),
+    Entry(
+        name="zh-text-result",
+        request=GIT_ZH,
+        plan=_plan([
+            _step("s1", "读取 /srv/repo 最近一次提交", "git__git_log",
+                  {"repo_path": "/srv/repo", "max_count": 1}),
+            _step("s2", SUMMARY_ZH, None, None, ("s1",))]),
+        replies=(text(GIT_ANSWER_ZH),), calls=2, answers=(GIT_ANSWER_ZH,)),
+)
+
+TOKYO_EN = "What time is it in Tokyo?"
+ORDER_ZH = "订单 88231 现在是什么状态？"
+ORDER_ANSWER_ZH = "订单 88231（比特 S10 Pro 扫地机）已于 2026-06-22 15:30 签收。"
+LOGISTICS_ANSWER_ZH = ("顺丰运单 SF1234567890 的最新状态：2026-06-22 15:30 在北京已签收，"
+                       "签收人是本人。")
+LOOKUP_EN = "Look up order 88231 for me."
+LOOKUP_ANSWER_EN = ("Order 88231 (Bit S10 Pro robot vacuum, ¥1999) was delivered on "
+                    "2026-06-22; in Shanghai it is now 08:15.")
+TRACK_ZH = "查一下订单 70412"
+TRACK_ANSWER_ZH = ("订单 70412（比特 AirPure 空气净化器）运输中，圆通运单 YT9876543210：2026-06-23 "
+                   "06:45 到达郑州转运中心，预计 2026-06-25 送达。")
+PARCEL_CHECKPOINT_ANSWER_EN = PARCEL_ANSWER_EN
+PHASED_EN = "First check the health of order-service, then suggest how to scale it."
+PHASED_ANSWER_EN = ("order-service is degraded (CPU 93%, p99 1450 ms); scale it out from 4 to 6 "
+                    "replicas.")
+PHASED_ZH = "先检查 payment-service 的健康状况，再给出扩容建议"
+PHASED_ANSWER_ZH = ("payment-service 状态为 degraded（错误率 7.8%），但错误来自依赖而不是负载，"
+                    "建议保持 3 个副本不变。")
+
+
+def _phases(goal: str, *phases: tuple[str, str, str, list[str], str | None]) -> str:
+    return json.dumps({"goal": goal, "phases": [
+        {"id": pid, "title": title, "goal": phase_goal, "depends_on": after,
+         **({"done_when": done} if done else {})}
+        for pid, title, phase_goal, after, done in phases]}, ensure_ascii=False)
+
+
+_LATER: tuple[Entry, ...] = (
+    Entry(
+        name="en-follow-up",
+        request=TOKYO_EN,
+        plan=_plan(_clock(TOKYO_EN, "Asia/Tokyo", "Get the current time in Tokyo",
+                          SUMMARY_EN)),
+        then=(("follow_up", "And what time is it in London?"),),
+        replies=(text("It is 09:15 in Tokyo."),
+                 _plan([_step("s3", "Get the current time in London", "get_current_time",
+                              {"timezone": "Europe/London"}),
+                        _step("s4", "Answer the follow-up", None, None, ("s3",))]),
+                 text("In London it is 00:15 on 7 December.")),
+        calls=4, answers=("It is 09:15 in Tokyo.", "In London it is 00:15 on 7 December.")),
+    Entry(
+        name="zh-follow-up",
+        request=ORDER_ZH,
+        plan=_plan([_step("s1", "查询订单 88231 的状态", "query_order", {"order_id": "88231"}),
+                    _step("s2", SUMMARY_ZH, None, None, ("s1",))]),
+        then=(("follow_up", "再帮我查一下它的物流到哪了"),),
+        replies=(text(ORDER_ANSWER_ZH),
+                 _plan([_step("s3", "根据 s1 的运单号查询物流", "query_logistics",
+                              {"tracking_no": "{{s1.tracking_no}}"}, ("s1",)),
+                        _step("s4", "回答追加的问题", None, None, ("s3",))]),
+                 text(LOGISTICS_ANSWER_ZH)),
+        calls=4, answers=(ORDER_ANSWER_ZH, LOGISTICS_ANSWER_ZH)),
+    Entry(
+        name="en-refine-adds-a-step",
+        request=LOOKUP_EN,
+        plan=_plan([_step("s1", "Look up order 88231", "query_order", {"order_id": "88231"}),
+                    _step("s2", SUMMARY_EN, None, None, ("s1",))]),
+        then=(("refine", "Also tell me the current time in Shanghai"),),
+        replies=(_plan([_step("s1", "Look up order 88231", "query_order",
+                              {"order_id": "88231"}),
+                        _step("s3", "Get the current time in Shanghai", "get_current_time",
+                              {"timezone": "Asia/Shanghai"}),
+                        _step("s2", SUMMARY_EN, None, None, ("s1", "s3"))]),
+                 text(LOOKUP_ANSWER_EN)),
+        calls=3, answers=(LOOKUP_ANSWER_EN,)),
+    Entry(
+        name="zh-refine-adds-a-step",
+        request=TRACK_ZH,
+        plan=_plan([_step("s1", "查询订单 70412", "query_order", {"order_id": "70412"}),
+                    _step("s2", SUMMARY_ZH, None, None, ("s1",))]),
+        then=(("refine", "再查一下它的物流"),),
+        replies=(_plan([_step("s1", "查询订单 70412", "query_order", {"order_id": "70412"}),
+                        _step("s3", "根据 s1 的运单号查询物流", "query_logistics",
+                              {"tracking_no": "{{s1.tracking_no}}"}, ("s1",)),
+                        _step("s2", SUMMARY_ZH, None, None, ("s1", "s3"))]),
+                 text(TRACK_ANSWER_ZH)),
+        calls=3, answers=(TRACK_ANSWER_ZH,)),
+    Entry(
+        name="en-adaptive-checkpoint-keeps-the-plan",
+        request=PARCEL_EN,
+        plan=_plan([
+            _step("s1", "Look up order 70412", "query_order", {"order_id": "70412"}),
+            _step("s2", "Track its parcel", "query_logistics",
+                  {"tracking_no": "{{s1.tracking_no}}"}, ("s1",)),
+            _step("s3", SUMMARY_EN, None, None, ("s2",))]),
+        options={"checkpoint": "adaptive"},
+        replies=(json.dumps({"needs_replan": False, "can_finish_early": False,
+                             "reason": "The tracking number is known: track the parcel."}),
+                 text(PARCEL_CHECKPOINT_ANSWER_EN)),
+        calls=3, answers=(PARCEL_CHECKPOINT_ANSWER_EN,)),
+    Entry(
+        name="en-phases",
+        request=PHASED_EN,
+        hierarchical=True,
+        plan=_phases(PHASED_EN,
+                     ("p1", "Check", "Check the health of order-service", [],
+                      "the health of order-service has been checked"),
+                     ("p2", "Scale", "Suggest how to scale order-service and answer",
+                      ["p1"], None)),
+        replies=(_plan([_step("s1", "Check the health of order-service", "check_health",
+                              {"service": "order-service"}, phase="p1")]),
+                 json.dumps({"met": True, "reason": "s1 returned the health of order-service"}),
+                 _plan([_step("s2", "Suggest how to scale order-service", "suggest_scale",
+                              {"service": "order-service"}, ("s1",), phase="p2"),
+                        _step("s3", SUMMARY_EN, None, None, ("s1", "s2"), phase="p2")]),
+                 text(PHASED_ANSWER_EN)),
+        calls=5, answers=(PHASED_ANSWER_EN,)),
+    Entry(
+        name="zh-phases",
+        request=PHASED_ZH,
+        hierarchical=True,
+        plan=_phases(PHASED_ZH,
+                     ("p1", "检查", "检查 payment-service 的健康状况", [], None),
+                     ("p2", "建议", "给出 payment-service 的扩容建议并回答", ["p1"], None)),
+        replies=(_plan([_step("s1", "检查 payment-service 的健康状况", "check_health",
+                              {"service": "payment-service"}, phase="p1")]),
+                 _plan([_step("s2", "给出 payment-service 的扩容建议", "suggest_scale",
+                              {"service": "payment-service"}, ("s1",), phase="p2"),
+                        _step("s3", SUMMARY_ZH, None, None, ("s1", "s2"), phase="p2")]),
+                 text(PHASED_ANSWER_ZH)),
+        calls=4, answers=(PHASED_ANSWER_ZH,)),
+)
+
+CORPUS: tuple[Entry, ...] = (*_BUILTIN, *_SHOP, *_OPS, *_DATA, *_STEPS, *_REPLANS, *_REPLIES,
+                             *_LATER)

@@ -29,7 +29,7 @@ from core.planning.checks.shape import Check, CheckContext, Problem
 from core.tools.registry import Tool, ToolRegistry
 from core.tools.result_shape import FieldFound, field_schema
 
-__all__ = ["CHECK", "add_id_sources"]
+__all__ = ["CHECK", "add_id_sources", "read_from_dependency"]
 
 
 def add_id_sources(plan: Plan, context: CheckContext) -> list[Problem]:
@@ -46,6 +46,16 @@ def add_id_sources(plan: Plan, context: CheckContext) -> list[Problem]:
             if note is not None:
                 notes.append(note)
     return notes
+
+
+def read_from_dependency(plan: Plan, step: Step, name: str, context: CheckContext
+                         ) -> Problem | None:
+    """Make ``step`` read ``name`` from the one step it depends on whose tool returns it
+    (for a value the model invented and the plan cleared: asked to fill it again when the
+    step runs, it may invent it again); None when not exactly one does."""
+    holding = [dep for dep in plan.steps
+               if dep.id in step.depends_on and _returns(context.registry, dep.tool, name)]
+    return _link(plan, step, name, holding[0], context) if len(holding) == 1 else None
 
 
 def _repair(plan: Plan, step: Step, name: str, context: CheckContext) -> Problem | None:
