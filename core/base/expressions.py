@@ -49,10 +49,11 @@ _ARITHMETIC = {
 }
 _MATH_CONSTANTS = {"pi": math.pi, "e": math.e}
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_MAX_EXPRESSION_LENGTH = 500
+_MAX_EXPRESSION_LENGTH = 2_000  # a column of 100 figures, summed, is ordinary input
 _MAX_CONDITION_LENGTH = 2_000
 # every walk below recurses once per level: a fixed depth keeps them far from the
-# interpreter's recursion limit whatever the caller's own stack depth is
+# interpreter's recursion limit whatever the caller's own stack depth is. A chain of
+# operators read left to right (1 + 2 + 3, 6 * 7 / 2) is one level: it is walked in a loop.
 _MAX_DEPTH = 60
 _MAX_EXPONENT = 1000
 # 10,000 bits is about 3,000 digits: well under Python's 4,300-digit int-to-str limit,
@@ -121,13 +122,17 @@ def _parse_alone(source: str) -> ast.Expression:
 
 
 def _check_depth(root: ast.AST, kind: str, text: str) -> None:
-    """Refuse trees deeper than ``_MAX_DEPTH`` (walked without recursion)."""
+    """Refuse trees deeper than ``_MAX_DEPTH`` (walked without recursion); the left operand
+    that continues a chain (:func:`_chain`) stays on its chain's level."""
     stack = [(root, 1)]
     while stack:
         node, depth = stack.pop()
         if depth > _MAX_DEPTH:
             raise ExpressionError(_too_deep(kind, text))
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        left = getattr(node, "left", None)
+        same_level = left if _chained(node) and _chained(left) else None
+        stack.extend((child, depth if child is same_level else depth + 1)
+                     for child in ast.iter_child_nodes(node))
 
 
 def _too_deep(kind: str, text: str) -> str:
@@ -287,6 +292,23 @@ def _bounded(value: Any) -> int | float:
     raise ExpressionError("the result is not a real number; check roots of negative numbers")
 
 
+def _chained(node: object) -> bool:
+    """An arithmetic operation read left to right (``**`` groups to the right)."""
+    return (isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC
+            and not isinstance(node.op, ast.Pow))
+
+
+def _chain(node: ast.BinOp) -> tuple[ast.expr, list[tuple[ast.operator, ast.expr]]]:
+    """``a + b - c`` as its first operand and the operations after it, in order."""
+    links: list[tuple[ast.operator, ast.expr]] = [(node.op, node.right)]
+    first = node.left
+    while _chained(node) and _chained(first):
+        node = first  # type: ignore[assignment]  # _chained: a BinOp
+        links.append((node.op, node.right))
+        first = node.left
+    return first, links[::-1]
+
+
 def _eval_arithmetic(node: ast.expr) -> int | float:
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(
         node.value, bool
@@ -298,10 +320,14 @@ def _eval_arithmetic(node: ast.expr) -> int | float:
         value = _eval_arithmetic(node.operand)
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-        left, right = _eval_arithmetic(node.left), _eval_arithmetic(node.right)
-        if isinstance(node.op, ast.Pow):
-            _check_power(left, right)
-        return _bounded(_ARITHMETIC[type(node.op)](left, right))
+        first, links = _chain(node)
+        value = _eval_arithmetic(first)
+        for op, operand in links:
+            right = _eval_arithmetic(operand)
+            if isinstance(op, ast.Pow):
+                _check_power(value, right)
+            value = _bounded(_ARITHMETIC[type(op)](value, right))
+        return value
     if (
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
         and node.func.id in _MATH_FUNCTIONS and not node.keywords

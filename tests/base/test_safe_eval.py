@@ -155,8 +155,25 @@ def test_calculator_limits_huge_exponents():
 
 
 def test_calculator_limits_expression_length():
-    with pytest.raises(ExpressionError, match="longer than 500 characters"):
-        calculate("1+" * 300 + "1")
+    with pytest.raises(ExpressionError, match="longer than 2000 characters"):
+        calculate("1+" * 1000 + "1")
+
+
+def test_a_flat_sum_of_a_hundred_terms_computes():
+    """A chain read left to right is no nesting: a column of figures is ordinary input."""
+    assert calculate(" + ".join(["1"] * 100)) == 100
+    assert calculate(" + ".join(["1234.5"] * 100)) == pytest.approx(123450)
+    assert calculate(" - ".join(["1"] * 100)) == -98  # still read left to right
+    assert calculate("100 / 10 / 5 * 3 // 2 % 4") == 3.0
+    assert calculate("2 ** 3 ** 2") == 512  # ** groups to the right, as in Python
+
+
+def test_nesting_inside_a_chain_still_counts():
+    nested = "1"
+    for _ in range(70):
+        nested = f"2 * ({nested} + 1) ** 1"
+    with pytest.raises(ExpressionError, match="nested more than 60 levels"):
+        calculate(nested)
 
 
 def test_calculator_reports_arithmetic_problems():
