@@ -45,6 +45,7 @@ DRAWN = "run_drawn"  # session key: by run, by part of the page, the marker it s
 TICKS = "run_ticks"  # session key: how many times the ticker was drawn
 LATEST_RUN = "latest_run"  # session key: the run the sidebar's Run link returns to
 RERUN_STEP = "rerun_step"  # session key: the step a person chose to re-run from
+DECIDE_ERROR = "decide_error"  # session key: why a Confirm or a version's approval failed
 # the presentation view's large type (st.html with only a style block takes no space)
 _PRESENT_CSS = """<style>
 .st-key-present_now p, .st-key-present_now li { font-size: 1.6rem; line-height: 1.4; }
@@ -74,7 +75,7 @@ def _decide(run_id: str, step_id: str, confirm: bool) -> None:
         else:
             state.runner().reject(run_id, step_id, actor=identity.actor())
     except PlanBoardError as exc:
-        st.session_state["run_error"] = said(exc)
+        st.session_state[DECIDE_ERROR] = said(exc)
         return
     st.session_state.setdefault("decided", set()).add((run_id, step_id))
 
@@ -83,7 +84,7 @@ def _decide_version(run_id: str, version: int, approve: bool) -> None:
     try:
         state.runner().decide_version(run_id, version, approve, actor=identity.actor())
     except PlanBoardError as exc:
-        st.session_state["run_error"] = said(exc)
+        st.session_state[DECIDE_ERROR] = said(exc)
         return
     st.session_state.setdefault("decided_versions", set()).add((run_id, version))
 
@@ -135,9 +136,9 @@ def _parts(view: RunView, waiting: set[str]) -> dict[str, object]:
         "status": (record.status, view.progress.model_dump_json(),
                    tuple(plan.phase_statuses().items()) if plan else ()),
         "now": (running, view.finished, bool(waiting)),
-        "head": (record.status, tuple(sorted(waiting)), tuple(view.in_doubt),
-                 view.version_wait.model_dump_json() if view.version_wait else None,
-                 record.answer, tuple(sorted(view.controls))),
+        "decide": (tuple(sorted(waiting)), tuple(view.in_doubt),
+                   view.version_wait.model_dump_json() if view.version_wait else None),
+        "head": (record.status, record.answer, tuple(sorted(view.controls))),
         "graph": (plan.version if plan else 0, tuple(s.status for s in steps)),
         "timeline": (len(view.events), record.updated_at.isoformat()),
         # the event log's rows count only while it is open: closed, it shows none
@@ -196,19 +197,28 @@ def _render_now(run_id: str) -> None:
     _note(run_id, "now", _parts(view, waiting)["now"])
 
 
-@st.fragment(key="run_head")
-def _render_head(run_id: str, polling: bool, present: bool) -> None:
-    """A decision waiting, controls (not when presenting), the answer."""
+@st.fragment(key="run_decide")
+def _render_decide(run_id: str) -> None:
+    """What waits for a person (a new version, a step's Confirm), and a decision's error."""
     view = _view(run_id)
-    if error := st.session_state.pop("run_error", None):
+    if error := st.session_state.pop(DECIDE_ERROR, None):
         st.error(literal(error))
     _render_version_wait(view)
     waiting = _waiting(view)
     _render_decisions(view, waiting)
+    _note(run_id, "decide", _parts(view, waiting)["decide"])
+
+
+@st.fragment(key="run_head")
+def _render_head(run_id: str, polling: bool, present: bool) -> None:
+    """Controls (not when presenting), the answer."""
+    view = _view(run_id)
+    if error := st.session_state.pop("run_error", None):  # of a control
+        st.error(literal(error))
     if not present:
         _render_controls(view)
     run_view.render_answer(view.record.answer, view.finished)
-    _note(run_id, "head", _parts(view, waiting)["head"])
+    _note(run_id, "head", _parts(view, set())["head"])
     if not polling and not view.settled:
         st.rerun()  # started again (resumed, a follow-up): the page follows it again
 
@@ -278,9 +288,14 @@ def _render_live(run_id: str, view: RunView, polling: bool, present: bool) -> No
     """The live parts, each a fragment of its own (in a full run: the whole page)."""
     drawn = st.session_state.setdefault(DRAWN, {})
     drawn[run_id] = {"view": _marker(view), "steps": _parts(view, set())["steps"]}
+    # what waits for a person comes first, in view on arrival without scrolling; in the
+    # presentation view it follows the current step, so that a demo can go on
+    if not present:
+        _render_decide(run_id)
     _render_status(run_id)
     if present:
         _render_now(run_id)
+        _render_decide(run_id)
     _render_head(run_id, polling, present)
     if view.plan is None:
         return
@@ -419,17 +434,19 @@ def main() -> None:
             st.switch_page("pages/run.py", query_params={"run": run_id})
     else:
         st.markdown(f"**{t('run_request')}:** {literal(record.request)}")
-        st.caption(t("run_meta", run_id=run_id, mode=_mode(record.settings),
-                     created=record.created_at.strftime("%Y-%m-%d %H:%M:%S")))
-        if view.unasked is not None:
-            render_run_note(view.unasked)
+        # one row for what is about the run, so that a step waiting below is in view
+        about, action = st.columns([4, 1], vertical_alignment="center")
+        about.caption(t("run_meta", run_id=run_id, mode=_mode(record.settings),
+                        created=record.created_at.strftime("%Y-%m-%d %H:%M:%S")))
         if owner := owner_text(record, current_language()):  # type: ignore[arg-type]
-            st.caption(literal(owner))
+            about.caption(literal(owner))
         # a page switch with the address it names: a page link to the page it is on
         # leaves the address as it was, and the run's end (a full rerun) reads it there
-        if st.button(t("present_open"), key="present_open", icon=":material/slideshow:",
-                     help=t("present_open_help")):
+        if action.button(t("present_open"), key="present_open", icon=":material/slideshow:",
+                         help=t("present_open_help"), width="stretch"):
             st.switch_page("pages/run.py", query_params={"run": run_id, "present": "1"})
+        if view.unasked is not None:
+            render_run_note(view.unasked)
     if notice := st.session_state.pop("followup_notice", None):
         st.success(notice, icon=":material/playlist_add:")
     if notice := st.session_state.pop("rerun_notice", None):
