@@ -104,6 +104,7 @@ class Runner:
         queue instead.
         """
         check_size(plan)
+        self._require_open()  # before the roles are read: a closed runner's store is closed
         access = self.access(actor)
         action = start_action(plan, engine.registry, options)
         access.require(action)
