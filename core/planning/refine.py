@@ -85,21 +85,12 @@ def merge_revision(current: Plan, revision: Plan, sentence: str) -> Plan:
     """The version after ``current``: the revision's steps, in its order, with every kept
     step rebuilt from ``current`` and changed only where ``sentence`` points at it."""
     before = {step.id: step for step in current.steps}
-    next_number = int(current.next_step_id()[1:])
-    mapping: dict[str, str] = {}
-    for step in revision.steps:
-        if step.id not in before:
-            mapping[step.id] = f"s{next_number}"
-            next_number += 1
+    mapping = _revision_ids(current, revision)
+    kept_ids = {mapping[step.id] for step in revision.steps if _keeps(before, step, mapping)}
     renamed = [renumber(step, mapping) for step in revision.steps]
     ids = {step.id for step in renamed}
-    steps = []
-    for proposed in renamed:
-        kept = before.get(proposed.id)
-        if kept is None or kept.tool != proposed.tool:
-            steps.append(proposed)
-        else:
-            steps.append(_kept_step(kept, proposed, sentence, ids))
+    steps = [_kept_step(before[step.id], step, sentence, ids) if step.id in kept_ids else step
+             for step in renamed]
     return current.model_copy(deep=True, update={
         "definition_of_done": revision.definition_of_done or current.definition_of_done,
         "constraints": list(revision.constraints or current.constraints),
@@ -108,6 +99,53 @@ def merge_revision(current: Plan, revision: Plan, sentence: str) -> Plan:
         "warnings": [],
         "check_notes": [],
     })
+
+
+def _keeps(before: dict[str, Step], proposed: Step, mapping: dict[str, str]) -> bool:
+    kept = before.get(mapping[proposed.id])
+    return kept is not None and kept.tool == proposed.tool
+
+
+def _revision_ids(current: Plan, revision: Plan) -> dict[str, str]:
+    """Each revision step's id in the new version: a step the revision keeps gets its id in
+    ``current`` back, even when the model renumbered it (the same tool with the same
+    arguments, or a step without a tool with the same description); a step written in the
+    place of one the revision dropped keeps that id, and any other new step is numbered after
+    the current plan's."""
+    before = {step.id: step for step in current.steps}
+    mapping: dict[str, str] = {}
+    for step in revision.steps:  # first the same id for the same step
+        kept = before.get(step.id)
+        if kept is not None and kept.tool == step.tool and _same(kept, step):
+            mapping[step.id] = step.id
+    for step in revision.steps:  # then the same step under another id
+        taken = set(mapping.values())
+        moved = [kept for kept in current.steps if kept.id not in taken and _same(kept, step)]
+        if step.id not in mapping and moved:
+            mapping[step.id] = moved[0].id
+    for step in revision.steps:  # then the same id with the same tool (its arguments changed)
+        kept = before.get(step.id)
+        if (step.id not in mapping and step.id not in mapping.values() and kept is not None
+                and kept.tool == step.tool):
+            mapping[step.id] = step.id
+    next_number = int(current.next_step_id()[1:])
+    for step in revision.steps:
+        if step.id not in mapping:
+            if step.id in before and step.id not in mapping.values():
+                mapping[step.id] = step.id  # another step written where this one was
+            else:
+                mapping[step.id] = f"s{next_number}"
+                next_number += 1
+    return mapping
+
+
+def _same(kept: Step, proposed: Step) -> bool:
+    """The same step, by what it does rather than by its number."""
+    if kept.tool != proposed.tool:
+        return False
+    if kept.tool is None or not (kept.args or proposed.args):
+        return kept.description.strip() == proposed.description.strip()
+    return (kept.args or {}) == (proposed.args or {})
 
 
 def _kept_step(current: Step, proposed: Step, sentence: str, ids: set[str]) -> Step:

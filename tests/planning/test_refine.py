@@ -125,6 +125,29 @@ def test_new_steps_are_numbered_after_the_current_plan_and_references_follow():
     assert merged.step("s3").depends_on == ["s1", "s2", "s4"]
 
 
+def test_a_kept_step_the_model_renumbered_keeps_its_id():
+    """The revision lists the kept lookup second: it stays s1, the new clock step is s4."""
+    current = Plan(goal="Look up order 88231", steps=[
+        Step(id="s1", description="Look up order 88231", tool="query_order",
+             args={"order_id": "88231"}),
+        Step(id="s2", description="Summarise the results", depends_on=["s1"]),
+    ])
+    proposal = Plan(goal=current.goal, steps=[
+        Step(id="s1", description="Get the time in Shanghai", tool="get_current_time",
+             args={"timezone": "Asia/Shanghai"}),
+        Step(id="s2", description="Look up order 88231", tool="query_order",
+             args={"order_id": "88231"}),
+        Step(id="s3", description="Summarise the results", depends_on=["s1", "s2"]),
+    ])
+
+    merged = merge_revision(current, proposal, "also tell me the time in Shanghai")
+
+    assert [(s.id, s.tool) for s in merged.steps] == [
+        ("s3", "get_current_time"), ("s1", "query_order"), ("s2", None)]
+    assert merged.step("s2").depends_on == ["s1", "s3"]
+    assert diff_plans(current, merged).removed == []
+
+
 def test_refining_without_a_model_or_without_a_sentence_is_a_one_line_error():
     offline = Engine(default_registry({}), None)
     with pytest.raises(ConfigError, match="needs a model"):
