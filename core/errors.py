@@ -57,6 +57,7 @@ __all__ = [
     "PlanParseError",
     "PlanTooLargeError",
     "PlanValidationError",
+    "RunExistsError",
     "RunNotFoundError",
     "StoreError",
     "ToolArgumentError",
@@ -185,6 +186,19 @@ class StoreError(PlanBoardError):
 
 class RunNotFoundError(StoreError):
     """Raised when no run has the given id."""
+
+
+class RunExistsError(StoreError):
+    """Raised when a run would be recorded under the id of one that exists: ``run_id``.
+
+    An approval of a plan version gives its run the version's id
+    (:func:`core.runs.dispatch.version_run_id`), so a second approval of the same version
+    (a second click, another tab or process) finds the first run instead of starting one.
+    """
+
+    def __init__(self, text: str | Message, run_id: str) -> None:
+        super().__init__(text)
+        self.run_id = run_id
 
 
 def is_transport_error(error: str | None) -> bool:

@@ -9,7 +9,7 @@ import streamlit as st
 from core.access.policy import NEEDS, start_action
 from core.base.text import preview
 from core.base.usage import Usage
-from core.errors import PlanBoardError, UnservableRequestError
+from core.errors import PlanBoardError, RunExistsError, UnservableRequestError
 from core.execution.read_ahead import ReadAhead
 from core.llm.engine import Engine
 from core.plan.model import Plan, Step
@@ -373,7 +373,9 @@ def _blank(request: str) -> None:
     plan_editor.set_plan(Plan(goal=goal, steps=[Step(id="s1", description="")]))
 
 
-def _approve(plan: Plan) -> None:
+def _approve(plan: Plan, *, once: bool = True) -> None:
+    """Start the run of ``plan`` and open it. ``once``: one approval of a version starts one
+    run (core's guard); a version that has a run already is said, with that run to open."""
     request = st.session_state.get("plan_request") or plan.goal
     options = state.run_options()
     read_ahead = st.session_state.get("plan_read_ahead")
@@ -385,15 +387,42 @@ def _approve(plan: Plan) -> None:
             settings_public=state.settings_public(),
             planning_usage=st.session_state.get("planning_usage"),
             drafted=st.session_state.get("plan_draft"), actor=identity.actor(),
+            once=once,
         )
+    except RunExistsError as exc:
+        st.session_state[_VERSION_RUN] = (exc.run_id, plan.canonical())
+        return
     except PlanBoardError as exc:
         st.error(error_text(exc))
         return
+    st.session_state.pop(_VERSION_RUN, None)
     st.session_state.pop("planning_usage", None)  # counted once, by this run
     st.session_state.pop("plan_draft", None)
     _forget_read_ahead()
     st.session_state["last_run_id"] = run_id
     st.switch_page("pages/run.py", query_params={"run": run_id})
+
+
+_VERSION_RUN = "plan_version_run"  # (run id, plan): the run an approval of that plan found
+
+
+def _render_version_run(plan: Plan) -> None:
+    """Under Approve & run, after it found that this version of the plan has a run already
+    (a second click, another tab): that run to open, or another run, started deliberately."""
+    found = st.session_state.get(_VERSION_RUN)
+    if found is None or found[1] != plan.canonical():
+        return
+    run_id = found[0]
+    with st.container(key="version_run", border=True):
+        st.warning(t("version_has_run", run_id=run_id), icon=":material/content_copy:")
+        open_run, another = st.columns(2)
+        if open_run.button(t("open_version_run", run_id=run_id), key="open_version_run",
+                           type="primary", icon=":material/open_in_new:", width="stretch"):
+            st.session_state.pop(_VERSION_RUN, None)
+            st.switch_page("pages/run.py", query_params={"run": run_id})
+        if another.button(t("start_another_run"), key="start_another_run",
+                          icon=":material/add:", width="stretch"):
+            _approve(plan, once=False)
 
 
 def _refine(sentence: str) -> None:
@@ -498,6 +527,7 @@ def main() -> None:
                  disabled=bool(problems) or not allowed, icon=":material/play_arrow:",
                  help=t("approve_blocked") if problems else t("approve_help")):
         _approve(edited)
+    _render_version_run(edited)
     template_offer.render_save(edited, st.session_state.get("plan_request") or edited.goal,
                                disabled=bool(problems))
     rehearsal_view.render_rehearsal(edited, state.registry(), offline=mode.offline,

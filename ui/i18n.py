@@ -212,6 +212,12 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "problems_title": ("{count} problem(s) block approval:", "有 {count} 个问题，暂不能批准："),
     "plan_valid": ("The plan is valid.", "计划校验通过。"),
     "approve_run": ("Approve & run", "批准并运行"),
+    # an approval of a plan version that has a run already (pages/plan.py)
+    "version_has_run": ("This version of the plan was approved already: its run is {run_id}. "
+                        "No second run was started.",
+                        "此版本的计划已经批准过：它的运行是 {run_id}。没有启动第二次运行。"),
+    "open_version_run": ("Open run {run_id}", "打开运行 {run_id}"),
+    "start_another_run": ("Start another run", "再启动一次运行"),
     "approve_help": ("Start the run in the background and follow it on the Run page.",
                      "在后台开始运行，并在运行页面跟踪进度。"),
     "approve_blocked": ("Fix the problems listed above first.", "请先修复上面列出的问题。"),

@@ -540,6 +540,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     # ---- runs and the store (StoreError) -------------------------------------------------
     "run.not_found": ("no run {run_id}; list the runs with: python -m core runs",
                       "没有运行 {run_id}；查看所有运行：python -m core runs"),
+    "run.exists": ("run {run_id} exists already: this version of the plan was approved "
+                   "before; see it with: python -m core show {run_id}",
+                   "运行 {run_id} 已经存在：此版本的计划之前已批准过；查看它：python -m core show "
+                   "{run_id}"),
     "run.nothing_to_resume": ("run {run_id} is already {status}; nothing to resume",
                               "运行 {run_id} 的状态已是“{status}”，无需继续"),
     "run.nothing_to_cancel": ("run {run_id} is already {status}; nothing to cancel",

@@ -14,6 +14,8 @@ Only the functions that talk to DBOS import it (importing ``dbos`` costs about 0
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
 import time
@@ -59,6 +61,7 @@ __all__ = [
     "submit",
     "submit_request",
     "unfinished_runs",
+    "version_run_id",
     "wait",
 ]
 
@@ -90,11 +93,20 @@ class NewRun:
     stored: dict[str, Any]
 
 
+def version_run_id(request: str, plan: Plan) -> str:
+    """The id of the run an approval of this version of the plan (for ``request``) starts:
+    the same for the same request and plan, whichever tab or process approves it, so the
+    store's key lets one approval of a version start one run (RunExistsError names it)."""
+    version = json.dumps({"request": request, "plan": plan.canonical()}, sort_keys=True,
+                         ensure_ascii=False, default=str)
+    return hashlib.sha256(version.encode("utf-8")).hexdigest()[:12]
+
+
 def record_new_run(
     store: RunStore, request: str, plan: Plan, *, options: RunOptions | None,
     settings_public: dict[str, Any] | None, planning_usage: Usage | None = None,
     drafted: Plan | None = None, workflow: bool = False, estimate: Usage | None = None,
-    extra: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None, once: bool = False,
 ) -> NewRun:
     """Record a new run (plan v1 and all) with status planned.
 
@@ -103,9 +115,11 @@ def record_new_run(
     approving, the draft is kept as version 1 and the edited plan runs as version 2.
     ``workflow``: a DBOS workflow whose id is the run id executes it. ``estimate``: what
     running the plan was expected to cost before it ran (its timeline's cost meter).
-    ``extra``: more options to store (a plan-less answer's mode and route).
+    ``extra``: more options to store (a plan-less answer's mode and route). ``once``: the
+    run gets the version's id (:func:`version_run_id`); when a run has it already,
+    RunExistsError naming that run, and nothing is recorded.
     """
-    run_id = uuid.uuid4().hex[:12]
+    run_id = version_run_id(request, plan) if once else uuid.uuid4().hex[:12]
     options = (options or RunOptions()).model_copy(update={"run_id": run_id})
     stored = options.model_dump(mode="json") | dict(extra or {})
     if planning_usage is not None:
@@ -147,16 +161,16 @@ def _submitting(run_id: str, stored: dict[str, Any], plan: Plan | None) -> Itera
 def submit(store: RunStore, request: str, plan: Plan, *, settings_public: dict[str, Any],
            options: RunOptions | None, planning_usage: Usage | None = None,
            drafted: Plan | None = None, estimate: Usage | None = None,
-           extra: Mapping[str, Any] | None = None) -> str:
-    """Record the run (as :func:`record_new_run`) and put it on the runs queue for a
-    worker; return its id. StoreError when the queue cannot be reached (the run is then
-    recorded as failed, saying why)."""
+           extra: Mapping[str, Any] | None = None, once: bool = False) -> str:
+    """Record the run (as :func:`record_new_run`, ``once`` too) and put it on the runs
+    queue for a worker; return its id. StoreError when the queue cannot be reached (the run
+    is then recorded as failed, saying why)."""
     import core.runs.durable as durable
 
     _queue(durable.workflow_status, "")  # fails (and records nothing) when unreachable
     new = record_new_run(store, request, plan, options=options, settings_public=settings_public,
                          planning_usage=planning_usage, drafted=drafted, workflow=True,
-                         estimate=estimate, extra=extra)
+                         estimate=estimate, extra=extra, once=once)
     _enqueue_recorded(store, new.run_id, new.plan.version)
     return new.run_id
 

@@ -91,12 +91,17 @@ class Runner:
         drafted: Plan | None = None,
         actor: Actor | None = None,
         queued: bool = False,
+        once: bool = False,
     ) -> str:
         """Record the run (plan v1 and all, see :func:`core.runs.dispatch.record_new_run`:
         ``planning_usage``, ``drafted``, and the LLM calls the plan is expected to make)
         and start its workflow here; return its id. A plan too large for a run
         (:mod:`core.plan.size`), or one ``actor`` may not approve (a plan with side effects
         needs an approver), is refused before anything is recorded; ``actor`` owns the run.
+
+        ``once``: this is a person's approval of this version of the plan, which starts one
+        run: when the version has a run already (a second click, another tab or process),
+        RunExistsError names it and nothing starts.
 
         ``engine``, ``on_event`` and ``replanner`` serve the run while this process executes
         it; a process that continues it later builds the engine from ``settings_public``.
@@ -114,7 +119,7 @@ class Runner:
                              settings_public=settings_public, on_event=on_event,
                              replanner=replanner, planning_usage=planning_usage,
                              drafted=drafted, estimate=estimate, queued=queued,
-                             extra={"owner": access.actor.record()})
+                             extra={"owner": access.actor.record()}, once=once)
         record = self.store.get_run(run_id)
         approved = record.options.get("approved_version", plan.version)
         if record.versions > 1:  # the person's edit is the version they approved
@@ -163,18 +168,20 @@ class Runner:
                settings_public: dict[str, Any] | None, on_event: EventSink | None,
                replanner: Replanner | None = None, planning_usage: Usage | None = None,
                drafted: Plan | None = None, estimate: Usage | None = None,
-               extra: dict[str, Any] | None = None, queued: bool = False) -> str:
+               extra: dict[str, Any] | None = None, queued: bool = False,
+               once: bool = False) -> str:
         self._require_open()
         if queued or dispatch.execution_mode() == "workers":
             return dispatch.submit(self.store, request, plan,
                                    settings_public=settings_public or {}, options=options,
                                    planning_usage=planning_usage, drafted=drafted,
-                                   estimate=estimate, extra=extra)
+                                   estimate=estimate, extra=extra, once=once)
         self._launch_engine()  # first: a database DBOS cannot use records no run
         new = dispatch.record_new_run(self.store, request, plan, options=options,
                                       settings_public=settings_public,
                                       planning_usage=planning_usage, drafted=drafted,
-                                      workflow=True, estimate=estimate, extra=extra)
+                                      workflow=True, estimate=estimate, extra=extra,
+                                      once=once)
         self._local.execute(new.run_id, new.run_id, Attached(engine, on_event, replanner))
         return new.run_id
 

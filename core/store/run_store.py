@@ -24,7 +24,7 @@ import sqlalchemy as sa
 
 from core.base.messages import msg
 from core.base.usage import Usage
-from core.errors import RunNotFoundError, StoreError
+from core.errors import RunExistsError, RunNotFoundError, StoreError
 from core.execution.events import RunEvent
 from core.lifecycle import (
     RUN_STATUSES,
@@ -118,19 +118,31 @@ class RunStore(RunClaims):
         """Record a new run (and its plan as version ``plan.version``); return its id.
 
         ``workflow_id``: the DBOS workflow that executes the run (see :meth:`set_workflow`).
+        A ``run_id`` that a run has already: RunExistsError, and nothing is recorded (the
+        database's key decides, so of two processes recording one id, one is told).
         """
         run_id = run_id or uuid.uuid4().hex[:12]
         at = utc_now()
-        with self.engine.begin() as conn:
-            conn.execute(runs.insert().values(
-                id=run_id, request=request, settings=scrub_settings(settings or {}),
-                options=scrub_options(options or {}), status=status, answer=None,
-                usage=(usage or Usage()).model_dump(),
-                created_at=at, updated_at=at, event_seq=0, workflow_id=workflow_id,
-            ))
-            if plan is not None:
-                upsert_plan(conn, run_id, plan, "initial plan", at, "draft")
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(runs.insert().values(
+                    id=run_id, request=request, settings=scrub_settings(settings or {}),
+                    options=scrub_options(options or {}), status=status, answer=None,
+                    usage=(usage or Usage()).model_dump(),
+                    created_at=at, updated_at=at, event_seq=0, workflow_id=workflow_id,
+                ))
+                if plan is not None:
+                    upsert_plan(conn, run_id, plan, "initial plan", at, "draft")
+        except sa.exc.IntegrityError:
+            if not self._exists(run_id):
+                raise
+            raise RunExistsError(msg("run.exists", run_id=run_id), run_id) from None
         return run_id
+
+    def _exists(self, run_id: str) -> bool:
+        with self.engine.connect() as conn:
+            return conn.execute(sa.select(runs.c.id).where(runs.c.id == run_id)
+                                ).first() is not None
 
     def get_run(self, run_id: str) -> RunRecord:
         """The run with its latest plan; RunNotFoundError when there is none."""

@@ -11,7 +11,8 @@ get no request. A control image loaded by the page itself proves that it would n
 The review's safety (issue 44), on one app served for the module: a click on the "?" of a
 sidebar switch leaves every switch as it was, and turning confirmation of side effects off
 takes a second act, after which the run page says it is off; a refund whose order_id reads
-s1's result asks for confirmation showing the order s1 found.
+s1's result asks for confirmation showing the order s1 found; one approval of a plan
+version starts one run, from two tabs at once or a second click.
 """
 
 from __future__ import annotations
@@ -275,4 +276,48 @@ def test_the_refund_card_shows_the_order_s1_found(review, tmp_path):
             page.locator(".st-key-decision_s2").wait_for(state="detached")
         except Exception:
             page.screenshot(path=str(tmp_path / "failure.png"))
+            raise
+
+
+ONCE_REQUEST = "What is 17 * 23?"  # read-only: nothing waits for a person
+
+
+def test_one_approval_of_a_version_starts_one_run_from_two_tabs_or_a_second_click(review,
+                                                                                 tmp_path):
+    """Two tabs review the same version and approve it at the same moment; then the tab that
+    opened its run goes back to the Plan page and approves it again. The store holds one
+    run: the other approvals say which run the version has, and offer to open it."""
+    url, tabs, store = review
+    with open_tab(tabs, url) as first, open_tab(tabs, url) as second:
+        pages = (first, second)
+        try:
+            for page in pages:
+                _plan(page, ONCE_REQUEST)
+            approves = [button(page, "approve_run") for page in pages]
+            for approve in approves:
+                approve.scroll_into_view_if_needed()
+            for approve in approves:  # both clicks sent before either page answers
+                approve.click(no_wait_after=True)
+            for page in pages:  # the run page, or the word that the version has a run
+                page.locator(".st-key-run_safety, .st-key-version_run").first.wait_for()
+            [run_id] = [r.run_id for r in store.list_runs() if r.request == ONCE_REQUEST]
+            [opened] = [page for page in pages if "run=" in page.url]
+            [told] = [page for page in pages if "run=" not in page.url]
+            assert opened.url.endswith(f"run={run_id}")
+            told.locator(".st-key-version_run").get_by_text(f"its run is {run_id}").wait_for()
+
+            # a second click: back on the Plan page, the plan is still there
+            opened.locator("[data-testid='stSidebarNav'] a").first.click()
+            again = button(opened, "approve_run")
+            again.scroll_into_view_if_needed()
+            again.click()
+            opened.locator(".st-key-version_run").get_by_text(
+                f"its run is {run_id}").wait_for()
+            button(told, "open_version_run").click()  # the other tab opens that run
+            told.wait_for_url(re.compile(rf"/run\?run={run_id}$"))
+            assert [r.run_id for r in store.list_runs() if r.request == ONCE_REQUEST] == [
+                run_id]
+        except Exception:
+            for name, page in zip(("first", "second"), pages, strict=True):
+                page.screenshot(path=str(tmp_path / f"failure-{name}.png"))
             raise

@@ -12,6 +12,7 @@ from core.llm.engine import Engine
 from core.plan.model import Plan, Step
 from core.tools.toolsets import default_registry
 from tests.support.app import block_text, generated_plan, keyed_block, open_app
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 from ui.i18n import TEXT
 
 # each guarded switch: its key and the value that widens what runs without asking
@@ -134,3 +135,28 @@ def test_confirm_waits_while_a_value_cannot_be_resolved(runner):
     assert at.button(key="reject_step_s2").disabled is False
     assert any(TEXT["card_confirm_waits"]["en"] in c.value for c in at.caption)
 
+
+# ---- one approval, one run ------------------------------------------------------------------
+
+
+def test_a_second_approval_of_the_version_opens_its_run_or_starts_another_deliberately(runner):
+    at = generated_plan(confirm_side_effects=False)
+    at.button(key="approve_run").click().run()
+    first = at.query_params["run"]
+    at.switch_page("pages/plan.py").run()  # back on the plan page: the plan is still there
+    at.button(key="approve_run").click().run()
+    asked = keyed_block(at, "version_run")
+    assert [w.value for w in asked.warning] == [
+        TEXT["version_has_run"]["en"].format(run_id=first)]
+    assert [r.run_id for r in runner.store.list_runs()] == [first]
+
+    at.button(key="open_version_run").click().run()
+    assert at.query_params["run"] == first
+    at.switch_page("pages/plan.py").run()
+    assert keyed_block(at, "version_run") is None  # said once, for the approval that found it
+    at.button(key="approve_run").click().run()
+    at.button(key="start_another_run").click().run()
+    second = at.query_params["run"]
+    assert second != first and len(runner.store.list_runs()) == 2
+    for run_id in (first, second):
+        assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
