@@ -74,15 +74,39 @@ class PostgresCluster:
         """Start on a free port (another one if the port was taken meanwhile)."""
         for attempt in range(3):
             self.port = _free_port()
-            options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
-                       + _FAST_SETTINGS)
-            started = self._pg("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"),
-                               "-o", options, "-w", "start", check=False)
+            started = self._ctl("start", check=False)
             if started.returncode == 0:
                 return
             if attempt == 2:
                 log = (self.root / "server.log").read_text(errors="replace")[-2000:]
                 pytest.fail(f"PostgreSQL did not start:\n{started.stderr}\n{log}")
+
+    def restart(self) -> None:
+        """``pg_ctl restart -m fast``: every session is ended, and the server is back on the
+        same port once this returns (the fault tests' database blip)."""
+        self._forget_admin()
+        self._ctl("restart", "-m", "fast")
+
+    def stop_now(self) -> None:
+        """``pg_ctl stop -m immediate``: every connection drops at once (start it again
+        with :meth:`start_again`)."""
+        self._forget_admin()
+        self._ctl("stop", "-m", "immediate")
+
+    def start_again(self) -> None:
+        """Start the stopped server on its port."""
+        self._ctl("start")
+
+    def _ctl(self, action: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
+                   + _FAST_SETTINGS)
+        return self._pg("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"),
+                        "-o", options, "-w", action, *args, check=check)
+
+    def _forget_admin(self) -> None:
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
 
     def guard(self) -> None:
         """Start the process that stops the cluster and removes its folder when pytest ends.
