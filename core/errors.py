@@ -21,7 +21,8 @@
     │   ├── ToolExecutionError      the tool ran and failed (a refused request, bad input)
     │   └── ToolsetError            a toolset or tool server could not be loaded or reached
     └── StoreError                  the run store could not do what was asked
-        └── RunNotFoundError        no run has that id
+        ├── RunNotFoundError        no run has that id
+        └── RecordLostError         the run engine's record (dbos.sqlite) is missing or damaged
 
 An error raised with a :class:`core.base.messages.Message` (``ToolExecutionError(msg(
 "tool.calculate_failed", error=...))``) keeps it as ``message``: ``str(exc)`` is the
@@ -57,6 +58,7 @@ __all__ = [
     "PlanParseError",
     "PlanTooLargeError",
     "PlanValidationError",
+    "RecordLostError",
     "RunExistsError",
     "RunNotFoundError",
     "StoreError",
@@ -199,6 +201,11 @@ class RunExistsError(StoreError):
     def __init__(self, text: str | Message, run_id: str) -> None:
         super().__init__(text)
         self.run_id = run_id
+
+
+class RecordLostError(StoreError):
+    """Raised when the run engine's record of runs (its SQLite file) is missing or damaged:
+    runs cannot be started, resumed or steered until it is restored or made afresh."""
 
 
 def is_transport_error(error: str | None) -> bool:

@@ -563,14 +563,23 @@ TEXTS: dict[str, tuple[str, str]] = {
     "control.reject": ("reject", "拒绝"),
     "control.approve_version": ("approve_version", "批准新版本"),
     "control.reject_version": ("reject_version", "拒绝新版本"),
+    "run.busy": ("run {run_id} is already being run by {holder}; follow it with: python -m "
+                 "core show {run_id}, or steer it with pause or cancel",
+                 "运行 {run_id} 已由 {holder} 在运行；查看进度：python -m core show {run_id}，"
+                 "或用暂停、取消来控制它"),
+    "run.holder_unknown": ("another process", "另一个进程"),
+    "run.holder_queue": ("the run queue (no worker has taken it yet)",
+                         "运行队列（尚无工作进程接手）"),
     "run.resume_first": ("; resume it first", "；请先继续运行"),
     "run.worker_not_steerable": ("cannot {verb} run {run_id}: it is {status}",
                                  "无法{verb}运行 {run_id}：它的状态是“{status}”"),
     "run.resume_not_taken": (
-        "run {run_id} is still paused: no worker took the resume within {seconds} s (busy, "
-        "or none serves the run); it continues once one does: python -m core worker",
-        "运行 {run_id} 仍处于暂停状态：{seconds} 秒内没有工作进程接收“继续”请求（工作进程繁忙，"
-        "或没有工作进程在执行它）；有工作进程接收后它就会继续：python -m core worker"),
+        "run {run_id} was asked to resume, but the process holding it did not take the "
+        "request within {seconds} s (busy, or no worker serves the run); it continues once "
+        "it does (a queued run needs: python -m core worker)",
+        "已请求继续运行 {run_id}，但持有它的进程在 {seconds} 秒内没有接收该请求"
+        "（进程繁忙，或没有工作进程在执行它）；进程接收后它就会继续"
+        "（排队中的运行需要：python -m core worker）"),
     "run.bad_execution_mode": ("PLANBOARD_EXECUTION is {value}: use embedded (runs execute "
                                "in this process, the default) or workers (runs go to "
                                "python -m core worker)",
@@ -602,6 +611,23 @@ TEXTS: dict[str, tuple[str, str]] = {
                                "its database reachable, then try again",
                                "无法使用运行引擎的数据库（{error}）；请检查 PLANBOARD_HOME（或 "
                                "PLANBOARD_DB_URL）可写、其数据库可访问，然后重试"),
+    "run.record_lost": (
+        "the run engine's record {path} is {problem}: no run can be started, resumed or "
+        "steered until it is back. Restore it from a backup, or start afresh with: python -m "
+        "core recover --afresh (unfinished runs become interrupted, and resume continues them "
+        "from the steps the run store kept; finished runs keep their results)",
+        "运行引擎的记录 {path} {problem}：在它恢复之前，无法开始、继续或控制任何运行。"
+        "请从备份恢复它，或重新开始：python -m core recover --afresh"
+        "（未完成的运行会标记为“已中断”，继续时从运行记录保存的步骤接着执行；"
+        "已完成的运行保留其结果）"),
+    "run.record_missing": ("missing", "已丢失"),
+    "run.record_damaged": ("damaged ({error})", "已损坏（{error}）"),
+    "run.record_lost_while_running": (
+        "the run engine's record {path} was lost while this run went on: its steps are in "
+        "the run store, but from then on a crash could not be recovered; start afresh with: "
+        "python -m core recover --afresh",
+        "本次运行期间，运行引擎的记录 {path} 丢失了：运行的步骤仍在运行记录中，"
+        "但此后若发生崩溃将无法恢复；请重新开始：python -m core recover --afresh"),
     "run.runner_closed": ("this runner is closed; open a new one to start or resume runs",
                           "运行器已关闭；请打开新的运行器来开始或继续运行"),
     "lesson.not_found": ("no lesson {lesson_id}; list them with: python -m core lessons",

@@ -53,10 +53,15 @@ def main(argv: list[str] | None = None) -> int:
     # what a user needs is printed by the commands; the log is for --verbose
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR,
                         format="%(levelname)s %(name)s: %(message)s")
+    # a database away for a moment is said in two lines (away, back), and a lost engine
+    # record in one, verbose or not
+    for said in ("core.store.database", "core.runs.durable"):
+        logging.getLogger(said).setLevel(logging.WARNING)
     try:
         _require_utf8(sys.argv[1:] if argv is None else argv)
         require_for_command(args)
         code = int(args.handler(args) or 0)
+        args.runner.warn_record_lost()
         sys.stdout.flush()  # a reader that went away (``| head``) shows here, not at exit
         return code
     except BrokenPipeError:
@@ -92,6 +97,13 @@ class _CommandRunner:
 
             self._runner = open_runner()
         return self._runner
+
+    def warn_record_lost(self) -> None:
+        """After a command that needed only the run store: say that the engine's record is
+        lost (a command that needed it said so instead, as its error)."""
+        if self._runner is not None and self._runner.record_lost is not None:
+            print(say("warning", text=render(self._runner.record_lost, cli_language())),
+                  file=sys.stderr)
 
     def close(self) -> list[str]:
         """Pause the runs still going, close the runner; return the paused runs' ids."""

@@ -35,8 +35,9 @@ __all__ = [
 
 def run_summary_json(record: RunRecord) -> dict[str, Any]:
     """The object ``run --json`` prints: id, status, answer, plan, versions, usage, wall_s;
-    for a plan with phases also ``phases``: each one's id, title and status (derived from
-    its steps) and how many steps it has."""
+    ``warnings`` when the run has some (its engine's record was lost while it ran); for a
+    plan with phases also ``phases``: each one's id, title and status (derived from its
+    steps) and how many steps it has."""
     summary = {
         "run_id": record.run_id,
         "status": record.status,
@@ -50,6 +51,8 @@ def run_summary_json(record: RunRecord) -> dict[str, Any]:
         },
         "wall_s": record.wall_s,
     }
+    if record.options.get("warnings"):  # its engine's record was lost while it ran, say
+        summary["warnings"] = list(record.options["warnings"])
     if record.plan is not None and record.plan.phases:
         summary["phases"] = [
             {"id": phase_id, "title": record.plan.phase(phase_id).title, "status": status,
@@ -353,4 +356,6 @@ def report_run(record: Any, as_json: bool, started: float, out: Any, route: Any)
         print_json(summary)
     else:
         print(f"\n{summary['status']}: {summary['answer'] or say('no_answer')}", file=out)
+        for warning in summary.get("warnings", []):
+            print(say("warning", text=warning), file=out)
     return 0 if summary["status"] == "completed" else 1

@@ -115,6 +115,19 @@ _TEXT: dict[str, tuple[str, str]] = {
                     "工作进程 {name} 是否已永久停止（各处都不再运行，也不会重启）？若是，它的 "
                     "{count} 个运行将交给仍在运行的工作进程。[y/N] "),
     "not_recovered": ("Not recovered.", "未接管。"),
+    "record_fine": ("the run engine's record {path} is fine: nothing to start afresh",
+                    "运行引擎的记录 {path} 完好，无需重新开始"),
+    "afresh_ask": ("Make a new, empty run engine record at {path}? Unfinished runs become "
+                   "interrupted (resume continues them from the steps the run store kept). "
+                   "[y/N] ",
+                   "在 {path} 新建一个空的运行引擎记录？未完成的运行会标记为“已中断”"
+                   "（继续时从运行记录保存的步骤接着执行）。[y/N] "),
+    "afresh_kept": ("the damaged run engine record is kept as {kept}",
+                    "损坏的运行引擎记录已保存为 {kept}"),
+    "afresh_done": ("a new run engine record is at {path}; {count} unfinished run(s) are "
+                    "interrupted: resume continues them",
+                    "已在 {path} 新建运行引擎记录；{count} 个未完成的运行已标记为“已中断”："
+                    "继续即可接着执行"),
     "recovered": ("worker {name}: {count} unfinished run(s) handed to the live workers",
                   "工作进程 {name} 的 {count} 个未完成运行已交给仍在运行的工作进程"),
     "rehearsal": ("Rehearsal (nothing was run): {problems} problem(s), {effects} side "

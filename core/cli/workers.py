@@ -18,10 +18,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from core.access.audit import record_act
 from core.access.policy import access_for
 from core.base import tracing
-from core.base.messages import msg
+from core.base.messages import msg, render
 from core.cli.output import ask, bounded_int, print_json, print_progress, short
 from core.cli.runs import report_run, wait_answering
-from core.cli.text import say
+from core.cli.text import cli_language, say
 from core.errors import ConfigError, RunNotFoundError, StoreError
 from core.llm.settings import safe_url
 from core.planning.periods import today
@@ -46,11 +46,18 @@ def add_worker_commands(subparsers: Any) -> None:
     worker.set_defaults(handler=cmd_worker)
 
     recover = subparsers.add_parser(
-        "recover", help="hand the unfinished runs of a worker that is gone to the live ones")
-    recover.add_argument("--worker", required=True, metavar="NAME",
-                         help="the name of the worker that is gone for good")
+        "recover", help="hand the unfinished runs of a worker that is gone to the live ones, "
+                        "or start the run engine's record afresh")
+    which = recover.add_mutually_exclusive_group(required=True)
+    which.add_argument("--worker", metavar="NAME",
+                       help="the name of the worker that is gone for good")
+    which.add_argument("--afresh", action="store_true",
+                       help="the run engine's record (dbos.sqlite) is lost or damaged: make a "
+                            "new one (a damaged file is kept beside it); unfinished runs "
+                            "become interrupted, and resume continues them")
     recover.add_argument("--yes", action="store_true",
-                         help="do not ask: you are sure that worker runs nowhere any more")
+                         help="do not ask: you are sure that worker runs nowhere any more, or "
+                              "that the record cannot be restored")
     recover.set_defaults(handler=cmd_recover)
 
 
@@ -101,6 +108,8 @@ def cmd_recover(args: argparse.Namespace) -> int:
     import core.runs.dispatch as dispatch
     import core.runs.durable as durable
 
+    if args.afresh:
+        return _start_afresh(args)
     name = durable.worker_executor_id(args.worker)
     run_ids = dispatch.unfinished_runs(name)
     if not run_ids:
@@ -119,6 +128,37 @@ def cmd_recover(args: argparse.Namespace) -> int:
     for run_id in run_ids:
         dispatch.hand_over(run_id)
     print(say("recovered", name=name, count=len(run_ids)))
+    return 0
+
+
+def _start_afresh(args: argparse.Namespace) -> int:
+    """``recover --afresh``: a new engine record in place of a lost or damaged one; then
+    the runs its loss left unfinished are recorded interrupted (resume continues them)."""
+    import core.runs.durable as durable
+    from core.errors import RecordLostError
+
+    try:
+        durable.check_record(durable.system_database_url())
+    except RecordLostError as exc:
+        print(say("warning", text=render(exc, cli_language())), file=sys.stderr)
+    else:
+        print(say("record_fine", path=durable.record_path()))
+        return 0
+    if not args.yes and not ask(say("afresh_ask", path=durable.record_path())):
+        print(say("not_recovered"))
+        return 1
+    from core.runs.recovery import recover_interrupted
+    from core.store.run_store import RunStore
+
+    kept = durable.start_afresh()
+    store = RunStore()
+    try:
+        interrupted = recover_interrupted(store)
+    finally:
+        store.close()
+    if kept is not None:
+        print(say("afresh_kept", kept=kept))
+    print(say("afresh_done", path=durable.record_path(), count=len(interrupted)))
     return 0
 
 

@@ -5,9 +5,10 @@ A run is recorded in the store (:func:`record_new_run`) and executed as the work
 or, with ``PLANBOARD_EXECUTION=workers``, on the runs queue that every
 ``python -m core worker`` of the same database serves. Steering a run leaves a message in
 its mailbox (the workflow applies it); the store stays the one place to follow it, so the
-dashboard and the command line read any run the same way. DBOS's workflow status says
-whether anything executes a run (:func:`is_executing`) and whether it can continue from
-its record (:func:`can_continue`).
+dashboard and the command line read any run the same way. DBOS's workflow status, and
+the process the store names as the run's holder (the one that recorded or claimed it),
+say who executes a run (:func:`holder`) and whether it can continue from its record
+(:func:`can_continue`).
 
 Only the functions that talk to DBOS import it (importing ``dbos`` costs about 0.7 s).
 """
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.base import tracing
-from core.base.messages import msg
+from core.base.messages import Message, msg
 from core.base.usage import Usage
 from core.errors import ConfigError, StoreError
 from core.execution.events import RunEvent
@@ -37,8 +38,9 @@ from core.execution.scheduler import RunOptions
 from core.lifecycle import ACTIVE_STATUSES, TERMINAL_STATUSES, UNFINISHED_STATUSES
 from core.plan.diff import diff_plans
 from core.plan.model import Plan
+from core.runs.executors import embedded_executor_id, executor_gone
 from core.runs.live_run import DRAFTED_BY_WORKER, TRACE_CONTEXT
-from core.store.claims import STARTING_S
+from core.store.claims import HOLDER
 from core.store.run_store import RunRecord, RunStore
 
 if TYPE_CHECKING:
@@ -47,12 +49,14 @@ if TYPE_CHECKING:
 __all__ = [
     "EXECUTION_MODES",
     "NewRun",
+    "await_resumed",
     "can_continue",
     "cancel",
     "cancel_stopped",
     "decide",
     "execution_mode",
     "hand_over",
+    "holder",
     "is_executing",
     "pause",
     "record_new_run",
@@ -122,6 +126,7 @@ def record_new_run(
     run_id = version_run_id(request, plan) if once else uuid.uuid4().hex[:12]
     options = (options or RunOptions()).model_copy(update={"run_id": run_id})
     stored = options.model_dump(mode="json") | dict(extra or {})
+    stored[HOLDER] = embedded_executor_id()  # until its workflow starts
     if planning_usage is not None:
         stored["planning_usage"] = planning_usage.model_dump()
     if estimate is not None:
@@ -187,7 +192,8 @@ def submit_request(store: RunStore, request: str, *, settings_public: dict[str, 
     _queue(durable.workflow_status, "")  # fails (and records nothing) when unreachable
     run_id = uuid.uuid4().hex[:12]
     stored = (options or RunOptions()).model_copy(update={"run_id": run_id}).model_dump(
-        mode="json") | dict(extra or {}) | {DRAFTED_BY_WORKER: True}
+        mode="json") | dict(extra or {}) | {DRAFTED_BY_WORKER: True,
+                                             HOLDER: embedded_executor_id()}
     with _submitting(run_id, stored, None):
         store.create_run(request, settings_public, None, run_id=run_id, options=stored,
                          workflow_id=run_id)
@@ -216,21 +222,30 @@ def pause(store: RunStore, run_id: str) -> None:
     _send(_steerable(store, run_id, "pause"), "pause")
 
 
-def resume(store: RunStore, run_id: str, *, timeout: float = 10.0, poll_s: float = 0.1) -> None:
-    """Ask the worker to continue a paused run (harmless while it runs) and wait, up to
-    ``timeout``, until it has, so that whoever follows the run next sees it going.
-
-    StoreError when the run is still paused then: the request stays in its mailbox, and
-    the run continues once a worker takes it.
-    """
+def resume(store: RunStore, run_id: str) -> int:
+    """Ask the process that holds a paused run to continue it; return the number of the
+    run's last event before the request (see :func:`await_resumed`)."""
     record = store.get_run(run_id)
     if record.status in TERMINAL_STATUSES:
         raise StoreError(msg("run.nothing_to_resume", run_id=run_id,
                              status=msg(f"run_status.{record.status}")))
+    seen = max((event.seq for event in store.events(run_id)), default=0)
     _send(record, "resume")
-    if _follow(store, run_id, lambda status: status != "paused", timeout,
-               poll_s).status == "paused":
-        raise StoreError(msg("run.resume_not_taken", run_id=run_id, seconds=f"{timeout:g}"))
+    return seen
+
+
+def await_resumed(store: RunStore, run_id: str, after: int, *, timeout: float = 10.0,
+                  poll_s: float = 0.1) -> None:
+    """Wait, up to ``timeout``, until the run records (after its event number ``after``)
+    that it resumed, so that whoever follows it next sees it going. StoreError when it has
+    not (busy, or nothing serves it): the request stays in its mailbox, and the run
+    continues once its process reads it."""
+    deadline = time.monotonic() + timeout
+    while not any(event.kind == "resumed" for event in store.events(run_id, after=after)):
+        if time.monotonic() > deadline:
+            raise StoreError(msg("run.resume_not_taken", run_id=run_id,
+                                 seconds=f"{timeout:g}"))
+        time.sleep(poll_s)
 
 
 def decide(store: RunStore, run_id: str, verb: str, target: str) -> None:
@@ -326,23 +341,29 @@ def start_on_queue(workflow_id: str, run_id: str, *, fresh: bool) -> None:
         _queue(durable.resume_on_queue, workflow_id)
 
 
-def is_executing(record: RunRecord) -> bool:
-    """True when a live process (this one too) or a worker executes the run's workflow,
-    has it queued, or is starting it; False when nothing does (its process ended, or it
-    was stopped)."""
-    import core.runs.durable as durable
+def holder(record: RunRecord) -> str | Message | None:
+    """Who executes the run, or is about to: the live process (or the worker) DBOS shows
+    running its workflow, the run queue while it waits there, or the live process that
+    recorded or claimed the run (it is starting its workflow); None when nothing does (its
+    process ended, or it was stopped)."""
+    if record.workflow_id is not None:
+        import core.runs.durable as durable
 
-    if record.workflow_id is None:
-        return False
-    found = _engine(durable.workflow_state, record.workflow_id)
-    if found is not None and (found[0] == "ENQUEUED" or (
-            found[0] == "PENDING" and not durable.executor_gone(found[1]))):
-        return True  # queued (for whoever takes it next), or a live process runs it
-    # none, stopped, or left by an ended process: unless its claimer, a moment ago, is
-    # starting it or taking it over (then DBOS does not show it running yet)
-    started = record.claimed_at or record.created_at  # the claim, or the creation
-    return (record.status in ACTIVE_STATUSES
-            and time.time() - started.timestamp() < STARTING_S)
+        found = _engine(durable.workflow_state, record.workflow_id)
+        if found is not None and found[0] == "ENQUEUED":
+            return msg("run.holder_queue")
+        if found is not None and found[0] == "PENDING" and not executor_gone(found[1]):
+            return found[1]
+    recorded = str(record.options.get(HOLDER) or "")
+    if record.status in ACTIVE_STATUSES and recorded and not executor_gone(recorded):
+        return recorded
+    return None
+
+
+def is_executing(record: RunRecord) -> bool:
+    """True when something executes the run, has it queued, or is starting it
+    (:func:`holder`)."""
+    return holder(record) is not None
 
 
 def can_continue(workflow_id: str | None) -> bool:

@@ -16,7 +16,10 @@ import logging
 import os
 import sqlite3
 import threading
+import time
+from contextlib import closing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -25,14 +28,22 @@ from dbos import error as dbos_errors
 
 from core.base.home import planboard_home
 from core.base.messages import msg
-from core.errors import ConfigError
+from core.errors import ConfigError, RecordLostError
 from core.runs.executors import (
     embedded_executor_id,
     executor_gone,
     worker_executor_id,
     worker_name,
 )
-from core.store.database import engine_url, make_engine
+from core.store.database import (
+    database_away,
+    default_db_url,
+    engine_url,
+    make_engine,
+    ride_out,
+    said_away,
+    transient,
+)
 
 __all__ = [
     "APPLICATION_VERSION",
@@ -43,6 +54,7 @@ __all__ = [
     "RUN_WORKFLOW",
     "Launched",
     "cancel_workflow",
+    "check_record",
     "embedded_executor_id",
     "enqueue",
     "executor_gone",
@@ -50,9 +62,12 @@ __all__ = [
     "is_launched",
     "launch",
     "own_queue",
+    "record_intact",
+    "record_path",
     "resume_on_queue",
     "send_control",
     "shutdown",
+    "start_afresh",
     "start_here",
     "system_database_url",
     "take_over_here",
@@ -62,6 +77,8 @@ __all__ = [
     "workflow_state",
     "workflow_status",
 ]
+
+logger = logging.getLogger(__name__)
 
 APP_NAME = "planboard"
 # Recovery only takes workflows of the running version. Bump it only when the workflow's
@@ -92,11 +109,14 @@ class Launched:
 class _Running:
     launched: Launched
     url: str
+    record: tuple[Path, int] | None  # the SQLite file launched on, and its inode
 
 
 _lock = threading.Lock()
 _running: _Running | None = None
-_client: tuple[str, DBOSClient] | None = None
+_client_of: tuple[str, DBOSClient] | None = None
+_blips_of = ""  # the system database whose blips DBOS's log reports
+_lost_told = False  # this process said that its SQLite file was lost under it
 
 
 # ---- configuration -----------------------------------------------------------------------
@@ -147,11 +167,101 @@ def _use_wal(url: str) -> None:
         engine.dispose()
 
 
+# ---- the engine's record: lost or damaged -------------------------------------------------
+
+def _record_file(url: str) -> Path | None:
+    """The SQLite file of the system database (None on PostgreSQL)."""
+    return Path(sa.make_url(url).database or "") if _is_sqlite(url) else None
+
+
+def check_record(url: str) -> None:
+    """RecordLostError when the run store holds runs executed as workflows and the engine's
+    SQLite file is missing or not one DBOS made: their record is lost (DBOS would make a new
+    empty file over it, and every run would look unknown to it)."""
+    path = _record_file(url)
+    if path is None or not _store_has_workflows():
+        return
+    problem = msg("run.record_missing")
+    if path.exists():
+        try:
+            with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as conn:
+                conn.execute("SELECT 1 FROM workflow_status LIMIT 1").fetchall()
+            return
+        except sqlite3.Error as exc:
+            if transient(exc):  # locked by a process writing it: there it is
+                return
+            problem = msg("run.record_damaged", error=str(exc))
+    raise RecordLostError(msg("run.record_lost", path=str(path), problem=problem))
+
+
+def _store_has_workflows() -> bool:
+    """True when the SQLite run store (read-only) names a DBOS workflow for some run."""
+    store = Path(engine_url(default_db_url()).database or "")
+    if not store.is_file():
+        return False
+    try:
+        with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=30)) as conn:
+            return conn.execute("SELECT 1 FROM runs WHERE workflow_id IS NOT NULL "
+                                "LIMIT 1").fetchone() is not None
+    except sqlite3.Error:  # no runs table yet
+        return False
+
+
+def _file_identity(url: str) -> tuple[Path, int] | None:
+    path = _record_file(url)
+    return (path, path.stat().st_ino) if path is not None else None
+
+
+def record_intact() -> bool:
+    """False once the SQLite file this process's DBOS runs on was deleted or replaced
+    (DBOS's open connections go on writing the lost file, new ones a new empty one)."""
+    running = _running
+    if running is None or running.record is None:
+        return True
+    path, inode = running.record
+    try:
+        return path.stat().st_ino == inode
+    except OSError:
+        return False
+
+
+def record_path() -> str:
+    """Where the engine keeps its record: the SQLite file, or the PostgreSQL database."""
+    url = system_database_url()
+    path = _record_file(url)
+    return str(path) if path is not None else _shown(url)
+
+
+def start_afresh() -> Path | None:
+    """A new, empty engine record in place of a lost or damaged SQLite file; return where
+    the damaged file was kept (None when it was missing: its leftovers are removed).
+    RecordLostError's remedy; a record that is fine is left alone (None)."""
+    url = system_database_url()
+    path = _record_file(url)
+    try:
+        check_record(url)
+        return None
+    except RecordLostError:
+        assert path is not None
+    kept = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    damaged = path.exists()
+    for suffix in ("", "-wal", "-shm"):  # a stale WAL would be read into the new file
+        found = path.with_name(path.name + suffix)
+        if found.exists() and damaged:
+            found.rename(kept.with_name(kept.name + suffix))
+        elif found.exists():
+            found.unlink()
+    _use_wal(url)
+    DBOS.migrate(url)
+    return kept if damaged else None
+
+
 # ---- the engine in this process ----------------------------------------------------------
 
 def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Launched:
-    """Launch DBOS in this process once and serve the runs queue (a worker: its own queue
-    too, where the runs it left unfinished when it died wait for it); thread-safe.
+    """Launch DBOS in this process once and serve the runs queue; thread-safe. The
+    workflows a worker of the same name left unfinished when it died go back on their
+    queue (DBOS's recovery, at launch), for any live worker.
 
     Called again, it returns the running engine, unless the system database (another
     PLANBOARD_HOME or PLANBOARD_DB_URL) or the asked executor id changed: then DBOS is
@@ -170,44 +280,35 @@ def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Lau
             return current.launched
         if current:
             _destroy()
+        check_record(url)
         if _is_sqlite(url):
             _use_wal(url)
-        dbos_log = logging.getLogger("dbos")
-        if not dbos_log.handlers:
-            # else DBOS adds a console handler bound to the stderr of the moment (a closed
-            # stream once it is swapped) and stops propagation: its records go where ours go
-            dbos_log.addHandler(logging.NullHandler())
-            dbos_log.addFilter(_quiet_deliberate_stops)
+        dbos_log = _quiet_dbos_log(url)
         DBOS(config=_config(url, wanted))
-        own = own_queue(wanted)
-        worker = bool(worker_name(wanted))
         # a failed launch logs its tracebacks: the caller says what failed in one line
         dbos_log.setLevel(logging.CRITICAL)
         try:
             # every process serves the shared queue and its own, which no other process
             # serves (a process not told which queues to serve serves them all)
-            DBOS.listen_queues([RUNS_QUEUE, own])
-            if worker:
-                _take_back(url, wanted, own)
+            DBOS.listen_queues([RUNS_QUEUE, own_queue(wanted)])
+            # DBOS puts the workflows this executor left pending back on their queue
             DBOS.launch()
             # after launch: the queue's settings live in the system database. An embedded
             # process registers its own queue only when it takes a run over (one row each)
-            for queue in (RUNS_QUEUE, *([own] if worker else [])):
-                _register(queue, run_slots)
+            _register(RUNS_QUEUE, run_slots)
         except BaseException:
             # else the next DBOS(config=…) silently returns this half-launched one
             DBOS.destroy(destroy_registry=False)
             raise
         finally:
             dbos_log.setLevel(logging.WARNING)  # warnings, but not the console URL
-        _running = _Running(Launched(wanted, _shown(url)), url)
+        _running = _Running(Launched(wanted, _shown(url)), url, _file_identity(url))
         return _running.launched
 
 
 def own_queue(executor_id: str) -> str:
-    """The queue only ``executor_id`` serves: a worker's unfinished runs wait there when
-    it restarts, for it to finish them itself; a run an embedded process takes over
-    waits there for that process (whose caller lent it an engine and a listener)."""
+    """The queue only ``executor_id`` serves: a run an embedded process takes over waits
+    there for that process (whose caller lent it an engine and a listener)."""
     return f"{RUNS_QUEUE}@{executor_id}"
 
 
@@ -224,24 +325,7 @@ def take_over_here(workflow_id: str) -> None:
         raise RuntimeError("DBOS is not launched in this process")
     own = own_queue(_running.launched.executor_id)
     _register(own)  # harmless when it is registered already
-    _dbos_client().resume_workflow(workflow_id, queue_name=own)
-
-
-def _take_back(url: str, executor_id: str, queue: str) -> None:
-    """Before a worker's launch: the runs it left pending (it died; its name is held by
-    this process now, so none still runs) go on its own queue. DBOS would otherwise put
-    them back on the shared queue at launch, for any worker to take."""
-    client = DBOSClient(system_database_url=url, application_name=APP_NAME)
-    try:
-        left = client.list_workflows(status=["PENDING"], executor_id=executor_id,
-                                     load_input=False, load_output=False)
-    except sa.exc.SQLAlchemyError:  # no system tables yet (the launch makes them): none
-        left = []
-    try:
-        for found in left:
-            client.resume_workflow(found.workflow_id, queue_name=queue)
-    finally:
-        client.destroy()
+    _client("resume_workflow", workflow_id, queue_name=own)
 
 
 LAUNCH_FAILURES = (sa.exc.SQLAlchemyError, sqlite3.Error, dbos_errors.DBOSException, OSError)
@@ -257,11 +341,47 @@ _DELIBERATE_STOPS = {"DBOSWorkflowCancelledError", "DBOSAwaitedWorkflowCancelled
                      "RunSuspended"}
 
 
+def _quiet_dbos_log(url: str) -> logging.Logger:
+    """DBOS's logger, its records going where ours go, without what users need not read:
+    tracebacks of workflows stopped on purpose, and DBOS's lines (and tracebacks) about its
+    database being away, which become the store's two lines about an outage."""
+    global _blips_of
+    _blips_of = url
+    dbos_log = logging.getLogger("dbos")
+    if not dbos_log.handlers:
+        # else DBOS adds a console handler bound to the stderr of the moment (a closed
+        # stream once it is swapped) and stops propagation: its records go where ours go
+        dbos_log.addHandler(logging.NullHandler())
+        dbos_log.addFilter(_quiet_deliberate_stops)
+        dbos_log.addFilter(_quiet_database_trouble)
+    return dbos_log
+
+
 def _quiet_deliberate_stops(record: logging.LogRecord) -> bool:
     """Drop DBOS's tracebacks for workflows PlanBoard stopped on purpose (a person's
     cancel, a closing process): nothing failed, and users see no tracebacks."""
     error = record.exc_info[1] if record.exc_info else None
     return type(error).__name__ not in _DELIBERATE_STOPS
+
+
+def _quiet_database_trouble(record: logging.LogRecord) -> bool:
+    """Count DBOS's record of its database being away as a retry of the outage (DBOS
+    retries its own calls), and say once that its SQLite file was lost under it, instead
+    of logging each (with SQL and tracebacks)."""
+    global _lost_told
+    error = record.exc_info[1] if record.exc_info else None
+    text = record.getMessage()
+    if said_away(text) or (error is not None and transient(error)):
+        database_away(_blips_of, text)
+        return False
+    about_database = (isinstance(error, (sa.exc.SQLAlchemyError, sqlite3.Error))
+                      or "sqlite3." in text)
+    if record_intact() or not about_database:
+        return True
+    if not _lost_told:
+        _lost_told = True
+        logger.warning("%s", msg("run.record_lost_while_running", path=record_path()))
+    return False
 
 
 def is_launched() -> bool:
@@ -272,13 +392,13 @@ def is_launched() -> bool:
 def shutdown() -> None:
     """Stop DBOS in this process and close the client (tests, process exit); harmless
     when nothing runs. Workflows still running resume at the next launch of their id."""
-    global _client
+    global _client_of
     with _lock:
         if _running:
             _destroy()
-        if _client:
-            _client[1].destroy()
-            _client = None
+        if _client_of:
+            _client_of[1].destroy()
+            _client_of = None
 
 
 def start_here(workflow: Any, workflow_id: str, *args: Any) -> None:
@@ -296,31 +416,41 @@ def _destroy() -> None:
 # ---- the client side: no launch needed ---------------------------------------------------
 
 def _dbos_client() -> DBOSClient:
-    """A client of the current system database, kept while that database stays the same."""
-    global _client
+    """A client of the current system database, kept while that database stays the same.
+    It raises on a lost connection (DBOS would retry without a bound): :func:`_client`
+    rides it out for a while."""
+    global _client_of
     url = system_database_url()
     with _lock:
-        if _client and _client[0] != url:
-            _client[1].destroy()
-            _client = None
-        if _client is None:
-            _client = (url, DBOSClient(system_database_url=url, application_name=APP_NAME))
-        return _client[1]
+        if _client_of and _client_of[0] != url:
+            _client_of[1].destroy()
+            _client_of = None
+        if _client_of is None:
+            check_record(url)
+            _quiet_dbos_log(url)
+            _client_of = (url, DBOSClient(system_database_url=url, application_name=APP_NAME,
+                                          retry_connection_errors=False))
+        return _client_of[1]
+
+
+def _client(call: str, *args: Any, **kwargs: Any) -> Any:
+    """``call`` of the DBOS client, its database's blips ridden out as the store's are."""
+    return ride_out(system_database_url(),
+                    lambda: getattr(_dbos_client(), call)(*args, **kwargs))
 
 
 def enqueue(workflow_name: str, workflow_id: str, *args: Any) -> None:
     """Put workflow ``workflow_name`` (its ``@DBOS.workflow(name=…)``) on the runs queue
     under ``workflow_id``, for any launched process to run; an id already used is left
     as it is."""
-    _dbos_client().enqueue({"queue_name": RUNS_QUEUE, "workflow_name": workflow_name,
-                            "workflow_id": workflow_id, "app_version": APPLICATION_VERSION},
-                           *args)
+    _client("enqueue", {"queue_name": RUNS_QUEUE, "workflow_name": workflow_name,
+                        "workflow_id": workflow_id, "app_version": APPLICATION_VERSION}, *args)
 
 
 def send_control(run_id: str, action: str, *, idempotency_key: str | None = None) -> None:
     """Leave ``action`` (``pause``, ``confirm:s2``, …) in the mailbox of run ``run_id``;
     the same ``idempotency_key`` delivers it once."""
-    _dbos_client().send(run_id, action, topic=CONTROL_TOPIC, idempotency_key=idempotency_key)
+    _client("send", run_id, action, topic=CONTROL_TOPIC, idempotency_key=idempotency_key)
 
 
 def workflow_status(run_id: str) -> str | None:
@@ -333,23 +463,22 @@ def workflow_status(run_id: str) -> str | None:
 def workflow_state(workflow_id: str) -> tuple[str, str] | None:
     """The DBOS status of the workflow and the executor that last took it, None when
     there is no such workflow."""
-    found = _dbos_client().list_workflows(workflow_ids=[workflow_id], load_input=False,
-                                          load_output=False)
+    found = _client("list_workflows", workflow_ids=[workflow_id], load_input=False,
+                    load_output=False)
     return (found[0].status, found[0].executor_id or "") if found else None
 
 
 def cancel_workflow(run_id: str) -> None:
     """Cancel the workflow ``run_id``: no worker starts it, and one running it stops at
     its next step (the result of the step in flight is discarded)."""
-    _dbos_client().cancel_workflow(run_id)
+    _client("cancel_workflow", run_id)
 
 
 def unfinished_workflows(executor_id: str) -> list[str]:
     """The ids of the workflows that executor ``executor_id`` took and did not finish
     (PENDING, or ENQUEUED again by its restart), oldest first."""
-    found = _dbos_client().list_workflows(status=["PENDING", "ENQUEUED"],
-                                          executor_id=executor_id, load_input=False,
-                                          load_output=False)
+    found = _client("list_workflows", status=["PENDING", "ENQUEUED"],
+                    executor_id=executor_id, load_input=False, load_output=False)
     return [status.workflow_id for status in found]
 
 
@@ -357,4 +486,4 @@ def resume_on_queue(workflow_id: str) -> None:
     """Put an unfinished workflow back on the runs queue for any live process to take;
     it continues after its last recorded step. DBOS does not check that the executor
     running it is gone (two would then run it at once): the caller has made sure."""
-    _dbos_client().resume_workflow(workflow_id, queue_name=RUNS_QUEUE)
+    _client("resume_workflow", workflow_id, queue_name=RUNS_QUEUE)

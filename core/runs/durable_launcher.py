@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import pickle
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from dbos import DBOS
+from sqlalchemy.exc import SQLAlchemyError
 
 from core.base import tracing
 from core.execution.control import ControlWake
@@ -30,7 +32,7 @@ from core.execution.executor import StepOutcome
 from core.execution.launcher import Finished, StepHandle, StepWork, finished
 from core.plan.model import Plan, Step
 from core.runs.attachments import RunSuspended
-from core.runs.durable import CONTROL_TOPIC
+from core.runs.durable import CONTROL_TOPIC, record_intact
 
 __all__ = ["IDLE_WAIT_S", "MAIL_EVERY_S", "DurableLauncher", "EngineFault", "engine_call",
            "read_mailbox", "recorded", "recorded_call", "set_step_permits", "with_permit"]
@@ -51,11 +53,13 @@ class EngineFault(BaseException):
 
 
 def engine_call(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``call(...)``, a call into DBOS: its own errors become an EngineFault."""
+    """``call(...)``, a call into DBOS: its own errors become an EngineFault, as do its
+    database's once the engine's SQLite file was lost under it."""
     try:
         return call(*args, **kwargs)
     except Exception as exc:
-        if type(exc).__module__.split(".")[0] == "dbos":
+        lost = isinstance(exc, (SQLAlchemyError, sqlite3.Error)) and not record_intact()
+        if lost or type(exc).__module__.split(".")[0] == "dbos":
             raise EngineFault(f"{type(exc).__name__}: {exc}") from exc
         raise
 

@@ -9,7 +9,10 @@ one small query (:meth:`core.store.run_store.RunStore.run_marker`) says whether 
 written since; only then are the new events read (never the old ones again), the plan
 versions re-read when a version was added or the run's status changed, and the view
 rebuilt once for every follower. It works the same whichever process writes the run (this
-one, a CLI, a worker), since it follows the store.
+one, a CLI, a worker), since it follows the store. A held run that nothing wrote for
+:data:`QUIET_S` has its process looked at (at most that often): one that ended, killed
+before or while it ran, is recorded interrupted (:func:`core.runs.recovery.cut_off`), so
+the page shows it so within seconds.
 
 One :class:`RunViews` serves a whole process (:func:`process_views`): it is thread-safe
 (a lock for the table of runs, one per run for its refresh), and the views it returns are
@@ -27,6 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.lifecycle import HELD_STATUSES
 from core.runs.view import RunView, build_run_view
 from core.store.database import default_db_url
 from core.store.run_store import PlanVersion, RunStore, StoredEvent
@@ -35,6 +39,7 @@ __all__ = ["RunViews", "followed_view", "process_store", "process_views", "step_
 
 FRESH_S = 0.025  # a view checked this recently is current enough for any follower
 KEEP_RUNS = 64  # runs followed at once; the least recently asked is dropped first
+QUIET_S = 2.0  # a held run unwritten this long has its process looked at
 
 
 @dataclass
@@ -48,6 +53,7 @@ class _Followed:
     events: list[StoredEvent] = field(default_factory=list)
     versions: list[PlanVersion] = field(default_factory=list)
     seen_status: str | None = None  # the run's status at the last refresh
+    quiet_since: float = 0.0  # time.monotonic() of the last change, or of the last look
 
 
 class RunViews:
@@ -74,11 +80,30 @@ class RunViews:
                 store.get_run(run_id)  # raises the store's RunNotFoundError
             followed.checked = now
             self._keep_recent()
+            if followed.view is not None and marker == followed.marker:
+                marker = self._look_at_holder(store, run_id, followed, now) or marker
             if followed.view is None or marker != followed.marker:
                 self._refresh(store, run_id, followed)
                 followed.marker = marker
+                followed.quiet_since = now
             assert followed.view is not None
             return followed.view
+
+    @staticmethod
+    def _look_at_holder(store: RunStore, run_id: str, followed: _Followed,
+                        now: float) -> tuple[int, Any] | None:
+        """For a held run quiet for QUIET_S: record it interrupted when its process has
+        ended, and return its new marker (None when nothing changed)."""
+        assert followed.view is not None
+        if followed.view.settled or now - followed.quiet_since < QUIET_S:
+            return None
+        from core.runs.recovery import cut_off, recover_run
+
+        followed.quiet_since = now
+        record = store.get_run(run_id)
+        if record.status in HELD_STATUSES and cut_off(record) and recover_run(store, record):
+            return store.run_marker(run_id)
+        return None
 
     def _refresh(self, store: RunStore, run_id: str, followed: _Followed) -> None:
         """Read what was written since the last refresh and build the view once."""

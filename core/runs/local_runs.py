@@ -2,10 +2,12 @@
 
 Their workflows run on this process's DBOS, lent what the Runner was given
 (:mod:`core.runs.attachments`). DBOS's executor threads are joined when the interpreter
-exits, and a run waiting for a person never ends its own: so the first run here starts an
-:class:`core.runs.exit_watch.ExitWatch`, and stopping these runs (:meth:`LocalRuns.suspend`,
-at a runner's close or the process's exit) stops each workflow where it waits, unfinished
-in DBOS, for ``resume`` to continue from its record.
+exits, and a run waiting for a person never ends its own: so the first run here has
+``on_exit`` called before the interpreter joins them (``threading._register_atexit``, as
+``concurrent.futures`` does for its own threads; ``atexit`` comes after the join), and
+stopping these runs (:meth:`LocalRuns.suspend`, at a runner's close or the process's exit)
+stops each workflow where it waits, unfinished in DBOS, for ``resume`` to continue from
+its record.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import time
 from collections.abc import Callable
 
 from core.runs.attachments import Attached, attach, detach
-from core.runs.exit_watch import ExitWatch
 
 __all__ = ["SUSPEND_WAIT_S", "LocalRuns"]
 
@@ -30,7 +31,7 @@ class LocalRuns:
         self._on_exit = on_exit
         self._here: dict[str, tuple[str, Attached]] = {}
         self._lock = threading.Lock()
-        self._exit_watch: ExitWatch | None = None
+        self._watch = "unwatched"  # then "watching" from the first run, "stopped" once closed
 
     def execute(self, run_id: str, workflow_id: str, loan: Attached, *,
                 take_over: bool = False) -> None:
@@ -41,8 +42,9 @@ class LocalRuns:
 
         with self._lock:
             self._here[run_id] = (workflow_id, loan)
-            if self._exit_watch is None:  # the first run: stop the runs at exit
-                self._exit_watch = ExitWatch(self._on_exit)
+            if self._watch == "unwatched":  # the first run: stop the runs at exit
+                self._watch = "watching"
+                threading._register_atexit(self._at_exit)  # type: ignore[attr-defined]
         attach(workflow_id, loan)
         try:
             if take_over:
@@ -95,8 +97,12 @@ class LocalRuns:
             detach(workflow_id)
 
     def stop_watching(self) -> None:
-        """End the exit watch (the runner closed first)."""
+        """Do nothing at exit (the runner closed first)."""
         with self._lock:
-            watch, self._exit_watch = self._exit_watch, None
-        if watch is not None:
-            watch.stop()
+            self._watch = "stopped"
+
+    def _at_exit(self) -> None:
+        with self._lock:
+            watching = self._watch == "watching"
+        if watching:
+            self._on_exit()

@@ -2,63 +2,73 @@
 
 DBOS continues a workflow from its last recorded step, but only when someone asks: an
 embedded process's workflows are its own (each process has its own executor id), and a
-person decides whether a run cut off by a crash goes on. :func:`recover_interrupted` finds
-runs whose workflow is pending under an embedded process of this host that has ended,
-and records them as ``interrupted`` (their running steps back to pending) so that the
-dashboard shows it and ``resume`` continues them. A worker's runs are not seen from here:
-``python -m core recover --worker NAME`` hands them over.
+person decides whether a run cut off by a crash goes on. DBOS cannot tell whether an
+executor is alive, nor see a run whose process died after recording it and before its
+workflow started; this host can (:func:`core.runs.executors.executor_gone`).
+:func:`recover_interrupted` finds the runs whose workflow is pending under an embedded
+process of this host that has ended, and the unfinished runs whose recorded holder (the
+process that recorded or claimed them, :func:`core.runs.dispatch.holder`) has ended
+before DBOS showed their workflow running. It records them as ``interrupted`` (their
+running steps back to pending) so that the dashboard shows it and ``resume`` continues
+them. A worker's runs are not seen from here: ``python -m core recover --worker NAME``
+hands them over.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from core.execution.events import RunEvent
-from core.runs.executors import executor_gone
-from core.store.claims import STARTING_S
+from core.lifecycle import ACTIVE_STATUSES
+from core.runs.dispatch import holder
+from core.store.claims import HOLDER
 from core.store.run_store import RunRecord, RunStore
 
 if TYPE_CHECKING:
     from core.llm.engine import Engine
 
-__all__ = ["engine_for_record", "recover_interrupted", "recover_run"]
+__all__ = ["cut_off", "engine_for_record", "recover_interrupted", "recover_run"]
 
 logger = logging.getLogger(__name__)
 
 
 def recover_interrupted(store: RunStore) -> list[str]:
-    """Record every run whose embedded process has ended as interrupted; return their ids.
-
-    A run executed as a workflow is judged by the executor DBOS recorded for it; a run
-    recorded without one (a tool trial) by the ``executor`` its options name.
-    """
+    """Record every run whose process has ended while it held the run as interrupted;
+    return their ids."""
     recovered = []
     for record in store.held_runs():
-        if _process_gone(record) and recover_run(store, store.get_run(record.run_id)):
+        if cut_off(record) and recover_run(store, store.get_run(record.run_id)):
             recovered.append(record.run_id)
     if recovered:
         logger.warning("runs interrupted by a crash: %s", ", ".join(recovered))
     return recovered
 
 
-def _process_gone(record: RunRecord) -> bool:
-    if record.claimed_at is not None and time.time() - record.claimed_at.timestamp() < STARTING_S:
-        return False  # its claimer is starting it, or taking it over, right now
+def cut_off(record: RunRecord) -> bool:
+    """True when nothing executes the run any more although a process held it: its
+    workflow is pending under an ended process, or the process that recorded or claimed
+    an unfinished run ended before DBOS showed its workflow. A paused run whose workflow
+    its process stopped on purpose stays paused; a run recorded without a holder or a
+    workflow (a test's, a benchmark's) is not judged."""
+    if holder(record) is not None:
+        return False
+    if record.status in ACTIVE_STATUSES and record.options.get(HOLDER):
+        return True
     if record.workflow_id is None:
-        return executor_gone(str(record.options.get("executor") or ""))
+        return False
     import core.runs.durable as durable  # slow to import: only for workflow runs
 
     found = durable.workflow_state(record.workflow_id)
-    return found is not None and found[0] == "PENDING" and executor_gone(found[1])
+    return found is not None and found[0] == "PENDING"
 
 
-def recover_run(store: RunStore, record: RunRecord) -> bool:
-    """Reset the run's running steps (step_reset events) and mark it interrupted, at once."""
+def recover_run(store: RunStore, record: RunRecord, reason: str | None = None) -> bool:
+    """Reset the run's running steps (step_reset events) and mark it interrupted, at once
+    (``reason``: why, when it is not that its process ended)."""
     plan = record.plan
     resets = []
     if plan is not None:
@@ -70,7 +80,7 @@ def recover_run(store: RunStore, record: RunRecord) -> bool:
                     data={"reason": "the process running it stopped; back to pending"},
                 ))
     event = RunEvent(kind="interrupted", plan_version=plan.version if plan else 1,
-                     data={"status": record.status})
+                     data={"status": record.status} | ({"reason": reason} if reason else {}))
     return store.mark_interrupted(record, plan, resets, event)
 
 

@@ -33,7 +33,7 @@ from core.access.identity import Actor
 from core.access.policy import Access, access_for, start_action
 from core.base.messages import msg
 from core.base.usage import Usage
-from core.errors import ConfigError, StoreError
+from core.errors import ConfigError, RecordLostError, StoreError
 from core.execution.events import EventSink, RunEvent
 from core.execution.executor import predict_llm_calls
 from core.execution.scheduler import RunOptions
@@ -67,6 +67,7 @@ class Runner:
         self._poll_s = poll_s
         self._local = LocalRuns(self._stop_at_exit)
         self._closed = threading.Event()
+        self.record_lost: RecordLostError | None = None  # at the last recovery
 
     def __enter__(self) -> Runner:
         return self
@@ -182,7 +183,11 @@ class Runner:
                                       planning_usage=planning_usage, drafted=drafted,
                                       workflow=True, estimate=estimate, extra=extra,
                                       once=once)
-        self._local.execute(new.run_id, new.run_id, Attached(engine, on_event, replanner))
+        try:
+            self._local.execute(new.run_id, new.run_id, Attached(engine, on_event, replanner))
+        except BaseException:  # recorded, and not started: resume starts it
+            recover_run(self.store, self.store.get_run(new.run_id))
+            raise
         return new.run_id
 
     def resume(
@@ -198,10 +203,14 @@ class Runner:
         or an approver: ``actor``).
 
         Completed steps are kept with their results and timestamps: DBOS replays the
-        run's record up to its last completed step. A run that a live process executes is
-        asked (through its mailbox) to resume; one whose process has ended is continued
-        here (or, under workers, by a worker), after one claim in the store, so that of
-        two people resuming it one continues it and the other is told.
+        run's record up to its last completed step. A run paused where a live process
+        executes it is asked (through its mailbox) to resume; one whose process has ended
+        is continued here (or, under workers, by a worker). Either way after one claim in
+        the store, so that of two people resuming it one continues it and the other is
+        told (StoreError ``run.busy``, naming the process that runs it), as is whoever
+        resumes a run that something executes already. The only wait for another process
+        is bounded: for the one holding a paused run to take the resume (StoreError after
+        10 s, saying so).
         """
         self._require_open()
         record = self.store.get_run(run_id)
@@ -210,12 +219,15 @@ class Runner:
         if record.status in TERMINAL_STATUSES:
             raise StoreError(msg("run.nothing_to_resume", run_id=run_id,
                                  status=msg(f"run_status.{record.status}")))
-        if record.status != "interrupted" and dispatch.is_executing(record):
-            # a paused or pausing run is told; one still being started needs nothing
-            if dispatch.can_continue(record.workflow_id):
-                self._local.nudge(run_id)
-                dispatch.resume(self.store, run_id)
-                self._act(access, "resume", run_id)
+        held_by = dispatch.holder(record)
+        if held_by is not None and record.status != "paused":
+            raise StoreError(msg("run.busy", run_id=run_id, holder=held_by))
+        if held_by is not None:  # paused where a live process waits: it continues it
+            self.store.claim_run(run_id, {"paused"}, workflow_id=record.workflow_id or run_id)
+            seen = dispatch.resume(self.store, run_id)
+            self._act(access, "resume", run_id)
+            self._local.nudge(run_id)
+            dispatch.await_resumed(self.store, run_id, seen)
             return
         if record.status in ACTIVE_STATUSES:  # its process ended while it ran
             recover_run(self.store, record)
@@ -327,13 +339,17 @@ class Runner:
         if resumed is not None and (fresh or record.status != "paused"):
             written.append(resumed)
         self.store.claim_run(record.run_id, allowed, workflow_id=workflow_id, events=written,
-                             **(claim or {}))
-        if resumed is not None and not fresh:
-            durable.send_control(workflow_id, "resume")
-        if workers:
-            dispatch.start_on_queue(workflow_id, record.run_id, fresh=fresh)
-        else:
-            self._local.execute(record.run_id, workflow_id, loan, take_over=not fresh)
+                             holder=durable.embedded_executor_id(), **(claim or {}))
+        try:
+            if resumed is not None and not fresh:
+                durable.send_control(workflow_id, "resume")
+            if workers:
+                dispatch.start_on_queue(workflow_id, record.run_id, fresh=fresh)
+            else:
+                self._local.execute(record.run_id, workflow_id, loan, take_over=not fresh)
+        except BaseException:  # claimed, and not started: nobody holds it but this process
+            recover_run(self.store, self.store.get_run(record.run_id))
+            raise
 
     @staticmethod
     def _launch_engine() -> None:
@@ -437,8 +453,15 @@ class Runner:
 
     def recover_interrupted(self) -> list[str]:
         """Record runs whose embedded process has ended as interrupted; reset their
-        running steps to pending."""
-        return recover_interrupted(self.store)
+        running steps to pending. While the engine's record is lost nothing can be
+        judged: :attr:`record_lost` says why, and the runs stay as the store has them."""
+        try:
+            recovered = recover_interrupted(self.store)
+        except RecordLostError as exc:
+            self.record_lost = exc
+            return []
+        self.record_lost = None
+        return recovered
 
     def pause_all(self, timeout: float = 30.0) -> list[str]:
         """Pause every run this runner executes here and wait (bounded) until each has

@@ -1,9 +1,11 @@
 """A worker's exclusive hold on its name: one live worker per name and system database.
 
 Two live workers under one executor id recover each other's running workflows and run a
-step twice at once (docs/DBOS.md §2(e)). ``python -m core worker`` therefore holds its name
-before DBOS launches and keeps it for the life of the process; the operating system or
-PostgreSQL drops the hold however the process ends, SIGKILL included. On PostgreSQL the
+step twice at once, and DBOS cannot tell whether an executor is alive: it recovers the
+pending workflows of whatever launches under their executor id (docs/DBOS.md).
+``python -m core worker`` therefore holds its name before DBOS launches and keeps it for
+the life of the process; the operating system or PostgreSQL drops the hold however the
+process ends, SIGKILL included. On PostgreSQL the
 hold is a session-level advisory lock on a connection kept open for it; on SQLite (the
 workers of one machine) an ``flock`` on ``workers/<name>.lock`` beside ``dbos.sqlite``.
 """

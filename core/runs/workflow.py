@@ -98,8 +98,22 @@ class DurableRun(LiveRun):
         except Exception as exc:
             if not durable.is_launched():
                 raise  # the engine stopped under the run (a worker shutting down): not its failure
+            if not durable.record_intact():  # DBOS failed under it: resume it afresh
+                with self._recording:
+                    self.finished = True
+                _lost_record(self.run_id)
+                return
             logger.exception("run %s stopped with an error", self.run_id)
             self._fail(exc)
+
+    def _finish(self, outcome: RunOutcome) -> None:
+        """As LiveRun's, with a warning kept in the run's options when the engine's record
+        was lost while it ran: it no longer holds what the run did."""
+        if not durable.record_intact():
+            lost = msg("run.record_lost_while_running", path=durable.record_path())
+            self.options_extra["warnings"] = [str(lost)]
+            self.store.set_options(self.run_id, self.options_extra)
+        super()._finish(outcome)
 
     def _run_until_settled(self) -> RunOutcome:
         engine = self.budgeted_engine()
@@ -408,6 +422,18 @@ def _engine_for(record: RunRecord) -> Engine:
         return _engines[key][1]
 
 
+def _lost_record(run_id: str) -> None:
+    """The run cannot go on here: the engine's record was lost under it. It is recorded
+    interrupted, saying so (no traceback, no SQL): once the record is made afresh,
+    ``resume`` continues it from the steps the run store kept."""
+    from core.runs.recovery import recover_run
+
+    lost = msg("run.record_lost_while_running", path=durable.record_path())
+    record = _store().get_run(run_id)
+    if record.status not in TERMINAL_STATUSES and recover_run(_store(), record, str(lost)):
+        logger.warning("run %s interrupted: %s", run_id, lost)
+
+
 def _unrunnable(run_id: str, error: str) -> None:
     """Record that the run cannot go on in this workflow, and why (not a recorded step: a
     replay that diverged could not record it, and writing it twice changes nothing)."""
@@ -453,12 +479,17 @@ def run_workflow(run_id: str, queued: bool = True) -> str:
         _stopped_here(run_id, workflow_id)
         raise
     except EngineFault as fault:
+        if not durable.record_intact():
+            _lost_record(run_id)
         # not a stopping engine nor a cancel: the record and the code differ
-        if durable.is_launched() and not _cancelled(workflow_id):
+        elif durable.is_launched() and not _cancelled(workflow_id):
             _unrunnable(run_id, f"the engine could not replay this run's record ({fault}); "
                                 "was PlanBoard upgraded while it ran?")
         raise
     except Exception as exc:
+        if not durable.record_intact():
+            _lost_record(run_id)
+            return "interrupted"
         logger.exception("run %s could not be executed", run_id)
         _unrunnable(run_id, str(exc) if isinstance(exc, PlanBoardError)
                     else f"{type(exc).__name__}: {exc}")

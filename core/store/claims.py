@@ -1,12 +1,14 @@
-"""The store's side of who continues a run: atomic claims, cancels and crash records.
+"""The store's side of who continues a run: atomic claims, holders, cancels, crash records.
 
 DBOS decides which process executes a workflow, and continues it after a crash. What it
 cannot do is change a run's own record atomically with that decision: of two people
 resuming (or following up) one run, exactly one must write the new status, version and
-events, and the other be told. :class:`RunClaims` does that with single conditional
+events, and the other be told who won. :class:`RunClaims` does that with single conditional
 updates (on PostgreSQL the loser's update waits for the winner's row lock, then finds the
-run taken). It also records a run whose process died as ``interrupted`` (the process is
-found gone from its DBOS executor, see :mod:`core.runs.recovery`) and cancels a run that
+run taken) that record the winner as the run's holder (:data:`HOLDER`). Nor can DBOS show
+a workflow before it starts: until it does, the holder the store names is who starts it
+(:mod:`core.runs.recovery` records the run ``interrupted`` once that process has ended).
+It also records a run whose process died as ``interrupted``, once, and cancels a run that
 no process executes.
 """
 
@@ -43,13 +45,12 @@ from core.store.schema import (
     utc_now,
 )
 
-__all__ = ["CANCELLED_STEP", "STARTING_S", "RunClaims"]
+__all__ = ["CANCELLED_STEP", "HOLDER", "RunClaims"]
 
 CANCELLED_STEP = "cancelled by a person"
-# A run claimed this recently whose workflow DBOS does not show running yet is being started
-# or taken over by its claimer (milliseconds); a claimer that died in between leaves it to a
-# resume after this.
-STARTING_S = 10.0
+# The option naming the process that last recorded or claimed the run (its executor id): it
+# holds the run until DBOS shows its workflow, and a refused claim names it.
+HOLDER = "executor"
 
 
 @guard_public_methods
@@ -67,18 +68,21 @@ class RunClaims:
 
     def claim_run(
         self, run_id: str, allowed: Collection[str], *, workflow_id: str,
+        holder: str | None = None,
         plan: Plan | None = None, reason: str | None = None,
         events: list[RunEvent] | tuple[RunEvent, ...] = (),
         options: dict[str, Any] | None = None, source: VersionSource | None = None,
     ) -> None:
         """Atomically set a run in ``allowed`` running under the DBOS workflow
-        ``workflow_id`` (the one it has, continued, or a new one).
+        ``workflow_id`` (the one it has, continued, or a new one), held by the process
+        ``holder`` (an executor id; None: the one the options name).
 
-        Of two processes claiming at once, one wins and the other gets a StoreError.
-        ``plan`` (stored with ``reason`` and ``source``, by default the source the
-        ``replanned`` event among ``events`` names), ``events`` and ``options`` (scrubbed of
-        secrets) are written in the same transaction. Every status in ``allowed`` must be
-        one a run may leave for running (:mod:`core.lifecycle`).
+        Of two processes claiming at once, one wins and the other gets a StoreError
+        (``run.busy``) naming the winner. ``plan`` (stored with ``reason`` and ``source``,
+        by default the source the ``replanned`` event among ``events`` names), ``events``
+        and ``options`` (scrubbed of secrets; by default the run's own) are written in the
+        same transaction. Every status in ``allowed`` must be one a run may leave for
+        running (:mod:`core.lifecycle`).
         """
         if stray := sorted(s for s in allowed if not run_may_become(s, "running")):
             raise StoreError(f"a run cannot go from {' or '.join(stray)} to running")
@@ -87,8 +91,10 @@ class RunClaims:
         with self.engine.begin() as conn:
             self._take(conn, record, allowed, verb="run", values=dict(
                 status="running", finished_at=None, workflow_id=workflow_id, claimed_at=at))
-            if options is not None:
-                update_run(conn, run_id, options=scrub_options(options))
+            if options is not None or holder is not None:
+                held = dict(record.options if options is None else options)
+                held.update({HOLDER: holder} if holder is not None else {})
+                update_run(conn, run_id, options=scrub_options(held))
             if plan is not None:
                 named = next(filter(None, map(source_of_event, events)), None)
                 upsert_plan(conn, run_id, plan, reason, at, source or named)
@@ -136,8 +142,10 @@ class RunClaims:
             return
         current = self._status(conn, record.run_id)
         if current in allowed or current in ACTIVE_STATUSES:
-            raise StoreError(f"run {record.run_id} is already being run by another process; "
-                             "wait for it, or steer it with pause/cancel")
+            options = conn.execute(sa.select(runs.c.options).where(
+                runs.c.id == record.run_id)).scalar() or {}
+            raise StoreError(msg("run.busy", run_id=record.run_id,
+                                 holder=options.get(HOLDER) or msg("run.holder_unknown")))
         raise StoreError(f"cannot {verb} run {record.run_id}: it is already {current} "
                          f"(it must be {' or '.join(sorted(allowed))})")
 

@@ -8,6 +8,8 @@ import pytest
 
 from core.cli.main import main
 from core.plan.model import Plan, Step
+from core.runs.executors import embedded_executor_id
+from core.store.claims import HOLDER
 from core.store.run_store import RunStore
 from tests.support.cli import use_endpoint
 from tests.support.fake_openai import text
@@ -129,7 +131,9 @@ def test_refine_refuses_a_run_that_is_being_executed(capsys, monkeypatch, fake_o
     use_endpoint(monkeypatch, fake_openai)
     store = RunStore()
     plan = Plan(goal="Check order 88231", steps=[Step(id="s1", description="Answer")])
-    run_id = store.create_run("Check order 88231", plan=plan, workflow_id="starting-now")
+    # recorded a moment ago by a live process (this one), which is starting its workflow
+    run_id = store.create_run("Check order 88231", plan=plan, workflow_id="starting-now",
+                              options={HOLDER: embedded_executor_id()})
     store.close()
 
     code, _, err = run_cli(capsys, "refine", run_id, ADD_POLICY)

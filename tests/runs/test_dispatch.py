@@ -165,8 +165,9 @@ def test_a_resume_no_worker_takes_is_said_in_one_line(launched, store):
     store.set_status(run_id, "running")
     store.set_status(run_id, "paused")  # as its worker left it
 
+    asked = dispatch.resume(store, run_id)
     with pytest.raises(StoreError) as raised:
-        dispatch.resume(store, run_id, timeout=0.5, poll_s=0.05)
+        dispatch.await_resumed(store, run_id, asked, timeout=0.5, poll_s=0.05)
 
     assert store.get_run(run_id).status == "paused"
     for language in ("en", "zh"):

@@ -166,20 +166,26 @@ def test_control_from_another_process_goes_through_the_mailbox(runner):
     other.store.close()
 
 
-def test_resume_requested_by_another_process_while_pausing(runner):
+def test_a_resume_while_the_run_is_still_pausing_is_told_and_one_once_paused_continues(
+        runner):
     gate = Gate()
     other = Runner(RunStore(runner.store.url), poll_s=0.05)
     run_id = runner.start("slow", slow_plan(), engine=gate.engine())
     assert gate.entered.wait(DEFAULT_TIMEOUT_S)
     other.pause(run_id)
     await_mail_taken(run_id, "pause")
-    other.resume(run_id)  # before the running step ends: the run never stops
-    await_mail_taken(run_id, "resume")
+    with pytest.raises(StoreError) as told:  # its step still runs: it runs, and is held
+        other.resume(run_id)
+    assert told.value.message.code == "run.busy"
+    assert runner.store.get_run(run_id).options["executor"] in str(told.value)
     gate.open.set()
+    assert runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S).status == "paused"
+    other.resume(run_id)
     record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
     assert record.status == "completed"
     sequence = kinds(runner.store, run_id)
-    assert "paused" not in sequence and sequence.count("step_started") == 3
+    assert sequence.count("paused") == sequence.count("resumed") == 1
+    assert sequence.count("step_started") == 3
     other.shutdown()
     other.store.close()
 

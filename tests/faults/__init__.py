@@ -1,0 +1,1 @@
+"""Fault trials: real processes killed, racing, cut off from their database or their files."""
