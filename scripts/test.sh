@@ -41,12 +41,13 @@ python -m compileall -q -j 0 core ui pages bench demo tests
 # 376-425 s with four); a file's tests stay on one worker (its module fixtures are made
 # once), and the files go out longest first, in the order tests/support/module_order.py
 # collects them (xdist's own reorder, by number of tests, is off): 298 s before, 260 s
-# after. Then the test marked `alone` (it times the machine) with nothing beside it. Exit
+# after. The fault suite (marker `faults`: processes killed, PostgreSQL restarted) takes
+# minutes even at one trial each: it runs on its own (README.md). Then the test marked `alone` (it times the machine) with nothing beside it. Exit
 # code 5 is pytest's "no test selected": fine for one of the two (a path without tests
 # marked `alone`, say), not for both.
 first=0 second=0
 workers=$((2 * $(nproc)))
-python -m pytest -n "$workers" --dist loadfile --no-loadscope-reorder -m "not realmodel and not alone" "$@" || first=$?
+python -m pytest -n "$workers" --dist loadfile --no-loadscope-reorder -m "not realmodel and not alone and not faults" "$@" || first=$?
 alone=("$@")
 if ((${#alone[@]} == 0)); then  # only the files that hold such tests: no second collection
   mapfile -t alone < <(grep -rl --include='test_*.py' "pytest.mark.alone" tests)
