@@ -890,6 +890,11 @@ TEXTS: dict[str, tuple[str, str]] = {
     "answer.left_out": (
         "⚠️ The answer above does not say what {step} ({description}) found: {result}",
         "⚠️ 以上回答没有提到 {step}（{description}）的结果：{result}"),
+    "answer.other_expression": (
+        "⚠️ The answer gives {value} for {said}, but {value} is what {step} computed for "
+        "{computed}; {said} is {right}",
+        "⚠️ 回答说 {said} 等于 {value}，但 {value} 是 {step} 对 {computed} 的计算结果；"
+        "{said} 等于 {right}"),
     "answer.receipt_line": (
         "- {step_id} ({description}): {told}",
         "- {step_id}（{description}）：{told}"),

@@ -10,7 +10,10 @@ its tool declares as identifiers (``ToolHints.id_fields``), or else those called
 the result's ``status`` when it has one. A part of a multi-part request that no step of
 the plan covers (core.planning.checks.coverage, the check that warned before the run) is
 named: a small model's answer step, given only the time in Tokyo, wrote a commit message
-for the other half of the question that no step had looked up.
+for the other half of the question that no step had looked up. An expression the answer
+states with a calculation's result, where the calculation computed another expression of
+the same numbers, is named with its own value: a small model's calculation dropped the
+request's parentheses, and its answer restated the request's expression with that result.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from core.base.expressions import ExpressionError, calculate
 from core.base.messages import msg, render
 from core.base.text import preview
 from core.execution.context import render_value
@@ -28,10 +32,12 @@ from core.planning.checks import check_context
 from core.planning.checks.coverage import uncovered_clauses
 from core.tools.registry import ToolRegistry
 
-__all__ = ["failure_note", "left_out_note", "receipt_note", "uncovered_note",
-           "with_required_notes"]
+__all__ = ["failure_note", "left_out_note", "other_expression_note", "receipt_note",
+           "uncovered_note", "with_required_notes"]
 
 _LEFT_OUT_CHARS = 400  # of a result the answer left out, quoted under it
+# an arithmetic expression with at least one operator between numbers, parentheses allowed
+_EXPRESSION = re.compile(r"[(\d][\d.\s()]*(?:[-+*/×÷]\s*[(\d][\d.\s()]*)+")
 _IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]*\d{4,}[A-Za-z0-9]*")
 
 
@@ -41,7 +47,7 @@ def with_required_notes(answer: str, plan: Plan, *, unmentioned: list[Step],
     """``answer`` followed by what it leaves out: the ``unmentioned`` failures, the reasons
     the plan ``changes``d, the side effects' identifiers, and, where the checks for
     ``weak_models`` run (the coverage check is one), the parts of the request no step
-    covered."""
+    covered, and an expression stated with the result of another."""
     if unmentioned:
         answer = f"{answer}\n\n{failure_note(plan, unmentioned)}".strip()
     notes = [note for note in dict.fromkeys(changes) if not _says(answer, note)]
@@ -51,7 +57,50 @@ def with_required_notes(answer: str, plan: Plan, *, unmentioned: list[Step],
     receipts = receipt_note(plan, answer, registry)
     answer = f"{answer}\n\n{receipts}" if receipts else answer
     uncovered = uncovered_note(plan, registry) if weak_models else ""
-    return f"{answer}\n\n{uncovered}" if uncovered else answer
+    answer = f"{answer}\n\n{uncovered}" if uncovered else answer
+    other = other_expression_note(answer, plan)
+    return f"{answer}\n\n{other}" if other else answer
+
+
+def other_expression_note(answer: str, plan: Plan) -> str:
+    """A line for each expression the answer states with a calculation's result although
+    that calculation computed another expression of the same numbers ("" if none): a
+    calculation that dropped the request's parentheses, retold as the request's."""
+    computed = [(step, result["expression"], result["value"]) for step in plan.steps
+                if step.status == "completed" and isinstance(result := step.result, dict)
+                and isinstance(result.get("expression"), str)
+                and isinstance(result.get("value"), (int, float))]
+    lines = []
+    for said in dict.fromkeys(match.group(0).strip() for match in _EXPRESSION.finditer(answer)):
+        for step, expression, value in computed:
+            right = _value(said)
+            if (right is not None and _numbers(said) == _numbers(expression)
+                    and _plain(said) != _plain(expression) and right != value
+                    and _said_as_number(value).search(answer)):
+                lines.append(render(msg("answer.other_expression", said=said, value=value,
+                                        step=step.id, computed=expression, right=right),
+                                    plan.language))
+    return "\n".join(lines)
+
+
+def _value(expression: str) -> int | float | None:
+    try:
+        return calculate(_plain(expression))
+    except ExpressionError:
+        return None
+
+
+def _plain(expression: str) -> str:
+    return expression.replace("×", "*").replace("÷", "/").replace(" ", "")
+
+
+def _numbers(expression: str) -> list[str]:
+    return sorted(re.findall(r"\d+(?:\.\d+)?", expression))
+
+
+def _said_as_number(value: int | float) -> re.Pattern[str]:
+    shown = str(int(value)) if float(value).is_integer() else str(value)
+    return re.compile(rf"(?<![\d.]){re.escape(shown)}(?![\d]|\.\d)")
 
 
 def uncovered_note(plan: Plan, registry: ToolRegistry) -> str:

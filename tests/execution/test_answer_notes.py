@@ -11,6 +11,7 @@ from core.llm.engine import Engine
 from core.llm.providers import PROFILES
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry, make_tool
+from tests.support.fake_openai import text
 from tests.support.fakes import ScriptedChatModel, answer
 
 NO_CONFIRMATION = RunOptions(confirm_side_effects=False)  # the plan counts as approved
@@ -142,3 +143,33 @@ def test_the_note_follows_the_switch_of_the_check_it_comes_from():
     outcome = run_plan(time_plan(goal), Engine(registry=clock_registry(), model=model),
                        options=NO_CONFIRMATION)
     assert outcome.answer == "It is 04:55 in Tokyo; no step looked up the commit."
+
+
+def calculation_plan(expression: str) -> Plan:
+    goal = "Count the bottles in three crates of (40 + 2) * 3 bottles"
+    return Plan(goal=goal, steps=[
+        Step(id="s1", description="Count the bottles", tool="calculate",
+             args={"expression": expression}),
+        Step(id="s2", description="Answer the user", depends_on=["s1"]),
+    ])
+
+
+@pytest.mark.parametrize("weak", [True, False], ids=["weak checks on", "weak checks off"])
+def test_an_answer_that_states_another_expression_than_the_one_computed_gets_a_note(
+        fake_openai, weak):
+    """The calculation dropped the request's parentheses (40 + 2 * 3 = 46); the answer
+    restates the request's expression with that result."""
+    from core.llm.client import OpenAIChatModel
+    from core.tools.toolsets import default_registry
+
+    fake_openai.script(text("(40 + 2) * 3 is 46 bottles."), text("(40 + 2) * 3 is 126 bottles."))
+    with OpenAIChatModel(fake_openai.settings(weak_model_checks=weak)) as model:
+        engine = Engine(registry=default_registry({}), model=model)
+        wrong = run_plan(calculation_plan("40 + 2 * 3"), engine,
+                         options=RunOptions(confirm_side_effects=False))
+        right = run_plan(calculation_plan("(40 + 2) * 3"), engine,
+                         options=RunOptions(confirm_side_effects=False))
+    assert wrong.answer == (
+        "(40 + 2) * 3 is 46 bottles.\n\n⚠️ The answer gives 46 for (40 + 2) * 3, but 46 is "
+        "what s1 computed for 40 + 2 * 3; (40 + 2) * 3 is 126")
+    assert right.answer == "(40 + 2) * 3 is 126 bottles."
