@@ -33,6 +33,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "这个请求需要补充细节才能规划（{questions}）；请把它们写进请求后重新提交。"),
     "config.empty_request": ("The request is empty; say what you want done.",
                              "请求为空；请说明要做什么。"),
+    "config.request_too_long": (
+        "The request is {length:,} characters long; the limit is {limit:,}. Shorten it to "
+        "what should be done and send it again.",
+        "请求有 {length:,} 个字符，超过上限 {limit:,}。请只保留要做的事，缩短后重新提交。"),
     "config.not_seconds": (
         "{variable}={raw} is not a positive number of seconds. Set it to e.g. {variable}=60 "
         "or remove it.",
@@ -965,6 +969,9 @@ TEXTS: dict[str, tuple[str, str]] = {
         "知识库里没有资料涵盖这个问题，因此这里不作回答。可以改用规划模式（让工具去查），或联系"
         "人工客服。"),
     "answer.quoted_from": ("From \"{title}\":", "根据《{title}》："),
+    "answer.quoted_as_written": (
+        "From \"{title}\", quoted as it is written (it has no English):",
+        "根据《{title}》，按原文引用（文档没有中文）："),
     "answer.quoted_source": (
         "(source: {source}, local knowledge base)",
         "（来源：{source}，本地知识库）"),

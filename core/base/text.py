@@ -1,5 +1,5 @@
-"""Short text forms of values (one-line previews, clipped text, text cut where a word ends)
-and model replies without their ``<think>`` blocks."""
+"""Short text forms of values (one-line previews, clipped text, text cut where a word ends),
+model replies without their ``<think>`` blocks, and the longest request that is planned."""
 
 from __future__ import annotations
 
@@ -7,8 +7,15 @@ import json
 import re
 from typing import Any
 
-__all__ = ["as_text", "clip", "clip_words", "preview", "strip_think"]
+from core.base.messages import msg
+from core.errors import ConfigError
 
+__all__ = ["REQUEST_CHARS", "as_text", "clip", "clip_words", "preview", "refuse_long_request",
+           "strip_think"]
+
+REQUEST_CHARS = 4000
+"""The longest request (or follow-up) that is planned or answered: a longer one is refused
+with this limit, never cut without a word."""
 _ELLIPSIS = "…"
 _THINK_TAG = re.compile(r"<(/?)think(?:ing)?>", re.IGNORECASE)
 # where a sentence ends, and where a word ends: before white space, or after punctuation
@@ -46,6 +53,13 @@ def clip_words(value: Any, limit: int) -> str:
         if ends:
             return text[: ends[-1]].rstrip() + _ELLIPSIS
     return text[:room] + _ELLIPSIS
+
+
+def refuse_long_request(text: str) -> None:
+    """ConfigError naming the limit when ``text`` (a request or a follow-up) is longer than
+    :data:`REQUEST_CHARS`: cut, it would be planned without what was cut off."""
+    if len(text) > REQUEST_CHARS:
+        raise ConfigError(msg("config.request_too_long", length=len(text), limit=REQUEST_CHARS))
 
 
 def preview(value: Any, limit: int) -> str:

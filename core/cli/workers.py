@@ -169,11 +169,10 @@ def submit_request(request: str, options: Any, *, offline: bool, as_json: bool,
     Nothing here loads a tool, starts an MCP server or asks a model."""
     import core.runs.dispatch as dispatch
     from core.llm.settings import LLMSettings
-    from core.runs.session import public_settings
+    from core.runs.session import public_settings, require_request
     from core.store.run_store import RunStore
 
-    if not request.strip():
-        raise ConfigError(msg("config.empty_request"))
+    require_request(request)
     if not offline and not LLMSettings.from_env().configured:
         raise ConfigError(msg("config.no_llm"))  # the run would need a model to plan
     store = RunStore()

@@ -12,6 +12,7 @@ from typing import Any
 
 from core.base.language import Language, detect_language
 from core.base.messages import msg, render
+from core.base.text import refuse_long_request
 from core.base.usage import Usage
 from core.errors import PlanError, PlanParseError, PlanValidationError
 from core.llm.engine import Engine
@@ -56,6 +57,7 @@ def extend_plan_request(plan: Plan, follow_up: str, engine: Engine) -> tuple[Pla
     text = follow_up.strip()
     if not text:
         raise PlanError("the follow-up is empty; say what else should be done")
+    refuse_long_request(text)
     language = detect_language(text)
     checks = Pipeline(check_context(text, engine.registry, "follow_up", language=language,
                                     model=engine.model))

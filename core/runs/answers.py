@@ -242,24 +242,33 @@ def answer_knowledge(request: str, engine: Engine, *, language: Language, limit:
 
 
 def _knowledge_offline(request: str, hits: list[KnowledgeHit], lang: Language) -> str:
-    top = hits[0]
+    """The lines of the first document that has some in the request's language that share
+    the most words with it; with no such document, the top one's, quoted as written."""
     wanted = terms(request)
-    lines = []
-    for raw in top.content.splitlines():
-        line = raw.strip().lstrip("-* ").replace("**", "").strip()
-        if not line or line.startswith("#") or re.match(
-            r"^(关键词|keywords|来源|source)[:：]", line, re.I
-        ):
-            continue
-        lines.append(line)
+    documents = [(hit, _document_lines(hit.content)) for hit in hits]
+    top, lines = next(((hit, lines) for hit, lines in documents
+                       if any(written_in(line, lang) for line in lines)), documents[0])
     same = [line for line in lines if written_in(line, lang)]
     lines = same or lines
     ranked = sorted(range(len(lines)), key=lambda i: -len(terms(lines[i]) & wanted))
     picked = sorted(ranked[:_HIT_LINES])
-    body = "\n".join(f"- {lines[i]}" for i in picked)
-    head = render(msg("answer.quoted_from", title=top.title), lang)
+    quoted = "> " if lines and not same else ""
+    body = "\n".join(f"{quoted}- {lines[i]}" for i in picked)
+    head = render(msg("answer.quoted_as_written" if quoted else "answer.quoted_from",
+                      title=top.title), lang)
     tail = render(msg("answer.quoted_source", source=top.source), lang)
     return f"{head}\n{body}\n{tail}"
+
+
+def _document_lines(content: str) -> list[str]:
+    """A document's lines of text: no headings, keywords or sources, no list marks."""
+    lines = []
+    for raw in content.splitlines():
+        line = raw.strip().lstrip("-* ").replace("**", "").strip()
+        if line and not line.startswith("#") and not re.match(
+                r"^(关键词|keywords|来源|source)[:：]", line, re.I):
+            lines.append(line)
+    return lines
 
 
 # ---- direct answers -----------------------------------------------------------------------

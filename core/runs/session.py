@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.base.language import Language, detect_language
 from core.base.messages import msg
+from core.base.text import refuse_long_request
 from core.base.usage import Usage
 from core.errors import ConfigError
 from core.llm.engine import Engine
@@ -155,6 +156,8 @@ def public_settings(
 
 
 def require_request(request: str) -> None:
-    """ConfigError when ``request`` is empty: there is nothing to plan or answer."""
+    """ConfigError when ``request`` is empty (there is nothing to plan or answer) or longer
+    than core.base.text.REQUEST_CHARS (saying the limit)."""
     if not request.strip():
         raise ConfigError(msg("config.empty_request"))
+    refuse_long_request(request)

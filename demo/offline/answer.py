@@ -6,8 +6,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from core.base.language import Language, detect_language
-from core.base.text import clip, preview
+from core.base.language import Language, detect_language, written_in
+from core.base.text import clip_words, preview
 from core.plan.model import Plan, Step
 from demo.messages import in_language
 from demo.offline.answer_ops import (
@@ -29,7 +29,7 @@ __all__ = ["compose_answer"]
 
 _ROWS_SHOWN = 12
 _PREVIEW = 300
-_LINE_CHARS = 200
+_LINE_CHARS = 400
 _PRODUCT_LINE = re.compile(r"^\s*[-*]\s*\*\*(?P<name>[^*]+)\*\*[:：]?\s*(?P<why>.*)$", re.M)
 _PRICE = re.compile(r"[¥￥]\s*(\d+(?:\.\d+)?)")
 _CHURN_ADVICE = {
@@ -178,14 +178,16 @@ def _knowledge(plan: Plan, step: Step, lang: Language) -> str:
         f"🔍 Knowledge base results for \"{query}\" (local sources, not the live web):",
         f"🔍 知识库检索“{query}”的结果（本地资料，非实时网络）：")]
     for hit in hits[:3]:
-        lines += ["", f"**{_get(hit, 'title', '')}**", ""]
+        lines += ["", f"**{bilingual_half(str(_get(hit, 'title', '')), lang)}**", ""]
         lines += _key_lines(str(_get(hit, "content", "")), lang)
     return "\n".join(lines)
 
 
 def _key_lines(content: str, lang: Language, limit: int = 6) -> list[str]:
     """The informative lines of a document as Markdown: its table kept as a table, then its
-    bullets, numbered points and trends as bullets (no headings or boilerplate)."""
+    bullets, numbered points and trends as bullets (no headings or boilerplate; a long
+    paragraph cut where a word ends). Lines in the answer's language only; a document with
+    none is quoted as written, under a line that says so."""
     picked, plain, table = [], [], []
     for raw in content.splitlines():
         line = raw.strip().replace("**", "")
@@ -201,12 +203,18 @@ def _key_lines(content: str, lang: Language, limit: int = 6) -> list[str]:
         ):
             picked.append(line.lstrip("-* ").strip())
         else:
-            plain.append(clip(line, _LINE_CHARS))
-    if not picked and not table:
-        plain.sort(key=lambda line: detect_language(line) != lang)
-        picked = plain
+            plain.append(clip_words(line, _LINE_CHARS))
+    prose = [] if table else plain
+    candidates = picked or prose
+    ours = ([line for line in picked if written_in(line, lang)]
+            or [line for line in prose if written_in(line, lang)])
+    if ours or not candidates:
+        bullets = [f"- {line}" for line in ours[:limit]]
+    else:
+        bullets = [in_language(lang, "Quoted as the document words it (it has no English):",
+                               "以下按原文引用（文档没有中文）："), "",
+                   *(f"> - {line}" for line in candidates[:limit])]
     shown = table_lines(table)
-    bullets = [f"- {line}" for line in picked[:limit]]
     return [*shown, "", *bullets] if shown and bullets else [*shown, *bullets]
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from core.base.language import Language, detect_language
 from core.base.messages import render
+from core.base.text import REQUEST_CHARS
 from core.errors import UnservableRequestError
 from core.plan.model import Plan, Step
 from core.planning.clauses import asks_repeat, clean_query, split_clauses
@@ -42,7 +43,6 @@ __all__ = ["SYNTHESIS_ONLY", "Parts", "draft_parts", "offline_plan"]
 logger = logging.getLogger(__name__)
 _MAX_CLAUSES = 12
 _MAX_STEPS = 24
-_GOAL_CHARS = 4000
 _GENERIC_THRESHOLD = 6
 
 
@@ -386,7 +386,7 @@ def draft_parts(request: str, parts: list[str], registry: ToolRegistry, *,
         prefix = PERIOD_PREFIX.word(lang)
         constraints.append(prefix + draft.period.describe(lang))
     plan = Plan(
-        goal=text.strip()[:_GOAL_CHARS] or in_language(lang, "(empty request)", "（空请求）"),
+        goal=text.strip()[:REQUEST_CHARS] or in_language(lang, "(empty request)", "（空请求）"),
         definition_of_done=in_language(lang,
                                        "every part of the request has a result or a stated reason",
                                        "请求中的每个子任务都有结果或说明了原因"),

@@ -132,6 +132,26 @@ def test_without_a_key_the_cli_points_to_the_offline_planner(capsys):
     assert "--offline" in err and "OPENAI_API_KEY" in err
 
 
+@pytest.mark.parametrize("argv", [("plan", "--offline"), ("run", "--offline", "--yes"),
+                                  ("run", "--offline", "--yes", "--detach")])
+def test_a_request_over_the_limit_is_refused_with_the_limit_not_cut(capsys, argv):
+    """Issue 44: a 20,000-character request was planned from its first 4,000, cut mid-word."""
+    request = "check whether order 88231 has arrived. " + "It was delivered broken. " * 800
+    code, out, err = run_cli(capsys, *argv, request)
+    assert code == 1 and out == ""
+    assert err.strip().splitlines() == [
+        "error: The request is 20,039 characters long; the limit is 4,000. Shorten it to "
+        "what should be done and send it again."]
+
+
+def test_a_request_at_the_limit_is_planned(capsys):
+    request = "check whether order 88231 has arrived. " + "It was delivered broken. " * 158
+    assert len(request) == 3989
+    plan = run_json(capsys, "plan", "--offline", request + " Thank you.")
+    assert plan["goal"] == request + " Thank you."  # all 4,000 characters
+    assert plan["steps"][0]["args"] == {"order_id": "88231"}
+
+
 def test_run_asks_before_executing_and_stops_on_no(capsys, monkeypatch):
     monkeypatch.setattr("builtins.input", lambda _question: "n")
     code, out, _ = run_cli(capsys, "run", "check order 70412", "--offline")

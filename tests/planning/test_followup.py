@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from core.errors import PlanError
+from core.errors import ConfigError, PlanError
 from core.execution.executor import execute_step
 from core.llm.engine import Engine
 from core.plan.diff import diff_plans
@@ -97,6 +97,9 @@ def test_follow_up_in_english_and_validation(counting_registry: CountingRegistry
     assert extend_goal("g", "加上这个", "zh") == "g\n追加：加上这个"
     with pytest.raises(PlanError, match="empty"):
         extend_plan_request(plan, "  ", Engine(counting_registry))[0]
+    with pytest.raises(ConfigError, match="is 4,001 characters long; the limit is 4,000"):
+        extend_plan_request(plan, "also track its parcel " + "x" * 3979,
+                            Engine(counting_registry))
 
 
 def test_llm_follow_up_uses_old_results_and_fresh_ids(counting_registry: CountingRegistry) -> None:

@@ -7,9 +7,10 @@ import re
 
 import pytest
 
-from core.plan.model import Plan
+from core.plan.model import Plan, Step
 from core.planning.clauses import split_clauses
 from core.tools.registry import ToolRegistry
+from demo.knowledge import load_documents
 from demo.offline import compose_answer, offline_plan
 from demo.offline.phased import phased_plan
 from demo.scenarios import SCENARIOS
@@ -122,6 +123,41 @@ def test_named_service_and_literal_sql(registry):
     sql = offline_plan("SELECT COUNT(*) FROM users", registry)
     assert sql.steps[0].tool == "run_sql"
     assert "3000" in execute_by_hand(sql, registry)
+
+
+def test_an_english_answer_quotes_the_knowledge_base_in_english_and_in_whole_words(registry):
+    """Issue 44: an English answer listed four Chinese bullets of the bilingual refund policy
+    beside the English ones, the first cut mid-word ("7-day wind…")."""
+    plan = offline_plan("What is your refund policy?", registry)
+    answer = execute_by_hand(plan, registry)
+    assert not re.search(r"[\u4e00-\u9fff]", answer)
+    assert "**Return and refund policy**" in answer
+    assert "orders past the 7-day window can get after-sales repair." in answer
+    chinese = execute_by_hand(offline_plan("退货政策是什么？", registry), registry)
+    assert "**退货与退款政策**" in chinese and "签收后 7 天内" in chinese
+    assert "Within 7 days" not in chinese
+
+
+def _knowledge_answer(goal: str, document: str) -> str:
+    found = next(doc for doc in load_documents() if doc["file"] == document)
+    plan = Plan(goal=goal, steps=[
+        Step(id="s1", description="search", tool="search_knowledge", args={"query": goal},
+             status="completed", result={"hits": [found]}),
+        Step(id="s2", description="answer", depends_on=["s1"])])
+    return compose_answer(plan)
+
+
+def test_a_document_with_no_line_in_the_answers_language_is_quoted_as_a_quote():
+    english = _knowledge_answer("Which AI coding tools are there?",
+                                "ai-coding-tools-overview-zh.md")
+    opening, quoted = english.split("Quoted as the document words it (it has no English):")
+    title = "**AI 编程工具概览（本地资料）**"  # the document's name, as it is named
+    assert title in opening and not re.search(r"[\u4e00-\u9fff]", opening.replace(title, ""))
+    lines = [line for line in quoted.strip().splitlines() if line.strip()]
+    assert lines[0].startswith("> - GitHub Copilot：") and len(lines) >= 4
+    assert all(line.startswith("> - ") for line in lines[:-1])  # the closing line is not
+    chinese = _knowledge_answer("有哪些 AI 编程工具？", "ai-coding-tools-overview-zh.md")
+    assert "按原文引用" not in chinese and "\n- GitHub Copilot：" in chinese
 
 
 def test_only_registered_tools_are_used():

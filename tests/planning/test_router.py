@@ -153,6 +153,20 @@ def test_answer_knowledge_offline_answers_from_the_policy_document(
     assert "七天" not in english
 
 
+def test_answer_knowledge_offline_answers_from_a_document_in_the_requests_language(
+    registry: ToolRegistry,
+) -> None:
+    """The Chinese overview ranks first for this question; an English answer quotes the
+    English comparison (issue 44: no other-language lines but as quotes)."""
+    question = "AI 编程工具 Copilot 补全 对话助手"
+    english, _, hits = answer_knowledge(question, Engine(registry), language="en")
+    assert hits[0].source == "local:ai-coding-tools-overview-zh.md"
+    assert english.startswith('From "AI coding tools comparison (local source)":')
+    assert not re.search(r"[\u4e00-\u9fff]", english)
+    chinese, _, _ = answer_knowledge(question, Engine(registry), language="zh")
+    assert chinese.startswith("根据《AI 编程工具概览（本地资料）》：")
+
+
 def test_answer_knowledge_with_llm_gets_the_documents_and_no_tools(
     registry: ToolRegistry,
 ) -> None:

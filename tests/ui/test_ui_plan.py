@@ -231,6 +231,15 @@ def test_an_empty_request_is_not_planned(runner):
     assert at.session_state["plan"] is None
 
 
+def test_a_request_over_the_limit_is_refused_saying_the_limit(runner):
+    at = open_app(request="refund order 88231 because it arrived broken. " * 500)
+    at.button(key="generate_plan").click().run()
+    assert [e.value for e in at.error] == [
+        "The request is 23,000 characters long; the limit is 4,000. Shorten it to what should "
+        "be done and send it again."]
+    assert at.session_state["plan"] is None
+
+
 def test_generate_approve_run_complete(runner):
     at = generated_plan(confirm_side_effects=False)
     at.button(key="approve_run").click().run()
