@@ -4,36 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.errors import PlanBoardError
 from core.lifecycle import RUN_STATUSES
 from ui import state
 from ui.frame import page_header
-from ui.i18n import current_language, t
-from ui.messages import error_text
-
-_EXPORTS = (("json", "application/json"), ("md", "text/markdown"),
-            ("dot", "text/vnd.graphviz"), ("svg", "image/svg+xml"))
-
-
-def _render_exports(run_id: str) -> None:
-    from core.runs.export import GraphvizMissingError, export_run
-
-    store = state.runner().store
-    st.subheader(t("export"))
-    columns = st.columns(len(_EXPORTS))
-    for (fmt, mime), column in zip(_EXPORTS, columns, strict=True):
-        try:
-            data = export_run(store, run_id, fmt, language=current_language())
-        except GraphvizMissingError:
-            column.warning(t("export_no_dot"))
-            continue
-        except PlanBoardError as exc:
-            column.warning(error_text(exc))
-            continue
-        column.download_button(
-            t(f"export_{fmt}"), data=data, file_name=f"planboard-{run_id}.{fmt}", mime=mime,
-            key=f"export_{fmt}", width="stretch", icon=":material/download:",
-        )
+from ui.i18n import t
+from ui.run_exports import render_exports
 
 
 def main() -> None:
@@ -70,7 +45,7 @@ def main() -> None:
     if open_column.button(t("history_open"), key="history_open", type="primary",
                           width="stretch"):
         st.switch_page("pages/run.py", query_params={"run": run_id})
-    _render_exports(run_id)
+    render_exports(run_id)
 
 
 main()

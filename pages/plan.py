@@ -484,17 +484,19 @@ def main() -> None:
     labels = {mode: t(f"mode_{mode}") for mode in state.PLAN_MODES}  # AppTest keeps format_func
     st.radio(t("plan_mode"), options=list(labels), key="plan_mode", horizontal=True,
              format_func=labels.get, help=t("plan_mode_help"))
-    generate, blank, variants, _ = st.columns([1, 1, 1, 2])
     mode = state.settings()
     what_happens = (t("generate_help_offline") if mode.offline
                     else t("generate_help_llm", model=mode.settings.planner_model))
-    if generate.button(t("generate_plan"), key="generate_plan", type="primary",
-                       help=what_happens, width="stretch", icon=":material/auto_awesome:"):
-        _generate(st.session_state.get("request", ""))
-    if blank.button(t("blank_plan"), key="blank_plan", width="stretch"):
-        _blank(st.session_state.get("request", ""))
-    with variants:
+    # a row as wide as its labels (columns of a fixed share cut "Start from a blank …")
+    with st.container(horizontal=True, key="plan_actions"):
+        generate = st.button(t("generate_plan"), key="generate_plan", type="primary",
+                             help=what_happens, icon=":material/auto_awesome:")
+        blank = st.button(t("blank_plan"), key="blank_plan")
         count = variants_view.render_control()
+    if generate:
+        _generate(st.session_state.get("request", ""))
+    if blank:
+        _blank(st.session_state.get("request", ""))
     if st.session_state.get("read_ahead") and not mode.offline:
         render_read_ahead_note()
     if count is not None:

@@ -29,6 +29,7 @@ from ui.i18n import current_language, t
 from ui.live_marks import graph_marks
 from ui.live_ticker import hold, live_ticker
 from ui.messages import said
+from ui.run_exports import render_exports
 from ui.safe_text import literal
 from ui.safety_notes import render_run_note
 from ui.timeline_view import render_timeline
@@ -456,6 +457,8 @@ def main() -> None:
         _render_live(run_id, view, polling, present)
     if polling:
         _render_watch(run_id)
+    if view.settled and not present:
+        render_exports(run_id)
     steers = _refused(view, "steer") is None
     if "follow_up" in view.controls and not present and steers:
         _render_follow_up(run_id)

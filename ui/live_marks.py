@@ -42,7 +42,8 @@ from core.runs.view import RunView
 from ui.i18n import t
 from ui.identity import request_actor
 
-__all__ = ["FEED_PATH", "feed_lifespan", "feed_routes", "graph_marks", "step_head"]
+__all__ = ["FEED_PATH", "feed_lifespan", "feed_routes", "graph_marks", "status_words",
+           "step_head"]
 
 FEED_PATH = "/api/runs/{run_id}/steps"
 POLL_S = 0.04  # how often a stream looks at the run's shared view (cached for 25 ms)
@@ -102,7 +103,8 @@ function build(parent) {
   const head = document.createElement("div");
   head.className = "planboard-step-head";
   head.innerHTML = '<strong><span class="mark"></span> <span class="id"></span></strong>'
-    + '<span class="tool"></span><br><span class="description"></span>';
+    + ' <span class="status"></span><span class="tool"></span><br>'
+    + '<span class="description"></span>';
   parent.appendChild(head);
   return head;
 }
@@ -117,9 +119,11 @@ export default function (component) {
   tool.append(data.tool ? data.after_tool : data.no_tool + data.after_tool);
   head.querySelector(".description").textContent = data.description;
   const mark = head.querySelector(".mark");
-  const show = (marks) => {
+  const status = head.querySelector(".status");
+  const show = (marks) => {  // the mark and the word at once: they never disagree
     if (Object.hasOwn(marks.steps, data.step)) {
       mark.textContent = data.icons[marks.steps[data.step]] ?? "";
+      status.textContent = data.words[marks.steps[data.step]] ?? "";
     }
   };
   show({ steps: { [data.step]: data.status } });
@@ -143,6 +147,7 @@ export default function (component) {
 
 _CSS = """
 .planboard-step-head { line-height: 1.6; }
+.planboard-step-head .status { opacity: 0.7; }
 .planboard-step-head code {
   font-family: "Source Code Pro", monospace; font-size: 0.8em; padding: 0.1em 0.3em;
   border-radius: 0.25rem; background: rgba(151, 166, 195, 0.15);
@@ -154,15 +159,24 @@ _head = st.components.v2.component("planboard_step_head", js=_JS, css=_CSS,
 
 
 def step_head(step: Step, view: RunView, *, side_effect: bool, server: str | None) -> None:
-    """The card's head line: status mark and id, tool (its MCP server, ⚠ for a side
-    effect), description; the mark follows the run's stream while the run is held."""
+    """The card's head line: status mark, id and status word, tool (its MCP server, ⚠ for
+    a side effect), description; mark and word follow the run's stream while the run is
+    held (the word was the tick's, and lagged the mark by up to 2.4 s)."""
     after_tool = (" · " + t("card_server", server=server) if server is not None else "")
     _head(key=f"step_head_{step.id}", data={
         "step": step.id, "status": step.status, "icons": STATUS_ICONS,
+        "words": status_words(),
         "tool": step.tool, "no_tool": t("no_tool"),
         "after_tool": after_tool + (" ⚠" if side_effect else ""),
         "description": step.description, **_stream_of(view),
     })
+
+
+def status_words() -> dict[str, str]:
+    """Each step status as a word in the session's language ("Completed"): its label
+    without the mark the head line shows before the id."""
+    return {status: t(f"status_{status}").removeprefix(icon).strip()
+            for status, icon in STATUS_ICONS.items()}
 
 
 def _feed_path() -> str:

@@ -190,10 +190,17 @@ def _commit(edited: Plan) -> None:
         st.session_state["plan_synced"] = fingerprint
 
 
-_TABLE_ORDER = ("id", "description", "tool", "depends_on", "args", "condition",
-                "success_criteria")
-"""What a reviewer reads first comes first; arguments and the rest follow (and the panel)."""
+_TABLE_ORDER = ("id", "description", "tool", "depends_on", "args", "condition")
+"""What a reviewer reads first comes first; the success criteria are the step panel's."""
 _PHASE_TABLE_ORDER = (*_TABLE_ORDER, "phase")
+TABLE_WIDTHS = {"id": 48, "description": 180, "tool": 136, "depends_on": 104, "args": 213,
+                "condition": 104, "phase": 70}
+"""Pixels: the columns of the table, whole and side by side in the ~785 px a 1280 px window
+leaves beside the sidebar and the row marker (a phase's table, in its section, is narrower:
+its description and arguments give up the phase column's width)."""
+_PHASE_NARROWER = {"description": -36, "args": -50}
+ROW_HEIGHT = 66
+"""Pixels: three lines of text (Streamlit wraps a cell's text in a row over 64 px)."""
 
 
 def _render_table(base: Plan, registry: ToolRegistry) -> tuple[Plan, list[Message]]:
@@ -259,6 +266,8 @@ def _editor(base: Plan, steps: list[Step], registry: ToolRegistry, key: str,
     frame = pd.DataFrame(plan_to_rows(shown), columns=list(COLUMNS)).astype("string")
     column = st.column_config
     phases = [p.id for p in base.phases]
+    widths = {name: width + (_PHASE_NARROWER.get(name, 0) if group is not None else 0)
+              for name, width in TABLE_WIDTHS.items()}
     return st.data_editor(
         frame,
         key=key,
@@ -269,23 +278,23 @@ def _editor(base: Plan, steps: list[Step], registry: ToolRegistry, key: str,
         width="stretch",
         placeholder="—",  # empty cells, e.g. the tool of a reasoning step
         column_order=order,
-        # widths in px: the row marker and the first four take ~700 px, inside the ~820 px
-        # main area of a 1280 px window, so they show without scrolling sideways
+        row_height=ROW_HEIGHT,
         column_config={
             "phase": column.SelectboxColumn(t("col_phase"), options=phases,
-                                            help=t("col_phase_help"), width=70),
-            "id": column.TextColumn(t("col_id"), disabled=True, width=56),
-            "description": column.TextColumn(t("col_description"), width=340),
+                                            help=t("col_phase_help"), width=widths["phase"]),
+            "id": column.TextColumn(t("col_id"), disabled=True, width=widths["id"]),
+            "description": column.TextColumn(t("col_description"),
+                                             width=widths["description"]),
             "tool": column.SelectboxColumn(
                 t("col_tool"), options=[NO_TOOL, *names, *unknown], required=True,
-                format_func=_tool_label, width=150,
+                format_func=_tool_label, width=widths["tool"],
             ),
             "depends_on": column.TextColumn(t("col_depends"), help=t("col_depends_help"),
-                                            width=120),
-            "args": column.TextColumn(t("col_args"), help=t("col_args_help"), width=220),
+                                            width=widths["depends_on"]),
+            "args": column.TextColumn(t("col_args"), help=t("col_args_help"),
+                                      width=widths["args"]),
             "condition": column.TextColumn(t("col_condition"), help=t("col_condition_help"),
-                                           width=200),
-            "success_criteria": column.TextColumn(t("col_success"), width=200),
+                                           width=widths["condition"]),
         },
     )
 

@@ -216,7 +216,8 @@ def _render_check(check: StepCheck) -> None:
 
 
 def _meta(step: Step) -> list[str]:
-    parts = [t(f"status_{step.status}")]
+    """Duration and usage (the status is the head line's, which follows the run's stream)."""
+    parts = []
     if step.duration_s is not None:
         parts.append(t("card_duration", seconds=f"{step.duration_s:.2f}"))
     parts.append(t("card_usage", calls=step.llm_calls,

@@ -21,7 +21,7 @@ _KEPT = "plan_variants"  # the Variants drafted for the request under comparison
 def render_control() -> int | None:
     """How many variants to draft and the button that asks for them: the number asked for
     when it was clicked, else None."""
-    with st.popover(t("variants"), icon=":material/view_column:", width="stretch"):
+    with st.popover(t("variants"), icon=":material/view_column:"):
         count = st.number_input(t("variants_count"), min_value=2, max_value=MAX_VARIANTS,
                                 value=MAX_VARIANTS, step=1, key="variants_count")
         st.caption(t("variants_help"))

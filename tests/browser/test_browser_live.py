@@ -234,6 +234,49 @@ def test_the_first_drawing_of_a_finished_run_shows_how_it_ended(app, served_runn
     assert first == {f"s{n}": "✓" for n in range(1, 5)}, log
 
 
+# Installed in the page: each card whose mark and status words disagree, as often as the
+# page changes ("✓ Running": the card's mark is ✓ while its text says Running).
+_DISAGREEING_CARDS_JS = """(words) => {
+  const seen = window.__disagreeing = [];
+  const prefix = 'st-key-step_card_';
+  const scan = () => {
+    for (const card of document.querySelectorAll(`[class*='${prefix}']`)) {
+      const head = card.querySelector('strong');
+      const mark = head && head.innerText.trim()[0];
+      if (!words[mark]) continue;
+      const said = Object.values(words).filter(word => card.innerText.includes(word));
+      if (said.join() !== words[mark]) seen.push(`${mark} ${said.join('/')}`);
+    }
+  };
+  new MutationObserver(scan).observe(document,
+    {subtree: true, childList: true, characterData: true});
+}"""
+_WORDS = {"✓": "Completed", "▶": "Running", "○": "Pending", "✗": "Failed", "⏭": "Skipped"}
+
+
+def test_a_cards_mark_and_status_word_change_together(app, served_runner):
+    """Issue 44: a card showed "✓ s1" beside "▶ Running" for up to 2.4 s: the mark followed
+    the run's stream, the status word the page's tick."""
+    gate = live.Gate()
+    run_id = _gated_run(served_runner, gate, pace=0.3)
+    page = _page(app, f"/run?run={run_id}")
+    try:
+        page.locator("[class*='st-key-step_card_s4'] strong").wait_for()
+        page.evaluate(_DISAGREEING_CARDS_JS, _WORDS)
+        gate.open()
+        assert served_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
+        page.wait_for_function(
+            "() => window.__cardLog.filter(e => e.mark === '✓').length >= 4")
+        page.wait_for_timeout(1_000)  # the page's redraw after the end, too
+        disagreeing = page.evaluate("() => window.__disagreeing")
+        heads = page.locator("[class*='st-key-step_card_'] .planboard-step-head").all_inner_texts()
+    finally:
+        page.close()
+    assert disagreeing == [], (disagreeing[:3], heads)
+    assert [head.splitlines()[0] for head in heads] == [
+        "✓ s1 Completed · gate", *(f"✓ s{n} Completed · echo" for n in range(2, 5))]
+
+
 @pytest.mark.alone  # within 1 s of the run's end
 def test_a_run_approved_at_pace_0_is_drawn_as_it_ended_at_once(app, served_runner):
     """Through the plan page, as a new user would: every card shows ✓ within 1 s of the

@@ -13,7 +13,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.browser import GRAPH, generate_scenario, needs_chromium, open_tab, serve_app
+from tests.support.browser import (
+    GRAPH,
+    PLAN_TABLE,
+    generate_scenario,
+    needs_chromium,
+    open_tab,
+    serve_app,
+)
 
 pytestmark = needs_chromium
 
@@ -24,6 +31,17 @@ _SCROLLERS = """el => [el, ...el.querySelectorAll('*')]
     && e.scrollHeight > e.clientHeight + 1
     && /(auto|scroll)/.test(getComputedStyle(e).overflowY))
   .map(e => e.className || e.tagName)"""
+# Elements inside ``el`` that scroll sideways: the table's grid when its columns are wider
+# than the page gives it.
+_SIDEWAYS = """el => [...el.querySelectorAll('*')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1
+    && /(auto|scroll)/.test(getComputedStyle(e).overflowX))
+  .map(e => e.className)"""
+# The text of every visible button that shows less than its label (an ellipsis).
+_CUT_LABELS = """() => [...document.querySelectorAll('button')].filter(b => b.offsetParent)
+  .flatMap(b => [b, ...b.querySelectorAll('*')])
+  .filter(e => e.scrollWidth > e.clientWidth + 1 && e.textContent.trim())
+  .map(e => e.textContent.trim())"""
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +98,27 @@ def test_the_condition_is_in_view_without_an_inner_scroll_and_checked_as_it_is_t
             tab.wait_for_timeout(800)  # the last commit drawn
             expect(condition).to_have_value("s2.status == 'delivered'")
             panel.get_by_text("Checked on the results of s2.").wait_for()
+        except Exception:
+            tab.screenshot(path=str(tmp_path / "failure.png"))  # kept by pytest for a look
+            raise
+
+
+def test_the_table_shows_every_column_and_no_button_label_is_cut(tabs, review_app, tmp_path):
+    """Issue 44: the table cut off its Args column and had no Condition column in sight;
+    "Start from a blank …" and "Compare var…" were cut."""
+    with open_tab(tabs, review_app) as tab:
+        try:
+            generate_scenario(tab)
+            table = tab.locator(PLAN_TABLE).first
+            assert table.evaluate(
+                "el => [...el.querySelectorAll('th')].map(th => th.textContent)") == [
+                "ID", "Description", "Tool", "Depends on", "Args (JSON)", "Condition"]
+            assert table.evaluate(_SIDEWAYS) == []
+            assert tab.evaluate(_CUT_LABELS) == []
+            tab.locator(".st-key-language label").filter(has_text="中文").click()
+            tab.get_by_role("button", name="从空白计划开始").wait_for()
+            assert tab.locator(PLAN_TABLE).first.evaluate(_SIDEWAYS) == []
+            assert tab.evaluate(_CUT_LABELS) == []
         except Exception:
             tab.screenshot(path=str(tmp_path / "failure.png"))  # kept by pytest for a look
             raise

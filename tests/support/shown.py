@@ -33,13 +33,15 @@ def graph_dots(node) -> list[str]:
 
 def step_heads(node) -> dict[str, str]:
     """Each step card's head line (ui.live_marks.step_head) in ``node``, by step id, as the
-    browser shows it: "✓ s1 · tool · MCP server time ⚠" and the description below."""
+    browser shows it: "✓ s1 Completed · tool · MCP server time ⚠" and the description
+    below."""
     heads = {}
     for element in node.get("bidi_component"):
         if element.proto.component_name.endswith("planboard_step_head"):
             data = json.loads(element.proto.json)
             tool = data["tool"] or data["no_tool"]
-            heads[data["step"]] = (f"{data['icons'][data['status']]} {data['step']} · {tool}"
+            heads[data["step"]] = (f"{data['icons'][data['status']]} {data['step']} "
+                                   f"{data['words'][data['status']]} · {tool}"
                                    f"{data['after_tool']}\n{data['description']}")
     return heads
 

@@ -105,12 +105,12 @@ def test_a_followed_runs_cards_listen_to_its_stream_and_a_settled_ones_do_not(ru
     heads = _head_data(at)
     assert heads["s1"]["feed"] == f"/api/runs/{running}/steps"
     assert (heads["s1"]["status"], heads["s2"]["status"]) == ("running", "pending")
-    assert shown_heads(at)["s1"] == "▶ s1 · calculate\nadd"
+    assert shown_heads(at)["s1"] == "▶ s1 Running · calculate\nadd"
 
     done = runner.store.create_run("add up", {}, _plan(), status="completed")
     at = open_app("pages/run.py", query={"run": done})
     assert _head_data(at)["s1"]["feed"] is None
-    assert shown_heads(at)["s2"] == "○ s2 · — none (reasoning) —\nanswer"
+    assert shown_heads(at)["s2"] == "○ s2 Pending · — none (reasoning) —\nanswer"
 
 
 def test_stopping_the_server_ends_an_open_stream_at_once(tmp_path, monkeypatch):
