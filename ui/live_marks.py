@@ -42,8 +42,7 @@ from core.runs.view import RunView
 from ui.i18n import t
 from ui.identity import request_actor
 
-__all__ = ["FEED_PATH", "feed_lifespan", "feed_routes", "graph_marks", "status_words",
-           "step_head"]
+__all__ = ["FEED_PATH", "feed_lifespan", "feed_routes", "graph_marks", "step_head"]
 
 FEED_PATH = "/api/runs/{run_id}/steps"
 POLL_S = 0.04  # how often a stream looks at the run's shared view (cached for 25 ms)
@@ -165,14 +164,14 @@ def step_head(step: Step, view: RunView, *, side_effect: bool, server: str | Non
     after_tool = (" · " + t("card_server", server=server) if server is not None else "")
     _head(key=f"step_head_{step.id}", data={
         "step": step.id, "status": step.status, "icons": STATUS_ICONS,
-        "words": status_words(),
+        "words": _status_words(),
         "tool": step.tool, "no_tool": t("no_tool"),
         "after_tool": after_tool + (" ⚠" if side_effect else ""),
         "description": step.description, **_stream_of(view),
     })
 
 
-def status_words() -> dict[str, str]:
+def _status_words() -> dict[str, str]:
     """Each step status as a word in the session's language ("Completed"): its label
     without the mark the head line shows before the id."""
     return {status: t(f"status_{status}").removeprefix(icon).strip()
