@@ -295,6 +295,7 @@ def _editor(base: Plan, steps: list[Step], registry: ToolRegistry, key: str,
                                       width=widths["args"]),
             "condition": column.TextColumn(t("col_condition"), help=t("col_condition_help"),
                                            width=widths["condition"]),
+            "success_criteria": column.TextColumn(t("col_success")),  # in the frame, unshown
         },
     )
 

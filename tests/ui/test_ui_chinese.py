@@ -37,6 +37,9 @@ ALLOWED = {
     "Lite": "the product's name in the Chinese data: 比特 S10 Lite 扫地机",
     "Pro": "the product's name in the Chinese data: 比特 S10 Pro 扫地机",
     "JSON": "the args column is JSON text, and its header says so",
+    "Markdown": "a finished run's export, named by its file format",
+    "DOT": "a finished run's export, named by its file format",
+    "SVG": "a finished run's export, named by its file format",
     "python -m core demo reset": "the command the reset button's help names, typed as is",
 }
 # a reference or an expression over results, as written in conditions and their examples
