@@ -208,7 +208,8 @@ class Runner:
         is continued here (or, under workers, by a worker). Either way after one claim in
         the store, so that of two people resuming it one continues it and the other is
         told (StoreError ``run.busy``, naming the process that runs it), as is whoever
-        resumes a run that something executes already. The only wait for another process
+        resumes a run that something executes already; one waiting for a confirmation in a
+        live process is left to the caller to answer. The only wait for another process
         is bounded: for the one holding a paused run to take the resume (StoreError after
         10 s, saying so).
         """
@@ -220,6 +221,8 @@ class Runner:
             raise StoreError(msg("run.nothing_to_resume", run_id=run_id,
                                  status=msg(f"run_status.{record.status}")))
         held_by = dispatch.holder(record)
+        if held_by is not None and record.status == "waiting_confirmation":
+            return  # it waits for a person, not for a process: the caller answers it
         if held_by is not None and record.status != "paused":
             raise StoreError(msg("run.busy", run_id=run_id, holder=held_by))
         if held_by is not None:  # paused where a live process waits: it continues it
