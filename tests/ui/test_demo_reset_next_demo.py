@@ -12,14 +12,19 @@ from tests.support.app import open_app, wait_for
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 
-def _customer_service_demo():
-    """A new session: the scenario, its offline plan, approved on the Plan page."""
+def _customer_service_demo(*, again: bool = False):
+    """A new session: the scenario, its offline plan, approved on the Plan page. ``again``:
+    the same version ran before, so the page says so and the presenter starts another run."""
     at = open_app(language="en")
     at.button(key="scenario_shop-refund").click().run()
     at.button(key="generate_plan").click().run()
     assert at.session_state["plan"].step("s3").tool == "apply_refund"
     at.button(key="approve_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
+    if again:
+        assert "run" not in at.query_params  # one approval of a version, one run
+        at.button(key="start_another_run").click().run()
+        assert not at.exception, [e.value for e in at.exception]
     return at, at.query_params["run"]
 
 
@@ -43,7 +48,7 @@ def test_reset_demo_data_makes_the_next_demo_ask_for_the_refund_again(runner):
     assert runner.wait(first, DEFAULT_TIMEOUT_S).status == "completed"
     assert runner.store.get_run(first).plan.step("s3").result["refund_id"]
 
-    at, second = _customer_service_demo()
+    at, second = _customer_service_demo(again=True)
     assert not _asks_for_the_refund(runner, at, second)  # already refunding: skipped
     assert runner.store.get_run(second).plan.step("s3").status == "skipped"
 
@@ -52,7 +57,7 @@ def test_reset_demo_data_makes_the_next_demo_ask_for_the_refund_again(runner):
     page.button(key="reset_demo_confirm").click().run()
     assert not page.exception, [e.value for e in page.exception]
 
-    at, third = _customer_service_demo()
+    at, third = _customer_service_demo(again=True)
     assert _asks_for_the_refund(runner, at, third)
     assert runner.store.get_run(third).plan.step("s2").result["status"] == "delivered"
     runner.cancel(third, timeout=DEFAULT_TIMEOUT_S)  # end the demo: nothing left waiting
