@@ -29,11 +29,10 @@ python -m pip install -q -r requirements-dev.txt
 python -m pip install -q --no-deps 'bfcl-eval>=2026.3.23,<2027'
 python -m ruff check .
 # Compiled modules are kept: the suite starts hundreds of Python processes (CLI commands,
-# workers, served apps) that would each compile the project again, and pytest keeps its
-# rewritten test modules for the second run below. They are compiled once, on every core,
-# before the workers start: on a fresh clone the four workers and the first processes they
-# start would otherwise each compile the same modules at once (4 s of CPU apiece for the
-# modules a worker imports, against 2.4 s for all of them here).
+# workers, served apps) that would each compile the project again. They are compiled once,
+# on every core, before the workers start: on a fresh clone the four workers and the first
+# processes they start would otherwise each compile the same modules at once (4 s of CPU
+# apiece for the modules a worker imports, against 2.4 s for all of them here).
 unset PYTHONDONTWRITEBYTECODE
 python -m compileall -q -j 0 core ui pages bench demo tests
 # Two workers per core (pytest-xdist): much of the suite waits on subprocesses, servers and a
@@ -42,17 +41,6 @@ python -m compileall -q -j 0 core ui pages bench demo tests
 # once), and the files go out longest first, in the order tests/support/module_order.py
 # collects them (xdist's own reorder, by number of tests, is off): 298 s before, 260 s
 # after. The fault suite (marker `faults`: processes killed, PostgreSQL restarted) takes
-# minutes even at one trial each: it runs on its own (README.md). Then the test marked `alone` (it times the machine) with nothing beside it. Exit
-# code 5 is pytest's "no test selected": fine for one of the two (a path without tests
-# marked `alone`, say), not for both.
-first=0 second=0
+# minutes even at one trial each: it runs on its own (README.md).
 workers=$((2 * $(nproc)))
-python -m pytest -n "$workers" --dist loadfile --no-loadscope-reorder -m "not realmodel and not alone and not faults" "$@" || first=$?
-alone=("$@")
-if ((${#alone[@]} == 0)); then  # only the files that hold such tests: no second collection
-  mapfile -t alone < <(grep -rl --include='test_*.py' "pytest.mark.alone" tests)
-fi
-python -m pytest -m "alone and not realmodel" "${alone[@]}" || second=$?
-if ((first == 5 && second != 5)); then first=0; fi
-if ((second == 5 && first != 5)); then second=0; fi
-exit $((first ? first : second))
+python -m pytest -n "$workers" --dist loadfile --no-loadscope-reorder -m "not realmodel and not faults" "$@"
