@@ -309,7 +309,7 @@ def test_one_approval_of_a_version_starts_one_run_from_two_tabs_or_a_second_clic
             # a second click: back on the Plan page, the plan is still there
             opened.locator("[data-testid='stSidebarNav'] a").first.click()
             again = button(opened, "approve_run")
-            again.scroll_into_view_if_needed()
+            again.scroll_into_view_if_needed(timeout=60_000)  # a page switch under load
             again.click()
             opened.locator(".st-key-version_run").get_by_text(
                 f"its run is {run_id}").wait_for()
