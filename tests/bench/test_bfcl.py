@@ -35,27 +35,28 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
                                 reason="install BFCL: pip install --no-deps bfcl-eval mpmath")
 
 # What the checks that run for every model do to ground truth, entry by entry: the plans of
-# these entries are not passed untouched (reported to the checks' owner; each line says why).
+# these entries are not passed untouched (each line says why).
 # An entry that leaves this list, or joins it, fails the replay test below.
 ALWAYS_TOUCHED = {
-    0: "repeated_effects folds the last turn's cd('temp') (after cd('..') and a move) into "
-       "the second turn's: a follow-up's deliberate repeat of a state-changing call",
     62: "grounding sends back receiver_id 'USR002' (Bob's id: in no request or result; "
         "BFCL's ground truth knows it)",
     91: "grounding sends back receiver_id 'USR006' (as 62); the answer quotes a message "
         "that asks a question and is taken for a non-answer (success_check.non_answer)",
+    # The order ids below are the trading backend's own state (initial_config's orders, or
+    # its default order_counter 12446), which BFCL does not show the model ("it is not
+    # provided to the model directly, as the model can call exploration functions", BFCL v3
+    # blog): no request or result holds them, so the ground truth's call is a guess that
+    # happens to match. The invented-id check refuses exactly that (a small model's order
+    # id taken from nowhere); a plan that reads the id from get_order_history first passes.
     111: "order_id 12345 is in no request or result: clear_invented removes it and the "
          "executor refuses an identifier seen nowhere",
     115: "order_id 12446, as 111", 132: "order_id 12446, as 111",
     134: "order_id 12446, as 111", 143: "order_id 12446, as 111",
     145: "order_id 12446, as 111",
-    153: "passport 'P12345678' is written 'P followed by 12345678' in the request: "
-         "grounding and clear_invented do not see it, as 111",
-    183: "passport 'US9148817941' is written \"starts with 'US', numbered 9148817941\": as 153",
 }
 # entries whose replay does not end with BFCL's verdict "right", for the reasons above
-NOT_RIGHT = {0, 111, 115, 132, 134, 143, 145, 153, 183}
-# what the checks for weak models add (86 entries): coverage ("No step covers this part of the
+NOT_RIGHT = {111, 115, 132, 134, 143, 145}
+# what the checks for weak models add (88 entries): coverage ("No step covers this part of the
 # request") on correct plans, and the corrective turns it costs; the corrective turn of 62
 # and others also lists tools the shortlist left out
 WEAK_TOUCHED = {
@@ -64,6 +65,7 @@ WEAK_TOUCHED = {
     118, 124, 125, 127, 131, 138, 139, 140, 141, 142, 146, 147, 148, 149, 150, 151, 152, 154,
     158, 160, 161, 163, 167, 171, 172, 175, 176, 180, 181, 182, 184, 185, 187, 188, 189, 190,
     191, 192, 193, 194, 196, 197, 198,
+    153, 183,  # coverage on the first turn (its passport, spelled in words, is grounded)
 }
 
 

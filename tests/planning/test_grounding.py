@@ -115,3 +115,17 @@ def test_a_side_effect_keeps_its_invented_id_for_the_person_approving_to_see(reg
     assert found(remove_invented_ids, plan, registry) == []
     assert plan.steps[0].args["order_id"] == "88231"
     assert found(invented_ids, plan, registry)  # still reported, as the plan's warning
+
+
+def test_a_prefixed_number_spelled_in_words_is_grounded_and_only_with_its_prefix(registry):
+    """BFCL multi_turn_base_153 and 183 write a passport as its prefix, then its number."""
+    def check(request: str, passport: str) -> list[str]:
+        step = Step(id="s1", description="Verify the traveler", tool="query_logistics",
+                    args={"tracking_no": passport})
+        return found(invented_ids, _plan(step, goal=request), registry)
+
+    assert check("The number on my passport is P followed by 12345678.", "P12345678") == []
+    assert check("His passport starts with 'US', numbered 9148817941.", "US9148817941") == []
+    assert check("The number on my passport is P followed by 12345678.", "Q12345678") != []
+    assert check("Order 12345678 arrived.", "P12345678") != []  # the number alone
+    assert check("Order 12345678 arrived. P is for parcel.", "P12345678") != []

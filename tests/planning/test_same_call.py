@@ -20,7 +20,7 @@ from core.planning.checks.repeated_reads import fold_repeated_reads
 from core.planning.planner import plan_request
 from core.runs.session import request_language
 from core.tools.builtin import register_builtin_tools
-from core.tools.registry import ToolRegistry
+from core.tools.registry import ToolRegistry, make_tool
 from tests.support.checks import found
 from tests.support.fake_openai import FakeOpenAI, text, tool_call
 from tests.support.fakes import ScriptedChatModel
@@ -134,3 +134,60 @@ def test_the_four_argument_calls_overlap_under_max_parallel_4(capsys, monkeypatc
     assert [s["result"]["value"] for s in steps[:4]] == [42] * 4
     assert len(forced) == 4
     assert max(r.started for r in forced) < min(r.finished for r in forced)
+
+
+def _tools_with_a_directory() -> ToolRegistry:
+    def cd(folder: str) -> dict:
+        """Change the current directory.
+
+        Args:
+            folder: the folder to enter, ".." for the parent.
+        """
+        return {"current_working_directory": folder}
+
+    def mv(source: str, destination: str) -> dict:
+        """Move a file.
+
+        Args:
+            source: the file.
+            destination: the folder.
+        """
+        return {"result": f"{source} moved to {destination}"}
+
+    tools = ToolRegistry()
+    tools.add(make_tool(cd, idempotent=True))
+    tools.add(make_tool(mv))
+    return tools
+
+
+def _follow_up(*calls: tuple[str, dict]) -> Plan:
+    """A first request that entered temp, then a follow-up's chain of ``calls``."""
+    steps = [{"id": "s1", "description": "Enter temp", "tool": "cd",
+              "args": {"folder": "temp"}, "status": "completed",
+              "result": {"current_working_directory": "temp"}}]
+    for number, (tool, args) in enumerate(calls, 2):
+        steps.append({"id": f"s{number}", "description": f"{tool} {args}", "tool": tool,
+                      "args": args, "depends_on": [f"s{number - 1}"] if number > 2 else []})
+    steps.append({"id": "s9", "description": "Answer", "depends_on": [steps[-1]["id"]]})
+    return Plan.model_validate({"goal": "Move the other report to temp too", "steps": steps})
+
+
+def test_an_idempotent_call_after_another_side_effect_is_done_again_not_folded():
+    """BFCL multi_turn_base_0: cd('..'), mv(...), cd('temp') after an earlier turn's
+    cd('temp'): the folded plan would compare the files in the parent folder."""
+    tools = _tools_with_a_directory()
+    again = _follow_up(("cd", {"folder": ".."}), ("mv", {"source": "b.pdf",
+                                                            "destination": "temp"}),
+                       ("cd", {"folder": "temp"}))
+    assert found(fold_repeated_effects, again, tools, stage="follow_up") == []
+    assert [step.id for step in again.steps] == ["s1", "s2", "s3", "s4", "s9"]
+    nothing_between = _follow_up(("cd", {"folder": "temp"}))
+    assert found(fold_repeated_effects, nothing_between, tools, stage="follow_up") == [
+        "s1 already did “cd {'folder': 'temp'}”; it is not done again"]
+    moved_again = _follow_up(("cd", {"folder": ".."}), ("mv", {"source": "b.pdf",
+                                                                  "destination": "temp"}))
+    moved_again.steps[0] = moved_again.steps[0].model_copy(update={
+        "tool": "mv", "args": {"source": "b.pdf", "destination": "temp"}})
+    assert found(fold_repeated_effects, moved_again, tools, stage="follow_up") == [
+        "s1 already did “mv {'source': 'b.pdf', 'destination': 'temp'}”; it is not done "
+        "again"]  # a side effect that is not idempotent is never done twice
