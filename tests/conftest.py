@@ -9,6 +9,7 @@ a page uses); helpers that are not fixtures live in tests/support/.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,6 +78,21 @@ def module_home(tmp_path_factory) -> Iterator[Path]:
     what it shares (a served app started in it inherits that environment)."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         yield isolate(monkeypatch, tmp_path_factory.mktemp("module"))
+
+
+@pytest.fixture(autouse=True)
+def main_module_restored() -> Iterator[None]:
+    """``__main__`` is pytest's again after each test.
+
+    Streamlit's script runner (AppTest, in this process) installs the page it ran as
+    ``__main__`` and leaves it there. A process that a later test of the same worker starts
+    with multiprocessing's "spawn" runs ``__main__``'s file first: each child drew the whole
+    dashboard, and on a PostgreSQL database without the engine's tables it died before its
+    target, so the test waited for results that never came.
+    """
+    main = sys.modules["__main__"]
+    yield
+    sys.modules["__main__"] = main
 
 
 @pytest.fixture(autouse=True)

@@ -27,7 +27,7 @@ from tests.support.claimers import claim, claim_in_a_process
 from tests.support.durable_runs import await_workflow
 from tests.support.pg import on_both_backends
 from tests.support.stored_runs import calc_engine, stopped_run
-from tests.support.waiting import DEFAULT_TIMEOUT_S, wait_until
+from tests.support.waiting import DEFAULT_TIMEOUT_S, results_of, wait_until
 
 pytestmark = on_both_backends
 CLAIMERS = 4
@@ -72,12 +72,17 @@ def test_claims_racing_in_processes_one_wins(store):
     claimers = [context.Process(target=claim_in_a_process,
                                 args=(store.url, run_id, n, barrier, results))
                 for n in range(CLAIMERS)]
-    for process in claimers:
-        process.start()
-    refusals = dict(results.get(timeout=120) for _ in claimers)
-    for process in claimers:
-        process.join(60)
-        assert process.exitcode == 0
+    try:
+        for process in claimers:
+            process.start()
+        refusals = dict(results_of(claimers, results))
+        for process in claimers:
+            process.join(DEFAULT_TIMEOUT_S)
+            assert process.exitcode == 0
+    finally:
+        for process in claimers:
+            if process.is_alive():
+                process.kill()
     assert_one_winner(store, run_id, refusals)
 
 

@@ -9,11 +9,13 @@ below the suite's per-test limit (pytest-timeout, pyproject.toml) so the message
 
 from __future__ import annotations
 
+import queue
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from multiprocessing.process import BaseProcess
+from typing import Any, TypeVar
 
-__all__ = ["DEFAULT_TIMEOUT_S", "wait_until"]
+__all__ = ["DEFAULT_TIMEOUT_S", "results_of", "wait_until"]
 
 DEFAULT_TIMEOUT_S = 60.0
 """How long any test waits for a condition unless it says otherwise."""
@@ -38,3 +40,23 @@ def wait_until(predicate: Callable[[], T], timeout: float = DEFAULT_TIMEOUT_S, *
         if time.monotonic() >= deadline:
             raise AssertionError(f"waited {timeout:.0f} s for {what}, in vain")
         time.sleep(poll_s)
+
+
+def results_of(processes: Sequence[BaseProcess], results: Any,
+               timeout: float = DEFAULT_TIMEOUT_S) -> list[Any]:
+    """One item per process from the multiprocessing queue ``results``, in the order they
+    came; AssertionError as soon as a process ended without putting its own (its traceback
+    is on stderr), rather than waiting out the timeout for an item that cannot come."""
+    got: list[Any] = []
+
+    def all_in() -> bool:
+        try:
+            while len(got) < len(processes):
+                got.append(results.get(timeout=POLL_S))
+        except queue.Empty:
+            failed = [p.exitcode for p in processes if p.exitcode not in (None, 0)]
+            assert not failed, f"a process ended with exit code {failed[0]} before its result"
+        return len(got) == len(processes)
+
+    wait_until(all_in, timeout, what=f"the results of {len(processes)} processes")
+    return got
