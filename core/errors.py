@@ -2,7 +2,10 @@
 
     PlanBoardError                  base: anything PlanBoard reports to a user
     ├── AccessDeniedError           a person's role does not allow what they asked
+    │   └── NotIdentifiedError      an API call names no person (no token, a wrong one)
     ├── ConfigError                 settings are missing or wrong (no API key, bad number)
+    ├── InputError                  what a caller sent cannot be taken (malformed, unknown)
+    │   └── InputTooLargeError      what a caller sent is larger than PlanBoard takes
     ├── LLMError                    talking to the OpenAI-compatible endpoint failed
     │   ├── LLMAuthError            the endpoint refused the API key (401/403)
     │   ├── LLMBudgetError          the run has made every model call its budget allows
@@ -46,6 +49,8 @@ __all__ = [
     "LLM_FAILURE",
     "AccessDeniedError",
     "ConfigError",
+    "InputError",
+    "InputTooLargeError",
     "LLMAuthError",
     "LLMBadRequestError",
     "LLMBudgetError",
@@ -53,6 +58,7 @@ __all__ = [
     "LLMError",
     "LLMModelNotFoundError",
     "LLMResponseError",
+    "NotIdentifiedError",
     "PlanBoardError",
     "PlanError",
     "PlanParseError",
@@ -95,8 +101,21 @@ class AccessDeniedError(PlanBoardError):
     nothing has happened when it is raised."""
 
 
+class NotIdentifiedError(AccessDeniedError):
+    """Raised when an API call needs a person's token and holds none, or a wrong one."""
+
+
 class ConfigError(PlanBoardError):
     """Raised when settings are missing or invalid."""
+
+
+class InputError(PlanBoardError):
+    """Raised when what a caller sent (a plan for review, an agent's event) cannot be
+    taken: malformed, inconsistent or naming what does not exist; nothing was stored."""
+
+
+class InputTooLargeError(InputError):
+    """Raised when what a caller sent passes a stated limit (body size, steps, events)."""
 
 
 class LLMError(PlanBoardError):

@@ -394,6 +394,7 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "kind_interrupted": ("interrupted", "已中断"),
     "kind_step_reset": ("step reset after a crash", "崩溃后步骤重置"),
     "kind_run_finished": ("run finished", "运行结束"),
+    "kind_tool_called": ("tool call reported", "报告了工具调用"),
     "diff_changed": ("changed: {fields}", "修改：{fields}"),
     # history page
     "history_title": ("History", "历史"),

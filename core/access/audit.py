@@ -32,6 +32,7 @@ AuditAction = Literal[
     "reject",           # a side-effecting step was rejected
     "approve_version",  # a new version that widens the side effects was approved
     "reject_version",   # ... or rejected
+    "reject_plan",      # a plan another agent sent for review was rejected
     "pause", "resume", "cancel",
     "follow_up",        # new steps were added to a finished run
     "rerun",            # a finished run was run again from one step

@@ -66,6 +66,109 @@ TEXTS: dict[str, tuple[str, str]] = {
                         "{variable}=2026-12-01, or remove it.",
                         "{variable}={raw} 不是日期。请写成 YYYY-MM-DD，例如 "
                         "{variable}=2026-12-01，或删除这项设置。"),
+    # ---- API tokens (NotIdentifiedError) ---------------------------------------------
+    "api.no_token": (
+        "Sign-in is on: send a person's API token as \"Authorization: Bearer <token>\".",
+        "已启用登录：请以 \"Authorization: Bearer <令牌>\" 发送某人的 API 令牌。"),
+    "api.bad_token": (
+        "The API token is not one PlanBoard knows; ask an admin for yours "
+        "({variable}).",
+        "PlanBoard 不认识这个 API 令牌；请向管理员索取你的令牌（{variable}）。"),
+    "api.bad_tokens_setting": (
+        "{variable} is not a list of e-mail=token pairs (entry {entry}); write "
+        "{variable}=\"ann@example.com=<token of 24 characters or more>\".",
+        "{variable} 不是 e-mail=令牌 的列表（第 {entry} 项）；请写成 "
+        "{variable}=\"ann@example.com=<至少 24 个字符的令牌>\"。"),
+    # ---- plans sent for review by another agent (InputError) ----------------------
+    "review.body_too_large": (
+        "The request body is {size:,} bytes; the limit is {most:,}. Send a smaller plan.",
+        "请求内容有 {size:,} 字节，超过上限 {most:,}。请发送更小的计划。"),
+    "review.not_json": (
+        "The body is not JSON ({detail}); send a JSON object.",
+        "请求内容不是 JSON（{detail}）；请发送一个 JSON 对象。"),
+    "review.not_object": (
+        "The body is a JSON {kind}, not an object; send {{\"plan\": ...}}.",
+        "请求内容是 JSON {kind}，不是对象；请发送 {{\"plan\": ...}}。"),
+    "review.no_plan": (
+        "The body has no plan; put it under \"plan\" (plan JSON, steps or Markdown text).",
+        "请求里没有计划；请放在 \"plan\" 下（计划 JSON、步骤列表或 Markdown 文本）。"),
+    "review.plan_kind": (
+        "\"plan\" is a JSON {kind}; send an object with steps, a list of steps or Markdown "
+        "text.",
+        "\"plan\" 是 JSON {kind}；请发送含 steps 的对象、步骤列表或 Markdown 文本。"),
+    "review.markdown_no_items": (
+        "The Markdown plan has no numbered or bulleted items; write each step as one.",
+        "Markdown 计划里没有编号或项目符号条目；请把每一步写成一个条目。"),
+    "review.bad_field": (
+        "{field}: {detail}",
+        "{field}：{detail}"),
+    "review.too_many_steps": (
+        "The plan has {count:,} steps; a review takes at most {most:,} ({variable}). Send "
+        "a shorter plan, or split the work.",
+        "计划有 {count:,} 个步骤；一次送审最多 {most:,} 步（{variable}）。请发送更短的计划，"
+        "或把工作拆开。"),
+    "review.duplicate_step": (
+        "Two steps are named {step}; give each step its own id.",
+        "有两个步骤都叫 {step}；请给每个步骤不同的 id。"),
+    "review.unknown_dependency": (
+        "Step {step} depends on {dependency}, which is not a step of the plan.",
+        "步骤 {step} 依赖 {dependency}，但计划里没有这个步骤。"),
+    "review.bad_tool": (
+        "Tool {tool} cannot be taken: {problem}.",
+        "工具 {tool} 无法接受：{problem}。"),
+    "review.bad_callback": (
+        "callback_url {url} is not an http(s) address.",
+        "callback_url {url} 不是 http(s) 地址。"),
+    "review.tool_of_agent": (
+        "{tool} belongs to the agent that sent the plan: the agent calls it, not PlanBoard.",
+        "{tool} 属于发送计划的代理：由代理调用，而不是 PlanBoard。"),
+    "review.state.pending": ("pending", "待审"),
+    "review.state.approved": ("approved", "已批准"),
+    "review.state.rejected": ("rejected", "已拒绝"),
+    "review.edit_changes_steps": (
+        "The edited plan has problems: {first}{more}",
+        "编辑后的计划有问题：{first}{more}"),
+    "review.problems": (
+        "The plan cannot be reviewed: {first}{more}",
+        "这个计划无法送审：{first}{more}"),
+    "review.more_problems": (" (and {count} more)", "（另有 {count} 个问题）"),
+    "review.not_found": (
+        "There is no review {review_id}; use the id POST /api/v1/reviews returned.",
+        "没有送审记录 {review_id}；请使用 POST /api/v1/reviews 返回的 id。"),
+    "review.decided": (
+        "Review {review_id} is already {status}; nothing was changed.",
+        "送审 {review_id} 已经是{status}状态；没有做任何更改。"),
+    "review.not_approved": (
+        "Run {run_id} is {status}, not approved: nothing of it may run yet.",
+        "运行 {run_id} 的状态是 {status}，尚未批准：现在还不能执行。"),
+    "review.too_many_events": (
+        "Run {run_id} has {most:,} events, as many as a run takes; no more are recorded.",
+        "运行 {run_id} 已有 {most:,} 个事件，达到上限，不再记录。"),
+    "review.event_invalid": (
+        "The event is not an AG-UI event ({detail}).",
+        "这不是 AG-UI 事件（{detail}）。"),
+    "review.event_not_taken": (
+        "{kind} events are not taken; send RUN_STARTED, STEP_STARTED, STEP_FINISHED, "
+        "TOOL_CALL_START/ARGS/END/RESULT, RUN_FINISHED or RUN_ERROR.",
+        "不接受 {kind} 事件；请发送 RUN_STARTED、STEP_STARTED、STEP_FINISHED、"
+        "TOOL_CALL_START/ARGS/END/RESULT、RUN_FINISHED 或 RUN_ERROR。"),
+    "review.event_unknown_step": (
+        "Run {run_id} has no step {step}; its steps are {steps}.",
+        "运行 {run_id} 没有步骤 {step}；它的步骤是 {steps}。"),
+    "review.event_no_step": (
+        "The tool call names no step and {count} steps are running; put the step's id in "
+        "metadata.stepName.",
+        "工具调用没有指明步骤，而当前有 {count} 个步骤在运行；"
+        "请在 metadata.stepName 中写明步骤 id。"),
+    "review.event_unknown_call": (
+        "No TOOL_CALL_START opened tool call {call}.",
+        "没有 TOOL_CALL_START 开启过工具调用 {call}。"),
+    "review.event_out_of_order": (
+        "{kind} cannot come now: run {run_id} is {status}.",
+        "现在不能发送 {kind}：运行 {run_id} 的状态是 {status}。"),
+    "review.step_out_of_order": (
+        "{kind} cannot come now: step {step} is {status}.",
+        "现在不能发送 {kind}：步骤 {step} 的状态是 {status}。"),
     # ---- the model endpoint (LLMError) -------------------------------------------------
     "llm.timeout": ("{url} did not answer within {seconds}s. Check that the server is running, "
                     "or raise PLANBOARD_TIMEOUT.",
@@ -672,6 +775,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "audit_action.reject": ("rejected", "拒绝"),
     "audit_action.approve_version": ("approved the new version", "批准新版本"),
     "audit_action.reject_version": ("rejected the new version", "拒绝新版本"),
+    "audit_action.reject_plan": ("rejected the agent's plan", "拒绝代理的计划"),
     "audit_action.pause": ("paused", "暂停"),
     "audit_action.resume": ("resumed", "继续"),
     "audit_action.cancel": ("cancelled", "取消"),

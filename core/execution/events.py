@@ -29,6 +29,7 @@ EventKind = Literal[
     "interrupted",
     "step_reset",
     "run_finished",
+    "tool_called",  # an outside agent reported a tool call of a step (core.review)
 ]
 
 

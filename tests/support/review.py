@@ -1,0 +1,46 @@
+"""What the review tests share: a plan an agent sends, and the run store's whole content."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from core.store.run_store import RunStore
+from core.store.schema import metadata
+
+__all__ = ["TOOLS", "agent_plan", "store_content"]
+
+TOOLS = [
+    {"name": "search", "description": "Search the web",
+     "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
+                    "required": ["query"]},
+     "annotations": {"readOnlyHint": True}},
+    {"name": "fetch", "parameters": {"type": "object",
+                                     "properties": {"url": {"type": "string"}}},
+     "read_only": True},
+    {"name": "send_email", "description": "Send an e-mail",
+     "parameters": {"type": "object", "properties": {"to": {"type": "string"},
+                                                     "body": {"type": "string"}}}},
+]
+
+
+def agent_plan(**extra: Any) -> dict[str, Any]:
+    """A 4-step plan in the steps shape (the agent's own step names), with its tools."""
+    return {"agent": "research-graph", "tools": TOOLS, "plan": {
+        "goal": "Mail a summary of the news", "steps": [
+            {"id": "find", "tool": "search", "args": {"query": "news"}},
+            {"id": "read", "tool": "fetch", "args": {"url": "https://example.com/a"},
+             "depends_on": ["find"]},
+            {"id": "draft", "description": "Write the summary", "depends_on": ["read"]},
+            {"id": "mail", "tool": "send_email", "args": {"to": "ann@example.com"},
+             "depends_on": ["draft"]},
+        ]}, **extra}
+
+
+def store_content(store: RunStore) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table of the store: equal before and after means nothing was
+    written."""
+    with store.engine.connect() as conn:
+        return {table.name: sorted(map(tuple, conn.execute(sa.select(table)).all()), key=repr)
+                for table in metadata.sorted_tables}
