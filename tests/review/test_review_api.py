@@ -1,0 +1,157 @@
+"""The review API's routes in-process (Starlette's TestClient, no server, no network):
+JSON answers, a 4xx and one line for each bad input with the store unchanged, tokens."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from core.access.tokens import MIN_TOKEN_CHARS, TOKENS_ENV
+from core.store.run_store import RunStore
+from tests.support.review import agent_plan, store_content
+from ui.review_api import api_routes
+
+ANN = "a" * MIN_TOKEN_CHARS  # an approver's token
+ED = "e" * MIN_TOKEN_CHARS  # an editor's token
+
+
+@pytest.fixture
+def api() -> TestClient:
+    with TestClient(Starlette(routes=api_routes())) as client:
+        yield client
+
+
+@pytest.fixture
+def api_with_tokens(monkeypatch, tmp_path):
+    """Sign-in on, roles configured, two people with tokens."""
+    monkeypatch.setattr("streamlit.auth_util.get_secrets_auth_section",
+                        lambda: {"client_id": "x"})
+    roles = tmp_path / "roles.toml"
+    roles.write_text('[emails]\n"ann@example.com" = "approver"\n"ed@example.com" = "editor"\n',
+                     encoding="utf-8")
+    monkeypatch.setenv("PLANBOARD_ROLES", str(roles))
+    monkeypatch.setenv(TOKENS_ENV, f"ann@example.com={ANN}, ed@example.com={ED}")
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_a_plan_is_sent_decided_and_reported_through_the_api(api, store):
+    sent = api.post("/api/v1/reviews", json=agent_plan())
+    assert sent.status_code == 201
+    review = sent.json()["id"]
+    assert sent.json()["review_url"].endswith(f"/run?run={review}")
+    assert api.get(f"/api/v1/reviews/{review}?wait=0.1").json()["status"] == "pending"
+    plan = store.get_run(review).plan.canonical()
+    plan["steps"][3]["args"] = {"to": "bob@example.com"}
+    decided = api.post(f"/api/v1/reviews/{review}/decision",
+                       json={"decision": "approve", "plan": plan})
+    assert decided.status_code == 200
+    got = api.get(f"/api/v1/reviews/{review}?wait=5").json()
+    assert (got["status"], got["version"]) == ("approved", 2)
+    assert got["plan"]["steps"][3]["args"] == {"to": "bob@example.com"}
+    assert got["step_names"]["s4"] == "mail"
+    event = {"type": "RUN_STARTED", "threadId": "t", "runId": review,
+             "metadata": {"eventId": "1"}}
+    assert api.post(f"/api/v1/runs/{review}/events", json=event).json() == {"applied": True}
+    assert api.post(f"/api/v1/runs/{review}/events", json=event).json() == {"applied": False}
+    assert store.get_run(review).status == "running"
+
+
+def test_a_rejection_reaches_the_agent_with_its_comment(api):
+    review = api.post("/api/v1/reviews", json={"plan": "1. one\n2. two"}).json()["id"]
+    api.post(f"/api/v1/reviews/{review}/decision",
+             json={"decision": "reject", "comment": "Too broad."})
+    got = api.get(f"/api/v1/reviews/{review}").json()
+    assert (got["status"], got["comment"]) == ("rejected", "Too broad.")
+
+
+def _approved(api: TestClient) -> str:
+    review = api.post("/api/v1/reviews", json=agent_plan()).json()["id"]
+    api.post(f"/api/v1/reviews/{review}/decision", json={"decision": "approve"})
+    api.post(f"/api/v1/runs/{review}/events",
+             json={"type": "RUN_STARTED", "threadId": "t", "runId": review})
+    return review
+
+
+CYCLE = {"plan": [{"id": "a", "description": "x", "depends_on": ["b"]},
+                  {"id": "b", "description": "y", "depends_on": ["a"]}]}
+BAD_INPUTS = {
+    "malformed JSON": ("POST", "/api/v1/reviews", b'{"plan": [', 400, "review.not_json"),
+    "a dependency cycle": ("POST", "/api/v1/reviews", json.dumps(CYCLE).encode(), 422,
+                           "review.problems"),
+    "an unknown step in depends_on": (
+        "POST", "/api/v1/reviews",
+        json.dumps({"plan": [{"id": "a", "description": "x", "depends_on": ["z"]}]}).encode(),
+        422, "review.unknown_dependency"),
+    "5,000 steps": ("POST", "/api/v1/reviews", json.dumps(
+        {"plan": [{"description": f"step {n}"} for n in range(5000)]}).encode(), 413,
+        "review.too_many_steps"),
+    "a 10 MB body": ("POST", "/api/v1/reviews", b" " * 10_000_000, 413,
+                     "review.body_too_large"),
+    "an unknown id": ("GET", "/api/v1/reviews/nope", None, 404, "review.not_found"),
+    "an unknown run's events": ("GET", "/api/v1/runs/nope/events", None, 404, "run.not_found"),
+    "an event for a step that does not exist": (
+        "POST", "/api/v1/runs/{run}/events",
+        json.dumps({"type": "STEP_STARTED", "stepName": "s9"}).encode(), 422,
+        "review.event_unknown_step"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_each_bad_input_gets_its_4xx_one_line_and_nothing_stored(api, case, caplog):
+    method, path, body, status, code = BAD_INPUTS[case]
+    run_id = _approved(api)
+    store = RunStore()
+    try:
+        before = store_content(store)
+        with caplog.at_level(logging.DEBUG):
+            answer = api.request(method, path.format(run=run_id), content=body)
+        assert store_content(store) == before
+    finally:
+        store.close()
+    assert (answer.status_code, answer.json()["code"]) == (status, code)
+    assert "\n" not in answer.json()["error"] and answer.json()["error_zh"]
+    assert not [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
+
+
+def test_with_sign_in_on_a_call_needs_a_persons_token(api, store, api_with_tokens):
+    before = store_content(store)
+    for headers, code in (({}, "api.no_token"), (_bearer("wrong" * 10), "api.bad_token")):
+        answer = api.post("/api/v1/reviews", json=agent_plan(), headers=headers)
+        assert (answer.status_code, answer.json()["code"]) == (401, code)
+        assert api.get("/api/v1/reviews/nope", headers=headers).status_code == 401
+    assert store_content(store) == before
+    sent = api.post("/api/v1/reviews", json=agent_plan(), headers=_bearer(ED))
+    assert sent.status_code == 201
+    assert store.get_run(sent.json()["id"]).options["owner"] == {"name": "ed@example.com",
+                                                                  "via": "token"}
+
+
+def test_approving_through_the_api_needs_the_approver_role(api, store, api_with_tokens):
+    review = api.post("/api/v1/reviews", json=agent_plan(), headers=_bearer(ED)).json()["id"]
+    before = store_content(store)
+    refused = api.post(f"/api/v1/reviews/{review}/decision", json={"decision": "approve"},
+                       headers=_bearer(ED))
+    assert refused.status_code == 403 and "approver" in refused.json()["error"]
+    assert store_content(store) == before
+    approved = api.post(f"/api/v1/reviews/{review}/decision", json={"decision": "approve"},
+                        headers=_bearer(ANN))
+    assert approved.json()["decided_by"] == "ann@example.com"
+    decided = api.post(f"/api/v1/reviews/{review}/decision", json={"decision": "approve"},
+                       headers=_bearer(ANN))
+    assert decided.status_code == 409
+
+
+def test_a_settled_runs_events_stream_as_server_sent_ag_ui_events(api):
+    review = api.post("/api/v1/reviews", json={"plan": "1. one"}).json()["id"]
+    api.post(f"/api/v1/reviews/{review}/decision", json={"decision": "reject", "comment": "no"})
+    answer = api.get(f"/api/v1/runs/{review}/events")
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    assert [json.loads(line.removeprefix("data: "))["type"]
+            for line in answer.text.split("\n\n") if line] == ["CUSTOM"]
