@@ -40,7 +40,7 @@ from core.store.schema import (
     utc_now,
 )
 
-__all__ = ["AG_UI", "MAX_EVENTS", "TAKEN", "accept_event"]
+__all__ = ["AG_UI", "AG_UI_EVENTS", "MAX_EVENTS", "TAKEN", "accept_event"]
 
 AG_UI = "ag_ui"  # the stored event's field holding the AG-UI event as it came
 MAX_EVENTS = 10_000  # events one run takes: a plan's most steps, each with a few tool calls
@@ -57,7 +57,7 @@ TAKEN: dict[EventType, EventKind] = {
 }
 _RUN_STATUS = {EventType.RUN_STARTED: "running", EventType.RUN_FINISHED: "completed",
                EventType.RUN_ERROR: "failed"}
-_EVENTS = TypeAdapter(Event)
+AG_UI_EVENTS = TypeAdapter(Event)  # any AG-UI event, by its type
 
 
 def accept_event(store: RunStore, run_id: str, data: Any, actor: Actor | None) -> bool:
@@ -106,7 +106,7 @@ def sa_status(run_id: str) -> Any:
 
 def _parse(data: Any) -> Any:
     try:
-        event = _EVENTS.validate_python(data)
+        event = AG_UI_EVENTS.validate_python(data)
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"])

@@ -21,7 +21,6 @@ from typing import Any
 from ag_ui.core import (
     BaseEvent,
     CustomEvent,
-    Event,
     RunErrorEvent,
     RunFinishedCancelledOutcome,
     RunFinishedEvent,
@@ -34,13 +33,12 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 from ag_ui.encoder import EventEncoder
-from pydantic import TypeAdapter
 
 from core.access.identity import Actor
 from core.access.policy import access_for
 from core.lifecycle import TERMINAL_STATUSES
 from core.plan.model import Plan, Step
-from core.review.agent_events import AG_UI
+from core.review.agent_events import AG_UI, AG_UI_EVENTS
 from core.store.run_store import RunStore, StoredEvent
 
 __all__ = ["MEDIA_TYPE", "STREAM_S", "agui_events", "follow_events", "open_stream"]
@@ -48,7 +46,6 @@ __all__ = ["MEDIA_TYPE", "STREAM_S", "agui_events", "follow_events", "open_strea
 STREAM_S = 60.0  # a stream ends after this long; an AG-UI client opens it again
 MEDIA_TYPE = EventEncoder().get_content_type()
 _POLL_S = 0.1
-_EVENTS = TypeAdapter(Event)
 _STEP_ENDS = ("step_completed", "step_failed")
 
 
@@ -91,7 +88,7 @@ def open_stream(store: RunStore, run_id: str, actor: Actor | None) -> Iterator[s
 
 def _translated(run_id: str, event: StoredEvent, plans: dict[int, Plan]) -> list[BaseEvent]:
     if AG_UI in event.data:
-        return [_EVENTS.validate_python(event.data[AG_UI])]
+        return [AG_UI_EVENTS.validate_python(event.data[AG_UI])]
     if event.kind == "run_started":
         return [RunStartedEvent(thread_id=run_id, run_id=run_id)]
     if event.kind == "step_started" and event.step_id:
