@@ -143,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     from core.cli.refine import add_refine_command
     from core.cli.rehearse import add_rehearsal_options
     from core.cli.rerun import add_rerun_command
+    from core.cli.review_hook import add_review_hook_command
     from core.cli.runs import add_run_commands
     from core.cli.templates import add_template_commands, add_template_options
     from core.cli.variants import add_variants_option
@@ -219,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_worker_commands(commands)
     add_template_commands(commands)
     add_people_commands(commands)
+    add_review_hook_command(commands)
     return parser
 
 

@@ -7,6 +7,20 @@ import os
 __all__ = ["cli_language", "say"]
 
 _TEXT: dict[str, tuple[str, str]] = {
+    "hook_no_plan": ("review-hook: the hook's input holds no plan ({reason}); the assistant "
+                     "asks you itself.",
+                     "review-hook：钩子的输入里没有计划（{reason}）；由助手自己询问你。"),
+    "hook_undecided": ("review-hook: no decision on review {review_id} within {seconds} s; "
+                       "the assistant asks you itself.",
+                       "review-hook：送审 {review_id} 在 {seconds} 秒内没有决定；"
+                       "由助手自己询问你。"),
+    "hook_unreachable": ("review-hook: {reason}; the assistant asks you itself.",
+                         "review-hook：{reason}；由助手自己询问你。"),
+    "hook_refused": ("review-hook: PlanBoard refused the plan: {reason}; the assistant asks "
+                     "you itself.",
+                     "review-hook：PlanBoard 拒收了这个计划：{reason}；由助手自己询问你。"),
+    "hook_sent": ("review-hook: the plan waits for review at {url}",
+                  "review-hook：计划正在 {url} 等待审阅"),
     "roles_you": ("You are {person}, with the role {role}.", "你是 {person}，角色：{role}。"),
     "roles_off": ("Roles are not configured ({path} does not exist and none was given): "
                   "everyone may do everything.",

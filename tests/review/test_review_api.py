@@ -7,22 +7,14 @@ import json
 import logging
 
 import pytest
-from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from core.access.tokens import MIN_TOKEN_CHARS, TOKENS_ENV
 from core.store.run_store import RunStore
 from tests.support.review import agent_plan, store_content
-from ui.review_api import api_routes
 
 ANN = "a" * MIN_TOKEN_CHARS  # an approver's token
 ED = "e" * MIN_TOKEN_CHARS  # an editor's token
-
-
-@pytest.fixture
-def api() -> TestClient:
-    with TestClient(Starlette(routes=api_routes())) as client:
-        yield client
 
 
 @pytest.fixture

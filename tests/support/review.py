@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
+from starlette.testclient import TestClient
 
+from core.review.client import Send
 from core.store.run_store import RunStore
 from core.store.schema import metadata
 
-__all__ = ["TOOLS", "agent_plan", "store_content"]
+__all__ = ["TOOLS", "agent_plan", "in_process", "store_content"]
 
 TOOLS = [
     {"name": "search", "description": "Search the web",
@@ -44,3 +46,14 @@ def store_content(store: RunStore) -> dict[str, list[tuple[Any, ...]]]:
     with store.engine.connect() as conn:
         return {table.name: sorted(map(tuple, conn.execute(sa.select(table)).all()), key=repr)
                 for table in metadata.sorted_tables}
+
+
+def in_process(api: TestClient) -> Send:
+    """The review client's way to the server, through the app's routes in this process
+    (the TestClient takes no timeout: the server's own long poll bounds each call)."""
+    def send(method: str, url: str, data: bytes | None, headers: dict[str, str],
+             timeout: float) -> tuple[int, bytes]:
+        answer = api.request(method, url, content=data, headers=headers)
+        return answer.status_code, answer.content
+
+    return send
