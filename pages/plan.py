@@ -473,6 +473,9 @@ def main() -> None:
         st.info(t("viewer_plan"), icon=":material/visibility:")
         st.page_link("pages/history.py", label=t("go_history"), icon=":material/history:")
         return
+    if opened := template_offer.take_opened():  # "Use this plan" on the Templates page
+        st.session_state["request"] = opened[1]
+        _start_from_template(*opened)
     if "request" not in st.session_state:
         st.session_state["request"] = st.session_state.get("request_text", "")
     st.text_area(t("request"), key="request", height=100, placeholder=t("request_placeholder"))

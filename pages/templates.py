@@ -1,4 +1,4 @@
-"""Templates page: the saved plans — their request, parameters and steps; delete one."""
+"""Templates page: the saved plans — their request, parameters and steps; use or delete one."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import streamlit as st
 from core.errors import PlanBoardError
 from core.learning.templates import PlanTemplate
 from core.plan.model import Plan
-from ui import state
+from ui import identity, state
 from ui.frame import page_header
 from ui.i18n import t
 from ui.messages import error_text
 from ui.safe_text import literal
+from ui.template_offer import open_on_plan_page
 
 
 def _delete(name: str) -> None:
@@ -39,8 +40,33 @@ def _render_template(template: PlanTemplate) -> None:
         plan = Plan.model_validate(template.plan)
         with st.expander(t("template_show_plan", steps=len(plan.steps))):
             st.json(plan.canonical(), expanded=True)
+        if identity.allows("plan"):
+            _render_use(template)
         st.button(t("template_delete"), key=f"template_delete_{template.name}",
                   icon=":material/delete:", on_click=_delete, args=(template.name,))
+
+
+def _render_use(template: PlanTemplate) -> None:
+    """"Use this plan": its parameters (their saved values to start from), filled into a
+    draft that opens on the Plan page for review; nothing runs before it is approved."""
+    with st.expander(t("template_use_here"), icon=":material/bolt:"):
+        values: dict[str, str] = {}
+        for parameter in template.parameters:
+            key = f"template_use_{template.name}_{parameter.name}"
+            st.session_state.setdefault(key, parameter.example)
+            values[parameter.name] = st.text_input(
+                t("template_param", name=parameter.name, example=parameter.example), key=key)
+        replaces = st.session_state.get("plan") is not None
+        st.caption(t("template_open_replaces" if replaces else "template_open_note"))
+        if not st.button(t("template_open"), key=f"template_open_{template.name}",
+                         type="primary", icon=":material/edit_note:"):
+            return
+        try:
+            plan, request = template.fill(values)
+        except PlanBoardError as exc:
+            st.error(error_text(exc))
+            return
+    open_on_plan_page(plan, request)
 
 
 def main() -> None:

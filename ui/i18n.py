@@ -659,12 +659,22 @@ _PAIRS.update({  # plan templates: the offer, saving, the Templates page
                       "有一个已保存的计划适用：**{name}**（相似度 {score}）。可以直接从它开始，"
                       "无需重新规划，不调用大模型。"),
     "template_use": ("Start from this plan", "从这个计划开始"),
+    "template_use_here": ("Use this plan", "使用这个计划"),
+    "template_open": ("Open on the Plan page to review", "在计划页打开并审阅"),
+    "template_open_note": ("It opens as a draft on the Plan page: nothing runs until you "
+                           "approve it there.",
+                           "它会作为草稿在计划页打开：在那里批准之前不会运行任何步骤。"),
+    "template_open_replaces": ("It replaces the plan now on the Plan page; nothing runs "
+                               "until you approve it there.",
+                               "它会替换计划页上现有的计划；在那里批准之前不会运行任何步骤。"),
     "template_param": ("{name} (was {example})", "{name}（原值 {example}）"),
     "template_save": ("Save as template", "保存为模板"),
     "template_name": ("Template name", "模板名称"),
     "template_name_help": ("Letters, digits, - or _ (for example refund-check).",
                            "可用字母（含中文）、数字、- 或 _。"),
     "template_save_confirm": ("Save", "保存"),
+    "template_name_filled": ("(now in the name box: press Save to use it, or change it)",
+                             "（已填入名称框：点击“保存”即可使用，也可以再修改）"),
     "template_saved": ("Saved template {name} with parameters: {parameters}.",
                        "已保存模板 {name}，参数：{parameters}。"),
     # ---- sign-in, roles and the audit log (ui.identity, pages/audit.py) ------------------

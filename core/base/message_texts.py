@@ -807,6 +807,11 @@ TEXTS: dict[str, tuple[str, str]] = {
         "letter or digit (for example refund-if-delivered)",
         "{name} 不是有效的模板名：请用 1 到 64 个字母、数字、- 或 _，以字母或数字开头"
         "（例如 refund-if-delivered）"),
+    "template.bad_name_suggested": (
+        "{name} is not a template name: use 1-64 letters, digits, - or _, starting with a "
+        "letter or digit; {suggestion} would do",
+        "{name} 不是有效的模板名：请用 1 到 64 个字母、数字、- 或 _，以字母或数字开头；"
+        "可以用 {suggestion}"),
     "template.name_taken": (
         "a template named {name} already exists; pick another name, or delete it first: "
         "python -m core templates delete {name}",

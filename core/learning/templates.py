@@ -40,12 +40,14 @@ __all__ = [
     "check_name",
     "guess_values",
     "similarity",
+    "suggest_name",
 ]
 
 logger = logging.getLogger(__name__)
 
 FIT_THRESHOLD = 0.6  # most terms shared: the same errand, not merely the same topic
 _NAME = re.compile(r"^[^\W_][\w\-]{0,63}$")  # letters (any script), digits, - and _
+_NOT_NAME = re.compile(r"[^\w\-]+")  # what a name cannot hold: spaces, punctuation
 _PLACEHOLDER = re.compile(r"\{\{\s*\w+\s*\}\}")
 _DIGIT = re.compile(r"\d")
 # the word (or the last two Chinese characters) right before a parameter, and the value
@@ -77,11 +79,24 @@ class TemplateFit(BaseModel):
 
 
 def check_name(name: str) -> str:
-    """``name`` stripped; ConfigError unless it is 1-64 letters, digits, ``-`` or ``_``."""
+    """``name`` stripped; ConfigError unless it is 1-64 letters, digits, ``-`` or ``_``
+    (the message suggests the name :func:`suggest_name` makes of it, when there is one)."""
     name = name.strip()
     if not _NAME.match(name):
+        if suggestion := suggest_name(name):
+            raise ConfigError(msg("template.bad_name_suggested", name=repr(name),
+                                  suggestion=suggestion))
         raise ConfigError(msg("template.bad_name", name=repr(name)))
     return name
+
+
+def suggest_name(name: str) -> str:
+    """A valid name close to ``name``: spaces and punctuation become ``-`` ("refund check"
+    gives ``refund-check``), cut to 64 characters; empty when nothing of it is usable.
+
+    Names stay words a shell passes whole (``python -m core templates delete NAME``)."""
+    dashed = re.sub(r"-{2,}", "-", _NOT_NAME.sub("-", name.strip()))
+    return dashed.lstrip("-_")[:64].rstrip("-")
 
 
 def similarity(request: str, template_request: str) -> float:

@@ -12,6 +12,7 @@ from core.learning.templates import (
     check_name,
     guess_values,
     similarity,
+    suggest_name,
 )
 from core.plan.model import Plan, Step
 from core.plan.template import fill, parameterize
@@ -90,6 +91,22 @@ def test_a_request_like_the_templates_fits_and_its_values_are_read_from_it():
 def test_an_invalid_name_is_refused(name):
     with pytest.raises(ConfigError, match="is not a template name"):
         check_name(name)
+
+
+@pytest.mark.parametrize(("name", "suggestion"), [
+    ("refund check", "refund-check"), ("  退款 检查 ", "退款-检查"), ("-a / b!", "a-b"),
+    ("x" * 70, "x" * 64)])
+def test_a_name_with_spaces_or_punctuation_is_refused_with_a_valid_one_to_use(name,
+                                                                             suggestion):
+    with pytest.raises(ConfigError, match=f"is not a template name: .*; {suggestion} would do$"):
+        check_name(name)
+    assert suggest_name(name) == suggestion and check_name(suggestion) == suggestion
+
+
+def test_a_name_with_nothing_usable_is_refused_with_an_example():
+    assert suggest_name("!!!") == ""
+    with pytest.raises(ConfigError, match=r"\(for example refund-if-delivered\)$"):
+        check_name("!!!")
 
 
 @on_both_backends

@@ -87,3 +87,53 @@ def test_the_plan_under_review_is_saved_as_a_template(runner):
     assert at.success[-1].value.startswith("Saved template vacuum-and-refund with parameters:")
     [template] = TemplateLibrary(runner.store).list_templates()
     assert "{{order_id}}" in template.request
+
+
+def test_a_name_with_spaces_is_refused_in_one_line_with_a_valid_one_filled_in(runner):
+    at = open_app()
+    at.button(key="scenario_shop-refund").click().run()
+    at.button(key="generate_plan").click().run()
+    at.text_input(key="template_save_name").input("vacuum and refund")
+    at.button(key="template_save_confirm").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    [refused] = at.error
+    assert "'vacuum and refund' is not a template name" in refused.value
+    assert "vacuum-and-refund would do (now in the name box" in refused.value
+    assert "\n" not in refused.value
+    assert at.text_input(key="template_save_name").value == "vacuum-and-refund"
+    assert TemplateLibrary(runner.store).list_templates() == []
+    at.button(key="template_save_confirm").click().run()
+    assert at.success[-1].value.startswith("Saved template vacuum-and-refund with parameters:")
+    assert [t.name for t in TemplateLibrary(runner.store).list_templates()] == [
+        "vacuum-and-refund"]
+
+
+def test_a_template_opens_on_the_plan_page_as_a_draft_filled_with_the_values_given(runner):
+    saved_template(runner)
+    at = open_app(TEMPLATES)
+    card = keyed_block(at, "template_order-status")
+    assert "It opens as a draft on the Plan page: nothing runs until you approve it there." \
+        in shown(block_text(card))
+    order = at.text_input(key="template_use_order-status_order_id")
+    assert order.value == "88231"  # the saved value, to start from
+    order.input("66001")
+    at.button(key="template_open_order-status").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "Plan"  # on the Plan page, the plan in review
+    plan = at.session_state["plan"]
+    assert plan.steps[0].args == {"order_id": "66001"}
+    assert plan.steps[0].description == "Look up order 66001 in the shop"
+    assert at.text_area(key="request").value == REQUEST.format(order="66001")
+    assert at.button(key="approve_run").disabled is False
+    assert runner.store.list_runs() == []  # a draft to review: nothing ran
+
+
+def test_opening_a_template_says_it_replaces_the_plan_under_review(runner):
+    saved_template(runner)
+    at = open_app()
+    at.button(key="scenario_shop-refund").click().run()
+    at.button(key="generate_plan").click().run()
+    at.switch_page(TEMPLATES)
+    at.run()
+    assert "It replaces the plan now on the Plan page" in shown(
+        block_text(keyed_block(at, "template_order-status")))
