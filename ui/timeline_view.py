@@ -30,6 +30,7 @@ def render_timeline(timeline: Timeline) -> None:
         if not timeline.bars:
             st.caption(said(msg("timeline.empty")))
             return
+        st.caption(said(msg("timeline.lanes")))
         st.altair_chart(_chart(timeline), width="stretch")
 
 

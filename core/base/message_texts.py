@@ -865,6 +865,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     "timeline.heading": ("Timeline", "时间线"),
     "timeline.title": ("Timeline: {seconds} s on {lanes} lane(s)",
                        "时间线：共 {seconds} 秒，{lanes} 条并行线"),
+    "timeline.lanes": ("L1, L2 … are lanes: steps that ran at the same time sit on separate "
+                       "lanes, so a step on L2 ran while another step was running.",
+                       "L1、L2……是并行线：同时运行的步骤分在不同的线上；在 L2 上的步骤运行时，"
+                       "另有一个步骤也在运行。"),
     "timeline.empty": ("Timeline: no step has started yet.", "时间线：还没有步骤开始执行。"),
     "timeline.legend": ("░ waiting  ┄ demo pace  ▒ for a person  ▓ model  █ tools  ▆ other work",
                         "░ 等待  ┄ 演示节奏  ▒ 等人确认  ▓ 大模型  █ 工具  ▆ 其他工作"),

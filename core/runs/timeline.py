@@ -145,7 +145,9 @@ Clock = Callable[[datetime], float]  # a moment as seconds from the run's start
 
 
 def _seconds_from(start: datetime) -> Clock:
-    return lambda moment: round((moment - start).total_seconds(), 3)
+    """Seconds from ``start``; what was recorded before it (a person's edit of the plan
+    before approval) is at the start: the axis begins at 0, when the run did."""
+    return lambda moment: max(0.0, round((moment - start).total_seconds(), 3))
 
 
 def _bar(step: Step, events: list[StoredEvent], at: Clock, now_s: float,
@@ -297,7 +299,7 @@ def timeline_text(timeline: Timeline, lang: Language, *, width: int = 40) -> lis
     span = timeline.span_s or 1.0
     scale = width / span
     lines = [render(msg("timeline.title", seconds=f"{timeline.span_s:.2f}",
-                        lanes=timeline.lanes), lang)]
+                        lanes=timeline.lanes), lang), render(msg("timeline.lanes"), lang)]
     for bar in sorted(timeline.bars, key=lambda b: (b.start_s, b.step_id)):
         row = [" "] * width
         for segment in bar.segments:

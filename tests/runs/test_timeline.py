@@ -81,11 +81,32 @@ def test_bars_lanes_waits_model_and_tool_time_markers_and_the_meter(store):
     assert timeline.meter.fraction == 0.5
 
 
+def test_an_edit_before_approval_is_at_the_start_and_nothing_is_before_it(store):
+    """The edit a person made before approving is recorded before the run starts; drawn at
+    -0.05 s, it made the chart's axis begin at -20 s."""
+    run_id = store.create_run("refund", {}, _plan(), status="completed")
+    for seconds, kind, step, data in [
+        (-0.05, "replanned", None, {"to_version": 2,
+                                    "reason": "edited by a person before approval"}),
+        (0.0, "run_started", None, {}),
+        (0.1, "step_started", "s1", {}),
+        (0.6, "step_completed", "s1", {"work_s": 0.4, "tool_s": 0.1}),
+    ]:
+        store.append_event(run_id, RunEvent(kind=kind, step_id=step, data=data,
+                                            at=_at(seconds)))
+    timeline = _timeline(store, run_id)
+    assert [(m.kind, m.at_s) for m in timeline.markers] == [("replan", 0.0)]
+    assert min(s.start_s for bar in timeline.bars for s in bar.segments) == 0.0
+    assert "◆ 0.00 s replanned to v2" in "\n".join(timeline_text(timeline, "en"))
+    assert ":milestone, m1, 0, 1" in "\n".join(timeline_mermaid(timeline, "en"))
+
+
 def test_show_prints_a_compact_text_timeline(store, capsys):
     run_id = _recorded_run(store)
     assert main(["show", run_id]) == 0
     out = capsys.readouterr().out
     assert "Timeline: 2.00 s on 2 lane(s)" in out
+    assert "L1, L2 … are lanes: steps that ran at the same time sit on separate lanes" in out
     rows = [line for line in out.splitlines() if line.startswith(("s1 ", "s2 ", "s3 "))]
     assert len(rows) == 3 and all(row.count("|") == 2 for row in rows)
     assert "▓" in rows[0] and "█" in rows[0] and "▒" in rows[2]  # model, tools, a person

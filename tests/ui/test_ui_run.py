@@ -342,6 +342,18 @@ def test_the_step_cards_are_the_first_tab_and_the_graph_has_a_tab_of_its_own(
     assert len(charts) == 1, "the timeline draws one chart"
 
 
+@pytest.mark.parametrize(("language", "tab", "lanes"), [
+    ("en", "Timeline", "L1, L2 … are lanes: steps that ran at the same time sit on separate "
+                       "lanes, so a step on L2 ran while another step was running."),
+    ("zh", "时间线", "L1、L2……是并行线：同时运行的步骤分在不同的线上"),
+])
+def test_the_timeline_says_what_its_lanes_are(runner, language, tab, lanes):
+    run_id = _start(runner, confirm=False)
+    runner.wait(run_id, DEFAULT_TIMEOUT_S)
+    at = open_app("pages/run.py", query={"run": run_id}, language=language, run_tabs=tab)
+    assert lanes in block_text(keyed_block(at, "run_timeline"))
+
+
 def _cards_in(block) -> list[str]:
     """The ids of the step cards drawn inside ``block`` (an AppTest block such as a tab)."""
     found, stack = [], [block]
