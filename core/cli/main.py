@@ -301,7 +301,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.json:
         print_json(plan.canonical())
     else:
-        print(plan.summary())
+        from core.cli.plans import plan_text
+
+        print(plan_text(plan, engine.registry))
         for warning in plan.warnings:
             print(say("warning", text=warning), file=sys.stderr)
     return 0

@@ -21,6 +21,8 @@ __all__ = ["ask", "ask_text", "bounded_float", "bounded_int", "error_code", "pri
 _CAPITALS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")  # OSError: os_error
 _NOTED_EVENTS = {"replanned", "reflected", "waiting_confirmation", "confirmed", "rejected",
                  "paused", "resumed", "cancelled"}
+_STATUS_WORDS = {"started", "completed", "failed", "skipped"}
+_HOW = {"direct", "forced_tool", "react", "synthesis", "condition"}  # the executor's StepMode
 
 
 def print_json(value: Any) -> None:
@@ -61,9 +63,13 @@ def print_progress(event: RunEvent, out: Any) -> None:
         return
     status = event.kind.removeprefix("step_")
     icon = STATUS_ICONS.get("running" if status == "started" else status, "·")
-    detail = event.data.get("error") or event.data.get("mode") or ""
-    print(f"  {icon} {event.step_id} {status} {short(str(detail), 100)}".rstrip(), file=out,
-          flush=True)
+    detail = event.data.get("error") or ""
+    if not detail and status == "completed" and event.data.get("mode") in _HOW:
+        detail = say(f"step_how_{event.data['mode']}")  # how it ran, in plain words
+    word = say(f"step_{status}") if status in _STATUS_WORDS else status
+    if detail:
+        word = say("step_detail", status=word, detail=short(str(detail), 100))
+    print(f"  {icon} {event.step_id} {word}", file=out, flush=True)
 
 
 def ask(question: str) -> bool:

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from pathlib import Path
 from typing import Any
 
+from core.base.text import preview
 from core.cli.output import ask
 from core.cli.text import say
 from core.errors import ConfigError
-from core.plan.model import Plan
+from core.plan.model import STATUS_ICONS, Plan, Step
 
-__all__ = ["approved_to_run", "load_plan_file"]
+__all__ = ["approved_to_run", "load_plan_file", "plan_text"]
+
+_VALUE_WIDTH = 80  # characters of one argument's value shown; --json gives it whole
+_ROWS = ("plan_row_tool", "plan_row_condition", "plan_row_after")  # the rows under a step
 
 
 def approved_to_run(plan: Plan, engine: Any, yes: bool, out: Any) -> bool:
@@ -21,7 +27,7 @@ def approved_to_run(plan: Plan, engine: Any, yes: bool, out: Any) -> bool:
 
     check_size(plan)
     plan.raise_if_invalid(engine.registry, can_infer=engine.model is not None)
-    print(plan.summary(), file=out)
+    print(plan_text(plan, engine.registry), file=out)
     for warning in plan.warnings:
         print(say("warning", text=warning), file=out)
     calls = predict_llm_calls(plan, engine.registry, offline=engine.offline)
@@ -35,6 +41,49 @@ def approved_to_run(plan: Plan, engine: Any, yes: bool, out: Any) -> bool:
         return True
     print(say("not_executed"), file=out)
     return False
+
+
+def plan_text(plan: Plan, registry: Any) -> str:
+    """The plan to review on a terminal: each step's status, id and description (marked
+    when it has a side effect), then under it, in aligned rows, its tool with its
+    arguments, its condition and the steps it waits for; a plan with phases lists each
+    phase with its steps under it."""
+    lines = [f"Plan v{plan.version}: {plan.goal}"]
+    if not plan.phases:
+        return "\n".join(lines + [row for s in plan.steps for row in _step_rows(s, registry, "  ")])
+    statuses = plan.phase_statuses()
+    for phase_id in statuses:
+        phase = plan.phase(phase_id)
+        lines.append(f"  {STATUS_ICONS[statuses[phase_id]]} {phase.id}: {phase.title}")
+        lines += [row for s in plan.steps_of(phase_id) for row in _step_rows(s, registry, "    ")]
+    lines += [row for s in plan.steps if s.phase not in statuses
+              for row in _step_rows(s, registry, "  ")]
+    return "\n".join(lines)
+
+
+def _step_rows(step: Step, registry: Any, indent: str) -> list[str]:
+    from core.plan.approval import has_side_effect
+
+    mark = "  " + say("plan_side_effect_mark") if has_side_effect(step, registry) else ""
+    head = f"{indent}{STATUS_ICONS[step.status]} {step.id}: {step.description}{mark}"
+    arguments = ", ".join(f"{name}={preview(json.dumps(value, ensure_ascii=False), _VALUE_WIDTH)}"
+                          for name, value in (step.args or {}).items())
+    rows = [("plan_row_tool", f"{step.tool}({arguments})" if step.tool
+             else say("plan_no_tool"))]
+    if step.condition:
+        rows.append(("plan_row_condition", step.condition))
+    if step.depends_on:
+        rows.append(("plan_row_after", ", ".join(step.depends_on)))
+    labels = {key: say(key) for key in _ROWS}
+    width = max(_width(label) for label in labels.values())  # one column for every step
+    pad = indent + " " * (len(STATUS_ICONS[step.status]) + 1)
+    return [head] + [f"{pad}{labels[key]}{' ' * (width - _width(labels[key]))} {value}"
+                     for key, value in rows]
+
+
+def _width(text: str) -> int:
+    """Columns ``text`` takes on a terminal: a wide (Chinese) character takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def _side_effects_line(plan: Plan, registry: Any, yes: bool) -> str:
