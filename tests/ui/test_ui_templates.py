@@ -137,3 +137,17 @@ def test_opening_a_template_says_it_replaces_the_plan_under_review(runner):
     at.run()
     assert "It replaces the plan now on the Plan page" in shown(
         block_text(keyed_block(at, "template_order-status")))
+
+
+def test_a_value_a_template_cannot_take_is_said_on_its_card_and_nothing_opens(runner):
+    plan = Plan(goal="Refund order 88231 within a budget of 2000", steps=[
+        Step(id="s1", description="Refund order 88231", tool="apply_refund",
+             args={"order_id": "88231", "amount": 2000})])
+    TemplateLibrary(runner.store).save_plan("refund-within", plan, plan.goal)
+    at = open_app(TEMPLATES)
+    at.text_input(key="template_use_refund-within_amount").input("lots")
+    at.button(key="template_open_refund-within").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "Plan templates"  # still here
+    [said] = at.error
+    assert said.value == "parameter amount takes a number, not 'lots'"
