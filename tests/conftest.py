@@ -24,6 +24,7 @@ from core.store.run_store import RunStore
 from core.tools.registry import ToolRegistry
 from core.tools.toolsets import default_registry
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.leftovers import kill_with_descendants, live_children
 
 # tests.support.pg: a throwaway PostgreSQL (postgres_url, db_url, on_both_backends);
 # tests.support.durable_runs: DBOS in the test's home (launched);
@@ -93,6 +94,17 @@ def main_module_restored() -> Iterator[None]:
     main = sys.modules["__main__"]
     yield
     sys.modules["__main__"] = main
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_process_outlives_its_module() -> Iterator[None]:
+    """A process a module's tests started and left running (a test timed out before it
+    stopped its worker or Chromium) is killed when the module ends, after the module's own
+    fixtures stopped theirs: it would load the machine under every later test."""
+    before = live_children()
+    yield
+    for pid in live_children() - before:
+        kill_with_descendants(pid)
 
 
 @pytest.fixture(autouse=True)
