@@ -129,8 +129,8 @@ def wait_for_decision(store: RunStore, review_id: str, wait_s: float,
     """The decision, once it is no longer pending or ``wait_s`` (at most
     :data:`MAX_WAIT_S`) has passed; the store is read again only when the run changed."""
     deadline = time.monotonic() + max(0.0, min(wait_s, MAX_WAIT_S))
+    marker = store.run_marker(review_id)  # before the decision: a change after it shows
     decision = decision_of(store, review_id, actor)
-    marker = store.run_marker(review_id)
     while decision.status == "pending" and time.monotonic() < deadline:
         time.sleep(min(_POLL_S, max(0.0, deadline - time.monotonic())))
         now = store.run_marker(review_id)

@@ -116,3 +116,20 @@ def test_an_unknown_id_or_a_run_that_is_no_review_is_not_found(store):
     for missing in ("nope", own):
         with pytest.raises(RunNotFoundError, match="no review"):
             decision_of(store, missing)
+
+
+def test_a_decision_made_just_after_the_first_look_is_seen(store, sent, monkeypatch):
+    """The person decides between the waiter's first read of the decision and its next
+    look at the run: the change is still noticed (it was missed until the wait ran out)."""
+    from core.review import reviews
+
+    real = reviews.decision_of
+
+    def read_then_person_decides(*args, **kwargs):
+        found = real(*args, **kwargs)
+        if found.status == "pending":
+            reject_review(store, sent, None, "no")
+        return found
+
+    monkeypatch.setattr(reviews, "decision_of", read_then_person_decides)
+    assert wait_for_decision(store, sent, 2).status == "rejected"
