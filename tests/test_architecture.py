@@ -435,3 +435,21 @@ def test_every_fixture_name_is_defined_once():
     assert not twice, ("give each concept its own fixture name, or one definition in the "
                        f"conftest.py of its folder: {twice}")
     assert all(len(where.get(name, [])) == 2 for name in FIXTURE_OVERRIDES)
+
+
+# ---- agents built elsewhere reach PlanBoard through the review client only ----------------
+
+def test_the_integrations_and_the_review_client_stay_apart_from_the_engine():
+    """An agent's project copies core/review/client.py alone, and the integrations use
+    nothing else of PlanBoard."""
+    client = REPO / "core" / "review" / "client.py"
+    offenders = [f"core/review/client.py:{line} imports {package}"
+                 for line, package in _imported_packages(client)
+                 if package in ("core", "ui", "pages", "demo", "integrations")]
+    for path in sorted((REPO / "integrations").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        offenders += [f"{path.relative_to(REPO)}:{node.lineno} imports {node.module}"
+                      for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                      and (node.module or "").split(".")[0] in ("core", "ui", "pages", "demo")
+                      and node.module != "core.review.client"]
+    assert not offenders, "\n".join(offenders)
