@@ -19,6 +19,7 @@ from core.errors import PlanBoardError
 from core.execution.context import arguments_sent
 from core.plan.graph import plan_to_dot, side_effect_tool_names
 from core.plan.model import Step
+from core.review.reviews import review_text
 from core.runs.rerun import PreparedRerun, prepare_rerun
 from core.runs.timeline import run_timeline
 from core.runs.view import RunView
@@ -441,6 +442,8 @@ def main() -> None:
                         created=record.created_at.strftime("%Y-%m-%d %H:%M:%S")))
         if owner := owner_text(record, current_language()):  # type: ignore[arg-type]
             about.caption(literal(owner))
+        if sent := review_text(record, current_language()):  # type: ignore[arg-type]
+            about.caption(literal(sent))
         # a page switch with the address it names: a page link to the page it is on
         # leaves the address as it was, and the run's end (a full rerun) reads it there
         if action.button(t("present_open"), key="present_open", icon=":material/slideshow:",

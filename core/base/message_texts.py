@@ -128,6 +128,13 @@ TEXTS: dict[str, tuple[str, str]] = {
     "review.edit_changes_steps": (
         "The edited plan has problems: {first}{more}",
         "编辑后的计划有问题：{first}{more}"),
+    "review.sent_by": (
+        "Plan sent for review by the agent {agent}: {state}",
+        "由代理 {agent} 送审的计划：{state}"),
+    "review.unnamed_agent": ("(unnamed)", "（未命名）"),
+    "review.cancelled_undecided": (
+        "the run was cancelled in PlanBoard before a decision",
+        "运行在 PlanBoard 中被取消，尚未作出决定"),
     "review.problems": (
         "The plan cannot be reviewed: {first}{more}",
         "这个计划无法送审：{first}{more}"),

@@ -24,9 +24,11 @@ from pydantic import ValidationError
 from core.access.audit import record_act
 from core.access.identity import Actor
 from core.access.policy import access_for, start_action
-from core.base.messages import msg
+from core.base.language import Language
+from core.base.messages import msg, render
 from core.errors import InputError, RunNotFoundError
 from core.execution.events import RunEvent
+from core.lifecycle import TERMINAL_STATUSES
 from core.plan.model import Plan
 from core.review.declared_tools import declared_problems, declared_registry
 from core.review.intake import Submission, read_body, read_submission
@@ -37,7 +39,8 @@ from core.tools.registry import ToolRegistry
 __all__ = ["MAX_WAIT_S", "REVIEW", "Decision", "approve_review", "decide", "decision_of",
            "declared_tools",
            "is_review",
-           "reject_review", "review_record", "review_registry", "submit_body", "submit_review",
+           "reject_review", "review_record", "review_registry", "review_text", "submit_body",
+           "submit_review",
            "wait_for_decision"]
 
 REVIEW = "review"  # the run option that makes a run a review, and holds it
@@ -103,6 +106,20 @@ def declared_tools(record: RunRecord) -> list[dict[str, Any]]:
     return json.loads(record.options[REVIEW].get("tools") or "[]")
 
 
+def review_text(record: RunRecord, language: Language) -> str | None:
+    """"Plan sent for review by the agent …: approved" for a review's run (None for a run
+    of PlanBoard's own)."""
+    if not is_review(record):
+        return None
+    review = record.options[REVIEW]
+    state = review.get("state", "pending")
+    if state == "pending" and record.status in TERMINAL_STATUSES:
+        state = "rejected"
+    agent = review.get("agent") or msg("review.unnamed_agent")
+    return render(msg("review.sent_by", agent=agent, state=msg(f"review.state.{state}")),
+                  language)
+
+
 def review_registry(record: RunRecord) -> ToolRegistry:
     """The tools the review's agent declared, as a registry (never called)."""
     return declared_registry(declared_tools(record), record.options[REVIEW].get("agent", ""))
@@ -114,13 +131,16 @@ def decision_of(store: RunStore, review_id: str, actor: Actor | None = None) -> 
     access_for(actor, store).require("read", record)
     review = record.options[REVIEW]
     state: State = review.get("state", "pending")
+    comment = review.get("comment")
+    if state == "pending" and record.status in TERMINAL_STATUSES:  # cancelled undecided
+        state, comment = "rejected", render(msg("review.cancelled_undecided"), "en")
     version = review.get("approved_version")
     plan = None
     if state == "approved" and version is not None:
         plan = next(v.plan for v in store.plan_versions(review_id) if v.version == version)
     return Decision(review_id=review_id, status=state, agent=review.get("agent", ""),
                     version=version, plan=plan.canonical() if plan else None,
-                    comment=review.get("comment"), decided_by=review.get("decided_by"),
+                    comment=comment, decided_by=review.get("decided_by"),
                     step_names=review.get("step_names") or {})
 
 
@@ -203,8 +223,10 @@ def _decide(store: RunStore, review_id: str, actor: Actor, decided: dict[str, An
                                .where(runs.c.id == review_id)).first()
         review = dict((options[0] or {}).get(REVIEW) or {})
         if review.get("state", "pending") != "pending" or options[1] != "planned":
+            state = review.get("state", "pending")
+            state = "rejected" if state == "pending" else state  # cancelled undecided
             raise InputError(msg("review.decided", review_id=review_id,
-                                 status=msg(f"review.state.{review.get('state', 'pending')}")))
+                                 status=msg(f"review.state.{state}")))
         review.update(decided, decided_by=actor.name, decided_at=at.isoformat())
         values: dict[str, Any] = {"options": scrub_options({**options[0], REVIEW: review})}
         if event is not None:

@@ -133,3 +133,12 @@ def test_a_decision_made_just_after_the_first_look_is_seen(store, sent, monkeypa
 
     monkeypatch.setattr(reviews, "decision_of", read_then_person_decides)
     assert wait_for_decision(store, sent, 2).status == "rejected"
+
+
+def test_a_review_cancelled_before_a_decision_reads_as_rejected(store, sent):
+    store.set_status(sent, "cancelled")
+    decision = decision_of(store, sent)
+    assert (decision.status, decision.comment) == (
+        "rejected", "the run was cancelled in PlanBoard before a decision")
+    with pytest.raises(InputError, match="already rejected"):
+        approve_review(store, sent, None)

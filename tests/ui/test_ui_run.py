@@ -392,3 +392,17 @@ def test_edit_and_rerun_from_a_step_card_runs_only_that_step_again_with_the_edit
                                                     "reason": "arrived broken"}
     at = wait_for(at, lambda a: "Completed" in _status(a))
     assert keyed_block(at, "rerun_form") is None
+
+
+def test_a_plan_an_agent_sent_for_review_is_marked_with_the_agent(runner):
+    from core.review.intake import read_submission
+    from core.review.reviews import approve_review, submit_review
+
+    review = submit_review(runner.store, read_submission(
+        {"agent": "research-graph", "plan": "1. look\n2. answer"}), None)
+    at = _open_run(review)
+    assert "Plan sent for review by the agent research-graph: pending" in [
+        shown(c.value) for c in at.caption]
+    approve_review(runner.store, review, None)
+    at = open_app("pages/run.py", query={"run": review}, language="zh")
+    assert "由代理 research-graph 送审的计划：已批准" in [shown(c.value) for c in at.caption]
