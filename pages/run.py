@@ -30,6 +30,7 @@ from ui.i18n import current_language, t
 from ui.live_marks import graph_marks
 from ui.live_ticker import hold, live_ticker
 from ui.messages import said
+from ui.review_decision import render_review_decision
 from ui.run_exports import render_exports
 from ui.safe_text import literal
 from ui.safety_notes import render_run_note
@@ -451,6 +452,7 @@ def main() -> None:
             st.switch_page("pages/run.py", query_params={"run": run_id, "present": "1"})
         if view.unasked is not None:
             render_run_note(view.unasked)
+        render_review_decision(view)
     if notice := st.session_state.pop("followup_notice", None):
         st.success(notice, icon=":material/playlist_add:")
     if notice := st.session_state.pop("rerun_notice", None):

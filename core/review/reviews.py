@@ -37,11 +37,8 @@ from core.store.schema import insert_event, runs, scrub_options, update_run, ups
 from core.tools.registry import ToolRegistry
 
 __all__ = ["MAX_WAIT_S", "REVIEW", "Decision", "approve_review", "decide", "decision_of",
-           "declared_tools",
-           "is_review",
-           "reject_review", "review_record", "review_registry", "review_text", "submit_body",
-           "submit_review",
-           "wait_for_decision"]
+           "declared_tools", "is_review", "pending_review", "reject_review", "review_record",
+           "review_registry", "review_text", "submit_body", "submit_review", "wait_for_decision"]
 
 REVIEW = "review"  # the run option that makes a run a review, and holds it
 MAX_WAIT_S = 30.0  # a long poll holds a request (and a server thread) at most this long
@@ -104,6 +101,12 @@ def review_record(store: RunStore, review_id: str) -> RunRecord:
 def declared_tools(record: RunRecord) -> list[dict[str, Any]]:
     """The tools the review's agent declared (:func:`read_declared_tools`' shape)."""
     return json.loads(record.options[REVIEW].get("tools") or "[]")
+
+
+def pending_review(record: RunRecord) -> bool:
+    """True when ``record`` is a review still waiting for a person's decision."""
+    return (is_review(record) and record.status == "planned"
+            and record.options[REVIEW].get("state", "pending") == "pending")
 
 
 def review_text(record: RunRecord, language: Language) -> str | None:

@@ -406,3 +406,28 @@ def test_a_plan_an_agent_sent_for_review_is_marked_with_the_agent(runner):
     approve_review(runner.store, review, None)
     at = open_app("pages/run.py", query={"run": review}, language="zh")
     assert "由代理 research-graph 送审的计划：已批准" in [shown(c.value) for c in at.caption]
+
+
+def test_the_person_approves_or_rejects_an_agents_plan_on_the_run_page(runner):
+    from core.review.intake import read_submission
+    from core.review.reviews import decision_of, submit_review
+
+    def sent() -> str:
+        return submit_review(runner.store, read_submission(
+            {"agent": "research-graph", "plan": "1. look\n2. answer"}), None)
+
+    approved = sent()
+    at = _open_run(approved)
+    at.button(key="review_approve").click().run()
+    assert decision_of(runner.store, approved).status == "approved"
+    assert "review_approve" not in _keys(at)
+
+    rejected = sent()
+    at = _open_run(rejected)
+    at.button(key="review_reject").click().run()
+    assert at.error[0].value == "Say why in the comment: the agent receives it."
+    assert decision_of(runner.store, rejected).status == "pending"
+    at.text_area(key="review_comment").input("Too vague.")
+    at.button(key="review_reject").click().run()
+    assert (decision_of(runner.store, rejected).status,
+            decision_of(runner.store, rejected).comment) == ("rejected", "Too vague.")
