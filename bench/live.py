@@ -14,8 +14,10 @@ counted as missed.
 
 Run with ``python -m bench.live`` (one, five and ten viewers of the run page, one of its
 presentation view, whose graph's node labels are watched instead of cards; demo pace off
-and on), or ``--viewers 5 --pace 0 --present 1``; it prints p50 and max per case and the
-machine's load average.
+and on), or ``--viewers 5 --pace 0 --present 1``; it prints p50 and max per case, the machine's load
+average, and the CPU time the served app and the browser spent per recorded step change
+while the run went on (read from ``/proc``, Linux only): a load-independent cost, since on a
+shared machine the wall clock measures the neighbours too.
 """
 
 from __future__ import annotations
@@ -166,6 +168,10 @@ class LiveSample:
     started: list[float] = field(default_factory=list)  # step_started → card shows ▶
     missed: list[str] = field(default_factory=list)  # "viewer 2: s3 ✓"
     load: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    cpu: dict[str, float] = field(default_factory=dict)  # "server"/"browser": s per change
+    messages: list[int] = field(default_factory=list)  # per viewer, from the server, while
+    # the run went on (each redraw of a part of the page is a few)
+    reloaded: list[str] = field(default_factory=list)  # "viewer 2": loaded or connected again
 
     @property
     def all(self) -> list[float]:
@@ -224,13 +230,33 @@ def serve_and_browse(home: Path, log: Path) -> Iterator[tuple[str, Any]]:
             browser.close()
 
 
+@dataclass
+class _Wire:
+    """What one viewer's page received from the server: its connections, and the messages
+    counted since :attr:`counting` was set."""
+
+    sockets: int = 0
+    messages: int = 0
+    counting: bool = False
+
+    def opened(self, socket: Any) -> None:
+        self.sockets += 1
+        socket.on("framereceived", self.received)
+
+    def received(self, _frame: Any) -> None:
+        self.messages += self.counting
+
+
 def _open_viewers(tabs: Any, url: str, viewers: int, *, present: bool,
-                  pages: list[Any]) -> None:
+                  pages: list[Any], wires: list[_Wire]) -> None:
     """Open ``viewers`` pages on ``url`` into ``pages`` (the caller closes them, also when
-    one fails to load) and wait until each one watches the run."""
+    one fails to load), each with its :class:`_Wire` in ``wires``, and wait until each one
+    watches the run."""
     for _ in range(viewers):
         page = tabs.new_page()
         pages.append(page)
+        wires.append(wire := _Wire())
+        page.on("websocket", wire.opened)
         page.set_default_timeout(TIMEOUT_S * 1000)
         page.goto(f"{url}&present=1" if present else url)
     for page in pages:
@@ -255,6 +281,32 @@ def _final_logs(pages: list[Any], completed: set[str | None]) -> list[list[dict]
         time.sleep(0.25)
 
 
+def _cpu_of_children() -> dict[str, float]:
+    """CPU seconds (user + system) this process's descendants spent so far: the served app
+    (``streamlit``) and the browser (``chrom…``), from ``/proc`` (empty elsewhere)."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    parents: dict[int, int] = {}
+    spent: dict[int, tuple[float, str]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(
+                errors="replace")
+            fields = stat[stat.rindex(")") + 2:].split()
+            parents[int(entry.name)] = int(fields[1])
+            spent[int(entry.name)] = ((int(fields[11]) + int(fields[12])) / tick, command)
+    groups = {"server": 0.0, "browser": 0.0}
+    below = [pid for pid, parent in parents.items() if parent == os.getpid()]
+    while below:
+        pid = below.pop()
+        below += [child for child, parent in parents.items() if parent == pid]
+        seconds, command = spent.get(pid, (0.0, ""))
+        group = "server" if "streamlit" in command else "browser" if "chrom" in command else ""
+        if group:
+            groups[group] += seconds
+    return groups
+
+
 def measure(tabs: Any, url: str, *, viewers: int, pace: float,
             chain: int = CHAIN, present: bool = False) -> LiveSample:
     """Run the gate plan at ``pace`` with ``viewers`` open on its page (``present``: its
@@ -272,18 +324,24 @@ def measure(tabs: Any, url: str, *, viewers: int, pace: float,
     runner = Runner(store, poll_s=0.05)
     sample = LiveSample(viewers=viewers, pace=pace, present=present)
     pages: list[Any] = []
+    wires: list[_Wire] = []
     try:
         plan = gate_plan(chain)
         run_id = runner.start(plan.goal, plan, engine=Engine(gate_registry(gate)),
                               options=RunOptions(step_delay_s=pace),
                               settings_public={"offline": True})
-        _open_viewers(tabs, f"{url}/run?run={run_id}", viewers, present=present, pages=pages)
+        _open_viewers(tabs, f"{url}/run?run={run_id}", viewers, present=present, pages=pages,
+                      wires=wires)
         time.sleep(1.0)  # every viewer settled on the waiting run
         if any(e.kind == "step_completed" for e in store.events(run_id)):  # the gate gave up
             sample.missed.append(f"the run went on before all {viewers} viewers watched it "
                                  f"(they took over {TIMEOUT_S:.0f} s to open)")
         sample.load = os.getloadavg()
         ready = time.time()
+        cpu_before = _cpu_of_children()
+        for page, wire in zip(pages, wires, strict=True):
+            page.evaluate("0")  # what came before is handed over now, uncounted
+            wire.counting = True
         gate.open()
         record = runner.wait(run_id, TIMEOUT_S)
         if record.status != "completed":
@@ -291,7 +349,12 @@ def measure(tabs: Any, url: str, *, viewers: int, pace: float,
         time.sleep(1.5)  # the last changes reach every screen (a late one counts as late)
         events = store.events(run_id)
         logs = _final_logs(pages, {e.step_id for e in events if e.kind == "step_completed"})
+        changes = sum(e.kind in ("step_started", "step_completed") and e.at.timestamp() >= ready
+                      for e in events)
+        sample.cpu = {group: (seconds - cpu_before[group]) / max(changes, 1)
+                      for group, seconds in _cpu_of_children().items()}
         latencies(events, logs, sample, since=ready)
+        _note_wires(pages, wires, sample)
     finally:
         gate.open()
         for page in pages:
@@ -299,6 +362,16 @@ def measure(tabs: Any, url: str, *, viewers: int, pace: float,
         runner.shutdown()
         store.close()
     return sample
+
+
+def _note_wires(pages: list[Any], wires: list[_Wire], sample: LiveSample) -> None:
+    """Each viewer's messages, and which viewers' pages were loaded or connected again
+    (a change must reach the page that is open, not a new one)."""
+    for number, (page, wire) in enumerate(zip(pages, wires, strict=True), start=1):
+        sample.messages.append(wire.messages)
+        loads = page.evaluate("() => performance.getEntriesByType('navigation').length")
+        if wire.sockets != 1 or loads != 1:
+            sample.reloaded.append(f"viewer {number}: {loads} loads, {wire.sockets} sockets")
 
 
 def meets_target(sample: LiveSample) -> bool:
@@ -310,9 +383,13 @@ def _row(sample: LiveSample) -> str:
     load = " ".join(f"{x:.2f}" for x in sample.load)
     met = "yes" if meets_target(sample) else "no"
     seen = "graph (presenting)" if sample.present else "cards"
+    cpu = " / ".join(f"{sample.cpu[group] * 1000:.0f}" if group in sample.cpu else "?"
+                     for group in ("server", "browser"))
+    changes = len(sample.all) / max(sample.viewers, 1)
+    messages = statistics.mean(sample.messages) / changes if sample.messages and changes else 0
     return (f"| {seen:>18} | {sample.viewers:>7} | {sample.pace:>4.1f} | {len(sample.all):>8} "
             f"| {sample.p50:>7.3f} | {sample.worst:>7.3f} | {len(sample.missed):>6} "
-            f"| {met:>6} | {load} |")
+            f"| {met:>6} | {cpu:>13} | {messages:>5.1f} | {load} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -329,9 +406,12 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["PLANBOARD_HOME"] = str(home)
     print("## Event → screen, step status (seconds)\n")
     print(f"Target: p50 ≤ {TARGET_P50_S} s, max ≤ {TARGET_MAX_S} s, nothing missed.\n")
+    print("CPU: milliseconds the served app / the browser spent per recorded step change "
+          "(started or completed) while the run went on; messages: what the server sent "
+          "each viewer per change measured (its redraws).\n")
     print("|               seen | viewers | pace | measured |     p50 |     max | missed "
-          "| target | load 1/5/15 min |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| target | CPU ms server / browser | messages | load 1/5/15 min |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     cases = [(viewers, pace, False) for viewers in args.viewers for pace in args.pace]
     cases += [(viewers, pace, True) for viewers in args.present for pace in args.pace]
     try:
@@ -344,6 +424,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(_row(sample), flush=True)
                 for missed in sample.missed:
                     print(f"  missed: {missed}")
+                for reloaded in sample.reloaded:
+                    print(f"  loaded again: {reloaded}")
     finally:
         durable.shutdown()
     return 0
