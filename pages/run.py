@@ -28,7 +28,7 @@ from ui.frame import ensure_entrypoint, page_header
 from ui.graph_view import folded_phases, plan_graph, toggle_phase
 from ui.i18n import current_language, t
 from ui.live_marks import graph_marks
-from ui.live_ticker import hold, live_ticker
+from ui.live_ticker import live_ticker, request_pending
 from ui.messages import said
 from ui.review_decision import render_review_decision
 from ui.run_exports import render_exports
@@ -36,13 +36,14 @@ from ui.safe_text import literal
 from ui.safety_notes import render_run_note
 from ui.timeline_view import render_timeline
 
-# A followed run's page holds a tick (ui.live_ticker) until the run changed, looking at
-# the process-wide run views (core.runs.live_views), which touch the store only when the
-# run was written; then it redraws the parts that changed (a step's card, the head), in
-# the tab that is open. So a change reaches the screen in about one small draw, and five
-# viewers cost the store one refresh.
+# A followed run's page holds a tick (ui.live_ticker) asleep until the run's one reader in
+# the process (core.runs.live_views.RunChanges) says it changed; then it redraws the parts
+# that changed (a step's card, the head), in the tab that is open. The marks are pushed
+# first (ui.live_marks); the redraw gathers the changes that follow within GATHER_S of
+# each other, so that a burst of steps is one redraw per viewer, not one per step.
 TICK_AFTER_S = 0.02  # from a drawing to the next tick
-GATHER_S = 0.03  # after a change, how long to gather the changes that follow it
+GATHER_S = 0.05  # after a change, how long the run must stay unchanged to be redrawn
+GATHER_MAX_S = 0.3  # the longest a change waits for the ones that follow it
 HOLD_S = 5.0  # a tick held this long without a change redraws the ticker alone
 DRAWN = "run_drawn"  # session key: by run, by part of the page, the marker it shows
 TICKS = "run_ticks"  # session key: how many times the ticker was drawn
@@ -340,14 +341,41 @@ def _on_tick(run_id: str) -> None:
     stale = _stale(run_id)
     if stale == [] and _view(run_id).settled:
         st.rerun()
-    if stale == [] and not hold(lambda: _stale(run_id) != [], timeout_s=HOLD_S):
+    if stale == [] and not _wait_for_change(run_id):
         return
-    time.sleep(GATHER_S)  # steps that end together are drawn together, once
+    _gather(run_id)
     stale = _stale(run_id)
     if stale is None:
         st.rerun()
     st.session_state[DRAWN][run_id]["view"] = _marker(_view(run_id))
     st.rerun([f"run_{part}" for part in stale or []] + ["run_watch"])
+
+
+def _wait_for_change(run_id: str) -> bool:
+    """Sleep until the run changed in a way this page shows (True), or a person acted or
+    HOLD_S passed (False)."""
+    deadline = time.monotonic() + HOLD_S
+    seen = _view(run_id)
+    while (left := deadline - time.monotonic()) > 0:
+        seen = state.run_changes().wait(state.runner().store, run_id, seen, timeout_s=left,
+                                        interrupted=request_pending)
+        if seen is None:
+            return False
+        if _stale(run_id) != []:
+            return True
+    return False
+
+
+def _gather(run_id: str) -> None:
+    """Wait until the run has not changed for GATHER_S (at most GATHER_MAX_S): steps that
+    end one after another are drawn together, once."""
+    deadline = time.monotonic() + GATHER_MAX_S
+    seen = _view(run_id)
+    while (left := deadline - time.monotonic()) > 0:
+        seen = state.run_changes().wait(state.runner().store, run_id, seen,
+                                        timeout_s=min(GATHER_S, left))
+        if seen is None:
+            return
 
 
 def _render_version_wait(view: RunView) -> None:

@@ -7,8 +7,10 @@ wait for it: the server (``app.py``) streams each followed run's step statuses a
 server-sent events (:data:`FEED_PATH`), and each card's head line is an inline component
 that listens to that stream (one per page, shared by its cards) and changes its mark in
 place; the plan graph paints the same marks on its nodes (:func:`graph_marks`). The rest
-of the card follows with the tick. One poller per followed run reads the marks for all its
-streams (N viewers cost one look every 40 ms); a stream sends only when a mark changed,
+of the card follows with the tick. The run's one reader in the process
+(:class:`core.runs.live_views.RunChanges`, shared with the pages' ticks) tells each followed
+run's streams of a change once (N viewers cost one look every 40 ms); a stream sends only
+when a mark changed,
 ends when the run settles or the server stops, and is closed while the page is hidden (a
 browser holds few connections per site); where it is missing or failing (the dashboard
 served without ``app.py``, a server restarting) the tick alone draws the marks.
@@ -37,7 +39,7 @@ from core.access.policy import access_for
 from core.errors import PlanBoardError, RunNotFoundError
 from core.plan.graph import STATUS_COLOURS
 from core.plan.model import STATUS_ICONS, Step
-from core.runs.live_views import followed_view, process_store, step_marks
+from core.runs.live_views import followed_view, process_changes, process_store, step_marks
 from core.runs.view import RunView
 from ui.i18n import t
 from ui.identity import request_actor
@@ -45,7 +47,6 @@ from ui.identity import request_actor
 __all__ = ["FEED_PATH", "feed_lifespan", "feed_routes", "graph_marks", "step_head"]
 
 FEED_PATH = "/api/runs/{run_id}/steps"
-POLL_S = 0.04  # how often a stream looks at the run's shared view (cached for 25 ms)
 KEEP_ALIVE_S = 15.0  # an idle stream says it is alive this often (proxies drop silent ones)
 STREAM_S = 60.0  # a stream ends after this long; the browser opens it again
 STOP_CHECK_S = 0.25  # how often an idle stream looks whether the server is stopping
@@ -245,15 +246,24 @@ async def _feed(request: Request) -> Response:
 
 
 class _Watched:
-    """One followed run in the server: a single poller (:func:`_poll`) reads its marks for
-    every open stream of it, so N viewers cost the store and the thread pool one look."""
+    """One followed run in the server: its reader tells it of each change once
+    (:meth:`heard`, in the reader's thread), for every open stream of it."""
 
-    def __init__(self, marks: dict[str, Any]) -> None:
+    def __init__(self, marks: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
         self.marks = marks
         self.gone = False  # the run was deleted while followed
         self.streams = 0
         self.changed = asyncio.Event()  # set, and replaced, at every change
-        self.poller: asyncio.Task[None] | None = None
+        self.loop = loop
+        self.stop_listening: Callable[[], None] = lambda: None
+
+    def heard(self, view: RunView | None) -> None:
+        """A new view of the run (None: deleted): published in the server's event loop
+        when a mark changed."""
+        marks = None if view is None else step_marks(view)
+        if marks is None or (marks["steps"], marks["settled"]) != (self.marks["steps"],
+                                                                   self.marks["settled"]):
+            self.loop.call_soon_threadsafe(self.publish, marks)
 
     def publish(self, marks: dict[str, Any] | None) -> None:
         if marks is not None:
@@ -271,38 +281,21 @@ def _watch(run_id: str, view: RunView) -> _Watched:
     """The run's shared watch (started by its first stream), counted for one more stream."""
     watched = _watched.get(run_id)
     loop = asyncio.get_running_loop()
-    if watched is None or watched.poller is None or watched.poller.done() \
-            or watched.poller.get_loop() is not loop:
-        watched = _watched[run_id] = _Watched(step_marks(view))
-        watched.poller = loop.create_task(_poll(run_id, watched))
+    if watched is None or watched.loop is not loop:
+        watched = _watched[run_id] = _Watched(step_marks(view), loop)
+        watched.stop_listening = process_changes().listen(process_store(), run_id,
+                                                          watched.heard)
     elif (marks := step_marks(view))["seq"] > watched.marks["seq"]:
         watched.publish(marks)
     watched.streams += 1
     return watched
 
 
-async def _poll(run_id: str, watched: _Watched) -> None:
-    """Look at the run every :data:`POLL_S` while a stream is open, and tell the streams
-    when a mark changed."""
-    warned = False
-    try:
-        while watched.streams > 0:
-            await asyncio.sleep(POLL_S)
-            try:
-                view = await anyio.to_thread.run_sync(followed_view, run_id)
-            except RunNotFoundError:
-                watched.publish(None)  # deleted while followed: nothing more to show
-                return
-            except PlanBoardError as exc:  # the store busy for a moment: look again later
-                if not warned:
-                    _log.warning("step marks of run %s: %s", run_id, exc)
-                warned = True
-                continue
-            marks = step_marks(view)
-            if (marks["steps"], marks["settled"]) != (watched.marks["steps"],
-                                                      watched.marks["settled"]):
-                watched.publish(marks)
-    finally:
+def _unwatch(run_id: str, watched: _Watched) -> None:
+    """One stream fewer; the last one stops listening to the run."""
+    watched.streams -= 1
+    if watched.streams == 0:
+        watched.stop_listening()
         if _watched.get(run_id) is watched:
             del _watched[run_id]
 
@@ -328,4 +321,4 @@ async def _marks(run_id: str, view: RunView) -> AsyncIterator[str]:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(watched.changed.wait(), STOP_CHECK_S)
     finally:
-        watched.streams -= 1
+        _unwatch(run_id, watched)

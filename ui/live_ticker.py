@@ -2,28 +2,28 @@
 
 An inline component (``st.components.v2``, no iframe, nothing drawn) sends one tick
 ``every_s`` seconds after it is drawn, and no other until it is drawn again. The tick's
-callback runs on the server before anything is drawn and *holds* (:func:`hold`): it
-returns as soon as the followed thing changed, or a person's own action waits to be
-served, or after ``timeout_s``. The page then redraws what changed (``st.rerun`` of the
-live fragment and of the ticker's own, which draws the ticker again: the next tick). So a
-change reaches the screen about as soon as it happens, an idle follower costs one small
-rerun per ``timeout_s``, and many followers cost no more than their changes. (A fragment's
-own ``run_every`` would rerun, and redraw the live part, on every tick, in the server and
-in every browser; a hold inside it would hold up the person's clicks.)
+callback runs on the server before anything is drawn and *holds*: it sleeps until the
+followed thing changed (the run page waits on core.runs.live_views.RunChanges), or a
+person's own action waits to be served (:func:`request_pending`), or a timeout. The page
+then redraws what changed (``st.rerun`` of the live fragment and of the ticker's own,
+which draws the ticker again: the next tick). So a change reaches the screen about as soon
+as it happens, an idle follower costs one small rerun per timeout, and many followers
+cost no more than their changes. (A fragment's own ``run_every`` would rerun, and redraw
+the live part, on every tick, in the server and in every browser; a hold inside it would
+hold up the person's clicks.)
 
 Whether a person's action waits is read from the script run's pending requests, which
 Streamlit does not publish: when it cannot be read, a hold simply lasts until a change or
-``timeout_s`` (an action then waits up to that long).
+its timeout (an action then waits up to that long).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import streamlit as st
 
-__all__ = ["hold", "live_ticker", "request_pending"]
+__all__ = ["live_ticker", "request_pending"]
 
 # Streamlit calls the function again whenever the element is drawn again: the tick is
 # one timeout per drawing, kept on the element and replaced, never added to.
@@ -56,16 +56,3 @@ def request_pending() -> bool:
     ctx = get_script_run_ctx(suppress_warning=True)
     state = getattr(getattr(ctx, "script_requests", None), "_state", None)
     return state is not None and state is not ScriptRequestType.CONTINUE
-
-
-def hold(changed: Callable[[], bool], *, timeout_s: float, step_s: float = 0.02,
-         interrupted: Callable[[], bool] = request_pending) -> bool:
-    """Wait until ``changed()`` (True is returned), ``interrupted()`` or ``timeout_s``
-    passed (False), looking every ``step_s`` seconds."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        if changed():
-            return True
-        if interrupted() or time.monotonic() >= deadline:
-            return False
-        time.sleep(step_s)

@@ -29,7 +29,7 @@ from core.plan.model import Plan
 from core.planning.choices import CHECKPOINT_POLICIES as POLICIES
 from core.planning.choices import REQUEST_MODES as MODES
 from core.runs import Runner, open_runner
-from core.runs.live_views import RunViews, process_views
+from core.runs.live_views import RunChanges, RunViews, process_changes, process_views
 from core.runs.tool_trials import ToolTrial
 from core.runs.tool_trials import try_tool as record_tool_trial
 from core.tools.registry import ToolRegistry
@@ -108,6 +108,12 @@ def run_views() -> RunViews:
     and for the server's stream of step marks (process-wide and thread-safe; see
     core.runs.live_views)."""
     return process_views()
+
+
+def run_changes() -> RunChanges:
+    """The readers of the runs people follow: one per run for the whole process, which
+    wakes every session waiting for the run's next change (see core.runs.live_views)."""
+    return process_changes()
 
 
 def lesson_book() -> LessonBook:

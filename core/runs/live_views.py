@@ -20,26 +20,41 @@ shared, so callers only read them. The dashboard's pages use it with their runne
 store; :func:`followed_view` reads it for a caller without a store of its own (the
 server's feed of step marks, which runs outside every page's session), and both find the
 same view of a run. :func:`step_marks` is what that feed sends.
+
+Who follows a run is told of its changes by :class:`RunChanges`: one reader per followed
+run per process (a thread, alive while anyone follows the run) looks at its view every
+:data:`READ_S` and, when it changed, wakes every page waiting on it and calls every
+listener (the server's feed of step marks) once. So ten viewers cost the store the reads
+of one, and a page that waits for a change sleeps instead of asking again and again.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.errors import PlanBoardError, RunNotFoundError
 from core.lifecycle import HELD_STATUSES
 from core.runs.view import RunView, build_run_view
 from core.store.database import default_db_url
 from core.store.run_store import PlanVersion, RunStore, StoredEvent
 
-__all__ = ["RunViews", "followed_view", "process_store", "process_views", "step_marks"]
+__all__ = ["RunChanges", "RunViews", "followed_view", "process_changes", "process_store",
+           "process_views", "step_marks"]
 
 FRESH_S = 0.025  # a view checked this recently is current enough for any follower
 KEEP_RUNS = 64  # runs followed at once; the least recently asked is dropped first
 QUIET_S = 2.0  # a held run unwritten this long has its process looked at
+READ_S = 0.04  # how often a followed run's reader looks at it
+LINGER_S = 2.0  # a reader nobody follows any more stops after this long
+CHECK_S = 0.1  # how often a waiting page looks whether its person acted
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -142,9 +157,155 @@ class RunViews:
             return followed
 
 
+Listener = Callable[["RunView | None"], None]  # a new view, or None: the run was deleted
+
+
+@dataclass
+class _Reader:
+    """The one reader of a followed run: its thread, the latest view it read, and who
+    follows it."""
+
+    store: RunStore
+    run_id: str
+    changed: threading.Condition = field(default_factory=threading.Condition)
+    view: RunView | None = None
+    gone: bool = False  # the run was deleted while followed
+    waiting: int = 0  # pages waiting for a change now
+    listeners: dict[int, Listener] = field(default_factory=dict)
+    idle_since: float = 0.0  # time.monotonic() since when nobody follows it
+    running: bool = False
+
+
+class RunChanges:
+    """Each followed run read once per process, its changes fanned out to every follower:
+    pages that wait (:meth:`wait`) and listeners (:meth:`listen`)."""
+
+    def __init__(self, views: RunViews, *, read_s: float = READ_S,
+                 linger_s: float = LINGER_S) -> None:
+        self.views = views
+        self.read_s = read_s
+        self.linger_s = linger_s
+        self.reads = 0  # looks at a run by every reader (for tests and the benchmark)
+        self._readers: dict[tuple[str, str], _Reader] = {}
+        self._lock = threading.Lock()
+        self._listeners = 0
+
+    def wait(self, store: RunStore, run_id: str, seen: RunView | None, *, timeout_s: float,
+             interrupted: Callable[[], bool] = lambda: False) -> RunView | None:
+        """The run's view once it is another than ``seen`` (at once if it already is), or
+        None when ``timeout_s`` passed, ``interrupted()`` (a person acted) or the run was
+        deleted. ``interrupted`` is looked at every :data:`CHECK_S`."""
+        reader = self._reader(store, run_id, _enter_waiting)
+        deadline = time.monotonic() + timeout_s
+        with reader.changed:
+            try:
+                while True:
+                    if reader.gone:
+                        return None
+                    if reader.view is not None and reader.view is not seen:
+                        return reader.view
+                    left = deadline - time.monotonic()
+                    if left <= 0 or interrupted():
+                        return None
+                    reader.changed.wait(min(left, CHECK_S))
+            finally:
+                reader.waiting -= 1
+                reader.idle_since = time.monotonic()
+
+    def listen(self, store: RunStore, run_id: str, on_change: Listener) -> Callable[[], None]:
+        """Call ``on_change`` (in the reader's thread: it must return at once) with each new
+        view of the run, and with None if it is deleted; returns what stops it."""
+        with self._lock:
+            self._listeners += 1
+            number = self._listeners
+        reader = self._reader(store, run_id,
+                              lambda reader: reader.listeners.__setitem__(number, on_change))
+
+        def stop() -> None:
+            with reader.changed:
+                reader.listeners.pop(number, None)
+                reader.idle_since = time.monotonic()
+
+        return stop
+
+    def _reader(self, store: RunStore, run_id: str,
+                enter: Callable[[_Reader], None]) -> _Reader:
+        """The run's reader, started if it was not running, with ``enter`` (which counts
+        one more follower) done before it can stop."""
+        key = (store.url, run_id)
+        with self._lock:
+            reader = self._readers.get(key)
+            if reader is None or not reader.running:
+                reader = self._readers[key] = _Reader(store, run_id, running=True,
+                                                      idle_since=time.monotonic())
+                threading.Thread(target=self._read, args=(key, reader), daemon=True,
+                                 name=f"planboard-run-reader-{run_id}").start()
+            with reader.changed:
+                enter(reader)
+            return reader
+
+    def _read(self, key: tuple[str, str], reader: _Reader) -> None:
+        """Look at the run every :attr:`read_s` while anyone follows it; at a change, wake
+        the waiting pages and call the listeners."""
+        warned = False
+        while True:
+            with self._lock, reader.changed:  # no follower comes in meanwhile (_reader)
+                if not (reader.waiting or reader.listeners) \
+                        and time.monotonic() - reader.idle_since >= self.linger_s:
+                    return self._forget(key, reader)
+            try:
+                self.reads += 1
+                view: RunView | None = self.views.current(reader.store, reader.run_id)
+            except RunNotFoundError:
+                view = None
+            except PlanBoardError as exc:  # the store busy for a moment: look again later
+                if not warned:
+                    _log.warning("run %s: %s", reader.run_id, exc)
+                warned = True
+                time.sleep(self.read_s)
+                continue
+            if view is None or view is not reader.view:
+                self._tell(reader, view)
+            if view is None:
+                with self._lock:
+                    return self._forget(key, reader)
+            time.sleep(self.read_s)
+
+    @staticmethod
+    def _tell(reader: _Reader, view: RunView | None) -> None:
+        with reader.changed:
+            reader.view = view
+            reader.gone = view is None
+            listeners = list(reader.listeners.items())
+            reader.changed.notify_all()
+        for number, listener in listeners:
+            try:
+                listener(view)
+            except RuntimeError:  # its event loop closed: it listens no more
+                with reader.changed:
+                    reader.listeners.pop(number, None)
+
+    def _forget(self, key: tuple[str, str], reader: _Reader) -> None:
+        """The reader stops (called with :attr:`_lock` held)."""
+        reader.running = False
+        if self._readers.get(key) is reader:
+            del self._readers[key]
+
+
+def _enter_waiting(reader: _Reader) -> None:
+    reader.waiting += 1
+
+
 _process_lock = threading.Lock()
 _process_views = RunViews()
+_process_changes = RunChanges(_process_views)
 _process_store: RunStore | None = None
+
+
+def process_changes() -> RunChanges:
+    """This process's readers of followed runs, over :func:`process_views`: the pages and
+    the server's stream of step marks wait on and listen to the same ones."""
+    return _process_changes
 
 
 def process_views() -> RunViews:

@@ -10,10 +10,12 @@ viewer's page notes when each step card's status mark changes, in the machine's 
 each step's ``step_completed`` (and, with a demo pace, ``step_started``) time in the store
 is subtracted. It asserts what does not depend on the machine's speed: every step's
 completion reaches every viewer's card, for one viewer and for five, with the demo pace off
-and on (a paced ▶ lasts the pace only, so a missed one is reported, not failed). The
-latencies are printed with the machine's load and whether they meet the target (p50 ≤
-0.3 s, max ≤ 1 s); ``python -m bench.live`` judges the wall clock, since a test does not
-assert wall-clock times.
+and on (a paced ▶ lasts the pace only, so a missed one is reported, not failed), in the page
+each viewer opened (never loaded or connected again). That a change is read once for all
+viewers, not once per viewer, is tested in tests/runs/test_live_views.py. The latencies are
+printed with the machine's load and whether they meet the target (p50 ≤ 0.3 s, max ≤ 1 s);
+``python -m bench.live`` judges the wall clock, since a test does not assert wall-clock
+times.
 
 The test marked ``alone`` depends on the machine's speed (a run approved at pace 0 must be
 drawn as it ended within a second of its end), so scripts/test.sh runs it with no other test
@@ -130,12 +132,14 @@ def test_a_recorded_step_change_reaches_every_viewers_card(app, viewers, pace, p
                           present=present)
     print(f"viewers={viewers} pace={pace} present={present}: p50 {sample.p50:.3f} s, "
           f"max {sample.worst:.3f} s over {len(sample.all)} changes, missed {sample.missed}, "
+          f"messages per viewer {sample.messages}, "
           f"target met: {live.meets_target(sample)}, load {sample.load}")
     # every step's ✓, on every screen: a final state stays until it is drawn, however slow
     # the machine (bench.live waits up to SETTLE_S for it); a paced ▶ lasts the pace only,
     # so one missed on a loaded machine is reported here and counted by bench.live, not failed
     assert not [m for m in sample.missed if m.endswith("✓")], sample.missed
     assert len(sample.completed) == viewers * 5
+    assert sample.reloaded == []  # each change reached the page as it was open
 
 
 def test_the_server_streams_a_runs_marks_over_http(app, served_runner):

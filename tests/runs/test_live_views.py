@@ -1,5 +1,5 @@
-"""Run views kept current once for every follower (core.runs.live_views) and the held tick
-that asks for them (ui.live_ticker.hold)."""
+"""Run views kept current once for every follower, and each followed run's one reader that
+wakes them at its changes (core.runs.live_views)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ from bench.live import LiveSample, latencies
 from core.errors import RunNotFoundError
 from core.execution.events import RunEvent
 from core.plan.model import Plan, Step
-from core.runs.live_views import RunViews
+from core.runs.live_views import RunChanges, RunViews
 from core.runs.view import load_run_view
-from ui.live_ticker import hold
 
 
 def _plan(version: int = 1) -> Plan:
@@ -95,17 +94,60 @@ def test_followers_in_threads_share_one_refresh_per_change(store):
     assert seen == [1] * 5 and views.rebuilds == 2
 
 
-def test_a_hold_ends_at_a_change_at_a_persons_action_or_at_its_timeout():
-    changes = iter([False, False, True])
-    assert hold(lambda: next(changes), timeout_s=5, step_s=0.001,
-                interrupted=lambda: False) is True
+def _readers_of(run_id: str) -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate()
+            if thread.name == f"planboard-run-reader-{run_id}"]
+
+
+def test_ten_waiting_viewers_and_a_listener_cost_one_reader_and_one_refresh_per_change(store):
+    """The run page's ticks and the stream of marks: however many follow a run, one thread
+    reads it and each change is read from the store once, then handed to every follower."""
+    plan = _plan()
+    run_id = store.create_run("add up", {}, plan, status="running")
+    views = RunViews(fresh_s=0.0)
+    changes = RunChanges(views, read_s=0.005)
+    first = views.current(store, run_id)
+    heard: list[object] = []
+    stop = changes.listen(store, run_id, heard.append)
+    woken: list[object] = []
+    waiters = [threading.Thread(target=lambda: woken.append(
+        changes.wait(store, run_id, first, timeout_s=30))) for _ in range(10)]
+    for waiter in waiters:
+        waiter.start()
+    assert len(_readers_of(run_id)) == 1
+    plan.steps[0].advance("running")
+    store.record_step(run_id, RunEvent(kind="step_started", step_id="s1"), plan)
+    for waiter in waiters:
+        waiter.join(30)
+    new = views.current(store, run_id)
+    assert new is not first and woken == [new] * 10
+    assert views.rebuilds == 2  # the first view and the change: not one per follower
+    assert heard[-1] is new and heard.count(new) == 1
+    assert len(_readers_of(run_id)) == 1
+    stop()
+
+
+def test_a_wait_ends_at_a_change_at_a_persons_action_at_its_timeout_or_with_the_run(
+        store):
+    run_id = store.create_run("add up", {}, _plan(), status="running")
+    views = RunViews(fresh_s=0.0)
+    changes = RunChanges(views, read_s=0.005, linger_s=0.0)
+    first = views.current(store, run_id)
+    assert changes.wait(store, run_id, None, timeout_s=30) is first  # newer than nothing
     started = time.monotonic()
-    assert hold(lambda: False, timeout_s=5, step_s=0.001, interrupted=lambda: True) is False
-    assert time.monotonic() - started < 1  # an action waiting ends the hold at once
-    started = time.monotonic()
-    assert hold(lambda: False, timeout_s=0.05, step_s=0.001,
-                interrupted=lambda: False) is False
-    assert time.monotonic() - started >= 0.05
+    assert changes.wait(store, run_id, first, timeout_s=30, interrupted=lambda: True) is None
+    assert time.monotonic() - started < 5  # a person's action ends the wait at once
+    assert changes.wait(store, run_id, first, timeout_s=0.05) is None
+    assert changes.wait(store, "nope", None, timeout_s=30) is None  # no such run: no wait
+
+
+def test_a_reader_nobody_follows_stops(store):
+    run_id = store.create_run("add up", {}, _plan(), status="running")
+    changes = RunChanges(RunViews(fresh_s=0.0), read_s=0.005, linger_s=0.0)
+    changes.listen(store, run_id, lambda view: None)()  # listened, then stopped at once
+    [reader] = _readers_of(run_id)
+    reader.join(30)
+    assert not reader.is_alive()
 
 
 def test_measured_latencies_compare_the_store_with_the_screen():

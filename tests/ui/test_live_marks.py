@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import threading
 import urllib.request
 from collections.abc import AsyncIterator
 
@@ -179,16 +180,16 @@ def test_streams_of_one_run_share_one_look_at_the_store(store):
             assert _next(stream, loop).startswith("retry:")
             assert not _data(_next(stream, loop))["settled"]
         watched = live_marks._watched[run_id]
-        assert watched.streams == 3 and not watched.poller.done()  # one poller for three
+        readers = [thread for thread in threading.enumerate()
+                   if thread.name == f"planboard-run-reader-{run_id}"]
+        assert watched.streams == 3 and len(readers) == 1  # one reader for three
 
         plan.steps[0].advance("running")
         store.record_step(run_id, RunEvent(kind="step_started", step_id="s1"), plan)
         assert {_data(_next(stream, loop))["steps"]["s1"] for stream in streams} == {"running"}
         for stream in streams:
             loop.run_until_complete(stream.aclose())
-        assert watched.streams == 0
-        loop.run_until_complete(asyncio.wait_for(watched.poller, 5.0))  # it stops by itself
-        assert run_id not in live_marks._watched
+        assert watched.streams == 0 and run_id not in live_marks._watched
     finally:
         loop.close()
 
