@@ -1019,6 +1019,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{computed}; {said} is {right}",
         "⚠️ 回答说 {said} 等于 {value}，但 {value} 是 {step} 对 {computed} 的计算结果；"
         "{said} 等于 {right}"),
+    "answer.asked_for": (
+        "⚠️ The request asks for {fields}, which {step} ({description}) found, but the answer "
+        "above does not state it: {found}",
+        "⚠️ 请求问到了 {fields}，{step}（{description}）已经查到，但以上回答没有给出：{found}"),
     "answer.receipt_line": (
         "- {step_id} ({description}): {told}",
         "- {step_id}（{description}）：{told}"),

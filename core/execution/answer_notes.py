@@ -14,6 +14,8 @@ for the other half of the question that no step had looked up. An expression the
 states with a calculation's result, where the calculation computed another expression of
 the same numbers, is named with its own value: a small model's calculation dropped the
 request's parentheses, and its answer restated the request's expression with that result.
+A value the request asks for by name that a lookup found and the answer does not state
+(core.execution.asked_for) is quoted under it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from core.base.expressions import ExpressionError, calculate
 from core.base.messages import msg, render
 from core.base.text import preview
+from core.execution.asked_for import unstated_values
 from core.execution.context import render_value
 from core.plan.approval import has_side_effect
 from core.plan.model import Plan, Step
@@ -32,8 +35,8 @@ from core.planning.checks import check_context
 from core.planning.checks.coverage import uncovered_clauses
 from core.tools.registry import ToolRegistry
 
-__all__ = ["failure_note", "left_out_note", "other_expression_note", "receipt_note",
-           "uncovered_note", "with_required_notes"]
+__all__ = ["asked_for_note", "failure_note", "left_out_note", "other_expression_note",
+           "receipt_note", "uncovered_note", "with_required_notes"]
 
 _LEFT_OUT_CHARS = 400  # of a result the answer left out, quoted under it
 # an arithmetic expression with at least one operator between numbers, parentheses allowed
@@ -59,7 +62,19 @@ def with_required_notes(answer: str, plan: Plan, *, unmentioned: list[Step],
     uncovered = uncovered_note(plan, registry) if weak_models else ""
     answer = f"{answer}\n\n{uncovered}" if uncovered else answer
     other = other_expression_note(answer, plan)
-    return f"{answer}\n\n{other}" if other else answer
+    answer = f"{answer}\n\n{other}" if other else answer
+    asked = asked_for_note(answer, plan, registry)
+    return f"{answer}\n\n{asked}" if asked else answer
+
+
+def asked_for_note(answer: str, plan: Plan, registry: ToolRegistry) -> str:
+    """A line for each lookup whose values the request asks for and ``answer`` leaves
+    out (core.execution.asked_for), quoting them ("" if none)."""
+    return "\n".join(render(msg(
+        "answer.asked_for", step=step.id, description=step.description,
+        fields=", ".join(dict.fromkeys(field for field, _ in requested)),
+        found="; ".join(f"{field} {value}" for field, value in requested)), plan.language)
+        for step, requested in unstated_values(answer, plan, registry))
 
 
 def other_expression_note(answer: str, plan: Plan) -> str:

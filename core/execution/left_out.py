@@ -4,9 +4,10 @@ A small model, asked "what was the last commit's message in R, and what time is 
 Tokyo?" in Chinese, had both results before it and answered with the time alone, under
 ``completed``. A tool step whose result no other step reads is there for the answer (the
 synthesis repair makes the answer step depend on each one); an answer that shares nothing
-with such a result, not a word, a number or an id beyond what the request itself says, has
-left it out, unless all it could share is words of the other language (a result retold in
-translation keeps none of its words). The executor then asks once more, naming what was
+with such a result, not a word, a number or an id beyond what the request itself says (a
+number however it is written: "12,500.50" and "1.25 万" are 12500.5), has left it out,
+unless all it could share is words of the other language (a result retold in translation
+keeps none of its words). The executor then asks once more, naming what was
 left out, and quotes what is still left out under the answer.
 """
 
@@ -18,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from core.base.language import Language, terms, written_in
+from core.execution.asked_for import states_a_value
 from core.plan.approval import has_side_effect
 from core.plan.model import Plan, Step
 from core.tools.registry import ToolRegistry
@@ -54,7 +56,8 @@ def left_out_results(answer: str, plan: Plan, answer_step: Step,
             continue
         own = {token for token in found if seen_in[token] == 1} - asked
         if (len(own) >= _MIN_TOKENS and not own & said
-                and not _said_in_translation(own, plan.language)):
+                and not _said_in_translation(own, plan.language)
+                and not states_a_value(answer, _values(dep.result), plan.goal)):
             left_out.append(dep)
     return left_out
 

@@ -213,6 +213,11 @@ SKIPPED_EN = "Refund order 70412 if it has been delivered."
 SKIPPED_ANSWER_EN = ("Order 70412 has not been delivered yet (it is in transit, expected on "
                      "2026-06-25), so no refund was requested.")
 
+TRACKING_EN = "What is the tracking number of order 70412?"
+TRACKING_ANSWER_EN = "Order 70412 ships with 圆通速递 under tracking number YT-9876543210."
+PRICE_TRACKING_ZH = "订单 70412 的运单号和价格是多少？"
+PRICE_TRACKING_ANSWER_ZH = "订单 70412 的运单号是 YT 9876543210（圆通速递），价格 ¥1,299.00。"
+
 _SHOP: tuple[Entry, ...] = (
     Entry(
         name="en-conditional-refund-canonical",
@@ -280,6 +285,21 @@ _SHOP: tuple[Entry, ...] = (
                   {"order_id": "70412"}, ("s1",), condition="s1.status == 'delivered'"),
             _step("s3", SUMMARY_EN, None, None, ("s1", "s2"))]),
         replies=(text(SKIPPED_ANSWER_EN),), calls=2, answers=(SKIPPED_ANSWER_EN,)),
+    Entry(  # the field asked for by name, stated in another format
+        name="en-asks-for-one-field",
+        request=TRACKING_EN,
+        plan=_plan([
+            _step("s1", "Look up order 70412", "query_order", {"order_id": "70412"}),
+            _step("s2", SUMMARY_EN, None, None, ("s1",))]),
+        replies=(text(TRACKING_ANSWER_EN),), calls=2, answers=(TRACKING_ANSWER_EN,)),
+    Entry(
+        name="zh-asks-for-two-fields",
+        request=PRICE_TRACKING_ZH,
+        plan=_plan([
+            _step("s1", "查询订单 70412", "query_order", {"order_id": "70412"}),
+            _step("s2", SUMMARY_ZH, None, None, ("s1",))]),
+        replies=(text(PRICE_TRACKING_ANSWER_ZH),), calls=2,
+        answers=(PRICE_TRACKING_ANSWER_ZH,)),
 )
 
 def _seed003(goal: str, done: str, constraints: list[str],
