@@ -26,6 +26,7 @@ from core.base.expressions import (
     criteria_condition,
     evaluate_condition,
 )
+from core.base.field_words import english_words, name_words
 from core.base.language import Language, terms
 from core.base.messages import msg, render
 from core.base.usage import Usage
@@ -234,7 +235,9 @@ def _size(result: Any) -> int | None:
 def _field_named(criteria: str, result: dict[str, Any], labels: Mapping[str, str]
                  ) -> str | None:
     """The result field the criteria talks about ("the order status" → status): a label
-    the tool declares (the longest that appears), else the words of a field name."""
+    the tool declares (the longest that appears), else the words of a field name, else
+    (criteria in Chinese) the field whose name's words its nouns all mean ("服务列表" →
+    services), the longest."""
     for word in sorted({**_STATUS_LABELS, **labels}, key=len, reverse=True):
         if word in criteria:
             return {**_STATUS_LABELS, **labels}[word]
@@ -245,6 +248,10 @@ def _field_named(criteria: str, result: dict[str, Any], labels: Mapping[str, str
             key = "_".join(words[start:end])
             if key in result and (best is None or len(key) > len(best)):
                 best = key
+    meant = set(english_words(criteria))
+    if best is None and meant:
+        best = max((key for key in result if set(name_words(key)) <= meant),
+                   key=len, default=None)
     if best is None and "status" in words:
         return "status"  # "the order status is known" on a result without one: not met
     return best

@@ -56,7 +56,12 @@ def test_a_field_named_in_chinese_is_read_through_the_tools_labels() -> None:
     labels = {"退款单号": "refund_id", "单号": "ticket_id"}
     verdict = check_structurally("拿到退款单号", {"refund_id": None}, "zh", labels=labels)
     assert verdict is not None and not verdict.met and "refund_id" in verdict.reason
-    assert check_structurally("拿到退款单号", {"refund_id": None}, "zh") is None  # no labels
+    # no labels: the Chinese nouns of records read as the words of a field name
+    assert check_structurally("拿到退款单号", {"refund_id": None}, "zh").reason == (
+        "结果字段 refund_id 为空")
+    assert check_structurally("拿到工单的处理人", {"assignee": None}, "zh") is None
+    listed = check_structurally("服务列表已知", {"services": [{"name": "a"}], "count": 1}, "zh")
+    assert listed is not None and listed.met and "services" in listed.reason
     # the engine learns a demo field's Chinese name from the demo tool that declares it
     step = done("拿到退款单号", {"refund_id": "RF1"}, tool="apply_refund")
     verdict, _ = check_success(step, Engine(default_registry({}), ScriptedChatModel([])),

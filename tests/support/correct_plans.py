@@ -335,6 +335,9 @@ UNHEALTHY_EN = "Which micro-services are unhealthy right now?"
 UNHEALTHY_ANSWER_EN = ("Five of the 15 services are unhealthy: search-service is down, and "
                        "order-service, payment-service, recommendation-service and "
                        "report-service are degraded.")
+UNHEALTHY_ZH = "现在哪些微服务不健康？"
+UNHEALTHY_ANSWER_ZH = ("15 个服务中有 5 个不健康：search-service 宕机，order-service、"
+                       "payment-service、recommendation-service 和 report-service 降级。")
 DIAGNOSE_EN = "Check order-service and payment-service, and diagnose any that is unhealthy."
 DIAGNOSE_ANSWER_EN = (
     "Both are degraded. order-service: CPU at 93% and p99 1450 ms from GC pauses up to 900 ms "
@@ -381,6 +384,19 @@ _OPS: tuple[Entry, ...] = (
                  _forced("s2", "check_health", {"service": "all"}),
                  text(UNHEALTHY_ANSWER_EN)),
         calls=4, answers=(UNHEALTHY_ANSWER_EN,)),
+    Entry(
+        name="zh-ops-seed003-inferred",
+        request=UNHEALTHY_ZH,
+        plan=_seed003(
+            UNHEALTHY_ZH, "列出不健康的服务", ["只读：不做任何修改"],
+            ("step_1", "列出所有微服务", (), "服务列表已知", ["list_services"]),
+            ("step_2", "检查每个服务的健康状况", ("step_1",), "已知哪些服务不健康",
+             ["check_health"]),
+            ("step_3", SUMMARY_ZH, ("step_1", "step_2"), "", [])),
+        replies=(_forced("s1", "list_services", {}),
+                 _forced("s2", "check_health", {"service": "all"}),
+                 text(UNHEALTHY_ANSWER_ZH)),
+        calls=4, answers=(UNHEALTHY_ANSWER_ZH,)),
     Entry(
         name="en-ops-list-condition",
         request=DIAGNOSE_EN,
