@@ -218,6 +218,10 @@ TRACKING_ANSWER_EN = "Order 70412 ships with 圆通速递 under tracking number 
 PRICE_TRACKING_ZH = "订单 70412 的运单号和价格是多少？"
 PRICE_TRACKING_ANSWER_ZH = "订单 70412 的运单号是 YT 9876543210（圆通速递），价格 ¥1,299.00。"
 
+SPELLED_EN = "Where is my parcel? Its tracking number is SF followed by 1234567890."
+SPELLED_ANSWER_EN = ("Parcel SF1234567890 (顺丰速运) was signed for in Beijing on 2026-06-22 "
+                     "at 15:30.")
+
 _SHOP: tuple[Entry, ...] = (
     Entry(
         name="en-conditional-refund-canonical",
@@ -285,6 +289,14 @@ _SHOP: tuple[Entry, ...] = (
                   {"order_id": "70412"}, ("s1",), condition="s1.status == 'delivered'"),
             _step("s3", SUMMARY_EN, None, None, ("s1", "s2"))]),
         replies=(text(SKIPPED_ANSWER_EN),), calls=2, answers=(SKIPPED_ANSWER_EN,)),
+    Entry(  # an identifier the request spells as its prefix, then its number
+        name="en-spelled-tracking-number",
+        request=SPELLED_EN,
+        plan=_plan([
+            _step("s1", "Track parcel SF1234567890", "query_logistics",
+                  {"tracking_no": "SF1234567890"}),
+            _step("s2", SUMMARY_EN, None, None, ("s1",))]),
+        replies=(text(SPELLED_ANSWER_EN),), calls=2, answers=(SPELLED_ANSWER_EN,)),
     Entry(  # the field asked for by name, stated in another format
         name="en-asks-for-one-field",
         request=TRACKING_EN,
