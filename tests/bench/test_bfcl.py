@@ -56,7 +56,7 @@ ALWAYS_TOUCHED = {
 }
 # entries whose replay does not end with BFCL's verdict "right", for the reasons above
 NOT_RIGHT = {111, 115, 132, 134, 143, 145}
-# what the checks for weak models add (88 entries): coverage ("No step covers this part of the
+# what the checks for weak models add (86 entries): coverage ("No step covers this part of the
 # request") on correct plans, and the corrective turns it costs; the corrective turn of 62
 # and others also lists tools the shortlist left out
 WEAK_TOUCHED = {
