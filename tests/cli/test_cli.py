@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -219,70 +220,84 @@ def test_the_operations_scenario_names_every_unhealthy_service(capsys):
 # ---- bad input, as a user sees it: one line, non-zero exit, no traceback -----------------
 
 
-def cli_process(tmp_path: Path, *argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
+def cli_process(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items()
                    if not k.startswith(("OPENAI_", "PLANBOARD_"))}
-    environment.update(PYTHONPATH=str(REPO), PLANBOARD_HOME=str(tmp_path / "home"),
-                       PLANBOARD_MAX_RETRIES="0", **(env or {}))
+    environment.update(PYTHONPATH=str(REPO), PLANBOARD_HOME=str(tmp_path / "home"))
     return subprocess.run([sys.executable, "-m", "core", *argv], cwd=tmp_path, env=environment,
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
 
 
-def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
-    assert result.returncode == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert len(lines) == 1, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0]
+def one_error_line(code: int, err: str) -> str:
+    assert code == 1, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, err
+    return lines[0]
 
 
-def test_a_plan_file_with_an_unknown_tool_is_refused(tmp_path):
+def refused(capsys, caplog, *argv: str) -> tuple[str, str, str]:
+    """``python -m core ARGV`` run in this process (``main``), refused: exit code 1, no
+    traceback, one error line, and nothing logged at ERROR, which the process would print
+    too. Its error line, stdout and stderr."""
+    code, out, err = run_cli(capsys, *argv)
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    return one_error_line(code, err), out, err
+
+
+def test_a_plan_file_with_an_unknown_tool_is_one_line_from_the_process(tmp_path):
     plan = write_plan(tmp_path, [{"id": "s1", "description": "fly", "tool": "teleport",
                                   "depends_on": []}])
-    assert_one_line_error(cli_process(tmp_path, "run", "--plan", plan, "--yes", "--offline"),
-                          "s1", "teleport")
+    result = cli_process(tmp_path, "run", "--plan", plan, "--yes", "--offline")
+    line = one_error_line(result.returncode, result.stderr)
+    assert "s1" in line and "teleport" in line
 
 
-def test_a_cyclic_plan_file_is_refused(tmp_path):
+def test_a_cyclic_plan_file_is_refused(tmp_path, capsys, caplog):
     plan = write_plan(tmp_path, [
         {"id": "s1", "description": "a", "tool": "calculate",
          "args": {"expression": "1"}, "depends_on": ["s2"]},
         {"id": "s2", "description": "b", "tool": "calculate",
          "args": {"expression": "2"}, "depends_on": ["s1"]},
     ])
-    assert_one_line_error(cli_process(tmp_path, "run", "--plan", plan, "--yes", "--offline"),
-                          "cycle")
+    line, _, _ = refused(capsys, caplog, "run", "--plan", plan, "--yes", "--offline")
+    assert "cycle" in line
 
 
-def test_invalid_tool_arguments_are_refused(tmp_path):
-    assert_one_line_error(
-        cli_process(tmp_path, "call", "calculate", "--args", '{"formula": "1+1"}'),
-        "calculate", "expression")
+def test_invalid_tool_arguments_are_refused(capsys, caplog):
+    line, _, _ = refused(capsys, caplog, "call", "calculate", "--args", '{"formula": "1+1"}')
+    assert "calculate" in line and "expression" in line
 
 
-def test_a_wrong_key_is_reported(tmp_path):
+def _endpoint(monkeypatch, base_url: str, key: str) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("PLANBOARD_MAX_RETRIES", "0")
+
+
+def test_a_wrong_key_is_reported(capsys, caplog, monkeypatch):
     with FakeOpenAI() as server:
-        result = cli_process(tmp_path, "plan", "check order 88231", env={
-            "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-wrong"})
-    assert_one_line_error(result, "API key")
-    assert "sk-wrong" not in result.stderr
+        _endpoint(monkeypatch, server.base_url, "sk-wrong")
+        line, out, err = refused(capsys, caplog, "plan", "check order 88231")
+    assert "API key" in line
+    assert "sk-wrong" not in err + out + caplog.text
 
 
-def test_an_unreachable_endpoint_is_reported(tmp_path):
+def test_an_unreachable_endpoint_is_reported(capsys, caplog, monkeypatch):
     with FakeOpenAI() as server:
         closed = server.base_url  # the port is closed once the server stops
-    result = cli_process(tmp_path, "plan", "check order 88231", env={
-        "OPENAI_BASE_URL": closed, "OPENAI_API_KEY": "sk-any", "PLANBOARD_TIMEOUT": "5"})
-    assert_one_line_error(result, "Cannot reach")
+    _endpoint(monkeypatch, closed, "sk-any")
+    monkeypatch.setenv("PLANBOARD_TIMEOUT", "5")
+    line, _, _ = refused(capsys, caplog, "plan", "check order 88231")
+    assert "Cannot reach" in line
 
 
-def test_a_garbage_reply_while_planning_is_one_line_on_stderr(tmp_path):
+def test_a_garbage_reply_while_planning_is_one_line_on_stderr(capsys, caplog, monkeypatch):
     with FakeOpenAI(responder=lambda _request: FakeRaw(body='{"choices": "nope"}')) as server:
-        result = cli_process(tmp_path, "plan", "check order 88231", env={
-            "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": server.api_key})
-    assert_one_line_error(result, server.base_url, "without choices")
-    assert result.stderr.count("\n") == 1 and result.stdout == ""
+        _endpoint(monkeypatch, server.base_url, server.api_key)
+        line, out, err = refused(capsys, caplog, "plan", "check order 88231")
+    assert server.base_url in line and "without choices" in line
+    assert err.count("\n") == 1 and out == ""
 
 
 def test_a_plan_file_and_a_routing_mode_do_not_mix(tmp_path, capsys):
