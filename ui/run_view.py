@@ -203,7 +203,7 @@ def _render_argument(argument: ArgumentSent) -> None:
 def _render_check(check: StepCheck) -> None:
     verdict = check.success
     if verdict is not None:
-        reason = literal(verdict.reason or "—")
+        reason = literal(said(verdict.message) if verdict.message else verdict.reason or "—")
         if verdict.met:
             st.caption(":material/task_alt: " + t("card_success_met", reason=reason))
         else:
@@ -298,8 +298,9 @@ def render_replans(versions: list[VersionView]) -> None:
         title = t("replan_title", old=old.version, new=new.version) + (
             f" · {t(f'source_{new.source}')}")
         with st.expander(title, expanded=True):
-            if new.reason:
-                st.caption(t("replan_reason", reason=literal(new.reason)))
+            reason = said(new.message) if new.message else new.reason
+            if reason:
+                st.caption(t("replan_reason", reason=literal(reason)))
             lines = diff_lines(diff_plans(old.plan, new.plan))
             st.markdown("\n".join(lines) if lines else t("replan_same"))
 

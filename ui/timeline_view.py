@@ -82,4 +82,5 @@ def _row(bar: Bar) -> str:
 
 
 def _marker_label(marker: Marker) -> str:
-    return said(marker_message(marker)) + (f" — {marker.label}" if marker.label else "")
+    reason = marker.reason(current_language())
+    return said(marker_message(marker)) + (f" — {reason}" if reason else "")

@@ -641,6 +641,16 @@ TEXTS: dict[str, tuple[str, str]] = {
     "skip.other": ("{detail}", "{detail}"),
     "version.initial_plan": ("initial plan", "初始计划"),
     "version.manual_edit": ("manual edit", "手动编辑"),
+    "version.edited": ("edited by a person before approval", "审批前经人工编辑"),
+    "version.rerun": ("re-run from {step}", "从 {step} 重新运行"),
+    "version.reasoning": ("reasoning", "推理"),
+    "version.step_failed": ("{step} ({tool}: {description}) failed: {error}",
+                            "{step}（{tool}：{description}）失败：{error}"),
+    "version.step_missed": (
+        "{step} ({tool}: {description}) completed but missed its success criteria "
+        "\"{criteria}\": {reason}",
+        "{step}（{tool}：{description}）已完成，但没有达到成功标准“{criteria}”：{reason}"),
+    "version.failures": ("{failures}", "{failures}"),
     "setting.offline": ("offline", "离线"),
     "setting.base_url": ("base_url", "服务地址"),
     "setting.planner_model": ("planner_model", "规划模型"),

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from core.base.language import Language
 from core.base.message_texts import TEXTS
 
-__all__ = ["TEXTS", "Both", "Message", "joined", "json_error", "msg", "render"]
+__all__ = ["TEXTS", "Both", "Message", "joined", "json_error", "msg", "recorded", "render"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +85,17 @@ def json_error(exc: json.JSONDecodeError) -> Message:
     code = next((code for opening, code in _JSON_ERRORS if exc.msg.startswith(opening)),
                 "json.other")
     return msg(code, where=where)
+
+
+def recorded(raw: object) -> Message | None:
+    """A message a record holds as data (``{"code": ..., "params": ...}``), or None when it
+    holds none or one this version cannot read."""
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return Message.model_validate(raw)
+    except ValueError:  # pydantic's ValidationError is one
+        return None
 
 
 def _param(value: Any) -> Any:

@@ -137,8 +137,10 @@ def left_out_note(plan: Plan, left_out: list[Step]) -> str:
 
 def failure_note(plan: Plan, failed: list[Step]) -> str:
     """A short list of the steps that failed, in the language of the request."""
-    return "\n".join([render(msg("answer.not_done"), plan.language),
-                      *(f"- {s.id} ({s.description}): {s.error}" for s in failed)])
+    lang = plan.language
+    return "\n".join([render(msg("answer.not_done"), lang),
+                      *(f"- {s.id} ({s.description}): {render(s.error_message or s.error, lang)}"
+                        for s in failed)])
 
 
 def receipt_note(plan: Plan, answer: str, registry: ToolRegistry) -> str:

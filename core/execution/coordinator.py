@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from core.base import tracing
 from core.base.expressions import ExpressionError
-from core.base.messages import msg, render
+from core.base.messages import Message, msg, render
 from core.base.usage import Usage
 from core.execution.control import ControlWake, RunControl
 from core.execution.events import EventKind
@@ -47,7 +47,8 @@ logger = logging.getLogger(__name__)
 
 POLL_S = 0.5  # bounded wait, so that subclassed (store-backed) controls are re-read
 Emit = Callable[..., None]  # (kind, plan, step_id=None, **data): sends one event
-Checkpointer = Callable[[Plan, list[Step]], tuple["Plan | None", str]]  # new version, why
+# the new version, and why: a code when PlanBoard worded it, else as written
+Checkpointer = Callable[[Plan, list[Step]], tuple["Plan | None", "Message | str"]]
 _CANCELLED = "cancelled by a person"
 
 
@@ -64,7 +65,7 @@ class RunBook:
     warnings: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)  # replans and checkpoints (not steps)
     ignorable: set[str] = field(default_factory=set)  # failed steps classified ignorable
-    misses: dict[str, str] = field(default_factory=dict)  # step id → failure text
+    misses: dict[str, Message] = field(default_factory=dict)  # step id → why it failed
     unmet: dict[str, str] = field(default_factory=dict)  # step id → missed criteria (all)
     notes: list[str] = field(default_factory=list)  # checkpoint reasons the answer needs
     phase_spans: dict[str, tracing.Span] = field(default_factory=dict)  # open phase spans
@@ -333,9 +334,10 @@ class Coordinator:
         if not verdict.met:
             self.book.unmet[step.id] = f"{step.success_criteria} ({verdict.reason})"
             if self.options.checkpoint != "rigid" and not is_synthesis(self.plan, step):
-                self.book.misses[step.id] = (
-                    f"{step.id} ({step.tool or 'reasoning'}: {step.description}) completed but "
-                    f"missed its success criteria \"{step.success_criteria}\": {verdict.reason}")
+                self.book.misses[step.id] = msg(
+                    "version.step_missed", step=step.id, tool=step.tool or msg("version.reasoning"),
+                    description=step.description, criteria=step.success_criteria,
+                    reason=verdict.message or verdict.reason)
         return verdict.model_dump(), usage
 
     def _classify(self, step: Step) -> str:
@@ -386,18 +388,20 @@ class Coordinator:
         self.checks.clear()
         if self.checkpointer is None or not finished:
             return
-        new_plan, reason = self.checkpointer(
+        new_plan, why = self.checkpointer(
             self.plan, [self.plan.step(step_id) for step_id in finished])
         if new_plan is not None:
-            self._adopt(new_plan, reason)
+            self._adopt(new_plan, why)
 
-    def _adopt(self, new_plan: Plan, reason: str) -> None:
+    def _adopt(self, new_plan: Plan, why: Message | str) -> None:
         """Make ``new_plan`` the current version (called only while no step is running)."""
         old = self.plan
         if new_plan.version <= old.version:
             new_plan.version = old.version + 1
         retire(old, new_plan)  # an awaited step it dropped ends skipped, no longer awaited
+        coded = why.model_dump() if isinstance(why, Message) else None
         self.emit("replanned", new_plan, from_version=old.version,
-                  to_version=new_plan.version, reason=reason, source="checkpoint")
+                  to_version=new_plan.version, reason=render(why, old.language),
+                  reason_message=coded, source="checkpoint")
         self.plan = new_plan
         self.book.versions.append(new_plan)

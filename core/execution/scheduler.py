@@ -170,31 +170,31 @@ def _run_versions(plan: Plan, engine: Engine, options: RunOptions, control: RunC
         plan = coordinator.plan
         if state != "done":
             return _stop(state, plan, book, emit)
-        failure = _failure_text(plan, book)
+        failures = _failures(plan, book)
         judged = 0
-        if not failure and plan.phases:
+        if not failures and plan.phases:
             judged = len(book.phase_checks)
-            failure = _phase_misses(plan, engine, book, launcher)
+            failures = _phase_misses(plan, engine, book, launcher)
             judged = len(book.phase_checks) - judged
-        if not failure and plan.phases:
+        if not failures and plan.phases:
             expanded = _expand_reachable(plan, engine, expander, book, emit, launcher)
             if expanded is not None:
                 plan = expanded
                 continue
             if judged and any(s.status == "pending" for s in plan.steps):
                 continue  # the phases their steps waited for are judged now
-        if failure and replans < limit:
+        if failures and replans < limit:
             if replanning_offline:
                 book.warnings.append(warning(plan, "run.replan_needs_llm"))
             else:
-                new_plan = _next_version(plan, failure, engine, replanner, book, emit,
+                new_plan = _next_version(plan, failures, engine, replanner, book, emit,
                                          launcher)
                 if new_plan is not None:
                     replans += 1
                     plan = new_plan
                     continue
             replans = limit  # the replanner cannot help: finish what is left
-        if failure:
+        if failures:
             coordinator.skip_blocked()
             state = coordinator.run(hold_synthesis=False)
             plan = coordinator.plan
@@ -226,9 +226,13 @@ def _checkpoints_for(options: RunOptions, engine: Engine, book: RunBook,
     return None
 
 
-def _next_version(plan: Plan, failure: str, engine: Engine, replanner: Replanner,
+def _next_version(plan: Plan, failures: list[Message], engine: Engine, replanner: Replanner,
                   book: RunBook, emit: Emitter, launcher: StepLauncher) -> Plan | None:
-    """Replan after a failure; adopt and announce the new version (None if unusable)."""
+    """Replan after ``failures``; adopt and announce the new version (None if unusable).
+
+    The replanner reads the failures in English, as the planner's prompts are written; the
+    version's reason keeps their codes, so that a reader sees them in their language."""
+    failure = "; ".join(str(item) for item in failures)
     new_plan, usage = _replan(plan, failure, engine, replanner, book.warnings, launcher)
     book.usage += usage
     if new_plan is None:
@@ -240,7 +244,8 @@ def _next_version(plan: Plan, failure: str, engine: Engine, replanner: Replanner
     # a phase that could not reach its goal changed the phase plan itself
     source = "phases" if new_plan.phases_version != plan.phases_version else "failure"
     emit("replanned", new_plan, from_version=plan.version, to_version=new_plan.version,
-         reason=failure, source=source)
+         reason=failure, reason_message=msg("version.failures", failures=failures).model_dump(),
+         source=source)
     book.versions.append(new_plan)
     return new_plan
 
@@ -248,9 +253,10 @@ def _next_version(plan: Plan, failure: str, engine: Engine, replanner: Replanner
 # ---- phases -------------------------------------------------------------------------------
 
 
-def _phase_misses(plan: Plan, engine: Engine, book: RunBook, launcher: StepLauncher) -> str:
+def _phase_misses(plan: Plan, engine: Engine, book: RunBook, launcher: StepLauncher
+                  ) -> list[Message]:
     """The done-definitions of the phases that just completed, judged once each; what
-    was missed, as a failure to replan inside those phases ("" when all were met)."""
+    was missed, as failures to replan inside those phases (none when all were met)."""
     missed = []
     for phase_id in phases_to_check(plan, book.phase_checks) if plan.phases else []:
         book.phase_checks.add(check_key(plan, phase_id))
@@ -266,9 +272,9 @@ def _phase_misses(plan: Plan, engine: Engine, book: RunBook, launcher: StepLaunc
             book.phase_misses.discard(phase_id)
         else:
             book.phase_misses.add(phase_id)
-            missed.append(str(msg("phase.done_missed", phase=phase_id, title=phase.title,
-                                  done_when=phase.done_when, reason=verdict.reason)))
-    return "; ".join(missed)
+            missed.append(msg("phase.done_missed", phase=phase_id, title=phase.title,
+                              done_when=phase.done_when, reason=verdict.reason))
+    return missed
 
 
 def _expand_reachable(plan: Plan, engine: Engine, expander: Expander, book: RunBook,
@@ -302,7 +308,8 @@ def _expand_reachable(plan: Plan, engine: Engine, expander: Expander, book: RunB
         reason = msg("phase.expanded", phase=phase.id, title=phase.title,
                      count=len(new_plan.steps_of(phase.id)))
         emit("replanned", new_plan, from_version=current.version, to_version=new_plan.version,
-             reason=str(reason), source="expansion", phase=phase.id)
+             reason=str(reason), reason_message=reason.model_dump(), source="expansion",
+             phase=phase.id)
         book.versions.append(new_plan)
         current = new_plan
     return current if current is not plan else None
@@ -322,7 +329,7 @@ class _Checkpoints:
         self.launcher = launcher
         self.made = 0
 
-    def __call__(self, plan: Plan, finished: list[Step]) -> tuple[Plan | None, str]:
+    def __call__(self, plan: Plan, finished: list[Step]) -> tuple[Plan | None, Message | str]:
         if self.made >= MAX_CHECKPOINT_VERSIONS:
             return None, ""
         after = ", ".join(s.id for s in finished)
@@ -363,7 +370,7 @@ class _Checkpoints:
         self.made += 1
         if self.made == MAX_CHECKPOINT_VERSIONS:
             self.book.warnings.append(warning(plan, "run.checkpoints_spent", count=self.made))
-        return result.plan, result.reason
+        return result.plan, result.message or result.reason
 
 
 def _in_phases(old: Plan, new: Plan, finished: list[Step]) -> list[str]:
@@ -425,15 +432,16 @@ def _drops_before_recovery(old: Plan, new: Plan, book: RunBook) -> tuple[str, st
     return (", ".join(failed), ", ".join(dropped)) if failed and dropped else None
 
 
-def _failure_text(plan: Plan, book: RunBook) -> str:
+def _failures(plan: Plan, book: RunBook) -> list[Message]:
     """What failed fatally in this version (the answer step too), and which success
     criteria were missed; ignorable failures do not count."""
     failed = [
-        f"{s.id} ({s.tool or 'reasoning'}: {s.description}) failed: {s.error}"
+        msg("version.step_failed", step=s.id, tool=s.tool or msg("version.reasoning"),
+            description=s.description, error=s.error_message or s.error)
         for s in plan.steps if s.status == "failed" and s.id not in book.ignorable
     ]
-    missed = [text for step_id, text in book.misses.items() if step_id in plan.ids()]
-    return "; ".join([*failed, *missed])
+    missed = [why for step_id, why in book.misses.items() if step_id in plan.ids()]
+    return [*failed, *missed]
 
 
 def _replan(plan: Plan, failure: str, engine: Engine, replanner: Replanner,

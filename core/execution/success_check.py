@@ -28,7 +28,7 @@ from core.base.expressions import (
 )
 from core.base.field_words import english_words, name_words
 from core.base.language import Language, terms
-from core.base.messages import msg, render
+from core.base.messages import Message, msg, render
 from core.base.usage import Usage
 from core.errors import is_transport_error
 from core.llm.engine import Engine
@@ -125,17 +125,27 @@ _PLAN_ERRORS = re.compile(r"unknown tool|unknown argument|arguments? (?:do|does)
 
 
 class SuccessVerdict(BaseModel):
-    """Whether a step met its success criteria, why, and how that was decided."""
+    """Whether a step met its success criteria, why, and how that was decided.
+
+    ``reason`` is worded in the request's language (what a replan reads); ``message``, when
+    PlanBoard itself decided, is that reason as a code, which a face words in its reader's
+    language. A model's verdict has only its own words.
+    """
 
     met: bool
     reason: str = ""
     how: Literal["structural", "llm", "skipped"] = "structural"
+    message: Message | None = None
+
+
+def _verdict(met: bool, message: Message, language: Language,
+             how: Literal["structural", "skipped"] = "structural") -> SuccessVerdict:
+    return SuccessVerdict(met=met, reason=render(message, language), how=how, message=message)
 
 
 class _Judgement(BaseModel):
     met: bool
     reason: str = ""
-
 
 
 def check_success(step: Step, engine: Engine, *, language: Language
@@ -148,23 +158,22 @@ def check_success(step: Step, engine: Engine, *, language: Language
     criteria = (step.success_criteria or "").strip()
     lang = language
     if step.status == "completed" and isinstance(step.result, str):
-        why = non_answer(step.result, question=step.description, language=lang)
+        why = _non_answer(step.result, question=step.description)
         if why is not None:
-            return SuccessVerdict(met=False, reason=why), Usage()
+            return _verdict(False, why, lang), Usage()
     if not criteria:
-        return SuccessVerdict(met=True, how="skipped",
-                              reason=render(msg("check.no_criteria"), lang)), Usage()
+        return _verdict(True, msg("check.no_criteria"), lang, how="skipped"), Usage()
     if step.status != "completed":
-        return SuccessVerdict(met=False, reason=render(
-            msg("check.not_completed", status=step.status), lang)), Usage()
+        return _verdict(False, msg("check.not_completed",
+                                   status=msg(f"step_status.{step.status}")), lang), Usage()
     tool = engine.registry.get(step.tool) if step.tool in engine.registry else None
     verdict = check_structurally(criteria, step.result, lang,
                                  labels=tool.hints.field_labels if tool is not None else None)
     if verdict is not None:
         return verdict, Usage()
     if engine.model is None:
-        return SuccessVerdict(met=True, how="skipped", reason=render(
-            msg("check.needs_llm", criteria=criteria), lang)), Usage()
+        return _verdict(True, msg("check.needs_llm", criteria=criteria), lang,
+                        how="skipped"), Usage()
     messages = [{"role": "user", "content": SUCCESS_SYSTEM.substitute(
         criteria=criteria, description=step.description, result=fold(step.result),
         language=language_name(lang))}]
@@ -177,16 +186,21 @@ def non_answer(text: str, *, question: str = "", language: Language) -> str | No
     """Why ``text`` is not an answer (it asks for information, apologises that it cannot,
     announces a plan instead of doing it, or restates ``question``), in ``language``, or
     None when it may be one."""
+    why = _non_answer(text, question=question)
+    return None if why is None else render(why, language)
+
+
+def _non_answer(text: str, *, question: str) -> Message | None:
     for code, pattern in _NON_ANSWERS:
         if pattern.search(text):
-            return render(msg(code), language)
+            return msg(code)
     said, asked = terms(text), terms(question)
     restated = " ".join(text.split()).rstrip("?？.。!！ ").lower() == " ".join(
         question.split()).rstrip("?？.。!！ ").lower()
     if not restated and said and text.rstrip().endswith(("?", "？")):
         restated = len(said & asked) / len(said | asked) >= _RESTATED_OVERLAP
     if restated and question.strip():
-        return render(msg("check.restates"), language)
+        return msg("check.restates")
     return None
 
 
@@ -203,19 +217,18 @@ def check_structurally(criteria: str, result: Any, lang: Language = "en", *,
             logger.debug("criteria %r is not an expression: %s", criteria, exc)
         else:
             verdict = "check.expression_true" if met else "check.expression_false"
-            return SuccessVerdict(met=met, reason=render(msg(verdict, criteria=criteria), lang))
+            return _verdict(met, msg(verdict, criteria=criteria), lang)
     if _NON_EMPTY.search(criteria):
         size = _size(result)
         if size is not None:
-            return SuccessVerdict(met=size > 0,
-                                  reason=render(msg("check.result_size", size=size), lang))
+            return _verdict(size > 0, msg("check.result_size", size=size), lang)
     if _KNOWN_WORDS.search(criteria) and isinstance(result, dict):
         field = _field_named(criteria, result, labels or {})
         if field is not None:
             value = result.get(field)
             met = value is not None and value != ""
             held = "check.field_set" if met else "check.field_empty"
-            return SuccessVerdict(met=met, reason=render(msg(held, field=field), lang))
+            return _verdict(met, msg(held, field=field), lang)
     return None
 
 

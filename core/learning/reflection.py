@@ -122,10 +122,10 @@ def reflect_offline(plan: Plan, failure: str = "") -> Reflection:
             lesson=_said("lesson.cover_request", lang),
         )
     step = failed[0]
-    error = (step.error or failure or "").strip()
+    error = (step.error or failure or "").strip()  # what the rules read: as written
     tool = step.tool or _said("lesson.reasoning_step", lang)
     root = _said("lesson.step_failed", lang, step=step.id, description=step.description,
-                 error=error)
+                 error=_worded_error(step, lang) or error)
     lesson, retry, hint = _rule(step, error, tool, lang, _looked_up_by(plan, step))
     return Reflection(root_cause=root, lesson=lesson, should_retry=retry, retry_hint=hint,
                       tools=_tools_of(failed))
@@ -148,7 +148,7 @@ def _rule(step: Step, error: str, tool: str, lang: Language, lookup: Step | None
     if _NEEDS_LLM.search(error) and step.tool:  # a tool step left its arguments out
         return (_said("lesson.tool_args_need_llm", lang, tool=tool,
                       description=step.description), False, _said("lesson.tool_args_hint", lang))
-    quoted = _quoted(error)
+    quoted = _quoted(_worded_error(step, lang) or error)
     if _NEEDS_LLM.search(error):
         return (_said("lesson.needs_llm", lang, description=step.description), False,
                 _said("lesson.needs_llm_hint", lang))
@@ -178,6 +178,11 @@ def _refused(tool: str, lookup: Step | None, lang: Language) -> tuple[str, bool,
         check = msg("lesson.check_record")
     return (_said("lesson.refused", lang, tool=tool, check=check, source=source), False,
             _said("lesson.refused_hint", lang))
+
+
+def _worded_error(step: Step, lang: Language) -> str:
+    """The step's error in ``lang`` when PlanBoard worded it (a tool's own words as written)."""
+    return render(step.error_message or step.error, lang).strip()
 
 
 def _quoted(error: str) -> str:
@@ -217,7 +222,7 @@ def _review_offline(versions: Sequence[Plan], lang: Language) -> Reflection | No
     tool = what.tool or _said("lesson.reasoning_step", lang)
     fix = ", ".join(dict.fromkeys(f"{s.tool}" for s in fixes)) or _said(
         "lesson.replanned_steps", lang)
-    error = _quoted(what.error or "")
+    error = _quoted(_worded_error(what, lang))
     return Reflection(
         root_cause=_said("lesson.tool_failed", lang, step=what.id, tool=tool, error=error),
         lesson=_said("lesson.fixed_by", lang, tool=tool, error=error, fix=fix),

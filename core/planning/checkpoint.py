@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, PrivateAttr, field_validator
 
-from core.base.messages import msg, render
+from core.base.messages import Message, msg, render
 from core.base.usage import Usage
 from core.errors import LLMError, PlanError, PlanValidationError
 from core.llm.client import ChatModel
@@ -63,6 +63,20 @@ class CheckpointDecision(BaseModel):
     can_finish_early: bool = False
     reason: str = ""
     updated_pending_steps: list[dict[str, Any]] | None = None
+    # the reason as a code when the rules decided (a model's reply never sets it)
+    _message: Message | None = PrivateAttr(default=None)
+
+    @classmethod
+    def ruled(cls, message: Message, language: str, **fields: Any) -> CheckpointDecision:
+        """A decision of the rules, its reason ``message`` worded in ``language``."""
+        decision = cls(reason=render(message, language), **fields)
+        decision._message = message
+        return decision
+
+    @property
+    def message(self) -> Message | None:
+        """The reason as a code (None for a model's own words)."""
+        return self._message
 
     @field_validator("updated_pending_steps", mode="before")
     @classmethod
@@ -114,8 +128,7 @@ def checkpoint(plan: Plan, finished: Sequence[Step], engine: Engine
     raw reply) when the model's answer is unusable.
     """
     if not _pending_work(plan):
-        return CheckpointDecision(
-            reason=render(msg("checkpoint.nothing_left"), plan.language)), Usage()
+        return CheckpointDecision.ruled(msg("checkpoint.nothing_left"), plan.language), Usage()
     if engine.model is None:
         return _offline_for_all(plan, finished, engine.registry), Usage()
     lang = plan.language
@@ -175,17 +188,17 @@ def checkpoint_offline(plan: Plan, just_finished_step: Step, registry: ToolRegis
             doomed.append(step)
             shown = shown or {"target": target, "record": record, "tool": tool.name}
     if not doomed:
-        return CheckpointDecision(reason=render(msg("checkpoint.unchanged"), lang))
+        return CheckpointDecision.ruled(msg("checkpoint.unchanged"), lang)
     record = shown["record"]
     detail = ", ".join([*(str(value) for key, value in record.items()
                           if is_identifier(key) and value), str(record["status"])])
-    reason = render(msg("checkpoint.under_way", source=just_finished_step.id,
-                        target=shown["target"], detail=detail, tool=shown["tool"],
-                        steps=", ".join(s.id for s in doomed)), lang)
+    reason = msg("checkpoint.under_way", source=just_finished_step.id, target=shown["target"],
+                 detail=detail, tool=shown["tool"], steps=", ".join(s.id for s in doomed))
     dropped = {s.id for s in doomed}
     keep = [entry for entry in plan.canonical()["steps"]
             if plan.step(entry["id"]).status == "pending" and entry["id"] not in dropped]
-    return CheckpointDecision(needs_replan=True, reason=reason, updated_pending_steps=keep)
+    return CheckpointDecision.ruled(reason, lang, needs_replan=True,
+                                    updated_pending_steps=keep)
 
 
 def _target(step: Step, looked_up: Step, result: dict[str, Any]) -> str | None:
@@ -210,11 +223,13 @@ def _under_way(result: dict[str, Any], statuses: tuple[str, ...]) -> dict[str, A
 
 @dataclass
 class CheckpointResult:
-    """What :func:`run_checkpoint` did: the new version (None: keep going), why, the cost."""
+    """What :func:`run_checkpoint` did: the new version (None: keep going), why (and why
+    as a code, when PlanBoard worded it), the cost."""
 
     action: CheckpointAction
     plan: Plan | None = None
     reason: str = ""
+    message: Message | None = None
     usage: Usage = field(default_factory=Usage)
     decision: CheckpointDecision | None = None
     warnings: list[str] = field(default_factory=list)
@@ -240,15 +255,19 @@ def run_checkpoint(policy: CheckpointPolicy, plan: Plan, finished: Sequence[Step
         if action == "replan":
             if replanner is None or engine.model is None:
                 return result  # without a model, every_step behaves like on_failure
-            result.reason = render(msg("checkpoint.every_step", steps=ids), lang)
+            result.message = msg("checkpoint.every_step", steps=ids)
+            result.reason = render(result.message, lang)
             _replan(replanner, plan, result.reason, engine, result)
             return result
         decision, result.usage = checkpoint(plan, finished, engine)
         result.decision, result.reason = decision, decision.reason
+        result.message = decision.message
         result.plan = apply_decision(plan, decision, engine.registry, model=engine.model)
         if decision.needs_replan and decision.updated_pending_steps is None and replanner:
             _replan(replanner, plan, decision.reason or result.reason, engine, result)
-        if weak_model_checks(engine.model):
+        if result.message is None and weak_model_checks(engine.model):
+            # a model's reason in another language is told again as what changed; the
+            # rules' own reason is PlanBoard's words already, whatever it quotes
             result.reason = reason_in_request_language(result.reason, plan, result.plan)
     except (PlanError, LLMError) as exc:  # a checkpoint is optional: never end the run
         logger.warning("checkpoint after %s changed nothing: %s", ids, exc)

@@ -140,12 +140,14 @@ def record_new_run(
         store.create_run(request, settings_public or {}, first, run_id=run_id, options=stored,
                          usage=planning_usage, workflow_id=run_id if workflow else None)
     if edited:
+        edited_reason = msg("version.edited")
         plan = plan.model_copy(update={"version": first.version + 1})
         store.save_plan_version(run_id, plan, reason="manual edit")
         store.append_event(run_id, RunEvent(
             kind="replanned", plan_version=plan.version,
             data={"from_version": first.version, "to_version": plan.version,
-                  "source": "manual", "reason": "edited by a person before approval"}))
+                  "source": "manual", "reason": str(edited_reason),
+                  "reason_message": edited_reason.model_dump()}))
     return NewRun(run_id, plan, options, stored)
 
 

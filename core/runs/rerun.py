@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.base.messages import msg
+from core.base.messages import Message, msg
 from core.base.usage import Usage
 from core.errors import PlanError, StoreError
 from core.lifecycle import statuses_allowing
@@ -42,9 +42,14 @@ class PreparedRerun:
     replaced: Usage
 
     @property
+    def why(self) -> Message:
+        """Why the version exists, as a code (a face words it in its reader's language)."""
+        return msg("version.rerun", step=self.step_id)
+
+    @property
     def reason(self) -> str:
         """Why the version exists, as its record keeps it."""
-        return f"re-run from {self.step_id}"
+        return str(self.why)
 
 
 def require_rerunnable(record: RunRecord) -> Plan:

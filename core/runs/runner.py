@@ -312,7 +312,9 @@ class Runner:
         replanned = RunEvent(
             kind="replanned", plan_version=prepared.plan.version,
             data={"from_version": current.version, "to_version": prepared.plan.version,
-                  "source": "rerun", "reason": prepared.reason, "steps": prepared.again})
+                  "source": "rerun", "reason": prepared.reason,
+                  "reason_message": prepared.why.model_dump(),
+                  "steps": prepared.again})
         self._continue(record, Attached(engine, on_event), allowed=RERUNNABLE,
                        events=[replanned], fresh=True,
                        claim=dict(plan=prepared.plan, reason=prepared.reason, options=extra))

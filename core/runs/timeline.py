@@ -24,7 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from core.base.language import Language
-from core.base.messages import Message, msg, render
+from core.base.messages import Message, msg, recorded, render
 from core.base.usage import Usage
 from core.plan.model import STATUS_ICONS, Step
 from core.runs.live_run import USAGE_KEYS
@@ -89,6 +89,11 @@ class Marker(BaseModel):
     step_id: str | None = None
     version: int | None = None
     label: str = ""  # the replan's reason, as written
+    message: Message | None = None  # the reason as a code, when PlanBoard worded it
+
+    def reason(self, lang: Language) -> str:
+        """Why the replan happened, in ``lang`` when PlanBoard worded it ("" for none)."""
+        return render(self.message, lang) if self.message else self.label
 
 
 class CostMeter(BaseModel):
@@ -258,7 +263,8 @@ def _markers(events: list[StoredEvent], at: Clock) -> list[Marker]:
         if event.kind == "replanned":
             found.append(Marker(kind="replan", at_s=at(event.at),
                                 version=event.data.get("to_version") or event.plan_version,
-                                label=str(event.data.get("reason") or "")))
+                                label=str(event.data.get("reason") or ""),
+                                message=recorded(event.data.get("reason_message"))))
         elif event.kind in ("confirmed", "rejected"):
             found.append(Marker(kind="approved" if event.kind == "confirmed" else "rejected",
                                 at_s=at(event.at), step_id=event.step_id,
@@ -328,7 +334,8 @@ def marker_message(marker: Marker) -> Message:
 
 def _marker_text(marker: Marker, lang: Language) -> str:
     what = render(marker_message(marker), lang)
-    reason = f" — {_plain(marker.label, 60)}" if marker.label else ""
+    said = marker.reason(lang)
+    reason = f" — {_plain(said, 60)}" if said else ""
     return f"◆ {marker.at_s:.2f} s {what}{reason}"
 
 

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from core.base.messages import Message
+from core.base.messages import Message, recorded
 from core.base.usage import Usage
 from core.execution.options import Unasked, runs_unasked
 from core.execution.success_check import FailureKind, SuccessVerdict
@@ -80,6 +80,7 @@ class VersionView(BaseModel):
     source: VersionSource
     reason: str = ""
     created_at: datetime
+    message: Message | None = None  # the reason as a code, to word it in any language
 
 
 class VersionWait(BaseModel):
@@ -341,14 +342,21 @@ def step_usage(plan: Plan | None) -> Usage:
 
 
 def _versions(stored: list[PlanVersion], events: list[StoredEvent]) -> list[VersionView]:
-    """Every version with its stored source; the why is the replan's own words when known."""
+    """Every version with its stored source; the why is the replan's own words when known
+    (and their code, when PlanBoard worded them: ``reason_message``)."""
     said: dict[int, str] = {}
+    coded: dict[int, Message] = {}
     for event in events:
         if event.kind == "replanned" and event.data.get("reason"):
-            version = event.data.get("to_version") or event.plan_version
-            said[int(version)] = str(event.data["reason"])
+            version = int(event.data.get("to_version") or event.plan_version)
+            said[version] = str(event.data["reason"])
+            coded.pop(version, None)
+            message = recorded(event.data.get("reason_message"))
+            if message is not None:
+                coded[version] = message
     return [VersionView(version=v.version, plan=v.plan, source=v.source,
-                        reason=said.get(v.version) or v.reason or "", created_at=v.created_at)
+                        reason=said.get(v.version) or v.reason or "", created_at=v.created_at,
+                        message=coded.get(v.version))
             for v in stored]
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.base.language import Language, detect_language, written_in
+from core.base.messages import render
 from core.base.text import clip_words, preview
 from core.plan.model import Plan, Step
 from demo.messages import in_language
@@ -129,29 +130,35 @@ def _earlier_answer_steps(plan: Plan, synthesis: Step | None) -> set[str]:
 
 
 def _section(plan: Plan, step: Step, lang: Language) -> str:
+    why = _why(step, lang)
     if step.status == "failed":
         if step.tool is None:
-            return in_language(lang,
-                               f"⚠️ Not done: {step.description} ({step.error or 'needs an LLM'})",
-                               f"⚠️ 未完成：{step.description}（{step.error or '需要大模型'}）")
+            return in_language(lang, f"⚠️ Not done: {step.description} ({why or 'needs an LLM'})",
+                               f"⚠️ 未完成：{step.description}（{why or '需要大模型'}）")
         if step.tool == "apply_refund":
-            return in_language(lang, f"⚠️ The refund did not go through: {step.error}",
-                               f"⚠️ 退款没有成功：{step.error}")
-        return in_language(lang, f"✗ {step.description}: failed ({step.error})",
-                           f"✗ {step.description}：失败（{step.error}）")
+            return in_language(lang, f"⚠️ The refund did not go through: {why}",
+                               f"⚠️ 退款没有成功：{why}")
+        return in_language(lang, f"✗ {step.description}: failed ({why})",
+                           f"✗ {step.description}：失败（{why}）")
     if step.status == "skipped":
         if step.tool == "apply_refund":
             return _skipped_refund(plan, step, lang)
         return in_language(
             lang,
-            f"⏭ Skipped: {step.description} ({step.error or 'its condition was false'})",
-            f"⏭ 已跳过：{step.description}（{step.error or '条件不满足'}）")
+            f"⏭ Skipped: {step.description} ({why or 'its condition was false'})",
+            f"⏭ 已跳过：{step.description}（{why or '条件不满足'}）")
     if step.status != "completed":
         return in_language(lang, f"○ Not run: {step.description}", f"○ 未执行：{step.description}")
     renderer = _RENDERERS.get(step.tool or "")
     if renderer is not None:
         return renderer(plan, step, lang)
     return f"• {step.description}: {_preview(step.result)}"
+
+
+def _why(step: Step, lang: Language) -> str:
+    """Why ``step`` failed or was skipped, in the answer's language when PlanBoard worded it
+    (a tool's own error as written)."""
+    return render(step.error_message or step.error, lang)
 
 
 def _knowledge(plan: Plan, step: Step, lang: Language) -> str:
@@ -304,9 +311,10 @@ def _skipped_refund(plan: Plan, step: Step, lang: Language) -> str:
         return in_language(lang,
                            f"⏭ The lookup of order {order_id} failed, so no refund was requested.",
                            f"⏭ 订单 {order_id} 查询失败，所以退款没有执行。")
+    why = _why(step, lang)
     return in_language(lang, f"⏭ The refund for order {order_id} was skipped "
-                       f"({step.error or 'its condition was false'}).",
-                       f"⏭ 订单 {order_id} 的退款已跳过（{step.error or '条件不满足'}）。")
+                       f"({why or 'its condition was false'}).",
+                       f"⏭ 订单 {order_id} 的退款已跳过（{why or '条件不满足'}）。")
 
 
 def _logistics(plan: Plan, step: Step, lang: Language) -> str:

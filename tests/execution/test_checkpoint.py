@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from core.base.messages import render
 from core.errors import LLMConnectionError, PlanParseError, PlanValidationError
 from core.llm.client import OpenAIChatModel
 from core.llm.engine import Engine
@@ -283,6 +284,7 @@ def test_a_reason_in_another_language_becomes_what_changed(registry: ToolRegistr
                                                      "")])
     result = run_checkpoint("adaptive", plan, [plan.step("s1")], Engine(registry, model))
     assert result.reason == "订单还没签收，不用退款"
+    assert result.message is None  # a model's words: no code to word them otherwise
 
 
 def test_a_checkpoint_cannot_plan_a_completed_side_effect_again(registry: ToolRegistry) -> None:
@@ -361,3 +363,32 @@ def test_without_a_declared_in_progress_status_nothing_is_dropped():
     run_step(plan, plan.step("s1"), Engine(registry))
     decision, _ = checkpoint(plan, [plan.step("s1")], Engine(registry))
     assert not decision.changes_plan
+
+
+def test_the_rules_reason_keeps_its_code_and_its_words_whatever_it_quotes():
+    """A version the rules made says why by a code (the run page words it in its reader's
+    language), and the weak-model repair, which retells a model's reason given in another
+    language as what changed, leaves the rules' own reason as it is, even when the record
+    it quotes reads as another language."""
+    registry = ToolRegistry()
+
+    def find_ticket(ticket_id: str) -> dict:
+        """Find a ticket.
+
+        Args:
+            ticket_id: the ticket.
+        """
+        return {"ticket_id": ticket_id, "team_id": "华东区售后服务中心第二客服组夜班",
+                "status": "escalating"}
+
+    registry.add(make_tool(find_ticket, read_only=True))
+    registry.add(_ticket_tools(("escalating",)).get("escalate"))
+    plan = _ticket_plan()
+    run_step(plan, plan.step("s1"), Engine(registry))
+    result = run_checkpoint("adaptive", plan, [plan.step("s1")], Engine(registry))
+    assert result.plan is not None and result.plan.ids() == ["s1", "s3"]
+    assert result.message is not None and result.message.code == "checkpoint.under_way"
+    assert result.reason == render(result.message, "en") == (
+        "s1 shows ticket_id T-7 already in progress (T-7, 华东区售后服务中心第二客服组夜班, "
+        "escalating): escalate is not needed again, so s2 was dropped")
+    assert render(result.message, "zh").startswith("s1 显示 ticket_id T-7 已在处理中")

@@ -254,7 +254,8 @@ def test_a_missed_success_criterion_triggers_a_replan(timed_tools):
     assert "then" not in timed_tools.calls  # s2 waited for the replan and was replaced
     done = next(e for e in events if e.kind == "step_completed" and e.step_id == "s1")
     assert done.data["success"] == {"met": False, "reason": "the result holds 0 item(s)",
-                                    "how": "structural"}
+                                    "how": "structural", "message": {
+                                        "code": "check.result_size", "params": {"size": 0}}}
     assert not any("success criteria" in w for w in outcome.warnings)
 
 

@@ -25,8 +25,8 @@ from core.plan.model import Plan, Step
 from core.runs.export import export_run
 from core.runs.runner import Runner
 from core.tools.toolsets import default_registry
-from tests.support.app import open_app, wait_for
-from tests.support.shown import graph_dots
+from tests.support.app import keyed_block, open_app, wait_for
+from tests.support.shown import graph_dots, shown
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 WORD = re.compile(r"[A-Za-z]{2,}")
@@ -41,6 +41,7 @@ ALLOWED = {
     "DOT": "a finished run's export, named by its file format",
     "SVG": "a finished run's export, named by its file format",
     "python -m core demo reset": "the command the reset button's help names, typed as is",
+    "OPENAI_API_KEY": "the environment variable a reasoning step's error names, typed as is",
 }
 # a reference or an expression over results, as written in conditions and their examples
 _CODE = re.compile(r"\b(?:s\d+|result)(?:\.\w+)+(?:\s*(?:==|!=|<=|>=|<|>)\s*(?:'[^']*'|\d+))?")
@@ -135,7 +136,9 @@ def english_words(texts: list[str], plan: Plan, results: dict[str, object]
     left: dict[str, str] = {}
     for shown_text in texts:
         text = _ICON.sub(" ", shown_text.replace("\\_", "_"))
-        for written in [*ALLOWED, *(s.condition for s in plan.steps if s.condition)]:
+        # the longest first: "AI" is allowed alone, not inside OPENAI_API_KEY
+        for written in sorted([*ALLOWED, *(s.condition for s in plan.steps if s.condition)],
+                              key=len, reverse=True):
             text = text.replace(written, " ")
         # a token may start with a digit: a run id such as 143234712cbb is one token
         for token in re.findall(r"[A-Za-z0-9_][\w.]*", _CODE.sub(" ", text)):
@@ -225,6 +228,115 @@ def _report_text(report: str) -> list[str]:
             line = "|".join(cells[:-1])  # the last column holds each step's result
         lines.append(line)
     return lines
+
+
+# ---- a run of an English request, read in Chinese ------------------------------------------
+
+
+# values shown as written: in a code span (a diff's old and new text), or quoted (an
+# argument's value in a graph node)
+_WRITTEN_AS_IS = re.compile(r"`[^`]*`|\"[^\"]*\"")
+_COLOUR = re.compile(r":[a-z]+\[")  # Streamlit's colour directive, ":orange[…]"
+
+
+def _labels(texts: list[str], record) -> list[str]:
+    """``texts`` without what the run holds as written in its request's language: the
+    request, the plan's step descriptions, success criteria and phase titles and goals
+    (a graph node wraps them over lines), and values shown as written."""
+    plan = record.plan
+    written = [record.request, *(s.description for s in plan.steps),
+               *(s.success_criteria for s in plan.steps if s.success_criteria),
+               *(p.title for p in plan.phases), *(p.goal for p in plan.phases if p.goal)]
+    labels = []
+    for text in texts:
+        text = " ".join(_COLOUR.sub(" ", _WRITTEN_AS_IS.sub(" ", shown(text))).split())
+        for words in sorted(written, key=len, reverse=True):
+            text = text.replace(" ".join(words.split()), " ")
+        labels.append(text)
+    return labels
+
+
+def _chart_text(at) -> list[str]:
+    """The timeline chart's words: its titles, and the rows, parts and marks of its data."""
+    found = []
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        found += re.findall(r'"title": "([^"]*)"', json.dumps(spec, ensure_ascii=False))
+        for data in spec.get("datasets", {}).values():
+            found += [str(row.get(key)) for row in data for key in ("kind", "label")
+                      if row.get(key) is not None]
+        for layer in spec.get("layer", []):
+            for row in (layer.get("data") or {}).get("values", []):
+                found += [str(row.get(key)) for key in ("kind", "label") if row.get(key)]
+    return found
+
+
+def _tabs_text(at) -> list[str]:
+    """Every label of the run page's three tabs: the cards, the graph, the timeline."""
+    texts = page_text(at.main)
+    at.session_state["run_tabs"] = "依赖关系图"
+    at.run()
+    texts += [t for d in graph_dots(at) for t in dot_labels(d)]
+    at.session_state["run_tabs"] = "时间线"
+    at.run()
+    texts += page_text(at.main) + _chart_text(at)
+    at.session_state["run_tabs"] = "步骤"
+    at.run()
+    return texts
+
+
+def test_an_english_run_edited_before_approval_reads_wholly_in_chinese(runner):
+    """Every label of a finished demo run of an English request, read in Chinese: the
+    success checks, why a version exists, statuses and notes are worded in Chinese; only
+    what the run holds as written (its request, the planner's steps, the answer, results)
+    stays English."""
+    at = open_app(language="en")
+    at.button(key="scenario_shop-refund").click().run()
+    at.button(key="generate_plan").click().run()
+    edited = at.session_state["plan"].model_copy(deep=True)
+    edited.steps[0].description += " (checked)"
+    at.session_state["plan"] = edited  # a person's edit: the run gets version 2
+    at.run()
+    at.button(key="approve_run").click().run()
+    run_id = at.query_params["run"]
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S, until_confirmation=True).status == (
+        "waiting_confirmation")
+    at = wait_for(at, lambda a: any(b.key.startswith("confirm_step_") for b in a.button))
+    next(b for b in at.button if b.key.startswith("confirm_step_")).click().run()
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
+    at.session_state["language"] = "zh"
+    at = wait_for(at, lambda a: any(m.value == "**状态:** 已完成" for m in a.markdown))
+    answer = page_text(keyed_block(at, "run_answer"))
+    texts = [text for text in _tabs_text(at) if text not in answer]
+    record = runner.store.get_run(run_id)
+    shown_texts = "\n".join(texts)
+    assert "原因：审批前经人工编辑" in shown_texts  # the version's reason
+    assert "成功标准已满足：结果字段 status 有值" in shown_texts  # a success check
+    assert "距开始的秒数" in shown_texts and "重新规划为 v2" in shown_texts  # the timeline
+    results = {s.id: s.result for s in record.plan.steps}
+    left = english_words(_labels(texts, record), record.plan, results)
+    assert not left, json.dumps(left, ensure_ascii=False, indent=1)
+
+
+def test_a_chinese_request_that_needs_an_llm_reads_wholly_in_chinese_offline(runner):
+    """Every label of a finished offline run of a Chinese request with a part no tool can
+    do (a reasoning step, which fails without a model), its answer and the lesson drawn
+    from the failure included, is Chinese."""
+    at = open_app(language="zh", plan_mode="plan")
+    at.text_area(key="request").input("我家老人适合什么扫地机？预算 2000 以内").run()
+    at.button(key="generate_plan").click().run()
+    plan = at.session_state["plan"]
+    assert any(s.tool is None for s in plan.steps if s is not plan.synthesis_step())
+    at.button(key="approve_run").click().run()
+    run_id = at.query_params["run"]
+    assert runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "failed"
+    at = wait_for(at, lambda a: any(m.value == "**状态:** 失败" for m in a.markdown))
+    texts = _tabs_text(at)
+    assert "比特 S10 Lite" in "\n".join(page_text(keyed_block(at, "run_answer")))
+    record = runner.store.get_run(run_id)
+    left = english_words(_labels(texts, record), record.plan,
+                         {s.id: s.result for s in record.plan.steps})
+    assert not left, json.dumps(left, ensure_ascii=False, indent=1)
 
 
 # ---- a core error on the Chinese run page ----------------------------------------------------
