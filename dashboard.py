@@ -10,6 +10,7 @@ from ui import state
 from ui.frame import ensure_entrypoint
 from ui.i18n import t
 from ui.identity import require_sign_in
+from ui.language import keep_language
 from ui.settings import keep_settings, render_sidebar
 
 ensure_entrypoint()  # the first run after a start may treat this file as a legacy page
@@ -20,6 +21,7 @@ state.init_session()
 require_sign_in()  # under [auth], nothing else is drawn for a session nobody signed into
 
 keep_settings()
+keep_language()  # in the address, which st.switch_page cleared
 # the run page's presentation view (?run=<id>&present=1) is for a projector: no sidebar
 presenting = st.query_params.get("present") == "1"
 if not presenting:

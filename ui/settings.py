@@ -7,6 +7,7 @@ import streamlit as st
 from core.llm.settings import env_settings
 from ui import identity, state
 from ui.i18n import LANGUAGES, t
+from ui.language import remember_language
 from ui.switches import guarded_switch, switch
 
 __all__ = ["SIDEBAR_KEYS", "keep_settings", "render_sidebar"]
@@ -41,6 +42,7 @@ def render_sidebar() -> None:
             t("language"), options=list(LANGUAGES), key="language",
             format_func=LANGUAGES.get, horizontal=True,
         )
+        remember_language()  # and the address keeps it: ui.language
         _render_mode()
         with st.expander(t("settings_llm"), expanded=False):
             st.text_input(t("base_url"), key="base_url", help=t("base_url_help"))

@@ -35,6 +35,7 @@ from core.runs.tool_trials import try_tool as record_tool_trial
 from core.tools.registry import ToolRegistry
 from core.tools.sources import ToolSource, server_of, sources_stamp
 from core.tools.sources import tool_sources as list_sources
+from ui.language import initial_language
 
 __all__ = [
     "CHECKPOINT_POLICIES",
@@ -169,7 +170,7 @@ def init_session() -> None:
     env = env_settings()
     options = RunOptions()
     defaults: dict[str, object] = {
-        "language": "en",
+        "language": initial_language(),
         "base_url": env.base_url,
         "planner_model": env.planner_model,
         "executor_model": env.executor_model,

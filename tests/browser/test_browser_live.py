@@ -43,7 +43,13 @@ from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from core.tools.registry import make_tool
-from tests.support.browser import VIEWPORT, needs_chromium, open_sidebar_section, serve_app
+from tests.support.browser import (
+    VIEWPORT,
+    button,
+    needs_chromium,
+    open_sidebar_section,
+    serve_app,
+)
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 
 pytestmark = needs_chromium
@@ -357,3 +363,51 @@ def test_the_demo_pace_survives_a_refresh(app):
             "() => document.querySelector('.st-key-demo_pace input')?.value === '1.50'")
     finally:
         page.close()
+
+
+def test_the_chosen_language_survives_a_reload_a_page_switch_and_a_run_link(app, served_runner):
+    """中文, once chosen (the page opened in English), stays: after a reload, after a button
+    that switches pages, in a run link opened in another tab of the browser (the address
+    names no language), and in a link that names it opened in a browser that never chose
+    one."""
+    gate = live.Gate()
+    gate.open()
+    run_id = _gated_run(served_runner, gate)
+    assert served_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
+    browser = app.tabs.browser
+    chosen = browser.new_context(viewport=VIEWPORT)  # its cookies stay out of the others'
+    stranger = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = chosen.new_page()
+        page.set_default_timeout(30_000)
+        page.goto(f"{app.url}/history")
+        page.get_by_role("heading", name="History").wait_for()
+        page.locator(".st-key-language label").filter(has_text="中文").click()
+        page.get_by_role("heading", name="历史").wait_for()
+        _wait_address(page, "lang=zh")
+        page.reload()
+        page.get_by_role("heading", name="历史").wait_for()
+        button(page, "history_open").click()  # st.switch_page to the run
+        page.get_by_role("heading", name="运行").wait_for()
+        page.get_by_text("已完成").first.wait_for()
+        _wait_address(page, f"run={run_id}", "lang=zh")
+        shared = _address(page)
+
+        link = chosen.new_page()  # the command line's link: no language in it
+        link.goto(f"{app.url}/run?run={run_id}")
+        link.get_by_role("heading", name="运行").wait_for()
+        link.get_by_text("已完成").first.wait_for()
+
+        elsewhere = stranger.new_page()  # the address copied to someone
+        elsewhere.goto(shared)
+        elsewhere.get_by_role("heading", name="运行").wait_for()
+    finally:
+        chosen.close()
+        stranger.close()
+
+
+def _wait_address(page: Any, *parts: str) -> None:
+    """Wait until the address bar holds each of ``parts`` (Streamlit replaces the history
+    entry when it changes the query, which Playwright's ``wait_for_url`` misses)."""
+    page.wait_for_function("(parts) => parts.every((part) => location.href.includes(part))",
+                           arg=list(parts))
