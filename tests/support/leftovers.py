@@ -20,17 +20,26 @@ __all__ = ["kill_with_descendants", "live_children"]
 _KEPT = ("multiprocessing.resource_tracker",)
 
 
-def _processes() -> dict[int, tuple[int, int, str]]:
-    """Every process: pid → (parent pid, session id, state)."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # ended meanwhile
-            continue
-        found[int(entry.name)] = (int(fields[1]), int(fields[3]), fields[0])
+def _stat(pid: int) -> tuple[int, int, str] | None:
+    """(parent pid, session id, state) of ``pid``; None once it has ended."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[1]), int(fields[3]), fields[0]
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid``: listed by the kernel per thread (a /proc
+    scan of every process where it does not, ten times the CPU)."""
+    listed = list(Path(f"/proc/{pid}/task").glob("*/children"))
+    if not listed:
+        return {int(entry.name) for entry in Path("/proc").iterdir()
+                if entry.name.isdigit() and (_stat(int(entry.name)) or (0,))[0] == pid}
+    found: set[int] = set()
+    for children in listed:
+        with contextlib.suppress(OSError):  # the thread ended meanwhile
+            found.update(int(child) for child in children.read_text().split())
     return found
 
 
@@ -46,19 +55,20 @@ def live_children() -> set[int]:
     """This process's children that are alive (not zombies) and in its session: a child
     started in a session of its own outlives a module on purpose (the PostgreSQL guard of
     tests/support/pg.py)."""
-    me, session = os.getpid(), os.getsid(0)
-    return {pid for pid, (parent, sid, state) in _processes().items()
-            if parent == me and sid == session and state != "Z"
-            and not any(kept in _cmdline(pid) for kept in _KEPT)}
+    session, found = os.getsid(0), set()
+    for pid in _children(os.getpid()):
+        stat = _stat(pid)
+        if stat and stat[1] == session and stat[2] != "Z" and not any(
+                kept in _cmdline(pid) for kept in _KEPT):
+            found.add(pid)
+    return found
 
 
 def kill_with_descendants(pid: int) -> None:
     """SIGKILL ``pid`` and every process under it."""
-    table = _processes()
     doomed, frontier = [pid], [pid]
     while frontier:
-        parent = frontier.pop()
-        below = [child for child, (ppid, _, _) in table.items() if ppid == parent]
+        below = _children(frontier.pop())
         doomed += below
         frontier += below
     for victim in doomed:
