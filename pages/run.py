@@ -19,7 +19,7 @@ from core.errors import PlanBoardError
 from core.execution.context import arguments_sent
 from core.plan.graph import plan_to_dot, side_effect_tool_names
 from core.plan.model import Step
-from core.review.reviews import review_text
+from core.review.reviews import review_text, tools_of_run
 from core.runs.rerun import PreparedRerun, prepare_rerun
 from core.runs.timeline import run_timeline
 from core.runs.view import RunView
@@ -227,6 +227,11 @@ def _render_head(run_id: str, polling: bool, present: bool) -> None:
         st.rerun()  # started again (resumed, a follow-up): the page follows it again
 
 
+def _side_effect_tools(view: RunView) -> frozenset[str]:
+    """The side-effecting tools of the run's plan (an agent's review: those it declared)."""
+    return side_effect_tool_names(tools_of_run(view.record, state.registry()))
+
+
 def _render_card_part(run_id: str, step_id: str) -> None:
     view = _view(run_id)
     if view.plan is None or step_id not in view.plan.ids():
@@ -234,7 +239,7 @@ def _render_card_part(run_id: str, step_id: str) -> None:
     step = view.plan.step(step_id)
     waiting = _waiting(view)
     chosen = run_view.render_step_card(
-        step, view, side_effect=step.tool in side_effect_tool_names(state.registry()),
+        step, view, side_effect=step.tool in _side_effect_tools(view),
         waiting=step.id in waiting, check=view.checks.get(step.id),
         skip=view.skip_reasons.get(step.id), server=state.tool_server(step.tool),
         in_doubt=step.id in view.in_doubt, read_ahead=step.id in view.read_ahead,
@@ -259,8 +264,7 @@ def _render_graph(run_id: str, present: bool) -> None:
         return
     key = "present_run_graph" if present else "run_graph"
     folded = folded_phases(key, view.plan)
-    dot = plan_to_dot(view.plan, side_effect_tools=side_effect_tool_names(state.registry()),
-                      folded=folded)
+    dot = plan_to_dot(view.plan, side_effect_tools=_side_effect_tools(view), folded=folded)
     on_phase = partial(toggle_phase, key, view.plan, folded)
     live = graph_marks(view)
     if present:

@@ -38,7 +38,8 @@ from core.tools.registry import ToolRegistry
 
 __all__ = ["MAX_WAIT_S", "REVIEW", "Decision", "approve_review", "decide", "decision_of",
            "declared_tools", "is_review", "pending_review", "reject_review", "review_record",
-           "review_registry", "review_text", "submit_body", "submit_review", "wait_for_decision"]
+           "review_registry", "review_text", "submit_body", "submit_review", "tools_of_run",
+           "wait_for_decision"]
 
 REVIEW = "review"  # the run option that makes a run a review, and holds it
 MAX_WAIT_S = 30.0  # a long poll holds a request (and a server thread) at most this long
@@ -121,6 +122,12 @@ def review_text(record: RunRecord, language: Language) -> str | None:
     agent = review.get("agent") or msg("review.unnamed_agent")
     return render(msg("review.sent_by", agent=agent, state=msg(f"review.state.{state}")),
                   language)
+
+
+def tools_of_run(record: RunRecord, registry: ToolRegistry) -> ToolRegistry:
+    """The tools a run's plan names: a review's declared tools, else ``registry`` (the
+    tools PlanBoard's own runs call)."""
+    return review_registry(record) if is_review(record) else registry
 
 
 def review_registry(record: RunRecord) -> ToolRegistry:

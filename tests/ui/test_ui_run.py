@@ -405,7 +405,9 @@ def test_a_plan_an_agent_sent_for_review_is_marked_with_the_agent(runner):
         shown(c.value) for c in at.caption]
     approve_review(runner.store, review, None)
     at = open_app("pages/run.py", query={"run": review}, language="zh")
-    assert "由代理 research-graph 送审的计划：已批准" in [shown(c.value) for c in at.caption]
+    # the process's view of the run is kept for a moment: the page shows the change next
+    wait_for(at, lambda a: "由代理 research-graph 送审的计划：已批准" in [
+        shown(c.value) for c in a.caption], what="the approval")
 
 
 def test_the_person_approves_or_rejects_an_agents_plan_on_the_run_page(runner):
@@ -420,7 +422,7 @@ def test_the_person_approves_or_rejects_an_agents_plan_on_the_run_page(runner):
     at = _open_run(approved)
     at.button(key="review_approve").click().run()
     assert decision_of(runner.store, approved).status == "approved"
-    assert "review_approve" not in _keys(at)
+    wait_for(at, lambda a: "review_approve" not in _keys(a), what="no decision to make")
 
     rejected = sent()
     at = _open_run(rejected)
@@ -431,3 +433,25 @@ def test_the_person_approves_or_rejects_an_agents_plan_on_the_run_page(runner):
     at.button(key="review_reject").click().run()
     assert (decision_of(runner.store, rejected).status,
             decision_of(runner.store, rejected).comment) == ("rejected", "Too vague.")
+
+
+def test_an_agents_reported_steps_are_the_run_pages_completed_cards(runner):
+    from core.review.agent_events import accept_event
+    from core.review.intake import read_submission
+    from core.review.reviews import approve_review, submit_review
+    from tests.support.review import agent_plan
+
+    review = submit_review(runner.store, read_submission(agent_plan()), None)
+    approve_review(runner.store, review, None)
+    events = [{"type": "RUN_STARTED", "threadId": "t", "runId": review}]
+    for name in ("find", "read", "draft", "mail"):
+        events += [{"type": "STEP_STARTED", "stepName": name},
+                   {"type": "STEP_FINISHED", "stepName": name}]
+    for event in [*events, {"type": "RUN_FINISHED", "threadId": "t", "runId": review}]:
+        accept_event(runner.store, review, event, None)
+    at = wait_for(_open_run(review), lambda a: len(step_heads(a)) == 4 and all(
+        head.startswith("✓") for head in step_heads(a).values()), what="4 completed cards")
+    heads = step_heads(at)
+    assert sorted(heads) == ["s1", "s2", "s3", "s4"]
+    assert all(head.startswith(f"✓ {step} Completed · ") for step, head in heads.items())
+    assert heads["s4"].split("\n")[0].endswith("send_email ⚠")  # declared no read-only
