@@ -41,11 +41,11 @@ UnreachableError when it cannot. The default is urllib's; a test passes its own.
 
 
 class ReviewError(Exception):
-    """The API refused a call: ``status`` and ``code`` with its one-line reason."""
+    """The API refused a call: ``http_status`` and ``code`` with its one-line reason."""
 
-    def __init__(self, reason: str, status: int = 0, code: str | None = None) -> None:
+    def __init__(self, reason: str, http_status: int = 0, code: str | None = None) -> None:
         super().__init__(reason)
-        self.status = status
+        self.http_status = http_status
         self.code = code
 
 

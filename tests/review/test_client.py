@@ -65,7 +65,7 @@ def test_report_gives_each_event_an_id_and_a_repeat_is_applied_once(client, stor
 def test_a_refusal_carries_the_apis_reason_and_code(client):
     with pytest.raises(ReviewError) as refused:
         client.submit([{"id": "a", "description": "x", "depends_on": ["b"]}])
-    assert (refused.value.status, refused.value.code) == (422, "review.unknown_dependency")
+    assert (refused.value.http_status, refused.value.code) == (422, "review.unknown_dependency")
     assert str(refused.value) == 'Step a depends on "b", which is not a step of the plan.'
 
 
