@@ -63,7 +63,8 @@ def print_progress(event: RunEvent, out: Any) -> None:
         return
     status = event.kind.removeprefix("step_")
     icon = STATUS_ICONS.get("running" if status == "started" else status, "·")
-    detail = event.data.get("error") or ""
+    # the status word is said once: a blocked step's reason begins with it ("skipped: …")
+    detail = str(event.data.get("error") or "").removeprefix(f"{status}: ")
     if not detail and status == "completed" and event.data.get("mode") in _HOW:
         detail = say(f"step_how_{event.data['mode']}")  # how it ran, in plain words
     word = say(f"step_{status}") if status in _STATUS_WORDS else status

@@ -126,6 +126,6 @@ def test_cli_run_with_garbage_during_a_step_fails_the_step_in_one_line(
                      "--max-replans", "0", "--max-attempts", "1"])
     out, err = capsys.readouterr()
     assert code == 1
-    failed = [line for line in out.splitlines() if " s1 failed " in line]
+    failed = [line for line in out.splitlines() if " s1 failed:" in line]
     assert failed and "without choices" in failed[0]
     assert "Traceback" not in out + err

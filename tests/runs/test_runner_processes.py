@@ -213,6 +213,7 @@ while (time.monotonic() < deadline
 '''
 
 
+@pytest.mark.timeout(360)  # ~290 chained DBOS steps resumed: minutes on a loaded 2-core CI
 def test_a_process_exiting_between_steps_leaves_its_run_paused_and_resumable(store):
     """Python stops its thread pools before the exit watch pauses the run: a step the run
     cannot start any more stops it where it is (paused), never ends it failed."""
@@ -230,7 +231,7 @@ def test_a_process_exiting_between_steps_leaves_its_run_paused_and_resumable(sto
     runner = Runner(store, poll_s=0.05)
     try:
         runner.resume(run_id)
-        record = runner.wait(run_id, timeout=DEFAULT_TIMEOUT_S)
+        record = runner.wait(run_id, timeout=5 * DEFAULT_TIMEOUT_S)
     finally:
         runner.close()
     assert record.status == "completed"
