@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 
 import pytest
 from starlette.applications import Starlette
@@ -15,8 +14,7 @@ from core.cli.review_hook import answer_hook
 from core.review.client import ReviewClient
 from core.review.reviews import approve_review, reject_review
 from tests.support.browser import free_port
-from tests.support.review import in_process
-from tests.support.waiting import wait_until
+from tests.support.review import in_process, person_deciding
 from ui.review_api import api_routes
 
 # what the assistant sends a PermissionRequest hook with the matcher ExitPlanMode
@@ -36,12 +34,7 @@ def hook_client():
 
 
 def _answer(client: ReviewClient, store, decide, timeout: float = 30) -> tuple[dict, str]:
-    def person() -> None:
-        review = wait_until(lambda: store.list_runs(), timeout=30)[0].run_id
-        decide(store, review)
-
-    thread = threading.Thread(target=person)
-    thread.start()
+    thread = person_deciding(store, decide)
     log = io.StringIO()
     try:
         answer = answer_hook(HOOK_INPUT, client, timeout=timeout, log=log)

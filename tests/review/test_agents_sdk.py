@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 
 import pytest
 from agents import Agent, OpenAIChatCompletionsModel, RunConfig, function_tool
@@ -14,8 +13,7 @@ from core.review.client import ReviewClient
 from core.review.reviews import approve_review, reject_review
 from integrations.agents_review import run_reviewed
 from tests.support.fake_openai import DEFAULT_KEY, text, tool_call
-from tests.support.review import in_process
-from tests.support.waiting import wait_until
+from tests.support.review import in_process, person_deciding
 
 
 @pytest.fixture
@@ -37,12 +35,7 @@ def refund_agent(fake_openai):
 
 
 def _run(agent, api, store, decide):
-    def person() -> None:
-        review = wait_until(lambda: store.list_runs(), timeout=30)[0].run_id
-        decide(store, review)
-
-    thread = threading.Thread(target=person)
-    thread.start()
+    thread = person_deciding(store, decide)
     client = ReviewClient("http://testserver", send=in_process(api))
     try:
         return asyncio.run(run_reviewed(agent, "Refund order 7", client, timeout=30,

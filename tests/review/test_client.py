@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from core.review.client import ReviewClient, ReviewError, UnreachableError
 from core.review.reviews import approve_review, reject_review
 from tests.support.browser import free_port
-from tests.support.review import agent_plan, in_process
-from tests.support.waiting import wait_until
+from tests.support.review import agent_plan, in_process, person_deciding
 
 
 @pytest.fixture
@@ -18,20 +15,9 @@ def client(api) -> ReviewClient:
     return ReviewClient("http://testserver", send=in_process(api))
 
 
-def _decide_when_sent(store, decide) -> threading.Thread:
-    """A person who decides the first review once it is there (as the page would)."""
-    def person() -> None:
-        review = wait_until(lambda: store.list_runs(), timeout=30)[0].run_id
-        decide(store, review)
-
-    thread = threading.Thread(target=person)
-    thread.start()
-    return thread
-
-
 def test_review_waits_for_the_approval_and_returns_the_approved_plan(client, store):
     sent = agent_plan()
-    person = _decide_when_sent(store, lambda s, review: approve_review(s, review, None))
+    person = person_deciding(store, lambda s, review: approve_review(s, review, None))
     decision = client.review(sent["plan"], tools=sent["tools"], agent="graph", timeout=30)
     person.join()
     assert decision.approved and decision.version == 1
@@ -41,7 +27,7 @@ def test_review_waits_for_the_approval_and_returns_the_approved_plan(client, sto
 
 
 def test_review_returns_a_rejection_with_its_comment(client, store):
-    person = _decide_when_sent(store, lambda s, review: reject_review(s, review, None, "No."))
+    person = person_deciding(store, lambda s, review: reject_review(s, review, None, "No."))
     decision = client.review("1. one\n2. two", timeout=30)
     person.join()
     assert (decision.rejected, decision.comment) == (True, "No.")

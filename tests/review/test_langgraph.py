@@ -4,7 +4,6 @@ OpenAI-compatible endpoint, its plan reviewed through the API's routes in this p
 from __future__ import annotations
 
 import json
-import threading
 
 import openai
 import pytest
@@ -13,8 +12,7 @@ from core.review.client import ReviewClient
 from core.review.reviews import approve_review, reject_review
 from integrations.langgraph_review import review_graph
 from tests.support.fake_openai import DEFAULT_KEY, text
-from tests.support.review import TOOLS, in_process
-from tests.support.waiting import wait_until
+from tests.support.review import TOOLS, in_process, person_deciding
 
 PLAN = {"goal": "Mail Ann a summary of the news", "steps": [
     {"id": "find", "tool": "search", "args": {"query": "news"}},
@@ -48,16 +46,6 @@ def graph_parts(api, fake_openai):
     return review_graph(planner, tools, client, tool_schemas=TOOLS, timeout=30), calls
 
 
-def _person(store, decide) -> threading.Thread:
-    def act() -> None:
-        review = wait_until(lambda: store.list_runs(), timeout=30)[0].run_id
-        decide(store, review)
-
-    thread = threading.Thread(target=act)
-    thread.start()
-    return thread
-
-
 def _edit_step_3_and_approve(store, review: str) -> None:
     edited = store.get_run(review).plan.model_copy(deep=True)
     edited.step("s3").args = {"query": "weather in Paris"}
@@ -67,7 +55,7 @@ def _edit_step_3_and_approve(store, review: str) -> None:
 def test_the_graph_executes_exactly_the_approved_edit_and_reports_its_steps(graph_parts,
                                                                            store):
     graph, calls = graph_parts
-    person = _person(store, _edit_step_3_and_approve)
+    person = person_deciding(store, _edit_step_3_and_approve)
     final = graph.invoke({"request": "Mail Ann a summary of the news"})
     person.join()
     assert calls == [("search", {"query": "news"}), ("fetch", {"url": "https://example.com/a"}),
@@ -83,7 +71,7 @@ def test_the_graph_executes_exactly_the_approved_edit_and_reports_its_steps(grap
 
 def test_a_rejection_reaches_the_graph_and_no_tool_runs(graph_parts, store):
     graph, calls = graph_parts
-    person = _person(store, lambda s, r: reject_review(s, r, None, "Do not mail Ann."))
+    person = person_deciding(store, lambda s, r: reject_review(s, r, None, "Do not mail Ann."))
     final = graph.invoke({"request": "Mail Ann a summary of the news"})
     person.join()
     assert (final["rejected"], calls) == ("Do not mail Ann.", [])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -10,8 +12,9 @@ from starlette.testclient import TestClient
 from core.review.client import Send
 from core.store.run_store import RunStore
 from core.store.schema import metadata
+from tests.support.waiting import wait_until
 
-__all__ = ["TOOLS", "agent_plan", "in_process", "store_content"]
+__all__ = ["TOOLS", "agent_plan", "in_process", "person_deciding", "store_content"]
 
 TOOLS = [
     {"name": "search", "description": "Search the web",
@@ -57,3 +60,15 @@ def in_process(api: TestClient) -> Send:
         return answer.status_code, answer.content
 
     return send
+
+
+def person_deciding(store: RunStore, decide: Callable[[RunStore, str], Any]) -> threading.Thread:
+    """A person, in a thread of their own, who decides the first review once it is stored
+    (as the run page would); the caller joins the thread."""
+    def decide_first() -> None:
+        review = wait_until(lambda: store.list_runs(), timeout=30)[0].run_id
+        decide(store, review)
+
+    thread = threading.Thread(target=decide_first)
+    thread.start()
+    return thread
