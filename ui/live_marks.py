@@ -126,15 +126,17 @@ export default function (component) {
       status.textContent = data.words[marks.steps[data.step]] ?? "";
     }
   };
-  show({ steps: { [data.step]: data.status } });
+  const drawn = { seq: data.seq, steps: { [data.step]: data.status } };
   const previous = parentElement.planboardFeed;
   if (previous) release(previous.feed, previous.listener);
   parentElement.planboardFeed = null;
-  if (!data.feed) return;
+  if (!data.feed) { show(drawn); return; }
   const feed = follow(data.feed);
-  if (feed.last && feed.last.seq > data.seq) show(feed.last);
-  else if (feed.done && feed.last && data.seq > feed.last.seq) feed.done = false;  // resumed
-  const listener = (marks) => { if (marks.seq >= data.seq) show(marks); };
+  // the newer picture of the run, never the drawing's over newer pushed marks (a redraw
+  // from a read made before a step ended comes after the step's pushed ✓)
+  show(feed.last && feed.last.seq > drawn.seq ? feed.last : drawn);
+  if (feed.done && feed.last && drawn.seq > feed.last.seq) feed.done = false;  // resumed
+  const listener = (marks) => { if (marks.seq >= drawn.seq) show(marks); };
   feed.listeners.add(listener);
   parentElement.planboardFeed = { feed, listener };
   feed.open();
@@ -188,8 +190,9 @@ def _feed_path() -> str:
 
 
 def _stream_of(view: RunView) -> dict[str, Any]:
-    """The drawing's place in the run's log (``seq``, as the stream counts it) and the
-    stream to follow (``feed``, None once the run has settled)."""
+    """When the drawn view was read (``seq``, as the stream counts it: the newer of a
+    drawing and a pushed mark wins) and the stream to follow (``feed``, None once the run
+    has settled)."""
     marks = step_marks(view)
     feed = None if marks["settled"] else _feed_path().format(run_id=view.record.run_id)
     return {"seq": marks["seq"], "feed": feed}
@@ -197,7 +200,7 @@ def _stream_of(view: RunView) -> dict[str, Any]:
 
 def graph_marks(view: RunView) -> dict[str, Any] | None:
     """What the plan graph (ui.graph_view) needs to paint the run's pushed marks on its
-    nodes (the stream, the drawing's place in the log, each status's mark and fill), or
+    nodes (the stream, when the drawn view was read, each status's mark and fill), or
     None once the run has settled."""
     stream = _stream_of(view)
     return {**stream, "icons": STATUS_ICONS, "fills": STATUS_COLOURS} if stream["feed"] else None

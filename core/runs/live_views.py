@@ -21,6 +21,13 @@ store; :func:`followed_view` reads it for a caller without a store of its own (t
 server's feed of step marks, which runs outside every page's session), and both find the
 same view of a run. :func:`step_marks` is what that feed sends.
 
+Each view it builds is numbered in the order it was read (:attr:`RunView.read`), so that a
+page and the feed can tell which of two pictures of a run is the newer: the length of the
+event log cannot, since a view's record and its events are read one after the other (a
+step that ends between the two reads is in the log but not yet in the record), and some
+writes change steps without an event. The numbers are microseconds of the clock, kept
+rising, so a restarted server's views are newer than the ones a page kept from before.
+
 Who follows a run is told of its changes by :class:`RunChanges`: one reader per followed
 run per process (a thread, alive while anyone follows the run) looks at its view every
 :data:`READ_S` and, when it changed, wakes every page waiting on it and calls every
@@ -79,6 +86,7 @@ class RunViews:
         self.keep = keep
         self._runs: OrderedDict[tuple[str, str], _Followed] = OrderedDict()
         self._lock = threading.Lock()
+        self._last_read = 0  # the read number of the latest view built
         self.rebuilds = 0  # how many views were built (for tests and the benchmark)
 
     def current(self, store: RunStore, run_id: str) -> RunView:
@@ -122,6 +130,7 @@ class RunViews:
 
     def _refresh(self, store: RunStore, run_id: str, followed: _Followed) -> None:
         """Read what was written since the last refresh and build the view once."""
+        read = self._next_read()  # before the reads: a later number reads a later run
         record = store.get_run(run_id)
         after = followed.events[-1].seq if followed.events else 0
         new = store.events(run_id, after=after)
@@ -136,8 +145,15 @@ class RunViews:
                 followed.versions = [*followed.versions[:-1],
                                      latest.model_copy(update={"plan": record.plan})]
         followed.seen_status = record.status
-        followed.view = build_run_view(record, followed.versions, followed.events)
+        followed.view = build_run_view(record, followed.versions, followed.events, read=read)
         self.rebuilds += 1
+
+    def _next_read(self) -> int:
+        """A number larger than every view's this far, from the clock in microseconds (so
+        also larger than those of a process that ran before)."""
+        with self._lock:
+            self._last_read = max(self._last_read + 1, time.time_ns() // 1000)
+            return self._last_read
 
     def _keep_recent(self) -> None:
         """Forget the least recently asked runs past :attr:`keep` (once a run is known to
@@ -334,9 +350,10 @@ def process_store() -> RunStore:
 
 
 def step_marks(view: RunView) -> dict[str, Any]:
-    """What a page's live step marks show: each step's status; ``seq``, the view's place in
-    the event log (of two pictures of one run, the later one wins); ``settled``, nothing
-    changes until a person acts."""
+    """What a page's live step marks show: each step's status; ``seq``, when the view was
+    read (:attr:`RunView.read`: of two pictures of one run, the larger wins, so a mark never
+    goes back unless a later read says so: a reset, a new version, a re-run); ``settled``,
+    nothing changes until a person acts."""
     steps = view.plan.steps if view.plan else []
-    return {"seq": len(view.events), "steps": {step.id: step.status for step in steps},
+    return {"seq": view.read, "steps": {step.id: step.status for step in steps},
             "settled": view.settled}

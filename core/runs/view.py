@@ -147,6 +147,10 @@ class RunView(BaseModel):
     reflections: list[Reflected] = Field(default_factory=list)
     controls: frozenset[Control] = frozenset()
     usage: Usage = Field(default_factory=Usage)
+    # when it was read (core.runs.live_views.RunViews): of two views of one run, the larger
+    # was read later and is the newer, whatever their event logs hold; 0: read elsewhere.
+    # It orders pictures of the run and says nothing about the run, so it is not dumped.
+    read: int = Field(default=0, exclude=True)
 
     @property
     def plan(self) -> Plan | None:
@@ -201,9 +205,9 @@ def load_run_view(store: RunStore, run_id: str) -> RunView:
 
 
 def build_run_view(record: RunRecord, stored: list[PlanVersion],
-                   events: list[StoredEvent]) -> RunView:
+                   events: list[StoredEvent], *, read: int = 0) -> RunView:
     """The view of a run from what the store holds of it: the run, its plan versions
-    (oldest first) and its event log (in order)."""
+    (oldest first) and its event log (in order); ``read``: see :attr:`RunView.read`."""
     controls = allowed_controls(record.status)
     finished = record.status in TERMINAL_STATUSES
     versions = _versions(stored, events)
@@ -219,6 +223,7 @@ def build_run_view(record: RunRecord, stored: list[PlanVersion],
         reflections=_reflections(events),
         controls=controls,
         usage=record.usage if finished and record.usage.llm_calls else step_usage(record.plan),
+        read=read,
     )
 
 

@@ -13,7 +13,7 @@ from bench.live import LiveSample, latencies
 from core.errors import RunNotFoundError
 from core.execution.events import RunEvent
 from core.plan.model import Plan, Step
-from core.runs.live_views import RunChanges, RunViews
+from core.runs.live_views import RunChanges, RunViews, step_marks
 from core.runs.view import load_run_view
 
 
@@ -39,6 +39,36 @@ def test_many_followers_cost_one_refresh_until_the_run_is_written(store):
     assert views.rebuilds == 2 and seen is not first
     assert seen.plan.step("s1").status == "running"
     assert [e.kind for e in seen.events] == ["step_started"]
+
+
+def test_a_view_read_as_a_step_ends_is_older_than_the_next_one_whatever_its_log_holds(
+        store, monkeypatch):
+    """A card drawn ✓ then ○ again (CI, pace 0): a view's record was read before s1 ended
+    and its event log after, so it counted as many events as the next view, which shows s1
+    ended; a page drawing it after the stream pushed the next one's marks took it for as
+    new. Of two views of a run, the one read later is the newer, whatever the log says."""
+    plan = _plan()
+    run_id = store.create_run("add up", {}, plan, status="running")
+    views = RunViews(fresh_s=0.0)
+    views.current(store, run_id)
+    plan.steps[0].advance("running")
+    store.record_step(run_id, RunEvent(kind="step_started", step_id="s1"), plan)
+    read_events = store.events
+
+    def events_once_s1_ended(run_id: str, *, after: int = 0) -> list:
+        monkeypatch.setattr(store, "events", read_events)
+        plan.steps[0].advance("completed")
+        store.record_step(run_id, RunEvent(kind="step_completed", step_id="s1"), plan)
+        return read_events(run_id, after=after)
+
+    monkeypatch.setattr(store, "events", events_once_s1_ended)
+    before = views.current(store, run_id)  # its record: s1 running; its log: s1 ended
+    after = views.current(store, run_id)
+    assert [e.kind for e in before.events] == [e.kind for e in after.events] == [
+        "step_started", "step_completed"]
+    assert (before.plan.step("s1").status, after.plan.step("s1").status) == (
+        "running", "completed")
+    assert step_marks(after)["seq"] > step_marks(before)["seq"]
 
 
 def test_a_kept_view_equals_a_view_read_afresh_after_a_replan_and_the_end(store):
