@@ -41,18 +41,25 @@ def test_many_followers_cost_one_refresh_until_the_run_is_written(store):
     assert [e.kind for e in seen.events] == ["step_started"]
 
 
-def test_a_view_read_as_a_step_ends_is_older_than_the_next_one_whatever_its_log_holds(
-        store, monkeypatch):
-    """A card drawn ✓ then ○ again (CI, pace 0): a view's record was read before s1 ended
-    and its event log after, so it counted as many events as the next view, which shows s1
-    ended; a page drawing it after the stream pushed the next one's marks took it for as
-    new. Of two views of a run, the one read later is the newer, whatever the log says."""
+def _followed_then_started(store) -> tuple[Plan, str, RunViews]:
+    """A running run, its view read once (every later call looks at the store), then its
+    s1 started."""
     plan = _plan()
     run_id = store.create_run("add up", {}, plan, status="running")
     views = RunViews(fresh_s=0.0)
     views.current(store, run_id)
     plan.steps[0].advance("running")
     store.record_step(run_id, RunEvent(kind="step_started", step_id="s1"), plan)
+    return plan, run_id, views
+
+
+def test_a_view_read_as_a_step_ends_is_older_than_the_next_one_whatever_its_log_holds(
+        store, monkeypatch):
+    """A card drawn ✓ then ○ again (CI, pace 0): a view's record was read before s1 ended
+    and its event log after, so it counted as many events as the next view, which shows s1
+    ended; a page drawing it after the stream pushed the next one's marks took it for as
+    new. Of two views of a run, the one read later is the newer, whatever the log says."""
+    plan, run_id, views = _followed_then_started(store)
     read_events = store.events
 
     def events_once_s1_ended(run_id: str, *, after: int = 0) -> list:
@@ -72,12 +79,7 @@ def test_a_view_read_as_a_step_ends_is_older_than_the_next_one_whatever_its_log_
 
 
 def test_a_kept_view_equals_a_view_read_afresh_after_a_replan_and_the_end(store):
-    plan = _plan()
-    run_id = store.create_run("add up", {}, plan, status="running")
-    views = RunViews(fresh_s=0.0)
-    views.current(store, run_id)
-    plan.steps[0].advance("running")
-    store.record_step(run_id, RunEvent(kind="step_started", step_id="s1"), plan)
+    plan, run_id, views = _followed_then_started(store)
     views.current(store, run_id)
     new = _plan(version=2)
     new.steps[0].advance("running")
