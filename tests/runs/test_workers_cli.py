@@ -276,11 +276,12 @@ def test_a_name_is_held_by_one_live_worker_until_it_dies(tmp_path, workers):
     host = socket.gethostname()  # the default name
     workers[host] = Worker(tmp_path, host)
 
-    for refused in (start_worker(), start_worker("--name", host, PLANBOARD_LANG="zh")):
+    by_default, in_chinese = start_worker(), start_worker("--name", host, PLANBOARD_LANG="zh")
+    for refused in (by_default, in_chinese):
         assert refused.returncode == 1 and refused.stdout == ""
         assert refused.stderr.count("\n") == 1, refused.stderr
-    assert start_worker().stderr.startswith(f"error: worker {host} is already running")
-    assert refused.stderr.startswith(f"错误：工作进程 {host} 已在")
+    assert by_default.stderr.startswith(f"error: worker {host} is already running")
+    assert in_chinese.stderr.startswith(f"错误：工作进程 {host} 已在")
     assert workers[host].proc.poll() is None  # the first one serves on, untouched
 
     workers[host].stop(signal.SIGKILL)  # the hold dies with the process
