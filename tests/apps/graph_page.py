@@ -3,7 +3,8 @@
 The address picks the plan: ``?scenario=churn-analysis&lang=zh`` drafts that scenario's plan
 offline in that language (a side-effecting step marked ⚠, as the pages draw it);
 ``&narrow=1`` puts the graph in the run page's narrow column, ``&narrow=plan`` in the Plan
-page's column beside the step panel; ``&pick=s6`` selects a
+page's column beside the step panel, ``&narrow=both`` draws it at the page's width and then
+in the narrow column; ``&pick=s6`` selects a
 step from outside the graph (as the plan table does); ``?phased=60`` draws a plan of 12
 phases of 5 steps (folded as the pages fold it: a click on a phase folds or unfolds it),
 ``?phased=review`` the quarterly review scenario's phased plan, ``?phased=twins`` two phases
@@ -87,16 +88,26 @@ def _select(step_id: str) -> None:
     st.session_state["clicks"] = st.session_state.get("clicks", 0) + 1
 
 
+def _place(narrow: str | None):
+    """Where the graph goes for ``narrow``: the page's width, or a column as a page has it."""
+    if narrow == "1":  # the run page's graph beside its cards
+        return st.columns([3, 2])[1]
+    if narrow == "plan":  # ui.plan_editor's, beside the step panel
+        return st.columns([3, 2], gap="medium")[0]
+    return st.container()
+
+
 narrow = st.query_params.get("narrow")
 if narrow == "plan":  # the dashboard's sidebar takes its width from the page, as there
     st.sidebar.write("settings")
-place = (st.columns([3, 2])[1] if narrow == "1" else  # the run page's graph beside its cards
-         st.columns([3, 2], gap="medium")[0] if narrow == "plan" else  # ui.plan_editor's
-         st.container())
-with place:
-    plan_graph(plan_to_dot(plan, registry=registry, folded=folded), key="graph",
-               selected=st.session_state.get("picked") or st.query_params.get("pick"),
-               on_select=_select, on_phase=partial(toggle_phase, "graph", plan, folded),
-               live=live)
+# ``narrow=both``: the full-width graph, then the run page's narrow one, each in a container
+# keyed by its width (one page load measures both)
+for width, key in ([("0", "graph"), ("1", "graph_narrow")] if narrow == "both"
+                   else [(narrow or "0", "graph")]):
+    with st.container(key=f"width_{width}"), _place(width):
+        plan_graph(plan_to_dot(plan, registry=registry, folded=folded), key=key,
+                   selected=st.session_state.get("picked") or st.query_params.get("pick"),
+                   on_select=_select, on_phase=partial(toggle_phase, "graph", plan, folded),
+                   live=live)
 st.write(f"selected: {st.session_state.get('picked')} ({st.session_state.get('clicks', 0)} clicks)")
 st.write(f"folded: {', '.join(sorted(folded, key=lambda p: int(p[1:]))) or 'none'}")

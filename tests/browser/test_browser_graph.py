@@ -22,16 +22,21 @@ from urllib.parse import urlsplit
 import pytest
 
 from core.plan.label_text import display_width
-from tests.support.browser import button, needs_chromium, open_tab, serve_app
+from tests.support.browser import (
+    GRAPH,
+    MIN_GAP_PX,
+    SLACK_PX,
+    cut_phases,
+    needs_chromium,
+    open_tab,
+    serve_app,
+)
 
 pytestmark = needs_chromium
 
 APP = "tests/apps/graph_page.py"
-FRAME = "iframe[title='ui.graph_view.plan_graph']"
 MIN_PX = 11
-MIN_GAP_PX = 4  # between a text's box and its node's border, left and right (about 8 drawn)
 MIN_GAP_EM_WIDE = 1.0  # beside a line of CJK text, within the border's curve (Latin: ~0.7)
-SLACK_PX = 0.5  # sub-pixel rounding of the boxes, above and below
 PAGES = [  # scenario, viewports
     ("churn-analysis", [(1280, 720), (1440, 900)]),
     ("shop-refund", [(1280, 720)]),
@@ -84,7 +89,7 @@ def graph_page(module_home):
 def _open(tab, url: str):
     """Load ``url`` and wait for the graph's SVG; the component's frame."""
     tab.goto(url)
-    frame = tab.frame_locator(FRAME)
+    frame = tab.frame_locator(GRAPH).first
     frame.locator("#canvas svg g.node").first.wait_for()
     return frame
 
@@ -115,10 +120,12 @@ def test_graph_text_is_readable_and_inside_its_nodes(tabs, graph_page):
             for width, height in viewports:
                 tab.set_viewport_size({"width": width, "height": height})
                 for lang in ("en", "zh"):
+                    # one load draws the graph at the page's width and in the narrow column
+                    _open(tab, f"{graph_page}/?scenario={scenario}&lang={lang}&narrow=both")
                     for narrow in ("0", "1"):
                         where = f"{scenario} {width}x{height} {lang} narrow={narrow}"
-                        frame = _open(tab, f"{graph_page}/?scenario={scenario}&lang={lang}"
-                                           f"&narrow={narrow}")
+                        frame = tab.frame_locator(f".st-key-width_{narrow} {GRAPH}")
+                        frame.locator("#canvas svg g.node").first.wait_for()
                         texts = frame.locator("#canvas svg").evaluate(_MEASURE)
                         # every node: a header and a description at least
                         assert len(texts) >= 8, where
@@ -129,36 +136,6 @@ def test_graph_text_is_readable_and_inside_its_nodes(tabs, graph_page):
     assert smallest >= MIN_PX - 0.01
 
 
-# Every phase's cluster: the room between its box and the edges of the view's visible area
-# (left, right, top, bottom), and the least room between a line of its title and its
-# border, in px.
-_CLUSTERS = """() => {
-  const view = document.getElementById('view');
-  const area = view.getBoundingClientRect();
-  const right = area.left + view.clientLeft + view.clientWidth;
-  const bottom = area.top + view.clientTop + view.clientHeight;
-  return [...view.querySelectorAll('g.cluster')].map(cluster => {
-    const box = cluster.querySelector('path, polygon').getBoundingClientRect();
-    const lines = [...cluster.querySelectorAll(':scope > text')]
-      .map(t => t.getBoundingClientRect());
-    return {id: cluster.id, title: Math.min(...lines.map(
-              t => Math.min(t.left - box.left, box.right - t.right))),
-            room: [box.left - area.left, right - box.right, box.top - area.top,
-                   bottom - box.bottom]};
-  });
-}"""
-
-
-def cut_phases(frame) -> list[str]:
-    """The phases of the graph in ``frame`` that the view cuts off or whose title spills
-    past its border, at the zoom it shows."""
-    clusters = frame.locator("#view").evaluate(_CLUSTERS)
-    assert clusters, "no phase drawn"
-    return [f"{c['id']}: {', '.join(f'{r:.1f}' for r in c['room'])} px from the view's "
-            f"left, right, top and bottom; title {c['title']:.1f} px from its border"
-            for c in clusters if min(c["room"]) < -SLACK_PX or c["title"] < MIN_GAP_PX]
-
-
 def test_two_phases_side_by_side_fit_beside_the_step_panel_at_the_default_zoom(tabs, graph_page):
     with open_tab(tabs, graph_page) as tab:
         frame = _open(tab, f"{graph_page}/?phased=twins&narrow=plan")
@@ -166,22 +143,6 @@ def test_two_phases_side_by_side_fit_beside_the_step_panel_at_the_default_zoom(t
         assert cut_phases(frame) == []
         texts = frame.locator("#canvas svg").evaluate(_MEASURE)
         assert min(t["px"] for t in texts) >= MIN_PX - 0.01  # readable, not shrunk to fit
-
-
-MIXED = "帮我查一下 order 88231 到了没, if delivered 就 refund it，然后 tell me the refund number"
-
-
-def test_the_mixed_request_plans_one_refund_whose_phases_all_show(page):
-    """Issue 44's request on the Plan page, in Phases, offline: one refund, every phase in
-    sight at the default zoom."""
-    page.locator(".st-key-request textarea").fill(MIXED)
-    page.locator(".st-key-plan_mode label").filter(has_text="Phases").click()
-    button(page, "generate_plan").click()
-    frame = page.frame_locator(FRAME)
-    frame.locator("#canvas svg g.cluster").first.wait_for()
-    assert frame.locator("g.node", has_text="apply_refund").count() == 1
-    assert frame.locator("g.cluster").count() == 3
-    assert cut_phases(frame) == []
 
 
 def _selected(tab) -> str:

@@ -8,11 +8,15 @@ The run's page (request, step cards, errors, answer, reflection, graph) and the 
 page (a blank plan whose goal is such a request) are opened in chromium: the server must
 get no request. A control image loaded by the page itself proves that it would notice.
 
-The review's safety (issue 44), on one app served for the module: a click on the "?" of a
-sidebar switch leaves every switch as it was, and turning confirmation of side effects off
-takes a second act, after which the run page says it is off; a refund whose order_id reads
-s1's result asks for confirmation showing the order s1 found; one approval of a plan
-version starts one run, from two tabs at once or a second click.
+The review's safety (issue 44): a click on the "?" of a sidebar switch leaves every switch
+as it was, and turning confirmation of side effects off takes a second act, after which the
+run page says it is off; issue 44's mixed request, planned in phases, plans one refund and
+shows every phase at the default zoom; a refund whose order_id reads s1's result asks for
+confirmation showing the order s1 found; one approval of a plan version starts one run,
+from two tabs at once or a second click.
+
+Every test here uses the one app served for the module (on the module's home): the hostile
+run is recorded into that home before the app starts.
 """
 
 from __future__ import annotations
@@ -32,11 +36,11 @@ from tests.support.browser import (
     GRAPH,
     SCRIPT_IDLE_JS,
     button,
+    cut_phases,
     free_port,
     needs_chromium,
     open_sidebar_section,
     open_tab,
-    serve_app,
 )
 
 pytestmark = needs_chromium
@@ -95,14 +99,15 @@ def _record_run(host: str, tmp_path, capsys) -> str:
     return run["run_id"]
 
 
-def test_hostile_text_makes_the_browser_fetch_nothing(counting_server, isolated_environment,
+def test_hostile_text_makes_the_browser_fetch_nothing(counting_server, module_home, monkeypatch,
                                                        tmp_path, capsys, request):
     host, asked = counting_server
+    monkeypatch.setenv("PLANBOARD_HOME", str(module_home))  # the module's served app shows it
     run_id = _record_run(host, tmp_path, capsys)
     assert asked == []
-    browser = request.getfixturevalue("browser")  # after the run: see tests/browser/conftest.py
-    with (serve_app(isolated_environment, tmp_path / "streamlit.log") as url,
-          open_tab(browser, f"{url}/run?run={run_id}", {"width": 1440, "height": 1000}) as page):
+    # after the run (see tests/browser/conftest.py): the module's chromium and served app
+    url, browser = request.getfixturevalue("served_app"), request.getfixturevalue("browser")
+    with open_tab(browser, f"{url}/run?run={run_id}", {"width": 1440, "height": 1000}) as page:
         answer = page.locator(".st-key-run_answer")
         answer.get_by_text("2+3 = 5").wait_for()
         tabs = page.locator(".st-key-run_tabs [role='tab']")
@@ -133,20 +138,19 @@ def test_hostile_text_makes_the_browser_fetch_nothing(counting_server, isolated_
     assert asked == ["/control.png"]
 
 
-# ---- a review you can trust: one served app for the module's remaining tests -------------
+# ---- a review you can trust -------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def review(module_home, tabs) -> Iterator[tuple[str, Any, RunStore]]:
-    """PlanBoard served for the tests below (offline, on the module's home), the tabs of
-    the module's chromium, and the store of that home (read only)."""
-    with serve_app(module_home, module_home.parent / "streamlit.log") as url:
-        module_home.mkdir(parents=True, exist_ok=True)
-        store = RunStore(f"sqlite:///{module_home / 'planboard.db'}")
-        try:
-            yield url, tabs, store
-        finally:
-            store.close()
+def review(served_app, module_home, tabs) -> Iterator[tuple[str, Any, RunStore]]:
+    """The module's served app, the tabs of the module's chromium, and the store of the
+    module's home (read only)."""
+    module_home.mkdir(parents=True, exist_ok=True)
+    store = RunStore(f"sqlite:///{module_home / 'planboard.db'}")
+    try:
+        yield served_app, tabs, store
+    finally:
+        store.close()
 
 
 # the key of each switch: the st-key-<key> class of the element it is drawn in
@@ -230,6 +234,24 @@ def test_turning_confirmation_off_takes_a_second_act_and_the_run_says_it_is_off(
         except Exception:
             page.screenshot(path=str(tmp_path / "failure.png"))
             raise
+
+
+MIXED = "帮我查一下 order 88231 到了没, if delivered 就 refund it，然后 tell me the refund number"
+
+
+def test_the_mixed_request_plans_one_refund_whose_phases_all_show(review):
+    """Issue 44's request on the Plan page, in Phases, offline: one refund, every phase in
+    sight at the default zoom."""
+    url, tabs, _store = review
+    with open_tab(tabs, url) as page:
+        page.locator(".st-key-request textarea").fill(MIXED)
+        page.locator(".st-key-plan_mode label").filter(has_text="Phases").click()
+        button(page, "generate_plan").click()
+        frame = page.frame_locator(GRAPH)
+        frame.locator("#canvas svg g.cluster").first.wait_for()
+        assert frame.locator("g.node", has_text="apply_refund").count() == 1
+        assert frame.locator("g.cluster").count() == 3
+        assert cut_phases(frame) == []
 
 
 REFUND_REQUEST = "Check whether order 88231 has arrived, and if it has, refund the broken one."

@@ -23,9 +23,9 @@ import pytest
 from tests.support import REPO
 from tests.support.waiting import wait_until
 
-__all__ = ["CHROMIUM", "GRAPH", "PLAN_TABLE", "SCRIPT_IDLE_JS", "VIEWPORT", "WAIT_MS", "button",
-           "free_port", "generate_scenario", "launch_chromium", "needs_chromium",
-           "open_sidebar_section", "open_tab", "serve_app"]
+__all__ = ["CHROMIUM", "GRAPH", "MIN_GAP_PX", "PLAN_TABLE", "SCRIPT_IDLE_JS", "SLACK_PX",
+           "VIEWPORT", "WAIT_MS", "button", "cut_phases", "free_port", "generate_scenario",
+           "launch_chromium", "needs_chromium", "open_sidebar_section", "open_tab", "serve_app"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -36,6 +36,8 @@ WAIT_MS = 30_000
 VIEWPORT = {"width": 1280, "height": 720}  # the README's screenshots
 GRAPH = "iframe[title='ui.graph_view.plan_graph']"  # the plan graph component's frame
 PLAN_TABLE = "[class*='st-key-plan_editor_']"  # the Plan page's step table
+MIN_GAP_PX = 4  # between a text's box and its node's border, left and right (about 8 drawn)
+SLACK_PX = 0.5  # sub-pixel rounding of the boxes, above and below
 # a JavaScript expression: true while no script run is under way (the attribute Streamlit's
 # own end-to-end tests wait on; "initial" before the first run, "running" during one)
 SCRIPT_IDLE_JS = ("document.querySelector(\"[data-testid='stApp']\")"
@@ -167,3 +169,33 @@ def generate_scenario(page) -> None:
     page.locator(PLAN_TABLE).first.wait_for()
     page.get_by_text("The plan is valid.").wait_for()
     page.frame_locator(GRAPH).locator("#canvas svg g.node").first.wait_for()
+
+
+# Every phase's cluster: the room between its box and the edges of the view's visible area
+# (left, right, top, bottom), and the least room between a line of its title and its
+# border, in px.
+_CLUSTERS = """() => {
+  const view = document.getElementById('view');
+  const area = view.getBoundingClientRect();
+  const right = area.left + view.clientLeft + view.clientWidth;
+  const bottom = area.top + view.clientTop + view.clientHeight;
+  return [...view.querySelectorAll('g.cluster')].map(cluster => {
+    const box = cluster.querySelector('path, polygon').getBoundingClientRect();
+    const lines = [...cluster.querySelectorAll(':scope > text')]
+      .map(t => t.getBoundingClientRect());
+    return {id: cluster.id, title: Math.min(...lines.map(
+              t => Math.min(t.left - box.left, box.right - t.right))),
+            room: [box.left - area.left, right - box.right, box.top - area.top,
+                   bottom - box.bottom]};
+  });
+}"""
+
+
+def cut_phases(frame) -> list[str]:
+    """The phases of the graph in ``frame`` that the view cuts off or whose title spills
+    past its border, at the zoom it shows."""
+    clusters = frame.locator("#view").evaluate(_CLUSTERS)
+    assert clusters, "no phase drawn"
+    return [f"{c['id']}: {', '.join(f'{r:.1f}' for r in c['room'])} px from the view's "
+            f"left, right, top and bottom; title {c['title']:.1f} px from its border"
+            for c in clusters if min(c["room"]) < -SLACK_PX or c["title"] < MIN_GAP_PX]
