@@ -18,7 +18,15 @@ from core.runs.admin import reset_data
 from core.runs.drafting import Drafting
 from core.runs.session import Draft
 from core.runs.variants import Variant, Variants
-from ui import identity, plan_editor, rehearsal_view, state, template_offer, variants_view
+from ui import (
+    agent_review,
+    identity,
+    plan_editor,
+    rehearsal_view,
+    state,
+    template_offer,
+    variants_view,
+)
 from ui.frame import page_header
 from ui.i18n import current_language, t
 from ui.messages import error_text, said
@@ -472,6 +480,8 @@ def main() -> None:
     if not identity.allows("plan"):
         st.info(t("viewer_plan"), icon=":material/visibility:")
         st.page_link("pages/history.py", label=t("go_history"), icon=":material/history:")
+        return
+    if agent_review.render_agent_review():  # a plan an agent sent (?review=<id>)
         return
     if opened := template_offer.take_opened():  # "Use this plan" on the Templates page
         st.session_state["request"] = opened[1]

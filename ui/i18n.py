@@ -295,6 +295,22 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "review_reject": ("Reject the plan", "拒绝计划"),
     "review_reject_needs_comment": ("Say why in the comment: the agent receives it.",
                                     "请在说明里写明原因：代理会收到它。"),
+    "review_plan_intro": (
+        "Edit the plan if it needs it, then approve it or reject it with a comment: the "
+        "agent receives exactly the version you approve, and runs it itself.",
+        "如有需要先编辑计划，再批准，或写明原因后拒绝：代理收到的正是你批准的版本，并由它自己执行。"),
+    "review_approve_help": ("The agent receives exactly this version, your edits included.",
+                            "代理收到的正是这个版本，包括你的修改。"),
+    "review_effects": ("Steps with a side effect, as the agent declared its tools: {steps}. "
+                       "The agent runs them once you approve.",
+                       "按代理声明的工具，这些步骤有副作用：{steps}。你批准后代理就会执行它们。"),
+    "review_no_effects": ("No step has a side effect, as the agent declared its tools.",
+                          "按代理声明的工具，没有步骤会产生副作用。"),
+    "review_unknown": ("There is no plan {review_id} sent for review. Open runs from the "
+                       "history.", "没有编号为 {review_id} 的送审计划。请从历史中打开运行。"),
+    "review_close": ("Back to my own plan", "返回我自己的计划"),
+    "review_open_run": ("Open its run", "打开它的运行"),
+    "review_edit_on_plan": ("Edit it on the Plan page", "在计划页面编辑"),
     "run_meta": ("Run {run_id} · started {created} · {mode}",
                  "运行 {run_id} · 开始于 {created} · {mode}"),
     "run_model": ("model {model}", "模型 {model}"),

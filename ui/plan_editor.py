@@ -30,6 +30,7 @@ same rerun.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from functools import partial
 
 import pandas as pd
@@ -82,21 +83,32 @@ def current_editor_key() -> str:
     return f"plan_editor_{st.session_state.get('plan_revision', 0)}"
 
 
+Declared = Callable[[Plan], list[Message]]
+"""The problems of a plan an agent sent, against the tools it declared
+(:func:`core.review.reviews.review_problems` of its review)."""
+
+
 def plan_problems(plan: Plan, registry: ToolRegistry, row_errors: list[Message], *,
-                  offline: bool = False) -> list[str]:
+                  offline: bool = False, declared: Declared | None = None) -> list[str]:
     """Cell errors, a plan too large for a run, and the plan's own validation problems
     (each names its step), worded; offline, a required argument left to the model is one
-    too."""
+    too. ``declared``: the plan is an agent's, checked as it was when it was sent."""
     too_large = size_problem(plan)
+    checked = (declared(plan) if declared is not None
+               else plan.validate(registry, can_infer=not offline))
     return [said(problem) for problem in [*row_errors, *([too_large] if too_large else []),
-                                          *plan.validate(registry, can_infer=not offline)]]
+                                          *checked]]
 
 
-def render_plan_review(registry: ToolRegistry, *, offline: bool) -> tuple[Plan, list[str]]:
+def render_plan_review(registry: ToolRegistry, *, offline: bool,
+                       declared: Declared | None = None) -> tuple[Plan, list[str]]:
     """Draw the review of the canonical plan; return the edited plan and its problems.
 
     ``offline`` runs make no LLM calls, so the expected number of calls is then 0.
+    ``declared`` (a plan an agent sent, which the agent runs): its problems against the
+    agent's tools, and no count of PlanBoard's model calls.
     """
+    offline = offline and declared is None  # the agent fills what a step leaves out
     base = _sync_revision()
     top = st.container()  # the graph and the step panel, drawn once the table is read
     _render_edit_notes()
@@ -104,7 +116,7 @@ def render_plan_review(registry: ToolRegistry, *, offline: bool) -> tuple[Plan, 
     _render_step_controls(base)
     edited, row_errors = _render_table(base, registry)
     _commit(edited)
-    problems = plan_problems(edited, registry, row_errors, offline=offline)
+    problems = plan_problems(edited, registry, row_errors, offline=offline, declared=declared)
     with top:
         graph, panel = st.columns([3, 2], gap="medium")
         with graph:
@@ -117,7 +129,7 @@ def render_plan_review(registry: ToolRegistry, *, offline: bool) -> tuple[Plan, 
             st.caption(t("graph_legend") + cycle_note)
         with panel:
             render_step_panel(edited, registry, apply_edit, offline=offline)
-    _render_metrics(edited, registry, offline)
+    _render_metrics(edited, registry, offline, calls=declared is None)
     _render_problems(edited, problems)
     return edited, problems
 
@@ -424,8 +436,10 @@ def _added_id(before: Plan, after: Plan) -> str:
     return next(s for s in after.ids() if s not in set(before.ids()))
 
 
-def _render_metrics(plan: Plan, registry: ToolRegistry, offline: bool) -> None:
-    steps, path, calls = st.columns(3)
+def _render_metrics(plan: Plan, registry: ToolRegistry, offline: bool, *, calls: bool
+                    ) -> None:
+    """Steps, the critical path and (``calls``) the model calls the run is expected to make."""
+    steps, path, llm = st.columns(3)
     steps.metric(t("metric_steps"), len(plan.steps))
     if cycles := plan.cycles():  # a cycle has no longest chain: say which steps form it
         ids = "; ".join(", ".join(cycle) for cycle in cycles)
@@ -434,11 +448,13 @@ def _render_metrics(plan: Plan, registry: ToolRegistry, offline: bool) -> None:
     else:
         path.metric(t("metric_critical_path"), plan.critical_path_length(),
                     help=t("metric_critical_path_help"))
+    if not calls:
+        return
     if offline:
-        calls.metric(t("metric_llm_calls"), 0, help=t("metric_llm_calls_offline"))
+        llm.metric(t("metric_llm_calls"), 0, help=t("metric_llm_calls_offline"))
     else:
-        calls.metric(t("metric_llm_calls"), _expected_calls(plan, registry),
-                     help=t("metric_llm_calls_help"))
+        llm.metric(t("metric_llm_calls"), _expected_calls(plan, registry),
+                   help=t("metric_llm_calls_help"))
 
 
 def _expected_calls(plan: Plan, registry: ToolRegistry) -> int | str:

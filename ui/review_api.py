@@ -65,7 +65,7 @@ async def _submit(request: Request) -> Response:
     async def call(actor: Actor) -> Response:
         body = await _body(request)
         review_id = await _core(submit_body, process_store(), body, actor)
-        page = str(request.base_url).rstrip("/") + f"/run?run={review_id}"
+        page = str(request.base_url).rstrip("/") + f"/?review={review_id}"  # the Plan page
         return JSONResponse({"id": review_id, "status": "pending", "review_url": page},
                             status_code=201)
     return await _answer(request, call)

@@ -26,6 +26,8 @@ def render_review_decision(view: RunView) -> None:
         return
     with st.container(border=True, key="review_decision"):
         st.markdown(t("review_decide"))
+        st.page_link("pages/plan.py", label=t("review_edit_on_plan"),
+                     icon=":material/edit_note:", query_params={"review": record.run_id})
         comment = st.text_area(t("review_comment"), key="review_comment", height=68)
         approve, reject = st.columns(2)
         if approve.button(t("review_approve"), key="review_approve", type="primary",

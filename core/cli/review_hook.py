@@ -60,7 +60,7 @@ def answer_hook(hook_input: str, client: ReviewClient, *, timeout: float,
     started = time.monotonic()
     try:
         review_id = client.submit(plan, agent=agent)
-        print(say("hook_sent", url=f"{client.url}/run?run={review_id}"), file=log)
+        print(say("hook_sent", url=f"{client.url}/?review={review_id}"), file=log)
         decision = client.decision(review_id, wait=0)
         while decision.status == "pending" and time.monotonic() - started < timeout:
             left = timeout - (time.monotonic() - started)

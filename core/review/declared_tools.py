@@ -100,7 +100,10 @@ def declared_registry(tools: list[dict[str, Any]], agent: str) -> ToolRegistry:
 
 def declared_problems(plan: Plan, tools: list[dict[str, Any]], agent: str) -> list[Message]:
     """The plan's problems against the declared tools (by :meth:`Plan.validate`), but for
-    the arguments of a tool that described none."""
+    the arguments of a tool that described none; with no tool declared, the plan's own
+    problems (its tools are the agent's, unknown to PlanBoard and taken as named)."""
+    if not tools:
+        return plan.validate()
     described = {tool["name"] for tool in tools if tool.get("schema", True)}
     return [problem for problem in plan.validate(declared_registry(tools, agent))
             if problem.code != "plan.unknown_argument"

@@ -177,7 +177,7 @@ def _step(raw: dict[str, Any], name: str, ids: dict[str, str], index: int) -> St
 
 def _check(plan: Plan, tools: list[dict[str, Any]], agent: str) -> None:
     """InputError naming the plan's first problem (and how many more there are)."""
-    problems = declared_problems(plan, tools, agent) if tools else plan.validate()
+    problems = declared_problems(plan, tools, agent)
     if problems:
         more = msg("review.more_problems", count=len(problems) - 1) if len(problems) > 1 else ""
         raise InputError(msg("review.problems", first=problems[0], more=more))

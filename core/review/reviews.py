@@ -25,10 +25,10 @@ from core.access.audit import record_act
 from core.access.identity import Actor
 from core.access.policy import access_for, start_action
 from core.base.language import Language
-from core.base.messages import msg, render
+from core.base.messages import Message, msg, render
 from core.errors import InputError, RunNotFoundError
 from core.execution.events import RunEvent
-from core.lifecycle import TERMINAL_STATUSES
+from core.lifecycle import TERMINAL_STATUSES, Control
 from core.plan.model import Plan
 from core.review.declared_tools import declared_problems, declared_registry
 from core.review.intake import Submission, read_body, read_submission
@@ -37,9 +37,9 @@ from core.store.schema import insert_event, runs, scrub_options, update_run, ups
 from core.tools.registry import ToolRegistry
 
 __all__ = ["MAX_WAIT_S", "REVIEW", "Decision", "approve_review", "decide", "decision_of",
-           "declared_tools", "is_review", "pending_review", "reject_review", "review_record",
-           "review_registry", "review_text", "submit_body", "submit_review", "tools_of_run",
-           "wait_for_decision"]
+           "declared_tools", "is_review", "pending_review", "reject_review", "review_problems",
+           "review_record", "review_registry", "review_text", "run_controls", "submit_body",
+           "submit_review", "tools_of_run", "wait_for_decision"]
 
 REVIEW = "review"  # the run option that makes a run a review, and holds it
 MAX_WAIT_S = 30.0  # a long poll holds a request (and a server thread) at most this long
@@ -135,6 +135,19 @@ def review_registry(record: RunRecord) -> ToolRegistry:
     return declared_registry(declared_tools(record), record.options[REVIEW].get("agent", ""))
 
 
+def review_problems(record: RunRecord, plan: Plan) -> list[Message]:
+    """``plan``'s problems as a version of the review ``record``: against the tools its
+    agent declared, as the plan was checked when it was sent."""
+    return declared_problems(plan, declared_tools(record), record.options[REVIEW].get("agent", ""))
+
+
+def run_controls(record: RunRecord, controls: frozenset[Control]) -> frozenset[Control]:
+    """The controls of ``controls`` that reach the run: none for a review's run, which its
+    agent carries out (PlanBoard can neither pause, resume nor cancel it, nor run a step of
+    it again)."""
+    return frozenset() if is_review(record) else controls
+
+
 def decision_of(store: RunStore, review_id: str, actor: Actor | None = None) -> Decision:
     """The review's decision as it stands (``actor`` must be allowed to see the run)."""
     record = review_record(store, review_id)
@@ -178,8 +191,7 @@ def approve_review(store: RunStore, review_id: str, actor: Actor | None,
     current = record.plan or Plan(goal=record.request)
     approved = current
     if edited is not None and edited.canonical() != current.canonical():
-        review = record.options[REVIEW]
-        approved = _edit_version(edited, current, declared_tools(record), review.get("agent", ""))
+        approved = _edit_version(edited, current, record)
     access = access_for(actor, store)
     access.require(start_action(approved, registry), record)
     decided = {"state": "approved", "approved_version": approved.version}
@@ -209,13 +221,12 @@ def reject_review(store: RunStore, review_id: str, actor: Actor | None,
     return decision_of(store, review_id, actor)
 
 
-def _edit_version(edited: Plan, current: Plan, tools: list[dict[str, Any]], agent: str
-                  ) -> Plan:
-    """``edited`` as the next version of ``current``, every step pending; InputError for
-    an edit with problems."""
+def _edit_version(edited: Plan, current: Plan, record: RunRecord) -> Plan:
+    """``edited`` as the next version of ``current`` (the plan of the review ``record``),
+    every step pending; InputError for an edit with problems."""
     version = Plan.model_validate({**edited.canonical(), "id": current.id,
                                    "version": current.version + 1})
-    problems = declared_problems(version, tools, agent)
+    problems = review_problems(record, version)
     if problems:
         more = msg("review.more_problems", count=len(problems) - 1) if len(problems) > 1 else ""
         raise InputError(msg("review.edit_changes_steps", first=problems[0], more=more))

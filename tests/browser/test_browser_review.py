@@ -1,26 +1,35 @@
-"""The Plan page's review at 1280x720 in Chromium, where a newcomer met its rough edges.
+"""The Plan page's review at 1280x720 in Chromium, where a newcomer met its rough edges, and
+a plan a real LangGraph agent sent for review there.
 
 One PlanBoard is served for the module (offline, its own home); each test opens a tab of
-the module's browser context on it and plans the customer-service scenario. The step
-panel's Condition shows without a scroll inside the panel, and it is checked as it is
-typed: a note beside it changes at a pause in typing, before Enter, and typing that goes on
-after such a commit keeps every character.
+the module's browser context on it. The step panel's Condition shows without a scroll
+inside the panel, and it is checked as it is typed: a note beside it changes at a pause in
+typing, before Enter, and typing that goes on after such a commit keeps every character.
+An agent's plan is reviewed on the same page: the person edits step 3's argument and
+approves, the agent's tool receives the edit, and its reported steps are the run page's
+completed cards.
 """
 
 from __future__ import annotations
 
+import queue
+import re
+import threading
 from collections.abc import Iterator
 
 import pytest
 
+from core.review.client import ReviewClient
 from tests.support.browser import (
     GRAPH,
     PLAN_TABLE,
+    button,
     generate_scenario,
     needs_chromium,
     open_tab,
     serve_app,
 )
+from tests.support.review import langgraph_agent
 
 pytestmark = needs_chromium
 
@@ -119,6 +128,62 @@ def test_the_table_shows_every_column_and_no_button_label_is_cut(tabs, review_ap
             tab.get_by_role("button", name="从空白计划开始").wait_for()
             assert tab.locator(PLAN_TABLE).first.evaluate(_SIDEWAYS) == []
             assert tab.evaluate(_CUT_LABELS) == []
+        except Exception:
+            tab.screenshot(path=str(tmp_path / "failure.png"))  # kept by pytest for a look
+            raise
+
+
+def _sending(client: ReviewClient) -> queue.Queue:
+    """The ids of the reviews ``client`` sends, as it sends them."""
+    sent: queue.Queue = queue.Queue()
+    submit = client.submit
+
+    def recorded(*args, **kwargs) -> str:
+        review_id = submit(*args, **kwargs)
+        sent.put(review_id)
+        return review_id
+
+    client.submit = recorded  # type: ignore[method-assign]
+    return sent
+
+
+def test_a_langgraph_agents_plan_edited_and_approved_in_chromium_runs_as_edited(
+        tabs, review_app, fake_openai, tmp_path):
+    """Issue 47's Done-when: the reviewer changes step 3's argument on the Plan page and
+    approves; the graph's tool receives the edit; the 4 steps are completed cards."""
+    from playwright.sync_api import expect
+
+    client = ReviewClient(review_app)
+    sent = _sending(client)
+    graph, calls = langgraph_agent(fake_openai, client)
+    final: dict = {}
+    agent = threading.Thread(target=lambda: final.update(
+        graph.invoke({"request": "Mail Ann a summary of the news"})), daemon=True)
+    agent.start()
+    review_id = sent.get(timeout=30)
+    with open_tab(tabs, f"{review_app}/?review={review_id}&lang=en") as tab:  # a tab before
+        # it may have chosen Chinese, which the browser remembers
+        try:
+            tab.get_by_text("Plan sent for review by the agent langgraph: pending").wait_for()
+            _pick_in_graph(tab, "s3")
+            query = tab.locator(".st-key-step_panel .st-key-step_arg_query input")
+            expect(query).to_have_value("weather")
+            query.fill("weather in Paris")
+            query.press("Enter")
+            tab.frame_locator(GRAPH).locator("g.node#step-s3").get_by_text(
+                "weather in Paris").wait_for()
+            button(tab, "agent_review_approve").click()
+            tab.wait_for_url(re.compile(rf"/run\?run={review_id}"))
+            agent.join(timeout=60)
+            assert calls == [
+                ("search", {"query": "news"}), ("fetch", {"url": "https://example.com/a"}),
+                ("search", {"query": "weather in Paris"}),
+                ("send_email", {"to": "ann@example.com", "body": "news"})]
+            assert "rejected" not in final
+            for step in ("s1", "s2", "s3", "s4"):
+                expect(tab.locator(f".st-key-step_card_{step} strong").first).to_have_text(
+                    re.compile(rf"^✓ {step}\b"))
+            tab.get_by_text("Completed", exact=True).first.wait_for()
         except Exception:
             tab.screenshot(path=str(tmp_path / "failure.png"))  # kept by pytest for a look
             raise

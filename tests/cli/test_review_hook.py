@@ -47,7 +47,7 @@ def test_an_approved_plan_is_allowed(hook_client, store):
     answer, log = _answer(hook_client, store, lambda s, r: approve_review(s, r, None))
     assert answer == {"hookSpecificOutput": {"hookEventName": "PermissionRequest",
                                              "decision": {"behavior": "allow"}}}
-    assert "/run?run=" in log
+    assert "/?review=" in log
     review = store.list_runs()[0]
     assert [s.description for s in store.get_run(review.run_id).plan.steps] == [
         "Read client.py", "Add a test", "Add the retry"]

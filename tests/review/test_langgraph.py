@@ -3,47 +3,17 @@ OpenAI-compatible endpoint, its plan reviewed through the API's routes in this p
 
 from __future__ import annotations
 
-import json
-
-import openai
 import pytest
 
 from core.review.client import ReviewClient
 from core.review.reviews import approve_review, reject_review
-from integrations.langgraph_review import review_graph
-from tests.support.fake_openai import DEFAULT_KEY, text
-from tests.support.review import TOOLS, in_process, person_deciding
-
-PLAN = {"goal": "Mail Ann a summary of the news", "steps": [
-    {"id": "find", "tool": "search", "args": {"query": "news"}},
-    {"id": "read", "tool": "fetch", "args": {"url": "https://example.com/a"},
-     "depends_on": ["find"]},
-    {"id": "pick", "tool": "search", "args": {"query": "weather"}, "depends_on": ["read"]},
-    {"id": "mail", "tool": "send_email", "args": {"to": "ann@example.com", "body": "news"},
-     "depends_on": ["pick"]},
-]}
+from tests.support.review import in_process, langgraph_agent, person_deciding
 
 
 @pytest.fixture
 def graph_parts(api, fake_openai):
-    """The graph's planner (a chat model on the scripted endpoint), its tools (recording
-    each call) and its client."""
-    fake_openai.script(text(json.dumps(PLAN)))
-    model = openai.OpenAI(base_url=fake_openai.base_url, api_key=DEFAULT_KEY)
-
-    def planner(request: str) -> dict:
-        reply = model.chat.completions.create(
-            model="fake-planner", messages=[{"role": "user", "content": request}])
-        return json.loads(reply.choices[0].message.content)
-
-    calls: list[tuple[str, dict]] = []
-
-    def tool(name: str):
-        return lambda **args: calls.append((name, args)) or {"ok": name}
-
-    tools = {name: tool(name) for name in ("search", "fetch", "send_email")}
-    client = ReviewClient("http://testserver", send=in_process(api))
-    return review_graph(planner, tools, client, tool_schemas=TOOLS, timeout=30), calls
+    """The graph, its tools' calls; its client reaches the API's routes in this process."""
+    return langgraph_agent(fake_openai, ReviewClient("http://testserver", send=in_process(api)))
 
 
 def _edit_step_3_and_approve(store, review: str) -> None:

@@ -37,7 +37,7 @@ def test_a_plan_is_sent_decided_and_reported_through_the_api(api, store):
     sent = api.post("/api/v1/reviews", json=agent_plan())
     assert sent.status_code == 201
     review = sent.json()["id"]
-    assert sent.json()["review_url"].endswith(f"/run?run={review}")
+    assert sent.json()["review_url"].endswith(f"/?review={review}")
     assert api.get(f"/api/v1/reviews/{review}?wait=0.1").json()["status"] == "pending"
     plan = store.get_run(review).plan.canonical()
     plan["steps"][3]["args"] = {"to": "bob@example.com"}

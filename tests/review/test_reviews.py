@@ -47,6 +47,17 @@ def test_approving_an_edit_stores_it_as_a_version_and_returns_exactly_that(store
     assert [a.action for a in acts(store, run_id=sent)] == ["edit", "approve"]
 
 
+def test_an_edit_of_a_plan_that_declared_no_tools_keeps_the_tools_it_named(store):
+    """Its tools were taken as named when it was sent: an edit of an argument is too."""
+    sent = submit_review(store, read_submission({k: v for k, v in agent_plan().items()
+                                                 if k != "tools"}), None)
+    edited = store.get_run(sent).plan.model_copy(deep=True)
+    edited.steps[0].args = {"query": "weather"}
+    decision = approve_review(store, sent, None, edited)
+    assert (decision.status, decision.plan["steps"][0]["args"]) == ("approved",
+                                                                    {"query": "weather"})
+
+
 def test_approving_unchanged_keeps_version_one(store, sent):
     decision = approve_review(store, sent, None, store.get_run(sent).plan)
     assert decision.version == 1 and len(store.plan_versions(sent)) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -9,12 +10,13 @@ from typing import Any
 import sqlalchemy as sa
 from starlette.testclient import TestClient
 
-from core.review.client import Send
+from core.review.client import ReviewClient, Send
 from core.store.run_store import RunStore
 from core.store.schema import metadata
 from tests.support.waiting import wait_until
 
-__all__ = ["TOOLS", "agent_plan", "in_process", "person_deciding", "store_content"]
+__all__ = ["GRAPH_PLAN", "TOOLS", "agent_plan", "in_process", "langgraph_agent", "person_deciding",
+           "store_content"]
 
 TOOLS = [
     {"name": "search", "description": "Search the web",
@@ -72,3 +74,39 @@ def person_deciding(store: RunStore, decide: Callable[[RunStore, str], Any]) -> 
     thread = threading.Thread(target=decide_first)
     thread.start()
     return thread
+
+
+GRAPH_PLAN = {"goal": "Mail Ann a summary of the news", "steps": [
+    {"id": "find", "tool": "search", "args": {"query": "news"}},
+    {"id": "read", "tool": "fetch", "args": {"url": "https://example.com/a"},
+     "depends_on": ["find"]},
+    {"id": "pick", "tool": "search", "args": {"query": "weather"}, "depends_on": ["read"]},
+    {"id": "mail", "tool": "send_email", "args": {"to": "ann@example.com", "body": "news"},
+     "depends_on": ["pick"]},
+]}
+"""The plan the LangGraph agent's planner model drafts: 4 steps, step 3 a search."""
+
+
+def langgraph_agent(fake_openai: Any, client: ReviewClient) -> tuple[Any, list[tuple[str, dict]]]:
+    """A real LangGraph graph (integrations.langgraph_review) whose planner is a chat model
+    on the scripted endpoint (drafting :data:`GRAPH_PLAN`), and the calls its tools get."""
+    import openai
+
+    from integrations.langgraph_review import review_graph
+    from tests.support.fake_openai import DEFAULT_KEY, text
+
+    fake_openai.script(text(json.dumps(GRAPH_PLAN)))
+    model = openai.OpenAI(base_url=fake_openai.base_url, api_key=DEFAULT_KEY)
+
+    def planner(request: str) -> dict:
+        reply = model.chat.completions.create(
+            model="fake-planner", messages=[{"role": "user", "content": request}])
+        return json.loads(reply.choices[0].message.content)
+
+    calls: list[tuple[str, dict]] = []
+
+    def tool(name: str) -> Callable[..., Any]:
+        return lambda **args: calls.append((name, args)) or {"ok": name}
+
+    tools = {name: tool(name) for name in ("search", "fetch", "send_email")}
+    return review_graph(planner, tools, client, tool_schemas=TOOLS, timeout=30), calls
