@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 import streamlit as st
 
@@ -19,16 +20,7 @@ from core.access.policy import NEEDS, start_action
 from core.errors import PlanBoardError
 from core.plan.approval import has_side_effect
 from core.plan.model import Plan
-from core.review.reviews import (
-    approve_review,
-    pending_review,
-    reject_review,
-    review_problems,
-    review_record,
-    review_registry,
-    review_text,
-)
-from core.store.run_store import RunRecord, RunStore
+from core.review.reviews import ReviewOnPage, approve_review, reject_review, review_on_page
 from core.tools.registry import ToolRegistry
 from ui import identity, plan_editor, state
 from ui.i18n import current_language, t
@@ -48,30 +40,29 @@ def render_agent_review() -> bool:
     if not review_id:
         return False
     try:
-        record = review_record(state.runner().store, review_id)
-        identity.access().require("read", record)
+        review = review_on_page(state.runner().store, review_id, identity.actor())
     except PlanBoardError:  # no such review, or one this person may not see: the same
         _close()
         st.error(t("review_unknown", review_id=literal(review_id)))
         return False
-    if not pending_review(record):
+    if not review.pending:
         _close()
-        _render_decided(record)
+        _render_decided(review)
         return True
-    _open(record)
-    _render_pending(record)
+    _open(review)
+    _render_pending(review)
     return True
 
 
-def _open(record: RunRecord) -> None:
+def _open(review: ReviewOnPage) -> None:
     """Make the review's plan the page's plan (once: the person's edits stay), keeping the
     person's own plan aside."""
-    if st.session_state.get(OPEN_REVIEW) != record.run_id:
+    if st.session_state.get(OPEN_REVIEW) != review.review_id:
         if OPEN_REVIEW not in st.session_state:
             st.session_state[_OWN_PLAN] = st.session_state.get("plan")
-        st.session_state[OPEN_REVIEW] = record.run_id
-        plan_editor.set_plan(record.plan)
-    st.query_params["review"] = record.run_id  # a reload shows the review again
+        st.session_state[OPEN_REVIEW] = review.review_id
+        plan_editor.set_plan(review.plan)
+    st.query_params["review"] = review.review_id  # a reload shows the review again
 
 
 def _close() -> None:
@@ -82,17 +73,17 @@ def _close() -> None:
         del st.query_params["review"]
 
 
-def _render_decided(record: RunRecord) -> None:
+def _render_decided(review: ReviewOnPage) -> None:
     """A review decided already (here, elsewhere, or by the API): its run to open."""
-    st.info(literal(review_text(record, current_language()) or ""),  # type: ignore[arg-type]
+    st.info(literal(review.text(current_language())),  # type: ignore[arg-type]
             icon=":material/fact_check:")
     st.page_link("pages/run.py", label=t("review_open_run"), icon=":material/play_circle:",
-                 query_params={"run": record.run_id})
+                 query_params={"run": review.review_id})
 
 
-def _render_pending(record: RunRecord) -> None:
+def _render_pending(review: ReviewOnPage) -> None:
     """The agent's plan to edit, and the decision on it."""
-    st.info(literal(review_text(record, current_language()) or ""),  # type: ignore[arg-type]
+    st.info(literal(review.text(current_language())),  # type: ignore[arg-type]
             icon=":material/smart_toy:")
     st.caption(t("review_plan_intro"))
     if st.button(t("review_close"), key="agent_review_close", icon=":material/arrow_back:"):
@@ -101,11 +92,11 @@ def _render_pending(record: RunRecord) -> None:
     st.divider()
     plan: Plan = st.session_state["plan"]
     st.markdown(f"**{t('goal')}:** {literal(plan.goal)}")
-    registry = review_registry(record)
-    edited, problems = plan_editor.render_plan_review(
-        registry, offline=True, declared=partial(review_problems, record))
+    registry = review.registry()
+    edited, problems = plan_editor.render_plan_review(registry, offline=True,
+                                                      declared=review.problems)
     _render_effects(edited, registry)
-    _render_decision(record, edited, registry, blocked=bool(problems))
+    _render_decision(review.review_id, edited, registry, blocked=bool(problems))
 
 
 def _render_effects(plan: Plan, registry: ToolRegistry) -> None:
@@ -119,7 +110,7 @@ def _render_effects(plan: Plan, registry: ToolRegistry) -> None:
             st.caption(t("review_no_effects"))
 
 
-def _render_decision(record: RunRecord, edited: Plan, registry: ToolRegistry, *,
+def _render_decision(review_id: str, edited: Plan, registry: ToolRegistry, *,
                      blocked: bool) -> None:
     """Approve (as edited) or reject with a comment; then the review's run opens."""
     needed = start_action(edited, registry)
@@ -132,16 +123,16 @@ def _render_decision(record: RunRecord, edited: Plan, registry: ToolRegistry, *,
                       icon=":material/check:", disabled=blocked or not allowed,
                       help=t("approve_blocked") if blocked else t("review_approve_help"),
                       width="stretch"):
-        _decide(record.run_id, partial(approve_review, edited=edited))
+        _decide(review_id, partial(approve_review, edited=edited))
     if reject.button(t("review_reject"), key="agent_review_reject", icon=":material/block:",
                      width="stretch"):
         if not comment.strip():
             st.error(t("review_reject_needs_comment"))
             return
-        _decide(record.run_id, partial(reject_review, comment=comment))
+        _decide(review_id, partial(reject_review, comment=comment))
 
 
-def _decide(review_id: str, decision: Callable[[RunStore, str, Actor], object]) -> None:
+def _decide(review_id: str, decision: Callable[[Any, str, Actor], object]) -> None:
     """Make ``decision`` (of the store, the review and the person); open the review's run."""
     try:
         decision(state.runner().store, review_id, identity.actor())

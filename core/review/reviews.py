@@ -36,10 +36,11 @@ from core.store.run_store import RunRecord, RunStore
 from core.store.schema import insert_event, runs, scrub_options, update_run, upsert_plan, utc_now
 from core.tools.registry import ToolRegistry
 
-__all__ = ["MAX_WAIT_S", "REVIEW", "Decision", "approve_review", "decide", "decision_of",
-           "declared_tools", "is_review", "pending_review", "reject_review", "review_problems",
-           "review_record", "review_registry", "review_text", "run_controls", "submit_body",
-           "submit_review", "tools_of_run", "wait_for_decision"]
+__all__ = ["MAX_WAIT_S", "REVIEW", "Decision", "ReviewOnPage", "approve_review", "decide",
+           "decision_of", "declared_tools", "is_review", "pending_review", "reject_review",
+           "review_on_page", "review_problems", "review_record", "review_registry",
+           "review_text", "run_controls", "submit_body", "submit_review", "tools_of_run",
+           "wait_for_decision"]
 
 REVIEW = "review"  # the run option that makes a run a review, and holds it
 MAX_WAIT_S = 30.0  # a long poll holds a request (and a server thread) at most this long
@@ -133,6 +134,47 @@ def tools_of_run(record: RunRecord, registry: ToolRegistry) -> ToolRegistry:
 def review_registry(record: RunRecord) -> ToolRegistry:
     """The tools the review's agent declared, as a registry (never called)."""
     return declared_registry(declared_tools(record), record.options[REVIEW].get("agent", ""))
+
+
+@dataclass(frozen=True)
+class ReviewOnPage:
+    """A review as the Plan page shows it (:func:`review_on_page`)."""
+
+    record: RunRecord
+
+    @property
+    def review_id(self) -> str:
+        return self.record.run_id
+
+    @property
+    def plan(self) -> Plan:
+        """The plan as the agent sent it (version 1), or as approved."""
+        return self.record.plan or Plan(goal=self.record.request)
+
+    @property
+    def pending(self) -> bool:
+        """True while the review waits for a person's decision."""
+        return pending_review(self.record)
+
+    def registry(self) -> ToolRegistry:
+        """The tools the agent declared (never called)."""
+        return review_registry(self.record)
+
+    def problems(self, plan: Plan) -> list[Message]:
+        """``plan``'s problems as a version of this review (:func:`review_problems`)."""
+        return review_problems(self.record, plan)
+
+    def text(self, language: Language) -> str:
+        """"Plan sent for review by the agent …: pending"."""
+        return review_text(self.record, language) or ""
+
+
+def review_on_page(store: RunStore, review_id: str, actor: Actor | None) -> ReviewOnPage:
+    """The review ``review_id`` for ``actor`` to see; RunNotFoundError for no review,
+    AccessDeniedError for one they may not see."""
+    record = review_record(store, review_id)
+    access_for(actor, store).require("read", record)
+    return ReviewOnPage(record)
 
 
 def review_problems(record: RunRecord, plan: Plan) -> list[Message]:
