@@ -9,19 +9,19 @@ from core.access.audit import AUDIT_ACTIONS, Act
 from core.access.roles import ROLES
 from core.base.messages import msg
 from core.errors import PlanBoardError
+from core.review.reviews import run_agent
 from ui import identity, state
 from ui.frame import page_header
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.messages import error_text, said
 from ui.safe_text import literal
 
 
-def _visible(found: list[Act]) -> list[Act]:
+def _visible(found: list[Act], runs: dict) -> list[Act]:
     """The entries of runs this person sees (under ``visibility = "owner"``: their own)."""
     access = identity.access()
     if access.visibility == "team":
         return found
-    runs = {record.run_id: record for record in state.runner().store.list_runs(limit=10_000)}
     return [act for act in found if act.run_id is None
             or (act.run_id in runs and access.sees(runs[act.run_id]))]
 
@@ -38,14 +38,17 @@ def _render_filters() -> dict[str, str | None]:
     }
 
 
-def _render_table(found: list[Act]) -> None:
+def _render_table(found: list[Act], runs: dict) -> None:
+    """The entries, newest first; the Agent column names who sent the run's plan."""
     if not found:
         st.info(t("audit_none"))
         return
     columns = t("audit_cols").split("|")
+    language = current_language()
     rows = [dict(zip(columns, (
         act.at.strftime("%Y-%m-%d %H:%M:%S"), act.person, said(msg(f"via.{act.via}")),
         said(msg(f"audit_action.{act.action}")), act.run_id or "",
+        run_agent(runs[act.run_id], language) if act.run_id in runs else "",  # type: ignore[arg-type]
         "" if act.version is None else str(act.version), act.step_id or ""), strict=True))
         for act in reversed(found)]
     with st.container(key="audit_table"):
@@ -90,7 +93,8 @@ def _render_roles() -> None:
 def main() -> None:
     """Draw the audit log with its filters (and, for an admin, the roles)."""
     page_header("audit_title", "audit_caption", show_mode=False)
-    _render_table(_visible(state.acts(**_render_filters())))
+    runs = {record.run_id: record for record in state.runner().store.list_runs(limit=10_000)}
+    _render_table(_visible(state.acts(**_render_filters()), runs), runs)
     if identity.allows("admin"):
         _render_roles()
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from core.lifecycle import RUN_STATUSES
+from core.review.reviews import run_agent
 from ui import state
 from ui.frame import page_header
-from ui.i18n import t
+from ui.i18n import current_language, t
 from ui.run_exports import render_exports
 
 
@@ -26,6 +27,7 @@ def main() -> None:
         [
             {
                 t("col_run"): r.run_id,
+                t("col_agent"): run_agent(r, current_language()),  # type: ignore[arg-type]
                 t("col_status"): t(f"run_status_{r.status}"),
                 t("col_request"): r.request,
                 t("col_created"): r.created_at.strftime("%Y-%m-%d %H:%M:%S"),

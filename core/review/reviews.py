@@ -39,8 +39,8 @@ from core.tools.registry import ToolRegistry
 __all__ = ["MAX_WAIT_S", "REVIEW", "Decision", "ReviewOnPage", "approve_review", "decide",
            "decision_of", "declared_tools", "is_review", "pending_review", "reject_review",
            "review_on_page", "review_problems", "review_record", "review_registry",
-           "review_text", "run_controls", "submit_body", "submit_review", "tools_of_run",
-           "wait_for_decision"]
+           "review_text", "run_agent", "run_controls", "submit_body", "submit_review",
+           "tools_of_run", "wait_for_decision"]
 
 REVIEW = "review"  # the run option that makes a run a review, and holds it
 MAX_WAIT_S = 30.0  # a long poll holds a request (and a server thread) at most this long
@@ -123,6 +123,14 @@ def review_text(record: RunRecord, language: Language) -> str | None:
     agent = review.get("agent") or msg("review.unnamed_agent")
     return render(msg("review.sent_by", agent=agent, state=msg(f"review.state.{state}")),
                   language)
+
+
+def run_agent(record: RunRecord, language: Language) -> str:
+    """Who sent the run's plan: the agent's name for a review's run (its word for an
+    unnamed one), PlanBoard for a run of PlanBoard's own planner."""
+    if not is_review(record):
+        return "PlanBoard"
+    return record.options[REVIEW].get("agent") or render(msg("review.unnamed_agent"), language)
 
 
 def tools_of_run(record: RunRecord, registry: ToolRegistry) -> ToolRegistry:

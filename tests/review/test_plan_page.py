@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import threading
 
+from core.access.audit import record_act
+from core.access.identity import os_actor
+from core.base.messages import msg, render
 from core.plan.model import Plan
 from core.review.client import ReviewClient
 from core.review.intake import read_submission
@@ -148,3 +151,27 @@ def test_a_rejection_on_the_plan_page_reaches_a_langgraph_agent_and_no_tool_runs
     agent.join(timeout=30)
     assert (final["rejected"], calls) == ("Not Ann: mail Bob.", [])
     assert app_runner.store.get_run(review).status == "cancelled"
+
+
+def test_history_and_audit_list_an_agents_run_beside_planboards_own_with_the_agent(
+        app_runner):
+    store = app_runner.store
+    own = store.create_run("What is 6 * 7?", plan=Plan.model_validate({
+        "goal": "What is 6 * 7?", "steps": [{"id": "s1", "description": "Calculate"}]}))
+    record_act(store, os_actor(), "approve", run_id=own, version=1)
+    review = _sent(app_runner)
+    approve_review(store, review, None)
+    unnamed = submit_review(store, read_submission({"plan": "1. look\n2. answer"}), None)
+    at = open_app("pages/history.py")
+    table = at.dataframe[0].value
+    assert dict(zip(table["Run"], table["Agent"], strict=True)) == {
+        own: "PlanBoard", review: "research-graph", unnamed: "(unnamed)"}
+    at = open_app("pages/audit.py", language="zh")
+    rows = at.table[0].value
+    assert sorted(zip(rows["运行"], rows["代理"], rows["操作"], strict=True)) == sorted([
+        (own, "PlanBoard", shown_action("approve", "zh")),
+        (review, "research-graph", shown_action("approve", "zh"))])
+
+
+def shown_action(action: str, language: str) -> str:
+    return render(msg(f"audit_action.{action}"), language)
