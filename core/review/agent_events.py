@@ -74,27 +74,32 @@ def accept_event(store: RunStore, run_id: str, data: Any, actor: Actor | None) -
     event_id = (event.metadata or {}).get("eventId")
     key = f"ag-ui:{event_id}" if isinstance(event_id, str | int) and str(event_id) else None
     names = {name: step_id for step_id, name in (review.get("step_names") or {}).items()}
-    with store.engine.begin() as conn:
-        if replayed_seq(conn, run_id, key) is not None:  # takes the run's write lock
-            return False
-        update_run(conn, run_id, updated_at=utc_now())  # the lock, also without a key
-        status, count = conn.execute(sa_status(run_id)).one()
-        if count >= MAX_EVENTS:
-            raise InputTooLargeError(msg("review.too_many_events", run_id=run_id,
-                                         most=MAX_EVENTS))
-        plan = Plan.model_validate(stored_plan(conn, run_id))
-        stored = RunEvent(kind=TAKEN[event.type], plan_version=plan.version,
-                          data={AG_UI: event.model_dump(mode="json", by_alias=True,
-                                                        exclude_none=True)})
-        if event.type in _RUN_STATUS:
-            _move_run(conn, run_id, status, event, stored)
-        else:
-            _require_running(run_id, status, event.type)
-            step = _step_of(conn, run_id, plan, event, names)
-            stored.step_id = step.id
-            _apply_to_step(conn, run_id, step, event, stored)
-            upsert_step(conn, run_id, plan.version, step, utc_now())
-        insert_event(conn, run_id, stored, key)
+    return store.transaction(lambda conn: _apply(conn, run_id, event, key, names))
+
+
+def _apply(conn: Any, run_id: str, event: Any, key: str | None, names: dict[str, str]) -> bool:
+    """Write ``event`` to the run in the transaction ``conn``, the run's write lock first;
+    False when its key was applied before."""
+    if replayed_seq(conn, run_id, key) is not None:  # takes the run's write lock
+        return False
+    update_run(conn, run_id, updated_at=utc_now())  # the lock, also without a key
+    status, count = conn.execute(sa_status(run_id)).one()
+    if count >= MAX_EVENTS:
+        raise InputTooLargeError(msg("review.too_many_events", run_id=run_id,
+                                     most=MAX_EVENTS))
+    plan = Plan.model_validate(stored_plan(conn, run_id))
+    stored = RunEvent(kind=TAKEN[event.type], plan_version=plan.version,
+                      data={AG_UI: event.model_dump(mode="json", by_alias=True,
+                                                    exclude_none=True)})
+    if event.type in _RUN_STATUS:
+        _move_run(conn, run_id, status, event, stored)
+    else:
+        _require_running(run_id, status, event.type)
+        step = _step_of(conn, run_id, plan, event, names)
+        stored.step_id = step.id
+        _apply_to_step(conn, run_id, step, event, stored)
+        upsert_step(conn, run_id, plan.version, step, utc_now())
+    insert_event(conn, run_id, stored, key)
     return True
 
 

@@ -288,7 +288,8 @@ def _decide(store: RunStore, review_id: str, actor: Actor, decided: dict[str, An
     """Write the decision (and the edited version, or the rejection's cancel) in one
     transaction, if the review is still pending; InputError when it was decided first."""
     at = utc_now()
-    with store.engine.begin() as conn:
+
+    def write(conn: Any) -> None:
         update_run(conn, review_id, updated_at=at)  # the run's write lock, taken first
         options = conn.execute(runs.select().with_only_columns(runs.c.options, runs.c.status)
                                .where(runs.c.id == review_id)).first()
@@ -307,6 +308,8 @@ def _decide(store: RunStore, review_id: str, actor: Actor, decided: dict[str, An
             upsert_plan(conn, review_id, new_version, None, at, "manual")
         if event is not None:
             insert_event(conn, review_id, event)
+
+    store.transaction(write)
 
 
 def decide(store: RunStore, review_id: str, data: dict[str, Any],

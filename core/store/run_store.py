@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -79,6 +80,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @guard_public_methods
@@ -100,6 +102,14 @@ class RunStore(RunClaims):
     def close(self) -> None:
         """Release the database connections."""
         self.engine.dispose()
+
+    def transaction(self, work: Callable[[sa.Connection], T]) -> T:
+        """``work(conn)`` in one transaction, kept like every method here: a database blip
+        is ridden out (``work`` runs again whole: nothing of a failed try stays) and any
+        other database failure is a one-line StoreError. For writers that read a run before
+        they write it (core.review), under the run's write lock they take first."""
+        with self.engine.begin() as conn:
+            return work(conn)
 
     # ---- runs -----------------------------------------------------------------------
 

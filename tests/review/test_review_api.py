@@ -147,3 +147,49 @@ def test_a_settled_runs_events_stream_as_server_sent_ag_ui_events(api):
     assert answer.headers["content-type"].startswith("text/event-stream")
     assert [json.loads(line.removeprefix("data: "))["type"]
             for line in answer.text.split("\n\n") if line] == ["CUSTOM"]
+
+
+def _failing_once(monkeypatch, module: str, cause: str) -> None:
+    """``module``'s update_run fails once with the driver saying ``cause``."""
+    import sqlite3
+
+    import sqlalchemy as sa
+
+    from core.store.schema import update_run
+
+    calls: list[str] = []
+
+    def update(conn, run_id, **values):
+        calls.append(run_id)
+        if len(calls) == 1:
+            raise sa.exc.OperationalError("UPDATE runs", {}, sqlite3.OperationalError(cause))
+        return update_run(conn, run_id, **values)
+
+    monkeypatch.setattr(f"{module}.update_run", update)
+
+
+def test_a_database_blip_during_a_decision_or_an_event_is_ridden_out(api, store, monkeypatch):
+    review = api.post("/api/v1/reviews", json=agent_plan()).json()["id"]
+    _failing_once(monkeypatch, "core.review.reviews", "database is locked")
+    decided = api.post(f"/api/v1/reviews/{review}/decision", json={"decision": "approve"})
+    assert (decided.status_code, decided.json()["status"]) == (200, "approved")
+    assert [v.version for v in store.plan_versions(review)] == [1]
+    _failing_once(monkeypatch, "core.review.agent_events", "database is locked")
+    event = {"type": "RUN_STARTED", "threadId": "t", "runId": review}
+    reported = api.post(f"/api/v1/runs/{review}/events", json=event)
+    assert (reported.status_code, reported.json()) == (202, {"applied": True})
+    assert [e.kind for e in store.events(review)].count("run_started") == 1
+    assert store.get_run(review).status == "running"
+
+
+def test_a_database_failure_is_a_503_of_one_line_and_nothing_is_written(api, store,
+                                                                        monkeypatch, caplog):
+    review = api.post("/api/v1/reviews", json=agent_plan()).json()["id"]
+    before = store_content(store)
+    _failing_once(monkeypatch, "core.review.reviews", "disk I/O error")
+    with caplog.at_level(logging.INFO):
+        decided = api.post(f"/api/v1/reviews/{review}/decision", json={"decision": "approve"})
+    assert decided.status_code == 503
+    assert "\n" not in decided.json()["error"] and decided.json()["error_zh"]
+    assert "Traceback" not in caplog.text
+    assert store_content(store) == before
