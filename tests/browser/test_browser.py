@@ -9,6 +9,12 @@ A second flow picks a step by clicking its node in the graph and edits an argume
 its form field in the step panel: the table and that step's node in the graph (in the
 component's frame) show the new value, and Undo brings the old one back in both; it also
 checks that the table's first four columns need no sideways scrolling.
+
+Demo pace: with 3 s per step (Run options), the operations scenario's offline plan (five
+steps: s1, s2, s3 and s4 side by side, s5) is approved and the step cards' status marks are
+read every 200 ms while the run goes on: a demo audience must see the cards change at every
+step that ends, not jump from "pending" to "done". How far the run is when the run page
+first shows its cards depends on the machine's load; every later wave of steps must show.
 """
 
 from __future__ import annotations
@@ -16,13 +22,20 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.support.browser import GRAPH, WAIT_MS, generate_scenario, needs_chromium
+from tests.support.browser import (
+    GRAPH,
+    WAIT_MS,
+    button,
+    generate_scenario,
+    needs_chromium,
+    open_sidebar_section,
+)
 from tests.support.browser import PLAN_TABLE as TABLE
-from tests.support.browser import button as _button
 
 # Read at import: the autouse isolated_environment fixture clears PLANBOARD_* before a test.
 SCREENSHOTS_DIR = os.environ.get("PLANBOARD_SCREENSHOTS_DIR", "")
@@ -114,7 +127,7 @@ def _journey(page, shots: Path) -> None:
     page.locator(".st-key-language label").filter(has_text="English").click()
     page.get_by_role("button", name="Approve & run").wait_for()
 
-    approve = _button(page, "approve_run")
+    approve = button(page, "approve_run")
     approve.scroll_into_view_if_needed()
     approve.click()
     page.wait_for_url(re.compile(r"/run\?run=\w+"))
@@ -225,9 +238,9 @@ def _step_panel_flow(page, shots: Path) -> None:
     _wait_graph_text(page, "Look up order 70412 and its status")
     assert order.input_value() == "70412"
 
-    _button(page, "undo_edit").click()  # one edit at a time: the description goes first
+    button(page, "undo_edit").click()  # one edit at a time: the description goes first
     _wait_graph_text(page, "Look up order 88231 and its status")
-    _button(page, "undo_edit").click()
+    button(page, "undo_edit").click()
     page.wait_for_function("el => el.value === '88231'", arg=order.element_handle())
     _wait_graph_text(page, "order_id=88231", node="g#step-s2")
 
@@ -237,3 +250,68 @@ def _step_panel_flow(page, shots: Path) -> None:
                            arg=panel.locator(".st-key-step_arg_reason input").element_handle())
     _scroll_to_top(page, ".st-key-step_panel", offset=-80)
     page.screenshot(path=str(shots / "plan-review.png"))
+
+
+DEMO_STEPS = 5
+DEMO_PACE = "3"  # seconds before each step
+# the number of cards done once each wave of the operations plan ended: s1, s2, s3+s4, s5
+DEMO_WAVES_DONE = (1, 2, 4, 5)
+# Every card's head line: its status mark and id, e.g. "✓ s1|▶ s2|○ s3|○ s4|○ s5".
+_CARD_MARKS = """() => [...document.querySelectorAll("[class*='st-key-step_card_'] strong")]
+    .map(mark => mark.innerText.trim()).join("|")"""
+
+
+def _set_demo_pace(page, seconds: str) -> None:
+    """Open the sidebar's Run options and type the demo pace (Enter commits it)."""
+    open_sidebar_section(page, "Run options", ".st-key-demo_pace input")
+    pace = page.locator(".st-key-demo_pace input")
+    pace.fill(seconds)
+    pace.press("Enter")
+    page.wait_for_function(
+        "value => document.querySelector('.st-key-demo_pace input').value === value",
+        arg=f"{float(seconds):.2f}")
+
+
+def _start_ops_run(page) -> None:
+    button(page, "scenario_ops-health").click()
+    request = page.locator(".st-key-request textarea")
+    page.wait_for_function(
+        "el => el.value.includes('micro-services')", arg=request.element_handle(),
+        timeout=WAIT_MS)
+    button(page, "generate_plan").click()
+    page.get_by_text("The plan is valid.").wait_for()
+    approve = button(page, "approve_run")
+    approve.scroll_into_view_if_needed()
+    approve.click()
+    page.wait_for_url(re.compile(r"/run\?run=\w+"))
+
+
+def _watch_cards(page, timeout_s: float = 90.0) -> list[str]:
+    """The distinct card snapshots seen, in order, until every card is finished."""
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        marks = page.evaluate(_CARD_MARKS)
+        if marks.count("|") == DEMO_STEPS - 1 and (not seen or seen[-1] != marks):
+            seen.append(marks)
+        if seen and not re.search(r"[○▶]", seen[-1]):
+            return seen
+        page.wait_for_timeout(200)
+    raise AssertionError(f"the run did not finish in {timeout_s:.0f} s; seen: {seen}")
+
+
+def test_a_paced_five_step_run_shows_every_wave_of_steps_end(page, tmp_path):
+    try:
+        _set_demo_pace(page, DEMO_PACE)
+        _start_ops_run(page)
+        seen = _watch_cards(page)
+        page.get_by_text("Completed").first.wait_for()
+    except Exception:
+        page.screenshot(path=str(tmp_path / "failure.png"))  # kept by pytest for a look
+        raise
+    done = [snapshot.count("✓") for snapshot in seen]
+    assert done[0] < DEMO_STEPS, seen  # the cards were seen while the run went on
+    assert done == sorted(done), seen  # cards only move forward
+    # each wave that ended after the first snapshot was a state of its own
+    assert {n for n in DEMO_WAVES_DONE if n > done[0]} <= set(done), seen
+
