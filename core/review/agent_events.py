@@ -93,6 +93,8 @@ def _apply(conn: Any, run_id: str, event: Any, key: str | None, names: dict[str,
                                                     exclude_none=True)})
     if event.type in _RUN_STATUS:
         _move_run(conn, run_id, status, event, stored)
+        if event.type == EventType.RUN_ERROR:
+            _fail_running(conn, run_id, plan, event.message)
     else:
         _require_running(run_id, status, event.type)
         step = _step_of(conn, run_id, plan, event, names)
@@ -140,6 +142,16 @@ def _move_run(conn: Any, run_id: str, status: str, event: Any, stored: RunEvent)
             values["answer"] = answer if isinstance(answer, str) else json.dumps(
                 answer, ensure_ascii=False)
     update_run(conn, run_id, **values)
+
+
+def _fail_running(conn: Any, run_id: str, plan: Plan, error: str) -> None:
+    """The steps still running when the agent's run failed end failed, with its error (a
+    run that ended leaves no step running)."""
+    for step in plan.steps:
+        if step.status == "running":
+            step.advance("failed")
+            step.error = error
+            upsert_step(conn, run_id, plan.version, step, utc_now())
 
 
 def _require_running(run_id: str, status: str, kind: EventType) -> None:

@@ -60,6 +60,21 @@ def test_the_agents_events_become_the_runs_steps_and_answer(store, approved):
     assert kinds.count("step_started") == kinds.count("step_completed") == 4
 
 
+def test_a_run_error_fails_the_step_still_running_with_the_error(store, approved):
+    for event in [{"type": "RUN_STARTED", "threadId": "t", "runId": approved},
+                  {"type": "STEP_STARTED", "stepName": "find"},
+                  {"type": "STEP_FINISHED", "stepName": "find"},
+                  {"type": "STEP_STARTED", "stepName": "read"},
+                  {"type": "RUN_ERROR", "message": "TimeoutError: fetch took too long"}]:
+        accept_event(store, approved, event, None)
+    run = store.get_run(approved)
+    assert run.status == "failed"
+    assert [(s.id, s.status) for s in run.plan.steps] == [
+        ("s1", "completed"), ("s2", "failed"), ("s3", "pending"), ("s4", "pending")]
+    assert run.plan.step("s2").error == "TimeoutError: fetch took too long"
+    assert run.plan.step("s2").finished_at is not None
+
+
 def test_an_event_sent_twice_is_applied_once(store, approved):
     first, started = _events(approved)[:2]
     assert accept_event(store, approved, first, None) is True
