@@ -3,8 +3,9 @@
 A PlanBoard is served (``streamlit run app.py``, offline) over a fresh home; this process
 executes a run over the same store (the way a second tab, the CLI or a worker does) whose
 first step waits at a gate until every viewer has the run page open. Each viewer is a tab
-of one Chromium context (its own Streamlit session; the tabs share the browser's cache, as a
-returning viewer's browser does) on ``/run?run=<id>``; a MutationObserver in the page
+(its own Streamlit session) on ``/run?run=<id>``, at most five tabs to a Chromium context
+(:class:`Browsers`: the tabs of one share its cache, as a returning viewer's browser does,
+and its six connections to the server); a MutationObserver in the page
 notes, in the machine's clock (``performance.timeOrigin + performance.now()``), when each
 step card's status mark changes. The gate opens, the run goes on, and each card's first
 ``✓`` is compared with the ``at`` of the step's ``step_completed`` event in the store (the
@@ -14,7 +15,8 @@ counted as missed.
 
 Run with ``python -m bench.live`` (one, five and ten viewers of the run page, one of its
 presentation view, whose graph's node labels are watched instead of cards; demo pace off
-and on), or ``--viewers 5 --pace 0 --present 1``; it prints p50 and max per case, the machine's load
+and on; then a key press confirming a waiting step, ``--confirm``), or ``--viewers 5 --pace 0
+--present 1``; it prints p50 and max per case, the machine's load
 average, and the CPU time the served app and the browser spent per recorded step change
 while the run went on (read from ``/proc``, Linux only): a load-independent cost, since on a
 shared machine the wall clock measures the neighbours too.
@@ -42,14 +44,17 @@ from core.tools.registry import ToolRegistry, make_tool
 __all__ = [
     "CARD_LOG_JS",
     "GRAPH_LOG_JS",
+    "Browsers",
     "LiveSample",
     "gate_plan",
     "gate_registry",
     "latencies",
     "main",
     "measure",
+    "measure_confirmation",
     "meets_target",
     "serve_and_browse",
+    "with_refund",
 ]
 
 CHAIN = 6  # steps after the gate, one after another
@@ -58,6 +63,7 @@ OPEN_S = 240.0  # the gate's wait for every viewer to open the run (ten take ove
 SETTLE_S = 30.0  # after the run's end, the longest wait for every final ✓ on every screen
 TARGET_P50_S = 0.3  # the issue's target for a recorded change to reach every screen
 TARGET_MAX_S = 1.0
+TABS_PER_BROWSER = 5  # viewers per browser context (see Browsers)
 
 # Installed in every viewer's page: a log of each step card's status mark as it changes.
 CARD_LOG_JS = """() => {
@@ -111,6 +117,30 @@ GRAPH_LOG_JS = """() => {
   scan();
 }"""
 
+
+class Browsers:
+    """Viewers' pages, in browser contexts of at most ``tabs`` pages each (:meth:`new_page`,
+    as :func:`measure` asks). A browser holds at most six connections per site over HTTP/1.1
+    and each open run page holds one for its stream of marks, so in one context a seventh
+    page's stream waits until another closes and its marks come with the page's redraws
+    only: ten people watching are ten browsers, not ten tabs of one."""
+
+    def __init__(self, browser: Any, viewport: dict[str, int], tabs: int = TABS_PER_BROWSER
+                 ) -> None:
+        self.browser = browser
+        self.viewport = viewport
+        self.tabs = tabs
+        self.contexts: list[Any] = []
+        self.opened = 0
+
+    def new_page(self) -> Any:
+        """A page in the latest context, or in a new one when that one has had ``tabs``."""
+        if self.opened % self.tabs == 0:
+            self.contexts.append(self.browser.new_context(viewport=self.viewport))
+        self.opened += 1
+        return self.contexts[-1].new_page()
+
+
 class Gate:
     """The first step's tool: it returns once :meth:`open` is called (or after
     :data:`OPEN_S`)."""
@@ -147,6 +177,25 @@ def gate_registry(gate: Gate) -> ToolRegistry:
     registry.add(make_tool(gate.wait, name="gate", read_only=True))
     registry.add(make_tool(echo, read_only=True))
     return registry
+
+
+def refund_order(order_id: str) -> dict[str, str]:
+    """Refund an order (a side effect).
+
+    Args:
+        order_id: the order.
+    """
+    return {"refunded": order_id}
+
+
+def with_refund(registry: ToolRegistry, plan: Plan) -> Plan:
+    """``plan`` with a last step ``s<n>`` that calls ``refund`` (a side effect, added to
+    ``registry``): a run with side effects confirmed waits for a person there."""
+    registry.add(make_tool(refund_order, name="refund"))
+    last = plan.steps[-1].id
+    return Plan(goal=plan.goal, steps=[*plan.steps, Step(
+        id=f"s{len(plan.steps) + 1}", description="Refund order 88231", tool="refund",
+        args={"order_id": "88231"}, depends_on=[last])])
 
 
 def gate_plan(chain: int = CHAIN) -> Plan:
@@ -376,6 +425,43 @@ def _note_wires(pages: list[Any], wires: list[_Wire], sample: LiveSample) -> Non
             sample.reloaded.append(f"viewer {number}: {loads} loads, {wire.sockets} sockets")
 
 
+def measure_confirmation(tabs: Any, url: str) -> tuple[float, tuple[float, float, float]]:
+    """A run waits for the person's confirmation of its refund, its page open and holding
+    its tick: seconds from the key press (Y, Confirm's shortcut) to the recorded
+    ``confirmed``, and the load average then."""
+    from core.runs.runner import Runner
+    from core.store.run_store import RunStore
+
+    gate = Gate()
+    gate.open()
+    store = RunStore()
+    runner = Runner(store, poll_s=0.05)
+    page = None
+    try:
+        registry = gate_registry(gate)
+        plan = with_refund(registry, gate_plan(1))
+        run_id = runner.start(plan.goal, plan, engine=Engine(registry),
+                              options=RunOptions(confirm_side_effects=True),
+                              settings_public={"offline": True})
+        runner.wait(run_id, TIMEOUT_S, until_confirmation=True)
+        page = tabs.new_page()
+        page.set_default_timeout(TIMEOUT_S * 1000)
+        page.goto(f"{url}/run?run={run_id}")
+        page.locator(f".st-key-confirm_step_{plan.steps[-1].id} button").wait_for()
+        time.sleep(1.0)  # the page holds its tick now
+        load = os.getloadavg()
+        pressed = time.time()
+        page.locator("body").press("y")
+        runner.wait(run_id, TIMEOUT_S)
+        confirmed = next(e.at for e in store.events(run_id) if e.kind == "confirmed")
+        return confirmed.timestamp() - pressed, load
+    finally:
+        if page is not None:
+            page.close()
+        runner.shutdown()
+        store.close()
+
+
 def meets_target(sample: LiveSample) -> bool:
     """Whether the case met the target: p50 ≤ 0.3 s, max ≤ 1 s, nothing missed."""
     return not sample.missed and sample.p50 <= TARGET_P50_S and sample.worst <= TARGET_MAX_S
@@ -401,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pace", type=float, nargs="*", default=[0.0, 1.0])
     parser.add_argument("--present", type=int, nargs="*", default=[1], metavar="VIEWERS",
                         help="viewers of the presentation view (its graph), at each pace")
+    parser.add_argument("--confirm", type=int, default=1, metavar="TIMES",
+                        help="times to measure a key press confirming a waiting step")
     args = parser.parse_args(argv)
     from core.runs import durable
 
@@ -420,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
         with serve_and_browse(home, home / "streamlit.log") as (url, browser):
             from tests.support.browser import VIEWPORT  # with serve_and_browse's helpers
 
-            tabs = browser.new_context(viewport=VIEWPORT)
+            tabs = Browsers(browser, VIEWPORT)
             for viewers, pace, present in cases:
                 sample = measure(tabs, url, viewers=viewers, pace=pace, present=present)
                 print(_row(sample), flush=True)
@@ -428,6 +516,11 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  missed: {missed}")
                 for reloaded in sample.reloaded:
                     print(f"  loaded again: {reloaded}")
+            for _ in range(args.confirm):
+                seconds, load = measure_confirmation(tabs, url)
+                print(f"\nKey press (Y) to the step confirmed, the page holding its tick: "
+                      f"{seconds:.3f} s (load {' '.join(f'{x:.2f}' for x in load)})",
+                      flush=True)
     finally:
         durable.shutdown()
     return 0

@@ -17,16 +17,16 @@ printed with the machine's load and whether they meet the target (p50 ≤ 0.3 s,
 ``python -m bench.live`` judges the wall clock, since a test does not assert wall-clock
 times.
 
-The test marked ``alone`` depends on the machine's speed (a run approved at pace 0 must be
-drawn as it ended within a second of its end), so scripts/test.sh runs it with no other test
-beside it.
+No test here asserts a time either: how soon a key press confirms a step is measured by
+``python -m bench.live --confirm``; here, that the key confirms the step while the page
+holds its tick (that the held tick gives way to a waiting request is tested in
+tests/ui/test_live_marks.py and tests/runs/test_live_views.py).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -39,10 +39,8 @@ import pytest
 import bench.live as live
 from core.execution.options import RunOptions
 from core.llm.engine import Engine
-from core.plan.model import Plan, Step
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
-from core.tools.registry import make_tool
 from tests.support.browser import (
     VIEWPORT,
     button,
@@ -108,20 +106,7 @@ def _address(page: Any) -> str:
 def _gated_run(served_runner: Runner, gate: live.Gate, *, refund: bool = False,
                pace: float = 0.0) -> str:
     registry = live.gate_registry(gate)
-    plan = live.gate_plan(3)
-    if refund:
-        def refund_order(order_id: str) -> dict[str, str]:
-            """Refund an order (a side effect).
-
-            Args:
-                order_id: the order.
-            """
-            return {"refunded": order_id}
-
-        registry.add(make_tool(refund_order, name="refund"))
-        plan = Plan(goal=plan.goal, steps=[*plan.steps, Step(
-            id="s5", description="Refund order 88231", tool="refund",
-            args={"order_id": "88231"}, depends_on=["s4"])])
+    plan = live.with_refund(registry, live.gate_plan(3)) if refund else live.gate_plan(3)
     return served_runner.start(plan.goal, plan, engine=Engine(registry),
                         options=RunOptions(step_delay_s=pace, confirm_side_effects=refund),
                         settings_public={"offline": True})
@@ -334,12 +319,9 @@ def test_a_pending_confirmation_is_in_view_and_answers_the_keyboard(app, served_
             assert box["y"] + box["height"] <= VIEWPORT["height"], box  # no scrolling needed
         page.screenshot(path=str(tmp_path / "pending-confirmation.png"))
         page.wait_for_timeout(1_000)  # the page now holds a tick (pages/run.py HOLD_S = 5 s)
-        pressed = time.time()
         page.locator("body").press("y")  # Confirm's shortcut
         assert served_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
-        confirmed = next(e.at for e in served_runner.store.events(run_id) if e.kind == "confirmed")
-        # the held tick gives way to the person's key at once, not when its hold ends
-        assert confirmed.timestamp() - pressed < 2.5
+        assert any(e.kind == "confirmed" for e in served_runner.store.events(run_id))
         assert served_runner.store.get_run(run_id).plan.step("s5").status == "completed"
         page.locator(".st-key-decision_s5").wait_for(state="detached")
     except Exception:

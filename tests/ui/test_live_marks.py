@@ -21,6 +21,7 @@ from tests.support.app import open_app
 from tests.support.browser import serve_app
 from tests.support.shown import step_heads as shown_heads
 from ui import live_marks
+from ui.live_ticker import request_pending
 
 
 def _plan() -> Plan:
@@ -213,3 +214,19 @@ def test_the_presentation_graph_paints_the_stream_of_a_followed_run_only(runner)
     assert live["icons"]["completed"] == "✓" and set(live["fills"]) >= set(live["icons"])
     done = runner.store.create_run("add up", {}, _plan(), status="completed")
     assert _graph_live(open_app("pages/run.py", query={"run": done, "present": "1"})) == [None]
+
+
+def test_a_held_tick_gives_way_when_streamlit_holds_a_request_of_the_person(monkeypatch):
+    """The run page's tick sleeps in its callback (ui.live_ticker) and looks whether the
+    person acted (a key, a click) with request_pending, which reads Streamlit's own queue of
+    script requests: here the real one, a rerun asked while the tick holds."""
+    from streamlit.runtime import scriptrunner
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
+
+    requests = ScriptRequests()
+    monkeypatch.setattr(scriptrunner, "get_script_run_ctx",
+                        lambda **_: type("Ctx", (), {"script_requests": requests})())
+    assert not request_pending()
+    requests.request_rerun(RerunData())
+    assert request_pending()
+
