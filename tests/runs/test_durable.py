@@ -163,6 +163,24 @@ def test_a_failed_launch_leaves_the_tracebacks_to_the_caller(dbos_engine, monkey
     assert not durable.is_launched()
 
 
+def test_dbos_lines_not_about_its_database_being_away_are_logged_as_they_are(dbos_engine):
+    """Only DBOS's lines about its database being away become the store's outage lines:
+    its other warnings, a database error among them while its record is intact, pass."""
+    logged: list[logging.LogRecord] = []
+    collector = logging.Handler()
+    collector.emit = logged.append
+    dbos_log = logging.getLogger("dbos")
+    dbos_log.addHandler(collector)
+    try:
+        dbos_log.warning("queue runs: concurrency lowered")
+        dbos_log.warning("a query failed", exc_info=sa.exc.ProgrammingError(
+            "SELECT nothing", {}, Exception("syntax error at or near nothing")))
+    finally:
+        dbos_log.removeHandler(collector)
+    assert [record.getMessage() for record in logged] == [
+        "queue runs: concurrency lowered", "a query failed"]
+
+
 def test_a_postgresql_db_url_is_also_the_system_database(monkeypatch, isolated_environment):
     for url in ("postgresql://planboard:secret@127.0.0.1:5432/runs",
                 "postgres://planboard:secret@127.0.0.1:5432/runs",  # as the store reads it
