@@ -116,9 +116,11 @@ TEXTS: dict[str, tuple[str, str]] = {
     "review.bad_tool": (
         "Tool {tool} cannot be taken: {problem}.",
         "工具 {tool} 无法接受：{problem}。"),
-    "review.bad_callback": (
-        "callback_url {url} is not an http(s) address.",
-        "callback_url {url} 不是 http(s) 地址。"),
+    "review.no_callback": (
+        "PlanBoard calls no agent back: leave callback_url out and wait for the decision with "
+        "GET /api/v1/reviews/<id>?wait=S.",
+        "PlanBoard 不会回调代理：请去掉 callback_url，"
+        "用 GET /api/v1/reviews/<id>?wait=S 等待决定。"),
     "review.tool_of_agent": (
         "{tool} belongs to the agent that sent the plan: the agent calls it, not PlanBoard.",
         "{tool} 属于发送计划的代理：由代理调用，而不是 PlanBoard。"),

@@ -86,10 +86,10 @@ class ReviewClient:
         self._send = send or _urllib_send
 
     def submit(self, plan: Any, *, tools: list[dict[str, Any]] | None = None,
-               agent: str | None = None, callback_url: str | None = None) -> str:
+               agent: str | None = None) -> str:
         """Send ``plan`` (plan JSON, a list of steps or Markdown text) for review; its id."""
         body: dict[str, Any] = {"plan": plan}
-        for key, value in (("tools", tools), ("agent", agent), ("callback_url", callback_url)):
+        for key, value in (("tools", tools), ("agent", agent)):
             if value is not None:
                 body[key] = value
         return self._call("POST", "/api/v1/reviews", body)["id"]
@@ -105,7 +105,7 @@ class ReviewClient:
 
     def review(self, plan: Any, *, timeout: float = 600.0, **sent: Any) -> Decision:
         """Send ``plan`` and wait for the decision up to ``timeout`` seconds (then it is
-        returned still pending); ``sent``: ``tools``, ``agent``, ``callback_url``."""
+        returned still pending); ``sent``: ``tools``, ``agent``."""
         deadline = time.monotonic() + timeout
         review_id = self.submit(plan, **sent)
         while True:

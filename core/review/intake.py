@@ -3,12 +3,13 @@
 The body is JSON: ``plan`` (PlanBoard's plan JSON, a list of steps with ``tool``, ``args``
 and ``depends_on``, or Markdown text whose items become a chain), and optionally
 ``tools`` (their JSON schemas and side effects, :mod:`core.review.declared_tools`),
-``agent`` (its name) and ``callback_url``. Steps the agent named its own way (``search``,
+``agent`` (its name). Steps the agent named its own way (``search``,
 ``3``) get PlanBoard's ids (``s1``, ``s2``, …) and keep their names in ``step_names``, so
 that the agent's events may name a step either way. Anything that cannot be taken is an
 :class:`core.errors.InputError` with one line saying what to change: malformed JSON, a
 body past :data:`MAX_BODY_BYTES`, more steps than :func:`core.plan.size.max_steps`, a
-dependency on no step, a cycle, arguments the declared schemas refuse.
+dependency on no step, a cycle, arguments the declared schemas refuse, a ``callback_url``
+(PlanBoard calls no agent back: the agent waits on the decision's long poll).
 """
 
 from __future__ import annotations
@@ -29,19 +30,17 @@ __all__ = ["MAX_BODY_BYTES", "Submission", "check_body_size", "read_body", "read
 
 MAX_BODY_BYTES = 1_000_000  # a plan of the most steps a run takes, with schemas, fits in it
 _MAX_NAME = 200
-_MAX_URL = 2_000
 _STEP_TEXTS = ("success_criteria", "condition")
 
 
 @dataclass(frozen=True)
 class Submission:
     """A plan sent for review, read: the plan (every step pending), the declared tools,
-    the agent's name, its callback address and the agent's own name of each step."""
+    the agent's name and the agent's own name of each step."""
 
     plan: Plan
     tools: list[dict[str, Any]] = field(default_factory=list)
     agent: str = ""
-    callback_url: str | None = None
     step_names: dict[str, str] = field(default_factory=dict)
 
 
@@ -66,7 +65,8 @@ def read_body(body: bytes) -> dict[str, Any]:
 def read_submission(data: dict[str, Any]) -> Submission:
     """The submission in ``data`` (a body's JSON object), checked whole; InputError."""
     agent = _text(data.get("agent"), "agent", _MAX_NAME) or ""
-    callback = _callback(data.get("callback_url"))
+    if data.get("callback_url") is not None:
+        raise InputError(msg("review.no_callback"))
     tools = read_declared_tools(data.get("tools"))
     raw = data.get("plan", data.get("steps"))
     if raw is None:
@@ -90,8 +90,7 @@ def read_submission(data: dict[str, Any]) -> Submission:
     steps, names = _steps(raw_steps)
     plan = Plan(goal=goal or steps[0].description, steps=steps, **extra)
     _check(plan, tools, agent)
-    return Submission(plan=plan, tools=tools, agent=agent, callback_url=callback,
-                      step_names=names)
+    return Submission(plan=plan, tools=tools, agent=agent, step_names=names)
 
 
 def _plan_fields(raw: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
@@ -181,15 +180,6 @@ def _check(plan: Plan, tools: list[dict[str, Any]], agent: str) -> None:
     if problems:
         more = msg("review.more_problems", count=len(problems) - 1) if len(problems) > 1 else ""
         raise InputError(msg("review.problems", first=problems[0], more=more))
-
-
-def _callback(value: Any) -> str | None:
-    url = _text(value, "callback_url", _MAX_URL)
-    if url is None:
-        return None
-    if not url.lower().startswith(("http://", "https://")):
-        raise InputError(msg("review.bad_callback", url=json.dumps(url[:100])))
-    return url
 
 
 def _text(value: Any, where: str, most: int) -> str | None:

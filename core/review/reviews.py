@@ -2,7 +2,7 @@
 
 A review is a run like PlanBoard's own (the History, Audit and run pages list it): its
 plan is version 1 (``draft``), its status ``planned``, and its options hold ``review``:
-the agent, the callback address, the declared tools, the agent's step names and the
+the agent, the declared tools, the agent's step names and the
 decision. The decision moves once, from ``pending``: ``approved`` names the exact version
 approved (a person's edit is a new version, ``manual``, stored before the decision), and
 ``rejected`` carries the reviewer's comment and cancels the run. Approving a plan with a
@@ -75,7 +75,7 @@ def submit_review(store: RunStore, submission: Submission, actor: Actor | None) 
     (the agent's person; None: the OS user) needs the planner's role."""
     access = access_for(actor, store)
     access.require("plan")
-    review = {"agent": submission.agent, "callback_url": submission.callback_url,
+    review = {"agent": submission.agent,
               # kept as text: the schemas are not secrets, and a parameter named "token"
               # must keep its schema (options drop text under secret-looking names)
               "tools": json.dumps(submission.tools, ensure_ascii=False),

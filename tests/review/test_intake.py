@@ -16,7 +16,7 @@ from tests.support.review import TOOLS, agent_plan
 
 
 def test_steps_with_tool_args_and_depends_on_get_planboard_ids_and_keep_their_names():
-    read = read_submission(agent_plan(callback_url="https://agent.example/done"))
+    read = read_submission(agent_plan())
     plan = read.plan
     assert plan.goal == "Mail a summary of the news"
     assert [(s.id, s.tool, s.depends_on) for s in plan.steps] == [
@@ -25,7 +25,7 @@ def test_steps_with_tool_args_and_depends_on_get_planboard_ids_and_keep_their_na
     assert plan.steps[0].args == {"query": "news"}
     assert all(step.status == "pending" for step in plan.steps)
     assert read.step_names == {"s1": "find", "s2": "read", "s3": "draft", "s4": "mail"}
-    assert (read.agent, read.callback_url) == ("research-graph", "https://agent.example/done")
+    assert read.agent == "research-graph"
 
 
 def test_planboard_plan_json_keeps_its_ids_and_fields_and_drops_runtime_state():
@@ -91,7 +91,8 @@ def test_arguments_are_checked_against_the_declared_schemas_but_not_undescribed_
     ({"steps": [{"id": "a", "description": "x"}, {"id": "a", "description": "y"}]},
      "Two steps are named a; give each step its own id."),
     ({"plan": [{"tool": "nope"}], "tools": TOOLS}, "The plan cannot be reviewed: s1"),
-    ({"plan": "1. x", "callback_url": "file:///etc/passwd"}, "is not an http(s) address"),
+    ({"plan": "1. x", "callback_url": "https://agent.example/done"},
+     "PlanBoard calls no agent back: leave callback_url out"),
     ({"agent": "a"}, 'The body has no plan; put it under "plan"'),
 ])
 def test_a_plan_that_cannot_be_reviewed_is_refused_in_one_line(body, expected):
