@@ -126,7 +126,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
         print(say("not_recovered"))
         return 1
     for run_id in run_ids:
-        dispatch.hand_over(run_id)
+        dispatch.start_on_queue(run_id, run_id, fresh=False)
     print(say("recovered", name=name, count=len(run_ids)))
     return 0
 

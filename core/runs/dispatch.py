@@ -55,7 +55,6 @@ __all__ = [
     "cancel_stopped",
     "decide",
     "execution_mode",
-    "hand_over",
     "holder",
     "is_executing",
     "pause",
@@ -334,7 +333,8 @@ def _send(record: RunRecord, action: str) -> None:
 
 def start_on_queue(workflow_id: str, run_id: str, *, fresh: bool) -> None:
     """Put run ``run_id`` on the runs queue for a worker: a new workflow (``fresh``) on
-    its stored plan, else its workflow, continued from its record."""
+    its stored plan, else its workflow, continued from its record (only when nothing
+    executes it: nothing checks that, the caller has made sure)."""
     import core.runs.durable as durable
 
     if fresh:
@@ -385,13 +385,6 @@ def unfinished_runs(worker: str) -> list[str]:
 
     return _queue(durable.unfinished_workflows, worker)
 
-
-def hand_over(run_id: str) -> None:
-    """Put the run back on the queue for a live worker, which continues it after its last
-    recorded step. Only for a run whose worker is gone: nothing checks that it is."""
-    import core.runs.durable as durable
-
-    _queue(durable.resume_on_queue, run_id)
 
 
 # ---- following ------------------------------------------------------------------------------

@@ -258,7 +258,7 @@ def start_afresh() -> Path | None:
 
 # ---- the engine in this process ----------------------------------------------------------
 
-def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Launched:
+def launch(executor_id: str | None = None) -> Launched:
     """Launch DBOS in this process once and serve the runs queue; thread-safe. The
     workflows a worker of the same name left unfinished when it died go back on their
     queue (DBOS's recovery, at launch), for any live worker.
@@ -266,8 +266,7 @@ def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Lau
     Called again, it returns the running engine, unless the system database (another
     PLANBOARD_HOME or PLANBOARD_DB_URL) or the asked executor id changed: then DBOS is
     relaunched. ``executor_id`` None keeps the running id, else this process's embedded
-    id; ``run_slots`` caps the runs a process executes at once (DBOS keeps one value per
-    queue in the database: the latest launch sets it for every process).
+    id.
     """
     global _running
     url = system_database_url()
@@ -288,14 +287,15 @@ def launch(executor_id: str | None = None, *, run_slots: int = RUN_SLOTS) -> Lau
         # a failed launch logs its tracebacks: the caller says what failed in one line
         dbos_log.setLevel(logging.CRITICAL)
         try:
-            # every process serves the shared queue and its own, which no other process
-            # serves (a process not told which queues to serve serves them all)
-            DBOS.listen_queues([RUNS_QUEUE, own_queue(wanted)])
+            # every process serves the shared queue; an embedded one also its own, where
+            # the runs it takes over wait for it (a process not told which queues to serve
+            # serves them all)
+            DBOS.listen_queues([RUNS_QUEUE, *([] if worker_name(wanted) else [own_queue(wanted)])])
             # DBOS puts the workflows this executor left pending back on their queue
             DBOS.launch()
             # after launch: the queue's settings live in the system database. An embedded
             # process registers its own queue only when it takes a run over (one row each)
-            _register(RUNS_QUEUE, run_slots)
+            _register(RUNS_QUEUE)
         except BaseException:
             # else the next DBOS(config=…) silently returns this half-launched one
             DBOS.destroy(destroy_registry=False)
@@ -312,8 +312,8 @@ def own_queue(executor_id: str) -> str:
     return f"{RUNS_QUEUE}@{executor_id}"
 
 
-def _register(queue: str, run_slots: int = RUN_SLOTS) -> None:
-    DBOS.register_queue(queue, worker_concurrency=run_slots,
+def _register(queue: str) -> None:
+    DBOS.register_queue(queue, worker_concurrency=RUN_SLOTS,
                         polling_interval_sec=_QUEUE_POLL_S)
 
 

@@ -90,7 +90,7 @@ class RunClaims:
         at = utc_now()
         with self.engine.begin() as conn:
             self._take(conn, record, allowed, verb="run", values=dict(
-                status="running", finished_at=None, workflow_id=workflow_id, claimed_at=at))
+                status="running", finished_at=None, workflow_id=workflow_id))
             if options is not None or holder is not None:
                 held = dict(record.options if options is None else options)
                 held.update({HOLDER: holder} if holder is not None else {})

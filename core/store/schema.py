@@ -160,7 +160,6 @@ class RunRecord(BaseModel):
     answer: str | None = None
     usage: Usage = Field(default_factory=Usage)
     workflow_id: str | None = None  # the DBOS workflow executing it; None: not started yet
-    claimed_at: datetime | None = None  # when a process last claimed it to continue it
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None = None
@@ -242,7 +241,7 @@ runs = sa.Table(
     sa.Column("event_seq", sa.Integer, nullable=False, server_default="0"),
     # added by migration 5: the DBOS workflow executing the run (NULL: not started yet)
     sa.Column("workflow_id", sa.String(255)),
-    # added by migration 7: when a process last claimed the run to continue it
+    # added by migration 7, no longer written: the run's holder is named in its options
     sa.Column("claimed_at", _TS),
 )
 
@@ -463,7 +462,6 @@ def record_from_row(row: Any, plan: Plan | None, versions: int) -> RunRecord:
         run_id=row["id"], request=row["request"], settings=row["settings"] or {},
         options=row["options"] or {}, status=row["status"], answer=row["answer"],
         usage=Usage.model_validate(row["usage"] or {}), workflow_id=row["workflow_id"],
-        claimed_at=as_utc(row["claimed_at"]),
         created_at=as_utc(row["created_at"]),
         updated_at=as_utc(row["updated_at"]), finished_at=as_utc(row["finished_at"]),
         plan=plan, versions=versions,
