@@ -14,6 +14,7 @@ from functools import partial
 
 import pytest
 
+from tests.support.core_processes import CoreProcess
 from tests.support.faults import REFUND_REQUEST, TRIAL_TIMEOUT_S, TRIALS, WAIT_S, Trial, tracebacks
 from tests.support.pg import PostgresCluster, pg_binaries, running_cluster
 
@@ -21,6 +22,18 @@ pytestmark = [pytest.mark.faults, pytest.mark.timeout(TRIAL_TIMEOUT_S)]
 
 OUTAGE_S = 10.0
 MAX_OUTAGE_LINES = 10
+
+
+def said_by(child: CoreProcess, since: tuple[int, int] = (0, 0)) -> list[str]:
+    """The lines ``child`` has written: its log (stderr), then its output, each from the
+    line ``since`` gives (what :func:`lines_of` counted earlier)."""
+    log, out = child.stderr.read_text().splitlines(), child.output().splitlines()
+    return log[since[0]:] + out[since[1]:]
+
+
+def lines_of(child: CoreProcess) -> tuple[int, int]:
+    """How many lines ``child`` has written so far to its log and to its output."""
+    return len(child.stderr.read_text().splitlines()), len(child.output().splitlines())
 
 
 @pytest.fixture(scope="module")
@@ -75,14 +88,14 @@ def test_a_ten_second_outage_costs_a_worker_a_line_when_it_goes_and_one_when_it_
         assert submitted.code == 0, trial.report()
         trial.processes.await_true(partial(trial.reached, "s1 started"), "s1 to start",
                                    WAIT_S)
-        before = len(worker.stderr.read_text().splitlines())
+        before = lines_of(worker)
         cluster.stop_now()
         time.sleep(OUTAGE_S)  # the outage itself: nothing to wait for
         cluster.start_again()
         run_id = trial.only_run()
         trial.processes.await_true(lambda: trial.runs()[run_id] == "completed",
                                    "the run to complete", WAIT_S, watch=[worker])
-        said = worker.stderr.read_text().splitlines()[before:]
+        said = said_by(worker, since=before)
         assert len(said) <= MAX_OUTAGE_LINES, "\n".join(said)
         assert tracebacks("\n".join(said)) == 0, "\n".join(said)
         assert any("back" in line for line in said), "\n".join(said)
