@@ -40,8 +40,12 @@ def recover_interrupted(store: RunStore) -> list[str]:
     """Record every run whose process has ended while it held the run as interrupted;
     return their ids."""
     recovered = []
-    for record in store.held_runs():
-        if cut_off(record) and recover_run(store, store.get_run(record.run_id)):
+    for held in store.held_runs():
+        if not cut_off(held):
+            continue
+        record = store.get_run(held.run_id)  # with its plan, whose running steps are reset
+        # as judged: no claim came between (the run would be another process's now)
+        if record.event_seq == held.event_seq and recover_run(store, record):
             recovered.append(record.run_id)
     if recovered:
         logger.warning("runs interrupted by a crash: %s", ", ".join(recovered))

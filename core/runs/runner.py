@@ -235,6 +235,9 @@ class Runner:
         if record.status in ACTIVE_STATUSES:  # its process ended while it ran
             recover_run(self.store, record)
             record = self.store.get_run(run_id)
+        if record.status in ACTIVE_STATUSES:  # another process claimed it meanwhile
+            raise StoreError(msg("run.busy", run_id=run_id, holder=dispatch.holder(record)
+                                 or msg("run.holder_unknown")))
         if record.plan is None:
             raise StoreError(msg("run.no_plan", run_id=run_id))
         resumed = RunEvent(kind="resumed", plan_version=record.plan.version,

@@ -166,13 +166,16 @@ class RunClaims:
                          reset_events: list[RunEvent], event: RunEvent) -> bool:
         """Store the reset plan, the step_reset events and the interrupted status at once.
 
-        Returns False (and changes nothing) when the run changed status or workflow
-        meanwhile, so two processes recording the same crash record it once.
+        Returns False (and changes nothing) when the run has a new event since ``record``
+        was read (another process recorded the crash, or recorded it and claimed the run,
+        which is then running again under the same workflow), so that a crash is recorded
+        once and never over a run another process took meanwhile.
         """
         at = utc_now()
         with self.engine.begin() as conn:
             changed = conn.execute(runs.update().where(
                 runs.c.id == record.run_id, runs.c.status == record.status, _unmoved(record),
+                runs.c.event_seq == record.event_seq,
             ).values(status="interrupted", updated_at=at))
             if not changed.rowcount:
                 return False

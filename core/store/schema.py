@@ -160,6 +160,7 @@ class RunRecord(BaseModel):
     answer: str | None = None
     usage: Usage = Field(default_factory=Usage)
     workflow_id: str | None = None  # the DBOS workflow executing it; None: not started yet
+    event_seq: int = 0  # the number of its latest event: a claim or a crash record adds one
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None = None
@@ -462,6 +463,7 @@ def record_from_row(row: Any, plan: Plan | None, versions: int) -> RunRecord:
         run_id=row["id"], request=row["request"], settings=row["settings"] or {},
         options=row["options"] or {}, status=row["status"], answer=row["answer"],
         usage=Usage.model_validate(row["usage"] or {}), workflow_id=row["workflow_id"],
+        event_seq=row["event_seq"],
         created_at=as_utc(row["created_at"]),
         updated_at=as_utc(row["updated_at"]), finished_at=as_utc(row["finished_at"]),
         plan=plan, versions=versions,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -19,18 +20,21 @@ import pytest
 from core.errors import StoreError
 from core.execution.events import RunEvent
 from core.runs import durable
+from core.runs.recovery import recover_interrupted, recover_run
 from core.runs.runner import Runner
 from core.runs.workflow import run_workflow
+from core.store.claims import HOLDER
 from core.store.run_store import RunStore
 from tests.support import REPO
 from tests.support.claimers import claim, claim_in_a_process
 from tests.support.durable_runs import await_workflow
 from tests.support.pg import on_both_backends
-from tests.support.stored_runs import calc_engine, stopped_run
+from tests.support.stored_runs import calc_engine, stopped_run, three_calcs
 from tests.support.waiting import DEFAULT_TIMEOUT_S, results_of, wait_until
 
 pytestmark = on_both_backends
 CLAIMERS = 4
+DEAD_PID = 2**22 + 17  # above Linux's pid_max: no process can have it
 
 
 def assert_one_winner(store: RunStore, run_id: str, refusals: dict[str, str | None]) -> None:
@@ -119,7 +123,9 @@ from pathlib import Path
 from core.llm.engine import Engine
 from core.errors import StoreError
 from core.runs import durable
+from core.runs.recovery import recover_interrupted, recover_run
 from core.runs.runner import Runner
+from core.store.claims import HOLDER
 from core.store.run_store import RunStore
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
@@ -248,3 +254,36 @@ def test_a_resume_just_after_another_claim_leaves_the_run_to_the_winner(launched
     kinds = [(e.kind, e.step_id) for e in store.events(run_id)]
     assert ("interrupted", None) not in kinds
     assert [step for kind, step in kinds if kind == "step_started"] == ["s2", "s3"]
+
+
+def test_a_crash_judged_before_another_process_took_the_run_is_not_recorded_over_it(
+        store, db_url, monkeypatch):
+    """recover_interrupted judges a run cut off (the process holding it ended); before it
+    records that, another process records the crash and claims the run, which runs again:
+    it stays running, the other process's (a fault trial of two racing resumes found both
+    told 'interrupted' and 'busy')."""
+    dead = f"embedded:{socket.gethostname()}:{DEAD_PID}"
+    run_id = store.create_run("sums", {"offline": True}, three_calcs(), status="running",
+                              options={HOLDER: dead})
+    other = RunStore(db_url)
+    read = store.get_run
+    raced = []
+
+    def read_after_the_other_took_it(wanted: str):
+        if not raced:
+            raced.append(wanted)
+            assert recover_run(other, other.get_run(wanted))
+            other.claim_run(wanted, {"interrupted"}, workflow_id="wf-theirs",
+                            holder=durable.embedded_executor_id(),
+                            events=[RunEvent(kind="resumed")])
+        return read(wanted)
+
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(store, "get_run", read_after_the_other_took_it)
+            assert recover_interrupted(store) == []
+    finally:
+        other.close()
+    assert raced == [run_id]
+    assert store.get_run(run_id).status == "running"
+    assert [e.kind for e in store.events(run_id)] == ["interrupted", "resumed"]
