@@ -20,6 +20,7 @@ from core.store.run_store import RunStore
 from tests.support.app import open_app
 from tests.support.browser import serve_app
 from tests.support.shown import step_heads as shown_heads
+from tests.support.waiting import DEFAULT_TIMEOUT_S
 from ui import live_marks
 from ui.live_ticker import request_pending
 
@@ -32,9 +33,10 @@ def _plan() -> Plan:
 
 
 def _next(stream: AsyncIterator[str], loop: asyncio.AbstractEventLoop) -> str | None:
-    """The stream's next message (None once it ended), waiting at most 5 s."""
+    """The stream's next message (None once it ended), waiting at most DEFAULT_TIMEOUT_S
+    (a bound for a loaded machine, not a speed check)."""
     try:
-        return loop.run_until_complete(asyncio.wait_for(anext(stream), 5.0))
+        return loop.run_until_complete(asyncio.wait_for(anext(stream), DEFAULT_TIMEOUT_S))
     except StopAsyncIteration:
         return None
 
@@ -64,9 +66,13 @@ def test_the_stream_sends_a_mark_when_it_changes_and_ends_when_the_run_settles(s
         store.record_step(run_id, RunEvent(kind="step_completed", step_id="s1"), plan)
         store.set_status(run_id, "completed", event=RunEvent(kind="run_finished",
                                                              data={"status": "completed"}))
-        last = _data(_next(stream, loop))
-        assert last["steps"]["s1"] == "completed" and last["settled"]
-        assert _next(stream, loop) is None
+        # the run's reader may look between the step's end and the run's: then s1's ✓
+        # comes first, and the end in a message of its own
+        ends = []
+        while (message := _next(stream, loop)) is not None:
+            ends.append(_data(message))
+        assert [m["steps"]["s1"] for m in ends] == ["completed"] * len(ends)
+        assert 1 <= len(ends) <= 2 and ends[-1]["settled"]
     finally:
         loop.run_until_complete(stream.aclose())
         loop.close()
