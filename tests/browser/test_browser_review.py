@@ -15,9 +15,6 @@ from __future__ import annotations
 import queue
 import re
 import threading
-from collections.abc import Iterator
-
-import pytest
 
 from core.review.client import ReviewClient
 from tests.support.browser import (
@@ -27,7 +24,6 @@ from tests.support.browser import (
     generate_scenario,
     needs_chromium,
     open_tab,
-    serve_app,
 )
 from tests.support.review import langgraph_agent
 
@@ -53,13 +49,6 @@ _CUT_LABELS = """() => [...document.querySelectorAll('button')].filter(b => b.of
   .map(e => e.textContent.trim())"""
 
 
-@pytest.fixture(scope="module")
-def review_app(module_home) -> Iterator[str]:
-    """PlanBoard served for the module; its address."""
-    with serve_app(module_home, module_home.parent / "streamlit.log") as url:
-        yield url
-
-
 def _pick_in_graph(tab, step_id: str) -> None:
     tab.frame_locator(GRAPH).locator(f"g.node#step-{step_id}").click()
     tab.get_by_role("heading", name=f"Step {step_id}").wait_for()
@@ -73,10 +62,10 @@ def _in_viewport(tab, locator) -> bool:
 
 
 def test_the_condition_is_in_view_without_an_inner_scroll_and_checked_as_it_is_typed(
-        tabs, review_app, tmp_path):
+        tabs, served_app, tmp_path):
     from playwright.sync_api import expect
 
-    with open_tab(tabs, review_app) as tab:
+    with open_tab(tabs, served_app) as tab:
         try:
             generate_scenario(tab)
             _pick_in_graph(tab, "s1")  # the knowledge search: two arguments above Condition
@@ -112,10 +101,10 @@ def test_the_condition_is_in_view_without_an_inner_scroll_and_checked_as_it_is_t
             raise
 
 
-def test_the_table_shows_every_column_and_no_button_label_is_cut(tabs, review_app, tmp_path):
+def test_the_table_shows_every_column_and_no_button_label_is_cut(tabs, served_app, tmp_path):
     """Issue 44: the table cut off its Args column and had no Condition column in sight;
     "Start from a blank …" and "Compare var…" were cut."""
-    with open_tab(tabs, review_app) as tab:
+    with open_tab(tabs, served_app) as tab:
         try:
             generate_scenario(tab)
             table = tab.locator(PLAN_TABLE).first
@@ -148,12 +137,12 @@ def _sending(client: ReviewClient) -> queue.Queue:
 
 
 def test_a_langgraph_agents_plan_edited_and_approved_in_chromium_runs_as_edited(
-        tabs, review_app, fake_openai, tmp_path):
+        tabs, served_app, fake_openai, tmp_path):
     """Issue 47's Done-when: the reviewer changes step 3's argument on the Plan page and
     approves; the graph's tool receives the edit; the 4 steps are completed cards."""
     from playwright.sync_api import expect
 
-    client = ReviewClient(review_app)
+    client = ReviewClient(served_app)
     sent = _sending(client)
     graph, calls = langgraph_agent(fake_openai, client)
     final: dict = {}
@@ -161,7 +150,7 @@ def test_a_langgraph_agents_plan_edited_and_approved_in_chromium_runs_as_edited(
         graph.invoke({"request": "Mail Ann a summary of the news"})), daemon=True)
     agent.start()
     review_id = sent.get(timeout=30)
-    with open_tab(tabs, f"{review_app}/?review={review_id}&lang=en") as tab:  # a tab before
+    with open_tab(tabs, f"{served_app}/?review={review_id}&lang=en") as tab:  # a tab before
         # it may have chosen Chinese, which the browser remembers
         try:
             tab.get_by_text("Plan sent for review by the agent langgraph: pending").wait_for()
