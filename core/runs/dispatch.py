@@ -345,16 +345,17 @@ def start_on_queue(workflow_id: str, run_id: str, *, fresh: bool) -> None:
 
 def holder(record: RunRecord) -> str | Message | None:
     """Who executes the run, or is about to: the live process (or the worker) DBOS shows
-    running its workflow, the run queue while it waits there, or the live process that
-    recorded or claimed the run (it is starting its workflow); None when nothing does (its
-    process ended, or it was stopped)."""
+    running its workflow, or whose own queue holds it, the run queue while it waits there,
+    or the live process that recorded or claimed the run (it is starting its workflow);
+    None when nothing does (its process ended, or it was stopped)."""
     if record.workflow_id is not None:
         import core.runs.durable as durable
 
         found = _engine(durable.workflow_state, record.workflow_id)
-        if found is not None and found[0] == "ENQUEUED":
+        if found is not None and found[0] == "ENQUEUED" and not found[1]:
             return msg("run.holder_queue")
-        if found is not None and found[0] == "PENDING" and not executor_gone(found[1]):
+        if found is not None and found[0] in ("ENQUEUED", "PENDING") and not executor_gone(
+                found[1]):
             return found[1]
     recorded = str(record.options.get(HOLDER) or "")
     if record.status in ACTIVE_STATUSES and recorded and not executor_gone(recorded):

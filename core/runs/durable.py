@@ -461,11 +461,17 @@ def workflow_status(run_id: str) -> str | None:
 
 
 def workflow_state(workflow_id: str) -> tuple[str, str] | None:
-    """The DBOS status of the workflow and the executor that last took it, None when
+    """The DBOS status of the workflow and the executor that last took it (an ENQUEUED
+    one: the process whose own queue holds it, empty on the shared queue), None when
     there is no such workflow."""
     found = _client("list_workflows", workflow_ids=[workflow_id], load_input=False,
                     load_output=False)
-    return (found[0].status, found[0].executor_id or "") if found else None
+    if not found:
+        return None
+    if found[0].status != "ENQUEUED":
+        return found[0].status, found[0].executor_id or ""
+    queue = found[0].queue_name or ""
+    return "ENQUEUED", queue.removeprefix(f"{RUNS_QUEUE}@") if "@" in queue else ""
 
 
 def cancel_workflow(run_id: str) -> None:
