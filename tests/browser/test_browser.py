@@ -33,7 +33,7 @@ from tests.support.browser import (
     button,
     generate_scenario,
     needs_chromium,
-    open_sidebar_section,
+    set_demo_pace,
 )
 from tests.support.browser import PLAN_TABLE as TABLE
 
@@ -261,17 +261,6 @@ _CARD_MARKS = """() => [...document.querySelectorAll("[class*='st-key-step_card_
     .map(mark => mark.innerText.trim()).join("|")"""
 
 
-def _set_demo_pace(page, seconds: str) -> None:
-    """Open the sidebar's Run options and type the demo pace (Enter commits it)."""
-    open_sidebar_section(page, "Run options", ".st-key-demo_pace input")
-    pace = page.locator(".st-key-demo_pace input")
-    pace.fill(seconds)
-    pace.press("Enter")
-    page.wait_for_function(
-        "value => document.querySelector('.st-key-demo_pace input').value === value",
-        arg=f"{float(seconds):.2f}")
-
-
 def _start_ops_run(page) -> None:
     button(page, "scenario_ops-health").click()
     request = page.locator(".st-key-request textarea")
@@ -302,7 +291,7 @@ def _watch_cards(page, timeout_s: float = 90.0) -> list[str]:
 
 def test_a_paced_five_step_run_shows_every_wave_of_steps_end(page, tmp_path):
     try:
-        _set_demo_pace(page, DEMO_PACE)
+        set_demo_pace(page, DEMO_PACE)
         _start_ops_run(page)
         seen = _watch_cards(page)
         page.get_by_text("Completed").first.wait_for()

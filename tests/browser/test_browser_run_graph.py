@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from tests.support.browser import WAIT_MS, button, needs_chromium, open_sidebar_section
+from tests.support.browser import WAIT_MS, button, needs_chromium, set_demo_pace
 from ui.i18n import TEXT
 
 pytestmark = needs_chromium
@@ -68,13 +68,7 @@ def _start_churn_run(page, lang: str) -> None:
     and run it."""
     if lang == "zh":
         page.locator(".st-key-language label").filter(has_text="中文").click()
-    open_sidebar_section(page, _words(lang, "settings_run"), ".st-key-demo_pace input")
-    pace = page.locator(".st-key-demo_pace input")
-    pace.fill(PACE)
-    pace.press("Enter")
-    page.wait_for_function(
-        "value => document.querySelector('.st-key-demo_pace input').value === value",
-        arg=f"{float(PACE):.2f}")
+    set_demo_pace(page, PACE, _words(lang, "settings_run"))
     button(page, "scenario_churn-analysis").click()
     request = page.locator(".st-key-request textarea")
     page.wait_for_function("el => el.value.trim().length > 0", arg=request.element_handle(),

@@ -158,6 +158,18 @@ def open_sidebar_section(page, title: str, inside: str) -> None:
     shown.wait_for(state="visible", timeout=WAIT_MS)
 
 
+def set_demo_pace(page, seconds: str, section: str = "Run options") -> None:
+    """Open the sidebar's run options (titled ``section``) and type the demo pace; Enter
+    commits it, and the field then shows it with two decimals."""
+    open_sidebar_section(page, section, ".st-key-demo_pace input")
+    pace = page.locator(".st-key-demo_pace input")
+    pace.fill(seconds)
+    pace.press("Enter")
+    page.wait_for_function(
+        "value => document.querySelector('.st-key-demo_pace input').value === value",
+        arg=f"{float(seconds):.2f}")
+
+
 def generate_scenario(page) -> None:
     """On the Plan page: pick the customer-service scenario and plan it offline; wait for
     the review (the table, "The plan is valid." and the graph's first node)."""
