@@ -2,6 +2,10 @@
 recorded with the person, in the run store's ``audit_log``.
 
 The runner records an act once it was accepted (a refused or failed one leaves no entry);
+an act that is itself a write to the run store (a review's decision, a role given) inserts
+its entry in that write's transaction (:func:`insert_act`), so the two land together or not
+at all. Every entry is written and read through the store's retrying transaction: a
+database blip is ridden out, and what still fails is a one-line StoreError.
 ``show --json`` and the exports carry a run's acts, and the Audit page lists them all with
 filters. An entry holds the person's name and how they came in, never a claim or a secret.
 """
@@ -9,6 +13,7 @@ filters. An entry holds the person's name and how they came in, never a claim or
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import sqlalchemy as sa
@@ -22,8 +27,8 @@ from core.store.schema import as_utc, audit_log, utc_now
 if TYPE_CHECKING:
     from core.store.run_store import RunStore
 
-__all__ = ["AUDIT_ACTIONS", "Act", "AuditAction", "act_text", "acts", "owner_text",
-           "record_act"]
+__all__ = ["AUDIT_ACTIONS", "Act", "AuditAction", "act_text", "acts", "insert_act",
+           "owner_text", "record_act"]
 
 AuditAction = Literal[
     "approve",          # a person approved a plan version and started it
@@ -54,15 +59,28 @@ class Act(BaseModel):
     step_id: str | None = None
     detail: dict[str, Any] = Field(default_factory=dict)
 
+    @classmethod
+    def by(cls, actor: Actor, action: AuditAction, *, run_id: str | None = None,
+           version: int | None = None, step_id: str | None = None,
+           detail: dict[str, Any] | None = None) -> Act:
+        """``actor`` doing ``action`` now (on ``run_id``'s ``version``/``step_id``)."""
+        return cls(at=utc_now(), person=actor.name, via=actor.via, action=action,
+                   run_id=run_id, version=version, step_id=step_id, detail=detail or {})
+
+
+def insert_act(conn: sa.Connection, act: Act) -> None:
+    """Write ``act`` in the caller's transaction ``conn`` (it lands with the caller's write)."""
+    conn.execute(audit_log.insert().values(**act.model_dump()))
+
 
 def record_act(store: RunStore, actor: Actor, action: AuditAction, *,
                run_id: str | None = None, version: int | None = None,
                step_id: str | None = None, detail: dict[str, Any] | None = None) -> Act:
-    """Write one entry: ``actor`` did ``action`` (on ``run_id``'s ``version``/``step_id``)."""
-    act = Act(at=utc_now(), person=actor.name, via=actor.via, action=action, run_id=run_id,
-              version=version, step_id=step_id, detail=detail or {})
-    with store.engine.begin() as conn:
-        conn.execute(audit_log.insert().values(**act.model_dump()))
+    """Write one entry, in a transaction of its own: ``actor`` did ``action`` (on
+    ``run_id``'s ``version``/``step_id``), an act that was not a write to the store."""
+    act = Act.by(actor, action, run_id=run_id, version=version, step_id=step_id,
+                 detail=detail)
+    store.transaction(partial(insert_act, act=act))
     return act
 
 
@@ -103,8 +121,7 @@ def acts(store: RunStore, *, person: str | None = None, action: str | None = Non
     if since is not None:
         query = query.where(audit_log.c.at >= since)
     query = query.order_by(audit_log.c.id.desc()).limit(limit)
-    with store.engine.connect() as conn:
-        rows = conn.execute(query).all()
+    rows = store.transaction(lambda conn: conn.execute(query).all())
     return [Act(at=as_utc(row.at), person=row.person, via=row.via, action=row.action,
                 run_id=row.run_id, version=row.version, step_id=row.step_id,
                 detail=row.detail or {}) for row in reversed(rows)]

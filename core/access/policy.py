@@ -23,9 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from core.access.audit import record_act
+import sqlalchemy as sa
+
+from core.access.audit import Act, insert_act
 from core.access.identity import Actor, os_actor
-from core.access.roles import Grant, Role, RoleBook, Visibility, rank
+from core.access.roles import Grant, Role, RoleBook, Visibility, drop_grant, put_grant, rank
 from core.base.messages import msg
 from core.errors import AccessDeniedError
 from core.plan.approval import has_side_effect
@@ -129,22 +131,31 @@ def access_for(actor: Actor | None, store: RunStore | None) -> Access:
 
 
 def grant_role(store: RunStore, person: str, role: str, actor: Actor | None) -> Grant:
-    """Give ``person`` ``role`` in the run store, as ``actor`` (an admin; recorded). While
-    no roles are configured anyone may give the first, who then configures them."""
+    """Give ``person`` ``role`` in the run store, as ``actor`` (an admin); the grant and its
+    audit entry are one transaction. While no roles are configured anyone may give the
+    first, who then configures them."""
     access = access_for(actor, store)
     access.require("admin")
-    grant = RoleBook(store).grant(person, role, access.actor)
-    record_act(store, access.actor, "grant_role",
-               detail={"subject": grant.subject, "role": grant.role})
-    return grant
+
+    def write(conn: sa.Connection) -> Grant:
+        grant = put_grant(conn, person, role, access.actor)
+        insert_act(conn, Act.by(access.actor, "grant_role",
+                                detail={"subject": grant.subject, "role": grant.role}))
+        return grant
+
+    return store.transaction(write)
 
 
 def revoke_role(store: RunStore, person: str, actor: Actor | None) -> bool:
-    """Take back the store's grant of ``person``, as ``actor`` (an admin; recorded); False
-    when there was none."""
+    """Take back the store's grant of ``person``, as ``actor`` (an admin), with its audit
+    entry in the same transaction; False when there was none (and nothing is recorded)."""
     access = access_for(actor, store)
     access.require("admin")
-    taken = RoleBook(store).revoke(person)
-    if taken:
-        record_act(store, access.actor, "revoke_role", detail={"subject": person})
-    return taken
+
+    def write(conn: sa.Connection) -> bool:
+        taken = drop_grant(conn, person)
+        if taken:
+            insert_act(conn, Act.by(access.actor, "revoke_role", detail={"subject": person}))
+        return taken
+
+    return store.transaction(write)

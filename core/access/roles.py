@@ -40,7 +40,8 @@ from core.store.schema import as_utc, role_grants, utc_now
 if TYPE_CHECKING:
     from core.store.run_store import RunStore
 
-__all__ = ["ROLES", "Grant", "Role", "RoleBook", "RoleRules", "rank", "roles_file"]
+__all__ = ["ROLES", "Grant", "Role", "RoleBook", "RoleRules", "drop_grant", "put_grant", "rank",
+           "roles_file"]
 
 Role = Literal["viewer", "editor", "approver", "admin"]
 ROLES: tuple[Role, ...] = get_args(Role)  # lowest first: each role may do all below it
@@ -149,36 +150,33 @@ class RoleBook:
         """Every role given in the run store, by subject."""
         if self.store is None:
             return []
-        with self.store.engine.connect() as conn:
-            rows = conn.execute(sa.select(role_grants).order_by(role_grants.c.subject)).all()
+        query = sa.select(role_grants).order_by(role_grants.c.subject)
+        rows = self.store.transaction(lambda conn: conn.execute(query).all())
         return [Grant(subject=r.subject, kind=r.kind, role=r.role, granted_by=r.granted_by,
                       granted_at=as_utc(r.granted_at)) for r in rows]
 
-    def grant(self, subject: str, role: str, by: Actor) -> Grant:
-        """Give ``subject`` (an e-mail, or an OS user name) ``role`` in the store."""
-        if role not in ROLES:
-            raise ConfigError(msg("roles.unknown_role", role=role, roles=", ".join(ROLES)))
-        subject = subject.strip()
-        kind: Literal["email", "os_user"] = "email" if "@" in subject else "os_user"
-        subject = subject.lower() if kind == "email" else subject
-        if not subject:
-            raise ConfigError(msg("roles.no_subject"))
-        made = Grant(subject=subject, kind=kind, role=role, granted_by=by.name,
-                     granted_at=utc_now())
-        with self._store().engine.begin() as conn:
-            conn.execute(role_grants.delete().where(role_grants.c.subject == subject))
-            conn.execute(role_grants.insert().values(**made.model_dump()))
-        return made
 
-    def revoke(self, subject: str) -> bool:
-        """Take back the store's grant of ``subject``; False when it had none."""
-        subject = subject.strip()
-        subject = subject.lower() if "@" in subject else subject
-        with self._store().engine.begin() as conn:
-            done = conn.execute(role_grants.delete().where(role_grants.c.subject == subject))
-        return bool(done.rowcount)
+def put_grant(conn: sa.Connection, subject: str, role: str, by: Actor) -> Grant:
+    """Give ``subject`` (an e-mail, or an OS user name) ``role`` in the store, in the
+    caller's transaction ``conn`` (:meth:`RunStore.transaction`, with its audit entry)."""
+    if role not in ROLES:
+        raise ConfigError(msg("roles.unknown_role", role=role, roles=", ".join(ROLES)))
+    subject = subject.strip()
+    kind: Literal["email", "os_user"] = "email" if "@" in subject else "os_user"
+    subject = subject.lower() if kind == "email" else subject
+    if not subject:
+        raise ConfigError(msg("roles.no_subject"))
+    made = Grant(subject=subject, kind=kind, role=role, granted_by=by.name,
+                 granted_at=utc_now())
+    conn.execute(role_grants.delete().where(role_grants.c.subject == subject))
+    conn.execute(role_grants.insert().values(**made.model_dump()))
+    return made
 
-    def _store(self) -> RunStore:
-        if self.store is None:
-            raise ConfigError(msg("roles.no_store"))
-        return self.store
+
+def drop_grant(conn: sa.Connection, subject: str) -> bool:
+    """Take back the store's grant of ``subject`` in the caller's transaction ``conn``;
+    False when it had none."""
+    subject = subject.strip()
+    subject = subject.lower() if "@" in subject else subject
+    done = conn.execute(role_grants.delete().where(role_grants.c.subject == subject))
+    return bool(done.rowcount)

@@ -818,8 +818,6 @@ TEXTS: dict[str, tuple[str, str]] = {
                            "{role} 不是角色；可选：{roles}"),
     "roles.no_subject": ("name the person: an e-mail, or an OS user name",
                          "请指明人员：电子邮箱或操作系统用户名"),
-    "roles.no_store": ("roles are given in the run store, which is not open here",
-                       "角色保存在运行库中，而这里没有打开运行库"),
     # ---- plan templates (core.plan.template, core.learning.templates) --------------------
     "template.bad_name": (
         "{name} is not a template name: use 1-64 letters, digits, - or _, starting with a "

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from core.access.audit import record_act
+from core.access.audit import Act, insert_act
 from core.access.identity import Actor
 from core.access.policy import access_for, start_action
 from core.base.language import Language
@@ -245,12 +245,13 @@ def approve_review(store: RunStore, review_id: str, actor: Actor | None,
     access = access_for(actor, store)
     access.require(start_action(approved, registry), record)
     decided = {"state": "approved", "approved_version": approved.version}
-    _decide(store, review_id, access.actor, decided,
+    acts: list[Act] = []
+    if approved is not current:  # the person's edit is the version they approved
+        acts.append(Act.by(access.actor, "edit", run_id=review_id, version=approved.version))
+    acts.append(Act.by(access.actor, "approve", run_id=review_id, version=approved.version,
+                       detail={"agent": record.options[REVIEW].get("agent", "")}))
+    _decide(store, review_id, access.actor, decided, acts,
             new_version=approved if approved is not current else None)
-    if approved is not current:
-        record_act(store, access.actor, "edit", run_id=review_id, version=approved.version)
-    record_act(store, access.actor, "approve", run_id=review_id, version=approved.version,
-               detail={"agent": record.options[REVIEW].get("agent", "")})
     return decision_of(store, review_id, actor)
 
 
@@ -263,11 +264,11 @@ def reject_review(store: RunStore, review_id: str, actor: Actor | None,
     access.require(start_action(record.plan or Plan(goal=record.request),
                                 review_registry(record)), record)
     decided = {"state": "rejected", "comment": comment.strip()}
-    _decide(store, review_id, access.actor, decided,
+    rejected = Act.by(access.actor, "reject_plan", run_id=review_id,
+                      version=record.plan.version if record.plan else None,
+                      detail={"comment": comment.strip()})
+    _decide(store, review_id, access.actor, decided, [rejected],
             event=RunEvent(kind="cancelled", data={"reason": comment.strip()}))
-    record_act(store, access.actor, "reject_plan", run_id=review_id,
-               version=record.plan.version if record.plan else None,
-               detail={"comment": comment.strip()})
     return decision_of(store, review_id, actor)
 
 
@@ -283,10 +284,12 @@ def _edit_version(edited: Plan, current: Plan, record: RunRecord) -> Plan:
     return version
 
 
-def _decide(store: RunStore, review_id: str, actor: Actor, decided: dict[str, Any], *,
-            new_version: Plan | None = None, event: RunEvent | None = None) -> None:
-    """Write the decision (and the edited version, or the rejection's cancel) in one
-    transaction, if the review is still pending; InputError when it was decided first."""
+def _decide(store: RunStore, review_id: str, actor: Actor, decided: dict[str, Any],
+            acts: list[Act], *, new_version: Plan | None = None,
+            event: RunEvent | None = None) -> None:
+    """Write the decision, its audit entries ``acts`` (and the edited version, or the
+    rejection's cancel) in one transaction, if the review is still pending; InputError
+    when it was decided first."""
     at = utc_now()
 
     def write(conn: Any) -> None:
@@ -308,6 +311,8 @@ def _decide(store: RunStore, review_id: str, actor: Actor, decided: dict[str, An
             upsert_plan(conn, review_id, new_version, None, at, "manual")
         if event is not None:
             insert_event(conn, review_id, event)
+        for act in acts:
+            insert_act(conn, act)
 
     store.transaction(write)
 

@@ -9,8 +9,11 @@ import logging
 import pytest
 from starlette.testclient import TestClient
 
+from core.access.audit import acts
 from core.access.tokens import MIN_TOKEN_CHARS, TOKENS_ENV
+from core.runs.live_views import process_store
 from core.store.run_store import RunStore
+from tests.support.failing_writes import failing_inserts
 from tests.support.review import agent_plan, store_content
 
 ANN = "a" * MIN_TOKEN_CHARS  # an approver's token
@@ -193,3 +196,20 @@ def test_a_database_failure_is_a_503_of_one_line_and_nothing_is_written(api, sto
     assert "\n" not in decided.json()["error"] and decided.json()["error_zh"]
     assert "Traceback" not in caplog.text
     assert store_content(store) == before
+
+
+def test_a_decision_lands_with_its_audit_entries_or_not_at_all(api, store, caplog):
+    review = api.post("/api/v1/reviews", json=agent_plan()).json()["id"]
+    before = store_content(store)
+    served = process_store().engine  # the store the routes write to
+    with failing_inserts(served, "audit_log", "disk I/O error"), \
+            caplog.at_level(logging.INFO):
+        decided = api.post(f"/api/v1/reviews/{review}/decision", json={"decision": "approve"})
+    assert decided.status_code == 503 and "\n" not in decided.json()["error"]
+    assert "Traceback" not in caplog.text
+    assert store_content(store) == before
+    with failing_inserts(served, "audit_log", "database is locked", times=1) as failed:
+        decided = api.post(f"/api/v1/reviews/{review}/decision",
+                           json={"decision": "reject", "comment": "not now"})
+    assert (decided.status_code, decided.json()["status"], len(failed)) == (200, "rejected", 1)
+    assert [a.action for a in acts(store, run_id=review)] == ["reject_plan"]
