@@ -4,7 +4,9 @@
     ├── AccessDeniedError           a person's role does not allow what they asked
     │   └── NotIdentifiedError      an API call names no person (no token, a wrong one)
     ├── ConfigError                 settings are missing or wrong (no API key, bad number)
-    ├── InputError                  what a caller sent cannot be taken (malformed, unknown)
+    ├── InputError                  what a caller sent cannot be taken (invalid, unknown)
+    │   ├── MalformedInputError     what a caller sent cannot be read (not JSON, no object)
+    │   ├── ConflictError           what a caller sent comes at the wrong moment (decided)
     │   └── InputTooLargeError      what a caller sent is larger than PlanBoard takes
     ├── LLMError                    talking to the OpenAI-compatible endpoint failed
     │   ├── LLMAuthError            the endpoint refused the API key (401/403)
@@ -49,6 +51,7 @@ __all__ = [
     "LLM_FAILURE",
     "AccessDeniedError",
     "ConfigError",
+    "ConflictError",
     "InputError",
     "InputTooLargeError",
     "LLMAuthError",
@@ -58,6 +61,7 @@ __all__ = [
     "LLMError",
     "LLMModelNotFoundError",
     "LLMResponseError",
+    "MalformedInputError",
     "NotIdentifiedError",
     "PlanBoardError",
     "PlanError",
@@ -111,7 +115,18 @@ class ConfigError(PlanBoardError):
 
 class InputError(PlanBoardError):
     """Raised when what a caller sent (a plan for review, an agent's event) cannot be
-    taken: malformed, inconsistent or naming what does not exist; nothing was stored."""
+    taken: invalid, inconsistent or naming what does not exist; nothing was stored."""
+
+
+class MalformedInputError(InputError):
+    """Raised when what a caller sent cannot be read at all: it is not JSON, or not the JSON
+    object expected."""
+
+
+class ConflictError(InputError):
+    """Raised when what a caller sent is well formed but comes at the wrong moment: a
+    decision on a review decided already, events for a run not approved, an event out of
+    order."""
 
 
 class InputTooLargeError(InputError):

@@ -6,7 +6,8 @@ decision (``GET /api/v1/reviews/{id}?wait=S``), reports its steps as AG-UI event
 /api/v1/runs/{id}/events``, server-sent events); ``POST /api/v1/reviews/{id}/decision``
 decides a review as the Plan page would. The routes hold no logic: each reads the request,
 calls core in a worker thread and answers JSON; an error is one line (English ``error``,
-Chinese ``error_zh``, its ``code``) with a 4xx status, logged as one line, no traceback.
+Chinese ``error_zh``, its ``code``) with the status of its kind (:data:`STATUS_OF`),
+logged as one line, no traceback.
 The caller is a person's API token, or without sign-in the server's OS user, as on the
 pages (:mod:`core.access.tokens`).
 """
@@ -28,11 +29,15 @@ from core.access.tokens import api_actor
 from core.base.messages import Message, render
 from core.errors import (
     AccessDeniedError,
+    ConflictError,
     InputError,
     InputTooLargeError,
+    MalformedInputError,
     NotIdentifiedError,
     PlanBoardError,
+    RunExistsError,
     RunNotFoundError,
+    StoreError,
 )
 from core.review.agent_events import accept_event
 from core.review.agui_stream import MEDIA_TYPE, open_stream
@@ -40,11 +45,23 @@ from core.review.intake import MAX_BODY_BYTES, check_body_size, read_body
 from core.review.reviews import decide, submit_body, wait_for_decision
 from core.runs.live_views import process_store
 
-__all__ = ["API_PATH", "api_routes"]
+__all__ = ["API_PATH", "STATUS_OF", "api_routes", "status_of"]
 
 API_PATH = "/api/v1"
-_CONFLICTS = {"review.decided", "review.not_approved", "review.event_out_of_order",
-              "review.step_out_of_order"}  # right request, wrong moment: 409
+# The status each kind of error answers with (core.errors); an error of a kind not named
+# here answers with its nearest named base's.
+STATUS_OF: dict[type[PlanBoardError], int] = {
+    MalformedInputError: 400,  # the body is not JSON, or not an object
+    NotIdentifiedError: 401,
+    AccessDeniedError: 403,
+    RunNotFoundError: 404,
+    ConflictError: 409,  # right request, wrong moment
+    RunExistsError: 409,  # the id is taken: asking again is the same conflict
+    InputTooLargeError: 413,
+    InputError: 422,  # read, but not acceptable
+    StoreError: 503,  # the store cannot be read or written now: the caller tries again later
+    PlanBoardError: 500,  # the server cannot serve it (its settings, say): not the caller's
+}
 _log = logging.getLogger(__name__)
 
 
@@ -108,31 +125,20 @@ async def _follow(request: Request) -> Response:
 
 
 async def _answer(request: Request, call: Callable[[Actor], Any]) -> Response:
-    """``call``'s answer, as the caller; an error as one JSON line with its status."""
+    """``call``'s answer, as the caller; an error as one JSON line with its kind's status."""
     try:
         actor = api_actor(request.headers.get("authorization"), sign_in=_sign_in_on())
         return await call(actor)
     except PlanBoardError as exc:
-        status = _status(exc)
+        status = status_of(exc)
         _log.info("%s %s: %s %s", request.method, request.url.path, status, exc)
         return _error(exc, status)
 
 
-def _status(exc: PlanBoardError) -> int:
-    code = exc.message.code if isinstance(exc.message, Message) else ""
-    if isinstance(exc, NotIdentifiedError):
-        return 401
-    if isinstance(exc, AccessDeniedError):
-        return 403
-    if isinstance(exc, RunNotFoundError):
-        return 404
-    if isinstance(exc, InputTooLargeError):
-        return 413
-    if code in _CONFLICTS:
-        return 409
-    if isinstance(exc, InputError):
-        return 400 if code.startswith(("review.not_json", "review.not_object")) else 422
-    return 503  # the store cannot be read or written now: the caller tries again later
+def status_of(exc: PlanBoardError) -> int:
+    """The HTTP status of ``exc``: its kind's in :data:`STATUS_OF`, by its class first,
+    then its bases."""
+    return next(STATUS_OF[kind] for kind in type(exc).__mro__ if kind in STATUS_OF)
 
 
 def _error(exc: PlanBoardError, status: int) -> JSONResponse:

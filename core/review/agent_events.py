@@ -23,7 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 from core.access.identity import Actor
 from core.access.policy import access_for
 from core.base.messages import msg
-from core.errors import InputError, InputTooLargeError
+from core.errors import ConflictError, InputError, InputTooLargeError
 from core.execution.events import EventKind, RunEvent
 from core.lifecycle import TERMINAL_STATUSES, run_may_become, step_may_become
 from core.plan.model import Plan, Step
@@ -63,13 +63,13 @@ AG_UI_EVENTS = TypeAdapter(Event)  # any AG-UI event, by its type
 def accept_event(store: RunStore, run_id: str, data: Any, actor: Actor | None) -> bool:
     """Apply the AG-UI event ``data`` to the review ``run_id``; False when it was applied
     before (its ``metadata.eventId`` recorded). InputError for an event that cannot be
-    taken now, and nothing is written."""
+    taken (ConflictError: not now), and nothing is written."""
     record = review_record(store, run_id)
     access_for(actor, store).require("steer", record)
     review = record.options[REVIEW]
     if review.get("state") != "approved":
-        raise InputError(msg("review.not_approved", run_id=run_id,
-                             status=msg(f"review.state.{review.get('state', 'pending')}")))
+        raise ConflictError(msg("review.not_approved", run_id=run_id,
+                                status=msg(f"review.state.{review.get('state', 'pending')}")))
     event = _parse(data)
     event_id = (event.metadata or {}).get("eventId")
     key = f"ag-ui:{event_id}" if isinstance(event_id, str | int) and str(event_id) else None
@@ -131,8 +131,8 @@ def _move_run(conn: Any, run_id: str, status: str, event: Any, stored: RunEvent)
     new = _RUN_STATUS[event.type]
     if status == new or not run_may_become(status, new) or (
             new != "running" and status != "running"):
-        raise InputError(msg("review.event_out_of_order", kind=event.type.value,
-                             run_id=run_id, status=status))
+        raise ConflictError(msg("review.event_out_of_order", kind=event.type.value,
+                                run_id=run_id, status=status))
     values: dict[str, Any] = {"status": new}
     if new in TERMINAL_STATUSES:
         values["finished_at"] = utc_now()
@@ -156,8 +156,8 @@ def _fail_running(conn: Any, run_id: str, plan: Plan, error: str) -> None:
 
 def _require_running(run_id: str, status: str, kind: EventType) -> None:
     if status != "running":
-        raise InputError(msg("review.event_out_of_order", kind=kind.value, run_id=run_id,
-                             status=status))
+        raise ConflictError(msg("review.event_out_of_order", kind=kind.value, run_id=run_id,
+                                status=status))
 
 
 def _step_of(conn: Any, run_id: str, plan: Plan, event: Any, names: dict[str, str]) -> Step:
@@ -202,13 +202,13 @@ def _apply_to_step(conn: Any, run_id: str, step: Step, event: Any, stored: RunEv
         event.type)
     if target is not None:
         if not step_may_become(step.status, target):
-            raise InputError(msg("review.step_out_of_order", kind=event.type.value,
-                                 step=step.id, status=step.status))
+            raise ConflictError(msg("review.step_out_of_order", kind=event.type.value,
+                                    step=step.id, status=step.status))
         step.advance(target)
         return
     if step.status != "running":
-        raise InputError(msg("review.step_out_of_order", kind=event.type.value, step=step.id,
-                             status=step.status))
+        raise ConflictError(msg("review.step_out_of_order", kind=event.type.value,
+                                step=step.id, status=step.status))
     if event.type == EventType.TOOL_CALL_END:
         deltas = [data.get("delta", "") for _, data in _tool_call_events(
             conn, run_id, event.tool_call_id) if data.get("type") == "TOOL_CALL_ARGS"]

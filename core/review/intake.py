@@ -20,7 +20,7 @@ from typing import Any
 
 from core.base.messages import msg
 from core.base.step_id import step_number
-from core.errors import InputError, InputTooLargeError
+from core.errors import InputError, InputTooLargeError, MalformedInputError
 from core.plan.model import Plan, Step
 from core.plan.size import SIZE_ENV, max_steps
 from core.review.declared_tools import declared_problems, read_declared_tools
@@ -51,14 +51,15 @@ def check_body_size(size: int) -> None:
 
 
 def read_body(body: bytes) -> dict[str, Any]:
-    """The JSON object of a request body; InputError (InputTooLargeError past the limit)."""
+    """The JSON object of a request body; MalformedInputError for anything else
+    (InputTooLargeError past the limit)."""
     check_body_size(len(body))
     try:
         data = json.loads(body)
     except (ValueError, RecursionError) as exc:
-        raise InputError(msg("review.not_json", detail=_short(exc))) from None
+        raise MalformedInputError(msg("review.not_json", detail=_short(exc))) from None
     if not isinstance(data, dict):
-        raise InputError(msg("review.not_object", kind=_kind(data)))
+        raise MalformedInputError(msg("review.not_object", kind=_kind(data)))
     return data
 
 

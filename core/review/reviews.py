@@ -26,7 +26,7 @@ from core.access.identity import Actor
 from core.access.policy import access_for, start_action
 from core.base.language import Language
 from core.base.messages import Message, msg, render
-from core.errors import InputError, RunNotFoundError
+from core.errors import ConflictError, InputError, RunNotFoundError
 from core.execution.events import RunEvent
 from core.lifecycle import TERMINAL_STATUSES, Control
 from core.plan.model import Plan
@@ -288,7 +288,7 @@ def _decide(store: RunStore, review_id: str, actor: Actor, decided: dict[str, An
             acts: list[Act], *, new_version: Plan | None = None,
             event: RunEvent | None = None) -> None:
     """Write the decision, its audit entries ``acts`` (and the edited version, or the
-    rejection's cancel) in one transaction, if the review is still pending; InputError
+    rejection's cancel) in one transaction, if the review is still pending; ConflictError
     when it was decided first."""
     at = utc_now()
 
@@ -300,7 +300,7 @@ def _decide(store: RunStore, review_id: str, actor: Actor, decided: dict[str, An
         if review.get("state", "pending") != "pending" or options[1] != "planned":
             state = review.get("state", "pending")
             state = "rejected" if state == "pending" else state  # cancelled undecided
-            raise InputError(msg("review.decided", review_id=review_id,
+            raise ConflictError(msg("review.decided", review_id=review_id,
                                  status=msg(f"review.state.{state}")))
         review.update(decided, decided_by=actor.name, decided_at=at.isoformat())
         values: dict[str, Any] = {"options": scrub_options({**options[0], REVIEW: review})}

@@ -9,12 +9,15 @@ import logging
 import pytest
 from starlette.testclient import TestClient
 
+from core import errors
 from core.access.audit import acts
 from core.access.tokens import MIN_TOKEN_CHARS, TOKENS_ENV
+from core.base.messages import msg
 from core.runs.live_views import process_store
 from core.store.run_store import RunStore
 from tests.support.failing_writes import failing_inserts
 from tests.support.review import agent_plan, store_content
+from ui.review_api import status_of
 
 ANN = "a" * MIN_TOKEN_CHARS  # an approver's token
 ED = "e" * MIN_TOKEN_CHARS  # an editor's token
@@ -213,3 +216,36 @@ def test_a_decision_lands_with_its_audit_entries_or_not_at_all(api, store, caplo
                            json={"decision": "reject", "comment": "not now"})
     assert (decided.status_code, decided.json()["status"], len(failed)) == (200, "rejected", 1)
     assert [a.action for a in acts(store, run_id=review)] == ["reject_plan"]
+
+
+# Every kind of error of core.errors, and the status the API answers it with.
+STATUS_OF_KIND = {
+    "PlanBoardError": 500, "ConfigError": 500,
+    "AccessDeniedError": 403, "NotIdentifiedError": 401,
+    "InputError": 422, "MalformedInputError": 400, "ConflictError": 409,
+    "InputTooLargeError": 413,
+    "LLMError": 500, "LLMAuthError": 500, "LLMBudgetError": 500, "LLMConnectionError": 500,
+    "LLMModelNotFoundError": 500, "LLMResponseError": 500, "LLMBadRequestError": 500,
+    "PlanError": 500, "PlanParseError": 500, "PlanValidationError": 500,
+    "PlanTooLargeError": 500, "UnservableRequestError": 500,
+    "ToolError": 500, "UnknownToolError": 500, "ToolArgumentError": 500,
+    "ToolExecutionError": 500, "ToolsetError": 500,
+    "StoreError": 503, "RunNotFoundError": 404, "RunExistsError": 409,
+    "RecordLostError": 503,
+}
+
+
+def test_each_kind_of_error_has_its_pinned_status():
+    kinds = {name: getattr(errors, name) for name in errors.__all__
+             if isinstance(getattr(errors, name), type)
+             and issubclass(getattr(errors, name), errors.PlanBoardError)}
+    assert sorted(kinds) == sorted(STATUS_OF_KIND), "pin the API status of a new error kind"
+    answered = {name: status_of(kind.__new__(kind)) for name, kind in kinds.items()}
+    assert answered == STATUS_OF_KIND
+
+
+def test_the_status_follows_the_errors_kind_not_its_message_code():
+    assert status_of(errors.ConflictError(msg("review.not_json", detail="x"))) == 409
+    assert status_of(errors.InputError(msg("review.decided", review_id="r",
+                                           status="approved"))) == 422
+    assert status_of(errors.MalformedInputError("a body in any words")) == 400
