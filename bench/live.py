@@ -46,6 +46,7 @@ __all__ = [
     "GRAPH_LOG_JS",
     "Browsers",
     "LiveSample",
+    "cpu_of_children",
     "gate_plan",
     "gate_registry",
     "latencies",
@@ -332,7 +333,7 @@ def _final_logs(pages: list[Any], completed: set[str | None]) -> list[list[dict]
         time.sleep(0.25)
 
 
-def _cpu_of_children() -> dict[str, float]:
+def cpu_of_children() -> dict[str, float]:
     """CPU seconds (user + system) this process's descendants spent so far: the served app
     (``streamlit``) and the browser (``chrom…``), from ``/proc`` (empty elsewhere)."""
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -389,7 +390,7 @@ def measure(tabs: Any, url: str, *, viewers: int, pace: float,
                                  f"(they took over {OPEN_S:.0f} s to open)")
         sample.load = os.getloadavg()
         ready = time.time()
-        cpu_before = _cpu_of_children()
+        cpu_before = cpu_of_children()
         for page, wire in zip(pages, wires, strict=True):
             page.evaluate("0")  # what came before is handed over now, uncounted
             wire.counting = True
@@ -403,7 +404,7 @@ def measure(tabs: Any, url: str, *, viewers: int, pace: float,
         changes = sum(e.kind in ("step_started", "step_completed") and e.at.timestamp() >= ready
                       for e in events)
         sample.cpu = {group: (seconds - cpu_before[group]) / max(changes, 1)
-                      for group, seconds in _cpu_of_children().items()}
+                      for group, seconds in cpu_of_children().items()}
         latencies(events, logs, sample, since=ready)
         _note_wires(pages, wires, sample)
     finally:
