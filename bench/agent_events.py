@@ -193,10 +193,12 @@ class _Agent:
 
 def _settled_logs(pages: list[Any], wanted: set[tuple[str, str]]) -> list[list[dict]]:
     """Each viewer's card log, once every (step, mark) in ``wanted`` is in each, or after
-    :data:`bench.live.SETTLE_S` seconds (a change later than that is missed)."""
+    :data:`bench.live.SETTLE_S` seconds (a change later than that is missed). A page loaded
+    again has lost its log: what it showed before is missed too, since the change has to
+    reach the page the viewer had open."""
     deadline = time.monotonic() + SETTLE_S
     while True:
-        logs = [page.evaluate("() => window.__cardLog") for page in pages]
+        logs = [page.evaluate("() => window.__cardLog ?? []") for page in pages]
         if all(wanted <= {(e["id"], e["mark"]) for e in log} for log in logs) or (
                 time.monotonic() > deadline):
             return logs
