@@ -17,9 +17,9 @@ from core.access.audit import act_text, owner_text
 from core.base.text import preview
 from core.errors import PlanBoardError
 from core.execution.context import arguments_sent
-from core.plan.graph import plan_to_dot, side_effect_tool_names
+from core.plan.graph import plan_to_dot
 from core.plan.model import Step
-from core.review.reviews import is_review, review_text, run_controls, tools_of_run
+from core.review.reviews import review_text
 from core.runs.rerun import PreparedRerun, prepare_rerun
 from core.runs.timeline import run_timeline
 from core.runs.view import RunView
@@ -107,13 +107,8 @@ def _control(run_id: str, action: str) -> None:
         st.session_state["run_error"] = said(exc)
 
 
-def _controls(view: RunView) -> frozenset[str]:
-    """The controls the run's status offers that reach the run (none for an agent's run)."""
-    return run_controls(view.record, view.controls)
-
-
 def _render_controls(view: RunView) -> None:
-    if not _controls(view):
+    if not view.controls:
         return  # an agent's run: the agent carries it out, not PlanBoard
     icons = {"pause": ":material/pause:", "resume": ":material/play_arrow:",
              "cancel": ":material/stop:"}
@@ -121,7 +116,7 @@ def _render_controls(view: RunView) -> None:
     for column, action in zip(st.columns(3), ("pause", "resume", "cancel"), strict=True):
         column.button(t(f"run_{action}"), key=f"run_{action}", icon=icons[action],
                       on_click=_control, args=(view.record.run_id, action), help=refused,
-                      disabled=action not in _controls(view) or refused is not None,
+                      disabled=action not in view.controls or refused is not None,
                       width="stretch")
 
 
@@ -149,7 +144,7 @@ def _parts(view: RunView, waiting: set[str]) -> dict[str, object]:
         "now": (running, view.finished, bool(waiting)),
         "decide": (tuple(sorted(waiting)), tuple(view.in_doubt),
                    view.version_wait.model_dump_json() if view.version_wait else None),
-        "head": (record.status, record.answer, tuple(sorted(_controls(view)))),
+        "head": (record.status, record.answer, tuple(sorted(view.controls))),
         "graph": (plan.version if plan else 0, tuple(s.status for s in steps)),
         "timeline": (len(view.events), record.updated_at.isoformat()),
         # the event log's rows count only while it is open: closed, it shows none
@@ -234,11 +229,6 @@ def _render_head(run_id: str, polling: bool, present: bool) -> None:
         st.rerun()  # started again (resumed, a follow-up): the page follows it again
 
 
-def _side_effect_tools(view: RunView) -> frozenset[str]:
-    """The side-effecting tools of the run's plan (an agent's review: those it declared)."""
-    return side_effect_tool_names(tools_of_run(view.record, state.registry()))
-
-
 def _render_card_part(run_id: str, step_id: str) -> None:
     view = _view(run_id)
     if view.plan is None or step_id not in view.plan.ids():
@@ -246,11 +236,11 @@ def _render_card_part(run_id: str, step_id: str) -> None:
     step = view.plan.step(step_id)
     waiting = _waiting(view)
     chosen = run_view.render_step_card(
-        step, view, side_effect=step.tool in _side_effect_tools(view),
+        step, view, side_effect=step.tool in view.side_effect_tools(state.registry()),
         waiting=step.id in waiting, check=view.checks.get(step.id),
         skip=view.skip_reasons.get(step.id), server=state.tool_server(step.tool),
         in_doubt=step.id in view.in_doubt, read_ahead=step.id in view.read_ahead,
-        rerun="rerun" in _controls(view) and _refused(view, "steer") is None)
+        rerun="rerun" in view.controls and _refused(view, "steer") is None)
     _note(run_id, f"card_{step_id}", _parts(view, waiting)[f"card_{step_id}"])
     if chosen:
         st.session_state[RERUN_STEP] = step_id
@@ -271,7 +261,8 @@ def _render_graph(run_id: str, present: bool) -> None:
         return
     key = "present_run_graph" if present else "run_graph"
     folded = folded_phases(key, view.plan)
-    dot = plan_to_dot(view.plan, side_effect_tools=_side_effect_tools(view), folded=folded)
+    dot = plan_to_dot(view.plan, side_effect_tools=view.side_effect_tools(state.registry()),
+                      folded=folded)
     on_phase = partial(toggle_phase, key, view.plan, folded)
     live = graph_marks(view)
     if present:
@@ -414,7 +405,7 @@ def _render_decisions(view: RunView, waiting: set[str]) -> None:
         return
     run_id = view.record.run_id
     steps = [s for s in plan.steps if s.id in waiting]
-    risky = side_effect_tool_names(state.registry())
+    risky = view.side_effect_tools(state.registry())
     refused = _refused(view, "approve")
     for index, step in enumerate(steps):
         run_view.render_decision(
@@ -489,7 +480,7 @@ def main() -> None:
         if action.button(t("present_open"), key="present_open", icon=":material/slideshow:",
                          help=t("present_open_help"), width="stretch"):
             st.switch_page("pages/run.py", query_params={"run": run_id, "present": "1"})
-        if view.unasked is not None and not is_review(record):  # an agent's run asks no one
+        if view.unasked is not None:
             render_run_note(view.unasked)
         render_review_decision(view)
     if notice := st.session_state.pop("followup_notice", None):
@@ -504,10 +495,10 @@ def main() -> None:
     if view.settled and not present:
         render_exports(run_id)
     steers = _refused(view, "steer") is None
-    if "follow_up" in _controls(view) and not present and steers:
+    if "follow_up" in view.controls and not present and steers:
         _render_follow_up(run_id)
     chosen = st.session_state.get(RERUN_STEP)
-    if ("rerun" in _controls(view) and not present and steers and view.plan
+    if ("rerun" in view.controls and not present and steers and view.plan
             and chosen in view.plan.ids()):
         _render_rerun(view, view.plan.step(chosen))
     if not present:

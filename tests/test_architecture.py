@@ -29,7 +29,7 @@ EXPLAINED_MODULE_LINES = 600
 # it (docs/ARCHITECTURE.md draws the same order). core.errors and core.lifecycle belong to
 # the base; the entry point core.__main__ stands above everything.
 WING_ORDER = ("base", "tools", "plan", "llm", "prompts", "planning", "execution", "store",
-              "access", "learning", "runs", "review", "cli")
+              "access", "review", "learning", "runs", "cli")
 # What the faces (pages/, ui/) must reach only through core's public functions.
 FACE_FORBIDDEN = (
     "core.store",

@@ -20,7 +20,17 @@ from core.access.policy import NEEDS, start_action
 from core.errors import PlanBoardError
 from core.plan.approval import has_side_effect
 from core.plan.model import Plan
-from core.review.reviews import ReviewOnPage, approve_review, reject_review, review_on_page
+from core.review.reviews import (
+    approve_review,
+    pending_review,
+    reject_review,
+    review_on_page,
+    review_plan,
+    review_problems,
+    review_registry,
+    review_text,
+)
+from core.runs.view import RunRecord
 from core.tools.registry import ToolRegistry
 from ui import identity, plan_editor, state
 from ui.i18n import current_language, t
@@ -45,7 +55,7 @@ def render_agent_review() -> bool:
         _close()
         st.error(t("review_unknown", review_id=literal(review_id)))
         return False
-    if not review.pending:
+    if not pending_review(review):
         _close()
         _render_decided(review)
         return True
@@ -54,15 +64,15 @@ def render_agent_review() -> bool:
     return True
 
 
-def _open(review: ReviewOnPage) -> None:
+def _open(review: RunRecord) -> None:
     """Make the review's plan the page's plan (once: the person's edits stay), keeping the
     person's own plan aside."""
-    if st.session_state.get(OPEN_REVIEW) != review.review_id:
+    if st.session_state.get(OPEN_REVIEW) != review.run_id:
         if OPEN_REVIEW not in st.session_state:
             st.session_state[_OWN_PLAN] = st.session_state.get("plan")
-        st.session_state[OPEN_REVIEW] = review.review_id
-        plan_editor.set_plan(review.plan)
-    st.query_params["review"] = review.review_id  # a reload shows the review again
+        st.session_state[OPEN_REVIEW] = review.run_id
+        plan_editor.set_plan(review_plan(review))
+    st.query_params["review"] = review.run_id  # a reload shows the review again
 
 
 def _close() -> None:
@@ -73,17 +83,17 @@ def _close() -> None:
         del st.query_params["review"]
 
 
-def _render_decided(review: ReviewOnPage) -> None:
+def _render_decided(review: RunRecord) -> None:
     """A review decided already (here, elsewhere, or by the API): its run to open."""
-    st.info(literal(review.text(current_language())),  # type: ignore[arg-type]
+    st.info(literal(review_text(review, current_language()) or ""),  # type: ignore[arg-type]
             icon=":material/fact_check:")
     st.page_link("pages/run.py", label=t("review_open_run"), icon=":material/play_circle:",
-                 query_params={"run": review.review_id})
+                 query_params={"run": review.run_id})
 
 
-def _render_pending(review: ReviewOnPage) -> None:
+def _render_pending(review: RunRecord) -> None:
     """The agent's plan to edit, and the decision on it."""
-    st.info(literal(review.text(current_language())),  # type: ignore[arg-type]
+    st.info(literal(review_text(review, current_language()) or ""),  # type: ignore[arg-type]
             icon=":material/smart_toy:")
     st.caption(t("review_plan_intro"))
     if st.button(t("review_close"), key="agent_review_close", icon=":material/arrow_back:"):
@@ -92,11 +102,11 @@ def _render_pending(review: ReviewOnPage) -> None:
     st.divider()
     plan: Plan = st.session_state["plan"]
     st.markdown(f"**{t('goal')}:** {literal(plan.goal)}")
-    registry = review.registry()
+    registry = review_registry(review)
     edited, problems = plan_editor.render_plan_review(registry, offline=True,
-                                                      declared=review.problems)
+                                                      declared=partial(review_problems, review))
     _render_effects(edited, registry)
-    _render_decision(review.review_id, edited, registry, blocked=bool(problems))
+    _render_decision(review.run_id, edited, registry, blocked=bool(problems))
 
 
 def _render_effects(plan: Plan, registry: ToolRegistry) -> None:

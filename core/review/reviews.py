@@ -36,11 +36,11 @@ from core.store.run_store import RunRecord, RunStore
 from core.store.schema import insert_event, runs, scrub_options, update_run, upsert_plan, utc_now
 from core.tools.registry import ToolRegistry
 
-__all__ = ["MAX_WAIT_S", "REVIEW", "Decision", "ReviewOnPage", "approve_review", "decide",
-           "decision_of", "declared_tools", "is_review", "pending_review", "reject_review",
-           "review_on_page", "review_problems", "review_record", "review_registry",
+__all__ = ["MAX_WAIT_S", "REVIEW", "Decision", "approve_review", "decide", "decision_of",
+           "declared_tools", "is_review", "pending_review", "reject_review", "review_on_page",
+           "review_plan", "review_problems", "review_record", "review_registry",
            "review_text", "run_agent", "run_controls", "submit_body", "submit_review",
-           "tools_of_run", "wait_for_decision"]
+           "wait_for_decision"]
 
 REVIEW = "review"  # the run option that makes a run a review, and holds it
 MAX_WAIT_S = 30.0  # a long poll holds a request (and a server thread) at most this long
@@ -133,56 +133,22 @@ def run_agent(record: RunRecord, language: Language) -> str:
     return record.options[REVIEW].get("agent") or render(msg("review.unnamed_agent"), language)
 
 
-def tools_of_run(record: RunRecord, registry: ToolRegistry) -> ToolRegistry:
-    """The tools a run's plan names: a review's declared tools, else ``registry`` (the
-    tools PlanBoard's own runs call)."""
-    return review_registry(record) if is_review(record) else registry
-
-
 def review_registry(record: RunRecord) -> ToolRegistry:
     """The tools the review's agent declared, as a registry (never called)."""
     return declared_registry(declared_tools(record), record.options[REVIEW].get("agent", ""))
 
 
-@dataclass(frozen=True)
-class ReviewOnPage:
-    """A review as the Plan page shows it (:func:`review_on_page`)."""
-
-    record: RunRecord
-
-    @property
-    def review_id(self) -> str:
-        return self.record.run_id
-
-    @property
-    def plan(self) -> Plan:
-        """The plan as the agent sent it (version 1), or as approved."""
-        return self.record.plan or Plan(goal=self.record.request)
-
-    @property
-    def pending(self) -> bool:
-        """True while the review waits for a person's decision."""
-        return pending_review(self.record)
-
-    def registry(self) -> ToolRegistry:
-        """The tools the agent declared (never called)."""
-        return review_registry(self.record)
-
-    def problems(self, plan: Plan) -> list[Message]:
-        """``plan``'s problems as a version of this review (:func:`review_problems`)."""
-        return review_problems(self.record, plan)
-
-    def text(self, language: Language) -> str:
-        """"Plan sent for review by the agent …: pending"."""
-        return review_text(self.record, language) or ""
+def review_plan(record: RunRecord) -> Plan:
+    """The review's plan: as the agent sent it (version 1), or as approved."""
+    return record.plan or Plan(goal=record.request)
 
 
-def review_on_page(store: RunStore, review_id: str, actor: Actor | None) -> ReviewOnPage:
+def review_on_page(store: RunStore, review_id: str, actor: Actor | None) -> RunRecord:
     """The review ``review_id`` for ``actor`` to see; RunNotFoundError for no review,
     AccessDeniedError for one they may not see."""
     record = review_record(store, review_id)
     access_for(actor, store).require("read", record)
-    return ReviewOnPage(record)
+    return record
 
 
 def review_problems(record: RunRecord, plan: Plan) -> list[Message]:
@@ -238,7 +204,7 @@ def approve_review(store: RunStore, review_id: str, actor: Actor | None,
     version first); needs the approver role when a step has a side effect."""
     record = review_record(store, review_id)
     registry = review_registry(record)
-    current = record.plan or Plan(goal=record.request)
+    current = review_plan(record)
     approved = current
     if edited is not None and edited.canonical() != current.canonical():
         approved = _edit_version(edited, current, record)
@@ -261,8 +227,7 @@ def reject_review(store: RunStore, review_id: str, actor: Actor | None,
     cancelled. Anyone who may approve the plan may reject it."""
     record = review_record(store, review_id)
     access = access_for(actor, store)
-    access.require(start_action(record.plan or Plan(goal=record.request),
-                                review_registry(record)), record)
+    access.require(start_action(review_plan(record), review_registry(record)), record)
     decided = {"state": "rejected", "comment": comment.strip()}
     rejected = Act.by(access.actor, "reject_plan", run_id=review_id,
                       version=record.plan.version if record.plan else None,

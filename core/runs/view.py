@@ -3,8 +3,10 @@
 :func:`load_run_view` reads the run, its plan versions and its event log, and returns a
 :class:`RunView`: which steps wait for a person, each step's latest success check, what
 made every plan version and why, the new version waiting for approval (with its diff from
-the approved one), the reflections, progress, usage, and which controls the run's status
-allows (:mod:`core.lifecycle`). The pages draw it; they derive nothing.
+the approved one), the reflections, progress, usage, which controls reach the run (those
+its status allows, :mod:`core.lifecycle`; none for a run another agent carries out,
+:mod:`core.review`) and which of its tools have a side effect. The pages draw it; they
+derive nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from core.base.messages import Message, recorded
 from core.base.usage import Usage
@@ -29,7 +31,9 @@ from core.lifecycle import (
     allowed_controls,
 )
 from core.plan.diff import PlanDiff, diff_plans
+from core.plan.graph import side_effect_tool_names
 from core.plan.model import Plan, Step
+from core.review.reviews import is_review, review_registry, run_controls
 from core.store.run_store import (
     PlanVersion,
     RunRecord,
@@ -37,10 +41,12 @@ from core.store.run_store import (
     StoredEvent,
     VersionSource,
 )
+from core.tools.registry import ToolRegistry
 
 __all__ = [
     "Progress",
     "Reflected",
+    "RunRecord",
     "RunView",
     "SkipReason",
     "StepCheck",
@@ -145,12 +151,16 @@ class RunView(BaseModel):
     version_wait: VersionWait | None = None
     checks: dict[str, StepCheck] = Field(default_factory=dict)
     reflections: list[Reflected] = Field(default_factory=list)
-    controls: frozenset[Control] = frozenset()
+    controls: frozenset[Control] = frozenset()  # those that reach the run
+    # of a run another agent carries out: the tools it declared with a side effect (None:
+    # a run of PlanBoard's own, whose tools are the process's catalogue)
+    declared_side_effects: frozenset[str] | None = None
     usage: Usage = Field(default_factory=Usage)
     # when it was read (core.runs.live_views.RunViews): of two views of one run, the larger
     # was read later and is the newer, whatever their event logs hold; 0: read elsewhere.
     # It orders pictures of the run and says nothing about the run, so it is not dumped.
     read: int = Field(default=0, exclude=True)
+    _catalogue_side_effects: tuple[ToolRegistry, frozenset[str]] | None = PrivateAttr(None)
 
     @property
     def plan(self) -> Plan | None:
@@ -186,9 +196,23 @@ class RunView(BaseModel):
     def unasked(self) -> list[Unasked] | None:
         """What the run lets run without asking a person
         (:func:`core.execution.options.runs_unasked` of its options); None for a run of no
-        plan a person approved (a plan-less answer, a tool trial: their options name a mode)."""
+        plan a person approved (a plan-less answer, a tool trial: their options name a mode)
+        and for a run another agent carries out (it asks no one here)."""
         options = self.record.options
-        return None if "mode" in options else runs_unasked(options)
+        if "mode" in options or is_review(self.record):
+            return None
+        return runs_unasked(options)
+
+    def side_effect_tools(self, catalogue: ToolRegistry) -> frozenset[str]:
+        """The tools of the run's plan that have a side effect: those its agent declared,
+        for a run another agent carries out, else those of ``catalogue`` (the tools
+        PlanBoard's own runs call), worked out once per view and catalogue."""
+        if self.declared_side_effects is not None:
+            return self.declared_side_effects
+        known = self._catalogue_side_effects
+        if known is None or known[0] is not catalogue:
+            known = self._catalogue_side_effects = (catalogue, side_effect_tool_names(catalogue))
+        return known[1]
 
     @property
     def skip_reasons(self) -> dict[str, SkipReason]:
@@ -211,6 +235,8 @@ def build_run_view(record: RunRecord, stored: list[PlanVersion],
     controls = allowed_controls(record.status)
     finished = record.status in TERMINAL_STATUSES
     versions = _versions(stored, events)
+    declared = (side_effect_tool_names(review_registry(record)) if is_review(record)
+                else None)
     return RunView(
         record=record,
         versions=versions,
@@ -221,7 +247,8 @@ def build_run_view(record: RunRecord, stored: list[PlanVersion],
         checks=step_checks(events),
         read_ahead=read_ahead_steps(events),
         reflections=_reflections(events),
-        controls=controls,
+        controls=run_controls(record, controls),
+        declared_side_effects=declared,
         usage=record.usage if finished and record.usage.llm_calls else step_usage(record.plan),
         read=read,
     )

@@ -9,6 +9,9 @@ import pytest
 from core.access.audit import acts
 from core.access.identity import token_actor
 from core.errors import AccessDeniedError, InputError, RunNotFoundError
+from core.lifecycle import allowed_controls
+from core.plan.model import Plan, Step
+from core.review.agent_events import accept_event
 from core.review.intake import read_submission
 from core.review.reviews import (
     approve_review,
@@ -18,6 +21,7 @@ from core.review.reviews import (
     submit_review,
     wait_for_decision,
 )
+from core.runs.view import load_run_view
 from tests.support.review import agent_plan, store_content
 
 
@@ -153,3 +157,24 @@ def test_a_review_cancelled_before_a_decision_reads_as_rejected(store, sent):
         "rejected", "the run was cancelled in PlanBoard before a decision")
     with pytest.raises(InputError, match="already rejected"):
         approve_review(store, sent, None)
+
+
+def test_a_reviews_run_view_reaches_no_control_and_names_its_agents_side_effects(
+        store, sent, registry):
+    approve_review(store, sent, None)
+    accept_event(store, sent, {"type": "RUN_STARTED", "threadId": "t", "runId": sent}, None)
+    view = load_run_view(store, sent)
+    assert view.record.status == "running" and view.controls == frozenset()
+    assert view.side_effect_tools(registry) == {"send_email"}  # as declared, not the catalogue
+    assert view.unasked is None  # its agent asks no one here
+
+
+def test_a_run_of_planboards_own_reaches_its_controls_and_the_catalogues_side_effects(
+        store, registry):
+    own = store.create_run("refund", {}, Plan(goal="refund", steps=[
+        Step(id="s1", description="refund", tool="apply_refund")]), status="running")
+    view = load_run_view(store, own)
+    assert view.controls == allowed_controls("running") and "cancel" in view.controls
+    risky = view.side_effect_tools(registry)
+    assert risky == {t.name for t in registry if t.side_effect} and "apply_refund" in risky
+    assert view.side_effect_tools(registry) is risky  # worked out once per view
