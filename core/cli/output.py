@@ -8,9 +8,9 @@ import re
 import sys
 from typing import Any
 
-from core.base.messages import Message
+from core.base.messages import Message, recorded, render
 from core.base.text import preview
-from core.cli.text import say
+from core.cli.text import cli_language, say
 from core.execution.events import RunEvent
 from core.plan.model import STATUS_ICONS
 from core.tools.results import json_safe
@@ -64,13 +64,22 @@ def print_progress(event: RunEvent, out: Any) -> None:
     status = event.kind.removeprefix("step_")
     icon = STATUS_ICONS.get("running" if status == "started" else status, "·")
     # the status word is said once: a blocked step's reason begins with it ("skipped: …")
-    detail = str(event.data.get("error") or "").removeprefix(f"{status}: ")
+    detail = _reason(event).removeprefix(f"{status}: ")
     if not detail and status == "completed" and event.data.get("mode") in _HOW:
         detail = say(f"step_how_{event.data['mode']}")  # how it ran, in plain words
     word = say(f"step_{status}") if status in _STATUS_WORDS else status
     if detail:
         word = say("step_detail", status=word, detail=short(str(detail), 100))
     print(f"  {icon} {event.step_id} {word}", file=out, flush=True)
+
+
+def _reason(event: RunEvent) -> str:
+    """Why the step ended so: its message in the command line's language when the event
+    carries its code (``error_message``), else its error as recorded."""
+    coded = recorded(event.data.get("error_message"))
+    if coded is not None:
+        return render(coded, cli_language())
+    return str(event.data.get("error") or "")
 
 
 def ask(question: str) -> bool:

@@ -186,8 +186,9 @@ class Coordinator:
             return False  # the executor reports it as the step's failure
         if holds is not False:
             return False
-        self._finish(step, StepOutcome(status="skipped", mode="condition",
-                                       error=f"condition not met: {step.condition}"))
+        why = msg("step.condition_not_met", condition=step.condition)
+        self._finish(step, StepOutcome(status="skipped", mode="condition", error=str(why),
+                                       error_message=why))
         return True
 
     def _needs_confirmation(self, step: Step) -> bool:
@@ -313,7 +314,8 @@ class Coordinator:
             extra["failure_class"] = self._classify(step)
         kind: EventKind = f"step_{outcome.status}"  # type: ignore[assignment]
         self.emit(kind, self.plan, step.id, result=outcome.result, error=outcome.error,
-                  resolved_args=outcome.resolved_args, mode=outcome.mode,
+                  error_message=outcome.error_message.model_dump() if outcome.error_message
+                  else None, resolved_args=outcome.resolved_args, mode=outcome.mode,
                   usage=usage.model_dump(), notes=outcome.notes, work_s=outcome.work_s,
                   tool_s=outcome.tool_s, **extra)
         if (outcome.status == "completed" and self.checkpointer is not None

@@ -319,6 +319,24 @@ def test_the_command_line_speaks_chinese_when_asked(capsys, monkeypatch):
     assert "steps, critical path" in out and "Not executed." in out
 
 
+def test_a_step_skipped_by_its_condition_is_said_in_the_command_lines_language(
+        tmp_path, capsys, monkeypatch):
+    plan = write_plan(tmp_path, [
+        {"id": "s1", "description": "Look up order 88231", "tool": "query_order",
+         "args": {"order_id": "88231"}, "depends_on": []},
+        {"id": "s2", "description": "Add when it is lost", "tool": "calculate",
+         "args": {"expression": "1 + 1"}, "depends_on": ["s1"],
+         "condition": "s1.status == 'lost'"},
+        {"id": "s3", "description": "Say what it is", "tool": None, "depends_on": ["s1", "s2"]},
+    ])
+    monkeypatch.setenv("PLANBOARD_LANG", "zh")
+    code, out, _ = run_cli(capsys, "run", "--plan", plan, "--yes", "--offline")
+    assert code == 0 and "  ⏭ s2 跳过：条件不满足：s1.status == 'lost'\n" in out
+    monkeypatch.setenv("PLANBOARD_LANG", "en")
+    code, out, _ = run_cli(capsys, "run", "--plan", plan, "--yes", "--offline")
+    assert code == 0 and "  ⏭ s2 skipped: condition not met: s1.status == 'lost'\n" in out
+
+
 @pytest.mark.parametrize("argv", [("runs",), ("tools",), ("tools", "--json")])
 def test_a_reader_that_closed_the_pipe_ends_the_command_quietly(tmp_path, argv):
     main(["run", "--offline", "--yes", "check whether order 88231 has arrived"])
