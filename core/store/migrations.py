@@ -1,4 +1,5 @@
-"""Migrations that bring an older run store up to the current schema, never dropping data.
+"""Migrations that bring an older run store up to the current schema, never dropping data
+that anything reads (a column nothing writes or reads any more goes in a migration of its own).
 
 Each migration is a function applied once, in order, inside one transaction, and recorded
 in the ``schema_version`` table. Several processes may open the same database at once:
@@ -169,8 +170,9 @@ def _v6_runs_on_dbos(conn: Connection) -> None:
 
 
 def _v7_claim_times(conn: Connection) -> None:
-    """When a run was last claimed: its claimer starts its workflow a moment later."""
-    _add_column(conn, runs, "claimed_at")
+    """When a run was last claimed: its claimer starts its workflow a moment later (the
+    column written out as it was: migration 11 took it out of the schema)."""
+    conn.execute(sa.text(f"ALTER TABLE runs ADD COLUMN claimed_at {_TS.compile(conn.dialect)}"))
 
 
 def _v8_plan_templates(conn: Connection) -> None:
@@ -234,6 +236,13 @@ def _v10_audit_and_roles(conn: Connection) -> None:
     ]
     old.create_all(conn, tables=added)
 
+
+def _v11_no_claim_times(conn: Connection) -> None:
+    """The runs' claim times go: nothing writes or reads them since a run's holder is named
+    in its options. SQLite drops a column from 3.35 on, which the run engine needs already
+    (DBOS writes its SQLite record with RETURNING, also from 3.35 on)."""
+    conn.execute(sa.text("ALTER TABLE runs DROP COLUMN claimed_at"))
+
 LESSON_TEXT_INDEX = "lessons_text_unique"
 MIGRATIONS: list[Migration] = [
     (1, "runs, plan versions, events", _v1_initial),
@@ -247,6 +256,7 @@ MIGRATIONS: list[Migration] = [
     (8, "plan templates", _v8_plan_templates),
     (9, "step states between plan snapshots", _v9_step_states),
     (10, "the audit log and the roles given in the store", _v10_audit_and_roles),
+    (11, "no claim times of runs (nothing uses them)", _v11_no_claim_times),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -242,8 +242,6 @@ runs = sa.Table(
     sa.Column("event_seq", sa.Integer, nullable=False, server_default="0"),
     # added by migration 5: the DBOS workflow executing the run (NULL: not started yet)
     sa.Column("workflow_id", sa.String(255)),
-    # added by migration 7, no longer written: the run's holder is named in its options
-    sa.Column("claimed_at", _TS),
 )
 
 plan_versions = sa.Table(

@@ -171,3 +171,23 @@ def test_migration_6_clears_owners_and_interrupts_legacy_unfinished_runs(db_url)
     assert after["old-done"].updated_at == after["old-done"].finished_at  # untouched
     assert after["wf-paused"].workflow_id == "wf-1"
     store.close()
+
+
+def test_migration_11_drops_the_claim_times_nothing_uses_and_keeps_the_runs(db_url):
+    engine = make_engine(db_url)
+    assert migrate(engine, target=10) == 10
+    at = "'2025-01-01 10:00:00'"
+    with engine.begin() as conn:
+        conn.execute(sa.text(
+            "INSERT INTO runs (id, request, settings, status, usage, created_at, updated_at,"
+            f" event_seq, workflow_id, claimed_at) VALUES ('claimed', 'old request', '{{}}',"
+            f" 'completed', '{{}}', {at}, {at}, 0, 'wf-1', {at})"))
+    assert migrate(engine) == LATEST_VERSION
+    with engine.connect() as conn:
+        assert "claimed_at" not in {c["name"] for c in sa.inspect(conn).get_columns("runs")}
+    engine.dispose()
+    store = RunStore(db_url)
+    record = store.get_run("claimed")
+    assert (record.request, record.status, record.workflow_id) == ("old request", "completed",
+                                                                   "wf-1")
+    store.close()
