@@ -16,6 +16,8 @@ from core.errors import PlanBoardError
 from core.lifecycle import RUN_STATUSES
 from core.store.run_store import RunRecord
 
+_RUN_WORDS = {"completed", "failed", "cancelled", "paused"}  # how a pass ends, said in words
+
 __all__ = [
     "add_approve_replans",
     "add_run_commands",
@@ -355,7 +357,11 @@ def report_run(record: Any, as_json: bool, started: float, out: Any, route: Any)
     if as_json:
         print_json(summary)
     else:
-        print(f"\n{summary['status']}: {summary['answer'] or say('no_answer')}", file=out)
+        status = summary["status"]
+        # a status the command line has no word for is shown as stored rather than hidden
+        word = say(f"run_{status}") if status in _RUN_WORDS else status
+        print("\n" + say("run_ended", status=word, answer=summary["answer"] or say("no_answer")),
+              file=out)
         for warning in summary.get("warnings", []):
             print(say("warning", text=warning), file=out)
     return 0 if summary["status"] == "completed" else 1

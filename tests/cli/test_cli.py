@@ -337,6 +337,18 @@ def test_a_step_skipped_by_its_condition_is_said_in_the_command_lines_language(
     assert code == 0 and "  ⏭ s2 skipped: condition not met: s1.status == 'lost'\n" in out
 
 
+def test_the_final_line_says_how_the_run_ended_in_the_command_lines_language(
+        tmp_path, capsys, monkeypatch):
+    plan = write_plan(tmp_path, [{"id": "s1", "description": "add", "tool": "calculate",
+                                  "args": {"expression": "1 + 1"}, "depends_on": []}])
+    monkeypatch.setenv("PLANBOARD_LANG", "zh")
+    code, out, _ = run_cli(capsys, "run", "--plan", plan, "--yes", "--offline")
+    assert code == 0 and "\n已完成：" in out and "\ncompleted:" not in out
+    monkeypatch.setenv("PLANBOARD_LANG", "en")
+    code, out, _ = run_cli(capsys, "run", "--plan", plan, "--yes", "--offline")
+    assert code == 0 and "\ncompleted: " in out
+
+
 @pytest.mark.parametrize("argv", [("runs",), ("tools",), ("tools", "--json")])
 def test_a_reader_that_closed_the_pipe_ends_the_command_quietly(tmp_path, argv):
     main(["run", "--offline", "--yes", "check whether order 88231 has arrived"])
