@@ -59,7 +59,8 @@ def print_progress(event: RunEvent, out: Any) -> None:
             detail = event.data.get("reason") or event.data.get("lesson") or ""
             if "version" in event.data:  # a new version beyond the approved plan
                 detail = f"v{event.data['version']}: {', '.join(event.data.get('steps', []))}"
-            print(f"  [{event.kind}] {short(str(detail), 100)}".rstrip(), file=out, flush=True)
+            label = say(f"event_{event.kind}")
+            print(f"  [{label}] {short(str(detail), 100)}".rstrip(), file=out, flush=True)
         return
     status = event.kind.removeprefix("step_")
     icon = STATUS_ICONS.get("running" if status == "started" else status, "·")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from core.cli.main import main
+from core.cli.output import print_progress
+from core.execution.events import RunEvent
 from tests.support import REPO
 from tests.support.cli import use_endpoint, write_plan
 from tests.support.fake_openai import FakeOpenAI, FakeRaw, text, tool_call
@@ -347,6 +350,15 @@ def test_the_final_line_says_how_the_run_ended_in_the_command_lines_language(
     monkeypatch.setenv("PLANBOARD_LANG", "en")
     code, out, _ = run_cli(capsys, "run", "--plan", plan, "--yes", "--offline")
     assert code == 0 and "\ncompleted: " in out
+
+
+@pytest.mark.parametrize(("language", "line"), [
+    ("zh", "  [已重新规划] v2: s1, s2\n"), ("en", "  [replanned] v2: s1, s2\n")])
+def test_a_replan_is_labelled_in_the_command_lines_language(monkeypatch, language, line):
+    monkeypatch.setenv("PLANBOARD_LANG", language)
+    out = io.StringIO()
+    print_progress(RunEvent(kind="replanned", data={"version": 2, "steps": ["s1", "s2"]}), out)
+    assert out.getvalue() == line
 
 
 @pytest.mark.parametrize("argv", [("runs",), ("tools",), ("tools", "--json")])
