@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 
+from core.base.copies import copied
 from core.plan.model import Plan
 
 __all__ = ["ControlWake", "RunControl"]
@@ -102,7 +103,7 @@ class RunControl:
         """Make (a copy of) ``plan`` the approved boundary of the run."""
         with self._lock:
             if not (only_if_unset and self._approved is not None):
-                self._approved = plan.model_copy(deep=True)
+                self._approved = copied(plan)
 
     # ---- state --------------------------------------------------------------------------
 

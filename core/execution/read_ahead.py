@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future, wait
 from typing import Any
 
+from core.base.copies import copied
 from core.plan.approval import has_side_effect
 from core.plan.calls import call_key
 from core.plan.model import Step
@@ -94,7 +95,7 @@ class ReadAhead:
         for step in steps:
             if not can_read_ahead(step, self._registry):
                 continue
-            read = step.model_copy(deep=True)  # the call made is the one keyed, whatever
+            read = copied(step)  # the call made is the one keyed, whatever
             key = call_key(read, self._registry)  # becomes of the preview's step
             with self._lock:
                 if self._closed or key in self._calls:
@@ -127,7 +128,7 @@ class ReadAhead:
             calls = dict(self._calls)
         shown = []
         for step in steps:
-            copy = step.model_copy(deep=True)
+            copy = copied(step)
             call = calls.get(call_key(step, self._registry)) if can_read_ahead(
                 step, self._registry) else None
             if call is not None and call.running():

@@ -25,6 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from core.base.copies import copied
 from core.base.messages import Message, json_error, msg
 from core.plan.model import STEP_NAME, Plan, Step, references_in
 
@@ -124,9 +125,9 @@ def rows_to_plan(base_plan: Plan, rows: list[dict[str, Any]]
     that are not a JSON object are reported by step id and the step keeps
     its previous args.
     """
-    plan = base_plan.model_copy(deep=True)
+    plan = copied(base_plan)
     previous = {step.id: step for step in plan.steps}
-    originals = {step.id: step.model_copy(deep=True) for step in plan.steps}
+    originals = {step.id: copied(step) for step in plan.steps}
     used: set[str] = set()
     steps: list[Step] = []
     errors: list[Message] = []
@@ -193,7 +194,7 @@ def _changed_rows(rows: list[dict[str, Any]], changes: dict[str, Any] | None
 
 def move_step(plan: Plan, step_id: str, offset: int) -> Plan:
     """A copy of ``plan`` with ``step_id`` moved ``offset`` places (-1 up, +1 down), clamped."""
-    moved = plan.model_copy(deep=True)
+    moved = copied(plan)
     index = moved.ids().index(step_id)
     target = max(0, min(len(moved.steps) - 1, index + offset))
     step = moved.steps.pop(index)
@@ -204,7 +205,7 @@ def move_step(plan: Plan, step_id: str, offset: int) -> Plan:
 def add_step(plan: Plan, description: str = "", *, after: str | None = None) -> Plan:
     """A copy of ``plan`` with a new pending step (at the end, or right after ``after``);
     in a plan with phases it joins the phase of ``after`` (else the last phase)."""
-    grown = plan.model_copy(deep=True)
+    grown = copied(plan)
     step = Step(id=grown.next_step_id(), description=description)
     if grown.phases:
         step.phase = grown.step(after).phase if after else grown.phase_ids()[-1]
@@ -221,7 +222,7 @@ def delete_step(plan: Plan, *step_ids: str) -> tuple[Plan, list[Message]]:
 
     See the module docstring for what is detached and why a condition is kept.
     """
-    smaller = plan.model_copy(deep=True)
+    smaller = copied(plan)
     removed = {step.id: step for step in smaller.steps if step.id in step_ids}
     smaller.steps = [step for step in smaller.steps if step.id not in removed]
     return smaller, _detach(smaller, removed)
@@ -229,7 +230,7 @@ def delete_step(plan: Plan, *step_ids: str) -> tuple[Plan, list[Message]]:
 
 def update_step(plan: Plan, step_id: str, **fields: Any) -> Plan:
     """A copy of ``plan`` whose step ``step_id`` has ``fields`` (description, tool, args ...)."""
-    changed = plan.model_copy(deep=True)
+    changed = copied(plan)
     step = changed.step(step_id)
     for name, value in fields.items():
         if name not in Step.model_fields:

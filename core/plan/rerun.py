@@ -9,11 +9,11 @@ person's edit), not the old step moved backwards: a step's status still moves on
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from core.base.copies import copied, json_copy
 from core.base.messages import msg
 from core.errors import PlanError
 from core.plan.dag import descendants
@@ -56,10 +56,10 @@ def rerun_from(plan: Plan, step_id: str, edit: StepEdit | None = None) -> Plan:
     steps = []
     for step in plan.steps:
         if step.id not in fresh:
-            steps.append(step.model_copy(deep=True))
+            steps.append(copied(step))
             continue
-        definition = {field: copy.deepcopy(getattr(step, field)) for field in DEFINITION_FIELDS}
+        definition = {field: json_copy(getattr(step, field)) for field in DEFINITION_FIELDS}
         if step.id == step_id:
             definition |= changes
         steps.append(Step(id=step.id, **definition))
-    return plan.model_copy(deep=True, update={"version": plan.version + 1, "steps": steps})
+    return copied(plan, version=plan.version + 1, steps=steps)

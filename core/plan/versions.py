@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from core.base.copies import copied
 from core.plan.model import STEP_NAME, Plan, Step, substitute_references
 
 __all__ = ["only_expanded", "renumber", "retire", "without_expansions"]
@@ -25,13 +26,14 @@ def renumber(step: Step, mapping: dict[str, str]) -> Step:
     def rename(match: re.Match[str]) -> str:
         return mapping.get(match.group(1), match.group(1))
 
-    return step.model_copy(update={
-        "id": mapping.get(step.id, step.id),
-        "depends_on": list(dict.fromkeys(mapping.get(d, d) for d in step.depends_on)),
-        "args": substitute_references(
+    return copied(
+        step,
+        id=mapping.get(step.id, step.id),
+        depends_on=list(dict.fromkeys(mapping.get(d, d) for d in step.depends_on)),
+        args=substitute_references(
             step.args, lambda m: m.group(0).replace(m.group(1), rename(m), 1)),
-        "condition": STEP_NAME.sub(rename, step.condition) if step.condition else None,
-    }, deep=True)
+        condition=STEP_NAME.sub(rename, step.condition) if step.condition else None,
+    )
 
 
 def retire(old: Plan, new: Plan) -> None:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, PrivateAttr, field_validator
 
+from core.base.copies import copied
 from core.base.messages import Message, msg, render
 from core.base.usage import Usage
 from core.errors import LLMError, PlanError, PlanValidationError
@@ -305,10 +306,10 @@ def apply_decision(plan: Plan, decision: CheckpointDecision, registry: ToolRegis
     if not decision.changes_plan:
         return None
     synthesis = plan.synthesis_step()
-    fixed = [s.model_copy(deep=True) for s in plan.steps if s.status != "pending"]
+    fixed = [copied(s) for s in plan.steps if s.status != "pending"]
     pending_ids = {s.id for s in plan.steps if s.status == "pending"}
     if decision.can_finish_early:
-        new_pending = [s.model_copy(deep=True) for s in plan.steps
+        new_pending = [copied(s) for s in plan.steps
                        if synthesis is not None and s.id == synthesis.id
                        and s.status == "pending"]
     else:
@@ -318,7 +319,7 @@ def apply_decision(plan: Plan, decision: CheckpointDecision, registry: ToolRegis
         new_pending = steps_from_dicts(items, plan, reuse=pending_ids)
     new_pending = _keep_synthesis(plan, fixed, new_pending)
     steps = _prune([*fixed, *new_pending], {s.id for s in fixed})
-    candidate = plan.model_copy(deep=True, update={"steps": steps, "version": plan.version + 1})
+    candidate = copied(plan, steps=steps, version=plan.version + 1)
     checks = Pipeline(check_context(plan.goal, registry, "checkpoint", language=plan.language,
                                     before=plan, model=model))
     checks.accept(candidate)
@@ -386,7 +387,7 @@ def _keep_synthesis(plan: Plan, fixed: list[Step], new_pending: list[Step]) -> l
     if new_pending and new_pending[-1].tool is None:
         return new_pending
     kept = [s for s in new_pending if s.id != synthesis.id]
-    final = synthesis.model_copy(deep=True)
+    final = copied(synthesis)
     final.depends_on = list(dict.fromkeys(
         [*final.depends_on, *(s.id for s in kept)]))
     return [*kept, final]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from core.base.copies import copied
 from core.errors import ConfigError, PlanValidationError
 from core.llm.engine import Engine
 from core.plan.implied_deps import add_implied_dependencies
@@ -156,7 +157,7 @@ def with_phase_steps(plan: Plan, phase_id: str, steps: list[Step]) -> Plan:
         renamed = renumber(step, mapping)
         renamed.phase = phase_id
         fresh.append(renamed)
-    new = plan.model_copy(deep=True, update={"version": plan.version + 1})
+    new = copied(plan, version=plan.version + 1)
     order = {pid: index for index, pid in enumerate(new.phase_ids())}
     new.steps = sorted([*new.steps, *fresh], key=lambda s: order.get(s.phase or "", len(order)))
     add_implied_dependencies(new)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from core.base.copies import copied
 from core.base.language import Language, detect_language
 from core.base.messages import msg, render
 from core.base.text import refuse_long_request
@@ -73,20 +74,21 @@ def extend_plan_request(plan: Plan, follow_up: str, engine: Engine) -> tuple[Pla
 
 def _assemble(plan: Plan, follow_up: str, new_steps: list[Step], constraints: list[str],
               language: Language) -> Plan:
-    old = [s.model_copy(deep=True) for s in plan.steps]
+    old = [copied(s) for s in plan.steps]
     if not new_steps or new_steps[-1].tool is not None:
         previous = plan.synthesis_step()
         new_steps = [*new_steps, Step(
             id=_next_id(plan, new_steps), description=_synthesis(language),
             depends_on=[s.id for s in new_steps] + ([previous.id] if previous else []),
         )]
-    extended = plan.model_copy(deep=True, update={
-        "goal": extend_goal(plan.goal, follow_up, language),
-        "language": language,
-        "constraints": list(dict.fromkeys([*plan.constraints, *constraints])),
-        "version": plan.version + 1,
-        "steps": [*old, *new_steps],
-    })
+    extended = copied(
+        plan,
+        goal=extend_goal(plan.goal, follow_up, language),
+        language=language,
+        constraints=list(dict.fromkeys([*plan.constraints, *constraints])),
+        version=plan.version + 1,
+        steps=[*old, *new_steps],
+    )
     return _in_new_phase(extended, follow_up, new_steps) if plan.phases else extended
 
 

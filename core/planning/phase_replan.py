@@ -17,6 +17,7 @@ import logging
 import re
 from collections.abc import Iterable
 
+from core.base.copies import copied
 from core.base.text import preview
 from core.errors import ConfigError, PlanError, PlanParseError, PlanValidationError
 from core.llm.engine import Engine
@@ -123,8 +124,9 @@ def _without_unfinished(plan: Plan, phase_id: str) -> Plan:
         if step.phase != phase_id or step.status == "completed" or (
                 step.status == "skipped" and all(dep in kept for dep in step.depends_on)):
             kept.add(step.id)
-    return plan.model_copy(deep=True, update={
-        "steps": [s.model_copy(deep=True) for s in plan.steps if s.id in kept]})
+    return copied(
+        plan,
+        steps=[copied(s) for s in plan.steps if s.id in kept])
 
 
 def _repoint(plan: Plan, phase_id: str, removed: set[str]) -> None:

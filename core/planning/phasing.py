@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from core.base.copies import copied
 from core.base.language import Language
 from core.base.messages import msg, render
 from core.errors import ConfigError, PlanValidationError
@@ -179,12 +180,13 @@ def _revised(plan: Plan, phase_id: str, reason: str, kept_ids: set[str],
         phases.append(phase.model_copy(update={
             "id": renamed[phase.id],
             "depends_on": [dep for dep in dict.fromkeys(after) if dep != phase_id]}))
-    steps = [s.model_copy(deep=True) for s in plan.steps
+    steps = [copied(s) for s in plan.steps
              if s.phase in keep or (s.phase == phase_id and s.status in {"completed",
                                                                           "skipped"})]
-    return plan.model_copy(deep=True, update={
-        "phases": phases, "steps": steps, "version": plan.version + 1,
-        "phases_version": plan.phases_version + 1})
+    return copied(
+        plan,
+        phases=phases, steps=steps, version=plan.version + 1,
+        phases_version=plan.phases_version + 1)
 
 
 def _next_phase_id(plan: Plan) -> str:

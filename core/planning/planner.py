@@ -15,6 +15,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from core.base.copies import copied
 from core.base.language import Language
 from core.base.messages import Message, msg, render
 from core.base.usage import Usage
@@ -306,7 +307,7 @@ def _kept_steps(plan: Plan) -> list[Step]:
     kept = []
     for step in plan.steps:
         if step.id in kept_ids:
-            copy = step.model_copy(deep=True)
+            copy = copied(step)
             copy.depends_on = [dep for dep in copy.depends_on if dep in kept_ids]
             kept.append(copy)
     return kept
@@ -401,7 +402,7 @@ def normalise_tool_names(plan: Plan, registry: ToolRegistry) -> Plan:
     validation to report.
     """
     names = registry.names()
-    copy = plan.model_copy(deep=True)
+    copy = copied(plan)
     for step in copy.steps:
         if step.tool is None or step.tool in registry:
             continue

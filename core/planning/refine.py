@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from core.base.copies import copied
 from core.base.language import terms
 from core.base.messages import msg
 from core.base.usage import Usage
@@ -91,14 +92,15 @@ def merge_revision(current: Plan, revision: Plan, sentence: str) -> Plan:
     ids = {step.id for step in renamed}
     steps = [_kept_step(before[step.id], step, sentence, ids) if step.id in kept_ids else step
              for step in renamed]
-    return current.model_copy(deep=True, update={
-        "definition_of_done": revision.definition_of_done or current.definition_of_done,
-        "constraints": list(revision.constraints or current.constraints),
-        "version": current.version + 1,
-        "steps": steps,
-        "warnings": [],
-        "check_notes": [],
-    })
+    return copied(
+        current,
+        definition_of_done=revision.definition_of_done or current.definition_of_done,
+        constraints=list(revision.constraints or current.constraints),
+        version=current.version + 1,
+        steps=steps,
+        warnings=[],
+        check_notes=[],
+    )
 
 
 def _keeps(before: dict[str, Step], proposed: Step, mapping: dict[str, str]) -> bool:
@@ -150,7 +152,7 @@ def _same(kept: Step, proposed: Step) -> bool:
 
 def _kept_step(current: Step, proposed: Step, sentence: str, ids: set[str]) -> Step:
     """``current`` with the changes of ``proposed`` that ``sentence`` asks for."""
-    step = current.model_copy(deep=True)
+    step = copied(current)
     kept_deps = [dep for dep in current.depends_on if dep in ids]
     new_deps = [dep for dep in proposed.depends_on if dep in ids]
     if not _points_at(sentence, current, proposed):

@@ -15,6 +15,7 @@ import logging
 import threading
 from dataclasses import dataclass
 
+from core.base.copies import copied
 from core.base.language import Language
 from core.errors import PlanBoardError
 from core.execution.read_ahead import ReadAhead
@@ -77,7 +78,7 @@ class Drafting:
 
     def _heard(self, steps: list[Step]) -> None:
         with self._lock:
-            self._steps = [step.model_copy(deep=True) for step in steps]
+            self._steps = [copied(step) for step in steps]
         if self.read_ahead is not None:
             self.read_ahead.offer(steps)
 

@@ -27,10 +27,10 @@ effects) always run. Every check says which it is: ``weak_models_only`` has no d
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from core.base.copies import json_copy
 from core.base.language import Language
 from core.base.messages import Message
 from core.base.text import preview
@@ -225,7 +225,7 @@ Definition = list[tuple[Any, ...]]
 def _definition(plan: Plan) -> Definition:
     """What a check may change in a plan, cheap to take and compare: each step's
     definition fields, in plan order, then the plan's own."""
-    steps = [(step.id, *(copy.deepcopy(value) if name == "args" else
+    steps = [(step.id, *(json_copy(value) if name == "args" else
                          tuple(value) if name == "depends_on" else value
                          for name in DEFINITION_FIELDS
                          for value in [getattr(step, name)]))

@@ -16,6 +16,7 @@ to be inferred, or when the folded plan would have a problem the plan did not ha
 
 from __future__ import annotations
 
+from core.base.copies import copied
 from core.plan.approval import has_side_effect
 from core.plan.calls import call_key
 from core.plan.dag import ancestors
@@ -35,7 +36,7 @@ def fold_twin_effects(plan: Plan, context: CheckContext) -> list[Problem]:
     mapping = _twins(plan, context)
     if not mapping:
         return []
-    folded = plan.model_copy(deep=True)
+    folded = copied(plan)
     folded.steps = [renumber(s, mapping) if s.status == "pending" else s
                     for s in folded.steps if s.id not in mapping]
     emptied = _without_emptied_phases(folded, plan)
