@@ -48,6 +48,7 @@ from bench.live import (
     TARGET_P50_S,
     TIMEOUT_S,
     Browsers,
+    Latencies,
     cpu_of_children,
 )
 from core.review.client import ReviewClient
@@ -66,7 +67,7 @@ MARKS = {"STEP_STARTED": "▶", "STEP_FINISHED": "✓"}  # the events that chang
 
 
 @dataclass
-class AgentSample:
+class AgentSample(Latencies):
     """What one case measured: latencies in seconds, the changes never shown, the POSTs."""
 
     viewers: int
@@ -88,16 +89,6 @@ class AgentSample:
     def expected(self) -> int:
         """The card changes the viewers should see: a ▶ and a ✓ per step, per viewer."""
         return 2 * self.steps * self.viewers
-
-    @property
-    def p50(self) -> float:
-        """The median latency (seconds)."""
-        return statistics.median(self.all) if self.all else float("nan")
-
-    @property
-    def worst(self) -> float:
-        """The largest latency (seconds)."""
-        return max(self.all) if self.all else float("nan")
 
     @property
     def met(self) -> bool:

@@ -45,6 +45,7 @@ __all__ = [
     "CARD_LOG_JS",
     "GRAPH_LOG_JS",
     "Browsers",
+    "Latencies",
     "LiveSample",
     "cpu_of_children",
     "gate_plan",
@@ -209,8 +210,24 @@ def gate_plan(chain: int = CHAIN) -> Plan:
     return Plan(goal="event to screen", steps=steps)
 
 
+class Latencies:
+    """The median and largest of a sample's latencies (its ``all``, in seconds)."""
+
+    all: list[float]
+
+    @property
+    def p50(self) -> float:
+        """The median latency (seconds)."""
+        return statistics.median(self.all) if self.all else float("nan")
+
+    @property
+    def worst(self) -> float:
+        """The largest latency (seconds)."""
+        return max(self.all) if self.all else float("nan")
+
+
 @dataclass
-class LiveSample:
+class LiveSample(Latencies):
     """What one case measured: latencies in seconds and the changes never shown."""
 
     viewers: int
@@ -229,16 +246,6 @@ class LiveSample:
     def all(self) -> list[float]:
         """Every latency measured."""
         return self.completed + self.started
-
-    @property
-    def p50(self) -> float:
-        """The median latency (seconds)."""
-        return statistics.median(self.all) if self.all else float("nan")
-
-    @property
-    def worst(self) -> float:
-        """The largest latency (seconds)."""
-        return max(self.all) if self.all else float("nan")
 
 
 def latencies(events: list[Any], logs: list[list[dict]], sample: LiveSample, *,
