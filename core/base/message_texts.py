@@ -585,6 +585,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     "step.condition_unclear": ("the condition judge replied {reply}; the step was skipped to "
                                "be safe",
                                "条件判断的回复是 {reply}，为稳妥起见跳过了此步骤"),
+    # the English of these four is what the run view reads back (core/runs/view.skip_reason)
+    "step.rejected": ("rejected by a person", "已被人拒绝"),
+    "step.cancelled": ("cancelled by a person", "已被人取消"),
+    "step.blocked": ("skipped: depends on failed step {steps}", "所依赖的步骤 {steps} 失败"),
+    "step.never_ready": ("skipped: its dependencies never finished",
+                         "所依赖的步骤始终没有完成"),
     "step.cancelled_before_start": ("cancelled before it started", "开始前已取消"),
     "step.reasoning_needs_llm": (
         "{step} is a reasoning step and needs an LLM; configure a model (OPENAI_API_KEY) or "

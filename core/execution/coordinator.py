@@ -34,7 +34,7 @@ from core.execution.readiness import (
     waiting_on_phases,
 )
 from core.execution.success_check import check_success, classify_failure
-from core.execution.version_gate import REJECTED, VersionGate
+from core.execution.version_gate import VersionGate
 from core.lifecycle import CRASH_RESET
 from core.llm.engine import Engine
 from core.plan.approval import has_side_effect
@@ -49,7 +49,6 @@ POLL_S = 0.5  # bounded wait, so that subclassed (store-backed) controls are re-
 Emit = Callable[..., None]  # (kind, plan, step_id=None, **data): sends one event
 # the new version, and why: a code when PlanBoard worded it, else as written
 Checkpointer = Callable[[Plan, list[Step]], tuple["Plan | None", "Message | str"]]
-_CANCELLED = "cancelled by a person"
 
 
 def warning(plan: Plan, code: str, **params: Any) -> str:
@@ -186,9 +185,8 @@ class Coordinator:
             return False  # the executor reports it as the step's failure
         if holds is not False:
             return False
-        why = msg("step.condition_not_met", condition=step.condition)
-        self._finish(step, StepOutcome(status="skipped", mode="condition", error=str(why),
-                                       error_message=why))
+        self._finish(step, StepOutcome.skipped(
+            msg("step.condition_not_met", condition=step.condition), mode="condition"))
         return True
 
     def _needs_confirmation(self, step: Step) -> bool:
@@ -353,11 +351,10 @@ class Coordinator:
     def _reject(self, step: Step) -> None:
         self.emit("rejected", self.plan, step.id)
         if step.id in self.doubts:  # its call may have happened once: not run again
-            why = msg("step.in_doubt_not_repeated", step=step.id, tool=step.tool)
-            self._finish(step, StepOutcome(status="skipped", error=str(why), error_message=why,
-                                           mode="direct"))
+            self._finish(step, StepOutcome.skipped(
+                msg("step.in_doubt_not_repeated", step=step.id, tool=step.tool)))
             return
-        self._finish(step, StepOutcome(status="skipped", error=REJECTED, mode="direct"))
+        self._finish(step, StepOutcome.skipped(msg("step.rejected")))
 
     def _cancel_pending(self) -> None:
         if not self.cancel_announced:
@@ -365,20 +362,19 @@ class Coordinator:
             self.emit("cancelled", self.plan)
         for step in self.plan.steps:
             if step.status == "pending":
-                self._finish(step, StepOutcome(status="skipped", error=_CANCELLED))
+                self._finish(step, StepOutcome.skipped(msg("step.cancelled")))
 
     def skip_blocked(self) -> None:
         """End as skipped the pending steps that wait on a fatally failed step, naming it."""
         for step, culprits in blocked_steps(self.plan, ignorable=self.book.ignorable):
-            error = f"skipped: depends on failed step {', '.join(culprits)}"
-            self._finish(step, StepOutcome(status="skipped", error=error))
+            self._finish(step, StepOutcome.skipped(
+                msg("step.blocked", steps=", ".join(culprits))))
 
     def skip_leftovers(self) -> None:
         """End as skipped any step that could never become ready (it should not happen)."""
         for step in self.plan.steps:
             if step.status == "pending":
-                self._finish(step, StepOutcome(
-                    status="skipped", error="skipped: its dependencies never finished"))
+                self._finish(step, StepOutcome.skipped(msg("step.never_ready")))
 
     # ---- checkpoints --------------------------------------------------------------------
 

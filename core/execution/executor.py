@@ -70,6 +70,12 @@ class StepOutcome(BaseModel):
     tool_s: float = 0.0  # of which, inside tool calls; the rest waited on a model, if any
     read_ahead: bool = False  # its result is the call made while the plan was written
 
+    @classmethod
+    def skipped(cls, why: Message, mode: StepMode = "direct") -> StepOutcome:
+        """A step skipped for ``why``: its English as the error (the run view reads it), its
+        code for readers in another language."""
+        return cls(status="skipped", error=str(why), error_message=why, mode=mode)
+
 
 def apply_outcome(step: Step, outcome: StepOutcome) -> None:
     """Apply an outcome's status, result, error, arguments and usage to a running ``step``."""

@@ -28,7 +28,7 @@ __all__ = ["REJECTED", "VersionGate"]
 
 logger = logging.getLogger(__name__)
 
-REJECTED = "rejected by a person"
+REJECTED = str(msg("step.rejected"))  # the recorded error the run view reads
 Finish = Callable[[Step, StepOutcome], None]
 
 
@@ -88,7 +88,7 @@ class VersionGate:
         for step_id in held:
             step = plan.step(step_id)
             if step.status == "pending":
-                self.finish(step, StepOutcome(status="skipped", error=REJECTED, mode="direct"))
+                self.finish(step, StepOutcome.skipped(msg("step.rejected")))
 
     def _refuse(self, plan: Plan, step: Step) -> None:
         approved = self.control.approved

@@ -47,7 +47,7 @@ from core.store.schema import (
 
 __all__ = ["CANCELLED_STEP", "HOLDER", "RunClaims"]
 
-CANCELLED_STEP = "cancelled by a person"
+CANCELLED_STEP = msg("step.cancelled")  # what a cancelled step records, with its code
 # The option naming the process that last recorded or claimed the run (its executor id): it
 # holds the run until DBOS shows its workflow, and a refused claim names it.
 HOLDER = "executor"
@@ -122,7 +122,7 @@ class RunClaims:
             for step in plan.steps if plan is not None else []:
                 if step.status not in FINISHED_STEP_STATUSES:
                     step.advance("skipped")
-                    step.error = CANCELLED_STEP
+                    step.error, step.error_message = str(CANCELLED_STEP), CANCELLED_STEP
                     skipped.append(step.id)
             if plan is not None:
                 upsert_plan(conn, run_id, plan, None, at)

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from core.base.messages import msg
 from core.cli.main import main
 from core.cli.output import print_progress
 from core.execution.events import RunEvent
+from core.execution.executor import StepOutcome
 from tests.support import REPO
 from tests.support.cli import use_endpoint, write_plan
 from tests.support.fake_openai import FakeOpenAI, FakeRaw, text, tool_call
@@ -359,6 +361,41 @@ def test_a_replan_is_labelled_in_the_command_lines_language(monkeypatch, languag
     out = io.StringIO()
     print_progress(RunEvent(kind="replanned", data={"version": 2, "steps": ["s1", "s2"]}), out)
     assert out.getvalue() == line
+
+
+def test_a_step_skipped_after_a_failure_is_said_in_the_command_lines_language(
+        tmp_path, capsys, monkeypatch):
+    plan = write_plan(tmp_path, [
+        {"id": "s1", "description": "Look up order 99999", "tool": "query_order",
+         "args": {"order_id": "99999"}, "depends_on": []},
+        {"id": "s2", "description": "Add", "tool": "calculate",
+         "args": {"expression": "1 + 1"}, "depends_on": ["s1"]},
+        {"id": "s3", "description": "Say what it is", "tool": None, "depends_on": ["s2"]},
+    ])
+    monkeypatch.setenv("PLANBOARD_LANG", "zh")
+    _, out, _ = run_cli(capsys, "run", "--plan", plan, "--yes", "--offline")
+    assert "  ⏭ s2 跳过：所依赖的步骤 s1 失败\n" in out
+    monkeypatch.setenv("PLANBOARD_LANG", "en")
+    _, out, _ = run_cli(capsys, "run", "--plan", plan, "--yes", "--offline")
+    assert "  ⏭ s2 skipped: depends on failed step s1\n" in out
+
+
+@pytest.mark.parametrize(("code", "zh", "en"), [
+    ("step.rejected", "已被人拒绝", "rejected by a person"),
+    ("step.cancelled", "已被人取消", "cancelled by a person"),
+    ("step.never_ready", "所依赖的步骤始终没有完成", "its dependencies never finished"),
+])
+def test_every_reason_the_scheduler_skips_a_step_for_is_said_in_either_language(
+        monkeypatch, code, zh, en):
+    skipped = StepOutcome.skipped(msg(code))
+    event = RunEvent(kind="step_skipped", step_id="s2",
+                     data={"error": skipped.error,
+                           "error_message": skipped.error_message.model_dump()})
+    for language, reason, word in (("zh", zh, "跳过："), ("en", en, "skipped: ")):
+        monkeypatch.setenv("PLANBOARD_LANG", language)
+        out = io.StringIO()
+        print_progress(event, out)
+        assert out.getvalue() == f"  ⏭ s2 {word}{reason}\n"
 
 
 @pytest.mark.parametrize("argv", [("runs",), ("tools",), ("tools", "--json")])

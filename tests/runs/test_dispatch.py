@@ -185,7 +185,7 @@ def test_a_run_no_worker_took_is_cancelled_in_dbos_and_the_store(launched, store
     record = dispatch.cancel(store, run_id, timeout=DEFAULT_TIMEOUT_S)
 
     assert record.status == "cancelled"
-    assert {step.error for step in record.plan.steps} == {CANCELLED_STEP}
+    assert {step.error for step in record.plan.steps} == {str(CANCELLED_STEP)}
     assert kinds(store, run_id)[-1] == "cancelled"
     assert durable.workflow_status(run_id) == "CANCELLED"
     durable.launch()  # a process serving the queue again does not start it:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 import streamlit as st
 
+from core.base.messages import msg
+from core.execution.executor import StepOutcome
 from core.plan.model import Plan, Step
 from core.runs.view import Progress, SkipReason, count_progress, skip_reason
 from ui import state
@@ -56,6 +58,17 @@ def test_an_empty_plan_has_no_progress():
 def test_skip_reasons_are_read_from_the_recorded_reason(error, expected):
     step = _step("s2", "skipped", error, condition="s1.x == 1")
     assert skip_reason(step) == expected
+
+
+@pytest.mark.parametrize(("why", "kind"), [
+    (msg("step.condition_not_met", condition="s1.x == 1"), "condition"),
+    (msg("step.rejected"), "rejected"),
+    (msg("step.cancelled"), "cancelled"),
+    (msg("step.blocked", steps="s1"), "blocked"),
+])
+def test_the_reason_the_scheduler_records_is_the_one_the_run_view_reads(why, kind):
+    step = _step("s2", "skipped", StepOutcome.skipped(why).error, condition="s1.x == 1")
+    assert skip_reason(step).kind == kind
 
 
 def test_the_sidebars_demo_pace_reaches_the_run_options(monkeypatch):
