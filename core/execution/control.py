@@ -95,7 +95,8 @@ class RunControl:
 
     @property
     def approved(self) -> Plan | None:
-        """A copy of the plan version a person approved (None until one is set)."""
+        """The plan version a person approved (None until one is set): the control's own copy,
+        for reading (``set_approved`` is the only way to change it)."""
         with self._lock:
             return self._approved
 
