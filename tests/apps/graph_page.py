@@ -12,12 +12,16 @@ side by side under long titles in two languages (each with a refund, as issue 44
 them); ``&feed=/api/runs/x/steps``
 has the graph follow that stream of step marks (as a followed run's graph does).
 A click on a step is written below the graph ("selected: s3 (2 clicks)"), the phases drawn
-folded too ("folded: p2, p3").
+folded too ("folded: p2, p3"). The text field at the page's foot (``.st-key-query``) takes
+such a query too (``scenario=shop-refund&lang=zh``): Enter draws it in a rerun of the page,
+in the frames already there, instead of a new load of the page (which costs Chromium
+seconds of CPU).
 """
 
 from __future__ import annotations
 
 from functools import partial
+from urllib.parse import parse_qsl
 
 import streamlit as st
 
@@ -30,9 +34,11 @@ from demo.scenarios import get_scenario
 from ui.graph_view import folded_phases, plan_graph, toggle_phase
 
 st.set_page_config(layout="wide")  # as dashboard.py
-lang = st.query_params.get("lang", "en")
+typed = st.session_state.get("query")
+params = dict(parse_qsl(typed)) if typed else st.query_params.to_dict()
+lang = params.get("lang", "en")
 st.session_state["language"] = lang
-scenario = get_scenario(st.query_params.get("scenario", "churn-analysis"))
+scenario = get_scenario(params.get("scenario", "churn-analysis"))
 registry = default_registry()
 plan = offline_plan(scenario.request(lang), registry)
 
@@ -70,7 +76,7 @@ def _twin_phases() -> Plan:
     ]})
 
 
-phased = st.query_params.get("phased")
+phased = params.get("phased")
 if phased == "60":
     plan = _twelve_phases()
 elif phased == "twins":
@@ -79,7 +85,7 @@ elif phased == "review":
     plan = phased_plan(get_scenario("ops-quarterly-review").request(lang), registry)
     plan.id = "review"  # drafted again on every run: the person's folds belong to one plan
 folded = folded_phases("graph", plan) if plan.phases else set()
-feed = st.query_params.get("feed")
+feed = params.get("feed")
 live = {"feed": feed, "seq": 0, "icons": STATUS_ICONS, "fills": STATUS_COLOURS} if feed else None
 
 
@@ -97,7 +103,7 @@ def _place(narrow: str | None):
     return st.container()
 
 
-narrow = st.query_params.get("narrow")
+narrow = params.get("narrow")
 if narrow == "plan":  # the dashboard's sidebar takes its width from the page, as there
     st.sidebar.write("settings")
 # ``narrow=both``: the full-width graph, then the run page's narrow one, each in a container
@@ -106,8 +112,9 @@ for width, key in ([("0", "graph"), ("1", "graph_narrow")] if narrow == "both"
                    else [(narrow or "0", "graph")]):
     with st.container(key=f"width_{width}"), _place(width):
         plan_graph(plan_to_dot(plan, registry=registry, folded=folded), key=key,
-                   selected=st.session_state.get("picked") or st.query_params.get("pick"),
+                   selected=st.session_state.get("picked") or params.get("pick"),
                    on_select=_select, on_phase=partial(toggle_phase, "graph", plan, folded),
                    live=live)
 st.write(f"selected: {st.session_state.get('picked')} ({st.session_state.get('clicks', 0)} clicks)")
 st.write(f"folded: {', '.join(sorted(folded, key=lambda p: int(p[1:]))) or 'none'}")
+st.text_input("query", key="query")  # another address's query, drawn in a rerun

@@ -89,9 +89,38 @@ def graph_page(module_home):
 def _open(tab, url: str):
     """Load ``url`` and wait for the graph's SVG; the component's frame."""
     tab.goto(url)
+    return _drawn(tab)
+
+
+def _drawn(tab):
+    """The (first) graph's frame, once it drew its SVG."""
     frame = tab.frame_locator(GRAPH).first
     frame.locator("#canvas svg g.node").first.wait_for()
     return frame
+
+
+def _width(tab, narrow: str):
+    """The frame of the graph drawn at the page's width (``narrow="0"``) or in the run
+    page's narrow column (``"1"``), of a page opened with ``narrow=both``."""
+    return tab.frame_locator(f".st-key-width_{narrow} {GRAPH}")
+
+
+def _type_query(tab, query: str) -> None:
+    """Type ``query`` (an address's query) into the test page's field: a rerun of the page
+    draws it, in the frames already there (a new load would cost Chromium seconds)."""
+    field = tab.locator(".st-key-query input")
+    field.fill(query)
+    field.press("Enter")
+
+
+def _redraw(tab, query: str, *frames) -> None:
+    """Show ``query`` in a rerun and wait until each of ``frames`` drew its new graph (a
+    drawing replaces the SVG, so the one marked before it is gone)."""
+    for frame in frames:
+        frame.locator("#canvas svg").evaluate("svg => { svg.dataset.before = 'yes'; }")
+    _type_query(tab, query)
+    for frame in frames:
+        frame.locator("#canvas svg:not([data-before]) g.node").first.wait_for()
 
 
 def _misfits(texts: list[dict], where: str) -> list[str]:
@@ -115,30 +144,33 @@ def _misfits(texts: list[dict], where: str) -> list[str]:
 def test_graph_text_is_readable_and_inside_its_nodes(tabs, graph_page):
     problems: list[str] = []
     smallest = 99.0
-    with open_tab(tabs, graph_page) as tab:
-        for scenario, viewports in PAGES:
-            for width, height in viewports:
-                tab.set_viewport_size({"width": width, "height": height})
-                for lang in ("en", "zh"):
-                    # one load draws the graph at the page's width and in the narrow column
-                    _open(tab, f"{graph_page}/?scenario={scenario}&lang={lang}&narrow=both")
-                    for narrow in ("0", "1"):
-                        where = f"{scenario} {width}x{height} {lang} narrow={narrow}"
-                        frame = tab.frame_locator(f".st-key-width_{narrow} {GRAPH}")
-                        frame.locator("#canvas svg g.node").first.wait_for()
-                        texts = frame.locator("#canvas svg").evaluate(_MEASURE)
-                        # every node: a header and a description at least
-                        assert len(texts) >= 8, where
-                        assert any("=" in t["text"] for t in texts), where  # arguments
-                        smallest = min(smallest, *(t["px"] for t in texts))
-                        problems += _misfits(texts, where)
+    shown = [(scenario, viewport, lang) for scenario, viewports in PAGES
+             for viewport in viewports for lang in ("en", "zh")]
+    # one load: each next scenario, viewport or language is a rerun whose graph is drawn
+    # anew at the viewport's width; each shows it at the page's width and in the narrow
+    # column
+    with open_tab(tabs, f"{graph_page}/?scenario={shown[0][0]}&lang=en&narrow=both") as tab:
+        frames = {narrow: _width(tab, narrow) for narrow in ("0", "1")}
+        for index, (scenario, (width, height), lang) in enumerate(shown):
+            tab.set_viewport_size({"width": width, "height": height})
+            if index:
+                _redraw(tab, f"scenario={scenario}&lang={lang}&narrow=both", *frames.values())
+            for narrow, frame in frames.items():
+                where = f"{scenario} {width}x{height} {lang} narrow={narrow}"
+                frame.locator("#canvas svg g.node").first.wait_for()
+                texts = frame.locator("#canvas svg").evaluate(_MEASURE)
+                # every node: a header and a description at least
+                assert len(texts) >= 8, where
+                assert any("=" in t["text"] for t in texts), where  # arguments
+                smallest = min(smallest, *(t["px"] for t in texts))
+                problems += _misfits(texts, where)
     assert not problems, "\n".join(problems)
     assert smallest >= MIN_PX - 0.01
 
 
 def test_two_phases_side_by_side_fit_beside_the_step_panel_at_the_default_zoom(tabs, graph_page):
-    with open_tab(tabs, graph_page) as tab:
-        frame = _open(tab, f"{graph_page}/?phased=twins&narrow=plan")
+    with open_tab(tabs, f"{graph_page}/?phased=twins&narrow=plan") as tab:
+        frame = _drawn(tab)
         assert frame.locator("g.cluster").count() == 4
         assert cut_phases(frame) == []
         texts = frame.locator("#canvas svg").evaluate(_MEASURE)
@@ -150,8 +182,8 @@ def _selected(tab) -> str:
 
 
 def test_click_selects_every_time_and_drag_pans(tabs, graph_page):
-    with open_tab(tabs, graph_page) as tab:
-        frame = _open(tab, f"{graph_page}/?lang=zh&narrow=1")
+    with open_tab(tabs, f"{graph_page}/?lang=zh&narrow=1") as tab:
+        frame = _drawn(tab)
         for step, clicks in (("s3", 1), ("s3", 2), ("s1", 3)):
             frame.locator(f"g#step-{step}").click()
             tab.get_by_text(f"selected: {step} ({clicks} clicks)").wait_for()
@@ -224,9 +256,10 @@ def _outside(frame) -> list[str]:
 
 
 def test_fit_shows_every_node_of_the_churn_graph_and_stays_fitted(tabs, graph_page):
-    with open_tab(tabs, graph_page) as tab:
+    with open_tab(tabs, f"{graph_page}/?scenario=churn-analysis&narrow=both") as tab:
         for narrow in ("0", "1"):
-            frame = _open(tab, f"{graph_page}/?scenario=churn-analysis&narrow={narrow}")
+            frame = _width(tab, narrow)
+            frame.locator("#canvas svg g.node").first.wait_for()
             frame.locator("#zoom-in").click()  # zoomed in: nodes out of sight
             frame.locator("#zoom-in").click()
             assert _outside(frame), f"narrow={narrow}: zoomed in, every node still in sight"
@@ -240,12 +273,13 @@ def test_fit_shows_every_node_of_the_churn_graph_and_stays_fitted(tabs, graph_pa
 
 
 def test_a_step_selected_outside_the_graph_is_scrolled_into_sight(tabs, graph_page):
-    with open_tab(tabs, graph_page) as tab:
-        frame = _open(tab, f"{graph_page}/?scenario=churn-analysis&narrow=1")
+    with open_tab(tabs, f"{graph_page}/?scenario=churn-analysis&narrow=1") as tab:
+        frame = _drawn(tab)
         hidden = _outside(frame)
         assert hidden, "the narrow column shows the whole churn graph: nothing to scroll to"
-        frame = _open(tab, f"{graph_page}/?scenario=churn-analysis&narrow=1&pick={hidden[-1][5:]}")
-        tab.wait_for_timeout(300)
+        # picked as the plan table picks a step: the page runs again with it selected
+        _type_query(tab, f"scenario=churn-analysis&narrow=1&pick={hidden[-1][5:]}")
+        frame.locator(f"g.node#{hidden[-1]}.selected").wait_for()  # and scrolled to, at once
         assert hidden[-1] not in _outside(frame)
         assert "selected" in frame.locator(f"g.node#{hidden[-1]}").get_attribute("class")
 
@@ -255,9 +289,8 @@ def _folded(tab) -> str:
 
 
 def test_phases_are_clusters_that_fold_and_unfold_on_a_click(tabs, graph_page):
-    with open_tab(tabs, graph_page) as tab:
-        tab.set_viewport_size({"width": 1280, "height": 720})
-        frame = _open(tab, f"{graph_page}/?phased=review")
+    with open_tab(tabs, f"{graph_page}/?phased=review", {"width": 1280, "height": 720}) as tab:
+        frame = _drawn(tab)
         assert _folded(tab) == "folded: none"  # ten steps: every phase open
         assert frame.locator("g.cluster#phase-p2").count() == 1
         frame.locator("g.cluster#phase-p2 > text").first.click()  # its title folds it
@@ -272,9 +305,8 @@ def test_phases_are_clusters_that_fold_and_unfold_on_a_click(tabs, graph_page):
 
 
 def test_a_60_step_plan_opens_on_its_current_phase_with_readable_text(tabs, graph_page):
-    with open_tab(tabs, graph_page) as tab:
-        tab.set_viewport_size({"width": 1280, "height": 720})
-        frame = _open(tab, f"{graph_page}/?phased=60")
+    with open_tab(tabs, f"{graph_page}/?phased=60", {"width": 1280, "height": 720}) as tab:
+        frame = _drawn(tab)
         assert _folded(tab) == "folded: " + ", ".join(f"p{n}" for n in range(2, 13))
         assert frame.locator("g.cluster").count() == 1
         assert frame.locator("g.node.selectable").count() == 5 + 11
