@@ -15,6 +15,7 @@ the edit, and its reported steps are the run page's completed cards.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import re
 import threading
@@ -81,9 +82,16 @@ def _in_viewport(tab, locator) -> bool:
 def test_the_table_shows_every_column_and_no_button_label_is_cut(scenario_tab, tmp_path):
     """Issue 44: the table cut off its Args column and had no Condition column in sight;
     "Start from a blank …" and "Compare var…" were cut."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     tab = scenario_tab
     try:
         table = tab.locator(PLAN_TABLE).first
+        # the grid draws its header cells after the page settles: wait for them (on a
+        # timeout the assertion below says what was there instead)
+        with contextlib.suppress(PlaywrightTimeout):
+            tab.wait_for_function("el => el.querySelectorAll('th').length >= 6",
+                                  arg=table.element_handle())
         assert table.evaluate(
             "el => [...el.querySelectorAll('th')].map(th => th.textContent)") == [
             "ID", "Description", "Tool", "Depends on", "Args (JSON)", "Condition"]
