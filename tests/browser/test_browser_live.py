@@ -42,6 +42,7 @@ from core.llm.engine import Engine
 from core.runs.runner import Runner
 from core.store.run_store import RunStore
 from tests.support.browser import (
+    SCRIPT_IDLE_JS,
     VIEWPORT,
     button,
     needs_chromium,
@@ -96,6 +97,17 @@ def _page(app: Served, path: str = "") -> Any:
     page.add_init_script(f"({live.CARD_LOG_JS})()")
     page.goto(f"{app.url}{path}")
     return page
+
+
+# The run page's ticker (ui.live_ticker): drawn while the run is live, and no longer once
+# the page has rerun after the run's end (pages/run.py)
+_TICKER = ".st-key-run_ticker"
+
+
+def _wait_for_the_rerun_after_the_end(page: Any) -> None:
+    """Wait until the page has rerun after its run settled and the rerun has ended."""
+    page.locator(_TICKER).wait_for(state="detached")
+    page.wait_for_function(SCRIPT_IDLE_JS)
 
 
 def _address(page: Any) -> str:
@@ -195,10 +207,11 @@ def test_the_presentation_view_stays_when_the_run_ends(app, served_runner, tmp_p
         page.locator(".st-key-present_open button").first.click()
         page.locator(".st-key-present_view").wait_for()
         assert "present=1" in _address(page)
+        page.locator(_TICKER).wait_for(state="attached")
         gate.open()
         assert served_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
         page.locator(".st-key-present_view").get_by_text("Completed").wait_for()
-        page.wait_for_timeout(1_500)  # the page's rerun after the end has happened
+        _wait_for_the_rerun_after_the_end(page)
         assert "present=1" in _address(page) and f"run={run_id}" in _address(page)
         assert page.locator(".st-key-present_view").is_visible()
         assert page.locator(".st-key-run_view").count() == 0
@@ -256,12 +269,13 @@ def test_a_cards_mark_and_status_word_change_together(app, served_runner):
     page = _page(app, f"/run?run={run_id}")
     try:
         page.locator("[class*='st-key-step_card_s4'] strong").wait_for()
+        page.locator(_TICKER).wait_for(state="attached")
         page.evaluate(_DISAGREEING_CARDS_JS, _WORDS)
         gate.open()
         assert served_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
         page.wait_for_function(
             "() => window.__cardLog.filter(e => e.mark === '✓').length >= 4")
-        page.wait_for_timeout(1_000)  # the page's redraw after the end, too
+        _wait_for_the_rerun_after_the_end(page)  # its redraw is watched too
         disagreeing = page.evaluate("() => window.__disagreeing")
         heads = page.locator("[class*='st-key-step_card_'] .planboard-step-head").all_inner_texts()
     finally:
