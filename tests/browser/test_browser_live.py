@@ -223,16 +223,29 @@ def test_the_presentation_view_stays_when_the_run_ends(app, served_runner, tmp_p
         page.close()
 
 
-def test_the_first_drawing_of_a_finished_run_shows_how_it_ended(app, served_runner):
+def test_a_finished_runs_page_first_draws_how_it_ended_and_keeps_the_demo_pace_on_refresh(
+        app, served_runner):
+    """The first drawing of a finished run's page shows every step as it ended (never a
+    "○ Pending" first); a demo pace typed in the sidebar is kept in the address, so a
+    refresh of the page (a load) keeps it. Both on one page: a load is what costs."""
     gate = live.Gate()
     gate.open()
     run_id = _gated_run(served_runner, gate)
     assert served_runner.wait(run_id, DEFAULT_TIMEOUT_S).status == "completed"
     page = _page(app, f"/run?run={run_id}")
     try:
-        page.locator("[class*='st-key-step_card_s4'] strong").wait_for()
-        page.wait_for_timeout(500)
+        page.wait_for_function(  # every card's first mark noted
+            "() => new Set(window.__cardLog.map(e => e.id)).size === 4")
         log = page.evaluate("() => window.__cardLog")
+        open_sidebar_section(page, "Run options", ".st-key-demo_pace input")
+        pace = page.locator(".st-key-demo_pace input")
+        pace.fill("1.5")
+        pace.press("Enter")
+        _wait_address(page, "demo_pace=1.5")
+        page.reload()
+        open_sidebar_section(page, "Run options", ".st-key-demo_pace input")
+        page.wait_for_function(
+            "() => document.querySelector('.st-key-demo_pace input')?.value === '1.50'")
     finally:
         page.close()
     first = {}
@@ -341,22 +354,6 @@ def test_a_pending_confirmation_is_in_view_and_answers_the_keyboard(app, served_
     except Exception:
         page.screenshot(path=str(tmp_path / "failure.png"))
         raise
-    finally:
-        page.close()
-
-
-def test_the_demo_pace_survives_a_refresh(app):
-    page = _page(app)
-    try:
-        open_sidebar_section(page, "Run options", ".st-key-demo_pace input")
-        pace = page.locator(".st-key-demo_pace input")
-        pace.fill("1.5")
-        pace.press("Enter")
-        page.wait_for_url(re.compile(r"demo_pace=1\.5"))
-        page.reload()
-        open_sidebar_section(page, "Run options", ".st-key-demo_pace input")
-        page.wait_for_function(
-            "() => document.querySelector('.st-key-demo_pace input')?.value === '1.50'")
     finally:
         page.close()
 
