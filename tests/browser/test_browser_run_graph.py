@@ -1,7 +1,9 @@
 """The run page's graph in Chromium at 1280x720: a tab of its own, every node readable.
 
-The churn scenario's offline plan (six steps, five side by side) is approved with a demo
-pace of 8 s per step, so the run stays live for a few polls. The step cards are the first
+The churn scenario's offline plan (six steps, five side by side) is approved and run by an
+app whose analytics tools hold each call until the test opens their gate
+(tests/toolsets/held.py): the run stays live, four steps running and two pending, for as
+long as the test looks at it, whatever the machine's load. The step cards are the first
 tab; the graph's tab gives the graph the page's width (820 px beside the sidebar), where
 every text renders at 11 px or more (font size times the SVG's scale, as
 tests/browser/test_browser_graph.py measures) and lies inside its node with room to spare, and,
@@ -13,11 +15,15 @@ and the graph in it follows the run to its end.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.support.browser import WAIT_MS, button, needs_chromium, set_demo_pace
+from tests.support.browser import SCRIPT_IDLE_JS, WAIT_MS, button, needs_chromium, serve_app
+from tests.toolsets import held
 from ui.i18n import TEXT
 
 pytestmark = needs_chromium
@@ -28,10 +34,6 @@ MIN_GAP_PX = 4  # between a text and its node's border, left and right (as test_
 SLACK_PX = 0.5  # sub-pixel rounding of the boxes
 NODES = 6
 LIVE_MARKS = "[○▶]"  # core.plan.model.STATUS_ICONS of pending and running
-PACE = "8"  # seconds before each step: six steps, four at a time, keep the run live ~24 s
-# (at 3 s, ~9 s, a loaded machine once drew the graph after the run had ended; at 5 s,
-# ~15 s, a fresh-clone CI run once reached the graph's tab after the end: its marks are
-# pushed, so the graph shows the end at once)
 
 # Every node of the graph: whether its box lies wholly inside the graph's visible area (the
 # scrolling view less its scrollbars), the smallest rendered font size of its texts, and the
@@ -59,16 +61,48 @@ _MEASURE = """slack => {
 }"""
 
 
+@pytest.fixture(scope="module")
+def gate_path(module_home: Path) -> Path:
+    """The file whose existence lets the served app's analytics tools go on."""
+    return module_home.parent / "gate"
+
+
+@pytest.fixture(scope="module")
+def served_app(module_home: Path, gate_path: Path) -> Iterator[str]:
+    """PlanBoard served for the module on its home, as tests/browser/conftest.py serves it,
+    with the demo's analytics tools held at ``gate_path`` (its environment only)."""
+    with contextlib.ExitStack() as stack:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("PLANBOARD_TOOLSETS", "builtin,tests.toolsets.held")
+            patch.setenv(held.GATE_ENV, str(gate_path))
+            url = stack.enter_context(
+                serve_app(module_home, module_home.parent / "streamlit.log"))
+        yield url
+
+
+@pytest.fixture
+def gate(gate_path: Path) -> Iterator[Path]:
+    """The gate, shut for the test's run; creating the file opens it (and the test's end,
+    so that no call stays held)."""
+    gate_path.unlink(missing_ok=True)
+    try:
+        yield gate_path
+    finally:
+        gate_path.touch()
+
+
 def _words(lang: str, key: str) -> str:
     return TEXT[key][lang]
 
 
 def _start_churn_run(page, lang: str) -> None:
-    """In ``lang``, demo pace (the run stays live a while), then plan the churn scenario
-    and run it."""
+    """In ``lang``, plan the churn scenario and run it."""
     if lang == "zh":
         page.locator(".st-key-language label").filter(has_text="中文").click()
-    set_demo_pace(page, PACE, _words(lang, "settings_run"))
+        page.locator("[data-testid='stSidebar'] summary").filter(
+            has_text=_words(lang, "settings_run")).wait_for()
+    # a click that lands while a script run redraws the page may be lost
+    page.wait_for_function(SCRIPT_IDLE_JS, timeout=WAIT_MS)
     button(page, "scenario_churn-analysis").click()
     request = page.locator(".st-key-request textarea")
     page.wait_for_function("el => el.value.trim().length > 0", arg=request.element_handle(),
@@ -119,7 +153,8 @@ def _wait_graph_finished(page) -> None:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_churn_runs_graph_shows_every_node_readable_in_its_own_tab(page, tmp_path, lang):
+def test_the_churn_runs_graph_shows_every_node_readable_in_its_own_tab(page, gate, tmp_path,
+                                                                      lang):
     steps, graph = _words(lang, "steps"), _words(lang, "plan_graph")
     try:
         _start_churn_run(page, lang)
@@ -131,6 +166,7 @@ def test_the_churn_runs_graph_shows_every_node_readable_in_its_own_tab(page, tmp
         assert page.locator("[class*='st-key-step_card_']:visible").count() == 0
         page.wait_for_timeout(2_500)  # a few polls of the live fragment
         assert _tab(page, graph).get_attribute("aria-selected") == "true"
+        gate.touch()  # the held steps go on: the run ends
         page.get_by_text(_words(lang, "run_status_completed")).first.wait_for(timeout=60_000)
         _wait_graph_finished(page)
         assert _tab(page, graph).get_attribute("aria-selected") == "true"
