@@ -3,19 +3,22 @@ steering a worker's run, ``recover --worker`` after a worker dies, and the one-l
 
 The commands under test run in this process (``main``); this process only talks to the
 queue as a client (it launches no DBOS), so every run executes in a worker subprocess.
+The tests that leave their worker running share one, ``w1`` of the module's home (a worker
+process costs seconds of CPU to start); the tests that kill a worker start their own.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import signal
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,8 +28,10 @@ from core.cli.workers import printing_events
 from core.errors import StoreError
 from core.execution.scheduler import RunOptions
 from core.plan.model import Plan
-from core.runs import dispatch, durable
+from core.runs import dispatch, durable, durable_launcher
 from core.store.run_store import RunStore
+from demo.db import remove_database
+from demo.shop import shop_db_path
 from tests.support import REPO
 from tests.support.cli import write_plan
 from tests.support.durable_runs import await_status
@@ -87,6 +92,32 @@ def _client_closed_with_the_module() -> Iterator[None]:
     durable.shutdown()
 
 
+@pytest.fixture(scope="module")
+def w1_of_the_module(module_home: Path) -> Iterator[Worker]:
+    """Worker ``w1`` serving the module's home until the module ends."""
+    worker = Worker(module_home.parent, "w1")
+    yield worker
+    worker.stop(signal.SIGKILL)
+
+
+@pytest.fixture
+def w1(w1_of_the_module: Worker, module_home: Path, monkeypatch) -> Worker:
+    """The module's worker ``w1``, and this test in the home it serves, with a shop of its
+    own (the shop refunds order 88231 once per shop: each test counts its own refund).
+    The runs earlier tests left there are theirs: this test keeps to its own run ids."""
+    monkeypatch.setenv("PLANBOARD_HOME", str(module_home))
+    remove_database(shop_db_path())  # made afresh on its first use, as in a new home
+    return w1_of_the_module
+
+
+@pytest.fixture
+def w1_store(w1: Worker) -> Iterator[RunStore]:
+    """The run store of the home ``w1`` serves."""
+    made = RunStore()
+    yield made
+    made.close()
+
+
 @pytest.fixture
 def workers(tmp_path) -> Iterator[dict[str, Worker]]:
     """Start workers with ``workers[name] = Worker(...)``; all are stopped at the end."""
@@ -124,27 +155,28 @@ def step_lines(shown: str) -> list[str]:
 # ---- a run submitted to a worker -----------------------------------------------------------
 
 def test_a_detached_run_completes_in_the_worker_that_show_and_runs_name(
-        tmp_path, store, capsys, workers):
-    workers["w1"] = Worker(tmp_path, "w1")
-    assert "w1" in workers["w1"].out.read_text()
-    assert "dbos.sqlite" in workers["w1"].out.read_text()
+        tmp_path, w1, w1_store, capsys):
+    assert "w1" in w1.out.read_text()
+    assert "dbos.sqlite" in w1.out.read_text()
 
     run_id = detach(capsys, write_plan(tmp_path, REFUND_STEPS, "refund 88231"))
 
-    assert await_status(store, run_id, {"completed", "failed"}) == "completed"
+    assert await_status(w1_store, run_id, {"completed", "failed"}) == "completed"
     assert len(refunds_for("88231")) == 1
     code, shown, _ = cli(capsys, "show", run_id)
     assert code == 0 and len(step_lines(shown)) == 6
     assert all(line.endswith("(on w1)") for line in step_lines(shown))
     code, listed, _ = cli(capsys, "runs")
-    assert code == 0 and f"{run_id}  completed" in listed and " w1 " in listed
+    [line] = [line for line in listed.splitlines() if line.startswith(run_id)]
+    assert code == 0 and f"{run_id}  completed" in line and " w1 " in line
     code, listed, _ = cli(capsys, "runs", "--json")
-    assert json.loads(listed)[0]["workers"] == ["w1"]
+    [row] = [row for row in json.loads(listed) if row["run_id"] == run_id]
+    assert row["workers"] == ["w1"]
 
 
 def test_run_in_workers_mode_follows_the_run_to_its_end(
-        tmp_path, store, capsys, workers, monkeypatch):
-    workers["w1"] = Worker(tmp_path, "w1")
+        tmp_path, w1_store, capsys, monkeypatch):
+    earlier = {record.run_id for record in w1_store.list_runs()}
     monkeypatch.setenv("PLANBOARD_EXECUTION", "workers")
 
     code, out, err = cli(capsys, "run", "--plan", write_plan(tmp_path, SUMS), "--yes",
@@ -152,37 +184,36 @@ def test_run_in_workers_mode_follows_the_run_to_its_end(
 
     assert code == 0, err
     assert "✓ s3 completed" in out and "\ncompleted: " in out
-    [record] = store.list_runs()
+    [record] = [record for record in w1_store.list_runs() if record.run_id not in earlier]
     assert record.workflow_id == record.run_id and record.status == "completed"
 
 
 # ---- steering a worker's run from the command line --------------------------------------------
 
-def test_pause_resume_cancel_and_confirm_a_worker_run(tmp_path, store, capsys, workers,
+def test_pause_resume_cancel_and_confirm_a_worker_run(tmp_path, w1_store, capsys,
                                                       monkeypatch):
-    workers["w1"] = Worker(tmp_path, "w1")
     sums = write_plan(tmp_path, SUMS)
 
     paced = detach(capsys, sums, "--pace", "0.5")
-    await_event(store, paced, "step_started", "s1")
+    await_event(w1_store, paced, "step_started", "s1")
     code, out, _ = cli(capsys, "pause", paced)
     assert code == 0 and paced in out
-    assert await_status(store, paced, {"paused"}) == "paused"
+    assert await_status(w1_store, paced, {"paused"}) == "paused"
     code, out, _ = cli(capsys, "resume", paced, "--yes")
     assert code == 0 and "\ncompleted: " in out
-    assert {"paused", "resumed"} <= {e.kind for e in store.events(paced)}
+    assert {"paused", "resumed"} <= {e.kind for e in w1_store.events(paced)}
 
     cancelled = detach(capsys, sums, "--pace", "2")
-    await_event(store, cancelled, "step_started", "s1")
+    await_event(w1_store, cancelled, "step_started", "s1")
     code, out, _ = cli(capsys, "cancel", cancelled)
     assert (code, out.strip()) == (0, f"run {cancelled}: cancelled")
-    assert [s.status for s in store.get_run(cancelled).plan.steps].count("completed") <= 1
+    assert [s.status for s in w1_store.get_run(cancelled).plan.steps].count("completed") <= 1
 
     # the dashboard's way: each side effect waits for a person, who answers with `resume`
     plan = Plan.model_validate({"goal": "refund 88231", "steps": REFUND_STEPS})
-    waiting = dispatch.submit(store, plan.goal, plan, settings_public={"offline": True},
+    waiting = dispatch.submit(w1_store, plan.goal, plan, settings_public={"offline": True},
                               options=RunOptions(confirm_side_effects=True))
-    assert await_status(store, waiting, {"waiting_confirmation"}) == "waiting_confirmation"
+    assert await_status(w1_store, waiting, {"waiting_confirmation"}) == "waiting_confirmation"
     asked: list[str] = []
     monkeypatch.setattr("builtins.input", lambda question: asked.append(question) or "y")
     code, out, _ = cli(capsys, "resume", waiting)
@@ -264,24 +295,43 @@ def test_a_store_failure_while_printing_events_is_no_thread_traceback(monkeypatc
 
 # ---- one live worker per name ----------------------------------------------------------------
 
-def start_worker(*options: str, **environment: str) -> subprocess.CompletedProcess:
-    """``python -m core worker`` expected to refuse to start (it would serve until stopped)."""
-    return subprocess.run([sys.executable, "-m", "core", "worker", *options],
-                          capture_output=True, text=True, timeout=DEFAULT_TIMEOUT_S,
-                          env={**os.environ, "PYTHONPATH": str(REPO), **environment})
+@pytest.fixture
+def refused_worker(capsys, caplog, monkeypatch) -> Iterator[Callable[..., str]]:
+    """``python -m core worker OPTIONS`` run in this process (``main``), expected to be
+    refused before it serves (a served worker would run until stopped): exit code 1, no
+    traceback, nothing on stdout, one error line, and nothing logged at ERROR, which the
+    process would print too. Its stderr.
+
+    The command sets SIGTERM's and SIGINT's handlers and the step permits before it is
+    refused: this process has its own again after the test."""
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGINT)}
+    monkeypatch.setattr(durable_launcher, "_permits", durable_launcher._permits)
+
+    def refused(*options: str) -> str:
+        code, out, err = cli(capsys, "worker", *options)
+        assert code == 1 and out == "", err
+        assert err.count("\n") == 1, err
+        assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+        return err
+
+    yield refused
+    for number, handler in handlers.items():
+        signal.signal(number, handler)
 
 
 @on_both_backends
-def test_a_name_is_held_by_one_live_worker_until_it_dies(tmp_path, workers):
+def test_a_name_is_held_by_one_live_worker_until_it_dies(tmp_path, workers, refused_worker,
+                                                         monkeypatch):
     host = socket.gethostname()  # the default name
     workers[host] = Worker(tmp_path, host)
 
-    by_default, in_chinese = start_worker(), start_worker("--name", host, PLANBOARD_LANG="zh")
-    for refused in (by_default, in_chinese):
-        assert refused.returncode == 1 and refused.stdout == ""
-        assert refused.stderr.count("\n") == 1, refused.stderr
-    assert by_default.stderr.startswith(f"error: worker {host} is already running")
-    assert in_chinese.stderr.startswith(f"错误：工作进程 {host} 已在")
+    # asked here, in this process: another process than the worker's, as a second worker is
+    by_default = refused_worker()
+    with monkeypatch.context() as in_zh:  # the worker started again below speaks English
+        in_zh.setenv("PLANBOARD_LANG", "zh")
+        in_chinese = refused_worker("--name", host)
+    assert by_default.startswith(f"error: worker {host} is already running")
+    assert in_chinese.startswith(f"错误：工作进程 {host} 已在")
     assert workers[host].proc.poll() is None  # the first one serves on, untouched
 
     workers[host].stop(signal.SIGKILL)  # the hold dies with the process
@@ -291,15 +341,15 @@ def test_a_name_is_held_by_one_live_worker_until_it_dies(tmp_path, workers):
 
 # ---- one-line errors --------------------------------------------------------------------------
 
-def test_a_worker_whose_postgresql_is_unreachable_says_so_in_one_line():
+def test_a_worker_whose_postgresql_is_unreachable_says_so_in_one_line(refused_worker,
+                                                                      monkeypatch, caplog):
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    refused = start_worker("--name", "w1", PLANBOARD_DB_URL=f"postgres://planboard:secret@"
-                                                          f"127.0.0.1:{port}/runs")
-    assert refused.returncode == 1 and refused.stdout == ""
-    assert refused.stderr.startswith("error: worker w1 cannot start: ")
-    assert refused.stderr.count("\n") == 1 and "secret" not in refused.stderr
+    monkeypatch.setenv("PLANBOARD_DB_URL", f"postgres://planboard:secret@127.0.0.1:{port}/runs")
+    refused = refused_worker("--name", "w1")
+    assert refused.startswith("error: worker w1 cannot start: ")
+    assert "secret" not in refused + caplog.text
 
 
 @pytest.mark.parametrize("argv", [("worker", "--name", "two words"),
