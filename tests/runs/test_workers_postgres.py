@@ -2,11 +2,13 @@
 
 Every process shares the test's PostgreSQL database (``PLANBOARD_DB_URL``: the run store and
 DBOS's tables) and its PLANBOARD_HOME (the demo shop, where refunds are recorded). The
-workers are real child processes, killed with SIGKILL as a crash would kill them.
+workers are real child processes, killed with SIGKILL as a crash would kill them; the
+commands that only submit or show a run (``run --detach``, ``show``) run in this process.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from core.cli.main import main
 from core.execution.scheduler import RunOptions
 from core.lifecycle import TERMINAL_STATUSES
 from core.plan.model import Plan, Step
@@ -78,16 +81,27 @@ def start_worker(processes: CoreProcesses, name: str) -> CoreProcess:
     return worker
 
 
-def detach(processes: CoreProcesses, plans: dict[str, Plan]) -> dict[str, str]:
-    """Submit each plan with ``run --detach`` (offline, approved, paced), side by side;
-    the run ids by label."""
-    commands = {}
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """``python -m core ARGV`` run in this process (``main``), as a client of the queue: its
+    stdout, once it succeeded."""
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return captured.out
+
+
+def detach(capsys: pytest.CaptureFixture[str], folder: Path,
+           plans: dict[str, Plan]) -> dict[str, str]:
+    """Submit each plan with ``run --detach`` (offline, approved, paced); the run ids by
+    label."""
+    run_ids = {}
     for label, plan in plans.items():
-        plan_file = processes.folder / f"{label}.json"
+        plan_file = folder / f"{label}.json"
         plan_file.write_text(plan.to_json())
-        commands[label] = ["run", "--plan", str(plan_file), "--offline", "--yes", "--detach",
-                           "--pace", PACE_S, "--json"]
-    return {label: out["run_id"] for label, out in processes.run_json(commands).items()}
+        run_ids[label] = json.loads(cli(capsys, "run", "--plan", str(plan_file), "--offline",
+                                        "--yes", "--detach", "--pace", PACE_S,
+                                        "--json"))["run_id"]
+    return run_ids
 
 
 def taken_by(worker: str, run_ids: list[str]) -> bool:
@@ -138,12 +152,16 @@ def held_refund_plan(gate: Path) -> Plan:
     return plan
 
 
-def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes, pg_store):
-    processes.env["PLANBOARD_TOOLSETS"] = "builtin,demo,tests.toolsets.gate"
+def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes, pg_store,
+                                                                        capsys, monkeypatch):
+    toolsets = "builtin,demo,tests.toolsets.gate"  # the workers' and this process's
+    processes.env["PLANBOARD_TOOLSETS"] = toolsets
+    monkeypatch.setenv("PLANBOARD_TOOLSETS", toolsets)
     gate = processes.folder / "gate"
     w1 = start_worker(processes, "w1")
-    first = detach(processes, {"refund": held_refund_plan(gate), "lookup-1": lookup_plan(1),
-                               "lookup-2": lookup_plan(2)})
+    first = detach(capsys, processes.folder, {"refund": held_refund_plan(gate),
+                                              "lookup-1": lookup_plan(1),
+                                              "lookup-2": lookup_plan(2)})
     refund_run = first["refund"]
     processes.await_true(lambda: taken_by("w1", list(first.values())),
                          "w1 taking the first three runs", DEFAULT_TIMEOUT_S, watch=[w1])
@@ -185,13 +203,12 @@ def test_two_workers_finish_every_run_when_one_is_killed_and_restarted(processes
     assert all(step_workers(pg_store, run_id) == {"w2"} for run_id in later.values())
     # `show` names the worker of each step's events: a run of each worker
     named = [refund_run, later["lookup-3"]]
-    shown = processes.run_all({f"show-{run_id}": ["show", run_id] for run_id in named})
     for run_id in named:
+        shown = cli(capsys, "show", run_id)
         plan = pg_store.get_run(run_id).plan
-        by_step = shown_step_workers(shown[f"show-{run_id}"])
-        assert set(by_step) == {step.id for step in plan.steps}, shown[f"show-{run_id}"]
-        assert all(workers <= {"w1", "w2"} for workers in by_step.values()), (
-            shown[f"show-{run_id}"])
+        by_step = shown_step_workers(shown)
+        assert set(by_step) == {step.id for step in plan.steps}, shown
+        assert all(workers <= {"w1", "w2"} for workers in by_step.values()), shown
 
 
 def test_runs_waiting_for_confirmation_hold_no_worker_slot(processes, pg_store):
