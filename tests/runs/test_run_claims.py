@@ -118,7 +118,7 @@ def test_a_claim_on_a_run_whose_workflow_changed_since_it_was_read_is_refused(
 
 
 RESUME_SCRIPT = r'''
-import json, sys, time
+import json, sys
 from pathlib import Path
 from core.llm.engine import Engine
 from core.errors import StoreError
@@ -130,17 +130,16 @@ from core.store.run_store import RunStore
 from core.tools.builtin import register_builtin_tools
 from core.tools.registry import ToolRegistry
 
-url, run_id, go, ready = sys.argv[1], sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
+url, run_id, ready = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 registry = ToolRegistry()
 register_builtin_tools(registry)
 runner = Runner(RunStore(url), poll_s=0.05)
 runner.store.get_run(run_id)  # connected and warmed up
 durable.launch(durable.embedded_executor_id())  # before the start line, as a live process
 ready.touch()
-deadline = time.monotonic() + 60
-while not go.exists():  # a start line: every process resumes at the same moment
-    assert time.monotonic() < deadline, "the test never said go"
-    time.sleep(0.001)
+# a start line: every process resumes at the same moment, once the test writes "go" to
+# each one's stdin (a blocking read: a process that waits for the slowest spends nothing)
+assert sys.stdin.readline() == "go\n", "the test never said go"
 try:
     runner.resume(run_id, engine=Engine(registry=registry))
 except StoreError as exc:
@@ -155,11 +154,10 @@ def test_processes_resuming_one_run_execute_each_step_once(tmp_path, store):
     run_id = stopped_run(store, "paused")
     script = tmp_path / "resume.py"
     script.write_text(RESUME_SCRIPT)
-    go = tmp_path / "go"
     ready = [tmp_path / f"ready{n}" for n in range(3)]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     procs = [subprocess.Popen(
-        [sys.executable, str(script), store.url, run_id, str(go), str(flag)],
+        [sys.executable, str(script), store.url, run_id, str(flag)], stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for flag in ready]
     try:
         def all_ready() -> bool:
@@ -167,7 +165,9 @@ def test_processes_resuming_one_run_execute_each_step_once(tmp_path, store):
             return all(flag.exists() for flag in ready)
 
         wait_until(all_ready, what="the resuming processes to start", poll_s=0.01)
-        go.touch()
+        for proc in procs:
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
         results = []
         for proc in procs:
             out, err = proc.communicate(timeout=120)
