@@ -3,7 +3,8 @@
 ``serve_app`` starts ``streamlit run app.py`` on a free local port with the given
 PLANBOARD_HOME and no API key; ``launch_chromium`` drives Debian's chromium
 (/usr/bin/chromium, never a downloaded browser) with Playwright, and ``open_tab`` opens a
-page in it (in a fresh context, or among a shared context's tabs).
+page in it (in a fresh context, or among a shared context's tabs). Every context of it
+prefers reduced motion.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import socket
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,13 +108,32 @@ def serve_app(home: Path, log: Path, script: str = "app.py",
             exits.append(server.returncode)
 
 
+def _prefer_reduced_motion(browser: Any) -> None:
+    """Every context ``browser`` opens from now on prefers reduced motion, as a person may
+    ask their browser to (``reduced_motion="reduce"`` unless a test says otherwise): then
+    Streamlit's elements enter without an animation and its spinners turn slower, where
+    Chromium otherwise draws frame after frame while a script runs, on a loaded machine much
+    of a test (a fifth of a page load's CPU: docs/test-suite-speed.md, issue 41). A test's
+    own ``browser.new_context()`` too: Playwright has no such default for a whole browser,
+    and ``context.browser`` is this same object."""
+    def reduced(opener: Callable[..., Any]) -> Callable[..., Any]:
+        def open_reduced(*args: Any, **options: Any) -> Any:
+            options.setdefault("reduced_motion", "reduce")
+            return opener(*args, **options)
+        return open_reduced
+
+    browser.new_context = reduced(browser.new_context)
+    browser.new_page = reduced(browser.new_page)  # in a context of its own
+
+
 @contextlib.contextmanager
 def launch_chromium() -> Iterator[Any]:
-    """Debian's chromium driven by Playwright; closed on exit (the tests share one: see
-    tests/browser/conftest.py)."""
+    """Debian's chromium driven by Playwright, its contexts preferring reduced motion;
+    closed on exit (the tests share one: see tests/browser/conftest.py)."""
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        _prefer_reduced_motion(browser)
         try:
             yield browser
         finally:
