@@ -207,9 +207,10 @@ def _the_cli_without_a_role_is_refused(home: Path, run_id: str, capsys: Any) -> 
     capsys.readouterr()
 
 
-def test_the_audit_page_names_who_approved_and_confirmed(signed_in, signed_app):
+def test_the_audit_page_names_who_approved_and_confirmed(signed_in):
     viewer = signed_in("vic")
-    viewer.goto(f"{signed_app}/audit")
+    # the sidebar's link switches pages in the loaded app: a script run, not a page load
+    viewer.locator("[data-testid='stSidebarNav'] a").filter(has_text="Audit").click()
     table = viewer.locator(".st-key-audit_table")
     table.get_by_text("confirmed").first.wait_for()
     text = table.inner_text()
