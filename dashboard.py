@@ -18,15 +18,7 @@ load_dotenv(find_dotenv(usecwd=True))  # .env next to where `streamlit run` star
 
 st.set_page_config(page_title="PlanBoard", page_icon="🧭", layout="wide")
 state.init_session()
-require_sign_in()  # under [auth], nothing else is drawn for a session nobody signed into
-
-keep_settings()
-keep_language()  # in the address, which st.switch_page cleared
-# the run page's presentation view (?run=<id>&present=1) is for a projector: no sidebar
-presenting = st.query_params.get("present") == "1"
-if not presenting:
-    render_sidebar()
-pages = st.navigation([
+app_pages = [
     st.Page("pages/plan.py", title=t("nav_plan"), icon=":material/edit_note:",
             default=True),
     st.Page("pages/run.py", title=t("nav_run"), icon=":material/play_circle:", url_path="run"),
@@ -39,6 +31,15 @@ pages = st.navigation([
             url_path="templates"),
     st.Page("pages/audit.py", title=t("nav_audit"), icon=":material/fact_check:",
             url_path="audit"),
-], position="hidden" if presenting else "sidebar")
+]
+require_sign_in(app_pages)  # under [auth], nothing else is drawn for a session nobody signed into
+
+keep_settings()
+keep_language()  # in the address, which st.switch_page cleared
+# the run page's presentation view (?run=<id>&present=1) is for a projector: no sidebar
+presenting = st.query_params.get("present") == "1"
+if not presenting:
+    render_sidebar()
+pages = st.navigation(app_pages, position="hidden" if presenting else "sidebar")
 state.note_page(pages.url_path)
 pages.run()

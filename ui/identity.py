@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import streamlit as st
 from starlette.requests import Request
+from streamlit.navigation.page import StreamlitPage
 
 from core.access.identity import Actor, os_actor, signed_in_actor
 from core.access.policy import Access, Action, access_for
@@ -83,19 +84,25 @@ def allows(action: Action) -> bool:
     return access().allows(action)
 
 
-def require_sign_in() -> None:
+def require_sign_in(app_pages: list[StreamlitPage]) -> None:
     """With sign-in configured, a session nobody signed into sees the sign-in page and
-    nothing else; a person without a role (roles configured) sees why, and nothing else."""
+    nothing else; a person without a role (roles configured) sees why, and nothing else.
+    ``app_pages``: the app's pages, whose addresses show that page instead."""
     if sign_in_on() and not st.user.is_logged_in:
-        _only(_sign_in_page, "signin_title")
+        _only(_sign_in_page, "signin_title", app_pages)
     granted = access()
     if granted.checked and granted.role is None:
-        _only(_no_role_page, "signin_no_role_title")
+        _only(_no_role_page, "signin_no_role_title", app_pages)
 
 
-def _only(page: Callable[[], None], title: str) -> None:
-    """Draw ``page`` as the app's one page (no navigation to any other), then stop."""
-    st.navigation([st.Page(page, title=t(title), default=True)], position="hidden").run()
+def _only(page: Callable[[], None], title: str, app_pages: list[StreamlitPage]) -> None:
+    """Draw ``page`` as the app's one page (no navigation to any other), then stop. It stands
+    in at every page's address: a shared link to one (/run?run=…) would otherwise open
+    Streamlit's "page not found" dialog, in English, over the page and its button."""
+    stand_ins = [st.Page(page, title=t(title), default=True)]
+    stand_ins += [st.Page(page, title=t(title), url_path=app_page.url_path)
+                  for app_page in app_pages if app_page.url_path]
+    st.navigation(stand_ins, position="hidden").run()
     st.stop()
 
 

@@ -28,6 +28,7 @@ import pytest
 
 from core.cli.main import main
 from tests.support.browser import (
+    SCRIPT_IDLE_JS,
     VIEWPORT,
     WAIT_MS,
     button,
@@ -138,10 +139,13 @@ def test_without_a_session_only_the_sign_in_page_is_shown(browser, signed_app):
     context = browser.new_context(viewport=VIEWPORT)
     try:
         page = context.new_page()
-        page.goto(f"{signed_app}/history")
+        page.goto(f"{signed_app}/history")  # a shared link to a page: no "page not found"
         page.get_by_text("Sign in to PlanBoard").wait_for(timeout=WAIT_MS)
+        page.wait_for_function(SCRIPT_IDLE_JS)
+        assert page.get_by_role("dialog").count() == 0
         assert page.locator("[data-testid='stSidebarNav']").count() == 0
         assert page.locator(".st-key-request").count() == 0
+        button(page, "sign_in").click(trial=True)  # nothing lies over it
     finally:
         context.close()
     with pytest.raises(urllib.error.HTTPError) as refused:  # the stream of step marks too
