@@ -16,7 +16,9 @@ confirmation showing the order s1 found; one approval of a plan version starts o
 from two tabs at once or a second click.
 
 Every test here uses the one app served for the module (on the module's home): the hostile
-run is recorded into that home before the app starts.
+run is recorded into that home before the app starts. The two tests that only read the Plan
+page (the switches' help, the mixed request's phases) share one tab of it: each load of the
+app costs Chromium seconds of CPU.
 """
 
 from __future__ import annotations
@@ -153,6 +155,14 @@ def review(served_app, module_home, tabs) -> Iterator[tuple[str, Any, RunStore]]
         store.close()
 
 
+@pytest.fixture(scope="module")
+def plan_tab(review) -> Iterator[Any]:
+    """One tab on the Plan page for the tests that only read it (they change no setting)."""
+    url, tabs, _store = review
+    with open_tab(tabs, url) as page:
+        yield page
+
+
 # the key of each switch: the st-key-<key> class of the element it is drawn in
 _KEYS_JS = """switches => switches.map(s => [...s.closest("[class*='st-key-']").classList]
     .find(c => c.startsWith('st-key-')).slice('st-key-'.length))"""
@@ -182,24 +192,23 @@ def _checked(page, key: str) -> bool:
     return page.locator(f".st-key-{key} input").is_checked()
 
 
-def test_a_click_on_a_switchs_help_leaves_every_switch_as_it_was(review, tmp_path):
-    url, tabs, _store = review
-    with open_tab(tabs, url) as page:
-        try:
-            open_sidebar_section(page, "Run options", ".st-key-confirm_side_effects input")
-            # every switch the sidebar draws, read once the script run has drawn them all
-            keys = _sidebar_switches(page, {"offline_mode", "confirm_side_effects",
-                                            "read_ahead"})
-            before = {key: _checked(page, key) for key in keys}
-            for key in keys:
-                page.locator(f".st-key-switch_{key} [data-testid='stTooltipIcon'], "
-                             f".st-key-{key} [data-testid='stTooltipIcon']").first.click()
-            page.wait_for_timeout(1_000)  # time for a rerun the clicks might have caused
-            assert {key: _checked(page, key) for key in keys} == before
-            assert page.locator("[class*='st-key-widen_']").count() == 0
-        except Exception:
-            page.screenshot(path=str(tmp_path / "failure.png"))
-            raise
+def test_a_click_on_a_switchs_help_leaves_every_switch_as_it_was(plan_tab, tmp_path):
+    page = plan_tab
+    try:
+        open_sidebar_section(page, "Run options", ".st-key-confirm_side_effects input")
+        # every switch the sidebar draws, read once the script run has drawn them all
+        keys = _sidebar_switches(page, {"offline_mode", "confirm_side_effects",
+                                        "read_ahead"})
+        before = {key: _checked(page, key) for key in keys}
+        for key in keys:
+            page.locator(f".st-key-switch_{key} [data-testid='stTooltipIcon'], "
+                         f".st-key-{key} [data-testid='stTooltipIcon']").first.click()
+        page.wait_for_timeout(1_000)  # time for a rerun the clicks might have caused
+        assert {key: _checked(page, key) for key in keys} == before
+        assert page.locator("[class*='st-key-widen_']").count() == 0
+    except Exception:
+        page.screenshot(path=str(tmp_path / "failure.png"))
+        raise
 
 
 def test_turning_confirmation_off_takes_a_second_act_and_the_run_says_it_is_off(review,
@@ -239,19 +248,18 @@ def test_turning_confirmation_off_takes_a_second_act_and_the_run_says_it_is_off(
 MIXED = "帮我查一下 order 88231 到了没, if delivered 就 refund it，然后 tell me the refund number"
 
 
-def test_the_mixed_request_plans_one_refund_whose_phases_all_show(review):
+def test_the_mixed_request_plans_one_refund_whose_phases_all_show(plan_tab):
     """Issue 44's request on the Plan page, in Phases, offline: one refund, every phase in
     sight at the default zoom."""
-    url, tabs, _store = review
-    with open_tab(tabs, url) as page:
-        page.locator(".st-key-request textarea").fill(MIXED)
-        page.locator(".st-key-plan_mode label").filter(has_text="Phases").click()
-        button(page, "generate_plan").click()
-        frame = page.frame_locator(GRAPH)
-        frame.locator("#canvas svg g.cluster").first.wait_for()
-        assert frame.locator("g.node", has_text="apply_refund").count() == 1
-        assert frame.locator("g.cluster").count() == 3
-        assert cut_phases(frame) == []
+    page = plan_tab
+    page.locator(".st-key-request textarea").fill(MIXED)
+    page.locator(".st-key-plan_mode label").filter(has_text="Phases").click()
+    button(page, "generate_plan").click()
+    frame = page.frame_locator(GRAPH)
+    frame.locator("#canvas svg g.cluster").first.wait_for()
+    assert frame.locator("g.node", has_text="apply_refund").count() == 1
+    assert frame.locator("g.cluster").count() == 3
+    assert cut_phases(frame) == []
 
 
 REFUND_REQUEST = "Check whether order 88231 has arrived, and if it has, refund the broken one."
