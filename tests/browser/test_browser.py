@@ -23,7 +23,9 @@ import contextlib
 import os
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,6 +35,7 @@ from tests.support.browser import (
     button,
     generate_scenario,
     needs_chromium,
+    open_tab,
     set_demo_pace,
 )
 from tests.support.browser import PLAN_TABLE as TABLE
@@ -53,6 +56,16 @@ def shots(tmp_path) -> Path:
     folder = SCREENSHOTS or tmp_path / "screenshots"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+@pytest.fixture
+def tab(tabs, served_app) -> Iterator[Any]:
+    """A page of its own on the module's served app, a tab of the module's browser context:
+    a load there reuses the context's cache of the app's scripts (in a fresh context, each
+    test's first load cost Chromium about a second of CPU more). The journey puts the
+    language it changes back to English, which the context remembers."""
+    with open_tab(tabs, served_app) as page:
+        yield page
 
 
 def _graph_text(page, node: str = "") -> str:
@@ -108,11 +121,11 @@ def _edit_first_description(page) -> None:
     raise AssertionError("could not edit the description cell of the plan table")
 
 
-def test_robot_vacuum_journey_offline(page, shots, tmp_path):
+def test_robot_vacuum_journey_offline(tab, shots, tmp_path):
     try:
-        _journey(page, shots)
+        _journey(tab, shots)
     except Exception:
-        page.screenshot(path=str(tmp_path / "failure.png"))  # kept by pytest for a look
+        tab.screenshot(path=str(tmp_path / "failure.png"))  # kept by pytest for a look
         raise
 
 
@@ -176,11 +189,11 @@ def _journey(page, shots: Path) -> None:
     page.screenshot(path=str(shots / "presentation.png"))
 
 
-def test_a_step_clicked_in_the_graph_is_edited_in_the_step_panel(page, shots, tmp_path):
+def test_a_step_clicked_in_the_graph_is_edited_in_the_step_panel(tab, shots, tmp_path):
     try:
-        _step_panel_flow(page, shots)
+        _step_panel_flow(tab, shots)
     except Exception:
-        page.screenshot(path=str(tmp_path / "failure.png"))  # kept by pytest for a look
+        tab.screenshot(path=str(tmp_path / "failure.png"))  # kept by pytest for a look
         raise
 
 
@@ -289,14 +302,14 @@ def _watch_cards(page, timeout_s: float = 90.0) -> list[str]:
     raise AssertionError(f"the run did not finish in {timeout_s:.0f} s; seen: {seen}")
 
 
-def test_a_paced_five_step_run_shows_every_wave_of_steps_end(page, tmp_path):
+def test_a_paced_five_step_run_shows_every_wave_of_steps_end(tab, tmp_path):
     try:
-        set_demo_pace(page, DEMO_PACE)
-        _start_ops_run(page)
-        seen = _watch_cards(page)
-        page.get_by_text("Completed").first.wait_for()
+        set_demo_pace(tab, DEMO_PACE)
+        _start_ops_run(tab)
+        seen = _watch_cards(tab)
+        tab.get_by_text("Completed").first.wait_for()
     except Exception:
-        page.screenshot(path=str(tmp_path / "failure.png"))  # kept by pytest for a look
+        tab.screenshot(path=str(tmp_path / "failure.png"))  # kept by pytest for a look
         raise
     done = [snapshot.count("✓") for snapshot in seen]
     assert done[0] < DEMO_STEPS, seen  # the cards were seen while the run went on
