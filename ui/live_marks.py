@@ -100,6 +100,8 @@ function release(feed, listener) {
 }
 
 function build(parent) {
+  // duration and usage, at the head line's right (they change only with a redraw)
+  parent.appendChild(document.createElement("div")).className = "planboard-step-meta";
   const head = document.createElement("div");
   head.className = "planboard-step-head";
   head.innerHTML = '<strong><span class="mark"></span> <span class="id"></span></strong>'
@@ -118,6 +120,7 @@ export default function (component) {
   if (data.tool) tool.appendChild(document.createElement("code")).textContent = data.tool;
   tool.append(data.tool ? data.after_tool : data.no_tool + data.after_tool);
   head.querySelector(".description").textContent = data.description;
+  parentElement.querySelector(".planboard-step-meta").textContent = data.meta;
   const mark = head.querySelector(".mark");
   const status = head.querySelector(".status");
   const show = (marks) => {  // the mark and the word at once: they never disagree
@@ -149,6 +152,9 @@ export default function (component) {
 
 _CSS = """
 .planboard-step-head { line-height: 1.6; }
+.planboard-step-meta {
+  float: right; margin-left: 1rem; font-size: 0.875rem; line-height: 1.6; opacity: 0.6;
+}
 .planboard-step-head .status { opacity: 0.7; }
 .planboard-step-head code {
   font-family: "Source Code Pro", monospace; font-size: 0.8em; padding: 0.1em 0.3em;
@@ -160,17 +166,20 @@ _head = st.components.v2.component("planboard_step_head", js=_JS, css=_CSS,
                                    isolate_styles=False)
 
 
-def step_head(step: Step, view: RunView, *, side_effect: bool, server: str | None) -> None:
+def step_head(step: Step, view: RunView, *, side_effect: bool, server: str | None,
+              meta: str) -> None:
     """The card's head line: status mark, id and status word, tool (its MCP server, ⚠ for
-    a side effect), description; mark and word follow the run's stream while the run is
-    held (the word was the tick's, and lagged the mark by up to 2.4 s)."""
+    a side effect), description, and ``meta`` (duration, usage) at its right; mark and
+    word follow the run's stream while the run is held (the word was the tick's, and
+    lagged the mark by up to 2.4 s). One element, not a row of columns: every script run
+    renders each element of the page again in every viewer's browser."""
     after_tool = (" · " + t("card_server", server=server) if server is not None else "")
     _head(key=f"step_head_{step.id}", data={
         "step": step.id, "status": step.status, "icons": STATUS_ICONS,
         "words": _status_words(),
         "tool": step.tool, "no_tool": t("no_tool"),
         "after_tool": after_tool + (" ⚠" if side_effect else ""),
-        "description": step.description, **_stream_of(view),
+        "description": step.description, "meta": meta, **_stream_of(view),
     })
 
 

@@ -103,10 +103,8 @@ def render_step_card(
     re-run from here" (key ``rerun_from_<step id>``); True when it was clicked.
     """
     with st.container(border=True, key=f"step_card_{step.id}"):
-        head, meta = st.columns([3, 2])
-        with head:
-            step_head(step, view, side_effect=side_effect, server=server)
-        meta.caption(" · ".join(_meta(step)))
+        step_head(step, view, side_effect=side_effect, server=server,
+                  meta=" · ".join(_meta(step)))
         if step.condition:
             st.caption(t("card_condition", condition=literal(step.condition)))
         if waiting:
