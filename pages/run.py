@@ -113,8 +113,11 @@ def _render_controls(view: RunView) -> None:
     icons = {"pause": ":material/pause:", "resume": ":material/play_arrow:",
              "cancel": ":material/stop:"}
     refused = _refused(view, "steer")
-    for column, action in zip(st.columns(3), ("pause", "resume", "cancel"), strict=True):
-        column.button(t(f"run_{action}"), key=f"run_{action}", icon=icons[action],
+    # one row, not three columns: every element is rendered again at each script run, in
+    # each viewer's browser
+    with st.container(horizontal=True, key="run_controls"):
+        for action in ("pause", "resume", "cancel"):
+            st.button(t(f"run_{action}"), key=f"run_{action}", icon=icons[action],
                       on_click=_control, args=(view.record.run_id, action), help=refused,
                       disabled=action not in view.controls or refused is not None,
                       width="stretch")

@@ -384,11 +384,11 @@ def render_reflections(reflections: list[Reflected]) -> None:
 
 def render_usage(usage: Usage, wall_s: float) -> None:
     """Total LLM calls, tokens and wall time of the run."""
-    calls, prompt, completion, wall = st.columns(4)
-    calls.metric(t("usage_calls"), usage.llm_calls)
-    prompt.metric(t("usage_prompt"), usage.prompt_tokens)
-    completion.metric(t("usage_completion"), usage.completion_tokens)
-    wall.metric(t("usage_wall"), t("card_duration", seconds=f"{wall_s:.1f}"))
+    with st.container(horizontal=True, key="run_usage"):  # one row, not four columns
+        st.metric(t("usage_calls"), usage.llm_calls)
+        st.metric(t("usage_prompt"), usage.prompt_tokens)
+        st.metric(t("usage_completion"), usage.completion_tokens)
+        st.metric(t("usage_wall"), t("card_duration", seconds=f"{wall_s:.1f}"))
 
 
 def render_answer(answer: str | None, finished: bool) -> None:
