@@ -28,7 +28,7 @@ from ui.frame import ensure_entrypoint, page_header
 from ui.graph_view import folded_phases, plan_graph, toggle_phase
 from ui.i18n import current_language, t
 from ui.live_marks import graph_marks
-from ui.live_ticker import live_ticker, request_pending
+from ui.live_ticker import live_ticker, page_switch_pending, request_pending
 from ui.messages import said
 from ui.review_decision import render_review_decision
 from ui.run_exports import render_exports
@@ -342,13 +342,16 @@ def _render_watch(run_id: str) -> None:
 def _on_tick(run_id: str) -> None:
     """Hold the tick until a part of the page shows less than the run's view, then redraw
     those parts; a new version's steps, or a settled run's end once it is on the screen,
-    rerun the page (which then has no ticker)."""
+    rerun the page (which then has no ticker). Nothing is redrawn while the person's
+    switch to another page waits: the redraw would take the switch back."""
     stale = _stale(run_id)
-    if stale == [] and _view(run_id).settled:
+    if stale == [] and _view(run_id).settled and not page_switch_pending():
         st.rerun()
     if stale == [] and not _wait_for_change(run_id):
         return
     _gather(run_id)
+    if page_switch_pending():
+        return
     stale = _stale(run_id)
     if stale is None:
         st.rerun()

@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-__all__ = ["live_ticker", "request_pending"]
+__all__ = ["live_ticker", "page_switch_pending", "request_pending"]
 
 # Streamlit calls the function again whenever the element is drawn again: the tick is
 # one timeout per drawing, kept on the element and replaced, never added to.
@@ -56,3 +56,16 @@ def request_pending() -> bool:
     ctx = get_script_run_ctx(suppress_warning=True)
     state = getattr(getattr(ctx, "script_requests", None), "_state", None)
     return state is not None and state is not ScriptRequestType.CONTINUE
+
+
+def page_switch_pending() -> bool:
+    """True when the session's waiting request opens another page (a sidebar link). A rerun
+    asked for now would be folded into it with the newer request's page, this one, and
+    the person's page switch would be lost: Streamlit keeps the newest page of the
+    requests it folds together."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    waiting = getattr(getattr(ctx, "script_requests", None), "_rerun_data", None)
+    return (request_pending() and waiting is not None
+            and waiting.page_script_hash not in ("", ctx.page_script_hash))

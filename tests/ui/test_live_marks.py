@@ -22,7 +22,7 @@ from tests.support.browser import serve_app
 from tests.support.shown import step_heads as shown_heads
 from tests.support.waiting import DEFAULT_TIMEOUT_S
 from ui import live_marks
-from ui.live_ticker import request_pending
+from ui.live_ticker import page_switch_pending, request_pending
 
 
 def _plan() -> Plan:
@@ -222,6 +222,26 @@ def test_the_presentation_graph_paints_the_stream_of_a_followed_run_only(runner)
     assert live["icons"]["completed"] == "✓" and set(live["fills"]) >= set(live["icons"])
     done = runner.store.create_run("add up", {}, _plan(), status="completed")
     assert _graph_live(open_app("pages/run.py", query={"run": done, "present": "1"})) == [None]
+
+
+def test_a_tick_does_not_redraw_over_a_page_switch_the_person_asked_for(monkeypatch):
+    """Streamlit folds a rerun asked for while another waits into one request with the
+    newer one's page: the tick's redraw of the run page, after a click on the sidebar's Plan
+    link, would keep the person on the run page. page_switch_pending tells the tick so, from
+    Streamlit's own queue of requests (the real one here)."""
+    from streamlit.runtime import scriptrunner
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
+
+    requests = ScriptRequests()
+    monkeypatch.setattr(scriptrunner, "get_script_run_ctx", lambda **_: type(
+        "Ctx", (), {"script_requests": requests, "page_script_hash": "run"})())
+    assert not page_switch_pending()
+    requests.request_rerun(RerunData(page_script_hash="run"))  # a click on this page
+    assert request_pending() and not page_switch_pending()
+    requests.request_rerun(RerunData(page_script_hash="plan"))  # the sidebar's Plan link
+    assert page_switch_pending()
+    requests.request_rerun(RerunData(page_script_hash="run"))  # what the tick would ask
+    assert requests.on_scriptrunner_yield().rerun_data.page_script_hash == "run"  # lost
 
 
 def test_a_held_tick_gives_way_when_streamlit_holds_a_request_of_the_person(monkeypatch):
