@@ -35,11 +35,14 @@ def tabs(browser: Any) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def served_app(module_home: Path) -> Iterator[str]:
+def served_app(module_home: Path, request: pytest.FixtureRequest) -> Iterator[str]:
     """PlanBoard served for the module on its home (offline: no key); its address. Each
     test's page is a browser session of its own (a fresh context), so tests share only
-    the stored runs, and each opens its own: one server per module, not per test."""
-    with serve_app(module_home, module_home.parent / "streamlit.log") as url:
+    the stored runs, and each opens its own: one server per module, not per test. A
+    module's ``served_environment(module_home)`` gives the server more variables."""
+    more = getattr(request.module, "served_environment", None)
+    with serve_app(module_home, module_home.parent / "streamlit.log",
+                   environment=more(module_home) if more else None) as url:
         yield url
 
 

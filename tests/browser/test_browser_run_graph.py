@@ -15,14 +15,13 @@ and the graph in it follows the run to its end.
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.browser import SCRIPT_IDLE_JS, WAIT_MS, button, needs_chromium, serve_app
+from tests.support.browser import SCRIPT_IDLE_JS, WAIT_MS, button, needs_chromium
 from tests.toolsets import held
 from ui.i18n import TEXT
 
@@ -61,29 +60,23 @@ _MEASURE = """slack => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def gate_path(module_home: Path) -> Path:
+def served_environment(module_home: Path) -> dict[str, str]:
+    """The served app's (tests/browser/conftest.py): the demo's analytics tools held at the
+    gate."""
+    return {"PLANBOARD_TOOLSETS": "builtin,tests.toolsets.held",
+            held.GATE_ENV: str(_gate_path(module_home))}
+
+
+def _gate_path(module_home: Path) -> Path:
     """The file whose existence lets the served app's analytics tools go on."""
     return module_home.parent / "gate"
 
 
-@pytest.fixture(scope="module")
-def served_app(module_home: Path, gate_path: Path) -> Iterator[str]:
-    """PlanBoard served for the module on its home, as tests/browser/conftest.py serves it,
-    with the demo's analytics tools held at ``gate_path`` (its environment only)."""
-    with contextlib.ExitStack() as stack:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("PLANBOARD_TOOLSETS", "builtin,tests.toolsets.held")
-            patch.setenv(held.GATE_ENV, str(gate_path))
-            url = stack.enter_context(
-                serve_app(module_home, module_home.parent / "streamlit.log"))
-        yield url
-
-
 @pytest.fixture
-def gate(gate_path: Path) -> Iterator[Path]:
+def gate(module_home: Path) -> Iterator[Path]:
     """The gate, shut for the test's run; creating the file opens it (and the test's end,
     so that no call stays held)."""
+    gate_path = _gate_path(module_home)
     gate_path.unlink(missing_ok=True)
     try:
         yield gate_path

@@ -73,19 +73,21 @@ def _wait_healthy(url: str, server: subprocess.Popen, log: Path) -> None:
 @contextlib.contextmanager
 def serve_app(home: Path, log: Path, script: str = "app.py",
               exits: list[int] | None = None, base_path: str = "",
-              options: list[str] | None = None) -> Iterator[str]:
+              options: list[str] | None = None,
+              environment: dict[str, str] | None = None) -> Iterator[str]:
     """PlanBoard (offline: no key) on a free local port; yields its address.
 
     ``script`` (relative to the repository) is the page to serve: a test page under
     tests/apps/ instead of the app. ``exits`` gets the server's exit code once it stopped
     (``-SIGKILL`` when it did not stop within 15 s of SIGTERM). ``base_path``: served
     under it (``server.baseUrlPath``), as behind a proxy; the address includes it.
-    ``options``: more of streamlit's own (``--secrets.files PATH``).
+    ``options``: more of streamlit's own (``--secrets.files PATH``). ``environment``: more
+    variables for the server's environment (a test toolset, its gate).
     """
     port = free_port()
     base = ["--server.baseUrlPath", base_path] if base_path else []
     base += options or []
-    env = {**os.environ, "PLANBOARD_HOME": str(home)}
+    env = {**os.environ, **(environment or {}), "PLANBOARD_HOME": str(home)}
     with log.open("w", encoding="utf-8") as output:
         server = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
