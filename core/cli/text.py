@@ -25,7 +25,7 @@ _TEXT: dict[str, tuple[str, str]] = {
     "roles_off": ("Roles are not configured ({path} does not exist and none was given): "
                   "everyone may do everything.",
                   "未配置角色（{path} 不存在，也未分配过角色）：所有人都可以做任何操作。"),
-    "role_granted": ("{person} is now a {role}.", "{person} 现在的角色是 {role}。"),
+    "role_granted": ("{person} now has the role {role}.", "{person} 现在的角色是 {role}。"),
     "role_revoked": ("{person}'s role was taken back.", "已收回 {person} 的角色。"),
     "role_none": ("{person} was given no role in the run store.",
                   "运行库中没有给 {person} 分配过角色。"),
