@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.base.messages import render
-from core.errors import InputError, InputTooLargeError
+from core.errors import InputError, InputTooLargeError, ToolExecutionError
 from core.plan.approval import has_side_effect
 from core.review.declared_tools import declared_registry, read_declared_tools
 from core.review.intake import MAX_BODY_BYTES, read_body, read_submission
@@ -94,6 +94,29 @@ def test_arguments_are_checked_against_the_declared_schemas_but_not_undescribed_
     ({"plan": "1. x", "callback_url": "https://agent.example/done"},
      "PlanBoard calls no agent back: leave callback_url out"),
     ({"agent": "a"}, 'The body has no plan; put it under "plan"'),
+    ({"plan": 5}, '"plan" is a JSON number; send an object with steps'),
+    ({"plan": {"steps": "x"}}, "plan.steps: not a list"),
+    ({"plan": {"phases": [{"steps": []}], "steps": []}},
+     "plan.phases: a plan sent for review has steps, not phases"),
+    ({"plan": {"steps": [{"description": "x"}], "constraints": [1]}},
+     "plan.constraints: not a list of texts"),
+    ({"plan": []}, "the plan has no steps; add at least one step"),
+    ({"plan": ["look it up"]}, "steps[0]: not an object"),
+    ({"plan": [{"id": True, "description": "x"}]}, "steps[0].id: not a text or a number"),
+    ({"plan": [{"description": "x", "args": [1]}]}, "steps[0].args: not an object"),
+    ({"plan": [{"description": "x", "depends_on": "0"}]}, "steps[0].depends_on: not a list"),
+    ({"plan": [{"description": 5}]}, "steps[0].description: not text"),
+    ({"plan": [{"description": "x" * 10_001}]},
+     "steps[0].description: 10,001 characters, more than 10,000"),
+    ({"plan": "1. x", "tools": {"name": "a"}}, "tools: not a list"),
+    ({"plan": "1. x", "tools": [{"name": f"t{i}"} for i in range(501)]},
+     "tools: 501 tools, more than 500"),
+    ({"plan": "1. x", "tools": ["search"]}, "tools[0]: not an object"),
+    ({"plan": "1. x", "tools": [{"description": "finds"}]}, "tools[0].name: missing or not text"),
+    ({"plan": "1. x", "tools": [{"name": "a"}, {"name": "a"}]},
+     "Tool a cannot be taken: it is declared twice."),
+    ({"plan": "1. x", "tools": [{"name": "a", "parameters": {"type": 5}}]},
+     "Tool a cannot be taken: "),
 ])
 def test_a_plan_that_cannot_be_reviewed_is_refused_in_one_line(body, expected):
     with pytest.raises(InputError) as refused:
@@ -117,3 +140,11 @@ def test_a_body_that_is_not_a_json_object_is_refused(body, code):
         read_body(body)
     assert refused.value.message.code == code
     assert json.loads(json.dumps(str(refused.value)))  # one plain line
+
+
+def test_a_declared_tool_is_never_called_by_planboard():
+    [tool] = read_declared_tools([{"type": "function", "function": {
+        "name": "send_email", "description": "sends", "parameters": {"type": "object"}}}])
+    registry = declared_registry([tool], "research-graph")
+    with pytest.raises(ToolExecutionError, match="send_email belongs to the agent that sent the plan"):
+        registry.get("send_email").function(to="x")
