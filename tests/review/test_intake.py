@@ -146,5 +146,5 @@ def test_a_declared_tool_is_never_called_by_planboard():
     [tool] = read_declared_tools([{"type": "function", "function": {
         "name": "send_email", "description": "sends", "parameters": {"type": "object"}}}])
     registry = declared_registry([tool], "research-graph")
-    with pytest.raises(ToolExecutionError, match="send_email belongs to the agent that sent the plan"):
+    with pytest.raises(ToolExecutionError, match="send_email belongs to the agent"):
         registry.get("send_email").function(to="x")
